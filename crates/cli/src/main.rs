@@ -1,0 +1,3 @@
+//! The `epic` binary.
+
+fn main() {}

@@ -1,0 +1,3 @@
+//! Placeholder until the scale benchmark lands.
+
+fn main() {}

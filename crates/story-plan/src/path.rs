@@ -1,0 +1,183 @@
+//! Repo-relative path prefixes: normalisation, containment and safety.
+//!
+//! Plans name paths as prefixes with `/` separators. These functions are the one definition of
+//! what two spellings of a path have in common; `perimeter` re-exports them.
+
+use std::fmt;
+
+/// Normalises a repo-relative path: trims whitespace, turns `\` into `/`, and drops empty and `.`
+/// segments (so `./`, doubled `/` and a trailing `/` disappear).
+///
+/// `..` is kept as it is: it is never resolved, and [`check_safe`] rejects it. A leading `/` is
+/// dropped like any empty segment, so check safety on the raw spelling.
+///
+/// ```
+/// use story_plan::path::normalize;
+/// assert_eq!(normalize("./src\\cart//mod.rs/"), "src/cart/mod.rs");
+/// assert_eq!(normalize("././"), "");
+/// ```
+pub fn normalize(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for segment in path.trim().split(['/', '\\']) {
+        if segment.is_empty() || segment == "." {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(segment);
+    }
+    out
+}
+
+/// Whether `path` is `prefix` or lies under it, both normalised first.
+///
+/// Prefixes are directory prefixes: `src/kit.ts` is not within `src/kit`. The empty prefix
+/// contains everything.
+///
+/// ```
+/// use story_plan::path::within;
+/// assert!(within("src/cart/mod.rs", "./src/cart/"));
+/// assert!(!within("src/cart-old/mod.rs", "src/cart"));
+/// ```
+pub fn within(path: &str, prefix: &str) -> bool {
+    within_normalized(&normalize(path), &normalize(prefix))
+}
+
+/// [`within`] for paths that are already normalised.
+pub fn within_normalized(path: &str, prefix: &str) -> bool {
+    prefix.is_empty()
+        || path
+            .strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// Whether one of two normalised paths is, or lies under, the other.
+pub fn overlaps_normalized(a: &str, b: &str) -> bool {
+    within_normalized(a, b) || within_normalized(b, a)
+}
+
+/// Why a path may not be used as an owned, shared or read-first anchor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnsafePath {
+    /// Empty (or only `/`, `.` and separators): it would cover the whole repository.
+    Empty,
+    /// Starts with `/` or `\`.
+    Absolute,
+    /// Starts with a Windows drive letter such as `C:`.
+    DriveLetter,
+    /// Has a `..` segment, which could climb out of the repository.
+    ParentSegment,
+    /// Lies under a `.git` directory (in any letter case).
+    GitDir,
+    /// Contains a NUL byte or another control character.
+    ControlCharacter,
+}
+
+impl fmt::Display for UnsafePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Empty => "it is empty, which would cover the whole repository",
+            Self::Absolute => "it is absolute; paths are relative to the repository root",
+            Self::DriveLetter => {
+                "it starts with a drive letter; paths are relative to the repository root"
+            }
+            Self::ParentSegment => "it has a `..` segment, which could leave the repository",
+            Self::GitDir => "it lies under `.git`, which belongs to git",
+            Self::ControlCharacter => "it contains a control character",
+        })
+    }
+}
+
+/// Checks that a path, as written in the plan, is a safe repo-relative anchor.
+///
+/// ```
+/// use story_plan::path::{check_safe, UnsafePath};
+/// assert_eq!(check_safe("src/cart"), Ok(()));
+/// assert_eq!(check_safe("../x"), Err(UnsafePath::ParentSegment));
+/// assert_eq!(check_safe("/etc/passwd"), Err(UnsafePath::Absolute));
+/// assert_eq!(check_safe(".git/hooks/pre-commit"), Err(UnsafePath::GitDir));
+/// ```
+pub fn check_safe(raw: &str) -> Result<(), UnsafePath> {
+    let trimmed = raw.trim();
+    if trimmed.chars().any(char::is_control) {
+        return Err(UnsafePath::ControlCharacter);
+    }
+    if trimmed.starts_with(['/', '\\']) {
+        return Err(UnsafePath::Absolute);
+    }
+    let bytes = trimmed.as_bytes();
+    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+        return Err(UnsafePath::DriveLetter);
+    }
+    let normalized = normalize(trimmed);
+    if normalized.is_empty() {
+        return Err(UnsafePath::Empty);
+    }
+    for segment in normalized.split('/') {
+        if segment == ".." {
+            return Err(UnsafePath::ParentSegment);
+        }
+        if segment.eq_ignore_ascii_case(".git") {
+            return Err(UnsafePath::GitDir);
+        }
+    }
+    Ok(())
+}
+
+/// Whether a path is a safe anchor: [`check_safe`] as a boolean.
+pub fn is_safe(raw: &str) -> bool {
+    check_safe(raw).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_is_by_whole_segments() {
+        assert!(within(
+            "src/features/conto/overview/page.tsx",
+            "src/features/conto/overview"
+        ));
+        assert!(within("src/App.tsx", "./src/App.tsx"));
+        assert!(!within(
+            "src/features/conto/overview-old/page.tsx",
+            "src/features/conto/overview"
+        ));
+        assert!(!within("src/kit.ts", "src/kit"));
+        assert!(within("anything/at/all", "/"));
+    }
+
+    #[test]
+    fn unsafe_anchors_are_named() {
+        for (raw, expected) in [
+            ("", UnsafePath::Empty),
+            (".", UnsafePath::Empty),
+            ("./", UnsafePath::Empty),
+            ("/abs/src/x.ts", UnsafePath::Absolute),
+            ("\\\\server\\share", UnsafePath::Absolute),
+            ("C:\\x", UnsafePath::DriveLetter),
+            ("c:x", UnsafePath::DriveLetter),
+            ("../shared/kit", UnsafePath::ParentSegment),
+            ("src/ok/../ok", UnsafePath::ParentSegment),
+            ("a/../../b", UnsafePath::ParentSegment),
+            (".git", UnsafePath::GitDir),
+            (".GIT/config", UnsafePath::GitDir),
+            ("vendor/sub/.git/hooks", UnsafePath::GitDir),
+            ("src/\0x", UnsafePath::ControlCharacter),
+        ] {
+            assert_eq!(check_safe(raw), Err(expected), "{raw:?}");
+        }
+        for raw in [
+            "src/ok",
+            "./src/x/",
+            "src\\win\\path",
+            ".github/workflows",
+            "a..b/c",
+        ] {
+            assert_eq!(check_safe(raw), Ok(()), "{raw:?}");
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! Project automation, in Rust so it runs wherever cargo does.
+//!
+//! - `cargo xtask ci`: everything CI checks, in the order CI checks it: formatting, clippy with
+//!   warnings denied, the tests (nextest, then doctests), the docs with warnings denied, and tidy.
+//! - `cargo xtask bench`: the benchmarks; rewrites the figures in `BENCHMARKS.md`.
+//! - `cargo xtask tidy`: the repository's own conventions (see [`tidy`]).
+//!
+//! std only, so it builds in seconds on a fresh machine.
+
+use std::env;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+mod bench;
+mod tidy;
+
+type Result<T = (), E = String> = std::result::Result<T, E>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let outcome = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("bench") => bench::run(&args[1..]),
+        Some("tidy") => tidy::check(&root()),
+        _ => Err(
+            "usage: cargo xtask <ci | bench [--quick] | tidy>\n  ci     fmt, clippy, tests, doctests, docs, tidy\n  bench  run the benchmarks and rewrite BENCHMARKS.md\n  tidy   check the repository's conventions"
+                .into(),
+        ),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            #[expect(clippy::print_stderr, reason = "xtask reports to the terminal")]
+            {
+                eprintln!("xtask: {message}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (xtask lives one level below it).
+fn root() -> PathBuf {
+    let manifest =
+        env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from("xtask"), PathBuf::from);
+    manifest
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn cargo() -> OsString {
+    env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// Runs `cargo ARGS` at the workspace root with extra environment, failing on a non-zero exit.
+fn run_cargo(args: &[&str], envs: &[(&str, &str)]) -> Result {
+    let started = Instant::now();
+    say(&format!("$ cargo {}", args.join(" ")));
+    let status = Command::new(cargo())
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(root())
+        .status()
+        .map_err(|error| format!("failed to start cargo: {error}"))?;
+    say(&format!("  ({:.1} s)", started.elapsed().as_secs_f64()));
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
+
+fn say(line: &str) {
+    #[expect(
+        clippy::print_stderr,
+        reason = "xtask reports progress to the terminal"
+    )]
+    {
+        eprintln!("{line}");
+    }
+}
+
+fn has_nextest() -> bool {
+    Command::new(cargo())
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
+fn ci() -> Result {
+    run_cargo(&["fmt", "--all", "--check"], &[])?;
+    run_cargo(
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+        &[],
+    )?;
+    if has_nextest() {
+        run_cargo(
+            &[
+                "nextest",
+                "run",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--no-fail-fast",
+            ],
+            &[],
+        )?;
+    } else {
+        say("cargo-nextest is not installed: running the tests with cargo test");
+        run_cargo(
+            &[
+                "test",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--no-fail-fast",
+            ],
+            &[],
+        )?;
+    }
+    run_cargo(&["test", "--workspace", "--doc", "--locked"], &[])?;
+    run_cargo(
+        &[
+            "doc",
+            "--workspace",
+            "--no-deps",
+            "--document-private-items",
+            "--locked",
+        ],
+        &[("RUSTDOCFLAGS", "-D warnings")],
+    )?;
+    tidy::check(&root())?;
+    say("xtask ci: all checks passed");
+    Ok(())
+}
