@@ -276,7 +276,7 @@ fn find_plan_block(text: &str) -> Result<PlanBlock<'_>, ParseError> {
     for (index, line) in text.split_inclusive('\n').enumerate() {
         let line_start = offset;
         offset += line.len();
-        let content = line.trim_end_matches(['\n', '\r']).trim();
+        let content = fence_view(line);
         match opened {
             None if is_plan_fence(content) => opened = Some((index + 1, offset)),
             Some((_, body_start)) if content == "```" => {
@@ -300,7 +300,13 @@ fn find_plan_block(text: &str) -> Result<PlanBlock<'_>, ParseError> {
     })
 }
 
-fn is_plan_fence(line: &str) -> bool {
+/// A line as the fence search sees it: without its line ending, trimmed.
+pub(crate) fn fence_view(line: &str) -> &str {
+    line.trim_end_matches(['\n', '\r']).trim()
+}
+
+/// Whether a line (as the parser sees it: without its line ending, trimmed) opens a plan block.
+pub(crate) fn is_plan_fence(line: &str) -> bool {
     line.strip_prefix("```json")
         .is_some_and(|rest| rest.starts_with([' ', '\t']) && rest.trim() == "storyplan")
 }

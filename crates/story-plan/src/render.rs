@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use crate::StoryPlan;
 use crate::graph::Graph;
+use crate::parse::{fence_view, is_plan_fence};
 
 impl StoryPlan {
     /// The plan as Markdown (see the module docs); ends with a newline.
@@ -91,6 +92,10 @@ impl StoryPlan {
             }
         }
 
+        // Prose comes from the plan's own strings; a line of it that would open a plan block is
+        // escaped, so the real block below stays the first one and the rendering parses back.
+        *out = escape_plan_fences(out);
+
         out.push_str("\n## Plan block\n\n");
         out.push_str(
             "Edit this block to change the plan; the prose above is regenerated from it.\n\n",
@@ -101,6 +106,22 @@ impl StoryPlan {
         out.push_str("\n```\n");
         Ok(())
     }
+}
+
+fn escape_plan_fences(prose: &str) -> String {
+    let mut escaped = String::with_capacity(prose.len());
+    for line in prose.split_inclusive('\n') {
+        if is_plan_fence(fence_view(line)) {
+            // A backslash before the backticks: Markdown shows them literally, no fence opens.
+            let indent = line.len() - line.trim_start().len();
+            escaped.push_str(&line[..indent]);
+            escaped.push('\\');
+            escaped.push_str(&line[indent..]);
+        } else {
+            escaped.push_str(line);
+        }
+    }
+    escaped
 }
 
 fn list(items: &[String], code: bool) -> String {

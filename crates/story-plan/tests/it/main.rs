@@ -1,1 +1,9 @@
-//! Integration tests of story-plan.
+//! Integration tests of story-plan: one binary, one module per concern.
+
+mod graph;
+mod hash;
+mod parse;
+mod properties;
+mod render;
+mod support;
+mod validate;
