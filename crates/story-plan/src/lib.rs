@@ -39,6 +39,7 @@ mod hash;
 mod model;
 mod parse;
 pub mod path;
+mod read_first;
 mod render;
 mod validate;
 
@@ -46,6 +47,7 @@ pub use graph::{CriticalPath, Progress, ValidPlan};
 pub use hash::story_hash;
 pub use model::{Story, StoryPlan};
 pub use parse::{ParseError, ParseErrorKind, PlanFormat};
+pub use read_first::{PruneReason, PrunedAnchor};
 pub use validate::{MAX_ID_LEN, PlanErrors, Violation, ViolationKind};
 
 /// The JSON Schema of the plan document (what `epic schema plan` prints).

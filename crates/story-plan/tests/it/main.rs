@@ -4,6 +4,7 @@ mod graph;
 mod hash;
 mod parse;
 mod properties;
+mod read_first;
 mod render;
 mod support;
 mod validate;

@@ -18,6 +18,10 @@ fn rendering_shows_waves_and_stories() {
     assert!(markdown.contains("### bonifico-form — Transfer form\n"));
     assert!(markdown.contains("Done when:\n\n1. an invalid IBAN is refused\n"));
     assert!(markdown.contains("```json storyplan\n"));
+    assert!(
+        !markdown.contains("- read first:"),
+        "only when there are anchors"
+    );
     assert!(markdown.ends_with("\n```\n"));
 }
 
@@ -37,6 +41,24 @@ fn invalid_plans_render_and_round_trip_too() {
     assert!(markdown.contains("Never ready"), "{markdown}");
     assert!(markdown.contains("a, b"), "{markdown}");
     // The description's own fence line sits before the plan block and is not a storyplan fence.
+    assert_eq!(
+        StoryPlan::parse(&markdown, PlanFormat::Markdown).unwrap(),
+        p
+    );
+}
+
+#[test]
+fn read_first_and_tests_change_show_only_when_set() {
+    let mut p = demo();
+    p.stories[0].read_first = vec!["src/contracts".into(), "docs/api.md".into()];
+    p.stories[0].tests_change = true;
+    let markdown = p.to_markdown();
+    assert!(
+        markdown.contains("- read first: `src/contracts`, `docs/api.md`\n"),
+        "{markdown}"
+    );
+    assert_eq!(markdown.matches("- read first:").count(), 1);
+    assert_eq!(markdown.matches("- may change tests: yes").count(), 1);
     assert_eq!(
         StoryPlan::parse(&markdown, PlanFormat::Markdown).unwrap(),
         p
