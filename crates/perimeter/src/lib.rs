@@ -1,3 +1,80 @@
 //! What a story may touch.
+//!
+//! A story in an epic plan owns some path prefixes (it may create or change anything under them)
+//! and may declare others shared read-only (it may read them, never change them). This crate
+//! answers the questions the executor asks about that perimeter:
+//!
+//! - [`check`] sorts the paths a story's branch changed into accepted, shared read-only (the
+//!   worse offence) and outside; [`enforce`] turns a dirty check into a [`PerimeterViolation`].
+//! - [`gate`] is the same check as a [`Review`], the verdict shape the executor's gates, judges
+//!   and reviewers share, so a coder hears about a stray edit in the same round as a red test.
+//! - [`paths_named_in`] and [`stray_tasks`] read a planned task's prose for paths that belong to
+//!   somebody else, so a plan that wanders can be re-planned before any code is written.
+//! - [`owner_of`] names the story that owns a path.
+//!
+//! The path primitives ([`normalize`], [`within`], [`check_safe`], …) are defined once in
+//! `story-plan` and re-exported here.
+//!
+//! It is pure: paths in, verdicts out. It never reads the filesystem or runs git; callers pass
+//! repo-relative, `/`-separated paths as git reports them.
+//!
+//! ```
+//! use perimeter::{Story, check, enforce};
+//!
+//! let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
+//! let changed = ["src/cart/mod.rs", "src/lib.rs", "README.md"];
+//!
+//! let verdict = check(&changed, &story);
+//! assert_eq!(verdict.shared_read_only, ["src/lib.rs"]);
+//! assert_eq!(verdict.outside, ["README.md"]);
+//!
+//! let err = enforce(&changed, &story).unwrap_err();
+//! assert!(err.to_string().contains("README.md (not in the story's owned paths)"));
+//! assert!(enforce(&["src/cart/item.rs"], &story).is_ok());
+//! ```
+//!
+//! # Hostile paths
+//!
+//! A changed path that is not a safe repo-relative path ([`check_safe`]: absolute, with a drive
+//! letter, with a `..` segment, under `.git`, with a control character, or empty) is never
+//! accepted, whatever prefix it seems to start with: `src/a/../../etc/passwd` is outside a story
+//! that owns `src/a`. The same holds for [`owner_of`] and the allowed paths of [`stray_tasks`].
+//! Likewise an unsafe owned or shared prefix (which a validated plan never has) grants nothing:
+//! an owned `/` does not open the whole repository.
 
-pub use story_plan::path::{check_safe, is_safe, normalize, within};
+#![warn(missing_docs)]
+
+mod check;
+mod gate;
+mod named;
+mod review;
+mod stray;
+
+pub use check::{PerimeterCheck, PerimeterViolation, Placement, check, classify, enforce};
+pub use gate::gate;
+pub use named::{owner_of, paths_named_in};
+pub use review::{Issue, Review, Severity};
+pub use story_plan::path::{
+    UnsafePath, check_safe, is_safe, normalize, overlaps_normalized, within, within_normalized,
+};
+pub use story_plan::{Story, StoryPlan};
+pub use stray::{StrayTask, Task, stray_tasks};
+
+/// The normalised form of `path`, or `None` when it is not a safe repo-relative path.
+///
+/// Every containment test of this crate goes through here first: [`within_normalized`] alone
+/// would count `src/a/../../etc` as inside `src/a`.
+fn safe_normalized(path: &str) -> Option<String> {
+    is_safe(path).then(|| normalize(path))
+}
+
+/// Whether the normalised `path` lies within any of the (raw) `prefixes`.
+///
+/// A prefix that is not safe grants nothing: a validated plan has none, and an unvalidated one
+/// must not widen a perimeter to the whole repository through an empty or `/` prefix.
+fn under_any(path: &str, prefixes: &[String]) -> bool {
+    prefixes
+        .iter()
+        .filter(|prefix| is_safe(prefix))
+        .any(|prefix| within_normalized(path, &normalize(prefix)))
+}

@@ -17,6 +17,16 @@ use std::fmt;
 /// assert_eq!(normalize("././"), "");
 /// ```
 pub fn normalize(path: &str) -> String {
+    let mut out = normalize_once(path);
+    // Whitespace next to a separator at either end (`"src/ /"`) only surfaces once the empty
+    // segments are gone; repeat until nothing changes, so `normalize` is idempotent.
+    while out.trim() != out {
+        out = normalize_once(&out);
+    }
+    out
+}
+
+fn normalize_once(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for segment in path.trim().split(['/', '\\']) {
         if segment.is_empty() || segment == "." {
@@ -107,11 +117,14 @@ pub fn check_safe(raw: &str) -> Result<(), UnsafePath> {
     if trimmed.starts_with(['/', '\\']) {
         return Err(UnsafePath::Absolute);
     }
-    let bytes = trimmed.as_bytes();
-    if bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' {
+    let normalized = normalize(trimmed);
+    // On the raw spelling and the normalised one: `./C:/src` names a drive too.
+    if [trimmed, normalized.as_str()]
+        .iter()
+        .any(|p| has_drive_letter(p))
+    {
         return Err(UnsafePath::DriveLetter);
     }
-    let normalized = normalize(trimmed);
     if normalized.is_empty() {
         return Err(UnsafePath::Empty);
     }
@@ -124,6 +137,11 @@ pub fn check_safe(raw: &str) -> Result<(), UnsafePath> {
         }
     }
     Ok(())
+}
+
+fn has_drive_letter(path: &str) -> bool {
+    let bytes = path.as_bytes();
+    bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':'
 }
 
 /// Whether a path is a safe anchor: [`check_safe`] as a boolean.
@@ -151,6 +169,16 @@ mod tests {
     }
 
     #[test]
+    fn normalize_is_idempotent_with_whitespace_at_the_ends() {
+        for raw in ["src/ /", " / src", "src/ /.", "a\\ \\", " ./ ./x/ "] {
+            let once = normalize(raw);
+            assert_eq!(normalize(&once), once, "{raw:?}");
+        }
+        assert_eq!(normalize("src/ /"), "src");
+        assert_eq!(normalize("my dir/my file.txt"), "my dir/my file.txt");
+    }
+
+    #[test]
     fn unsafe_anchors_are_named() {
         for (raw, expected) in [
             ("", UnsafePath::Empty),
@@ -160,6 +188,7 @@ mod tests {
             ("\\\\server\\share", UnsafePath::Absolute),
             ("C:\\x", UnsafePath::DriveLetter),
             ("c:x", UnsafePath::DriveLetter),
+            ("./C:/src", UnsafePath::DriveLetter),
             ("../shared/kit", UnsafePath::ParentSegment),
             ("src/ok/../ok", UnsafePath::ParentSegment),
             ("a/../../b", UnsafePath::ParentSegment),

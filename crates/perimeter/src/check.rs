@@ -1,0 +1,200 @@
+//! The perimeter check of the paths a story changed, and its failure as an error.
+
+use std::fmt;
+
+use story_plan::Story;
+
+use crate::{safe_normalized, under_any};
+
+/// Where one changed path falls relative to a story's perimeter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// Inside one of the story's owned prefixes: the story may change it.
+    Owned,
+    /// Not owned, but inside one of the story's shared read-only prefixes: the story may read it
+    /// and must not change it. The worse offence, since another story relies on it as it is.
+    SharedReadOnly,
+    /// Neither owned nor shared: the story has no business changing it.
+    Outside,
+}
+
+/// Places one changed path relative to `story`'s perimeter.
+///
+/// The path is normalised first ([`normalize`](crate::normalize)). A path that is not safe
+/// ([`check_safe`](crate::check_safe)) is [`Outside`](Placement::Outside) whatever it starts
+/// with, and so is anything under an unsafe owned or shared prefix.
+///
+/// ```
+/// use perimeter::{Placement, Story, classify};
+///
+/// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
+/// assert_eq!(classify("./src/cart/mod.rs", &story), Placement::Owned);
+/// assert_eq!(classify("src/lib.rs", &story), Placement::SharedReadOnly);
+/// assert_eq!(classify("src/cart-old/mod.rs", &story), Placement::Outside);
+/// assert_eq!(classify("src/cart/../../etc/passwd", &story), Placement::Outside);
+/// ```
+pub fn classify(path: &str, story: &Story) -> Placement {
+    let Some(path) = safe_normalized(path) else {
+        return Placement::Outside;
+    };
+    if under_any(&path, &story.owned) {
+        Placement::Owned
+    } else if under_any(&path, &story.shared_read_only) {
+        Placement::SharedReadOnly
+    } else {
+        Placement::Outside
+    }
+}
+
+/// The changed paths a story was not allowed to change, each list in the order the paths came in.
+///
+/// Paths are kept exactly as they were passed to [`check`], so they can be handed back to git.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PerimeterCheck {
+    /// Changed paths under one of the story's shared read-only prefixes (and under none of its
+    /// owned ones).
+    pub shared_read_only: Vec<String>,
+    /// Changed paths under none of the story's owned or shared prefixes, and unsafe paths.
+    pub outside: Vec<String>,
+}
+
+impl PerimeterCheck {
+    /// Whether every changed path was inside the story's owned paths.
+    pub fn is_clean(&self) -> bool {
+        self.shared_read_only.is_empty() && self.outside.is_empty()
+    }
+
+    /// Every offending path: the shared read-only ones first, then those outside.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.shared_read_only
+            .iter()
+            .chain(&self.outside)
+            .map(String::as_str)
+    }
+
+    /// This check as the error of the story `story_id`, or `None` when it is clean.
+    pub fn into_violation(self, story_id: &str) -> Option<PerimeterViolation> {
+        (!self.is_clean()).then(|| PerimeterViolation {
+            story: story_id.to_owned(),
+            shared_read_only: self.shared_read_only,
+            outside: self.outside,
+        })
+    }
+}
+
+/// Checks the paths a story changed against its perimeter.
+///
+/// `changed` holds repo-relative, `/`-separated paths, as `git diff --name-only` reports them
+/// (they are normalised before comparison anyway). Each path is [classified](classify): owned
+/// paths are accepted, the others land in [`PerimeterCheck::shared_read_only`] or
+/// [`PerimeterCheck::outside`], in input order.
+///
+/// ```
+/// use perimeter::{Story, check};
+///
+/// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
+/// let verdict = check(&["src/lib.rs", "src/cart/mod.rs", "Cargo.toml"], &story);
+/// assert_eq!(verdict.shared_read_only, ["src/lib.rs"]);
+/// assert_eq!(verdict.outside, ["Cargo.toml"]);
+/// assert!(!verdict.is_clean());
+/// assert!(check(&["src/cart/mod.rs"], &story).is_clean());
+/// ```
+pub fn check<I>(changed: I, story: &Story) -> PerimeterCheck
+where
+    I: IntoIterator,
+    I::Item: AsRef<str>,
+{
+    let mut verdict = PerimeterCheck::default();
+    for path in changed {
+        let path = path.as_ref();
+        match classify(path, story) {
+            Placement::Owned => {}
+            Placement::SharedReadOnly => verdict.shared_read_only.push(path.to_owned()),
+            Placement::Outside => verdict.outside.push(path.to_owned()),
+        }
+    }
+    verdict
+}
+
+/// Checks the paths a story changed, failing when any lies outside its owned paths.
+///
+/// The error lists every offending path with what to do about it; see [`PerimeterViolation`].
+///
+/// ```
+/// use perimeter::{Story, enforce};
+///
+/// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
+/// assert!(enforce(&["src/cart/mod.rs"], &story).is_ok());
+///
+/// let err = enforce(&["README.md", "src/lib.rs"], &story).unwrap_err();
+/// assert_eq!(err.story, "cart-api");
+/// assert_eq!(
+///     err.to_string(),
+///     "story `cart-api` changed paths outside its perimeter:\n\
+///      - src/lib.rs (shared read-only: revert it, or ask for it in a story of its own)\n\
+///      - README.md (not in the story's owned paths)"
+/// );
+/// ```
+pub fn enforce<I>(changed: I, story: &Story) -> Result<(), PerimeterViolation>
+where
+    I: IntoIterator,
+    I::Item: AsRef<str>,
+{
+    match check(changed, story).into_violation(&story.id) {
+        Some(violation) => Err(violation),
+        None => Ok(()),
+    }
+}
+
+/// A story changed paths outside its owned paths; returned by [`enforce`].
+///
+/// Its message names the story, then lists one path a line, shared read-only paths first, each
+/// with what to do about it. Control characters in a path are escaped, so a hostile file name
+/// cannot add lines of its own.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub struct PerimeterViolation {
+    /// The id of the story.
+    pub story: String,
+    /// Changed paths under the story's shared read-only prefixes, as passed in.
+    pub shared_read_only: Vec<String>,
+    /// Changed paths outside the story's owned and shared prefixes, as passed in.
+    pub outside: Vec<String>,
+}
+
+impl fmt::Display for PerimeterViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "story `{}` changed paths outside its perimeter:",
+            Escaped(&self.story)
+        )?;
+        for path in &self.shared_read_only {
+            write!(
+                f,
+                "\n- {} (shared read-only: revert it, or ask for it in a story of its own)",
+                Escaped(path)
+            )?;
+        }
+        for path in &self.outside {
+            write!(f, "\n- {} (not in the story's owned paths)", Escaped(path))?;
+        }
+        Ok(())
+    }
+}
+
+/// A path written with its control characters escaped (`\n`, `\u{0}`, …).
+pub(crate) struct Escaped<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_debug())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,56 @@
+//! The perimeter as one of the gates of a coder's round.
+
+use story_plan::Story;
+
+use crate::check::Escaped;
+use crate::{Issue, Review, Severity, check};
+
+/// Checks the paths a story changed and returns the verdict as a [`Review`].
+///
+/// Run beside the project's gates in every round of the task loop, so a coder learns about a
+/// stray edit while it is still cheap to undo. Clean: summary `perimeter: clean`, no issues.
+/// Otherwise the summary is `perimeter: violated` and there is one critical issue titled
+/// `perimeter`, whose description is the [`PerimeterViolation`](crate::PerimeterViolation)
+/// message followed by what to do: revert those paths and stay inside the owned ones, which it
+/// names.
+///
+/// ```
+/// use perimeter::{Severity, Story, gate};
+///
+/// let story = Story::new("cart-api", "Cart API", ["src/cart"]);
+/// assert_eq!(gate(&["src/cart/mod.rs"], &story).summary, "perimeter: clean");
+///
+/// let review = gate(&["README.md"], &story);
+/// assert!(!review.clean);
+/// assert_eq!(review.summary, "perimeter: violated");
+/// assert_eq!(review.issues[0].severity, Severity::Critical);
+/// assert!(review.issues[0].description.contains("README.md (not in the story's owned paths)"));
+/// ```
+pub fn gate<I>(changed: I, story: &Story) -> Review
+where
+    I: IntoIterator,
+    I::Item: AsRef<str>,
+{
+    let Some(violation) = check(changed, story).into_violation(&story.id) else {
+        return Review::clean("perimeter: clean");
+    };
+    let mut description = violation.to_string();
+    description.push_str(
+        "\nRevert these paths: restore a file you changed from the epic branch, delete a file \
+         you created. Keep your work inside your owned paths",
+    );
+    if !story.owned.is_empty() {
+        let owned: Vec<String> = story
+            .owned
+            .iter()
+            .map(|path| Escaped(path).to_string())
+            .collect();
+        description.push_str(": ");
+        description.push_str(&owned.join(", "));
+    }
+    description.push('.');
+    Review::failed(
+        "perimeter: violated",
+        vec![Issue::new(Severity::Critical, "perimeter", description)],
+    )
+}
