@@ -183,6 +183,27 @@ impl ValidPlan {
         self.plan
     }
 
+    /// The plan index (position in `plan().stories`) of the story with this id.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.graph.index_of(id)
+    }
+
+    /// The dependency edges as plan indices `(dependency, dependent)`, each once, in plan order:
+    /// by dependent, then in the order its `depends_on` lists them.
+    pub fn edges(&self) -> Vec<(usize, usize)> {
+        self.graph
+            .edges()
+            .raw_edges()
+            .iter()
+            .map(|edge| (edge.source().index(), edge.target().index()))
+            .collect()
+    }
+
+    /// [`waves`](Self::waves) as plan indices.
+    pub fn wave_indices(&self) -> Vec<Vec<usize>> {
+        self.graph.waves()
+    }
+
     /// The story with this id.
     pub fn story(&self, id: &str) -> Option<&Story> {
         self.graph.index_of(id).map(|i| &self.plan.stories[i])

@@ -187,9 +187,22 @@ fn json_error(
     error: &serde_path_to_error::Error<serde_json::Error>,
     line_offset: usize,
 ) -> ParseError {
-    let path = error.path().to_string();
-    let path = if path == "." { String::new() } else { path };
-    json_error_inner(error.inner(), &path, line_offset)
+    json_error_inner(error.inner(), &element_path(error.path()), line_offset)
+}
+
+/// The path of the element that failed, without the `?` segments `serde_path_to_error` writes for
+/// a key it never read (`stories[0].?` is `stories[0]`); empty for the document itself.
+fn element_path(path: &serde_path_to_error::Path) -> String {
+    let path = path.to_string();
+    let mut known = path.as_str();
+    while let Some(shorter) = known.strip_suffix(".?").or_else(|| known.strip_suffix('?')) {
+        known = shorter;
+    }
+    if known == "." {
+        String::new()
+    } else {
+        known.to_owned()
+    }
 }
 
 fn json_error_inner(error: &serde_json::Error, path: &str, line_offset: usize) -> ParseError {
@@ -226,9 +239,7 @@ fn parse_toml(text: &str) -> Result<StoryPlan, ParseError> {
         }
     })?;
     serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        let path = error.path().to_string();
-        let path = if path == "." { String::new() } else { path };
-        toml_error(text, error.inner(), &path)
+        toml_error(text, error.inner(), &element_path(error.path()))
     })
 }
 

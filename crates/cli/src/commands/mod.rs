@@ -1,0 +1,52 @@
+//! The commands of `epic`, one module each; [`run`] dispatches to them.
+
+pub(crate) mod graph;
+pub(crate) mod schema;
+pub(crate) mod validate;
+
+use std::fmt::Write as _;
+
+use story_plan::Violation;
+
+use crate::args::{Cli, Command};
+use crate::error::CliError;
+use crate::output::Output;
+
+/// Runs the command `cli` names.
+pub(crate) fn run(cli: &Cli, out: Output) -> Result<(), CliError> {
+    match &cli.command {
+        Command::Validate(args) => validate::run(&cli.global, args, out),
+        Command::Graph(args) => graph::run(&cli.global, args, out),
+        Command::Schema(args) => schema::run(&cli.global, args),
+    }
+}
+
+/// Builds a `String` with `write!`; writing into a `String` cannot fail.
+pub(crate) fn render(write: impl FnOnce(&mut String) -> std::fmt::Result) -> String {
+    let mut text = String::new();
+    write(&mut text).expect("writing into a String cannot fail");
+    text
+}
+
+/// Violations as text: one `error[kind]: message` line each, then `N violations in FILE`.
+pub(crate) fn violations_text(violations: &[Violation], file: &std::path::Path) -> String {
+    render(|out| {
+        for violation in violations {
+            writeln!(out, "error[{}]: {}", violation.kind, violation.message)?;
+        }
+        writeln!(
+            out,
+            "{} in {}",
+            crate::plan_file::count(violations.len(), "violation", "violations"),
+            file.display()
+        )
+    })
+}
+
+/// A value as pretty JSON with a final newline.
+pub(crate) fn json(value: &impl serde::Serialize) -> String {
+    let mut text = serde_json::to_string_pretty(value)
+        .expect("the documents epic prints hold only strings, numbers, lists and maps");
+    text.push('\n');
+    text
+}

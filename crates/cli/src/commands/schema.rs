@@ -1,0 +1,15 @@
+//! `epic schema [NAME]`: the JSON Schema of a document `epic` reads or writes.
+
+use crate::args::{Format, GlobalArgs, SchemaArgs, SchemaName};
+use crate::commands::json;
+use crate::error::CliError;
+use crate::output;
+
+/// Prints the schema `args` names as pretty JSON (the same for `--format text` and `json`).
+pub(crate) fn run(global: &GlobalArgs, args: &SchemaArgs) -> Result<(), CliError> {
+    global.format_for("schema", &[Format::Text, Format::Json])?;
+    let schema = match args.name {
+        SchemaName::Plan => story_plan::plan_schema(),
+    };
+    output::data(&json(&schema))
+}
