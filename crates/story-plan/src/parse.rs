@@ -238,9 +238,8 @@ fn parse_toml(text: &str) -> Result<StoryPlan, ParseError> {
             ..located
         }
     })?;
-    serde_path_to_error::deserialize(deserializer).map_err(|error| {
-        toml_error(text, error.inner(), &element_path(error.path()))
-    })
+    serde_path_to_error::deserialize(deserializer)
+        .map_err(|error| toml_error(text, error.inner(), &element_path(error.path())))
 }
 
 fn toml_error(text: &str, error: &toml::de::Error, path: &str) -> ParseError {
