@@ -2,6 +2,7 @@
 //!
 //! - `cargo xtask ci`: everything CI checks, in the order CI checks it: formatting, clippy with
 //!   warnings denied, the tests (nextest, then doctests), the docs with warnings denied, and tidy.
+//!   Benchmarks are linted but not run here: they take minutes, and `cargo xtask bench` runs them.
 //! - `cargo xtask bench`: the benchmarks; rewrites the figures in `BENCHMARKS.md`.
 //! - `cargo xtask tidy`: the repository's own conventions (see [`tidy`]).
 //!
@@ -109,7 +110,10 @@ fn ci() -> Result {
                 "nextest",
                 "run",
                 "--workspace",
-                "--all-targets",
+                "--lib",
+                "--bins",
+                "--tests",
+                "--examples",
                 "--locked",
                 "--no-fail-fast",
             ],
@@ -121,7 +125,10 @@ fn ci() -> Result {
             &[
                 "test",
                 "--workspace",
-                "--all-targets",
+                "--lib",
+                "--bins",
+                "--tests",
+                "--examples",
                 "--locked",
                 "--no-fail-fast",
             ],

@@ -123,6 +123,12 @@ fn ratio(big: Duration, small: Duration) -> String {
 }
 
 fn main() {
+    // `cargo bench` passes `--bench`; any other runner (`cargo test --all-targets`) gets a note
+    // instead of minutes of measuring.
+    if !std::env::args().any(|arg| arg == "--bench") {
+        println!("plan-scale: a benchmark; run it with `cargo xtask bench plan-scale`");
+        return;
+    }
     let quick = std::env::args().any(|arg| arg == "--quick");
     let rounds = if quick { 3 } else { 15 };
     let small_text = generate(1_000);
