@@ -1,0 +1,98 @@
+//! The report of an epic run: what happened to each story and what it cost, estimated.
+//!
+//! An [`EpicReport`] lists every story of the plan in plan order with its outcome ([`done`,
+//! `failed` or `skipped`](StoryStatus)), branch, reason or judge note, estimated tokens and cost,
+//! and start and finish times. It renders two ways:
+//!
+//! - [`render_markdown`]: `report.md`, for people: a table of the stories, totals, usage by seat
+//!   and a timeline (makespan, parallelism, a Mermaid gantt chart);
+//! - [`to_json`]: `report.json`'s data, for scripts; [`report_schema`] is its JSON Schema and
+//!   [`REPORT_VERSION`] the version its envelope carries (the envelope itself is written by the
+//!   state store).
+//!
+//! Token and cost figures are **estimates** ([`estimate_tokens`]: about [`CHARS_PER_TOKEN`]
+//! characters a token, priced from a [`PriceTable`]), because the agents are command-line tools
+//! that report no usage; every rendering says so. A [`UsageMeter`] adds up a story's turns by
+//! seat; a cost is only reported when every turn had a known price.
+//!
+//! The crate is pure: no I/O and no clock. Times are [`Timestamp`]s the caller passes in, and the
+//! critical path is the caller's too (story-plan's `ValidPlan::critical_path`).
+//!
+//! ```
+//! use report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter, render_markdown};
+//!
+//! let mut meter = UsageMeter::new(PriceTable::default());
+//! meter.record("claude", 4_000, 800);
+//!
+//! let report = EpicReport::new("checkout", "epic/checkout")
+//!     .with_story(
+//!         StoryOutcome::new("cart-api", "Cart API", StoryStatus::Done)
+//!             .on_branch("story/checkout/cart-api")
+//!             .with_usage(&meter.totals())
+//!             .started("2026-03-01T09:00:00Z".parse()?)
+//!             .finished("2026-03-01T09:12:30Z".parse()?),
+//!     )
+//!     .with_story(
+//!         StoryOutcome::new("cart-ui", "Cart page", StoryStatus::Skipped)
+//!             .with_reason("depends on cart-api, which failed"),
+//!     )
+//!     .with_critical_path(["cart-api", "cart-ui"])
+//!     .with_seats(meter.seat_usage());
+//!
+//! let markdown = render_markdown(&report);
+//! assert!(markdown.contains("| cart-api | done | `story/checkout/cart-api` | ~1200 | ~$0.01 | 12m 30s |  |"));
+//! assert!(markdown.contains("ESTIMATES"));
+//!
+//! let json = report::to_json(&report);
+//! assert!(json.contains(r#""estimated": true"#));
+//! assert_eq!(serde_json::from_str::<EpicReport>(&json)?, report);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod format;
+mod markdown;
+mod model;
+mod price;
+mod time;
+mod timeline;
+mod usage;
+
+pub use format::{format_duration, format_usd, round_half_away};
+pub use markdown::render_markdown;
+pub use model::{EpicReport, Estimated, SeatUsage, StoryOutcome, StoryStatus};
+pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
+pub use time::{Timestamp, TimestampError};
+pub use timeline::{Span, Timeline};
+pub use usage::{
+    CHARS_PER_TOKEN, Estimate, Usage, UsageMeter, UsageTotals, count_chars, estimate_tokens,
+};
+
+/// The version of the report document, carried by its `{"version":N,"data":…}` envelope.
+pub const REPORT_VERSION: u32 = 1;
+
+/// The report as `report.json`'s data: pretty JSON with two-space indents and a trailing newline.
+///
+/// Optional fields that are unset are left out, never written as `null` (a cost that is not a
+/// finite number is left out too: JSON cannot write it).
+///
+/// ```
+/// let report = report::EpicReport::new("e", "epic/e");
+/// assert_eq!(
+///     report::to_json(&report),
+///     "{\n  \"epic_id\": \"e\",\n  \"epic_branch\": \"epic/e\",\n  \"estimated\": true,\n  \"stories\": []\n}\n"
+/// );
+/// ```
+pub fn to_json(report: &EpicReport) -> String {
+    // Serialising a report cannot fail: every key is a string and every value a string, number,
+    // boolean or list of them.
+    let mut json = serde_json::to_string_pretty(report).unwrap_or_default();
+    json.push('\n');
+    json
+}
+
+/// The JSON Schema of the report's data (what `epic schema report` prints).
+pub fn report_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(EpicReport)).unwrap_or_default()
+}

@@ -1,0 +1,368 @@
+//! The Markdown rendering of a report (`report.md`, `epic report --format md`).
+
+use std::collections::BTreeSet;
+
+use crate::format::{format_duration, format_usd, round_half_away};
+use crate::model::{EpicReport, StoryOutcome, StoryStatus};
+use crate::timeline::Timeline;
+use crate::usage::CHARS_PER_TOKEN;
+
+/// A missing cell (U+2014, an em dash).
+const MISSING: &str = "—";
+
+/// Renders `report` as Markdown.
+///
+/// In order, each part only when it has something to show:
+///
+/// - the title `# Epic report: <epic_id>` and a banner saying the token and cost figures are
+///   estimates from character counts, not measurements;
+/// - the epic branch, the counts by status and the critical path;
+/// - a table of the stories in plan order: story, status, branch, estimated tokens (`~120`) and
+///   cost (`~$0.01`), duration, and a note (the reason, else the judge's note); `—` marks a
+///   missing cell, `|` is escaped and whitespace runs (newlines included) become one space;
+/// - the totals `- Estimated tokens: ~480` and `- Estimated cost: ~$0.04`; the cost total names
+///   the stories it leaves out for want of a price;
+/// - `## Usage by seat`, when the report carries it;
+/// - `## Timeline`, when a story has a start and a finish: the makespan, the parallelism achieved
+///   and a Mermaid `gantt` chart (times in UTC; critical-path stories marked `crit`).
+///
+/// Pure: the same report always renders the same text, ending with one newline.
+///
+/// ```
+/// use report::{EpicReport, StoryOutcome, StoryStatus, render_markdown};
+///
+/// let report = EpicReport::new("diamond", "epic/diamond").with_story(
+///     StoryOutcome::new("a", "Story a", StoryStatus::Done)
+///         .on_branch("story/diamond/a")
+///         .with_estimate(120, Some(0.01))
+///         .with_judge("judge cleared (round 1)"),
+/// );
+/// let markdown = render_markdown(&report);
+/// assert!(markdown.starts_with("# Epic report: diamond\n"));
+/// assert!(markdown.contains(
+///     "| a | done | `story/diamond/a` | ~120 | ~$0.01 | — | judge cleared (round 1) |"
+/// ));
+/// assert!(markdown.contains("- Estimated tokens: ~120\n"));
+/// ```
+pub fn render_markdown(report: &EpicReport) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    lines.push(format!("# Epic report: {}", inline(&report.epic_id)));
+    lines.push(String::new());
+    lines.push(format!(
+        "> Token and cost figures are ESTIMATES from character counts (about {CHARS_PER_TOKEN} \
+         characters a token),"
+    ));
+    lines.push(
+        "> priced from a table: the agents report no usage. They are not measurements.".into(),
+    );
+    lines.push(String::new());
+
+    lines.push(format!(
+        "- Epic branch: {}",
+        code_or_missing(&report.epic_branch)
+    ));
+    lines.push(format!(
+        "- Stories: {} (done {}, failed {}, skipped {})",
+        report.stories.len(),
+        report.count(StoryStatus::Done),
+        report.count(StoryStatus::Failed),
+        report.count(StoryStatus::Skipped),
+    ));
+    if !report.critical_path.is_empty() {
+        let path: Vec<String> = report.critical_path.iter().map(|id| inline(id)).collect();
+        lines.push(format!("- Critical path: {}", path.join(" → ")));
+    }
+    lines.push(String::new());
+
+    story_table(report, &mut lines);
+    totals(report, &mut lines);
+    seats(report, &mut lines);
+    if let Some(timeline) = report.timeline() {
+        timeline_section(report, &timeline, &mut lines);
+    }
+
+    while lines.last().is_some_and(String::is_empty) {
+        lines.pop();
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+fn story_table(report: &EpicReport, lines: &mut Vec<String>) {
+    if report.stories.is_empty() {
+        lines.push("No stories.".into());
+        lines.push(String::new());
+        return;
+    }
+    lines.push("| Story | Status | Branch | Est. tokens | Est. cost | Duration | Note |".into());
+    lines.push("| --- | --- | --- | --- | --- | --- | --- |".into());
+    for story in &report.stories {
+        lines.push(format!(
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            cell(&story.id),
+            story.status,
+            story
+                .branch
+                .as_deref()
+                .map_or_else(|| MISSING.into(), code_or_missing),
+            story
+                .estimated_tokens
+                .map_or_else(|| MISSING.into(), |tokens| format!("~{tokens}")),
+            story.cost().map_or_else(|| MISSING.into(), money),
+            story
+                .duration()
+                .map_or_else(|| MISSING.into(), format_duration),
+            story.note().map(cell).unwrap_or_default(),
+        ));
+    }
+    lines.push(String::new());
+}
+
+fn totals(report: &EpicReport, lines: &mut Vec<String>) {
+    let tokens = report.estimated_tokens();
+    let cost = report.estimated_cost_usd();
+    if let Some(tokens) = tokens {
+        lines.push(format!("- Estimated tokens: ~{tokens}"));
+    }
+    let unpriced: Vec<String> = report
+        .unpriced_stories()
+        .map(|story| inline(&story.id))
+        .collect();
+    match cost {
+        Some(cost) if unpriced.is_empty() => {
+            lines.push(format!("- Estimated cost: {}", money(cost)));
+        }
+        Some(cost) => lines.push(format!(
+            "- Estimated cost: {} (partial: no known price for {})",
+            money(cost),
+            unpriced.join(", ")
+        )),
+        None if !unpriced.is_empty() => lines.push(format!(
+            "- Estimated cost: unknown (no known price for {})",
+            unpriced.join(", ")
+        )),
+        None => {}
+    }
+    if tokens.is_some() || cost.is_some() {
+        lines.push(String::new());
+    }
+}
+
+fn seats(report: &EpicReport, lines: &mut Vec<String>) {
+    if report.seats.is_empty() {
+        return;
+    }
+    lines.push("## Usage by seat".into());
+    lines.push(String::new());
+    lines.push(
+        "| Seat | Turns | Est. prompt tokens | Est. reply tokens | Est. tokens | Est. cost |"
+            .into(),
+    );
+    lines.push("| --- | --- | --- | --- | --- | --- |".into());
+    for seat in &report.seats {
+        let cost = match seat.estimated_cost_usd.filter(|cost| cost.is_finite()) {
+            Some(cost) => money(cost),
+            None if seat.unpriced_turns > 0 => format!(
+                "{MISSING} (no known price for {} of {} turns)",
+                seat.unpriced_turns, seat.turns
+            ),
+            None => MISSING.into(),
+        };
+        lines.push(format!(
+            "| {} | {} | ~{} | ~{} | ~{} | {} |",
+            cell(&seat.seat),
+            seat.turns,
+            seat.prompt_tokens,
+            seat.completion_tokens,
+            seat.estimated_tokens,
+            cost,
+        ));
+    }
+    lines.push(String::new());
+}
+
+fn timeline_section(report: &EpicReport, timeline: &Timeline<'_>, lines: &mut Vec<String>) {
+    lines.push("## Timeline".into());
+    lines.push(String::new());
+    let makespan = timeline.makespan();
+    lines.push(format!(
+        "- Makespan: {} (from {} to {})",
+        format_duration(makespan),
+        inline(timeline.start().as_str()),
+        inline(timeline.finish().as_str()),
+    ));
+    if let Some(parallelism) = timeline.parallelism() {
+        lines.push(format!(
+            "- Parallelism: {}× ({} of story time in {})",
+            round_half_away(parallelism, 1),
+            format_duration(timeline.busy()),
+            format_duration(makespan),
+        ));
+    }
+    lines.push(String::new());
+
+    let critical: BTreeSet<&str> = report.critical_path.iter().map(String::as_str).collect();
+    let bars: Vec<String> = timeline
+        .spans()
+        .iter()
+        .filter_map(|span| {
+            let (start, finish) = (span.start.mermaid_utc()?, span.finish.mermaid_utc()?);
+            let mut tags = Vec::new();
+            if span.story.status == StoryStatus::Done {
+                tags.push("done");
+            }
+            if critical.contains(span.story.id.as_str()) {
+                tags.push("crit");
+            }
+            tags.push(&start);
+            tags.push(&finish);
+            Some(format!(
+                "    {} :{}",
+                gantt_text(span.story),
+                tags.join(", ")
+            ))
+        })
+        .collect();
+    if bars.is_empty() {
+        return;
+    }
+    let axis = if makespan.as_secs() < 10 * 60 {
+        "%H:%M:%S"
+    } else if makespan.as_secs() < 24 * 3600 {
+        "%H:%M"
+    } else {
+        "%Y-%m-%d %H:%M"
+    };
+    lines.push("```mermaid".into());
+    lines.push("gantt".into());
+    lines.push("    dateFormat YYYY-MM-DD HH:mm:ss.SSS".into());
+    lines.push(format!("    axisFormat {axis}"));
+    lines.extend(bars);
+    lines.push("```".into());
+    lines.push(String::new());
+}
+
+fn money(cost: f64) -> String {
+    format!("~${}", format_usd(cost))
+}
+
+/// `text` on one line: every whitespace run (newlines included) becomes one space, trimmed.
+fn inline(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `text` as a table cell: on one line, with `|` escaped so it cannot end the cell.
+fn cell(text: &str) -> String {
+    inline(text).replace('|', "\\|")
+}
+
+/// `text` as inline code in a table cell, or `—` when empty. The fence is one backtick longer
+/// than the longest run inside, so a backtick in a branch name cannot end it early; `|` is
+/// escaped, which GitHub-flavoured tables honour inside code too.
+fn code_or_missing(text: &str) -> String {
+    let text = cell(text);
+    if text.is_empty() {
+        return MISSING.into();
+    }
+    let longest_run = text
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or_default();
+    let fence = "`".repeat(longest_run + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// Words Mermaid's gantt lexer reads as a statement when a line starts with them.
+const GANTT_KEYWORDS: &[&str] = &[
+    "gantt",
+    "dateformat",
+    "inclusiveenddates",
+    "topaxis",
+    "axisformat",
+    "tickinterval",
+    "includes",
+    "excludes",
+    "todaymarker",
+    "weekday",
+    "weekend",
+    "title",
+    "acctitle",
+    "accdescr",
+    "section",
+    "click",
+];
+
+/// A story's title as the text of a gantt bar: on one line, without the `:` that ends the text,
+/// the `#` and `;` that end the bar's data, or `%%` comments; falls back to the id when empty, and
+/// starts with `Story ` when it would otherwise start like a statement or a date.
+fn gantt_text(story: &StoryOutcome) -> String {
+    let clean = |text: &str| {
+        let replaced: String = text
+            .chars()
+            .map(|c| match c {
+                ':' | '#' | ';' | '%' | '`' => ' ',
+                c if c.is_control() => ' ',
+                c => c,
+            })
+            .collect();
+        inline(&replaced)
+    };
+    let mut text = clean(&story.title);
+    if text.is_empty() {
+        text = clean(&story.id);
+    }
+    let lower = text.to_lowercase();
+    let risky = text.is_empty()
+        || text.starts_with(|c: char| c.is_ascii_digit())
+        || GANTT_KEYWORDS.iter().any(|word| lower.starts_with(word));
+    if risky {
+        text.insert_str(0, "Story ");
+        let trimmed = text.trim_end().len();
+        text.truncate(trimmed);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_escape_pipes_and_collapse_whitespace() {
+        assert_eq!(cell("a | b\n\n  c\t|"), "a \\| b c \\|");
+        assert_eq!(cell("  \n "), "");
+    }
+
+    #[test]
+    fn code_spans_survive_backticks() {
+        assert_eq!(code_or_missing("story/e/a"), "`story/e/a`");
+        assert_eq!(code_or_missing("a`b"), "``a`b``");
+        assert_eq!(code_or_missing("`a``"), "``` `a`` ```");
+        assert_eq!(code_or_missing("a|b"), "`a\\|b`");
+        assert_eq!(code_or_missing(" \n"), "—");
+    }
+
+    #[test]
+    fn gantt_text_is_safe() {
+        let story = |title: &str| StoryOutcome::new("the-id", title, StoryStatus::Done);
+        assert_eq!(gantt_text(&story("Cart: API #1; done")), "Cart API 1 done");
+        assert_eq!(gantt_text(&story("a\nb %% c")), "a b c");
+        assert_eq!(gantt_text(&story("  ")), "the-id");
+        assert_eq!(gantt_text(&story("Section two")), "Story Section two");
+        assert_eq!(
+            gantt_text(&story("2026-01-01 release")),
+            "Story 2026-01-01 release"
+        );
+        assert_eq!(gantt_text(&story("gantt")), "Story gantt");
+        assert_eq!(gantt_text(&story("Über straße ✓")), "Über straße ✓");
+        let no_id = StoryOutcome::new(":", "#", StoryStatus::Done);
+        assert_eq!(gantt_text(&no_id), "Story");
+    }
+}

@@ -1,0 +1,398 @@
+//! The report's data ([`EpicReport`]): what happened to each story, in plan order, and what it
+//! cost (estimated). Its JSON form is CONTRACT.md's `report.json`.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::time::Timestamp;
+use crate::timeline::Timeline;
+use crate::usage::UsageTotals;
+
+/// The report of one run of an epic: every story of the plan, in plan order, with its outcome.
+///
+/// Serialised, it is the data of `report.json`: `epic_id`, `epic_branch`,
+/// `"estimated": true` and `stories`, plus two fields beyond the contract that are left out when
+/// empty: `critical_path` and `seats`. Optional fields are left out, never written as `null`.
+/// The camelCase names of the reference (`epicId`, `estimatedTokens`, …) are accepted on input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "EpicReport")]
+#[non_exhaustive]
+pub struct EpicReport {
+    /// The epic's id.
+    #[serde(alias = "epicId")]
+    pub epic_id: String,
+    /// The integration branch the stories merged into.
+    #[serde(alias = "epicBranch")]
+    pub epic_branch: String,
+    /// Always `true`: token and cost figures are estimates from character counts.
+    #[serde(default)]
+    pub estimated: Estimated,
+    /// Every story of the plan, in plan order.
+    pub stories: Vec<StoryOutcome>,
+    /// The plan's critical path (its longest dependency chain), first story first, as the caller
+    /// computed it (story-plan's `ValidPlan::critical_path`). Left out when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", alias = "criticalPath")]
+    pub critical_path: Vec<String>,
+    /// Estimated usage by seat over the whole run, in seat-name order. Left out when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seats: Vec<SeatUsage>,
+}
+
+/// What happened to one story.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct StoryOutcome {
+    /// The story's id.
+    pub id: String,
+    /// The story's title.
+    pub title: String,
+    /// How it ended.
+    pub status: StoryStatus,
+    /// The story's branch, `story/<epic_id>/<id>`, once it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub branch: Option<String>,
+    /// Why it failed, or why it was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub reason: Option<String>,
+    /// The judge's note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub judge: Option<String>,
+    /// Estimated tokens of this run's turns for the story (an estimate from character counts).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "estimatedTokens"
+    )]
+    #[schemars(with = "u64")]
+    pub estimated_tokens: Option<u64>,
+    /// Estimated cost in US dollars of those turns; absent when a turn's seat had no known price.
+    #[serde(
+        default,
+        skip_serializing_if = "cost_absent",
+        alias = "estimatedCostUsd"
+    )]
+    #[schemars(with = "f64")]
+    pub estimated_cost_usd: Option<f64>,
+    /// When the story started (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "startedAt")]
+    #[schemars(with = "Timestamp")]
+    pub started_at: Option<Timestamp>,
+    /// When the story finished: merged, failed (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "finishedAt")]
+    #[schemars(with = "Timestamp")]
+    pub finished_at: Option<Timestamp>,
+}
+
+/// How a story ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StoryStatus {
+    /// Merged into the epic branch.
+    Done,
+    /// Failed; the outcome's `reason` says why.
+    Failed,
+    /// Not run because a story it depends on failed (or the run stopped first).
+    Skipped,
+}
+
+/// Estimated usage of one seat over a run, as the report carries it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct SeatUsage {
+    /// The seat (or model) name the turns were priced by.
+    pub seat: String,
+    /// Number of turns.
+    pub turns: u64,
+    /// Estimated prompt (input) tokens.
+    pub prompt_tokens: u64,
+    /// Estimated completion (reply) tokens.
+    pub completion_tokens: u64,
+    /// Estimated tokens in all.
+    pub estimated_tokens: u64,
+    /// Estimated cost in US dollars; absent when any turn had no known price.
+    #[serde(default, skip_serializing_if = "cost_absent")]
+    #[schemars(with = "f64")]
+    pub estimated_cost_usd: Option<f64>,
+    /// Turns whose seat had no known price. Left out when zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_turns: u64,
+}
+
+/// The `"estimated": true` marker of a report: its figures are estimates, never measurements.
+///
+/// Serialised as `true`; reading `false` is an error, since no report of this crate measures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Estimated;
+
+impl EpicReport {
+    /// A report of no stories yet.
+    ///
+    /// ```
+    /// use report::{EpicReport, StoryOutcome, StoryStatus};
+    ///
+    /// let mut report = EpicReport::new("checkout", "epic/checkout");
+    /// report.stories.push(StoryOutcome::new("cart-api", "Cart API", StoryStatus::Done));
+    /// report.stories.push(
+    ///     StoryOutcome::new("cart-ui", "Cart page", StoryStatus::Skipped)
+    ///         .with_reason("depends on failed story cart-api"),
+    /// );
+    /// assert_eq!(report.count(StoryStatus::Done), 1);
+    /// assert!(!report.all_done());
+    /// ```
+    pub fn new(epic_id: impl Into<String>, epic_branch: impl Into<String>) -> Self {
+        Self {
+            epic_id: epic_id.into(),
+            epic_branch: epic_branch.into(),
+            estimated: Estimated,
+            stories: Vec::new(),
+            critical_path: Vec::new(),
+            seats: Vec::new(),
+        }
+    }
+
+    /// This report with `story` added at the end (stories go in plan order).
+    #[must_use]
+    pub fn with_story(mut self, story: StoryOutcome) -> Self {
+        self.stories.push(story);
+        self
+    }
+
+    /// This report with the plan's critical path, first story first.
+    #[must_use]
+    pub fn with_critical_path(mut self, ids: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.critical_path = ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// This report with the run's usage by seat.
+    #[must_use]
+    pub fn with_seats(mut self, seats: Vec<SeatUsage>) -> Self {
+        self.seats = seats;
+        self
+    }
+
+    /// The first story with this id.
+    pub fn story(&self, id: &str) -> Option<&StoryOutcome> {
+        self.stories.iter().find(|story| story.id == id)
+    }
+
+    /// How many stories ended in `status`.
+    pub fn count(&self, status: StoryStatus) -> usize {
+        self.stories
+            .iter()
+            .filter(|story| story.status == status)
+            .count()
+    }
+
+    /// Whether every story is done (an empty epic is).
+    pub fn all_done(&self) -> bool {
+        self.stories
+            .iter()
+            .all(|story| story.status == StoryStatus::Done)
+    }
+
+    /// The sum of the stories' estimated tokens, or `None` if no story has any. Wide enough that
+    /// it cannot overflow.
+    pub fn estimated_tokens(&self) -> Option<u128> {
+        self.stories
+            .iter()
+            .filter_map(|story| story.estimated_tokens)
+            .map(u128::from)
+            .reduce(|a, b| a + b)
+    }
+
+    /// The sum of the stories' estimated costs that are known, or `None` if none is. See
+    /// [`unpriced_stories`](Self::unpriced_stories) for what it leaves out.
+    pub fn estimated_cost_usd(&self) -> Option<f64> {
+        self.stories
+            .iter()
+            .filter_map(StoryOutcome::cost)
+            .reduce(|a, b| a + b)
+    }
+
+    /// Stories with estimated tokens but no known cost: the cost total leaves them out.
+    pub fn unpriced_stories(&self) -> impl Iterator<Item = &StoryOutcome> {
+        self.stories
+            .iter()
+            .filter(|story| story.estimated_tokens.is_some() && story.cost().is_none())
+    }
+
+    /// When the stories ran, if any has both a start and a finish.
+    pub fn timeline(&self) -> Option<Timeline<'_>> {
+        Timeline::of(self)
+    }
+}
+
+impl StoryOutcome {
+    /// An outcome with no optional field set.
+    pub fn new(id: impl Into<String>, title: impl Into<String>, status: StoryStatus) -> Self {
+        Self {
+            id: id.into(),
+            title: title.into(),
+            status,
+            branch: None,
+            reason: None,
+            judge: None,
+            estimated_tokens: None,
+            estimated_cost_usd: None,
+            started_at: None,
+            finished_at: None,
+        }
+    }
+
+    /// With the story's branch.
+    #[must_use]
+    pub fn on_branch(mut self, branch: impl Into<String>) -> Self {
+        self.branch = Some(branch.into());
+        self
+    }
+
+    /// With why it failed or was skipped.
+    #[must_use]
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+
+    /// With the judge's note.
+    #[must_use]
+    pub fn with_judge(mut self, note: impl Into<String>) -> Self {
+        self.judge = Some(note.into());
+        self
+    }
+
+    /// With estimated tokens and, if known, cost.
+    #[must_use]
+    pub fn with_estimate(mut self, tokens: u64, cost_usd: Option<f64>) -> Self {
+        self.estimated_tokens = Some(tokens);
+        self.estimated_cost_usd = cost_usd;
+        self
+    }
+
+    /// With the figures of a story's usage totals: its tokens, and its cost only if every turn
+    /// had a known price (see [`UsageTotals::cost_usd`]).
+    #[must_use]
+    pub fn with_usage(self, totals: &UsageTotals) -> Self {
+        self.with_estimate(totals.usage.total, totals.cost_usd())
+    }
+
+    /// With when it started.
+    #[must_use]
+    pub fn started(mut self, at: Timestamp) -> Self {
+        self.started_at = Some(at);
+        self
+    }
+
+    /// With when it finished.
+    #[must_use]
+    pub fn finished(mut self, at: Timestamp) -> Self {
+        self.finished_at = Some(at);
+        self
+    }
+
+    /// The note a rendering shows: the reason, else the judge's note.
+    pub fn note(&self) -> Option<&str> {
+        self.reason.as_deref().or(self.judge.as_deref())
+    }
+
+    /// How long it ran, when it has a start and a finish no earlier than the start.
+    pub fn duration(&self) -> Option<Duration> {
+        self.finished_at
+            .as_ref()?
+            .duration_since(self.started_at.as_ref()?)
+    }
+
+    /// The estimated cost, when it is a finite number.
+    pub(crate) fn cost(&self) -> Option<f64> {
+        self.estimated_cost_usd.filter(|cost| cost.is_finite())
+    }
+}
+
+impl SeatUsage {
+    /// A seat's totals as the report carries them.
+    pub fn new(seat: impl Into<String>, totals: &UsageTotals) -> Self {
+        Self {
+            seat: seat.into(),
+            turns: totals.turns,
+            prompt_tokens: totals.usage.prompt,
+            completion_tokens: totals.usage.completion,
+            estimated_tokens: totals.usage.total,
+            estimated_cost_usd: totals.cost_usd(),
+            unpriced_turns: totals.unpriced_turns,
+        }
+    }
+}
+
+impl StoryStatus {
+    /// The status as the report writes it: `done`, `failed` or `skipped`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+impl fmt::Display for StoryStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Estimated {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bool(true)
+    }
+}
+
+impl<'de> Deserialize<'de> for Estimated {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if bool::deserialize(deserializer)? {
+            Ok(Self)
+        } else {
+            Err(serde::de::Error::custom(
+                "`estimated` must be true: report figures are always estimates",
+            ))
+        }
+    }
+}
+
+impl JsonSchema for Estimated {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> Cow<'static, str> {
+        "Estimated".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "boolean", "const": true })
+    }
+}
+
+/// A cost is left out of the JSON when unknown or not finite: JSON has no NaN, and `serde_json`
+/// would write `null`.
+#[expect(
+    clippy::ref_option,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
+fn cost_absent(cost: &Option<f64>) -> bool {
+    !cost.is_some_and(f64::is_finite)
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}

@@ -1,0 +1,259 @@
+//! Usage estimation: tokens from character counts, costs from a [`PriceTable`], totals by seat.
+//!
+//! The seats are command-line agents that report no usage, so every figure here is an estimate:
+//! about [`CHARS_PER_TOKEN`] characters a token over each turn's prompt and reply.
+//!
+//! "Characters" are Unicode scalar values (`str::chars`). The reference counted UTF-16 code
+//! units; the two differ only for characters outside the Basic Multilingual Plane (emoji, some
+//! CJK), which count once here and twice there. Either is a rough proxy for a tokenizer; this one
+//! is what Rust strings count natively and does not depend on an encoding.
+
+use std::collections::BTreeMap;
+use std::iter::Sum;
+use std::ops::{Add, AddAssign};
+
+use crate::model::SeatUsage;
+use crate::price::PriceTable;
+
+/// About how many characters make a token.
+pub const CHARS_PER_TOKEN: u64 = 4;
+
+/// Token counts of one turn or many: prompt (input), completion (reply, output) and their total.
+///
+/// Adding saturates at `u64::MAX` rather than wrapping.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Usage {
+    /// Prompt (input) tokens.
+    pub prompt: u64,
+    /// Completion (reply, output) tokens.
+    pub completion: u64,
+    /// `prompt + completion`.
+    pub total: u64,
+}
+
+/// The estimated usage of one turn: `ceil(chars / 4)` tokens each for the prompt and the reply.
+///
+/// ```
+/// let usage = report::estimate_tokens(400, 101);
+/// assert_eq!((usage.prompt, usage.completion, usage.total), (100, 26, 126));
+/// ```
+pub fn estimate_tokens(prompt_chars: u64, reply_chars: u64) -> Usage {
+    let prompt = prompt_chars.div_ceil(CHARS_PER_TOKEN);
+    let completion = reply_chars.div_ceil(CHARS_PER_TOKEN);
+    Usage {
+        prompt,
+        completion,
+        total: prompt.saturating_add(completion),
+    }
+}
+
+/// The number of characters (Unicode scalar values) in `text`, as usage estimates count them.
+///
+/// ```
+/// assert_eq!(report::count_chars("naïve 🦀"), 7);
+/// ```
+pub fn count_chars(text: &str) -> u64 {
+    u64::try_from(text.chars().count()).unwrap_or(u64::MAX)
+}
+
+impl Usage {
+    /// The estimated usage of a turn with this prompt and reply text.
+    pub fn of_text(prompt: &str, reply: &str) -> Self {
+        estimate_tokens(count_chars(prompt), count_chars(reply))
+    }
+}
+
+impl Add for Usage {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            prompt: self.prompt.saturating_add(other.prompt),
+            completion: self.completion.saturating_add(other.completion),
+            total: self.total.saturating_add(other.total),
+        }
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        *self = *self + other;
+    }
+}
+
+/// The estimate of one turn: its usage and, when the seat has a known price, its cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The estimated tokens.
+    pub usage: Usage,
+    /// The estimated cost in dollars, or `None` when the seat has no known price.
+    pub cost_usd: Option<f64>,
+}
+
+/// Usage added up over turns, with the cost summed over the turns that had a price.
+///
+/// A cost is only as good as its least-known turn: [`cost_usd`](Self::cost_usd) is `None` as soon
+/// as one turn had no known price, so a total is never silently an undercount. The partial sum
+/// stays available as [`priced_cost_usd`](Self::priced_cost_usd) with the number of
+/// [`unpriced_turns`](Self::unpriced_turns), for a rendering that says what it leaves out.
+///
+/// ```
+/// use report::{Estimate, UsageTotals, estimate_tokens};
+///
+/// let mut totals = UsageTotals::default();
+/// totals.add(Estimate { usage: estimate_tokens(400, 100), cost_usd: Some(0.002) });
+/// assert_eq!(totals.cost_usd(), Some(0.002));
+/// totals.add(Estimate { usage: estimate_tokens(40, 10), cost_usd: None });
+/// assert_eq!((totals.usage.total, totals.turns), (138, 2));
+/// assert_eq!(totals.cost_usd(), None);
+/// assert_eq!((totals.priced_cost_usd, totals.unpriced_turns), (0.002, 1));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UsageTotals {
+    /// How many turns were added.
+    pub turns: u64,
+    /// Their tokens.
+    pub usage: Usage,
+    /// The cost of the turns that had a known price.
+    pub priced_cost_usd: f64,
+    /// How many turns had no known price.
+    pub unpriced_turns: u64,
+}
+
+impl UsageTotals {
+    /// Adds one turn.
+    pub fn add(&mut self, turn: Estimate) {
+        self.turns = self.turns.saturating_add(1);
+        self.usage += turn.usage;
+        match turn.cost_usd {
+            Some(cost) => self.priced_cost_usd += cost,
+            None => self.unpriced_turns = self.unpriced_turns.saturating_add(1),
+        }
+    }
+
+    /// The total cost, or `None` if any turn had no known price (then the total is unknown, and
+    /// [`priced_cost_usd`](Self::priced_cost_usd) is only a lower bound). No turns cost nothing.
+    pub fn cost_usd(&self) -> Option<f64> {
+        (self.unpriced_turns == 0).then_some(self.priced_cost_usd)
+    }
+
+    /// Whether some turns had a price and some did not.
+    pub fn is_cost_partial(&self) -> bool {
+        self.unpriced_turns > 0 && self.unpriced_turns < self.turns
+    }
+}
+
+impl Add for UsageTotals {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
+        Self {
+            turns: self.turns.saturating_add(other.turns),
+            usage: self.usage + other.usage,
+            priced_cost_usd: self.priced_cost_usd + other.priced_cost_usd,
+            unpriced_turns: self.unpriced_turns.saturating_add(other.unpriced_turns),
+        }
+    }
+}
+
+impl AddAssign for UsageTotals {
+    fn add_assign(&mut self, other: Self) {
+        *self = *self + other;
+    }
+}
+
+impl Sum for UsageTotals {
+    fn sum<I: Iterator<Item = Self>>(iter: I) -> Self {
+        iter.fold(Self::default(), Add::add)
+    }
+}
+
+/// Records the estimated usage of seat turns, by seat, priced from a [`PriceTable`].
+///
+/// One meter per story gives the story's figures ([`totals`](Self::totals)); absorbing the
+/// stories' meters into one ([`absorb`](Self::absorb)) gives the run's usage by seat
+/// ([`seat_usage`](Self::seat_usage)), which the report carries as
+/// [`EpicReport::seats`](crate::EpicReport::seats). Seats iterate in name order.
+///
+/// ```
+/// use report::{PriceTable, UsageMeter};
+///
+/// let mut meter = UsageMeter::new(PriceTable::default());
+/// meter.record("claude", 400, 100); // 125 tokens
+/// meter.record_text("script", "apply the file blocks", "done");
+/// let totals = meter.totals();
+/// assert_eq!((totals.turns, totals.usage.total), (2, 125 + 6 + 1));
+/// assert!(totals.cost_usd().is_some());
+///
+/// meter.record("aider", 40, 40);
+/// assert_eq!(meter.totals().cost_usd(), None, "aider has no known price");
+/// assert_eq!(meter.seat_usage()[0].seat, "aider");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageMeter {
+    prices: PriceTable,
+    seats: BTreeMap<String, UsageTotals>,
+}
+
+impl UsageMeter {
+    /// An empty meter pricing turns from `prices`.
+    pub fn new(prices: PriceTable) -> Self {
+        Self {
+            prices,
+            seats: BTreeMap::new(),
+        }
+    }
+
+    /// Records one turn of `seat` (the name the price table is keyed on: a seat or model name)
+    /// with a prompt and a reply of so many characters, and returns its estimate.
+    pub fn record(&mut self, seat: &str, prompt_chars: u64, reply_chars: u64) -> Estimate {
+        let usage = estimate_tokens(prompt_chars, reply_chars);
+        let turn = Estimate {
+            usage,
+            cost_usd: self.prices.cost_of(seat, &usage),
+        };
+        self.seats.entry(seat.to_owned()).or_default().add(turn);
+        turn
+    }
+
+    /// Records one turn of `seat` with this prompt and reply text.
+    pub fn record_text(&mut self, seat: &str, prompt: &str, reply: &str) -> Estimate {
+        self.record(seat, count_chars(prompt), count_chars(reply))
+    }
+
+    /// Adds every seat's totals of `other` to this meter's (prices were applied when recorded).
+    pub fn absorb(&mut self, other: &UsageMeter) {
+        for (seat, totals) in &other.seats {
+            *self.seats.entry(seat.clone()).or_default() += *totals;
+        }
+    }
+
+    /// The totals over every seat.
+    pub fn totals(&self) -> UsageTotals {
+        self.seats.values().copied().sum()
+    }
+
+    /// The totals of one seat, if it recorded anything.
+    pub fn seat(&self, seat: &str) -> Option<&UsageTotals> {
+        self.seats.get(seat)
+    }
+
+    /// Each seat's totals, in seat-name order.
+    pub fn seats(&self) -> impl Iterator<Item = (&str, &UsageTotals)> {
+        self.seats
+            .iter()
+            .map(|(seat, totals)| (seat.as_str(), totals))
+    }
+
+    /// Each seat's totals as the report carries them, in seat-name order.
+    pub fn seat_usage(&self) -> Vec<SeatUsage> {
+        self.seats()
+            .map(|(seat, totals)| SeatUsage::new(seat, totals))
+            .collect()
+    }
+
+    /// The price table turns are priced from.
+    pub fn prices(&self) -> &PriceTable {
+        &self.prices
+    }
+}

@@ -1,0 +1,86 @@
+//! The durable state of an epic run, and the only code that writes it.
+//!
+//! Everything `epic` must remember between runs, or must not lose in a crash, lives under
+//! `<git-common-dir>/epic/<epic_id>/` ([`EpicDir`]). This crate writes it so that a crash at any
+//! instant leaves it readable:
+//!
+//! - **Versioned JSON documents** ([`Document`], [`save`], [`load`]) inside the envelope
+//!   `{"version":N,"data":…}`, such as each story's [`StoryState`]. A save replaces the file
+//!   atomically ([`write_atomic`]: temp file, `sync_all`, rename, directory fsync), so a reader
+//!   sees the old document or the new, never a torn one. A load checks the version: a newer one
+//!   is refused rather than misread ([`LoadError::TooNew`]), an older one needs a migration, and
+//!   a save refuses to overwrite a newer file ([`SaveError::TooNew`]) rather than lose it.
+//! - **The epic lock** ([`EpicLock`]): one run per epic at a time, held through an OS advisory
+//!   lock that dies with its holder, so a killed run never blocks the next.
+//! - **The event log** ([`EventLog`], [`read_all`]): JSON lines appended whole; a line torn by
+//!   a crash is skipped on reading and never glued to the next one.
+//!
+//! It is synchronous and knows nothing of git: callers pass the git common dir as a path.
+//!
+//! ```
+//! use state_store::{EpicDir, EpicLock, StoryState, StoryStatus, load, save};
+//!
+//! let git = tempfile::tempdir()?; // stands for `git rev-parse --git-common-dir`
+//! let dir = EpicDir::new(git.path(), "checkout")?;
+//! let _lock = EpicLock::acquire(&dir)?; // held until the run ends
+//!
+//! let path = dir.story_state("cart-api")?;
+//! assert_eq!(load::<StoryState>(&path)?, None); // never started
+//! let mut state = StoryState {
+//!     id: "cart-api".into(),
+//!     hash: "9f86d081".into(),
+//!     branch: "story/checkout/cart-api".into(),
+//!     worktree: "/src/shop.worktrees/checkout/cart-api".into(),
+//!     status: StoryStatus::Started,
+//! };
+//! save(&path, &state)?;
+//! state.status = StoryStatus::Merged;
+//! save(&path, &state)?;
+//! assert_eq!(load::<StoryState>(&path)?, Some(state));
+//! assert_eq!(dir.story_ids()?, ["cart-api"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Documents defined elsewhere
+//!
+//! A crate that cannot implement [`Document`] for its own type (the report model lives in a crate
+//! that does not depend on this one) wraps it in a transparent newtype:
+//!
+//! ```
+//! # use schemars::JsonSchema;
+//! # use serde::{Deserialize, Serialize};
+//! # #[derive(Serialize, Deserialize, JsonSchema)]
+//! # struct EpicReport { epic_id: String }
+//! #[derive(Serialize, Deserialize, JsonSchema)]
+//! #[serde(transparent)]
+//! struct ReportDocument(EpicReport);
+//!
+//! impl state_store::Document for ReportDocument {
+//!     const NAME: &'static str = "report";
+//!     const VERSION: u32 = 1;
+//!     const REMEDY: &'static str = "remove it; the next run writes a new one";
+//! }
+//! ```
+
+#![warn(missing_docs)]
+
+mod atomic;
+mod document;
+mod events;
+mod layout;
+mod lock;
+mod story;
+mod time;
+
+pub use atomic::{WriteError, write_atomic};
+pub use document::{
+    Document, DocumentKind, EnvelopeProblem, LoadError, Location, MigrateError, SaveError, encode,
+    envelope_schema, load, save,
+};
+pub use events::{
+    AppendError, EventLog, Events, OpenLogError, ReadLogError, SkippedLine, TornTail, read_all,
+};
+pub use layout::{EpicDir, IdKind, ListError, UnsafeId};
+pub use lock::{EpicLock, Holder, LockError};
+pub use story::{StoryState, StoryStatus, state_schema};
+pub use time::{now_rfc3339, rfc3339};

@@ -1,0 +1,77 @@
+//! The durable state of one story, `stories/<id>.json`.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::document::{Document, envelope_schema};
+
+/// What a rerun needs to know about a story it met before: which plan entry it started from,
+/// where its work is, and how far it got.
+///
+/// Kept at `stories/<id>.json` ([`EpicDir::story_state`](crate::EpicDir::story_state)) inside
+/// the versioned envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(title = "StoryState")]
+pub struct StoryState {
+    /// The story's id in the plan.
+    pub id: String,
+    /// The story hash of the plan entry the branch was cut for; a rerun whose plan entry hashes
+    /// differently starts the story over.
+    pub hash: String,
+    /// The story branch, `story/<epic_id>/<story_id>`.
+    pub branch: String,
+    /// The absolute path of the story's worktree (it may since have been removed).
+    pub worktree: PathBuf,
+    /// How far the story got.
+    pub status: StoryStatus,
+}
+
+/// How far a story got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StoryStatus {
+    /// Its branch and worktree exist; a rerun resumes it on its branch.
+    Started,
+    /// It is merged into the epic branch; a rerun skips it.
+    Merged,
+    /// It failed; a rerun resumes it on its branch.
+    Failed,
+}
+
+impl StoryStatus {
+    /// The status as the file spells it: `started`, `merged` or `failed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Started => "started",
+            Self::Merged => "merged",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+impl fmt::Display for StoryStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Document for StoryState {
+    const NAME: &'static str = "story state";
+    const VERSION: u32 = 1;
+    const REMEDY: &'static str = "remove it to start that story over";
+}
+
+/// The JSON Schema of a story state file (what `epic schema state` prints): the versioned
+/// envelope around [`StoryState`].
+///
+/// ```
+/// let schema = state_store::state_schema();
+/// assert_eq!(schema["properties"]["version"]["const"], 1);
+/// assert_eq!(schema["required"], serde_json::json!(["version", "data"]));
+/// ```
+pub fn state_schema() -> serde_json::Value {
+    envelope_schema::<StoryState>()
+}

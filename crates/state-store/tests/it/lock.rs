@@ -1,0 +1,148 @@
+//! The epic lock: one holder at a time, named when refused, released by death.
+
+use std::time::Duration;
+
+use state_store::{EpicDir, EpicLock, Holder, LockError};
+
+use crate::support::{spawn_helper, wait_for};
+
+const GIT_ENV: &str = "STATE_STORE_TEST_LOCK_GIT";
+
+fn epic(git: &tempfile::TempDir) -> EpicDir {
+    EpicDir::new(git.path(), "checkout").expect("a valid epic id")
+}
+
+fn held_by(result: Result<EpicLock, LockError>) -> (Holder, String) {
+    match result {
+        Err(error @ LockError::Held { .. }) => {
+            let message = error.to_string();
+            let LockError::Held {
+                holder: Some(holder),
+                ..
+            } = error
+            else {
+                panic!("the holder did not record itself: {message}");
+            };
+            (holder, message)
+        }
+        Err(other) => panic!("expected Held, got {other:?}"),
+        Ok(_) => panic!("expected Held, but the lock was granted"),
+    }
+}
+
+#[test]
+fn second_acquire_in_the_same_process_is_refused_with_the_holder() {
+    let git = tempfile::tempdir().unwrap();
+    let dir = epic(&git);
+    let lock = EpicLock::acquire(&dir).unwrap();
+    assert_eq!(lock.path(), dir.lock());
+
+    let (holder, message) = held_by(EpicLock::acquire(&dir));
+    assert_eq!(&holder, lock.holder_record());
+    assert_eq!(holder.pid, std::process::id());
+    assert!(!holder.host.is_empty());
+    assert!(!holder.command.is_empty());
+    for part in [
+        format!("epic lock `{}` is held by", dir.lock().display()),
+        format!("pid {}", holder.pid),
+        format!("on host `{}`", holder.host),
+        format!("since {}", holder.started_at),
+        "wait for it to finish or stop it".to_owned(),
+    ] {
+        assert!(message.contains(&part), "{part:?} not in {message:?}");
+    }
+}
+
+#[test]
+fn dropping_the_lock_releases_it() {
+    let git = tempfile::tempdir().unwrap();
+    let dir = epic(&git);
+    let lock = EpicLock::acquire(&dir).unwrap();
+    drop(lock);
+    let again = EpicLock::acquire(&dir).unwrap();
+    drop(again);
+    // The file stays (removing it would race), emptied of its record.
+    assert_eq!(std::fs::read_to_string(dir.lock()).unwrap(), "");
+}
+
+#[test]
+fn holder_reports_the_live_holder_only() {
+    let git = tempfile::tempdir().unwrap();
+    let dir = epic(&git);
+    assert_eq!(EpicLock::holder(&dir).unwrap(), None, "no lock file yet");
+
+    let lock = EpicLock::acquire(&dir).unwrap();
+    let holder = EpicLock::holder(&dir).unwrap().expect("held");
+    assert_eq!(&holder, lock.holder_record());
+    // Probing does not disturb the holder.
+    assert!(EpicLock::acquire(&dir).is_err());
+    drop(lock);
+    assert_eq!(EpicLock::holder(&dir).unwrap(), None);
+
+    // A record without a lock (a holder that died) is no holder.
+    let stale = serde_json::to_string(&holder).unwrap();
+    std::fs::write(dir.lock(), stale).unwrap();
+    assert_eq!(EpicLock::holder(&dir).unwrap(), None);
+    let _lock = EpicLock::acquire(&dir).unwrap();
+}
+
+#[test]
+fn holder_record_is_json() {
+    let git = tempfile::tempdir().unwrap();
+    let dir = epic(&git);
+    let _lock = EpicLock::acquire(&dir).unwrap();
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.lock()).unwrap()).unwrap();
+    assert_eq!(record["pid"], std::process::id());
+    let started_at = record["started_at"].as_str().unwrap();
+    assert_eq!(
+        started_at.len(),
+        "2026-08-01T09:30:00Z".len(),
+        "{started_at}"
+    );
+    assert!(started_at.ends_with('Z'), "{started_at}");
+    assert!(record["host"].is_string());
+    assert!(record["command"].is_array());
+}
+
+/// Helper, not a test: when run by [`a_killed_holder_does_not_block_the_next_run`], takes the
+/// lock and holds it until killed (or a minute passes, should its parent have died).
+#[test]
+#[ignore = "helper process of a_killed_holder_does_not_block_the_next_run"]
+fn lock_holder_child() {
+    let Some(git) = std::env::var_os(GIT_ENV) else {
+        return;
+    };
+    let dir = EpicDir::new(git, "checkout").unwrap();
+    let _lock = EpicLock::acquire(&dir).unwrap();
+    std::thread::sleep(Duration::from_mins(1));
+}
+
+#[test]
+fn a_killed_holder_does_not_block_the_next_run() {
+    let git = tempfile::tempdir().unwrap();
+    let dir = epic(&git);
+    let mut child = spawn_helper(
+        "lock::lock_holder_child",
+        &[(GIT_ENV, git.path().as_os_str())],
+    );
+    let pid = child.id();
+    let holder = wait_for(&mut child, Duration::from_secs(20), || {
+        EpicLock::holder(&dir).ok().flatten()
+    });
+    assert_eq!(holder.pid, pid);
+
+    let (refused_by, message) = held_by(EpicLock::acquire(&dir));
+    assert_eq!(refused_by, holder);
+    assert!(
+        message.contains(&format!("pid {pid} on host `")),
+        "{message}"
+    );
+
+    child.kill().unwrap(); // SIGKILL: no destructor, no cleanup, only the OS
+    child.wait().unwrap();
+
+    assert_eq!(EpicLock::holder(&dir).unwrap(), None);
+    let lock = EpicLock::acquire(&dir).unwrap();
+    assert_eq!(lock.holder_record().pid, std::process::id());
+}

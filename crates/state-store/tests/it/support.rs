@@ -1,0 +1,140 @@
+//! Shared helpers: sample documents, temp files, and re-running this binary as a child process.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use state_store::{Document, StoryState, StoryStatus};
+
+/// A story state as a run would write it.
+pub(crate) fn story(id: &str, status: StoryStatus) -> StoryState {
+    StoryState {
+        id: id.to_owned(),
+        hash: "5e3c0f6a9b1d2e47".to_owned(),
+        branch: format!("story/checkout/{id}"),
+        worktree: PathBuf::from(format!("/src/shop.worktrees/checkout/{id}")),
+        status,
+    }
+}
+
+/// A document whose every byte depends on its counter, so a torn or mixed file cannot pass for a
+/// whole one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Counter {
+    pub(crate) n: u64,
+    pub(crate) payload: String,
+}
+
+impl Counter {
+    /// Counter `n`, with about 4 KiB of payload (several pages, so a write is rarely one step).
+    pub(crate) fn new(n: u64) -> Self {
+        Self {
+            n,
+            payload: format!("{n:016x}").repeat(256),
+        }
+    }
+}
+
+impl Document for Counter {
+    const NAME: &'static str = "counter";
+    const VERSION: u32 = 3;
+}
+
+/// The temp files of `target` in its directory.
+pub(crate) fn temp_files(target: &Path) -> Vec<String> {
+    let name = target.file_name().expect("a file name").to_string_lossy();
+    let prefix = format!(".{name}.");
+    let dir = target.parent().expect("a directory");
+    let mut temps: Vec<String> = std::fs::read_dir(dir)
+        .expect("list the directory")
+        .map(|entry| entry.expect("a directory entry").file_name())
+        .filter(|entry| Path::new(entry).extension().is_some_and(|ext| ext == "tmp"))
+        .map(|entry| entry.to_string_lossy().into_owned())
+        .filter(|entry| entry.starts_with(&prefix))
+        .collect();
+    temps.sort();
+    temps
+}
+
+/// Runs the ignored helper test `name` (a full path such as `atomic::writer_child`) of this
+/// test binary in a child process, with `env` telling it what to do.
+///
+/// Works under `cargo test` and `cargo nextest run` alike: both run the same libtest binary,
+/// which accepts the filter and flags below.
+pub(crate) fn spawn_helper(name: &str, env: &[(&str, &OsStr)]) -> Child {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut command = Command::new(exe);
+    command
+        .args([name, "--exact", "--include-ignored", "--nocapture"])
+        .args(["--test-threads", "1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.spawn().expect("spawn the test binary as a helper")
+}
+
+/// Polls `probe` until it returns `Some`, failing the test after `limit`; kills `child` first so
+/// a failure leaves no process behind.
+pub(crate) fn wait_for<T>(
+    child: &mut Child,
+    limit: Duration,
+    mut probe: impl FnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(found) = probe() {
+            return found;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("helper process exited early with {status}");
+        }
+        if Instant::now() > deadline {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("helper process did not get ready within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// A small deterministic generator (xorshift64*), seeded from the clock; failures name the seed
+/// ([`Rng::seed`]) so a sequence of kill instants can be replayed with `STATE_STORE_SEED`.
+pub(crate) struct Rng {
+    seed: u64,
+    state: u64,
+}
+
+impl Rng {
+    pub(crate) fn from_env_or_clock() -> Self {
+        let seed = std::env::var("STATE_STORE_SEED")
+            .ok()
+            .and_then(|seed| seed.parse().ok())
+            .unwrap_or_else(|| {
+                let since = SystemTime::now().duration_since(UNIX_EPOCH);
+                since.map_or(1, |since| since.as_secs() ^ u64::from(since.subsec_nanos()))
+            });
+        Self {
+            seed,
+            state: seed | 1,
+        }
+    }
+
+    /// The seed, to name in failure messages.
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// A number in `0..bound`.
+    pub(crate) fn below(&mut self, bound: u64) -> u64 {
+        self.state ^= self.state >> 12;
+        self.state ^= self.state << 25;
+        self.state ^= self.state >> 27;
+        self.state.wrapping_mul(0x2545_f491_4f6c_dd1d) % bound
+    }
+}
