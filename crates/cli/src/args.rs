@@ -193,6 +193,10 @@ pub(crate) struct SchemaArgs {
 pub(crate) enum SchemaName {
     /// The plan file (`epic validate`, `epic graph`, `epic run`)
     Plan,
+    /// A story's state file, `<git-dir>/epic/<epic>/stories/<id>.json`
+    State,
+    /// The report of a run, `<git-dir>/epic/<epic>/report.json`
+    Report,
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@
 //! that report no usage; every rendering says so. A [`UsageMeter`] adds up a story's turns by
 //! seat; a cost is only reported when every turn had a known price.
 //!
-//! The crate is pure: no I/O and no clock. Times are [`Timestamp`]s the caller passes in, and the
-//! critical path is the caller's too (story-plan's `ValidPlan::critical_path`).
+//! The crate is pure: no I/O and no clock. Times are [`Timestamp`]s (jiff's) the caller passes
+//! in, and the critical path is the caller's too (story-plan's `ValidPlan::critical_path`).
 //!
 //! ```
 //! use report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter, render_markdown};
@@ -55,7 +55,6 @@ mod format;
 mod markdown;
 mod model;
 mod price;
-mod time;
 mod timeline;
 mod usage;
 
@@ -63,11 +62,17 @@ pub use format::{format_duration, format_usd, round_half_away};
 pub use markdown::render_markdown;
 pub use model::{EpicReport, Estimated, SeatUsage, StoryOutcome, StoryStatus};
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
-pub use time::{Timestamp, TimestampError};
 pub use timeline::{Span, Timeline};
 pub use usage::{
     CHARS_PER_TOKEN, Estimate, Usage, UsageMeter, UsageTotals, count_chars, estimate_tokens,
 };
+
+/// The instant type of a story's start and finish: [`jiff::Timestamp`], re-exported so callers
+/// name it without depending on jiff themselves.
+///
+/// It parses RFC 3339 text with any offset (`"2026-03-01T10:30:00+01:00".parse()`), and prints
+/// and serialises in UTC (`2026-03-01T09:30:00Z`, a fraction only when there is one).
+pub use jiff::Timestamp;
 
 /// The version of the report document, carried by its `{"version":N,"data":…}` envelope.
 pub const REPORT_VERSION: u32 = 1;

@@ -2,6 +2,10 @@
 
 use std::collections::BTreeSet;
 
+use jiff::Timestamp;
+use jiff::fmt::strtime;
+use jiff::tz::Offset;
+
 use crate::format::{format_duration, format_usd, round_half_away};
 use crate::model::{EpicReport, StoryOutcome, StoryStatus};
 use crate::timeline::Timeline;
@@ -189,8 +193,8 @@ fn timeline_section(report: &EpicReport, timeline: &Timeline<'_>, lines: &mut Ve
     lines.push(format!(
         "- Makespan: {} (from {} to {})",
         format_duration(makespan),
-        inline(timeline.start().as_str()),
-        inline(timeline.finish().as_str()),
+        inline(&timeline.start().to_string()),
+        inline(&timeline.finish().to_string()),
     ));
     if let Some(parallelism) = timeline.parallelism() {
         lines.push(format!(
@@ -207,7 +211,7 @@ fn timeline_section(report: &EpicReport, timeline: &Timeline<'_>, lines: &mut Ve
         .spans()
         .iter()
         .filter_map(|span| {
-            let (start, finish) = (span.start.mermaid_utc()?, span.finish.mermaid_utc()?);
+            let (start, finish) = (mermaid_utc(span.start)?, mermaid_utc(span.finish)?);
             let mut tags = Vec::new();
             if span.story.status == StoryStatus::Done {
                 tags.push("done");
@@ -241,6 +245,16 @@ fn timeline_section(report: &EpicReport, timeline: &Timeline<'_>, lines: &mut Ve
     lines.extend(bars);
     lines.push("```".into());
     lines.push(String::new());
+}
+
+/// The instant in UTC as Mermaid's `YYYY-MM-DD HH:mm:ss.SSS` (milliseconds truncated), or `None`
+/// before year 0, which that format cannot write.
+fn mermaid_utc(at: Timestamp) -> Option<String> {
+    let utc = Offset::UTC.to_datetime(at);
+    if utc.year() < 0 {
+        return None;
+    }
+    strtime::format("%Y-%m-%d %H:%M:%S%.3f", utc).ok()
 }
 
 fn money(cost: f64) -> String {
@@ -347,6 +361,20 @@ mod tests {
         assert_eq!(code_or_missing("`a``"), "``` `a`` ```");
         assert_eq!(code_or_missing("a|b"), "`a\\|b`");
         assert_eq!(code_or_missing(" \n"), "—");
+    }
+
+    #[test]
+    fn mermaid_form_is_utc_with_milliseconds() {
+        let at = |text: &str| text.parse::<Timestamp>().unwrap();
+        assert_eq!(
+            mermaid_utc(at("2026-03-01T10:30:00.123999+01:00")).as_deref(),
+            Some("2026-03-01 09:30:00.123")
+        );
+        assert_eq!(
+            mermaid_utc(at("2026-03-01T09:30:00Z")).as_deref(),
+            Some("2026-03-01 09:30:00.000")
+        );
+        assert_eq!(mermaid_utc(at("0000-01-01T00:00:00+01:00")), None);
     }
 
     #[test]

@@ -8,8 +8,9 @@ use std::time::Duration;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::time::Timestamp;
-use crate::timeline::Timeline;
+use jiff::Timestamp;
+
+use crate::timeline::{Timeline, elapsed};
 use crate::usage::UsageTotals;
 
 /// The report of one run of an epic: every story of the plan, in plan order, with its outcome.
@@ -82,11 +83,11 @@ pub struct StoryOutcome {
     pub estimated_cost_usd: Option<f64>,
     /// When the story started (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "startedAt")]
-    #[schemars(with = "Timestamp")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub started_at: Option<Timestamp>,
     /// When the story finished: merged, failed (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "finishedAt")]
-    #[schemars(with = "Timestamp")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
     pub finished_at: Option<Timestamp>,
 }
 
@@ -304,9 +305,7 @@ impl StoryOutcome {
 
     /// How long it ran, when it has a start and a finish no earlier than the start.
     pub fn duration(&self) -> Option<Duration> {
-        self.finished_at
-            .as_ref()?
-            .duration_since(self.started_at.as_ref()?)
+        elapsed(self.started_at?, self.finished_at?)
     }
 
     /// The estimated cost, when it is a finite number.

@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
+use jiff::Timestamp;
+
 use crate::model::{EpicReport, StoryOutcome};
-use crate::time::Timestamp;
 
 /// When the stories of a report ran: each story with a start and a finish no earlier than it.
 ///
@@ -29,8 +30,8 @@ use crate::time::Timestamp;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timeline<'a> {
     spans: Vec<Span<'a>>,
-    start: &'a Timestamp,
-    finish: &'a Timestamp,
+    start: Timestamp,
+    finish: Timestamp,
 }
 
 /// One story's run on a [`Timeline`].
@@ -39,9 +40,9 @@ pub struct Span<'a> {
     /// The story.
     pub story: &'a StoryOutcome,
     /// When it started.
-    pub start: &'a Timestamp,
+    pub start: Timestamp,
     /// When it finished.
-    pub finish: &'a Timestamp,
+    pub finish: Timestamp,
     /// How long it ran.
     pub duration: Duration,
 }
@@ -53,12 +54,12 @@ impl<'a> Timeline<'a> {
             .stories
             .iter()
             .filter_map(|story| {
-                let (start, finish) = (story.started_at.as_ref()?, story.finished_at.as_ref()?);
+                let (start, finish) = (story.started_at?, story.finished_at?);
                 Some(Span {
                     story,
                     start,
                     finish,
-                    duration: finish.duration_since(start)?,
+                    duration: elapsed(start, finish)?,
                 })
             })
             .collect();
@@ -77,18 +78,18 @@ impl<'a> Timeline<'a> {
     }
 
     /// The earliest start.
-    pub fn start(&self) -> &'a Timestamp {
+    pub fn start(&self) -> Timestamp {
         self.start
     }
 
     /// The latest finish.
-    pub fn finish(&self) -> &'a Timestamp {
+    pub fn finish(&self) -> Timestamp {
         self.finish
     }
 
     /// From the earliest start to the latest finish.
     pub fn makespan(&self) -> Duration {
-        self.finish.duration_since(self.start).unwrap_or_default()
+        elapsed(self.start, self.finish).unwrap_or_default()
     }
 
     /// The sum of the stories' durations.
@@ -104,4 +105,9 @@ impl<'a> Timeline<'a> {
         let makespan = self.makespan();
         (!makespan.is_zero()).then(|| self.busy().as_secs_f64() / makespan.as_secs_f64())
     }
+}
+
+/// How long after `start` `finish` is, or `None` if it is before `start`.
+pub(crate) fn elapsed(start: Timestamp, finish: Timestamp) -> Option<Duration> {
+    Duration::try_from(finish.duration_since(start)).ok()
 }

@@ -70,7 +70,6 @@ mod events;
 mod layout;
 mod lock;
 mod story;
-mod time;
 
 pub use atomic::{WriteError, write_atomic};
 pub use document::{
@@ -81,6 +80,5 @@ pub use events::{
     AppendError, EventLog, Events, OpenLogError, ReadLogError, SkippedLine, TornTail, read_all,
 };
 pub use layout::{EpicDir, IdKind, ListError, UnsafeId};
-pub use lock::{EpicLock, Holder, LockError};
+pub use lock::{EpicLock, Holder, LockError, now_rfc3339, rfc3339};
 pub use story::{StoryState, StoryStatus, state_schema};
-pub use time::{now_rfc3339, rfc3339};

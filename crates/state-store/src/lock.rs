@@ -14,12 +14,12 @@ use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::layout::EpicDir;
-use crate::time::now_rfc3339;
 
 /// How long a reader waits for a fresh holder to record itself before calling it unknown: the
 /// holder writes its record right after locking, so this is only ever waited out when the holder
@@ -70,6 +70,34 @@ impl fmt::Display for Holder {
         }
         Ok(())
     }
+}
+
+/// Formats `time` as an RFC 3339 UTC timestamp to the second, such as `2026-08-01T09:30:00Z`: the
+/// form of the lock's `started_at` (and of the events' `at`).
+///
+/// Fractions of a second are dropped, towards the past also before 1970
+/// (`1969-12-31T23:59:59Z`), never rounded up. A time beyond jiff's range (about years -9999 to
+/// 9999) is written as the end of that range.
+///
+/// ```
+/// use std::time::{Duration, UNIX_EPOCH};
+///
+/// let time = UNIX_EPOCH + Duration::from_secs(1_785_576_600);
+/// assert_eq!(state_store::rfc3339(time), "2026-08-01T09:30:00Z");
+/// ```
+pub fn rfc3339(time: SystemTime) -> String {
+    let at = Timestamp::try_from(time).unwrap_or(if time < UNIX_EPOCH {
+        Timestamp::MIN
+    } else {
+        Timestamp::MAX
+    });
+    // Precision 0 prints the UTC civil time without its fraction: truncation towards the past.
+    format!("{at:.0}")
+}
+
+/// The current instant as [`rfc3339`] writes it.
+pub fn now_rfc3339() -> String {
+    rfc3339(SystemTime::now())
 }
 
 /// The host name: the kernel's, else `/etc/hostname`, else `unknown`.

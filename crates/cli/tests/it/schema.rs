@@ -29,7 +29,10 @@ fn unknown_schema_names_are_usage_errors() {
     let run = Dir::new().run(&["schema", "nonsense"]);
     run.assert_code(2);
     assert_eq!(run.stdout, "");
-    assert!(run.stderr.contains("possible values: plan"), "{run}");
+    assert!(
+        run.stderr.contains("possible values: plan, state, report"),
+        "{run}"
+    );
 }
 
 #[test]
@@ -42,4 +45,30 @@ fn graph_formats_are_refused() {
             .starts_with("error: `epic schema` cannot print --format dot\n"),
         "{run}"
     );
+}
+
+#[test]
+fn state_and_report_schemas_describe_the_versioned_envelope() {
+    let dir = Dir::new();
+    for (name, title, data_field) in [
+        ("state", "story state document", "status"),
+        ("report", "report document", "stories"),
+    ] {
+        let run = dir.run(&["schema", name]);
+        run.assert_code(0);
+        let schema = run.json();
+        assert_eq!(schema["title"], title, "{schema:#}");
+        assert_eq!(schema["properties"]["version"]["const"], 1, "{schema:#}");
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["version", "data"]),
+            "{schema:#}"
+        );
+        // `data` refers to the document's own definition, which names its fields.
+        let text = run.stdout.clone();
+        assert!(
+            text.contains(&format!("\"{data_field}\"")),
+            "{name}: {text}"
+        );
+    }
 }

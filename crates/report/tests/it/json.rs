@@ -130,8 +130,9 @@ fn refuses_what_the_contract_rules_out() {
     );
     let bad_time =
         serde_json::from_str::<EpicReport>(&base("true", "done", "yesterday")).unwrap_err();
+    // jiff's message: "failed to parse four digit integer as year: … got y at line 2 column 88".
     assert!(
-        bad_time.to_string().contains("not an RFC 3339 timestamp"),
+        bad_time.is_data() && bad_time.to_string().contains("year"),
         "{bad_time}"
     );
 }

@@ -16,8 +16,8 @@ fn diamond_timeline() {
         .map(|s| s.story.id.as_str())
         .collect();
     assert_eq!(ids, ["a", "b", "c", "d"], "plan order");
-    assert_eq!(timeline.start(), &nine(0, 0));
-    assert_eq!(timeline.finish(), &nine(14, 0));
+    assert_eq!(timeline.start(), nine(0, 0));
+    assert_eq!(timeline.finish(), nine(14, 0));
     assert_eq!(timeline.makespan(), Duration::from_mins(14));
     assert_eq!(timeline.busy(), Duration::from_secs(17 * 60 + 28));
     let parallelism = timeline.parallelism().unwrap();
@@ -29,7 +29,7 @@ fn stories_without_both_times_are_left_out() {
     let report = diamond_with_failure();
     let timeline = Timeline::of(&report).unwrap();
     assert_eq!(timeline.spans().len(), 3, "d never ran");
-    assert_eq!(timeline.finish(), &nine(21, 5));
+    assert_eq!(timeline.finish(), nine(21, 5));
 }
 
 #[test]

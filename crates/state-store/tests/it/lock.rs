@@ -1,8 +1,8 @@
 //! The epic lock: one holder at a time, named when refused, released by death.
 
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
-use state_store::{EpicDir, EpicLock, Holder, LockError};
+use state_store::{EpicDir, EpicLock, Holder, LockError, rfc3339};
 
 use crate::support::{spawn_helper, wait_for};
 
@@ -103,6 +103,43 @@ fn holder_record_is_json() {
     assert!(started_at.ends_with('Z'), "{started_at}");
     assert!(record["host"].is_string());
     assert!(record["command"].is_array());
+}
+
+#[test]
+fn rfc3339_is_utc_to_the_second() {
+    let at = |seconds: i64| {
+        let magnitude = Duration::from_secs(seconds.unsigned_abs());
+        rfc3339(if seconds >= 0 {
+            UNIX_EPOCH + magnitude
+        } else {
+            UNIX_EPOCH - magnitude
+        })
+    };
+    assert_eq!(at(0), "1970-01-01T00:00:00Z");
+    assert_eq!(at(-1), "1969-12-31T23:59:59Z");
+    assert_eq!(at(1_709_251_199), "2024-02-29T23:59:59Z");
+    assert_eq!(at(1_785_576_600), "2026-08-01T09:30:00Z");
+}
+
+#[test]
+fn rfc3339_truncates_fractions_towards_the_past() {
+    assert_eq!(
+        rfc3339(UNIX_EPOCH - Duration::from_millis(500)),
+        "1969-12-31T23:59:59Z"
+    );
+    assert_eq!(
+        rfc3339(UNIX_EPOCH + Duration::from_millis(1_500)),
+        "1970-01-01T00:00:01Z"
+    );
+}
+
+#[test]
+fn rfc3339_clamps_what_jiff_cannot_hold() {
+    let far = Duration::from_hours(24 * 400_000_000); // about a million years
+    let late = rfc3339(UNIX_EPOCH + far);
+    assert!(late.starts_with("9999-12-"), "{late}");
+    let early = rfc3339(UNIX_EPOCH - far);
+    assert!(early.starts_with("-009999-01-"), "{early}");
 }
 
 /// Helper, not a test: when run by [`a_killed_holder_does_not_block_the_next_run`], takes the
