@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
+use crate::config::{Config, Count, NonBlank, Schedule, Seat, Seconds};
 use crate::error::{CliError, Kind, Message};
 
 const ABOUT: &str = "Run the stories of an epic in parallel with coding agents.";
@@ -20,16 +21,20 @@ merges a story into the epic branch only once its checks pass.";
 
 const EXAMPLES: &str = "\
 Examples:
+  epic init                             write a commented epic.toml and an example plan
   epic validate plan.md                 check a plan and list every violation
   epic graph plan.md                    show the waves and the critical path
   epic graph --format mermaid plan.md   draw the dependency graph as a Mermaid flowchart
+  epic status                           each story's state, and whether a run is going on
+  epic report --format json             the last run's report, for scripts
   epic schema plan                      print the JSON Schema of a plan file";
 
 const EXIT_STATUS: &str = "\
 Exit status:
   0    success (the plan is valid)
   1    the plan has violations
-  2    bad usage, or an unreadable or unparsable plan
+  2    bad usage, an unreadable or unparsable plan, a bad epic.toml, not a repository, no such
+       epic or report, or a file `epic init` would overwrite
   3    another run holds the epic's lock
   130  interrupted";
 
@@ -62,7 +67,8 @@ pub(crate) struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     pub(crate) repo: Option<PathBuf>,
 
-    /// How to print the command's data: text or json; `graph` also prints mermaid and dot
+    /// How to print the command's data: text or json; `graph` also prints mermaid and dot,
+    /// `report` md
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
 
@@ -90,6 +96,8 @@ pub(crate) enum Format {
     Mermaid,
     /// A Graphviz digraph (graph only)
     Dot,
+    /// Markdown (report only)
+    Md,
 }
 
 impl Format {
@@ -99,6 +107,7 @@ impl Format {
             Self::Json => "json",
             Self::Mermaid => "mermaid",
             Self::Dot => "dot",
+            Self::Md => "md",
         }
     }
 }
@@ -140,6 +149,10 @@ impl GlobalArgs {
 
 /// The commands.
 #[derive(Debug, Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per process; boxing would only obscure the declarations"
+)]
 pub(crate) enum Command {
     /// Check a plan and list every violation
     #[command(
@@ -167,8 +180,224 @@ pub(crate) enum Command {
     Graph(PlanArgs),
 
     /// Print the JSON Schema of a document epic reads or writes
-    #[command(after_help = "Examples:\n  epic schema plan > plan.schema.json")]
+    #[command(after_help = "Examples:\n  epic schema plan > plan.schema.json\n  \
+                            epic schema config > epic.schema.json")]
     Schema(SchemaArgs),
+
+    /// Show each story's state, and whether a run is going on
+    #[command(
+        long_about = "Show each story's state in the repository's epic state directory \
+                      (<git-common-dir>/epic/<epic>/): started, merged or failed, its branch and \
+                      worktree; whether a run holds the epic's lock (and which process); and, when \
+                      a run has finished, each story's outcome in its report. Reads only: safe \
+                      while a run is going. Without EPIC: the only epic that has run here, or a \
+                      list of them.\n\n\
+                      --format json prints {\"epic_id\", \"running\", \"holder\": {\"pid\", \
+                      \"host\", \"started_at\", \"command\"} or null, \"stories\": [{\"id\", \
+                      \"status\", \"branch\", \"worktree\", \"outcome\", \"reason\"}], \
+                      \"report\": {\"epic_branch\", \"done\", \"failed\", \"skipped\"} or null}; \
+                      without EPIC and with several epics, {\"epics\": [{\"epic_id\", \
+                      \"running\"}]}.",
+        after_help = "Examples:\n  \
+                      epic status\n  \
+                      epic status checkout --format json | jq -r '.stories[] | \"\\(.id) \\(.status)\"'"
+    )]
+    Status(EpicArgs),
+
+    /// Print the last report of an epic's run
+    #[command(
+        long_about = "Print the report the last run of an epic wrote: Markdown (report.md) by \
+                      default or with --format md, the report's JSON data (report.json's \
+                      \"data\") with --format json. Token and cost figures are estimates. Exits 2 \
+                      when the epic has no report yet.",
+        after_help = "Examples:\n  \
+                      epic report\n  \
+                      epic report checkout --format json | jq '.stories[] | select(.status != \"done\")'"
+    )]
+    Report(EpicArgs),
+
+    /// Show the options `epic run` would use: epic.toml with the flags over it
+    #[command(
+        long_about = "Show the options `epic run` would use, and where each comes from: a flag, \
+                      epic.toml at the repository root, or the default. Takes the same options as \
+                      `epic run`, so it checks a command line and the config file without running \
+                      anything. Exits 2 when epic.toml is invalid or no coder seat is set. \
+                      --format json prints the resolved options with the config file's keys \
+                      (timeouts in seconds).",
+        after_help = "Examples:\n  \
+                      epic config\n  \
+                      epic config --coder claude --concurrency 6 --format json"
+    )]
+    Config(ConfigArgs),
+
+    /// Write a commented epic.toml and an example plan at the repository root
+    #[command(
+        long_about = "Write epic.toml (every option of `epic run`, commented out, with its default \
+                      and what it does) and epic-plan.md (an example plan to edit) at the \
+                      repository root. Never overwrites: exits 2 if either file exists.",
+        after_help = "Examples:\n  epic init\n  epic init --repo ../shop"
+    )]
+    Init,
+
+    /// Print shell completions
+    #[command(
+        long_about = "Print the completion script of a shell to stdout.",
+        after_help = "Examples:\n  \
+                      epic completions bash > ~/.local/share/bash-completion/completions/epic\n  \
+                      epic completions zsh > ~/.zfunc/_epic\n  \
+                      epic completions fish > ~/.config/fish/completions/epic.fish"
+    )]
+    Completions(CompletionsArgs),
+}
+
+/// The epic a command reads the state of.
+#[derive(Debug, Args)]
+pub(crate) struct EpicArgs {
+    /// The epic's id [default: the only epic that has run in this repository]
+    #[arg(value_name = "EPIC")]
+    pub(crate) epic: Option<String>,
+}
+
+/// `epic config [RUN OPTIONS]`.
+#[derive(Debug, Args)]
+pub(crate) struct ConfigArgs {
+    /// The options of `epic run`.
+    #[command(flatten)]
+    pub(crate) flags: RunFlags,
+}
+
+/// `epic completions SHELL`.
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell
+    #[arg(value_enum, value_name = "SHELL")]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+/// The options of `epic run` (CONTRACT.md), each also settable in epic.toml; a flag given here
+/// wins ([`Config::merge`]). A list option given here replaces the config's whole list. Each
+/// on/off option has a `--no-…` form to turn off what epic.toml turns on.
+///
+/// `epic run` flattens this into its arguments, as `epic config` does.
+#[derive(Debug, Clone, Default, Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each is an on/off flag of the command line, as clap parses it"
+)]
+#[command(next_help_heading = "Run options (also settable in epic.toml; flags win)")]
+pub(crate) struct RunFlags {
+    /// Where the epic branch starts if it does not exist yet [default: HEAD]
+    #[arg(long, value_name = "REF")]
+    pub(crate) base: Option<NonBlank>,
+
+    /// The integration branch (default: `epic/<epic_id>`).
+    #[arg(
+        long,
+        value_name = "NAME",
+        help = "The integration branch [default: epic/<epic_id>]"
+    )]
+    pub(crate) epic_branch: Option<NonBlank>,
+
+    /// Stories implemented at once, at least 1 [default: 3]
+    #[arg(long, value_name = "N")]
+    pub(crate) concurrency: Option<Count>,
+
+    /// Stop at the first failed story instead of skipping its dependents
+    #[arg(long, overrides_with = "no_fail_fast")]
+    pub(crate) fail_fast: bool,
+    /// Skip a failed story's dependents and go on (the default)
+    #[arg(long, overrides_with = "fail_fast")]
+    pub(crate) no_fail_fast: bool,
+
+    /// The agent that plans and implements: claude, codex, gemini, aider, opencode, script or
+    /// exec:COMMAND [required here or in epic.toml]
+    #[arg(long, value_name = "SEAT")]
+    pub(crate) coder: Option<Seat>,
+
+    /// The story-level judge, a seat [default: no judge]
+    #[arg(long, value_name = "SEAT")]
+    pub(crate) judge: Option<Seat>,
+
+    /// A per-task reviewer, a seat; repeatable
+    #[arg(long, value_name = "SEAT")]
+    pub(crate) reviewer: Vec<Seat>,
+
+    /// A check run with `sh -c` per task and on the epic head after each merge; repeatable
+    #[arg(long, value_name = "CMD")]
+    pub(crate) gate: Vec<NonBlank>,
+
+    /// Judge attempts, each but the last followed by a coder feedback round [default: 2]
+    #[arg(long, value_name = "N")]
+    pub(crate) judge_rounds: Option<Count>,
+
+    /// Review rounds per task [default: 3]
+    #[arg(long, value_name = "N")]
+    pub(crate) max_rounds: Option<Count>,
+
+    /// Deadline of one agent turn, in seconds [default: 1800]
+    #[arg(long, value_name = "SECS")]
+    pub(crate) turn_timeout: Option<Seconds>,
+
+    /// Deadline of one gate command, in seconds [default: 1800]
+    #[arg(long, value_name = "SECS")]
+    pub(crate) gate_timeout: Option<Seconds>,
+
+    /// A command run with `sh -c` in every fresh or caught-up story worktree; repeatable
+    #[arg(long, value_name = "CMD")]
+    pub(crate) setup: Vec<NonBlank>,
+
+    /// Keep a story's worktree after it merged (its branch always stays)
+    #[arg(long, overrides_with = "no_keep_worktrees")]
+    pub(crate) keep_worktrees: bool,
+    /// Remove a story's worktree once it merged (the default)
+    #[arg(long, overrides_with = "keep_worktrees")]
+    pub(crate) no_keep_worktrees: bool,
+
+    /// Start although the gates fail on the epic head
+    #[arg(long, overrides_with = "no_allow_red_baseline")]
+    pub(crate) allow_red_baseline: bool,
+    /// Refuse to start while the gates fail on the epic head (the default)
+    #[arg(long, overrides_with = "allow_red_baseline")]
+    pub(crate) no_allow_red_baseline: bool,
+
+    /// The order among ready stories [default: critical-path]
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub(crate) schedule: Option<Schedule>,
+}
+
+/// A repeatable flag's values, if it was given at all.
+fn list<T: Clone>(items: &[T]) -> Option<Vec<T>> {
+    (!items.is_empty()).then(|| items.to_vec())
+}
+
+impl RunFlags {
+    /// The options given, as a [`Config`] that sets only those.
+    pub(crate) fn to_config(&self) -> Config {
+        let switch = |on: bool, off: bool| match (on, off) {
+            (true, _) => Some(true),
+            (false, true) => Some(false),
+            (false, false) => None,
+        };
+        Config {
+            base: self.base.clone(),
+            epic_branch: self.epic_branch.clone(),
+            concurrency: self.concurrency,
+            fail_fast: switch(self.fail_fast, self.no_fail_fast),
+            coder: self.coder.clone(),
+            judge: self.judge.clone(),
+            reviewer: list(&self.reviewer),
+            gate: list(&self.gate),
+            judge_rounds: self.judge_rounds,
+            max_rounds: self.max_rounds,
+            turn_timeout: self.turn_timeout,
+            gate_timeout: self.gate_timeout,
+            setup: list(&self.setup),
+            keep_worktrees: switch(self.keep_worktrees, self.no_keep_worktrees),
+            allow_red_baseline: switch(self.allow_red_baseline, self.no_allow_red_baseline),
+            schedule: self.schedule,
+            prices: std::collections::BTreeMap::new(),
+        }
+    }
 }
 
 /// The plan file a command reads.
@@ -197,6 +426,8 @@ pub(crate) enum SchemaName {
     State,
     /// The report of a run, `<git-dir>/epic/<epic>/report.json`
     Report,
+    /// The config file, `epic.toml` at the repository root
+    Config,
 }
 
 #[cfg(test)]

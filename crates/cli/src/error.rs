@@ -33,6 +33,11 @@ pub(crate) enum Kind {
     Usage,
     /// An input file is unreadable or unparsable.
     Input,
+    /// `epic.toml` is unreadable or invalid, or a required option is missing.
+    Config,
+    /// Not a git repository, no such epic or report, an unreadable state file, or a file
+    /// `epic init` would overwrite.
+    Repository,
     /// Writing the command's output failed for a reason other than a closed pipe.
     Output,
     /// The reader of stdout went away (`epic schema plan | head -1`): stop quietly.
@@ -59,7 +64,9 @@ impl Kind {
     pub(crate) fn exit_code(self) -> u8 {
         match self {
             Self::Violations => exit_code::FAILURE,
-            Self::Usage | Self::Input | Self::Output => exit_code::BAD_INPUT,
+            Self::Usage | Self::Input | Self::Config | Self::Repository | Self::Output => {
+                exit_code::BAD_INPUT
+            }
             // Like ripgrep: a reader that stopped reading is not an error of ours.
             Self::BrokenPipe => exit_code::SUCCESS,
             Self::LockHeld => exit_code::LOCK_HELD,
@@ -196,6 +203,8 @@ mod tests {
         assert_eq!(Kind::Violations.exit_code(), 1);
         assert_eq!(Kind::Usage.exit_code(), 2);
         assert_eq!(Kind::Input.exit_code(), 2);
+        assert_eq!(Kind::Config.exit_code(), 2);
+        assert_eq!(Kind::Repository.exit_code(), 2);
         assert_eq!(Kind::LockHeld.exit_code(), 3);
         assert_eq!(Kind::Interrupted.exit_code(), 130);
         assert_eq!(Kind::BrokenPipe.exit_code(), 0);

@@ -7,9 +7,12 @@
 
 mod args;
 mod commands;
+mod config;
+mod epics;
 mod error;
 mod output;
 mod plan_file;
+mod repo;
 
 use std::process::ExitCode;
 

@@ -42,6 +42,13 @@ impl Output {
         }
     }
 
+    /// A `hint: …` line on stderr, not shown with `-q`.
+    pub(crate) fn hint(self, text: &str) {
+        if !self.quiet {
+            diagnostic(&format!("hint: {text}\n"));
+        }
+    }
+
     /// Prints an error as `error: <cause>` and `hint: …` lines (hints not with `-q`); nothing
     /// for an error the command already reported.
     pub(crate) fn error(self, error: &CliError) {

@@ -4,9 +4,9 @@
 //! and may declare others shared read-only (it may read them, never change them). This crate
 //! answers the questions the executor asks about that perimeter:
 //!
-//! - [`check`] sorts the paths a story's branch changed into accepted, shared read-only (the
+//! - [`check()`] sorts the paths a story's branch changed into accepted, shared read-only (the
 //!   worse offence) and outside; [`enforce`] turns a dirty check into a [`PerimeterViolation`].
-//! - [`gate`] is the same check as a [`Review`], the verdict shape the executor's gates, judges
+//! - [`gate()`] is the same check as a [`Review`], the verdict shape the executor's gates, judges
 //!   and reviewers share, so a coder hears about a stray edit in the same round as a red test.
 //! - [`paths_named_in`] and [`stray_tasks`] read a planned task's prose for paths that belong to
 //!   somebody else, so a plan that wanders can be re-planned before any code is written.

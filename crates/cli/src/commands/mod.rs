@@ -1,7 +1,12 @@
 //! The commands of `epic`, one module each; [`run`] dispatches to them.
 
+pub(crate) mod completions;
+pub(crate) mod config;
 pub(crate) mod graph;
+pub(crate) mod init;
+pub(crate) mod report;
 pub(crate) mod schema;
+pub(crate) mod status;
 pub(crate) mod validate;
 
 use std::fmt::Write as _;
@@ -18,6 +23,11 @@ pub(crate) fn run(cli: &Cli, out: Output) -> Result<(), CliError> {
         Command::Validate(args) => validate::run(&cli.global, args, out),
         Command::Graph(args) => graph::run(&cli.global, args, out),
         Command::Schema(args) => schema::run(&cli.global, args),
+        Command::Status(args) => status::run(&cli.global, args, out),
+        Command::Report(args) => report::run(&cli.global, args, out),
+        Command::Config(args) => config::run(&cli.global, args, out),
+        Command::Init => init::run(&cli.global, out),
+        Command::Completions(args) => completions::run(&cli.global, args),
     }
 }
 

@@ -1,10 +1,9 @@
 //! `epic schema [NAME]`: the JSON Schema of a document `epic` reads or writes.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use crate::args::{Format, GlobalArgs, SchemaArgs, SchemaName};
 use crate::commands::json;
+use crate::config::Config;
+use crate::epics::ReportDocument;
 use crate::error::CliError;
 use crate::output;
 
@@ -15,18 +14,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &SchemaArgs) -> Result<(), CliError
         SchemaName::Plan => story_plan::plan_schema(),
         SchemaName::State => state_store::state_schema(),
         SchemaName::Report => state_store::envelope_schema::<ReportDocument>(),
+        SchemaName::Config => serde_json::to_value(schemars::schema_for!(Config))
+            .expect("a JSON Schema is a JSON value"),
     };
     output::data(&json(&schema))
-}
-
-/// `report.json` as a state-store document: the report inside the versioned envelope.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(transparent)]
-#[schemars(transparent)]
-struct ReportDocument(report::EpicReport);
-
-impl state_store::Document for ReportDocument {
-    const NAME: &'static str = "report";
-    const VERSION: u32 = report::REPORT_VERSION;
-    const REMEDY: &'static str = "remove it; the next `epic run` writes it again";
 }

@@ -1,11 +1,16 @@
 //! Tests of the `epic` binary: each drives the real executable on plan files in a temporary
 //! directory and snapshots what it prints (see [`util::Run`] for the layout).
 
+mod completions;
+mod config;
 mod examples;
 mod graph;
+mod init;
 mod parse_errors;
 mod plan_input;
+mod report;
 mod schema;
+mod status;
 mod usage;
 mod util;
 mod validate;

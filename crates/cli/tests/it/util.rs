@@ -54,6 +54,11 @@ pub(crate) fn run_in(dir: &Path, args: &[&str]) -> Run {
         .env("NO_COLOR", "1")
         .env("COLUMNS", "100")
         .env_remove("CLICOLOR_FORCE")
+        // Repository discovery stops at the temporary directory: a test outside a repository
+        // stays outside one even when the temporary directory lies inside a checkout.
+        .env("GIT_CEILING_DIRECTORIES", std::env::temp_dir())
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
         .output()
         .expect("run `epic`");
     Run {
@@ -85,6 +90,24 @@ impl Run {
     pub(crate) fn assert_code(&self, code: i32) -> &Self {
         assert_eq!(self.code, Some(code), "unexpected exit status:\n{self}");
         assert!(!self.stderr.contains("panicked"), "panicked:\n{self}");
+        self
+    }
+}
+
+impl Run {
+    /// This run with every `from` in its output replaced by `to` (temporary paths, pids, hosts,
+    /// times), longest `from` first so a path is replaced before a prefix of it.
+    #[must_use]
+    pub(crate) fn redact(mut self, replacements: &[(&str, &str)]) -> Self {
+        let mut replacements: Vec<&(&str, &str)> = replacements
+            .iter()
+            .filter(|(from, _)| !from.is_empty())
+            .collect();
+        replacements.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
+        for (from, to) in replacements {
+            self.stdout = self.stdout.replace(from, to);
+            self.stderr = self.stderr.replace(from, to);
+        }
         self
     }
 }
@@ -153,4 +176,167 @@ owned = ["docs"]
 /// [`SHOP_JSON`] in a Markdown document.
 pub(crate) fn shop_markdown() -> String {
     format!("# Shop\n\nSome prose first.\n\n```json storyplan\n{SHOP_JSON}```\n\nMore prose.\n")
+}
+
+/// A git repository in a temporary directory, with one commit, to run `epic` in.
+pub(crate) struct Repo {
+    dir: TempDir,
+    root: PathBuf,
+}
+
+impl Repo {
+    pub(crate) fn new() -> Self {
+        let dir = TempDir::new().expect("create a temporary directory");
+        // Git reports the resolved path; so must the redaction.
+        let root = dir
+            .path()
+            .canonicalize()
+            .expect("canonicalize the temporary directory");
+        let repo = Self { dir, root };
+        repo.git(&["init", "--quiet", "--initial-branch=main"]);
+        repo.write("README.md", "# shop\n");
+        repo.git(&["add", "README.md"]);
+        repo.git(&[
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "--quiet",
+            "-m",
+            "first",
+        ]);
+        repo
+    }
+
+    /// The repository root, as git reports it.
+    pub(crate) fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// The git common dir, where the epics' state lives.
+    pub(crate) fn common_dir(&self) -> PathBuf {
+        self.root.join(".git")
+    }
+
+    pub(crate) fn write(&self, name: &str, contents: impl AsRef<[u8]>) {
+        let path = self.root.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create a directory");
+        }
+        std::fs::write(path, contents).expect("write a file");
+    }
+
+    pub(crate) fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.root.join(name)).expect("read a file")
+    }
+
+    fn git(&self, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&self.root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", self.dir.path())
+            .status()
+            .expect("run git");
+        assert!(status.success(), "git {args:?} failed");
+    }
+
+    /// Runs `epic ARGS` at the repository root; its path reads `[REPO]` in the output.
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
+        self.run_in("", args)
+    }
+
+    /// Runs `epic ARGS` in the subdirectory `sub` (created if needed).
+    pub(crate) fn run_in(&self, sub: &str, args: &[&str]) -> Run {
+        let dir = self.root.join(sub);
+        std::fs::create_dir_all(&dir).expect("create the directory");
+        let root = self.root.display().to_string();
+        run_in(&dir, args).redact(&[(&root, "[REPO]")])
+    }
+}
+
+/// `report.json` as `epic run` saves it: the report in its versioned envelope.
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct ReportDocument(pub(crate) report::EpicReport);
+
+impl state_store::Document for ReportDocument {
+    const NAME: &'static str = "report";
+    const VERSION: u32 = report::REPORT_VERSION;
+}
+
+impl Repo {
+    /// The state directory of epic `id` (nothing is created).
+    pub(crate) fn epic(&self, id: &str) -> state_store::EpicDir {
+        state_store::EpicDir::new(self.common_dir(), id).expect("a safe epic id")
+    }
+
+    /// Saves story `id`'s state file in `epic`, as a run does.
+    pub(crate) fn story(
+        &self,
+        epic: &state_store::EpicDir,
+        id: &str,
+        status: state_store::StoryStatus,
+    ) {
+        assert!(
+            epic.root().starts_with(self.common_dir()),
+            "an epic of this repository"
+        );
+        let state = state_store::StoryState {
+            id: id.to_owned(),
+            hash: "9f86d081884c7d65".to_owned(),
+            branch: format!("story/{}/{id}", epic.epic_id()),
+            worktree: format!("/src/shop.worktrees/{}/{id}", epic.epic_id()).into(),
+            status,
+        };
+        state_store::save(epic.story_state(id).expect("a safe story id"), &state)
+            .expect("save a story state");
+    }
+
+    /// Saves `report` as the epic's `report.json`, and `report.md` beside it when `markdown`.
+    pub(crate) fn report(
+        &self,
+        epic: &state_store::EpicDir,
+        report: &report::EpicReport,
+        markdown: bool,
+    ) {
+        assert!(
+            epic.root().starts_with(self.common_dir()),
+            "an epic of this repository"
+        );
+        state_store::save(epic.report_json(), &ReportDocument(report.clone()))
+            .expect("save report.json");
+        if markdown {
+            state_store::write_atomic(epic.report_md(), report::render_markdown(report).as_bytes())
+                .expect("write report.md");
+        }
+    }
+}
+
+/// The report of a run of epic `checkout`: one story done, one failed, one skipped.
+pub(crate) fn checkout_report() -> report::EpicReport {
+    use report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
+    let at = |text: &str| text.parse::<Timestamp>().expect("an RFC 3339 time");
+    EpicReport::new("checkout", "epic/checkout")
+        .with_story(
+            StoryOutcome::new("cart-api", "Cart API", StoryStatus::Done)
+                .on_branch("story/checkout/cart-api")
+                .started(at("2026-03-01T09:00:00Z"))
+                .finished(at("2026-03-01T09:12:30Z")),
+        )
+        .with_story(
+            StoryOutcome::new("payments", "Payments", StoryStatus::Failed)
+                .on_branch("story/checkout/payments")
+                .with_reason("gate `cargo test` failed after 3 review rounds")
+                .started(at("2026-03-01T09:00:00Z"))
+                .finished(at("2026-03-01T09:20:00Z")),
+        )
+        .with_story(
+            StoryOutcome::new("cart-ui", "Cart page", StoryStatus::Skipped)
+                .with_reason("depends on payments, which failed"),
+        )
+        .with_critical_path(["cart-api", "cart-ui"])
 }

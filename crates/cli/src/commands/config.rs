@@ -1,0 +1,127 @@
+//! `epic config [RUN OPTIONS]`: the options `epic run` would use, and where each comes from.
+//!
+//! It runs the same resolution as `epic run` ([`RunOptions::resolve`]: `epic.toml` at the
+//! repository root, the flags over it, the defaults under both), so it checks a command line and
+//! the config file without running anything.
+//!
+//! `--format json` prints [`ConfigJson`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::args::{ConfigArgs, Format, GlobalArgs};
+use crate::commands::{json, render};
+use crate::config::{self, Config, KEYS, RunOptions};
+use crate::error::CliError;
+use crate::output::{self, Output};
+use crate::repo;
+
+/// `epic config --format json`.
+#[derive(Debug, Serialize)]
+struct ConfigJson {
+    /// The config file read, or `null` when the repository has none.
+    config_file: Option<PathBuf>,
+    /// The resolved options, with the config file's keys (timeouts in seconds; `epic_branch`
+    /// `null` for `epic/<epic_id>`, `judge` `null` for no judge).
+    options: RunOptions,
+    /// Where each option's value comes from: `flag`, `epic.toml` or `default`.
+    sources: BTreeMap<&'static str, &'static str>,
+}
+
+/// Runs `epic config`.
+pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result<(), CliError> {
+    let format = global.format_for("config", &[Format::Text, Format::Json])?;
+    let repo = repo::discover(global.repo.as_deref())?;
+    let (file, config) = match Config::load(&repo.root)? {
+        Some((path, config)) => (Some(path), config),
+        None => (None, Config::default()),
+    };
+    let from_file = config.keys_set();
+    let from_flags = args.flags.to_config().keys_set();
+    let options = RunOptions::resolve(config, &args.flags)?;
+    let sources = KEYS
+        .iter()
+        .map(|&key| {
+            let source = if from_flags.contains(&key) {
+                "flag"
+            } else if from_file.contains(&key) {
+                config::FILE_NAME
+            } else {
+                "default"
+            };
+            (key, source)
+        })
+        .collect();
+    let document = ConfigJson {
+        config_file: file,
+        options,
+        sources,
+    };
+    let text = match format {
+        Format::Json => json(&document),
+        _ => text(&document, out),
+    };
+    output::data(&text)
+}
+
+/// The config file, then one line per option: key, value, source.
+fn text(document: &ConfigJson, out: Output) -> String {
+    let options = serde_json::to_value(&document.options).unwrap_or_default();
+    render(|w| {
+        if !out.quiet() {
+            match &document.config_file {
+                Some(path) => writeln!(w, "config file: {}\n", path.display())?,
+                None => writeln!(
+                    w,
+                    "config file: none (`epic init` writes a commented {})\n",
+                    config::FILE_NAME
+                )?,
+            }
+        }
+        let width = KEYS.iter().map(|key| key.len()).max().unwrap_or(0);
+        let values: Vec<String> = KEYS
+            .iter()
+            .map(|&key| show(key, options.get(key)))
+            .collect();
+        let value_width = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+        for (key, value) in KEYS.iter().zip(&values) {
+            let source = document.sources.get(key).copied().unwrap_or("default");
+            writeln!(w, "{key:width$}  {value:value_width$}  ({source})")?;
+        }
+        Ok(())
+    })
+}
+
+/// An option's value for people: strings bare, lists of strings quoted and comma-separated,
+/// prices as `prefix $in/$out`, `none` for nothing.
+fn show(key: &str, value: Option<&serde_json::Value>) -> String {
+    use serde_json::Value;
+    match (key, value) {
+        ("epic_branch", None | Some(Value::Null)) => "epic/<epic_id>".to_owned(),
+        (_, None | Some(Value::Null)) => "none".to_owned(),
+        (_, Some(Value::Array(items))) if items.is_empty() => "none".to_owned(),
+        (_, Some(Value::Object(map))) if map.is_empty() => "none".to_owned(),
+        (_, Some(Value::String(text))) => text.clone(),
+        (_, Some(Value::Array(items))) => items
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        ("prices", Some(Value::Object(prices))) => {
+            let prices: Vec<String> = prices
+                .iter()
+                .map(|(prefix, price)| {
+                    format!(
+                        "{prefix} ${}/${} per million in/out",
+                        price["input"], price["output"]
+                    )
+                })
+                .collect();
+            prices.join(", ")
+        }
+        (_, Some(value)) => value.to_string(),
+    }
+}

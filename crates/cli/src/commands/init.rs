@@ -1,0 +1,266 @@
+//! `epic init`: a commented `epic.toml` and an example plan at the repository root.
+//!
+//! Neither file is ever overwritten: both are checked before either is written, and each is
+//! created with `create_new`, so a file that appears meanwhile is not clobbered either.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write as _};
+use std::path::Path;
+
+use story_plan::{Story, StoryPlan};
+
+use crate::args::{Format, GlobalArgs};
+use crate::config::FILE_NAME;
+use crate::error::{CliError, Kind, Message, WithSource};
+use crate::output::{self, Output};
+use crate::repo;
+
+/// The example plan's file name, at the repository root.
+pub(crate) const PLAN_FILE: &str = "epic-plan.md";
+
+/// `epic.toml` as `epic init` writes it: every option commented out at its default (or, for the
+/// options without one, an example), each with what it does. Uncommented, every line parses.
+pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic run` for this repository, written by `epic init`.
+#
+# Every option is commented out at its default; uncomment a line to change it. A flag given to
+# `epic run` wins over this file (`--concurrency 6` over `concurrency = 4`), and a list flag
+# (`--gate`, `--reviewer`, `--setup`) replaces the whole list.
+#   epic config          shows the options a run would use, and where each comes from
+#   epic schema config   prints the JSON Schema of this file
+
+# The agent that plans and implements each story: required, here or as --coder. A seat is a
+# preset (claude, codex, gemini, aider, opencode, script) or "exec:COMMAND", a shell command that
+# reads its prompt on stdin and replies on stdout, run in the story's worktree.
+# coder = "claude"
+
+# The story-level judge, a seat like coder. Default: no judge.
+# judge = "codex"
+
+# Per-task reviewers, seats like coder. Default: none.
+# reviewer = ["gemini"]
+
+# Checks run with `sh -c`, per task in the story's worktree and on the epic head after each merge.
+# Default: none.
+# gate = ["cargo test"]
+
+# Commands run with `sh -c` in every fresh or caught-up story worktree (dependency installs).
+# Default: none.
+# setup = ["npm ci"]
+
+# Where the epic branch starts if it does not exist yet: a git revision.
+# base = "HEAD"
+
+# The integration branch the stories merge into. Default: "epic/<epic_id>".
+# epic_branch = "epic/example"
+
+# How many stories are implemented at once.
+# concurrency = 3
+
+# Stop at the first failed story, instead of skipping only the stories that depend on it.
+# fail_fast = false
+
+# Judge attempts, each but the last followed by one coder feedback round.
+# judge_rounds = 2
+
+# Review rounds per task.
+# max_rounds = 3
+
+# Deadline of one agent turn, in seconds; the turn's whole process group is killed when it passes.
+# turn_timeout = 1800
+
+# Deadline of one gate command, in seconds.
+# gate_timeout = 1800
+
+# Keep a story's worktree after it merged (by default it is removed; its branch always stays).
+# keep_worktrees = false
+
+# Start although the gates fail on the epic head; a merge is then undone only if a gate that
+# passed on the baseline fails.
+# allow_red_baseline = false
+
+# The order among ready stories: "critical-path" (longest remaining chain first), "plan-order",
+# or "waves" (each wave waits for the previous one).
+# schedule = "critical-path"
+
+# Prices for the report's cost estimates (which are estimates from character counts), in US
+# dollars per million input and output tokens, by seat or model name prefix; the longest matching
+# prefix wins, then the built-in prices of the presets.
+# [prices]
+# aider = { input = 3.0, output = 15.0 }
+"#;
+
+/// The example plan: a small service in three stories and two waves.
+pub(crate) fn example_plan() -> StoryPlan {
+    let mut config = Story::new("config", "Configuration loading", ["src/config"]);
+    config.description = "Load the service's settings from `service.toml` and the environment \
+                          (`GREETER_PORT` wins over the file), with defaults for every setting."
+        .into();
+    config.provides = vec!["config::Settings::load".into()];
+    config.acceptance = vec![
+        "a missing service.toml yields the defaults".into(),
+        "GREETER_PORT overrides the file's port".into(),
+    ];
+    config.read_first = vec!["src/main.rs".into()];
+
+    let mut api = Story::new("greeting-api", "Greeting endpoint", ["src/api"])
+        .depending_on(["config"])
+        .sharing(["src/config"]);
+    api.description = "Serve `GET /greet?name=NAME` answering `{\"greeting\": \"Hello, NAME!\"}`, \
+                       on the port the settings name."
+        .into();
+    api.provides = vec!["GET /greet".into()];
+    api.acceptance = vec![
+        "GET /greet?name=Ada answers 200 with {\"greeting\": \"Hello, Ada!\"}".into(),
+        "a missing name answers 400".into(),
+    ];
+
+    let mut docs = Story::new("docs", "User guide", ["docs"]);
+    docs.description = "Write docs/guide.md: how to configure, start and call the service.".into();
+    docs.acceptance = vec!["every setting of the service is documented".into()];
+
+    StoryPlan {
+        epic_id: "example".into(),
+        epic: "An example plan written by `epic init`: a small greeting service. Replace the \
+               stories with your own, check them with `epic validate epic-plan.md` and \
+               `epic graph epic-plan.md`, then run them with `epic run epic-plan.md`."
+            .into(),
+        stories: vec![config, api, docs],
+    }
+}
+
+/// Runs `epic init`.
+pub(crate) fn run(global: &GlobalArgs, out: Output) -> Result<(), CliError> {
+    global.format_for("init", &[Format::Text])?;
+    let repo = repo::discover(global.repo.as_deref())?;
+    let files = [
+        (FILE_NAME, CONFIG_TEMPLATE.to_owned()),
+        (PLAN_FILE, example_plan().to_markdown()),
+    ];
+    for (name, _) in &files {
+        let path = repo.root.join(name);
+        // `symlink_metadata`: a dangling symlink exists too, and writing through it would create
+        // a file elsewhere.
+        if fs::symlink_metadata(&path).is_ok() {
+            return Err(exists(name, &repo.root));
+        }
+    }
+    for (name, text) in &files {
+        write_new(&repo.root, name, text)?;
+    }
+    if !out.quiet() {
+        output::data(&format!(
+            "wrote {FILE_NAME} and {PLAN_FILE} in {}\n\n\
+             next:\n  \
+             edit {PLAN_FILE}: the epic's stories, what each owns and depends on\n  \
+             set `coder` in {FILE_NAME} (or pass --coder), and your gates\n  \
+             epic validate {PLAN_FILE}\n  \
+             epic run {PLAN_FILE}\n",
+            repo.root.display()
+        ))?;
+    }
+    Ok(())
+}
+
+fn exists(name: &str, root: &Path) -> CliError {
+    CliError::new(
+        Kind::Repository,
+        Message::new(format!("`{name}` already exists in `{}`", root.display())),
+    )
+    .hint(format!(
+        "epic init never overwrites a file; edit `{name}`, or move it away and run `epic init` again"
+    ))
+}
+
+fn write_new(root: &Path, name: &str, text: &str) -> Result<(), CliError> {
+    let path = root.join(name);
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(text.as_bytes()));
+    match written {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Err(exists(name, root)),
+        Err(error) => Err(CliError::new(
+            Kind::Repository,
+            WithSource {
+                message: format!("failed to write `{}`", path.display()),
+                source: error,
+            },
+        )
+        .hint("check that the repository root is writable")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::RunFlags;
+    use crate::config::{Config, KEYS, RunOptions};
+
+    /// The template with every option line uncommented.
+    fn uncommented() -> String {
+        CONFIG_TEMPLATE
+            .lines()
+            .map(|line| match line.strip_prefix("# ") {
+                Some(rest)
+                    if rest.starts_with('[')
+                        || rest
+                            .split_once(" = ")
+                            .is_some_and(|(key, _)| !key.contains(' ')) =>
+                {
+                    rest
+                }
+                _ => line,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_template_parses_and_sets_nothing() {
+        assert_eq!(Config::parse(CONFIG_TEMPLATE).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn the_template_names_every_key_at_its_default() {
+        let config = Config::parse(&uncommented()).unwrap();
+        assert_eq!(config.keys_set(), KEYS, "every key, in contract order");
+        let options = RunOptions::resolve(config, &RunFlags::default()).unwrap();
+        let defaults = RunOptions::resolve(
+            Config::parse("coder = \"claude\"").unwrap(),
+            &RunFlags::default(),
+        )
+        .unwrap();
+        // The options without a default show an example; every other line is the default.
+        let examples = RunOptions {
+            judge: options.judge.clone(),
+            reviewers: options.reviewers.clone(),
+            gates: options.gates.clone(),
+            setup: options.setup.clone(),
+            epic_branch: options.epic_branch.clone(),
+            prices: options.prices.clone(),
+            ..defaults
+        };
+        assert_eq!(options, examples);
+        assert_eq!(
+            options.epic_branch_for("example"),
+            examples.epic_branch_for("example")
+        );
+    }
+
+    #[test]
+    fn the_example_plan_is_valid() {
+        let plan = example_plan();
+        let valid = plan.clone().validate().unwrap();
+        assert_eq!(
+            valid.waves(),
+            [vec!["config", "docs"], vec!["greeting-api"]]
+        );
+        let markdown = plan.to_markdown();
+        assert_eq!(
+            StoryPlan::parse(&markdown, story_plan::PlanFormat::Markdown).unwrap(),
+            plan
+        );
+    }
+}

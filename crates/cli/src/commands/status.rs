@@ -1,0 +1,345 @@
+//! `epic status [EPIC]`: each story's state, whether a run is going on, and the last report's
+//! outcomes.
+//!
+//! It only reads `<git-common-dir>/epic/<epic>/`: state files are replaced atomically and the lock
+//! is probed without being taken, so it is safe (and live) while a run is going.
+//!
+//! `--format json` prints [`StatusJson`]; without EPIC, when several epics have run, it prints
+//! [`EpicsJson`] instead (and exits 0).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde::Serialize;
+use state_store::{EpicDir, EpicLock, Holder, LockError, StoryState, StoryStatus};
+
+use crate::args::{EpicArgs, Format, GlobalArgs};
+use crate::commands::{json, render};
+use crate::epics::{self, Selected};
+use crate::error::{CliError, Kind};
+use crate::output::{self, Output};
+use crate::plan_file::count;
+use crate::repo;
+
+/// `epic status --format json`: one epic.
+#[derive(Debug, Serialize)]
+struct StatusJson {
+    /// The epic's id.
+    epic_id: String,
+    /// Whether a run holds the epic's lock right now.
+    running: bool,
+    /// Who holds it (`pid`, `host`, `started_at`, `command`); `null` when no run does, or the
+    /// holder has not recorded itself.
+    holder: Option<Holder>,
+    /// Every story with a state file or in the last report: the report's (plan) order first,
+    /// then the others by id.
+    stories: Vec<StoryJson>,
+    /// The last report's totals, when there is a report.
+    report: Option<ReportJson>,
+}
+
+/// One story in [`StatusJson`].
+#[derive(Debug, Serialize)]
+struct StoryJson {
+    id: String,
+    /// `started`, `merged` or `failed` from the story's state file; `null` when it has none
+    /// (never started).
+    status: Option<StoryStatus>,
+    /// The story branch (from the state file, else the report).
+    branch: Option<String>,
+    /// The story's worktree (from the state file; it may have been removed since).
+    worktree: Option<PathBuf>,
+    /// `done`, `failed` or `skipped` in the last report; `null` when not in one.
+    outcome: Option<report::StoryStatus>,
+    /// Why the story failed or was skipped, per the last report.
+    reason: Option<String>,
+}
+
+/// The last report's totals in [`StatusJson`].
+#[derive(Debug, Serialize)]
+struct ReportJson {
+    epic_branch: String,
+    done: usize,
+    failed: usize,
+    skipped: usize,
+}
+
+/// `epic status --format json` without EPIC when several epics have run.
+#[derive(Debug, Serialize)]
+struct EpicsJson {
+    epics: Vec<EpicSummary>,
+}
+
+/// One epic in [`EpicsJson`].
+#[derive(Debug, Serialize)]
+struct EpicSummary {
+    epic_id: String,
+    running: bool,
+}
+
+/// Runs `epic status`.
+pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(), CliError> {
+    let format = global.format_for("status", &[Format::Text, Format::Json])?;
+    let repo = repo::discover(global.repo.as_deref())?;
+    match epics::select(&repo, args.epic.as_deref())? {
+        Selected::One(dir) => {
+            let status = status(&dir)?;
+            let text = match format {
+                Format::Json => json(&status),
+                _ => text(&status, out),
+            };
+            output::data(&text)
+        }
+        Selected::Several(ids) => {
+            let mut epics = Vec::with_capacity(ids.len());
+            for id in ids {
+                let dir = EpicDir::new(&repo.common_dir, &id)
+                    .map_err(|error| CliError::new(Kind::Repository, error))?;
+                let (running, _) = lock_holder(&dir)?;
+                epics.push(EpicSummary {
+                    epic_id: id,
+                    running,
+                });
+            }
+            let hint = epics.first().map(|first| {
+                format!(
+                    "several epics have run here; name one: `epic status {}`",
+                    first.epic_id
+                )
+            });
+            let text = match format {
+                Format::Json => json(&EpicsJson { epics }),
+                _ => several_text(&epics),
+            };
+            output::data(&text)?;
+            if let Some(hint) = hint {
+                out.hint(&hint);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Whether a run holds `dir`'s lock, and who.
+fn lock_holder(dir: &EpicDir) -> Result<(bool, Option<Holder>), CliError> {
+    match EpicLock::holder(dir) {
+        Ok(holder) => Ok((holder.is_some(), holder)),
+        Err(LockError::Held { holder, .. }) => Ok((true, holder)),
+        Err(error) => Err(CliError::new(Kind::Repository, error)),
+    }
+}
+
+/// Reads everything `epic status` shows about one epic.
+fn status(dir: &EpicDir) -> Result<StatusJson, CliError> {
+    let (running, holder) = lock_holder(dir)?;
+    let report = epics::load_report(dir)?;
+    let ids = dir
+        .story_ids()
+        .map_err(|error| CliError::new(Kind::Repository, error))?;
+    let mut states = Vec::with_capacity(ids.len());
+    for id in ids {
+        let path = dir
+            .story_state(&id)
+            .map_err(|error| CliError::new(Kind::Repository, error))?;
+        // A state file removed between listing and reading (`epic clean`) is no longer there.
+        if let Some(state) = state_store::load::<StoryState>(&path)
+            .map_err(|error| CliError::new(Kind::Repository, error))?
+        {
+            states.push((id, state));
+        }
+    }
+    let mut stories = Vec::new();
+    if let Some(report) = &report {
+        for outcome in &report.stories {
+            let state = states
+                .iter()
+                .position(|(id, _)| *id == outcome.id)
+                .map(|i| states.remove(i).1);
+            stories.push(story(&outcome.id, state, Some(outcome)));
+        }
+    }
+    for (id, state) in states {
+        stories.push(story(&id, Some(state), None));
+    }
+    Ok(StatusJson {
+        epic_id: dir.epic_id().to_owned(),
+        running,
+        holder,
+        stories,
+        report: report.map(|report| ReportJson {
+            done: report.count(report::StoryStatus::Done),
+            failed: report.count(report::StoryStatus::Failed),
+            skipped: report.count(report::StoryStatus::Skipped),
+            epic_branch: report.epic_branch,
+        }),
+    })
+}
+
+fn story(id: &str, state: Option<StoryState>, outcome: Option<&report::StoryOutcome>) -> StoryJson {
+    let (status, branch, worktree) = match state {
+        Some(state) => (Some(state.status), Some(state.branch), Some(state.worktree)),
+        None => (None, None, None),
+    };
+    StoryJson {
+        id: id.to_owned(),
+        status,
+        branch: branch.or_else(|| outcome.and_then(|outcome| outcome.branch.clone())),
+        worktree,
+        outcome: outcome.map(|outcome| outcome.status),
+        reason: outcome.and_then(|outcome| outcome.reason.clone()),
+    }
+}
+
+fn outcome_name(status: report::StoryStatus) -> &'static str {
+    match status {
+        report::StoryStatus::Done => "done",
+        report::StoryStatus::Failed => "failed",
+        report::StoryStatus::Skipped => "skipped",
+    }
+}
+
+/// One line on the run, a table of the stories, reasons, and (unless `-q`) totals.
+fn text(status: &StatusJson, out: Output) -> String {
+    render(|w| {
+        let epic = &status.epic_id;
+        match (&status.holder, status.running) {
+            (Some(holder), _) => writeln!(w, "epic {epic}: running, {holder}")?,
+            (None, true) => writeln!(
+                w,
+                "epic {epic}: running (its process has not recorded who it is)"
+            )?,
+            (None, false) => writeln!(w, "epic {epic}: not running")?,
+        }
+        if status.stories.is_empty() {
+            writeln!(w, "\nno story has started yet")?;
+            return Ok(());
+        }
+        let with_report = status.report.is_some();
+        let mut rows = vec![vec![
+            "STORY".to_owned(),
+            "STATUS".to_owned(),
+            if with_report { "LAST REPORT" } else { "" }.to_owned(),
+            "BRANCH".to_owned(),
+        ]];
+        for story in &status.stories {
+            rows.push(vec![
+                story.id.clone(),
+                story
+                    .status
+                    .map_or_else(|| "-".to_owned(), |status| status.to_string()),
+                story
+                    .outcome
+                    .map_or(if with_report { "-" } else { "" }, outcome_name)
+                    .to_owned(),
+                story.branch.clone().unwrap_or_else(|| "-".to_owned()),
+            ]);
+        }
+        writeln!(w)?;
+        table(w, &rows)?;
+        let reasons: Vec<&StoryJson> = status
+            .stories
+            .iter()
+            .filter(|story| story.reason.is_some())
+            .collect();
+        if !reasons.is_empty() {
+            writeln!(w)?;
+            for story in reasons {
+                let reason = story.reason.as_deref().unwrap_or_default();
+                writeln!(w, "{}: {}", story.id, one_line(reason))?;
+            }
+        }
+        if out.verbose() > 0 {
+            writeln!(w, "\nworktrees:")?;
+            for story in &status.stories {
+                if let Some(worktree) = &story.worktree {
+                    writeln!(w, "  {}: {}", story.id, worktree.display())?;
+                }
+            }
+        }
+        if !out.quiet() {
+            let mut tally = Vec::new();
+            for name in [
+                StoryStatus::Merged,
+                StoryStatus::Started,
+                StoryStatus::Failed,
+            ] {
+                let n = status
+                    .stories
+                    .iter()
+                    .filter(|story| story.status == Some(name))
+                    .count();
+                if n > 0 {
+                    tally.push(format!("{n} {name}"));
+                }
+            }
+            let started = status.stories.iter().filter(|s| s.status.is_some()).count();
+            writeln!(
+                w,
+                "\n{} with state{}",
+                count(started, "story", "stories"),
+                if tally.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", tally.join(", "))
+                }
+            )?;
+            if let Some(report) = &status.report {
+                writeln!(
+                    w,
+                    "last report: {} done, {} failed, {} skipped on {} (`epic report {epic}` prints it)",
+                    report.done, report.failed, report.skipped, report.epic_branch
+                )?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Several epics, one line each.
+fn several_text(epics: &[EpicSummary]) -> String {
+    let rows: Vec<Vec<String>> = epics
+        .iter()
+        .map(|epic| {
+            vec![
+                epic.epic_id.clone(),
+                if epic.running {
+                    "running"
+                } else {
+                    "not running"
+                }
+                .to_owned(),
+            ]
+        })
+        .collect();
+    render(|w| table(w, &rows))
+}
+
+/// Rows as left-aligned columns two spaces apart; empty columns are dropped, and trailing spaces
+/// trimmed.
+fn table(w: &mut String, rows: &[Vec<String>]) -> std::fmt::Result {
+    let columns = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .map(|row| row.get(c).map_or(0, |cell| cell.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for row in rows {
+        let mut line = String::new();
+        for (cell, &width) in row.iter().zip(&widths) {
+            if width == 0 {
+                continue;
+            }
+            write!(line, "{cell:width$}  ")?;
+        }
+        writeln!(w, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+/// Text on one line.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,86 @@
+//! Reading the epics' state for `epic status` and `epic report`: which epics have run in a
+//! repository, which one a command means, and its report.
+//!
+//! Reads only, through state-store; the state directory is written by `epic run` alone.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use state_store::EpicDir;
+
+use crate::error::{CliError, Kind, Message};
+use crate::repo::Repo;
+
+/// `report.json` as a state-store document: the report inside the versioned envelope.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+#[schemars(transparent)]
+pub(crate) struct ReportDocument(pub(crate) report::EpicReport);
+
+impl state_store::Document for ReportDocument {
+    const NAME: &'static str = "report";
+    const VERSION: u32 = report::REPORT_VERSION;
+    const REMEDY: &'static str = "remove it; the next `epic run` writes it again";
+}
+
+/// The epic a command that takes `[EPIC]` works on.
+#[derive(Debug)]
+pub(crate) enum Selected {
+    /// The epic named, or the only one.
+    One(EpicDir),
+    /// No epic named and several have run: their ids, sorted.
+    Several(Vec<String>),
+}
+
+/// The ids of the epics that have state in `repo`, sorted.
+pub(crate) fn epic_ids(repo: &Repo) -> Result<Vec<String>, CliError> {
+    EpicDir::epic_ids(&repo.common_dir).map_err(|error| CliError::new(Kind::Repository, error))
+}
+
+/// The epic `name` in `repo`, or without a name the only epic that has run there.
+///
+/// Exit 2 when no epic has run, or `name` is not one that has.
+pub(crate) fn select(repo: &Repo, name: Option<&str>) -> Result<Selected, CliError> {
+    let ids = epic_ids(repo)?;
+    let id = match (name, ids.as_slice()) {
+        (Some(name), _) if ids.iter().any(|id| id == name) => name,
+        (Some(name), []) => {
+            return Err(no_epics(&format!(
+                "no epic `{name}` has run in this repository"
+            )));
+        }
+        (Some(name), _) => {
+            return Err(CliError::new(
+                Kind::Repository,
+                Message::new(format!("no epic `{name}` has run in this repository")),
+            )
+            .hint(format!("epics that have run here: {}", ids.join(", "))));
+        }
+        (None, []) => return Err(no_epics("no epic has run in this repository")),
+        (None, [only]) => only,
+        (None, _) => return Ok(Selected::Several(ids)),
+    };
+    EpicDir::new(&repo.common_dir, id)
+        .map(Selected::One)
+        .map_err(|error| CliError::new(Kind::Repository, error))
+}
+
+fn no_epics(message: &str) -> CliError {
+    CliError::new(Kind::Repository, Message::new(message))
+        .hint("`epic run PLAN` runs an epic; its state is kept in the repository's git directory")
+        .hint("run epic in the repository the epic ran in, or name it with `--repo DIR`")
+}
+
+/// The epic's last report (`report.json`), if it has one.
+pub(crate) fn load_report(dir: &EpicDir) -> Result<Option<report::EpicReport>, CliError> {
+    state_store::load::<ReportDocument>(dir.report_json())
+        .map(|document| document.map(|document| document.0))
+        .map_err(|error| CliError::new(Kind::Repository, error))
+}
+
+/// The path of `report.md`, if it exists.
+pub(crate) fn report_md(dir: &EpicDir) -> Option<PathBuf> {
+    let path = dir.report_md();
+    path.is_file().then_some(path)
+}
