@@ -16,11 +16,18 @@ struct Bench {
     target: &'static str,
 }
 
-const BENCHES: &[Bench] = &[Bench {
-    name: "plan-scale",
-    package: "story-plan",
-    target: "scale",
-}];
+const BENCHES: &[Bench] = &[
+    Bench {
+        name: "plan-scale",
+        package: "story-plan",
+        target: "scale",
+    },
+    Bench {
+        name: "git-ops",
+        package: "git-ops",
+        target: "ops",
+    },
+];
 
 pub(crate) fn run(args: &[String]) -> Result {
     let quick = args.iter().any(|arg| arg == "--quick");

@@ -1,0 +1,77 @@
+//! Local branches with gix: exists, create, delete.
+
+use gix::refs::transaction::PreviousValue;
+
+use crate::error::{BranchError, Cause};
+use crate::repo::GixGit;
+use crate::types::CommitId;
+
+/// The full reference name of the local branch `name`, validated.
+pub(crate) fn full_name(name: &str) -> Result<gix::refs::FullName, BranchError> {
+    let invalid = || BranchError::InvalidName {
+        name: name.to_owned(),
+    };
+    if name.is_empty() || name.starts_with('-') || name.starts_with("refs/") || name == "HEAD" {
+        return Err(invalid());
+    }
+    gix::refs::FullName::try_from(format!("refs/heads/{name}")).map_err(|_| invalid())
+}
+
+pub(crate) fn exists(git: &GixGit, name: &str) -> Result<bool, BranchError> {
+    let full = full_name(name)?;
+    let repo = git.main_repo();
+    repo.try_find_reference(full.as_ref())
+        .map(|found| found.is_some())
+        .map_err(|error| BranchError::Failed {
+            name: name.to_owned(),
+            source: Cause::gix(error),
+        })
+}
+
+pub(crate) fn create(git: &GixGit, name: &str, at: &CommitId) -> Result<(), BranchError> {
+    let full = full_name(name)?;
+    let repo = git.main_repo();
+    let is_commit = repo
+        .find_object(at.0)
+        .is_ok_and(|object| object.kind == gix::object::Kind::Commit);
+    if !is_commit {
+        return Err(BranchError::MissingCommit { commit: *at });
+    }
+    if exists(git, name)? {
+        return Err(BranchError::AlreadyExists {
+            name: name.to_owned(),
+        });
+    }
+    repo.reference(
+        full,
+        at.0,
+        PreviousValue::MustNotExist,
+        format!("branch: Created from {at}"),
+    )
+    .map(drop)
+    .map_err(|error| BranchError::Failed {
+        name: name.to_owned(),
+        source: Cause::gix(error),
+    })
+}
+
+pub(crate) fn delete(git: &GixGit, name: &str) -> Result<(), BranchError> {
+    let full = full_name(name)?;
+    let mut repo = git.main_repo();
+    match repo.delete_local_branches([full]) {
+        Ok(_) => Ok(()),
+        Err(error)
+            if error
+                .downcast_any_ref::<gix::repository::branch::delete::CheckedOutError>()
+                .is_some() =>
+        {
+            Err(BranchError::CheckedOut {
+                name: name.to_owned(),
+            })
+        }
+        Err(error) => Err(BranchError::Failed {
+            name: name.to_owned(),
+            source: Cause::gix(error),
+        }),
+    }
+}

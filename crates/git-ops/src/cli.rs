@@ -1,0 +1,178 @@
+//! Running the git command line with a clean, non-interactive environment.
+//!
+//! Every call removes the variables that would redirect git to another repository, index or
+//! configuration (`GIT_DIR`, `GIT_WORK_TREE`, `GIT_INDEX_FILE`, `GIT_CONFIG_PARAMETERS`, …: set
+//! when epic itself runs inside a git hook), and sets:
+//!
+//! - `GIT_TERMINAL_PROMPT=0`, `GIT_SSH_COMMAND="ssh -o BatchMode=yes"`, standard input closed:
+//!   nothing ever waits for a person;
+//! - `GIT_EDITOR=:`, `GIT_MERGE_AUTOEDIT=no`, `GIT_PAGER=cat`, `PAGER=cat`: no editor, no pager;
+//! - `LC_ALL=C`: messages in one stable language, since some are matched (`nothing to commit`);
+//! - `GIT_LITERAL_PATHSPECS=1`: a path is a path, never a glob (`*.rs`, `:(top)` stay literal);
+//! - `GIT_ADVICE=0`: no hints in the details of errors;
+//! - `-c core.hooksPath=/dev/null`: the repository's hooks do not run. epic's own commits,
+//!   merges and resets are bookkeeping; the project's checks run as epic's gates, and a hook
+//!   could prompt, hang or refuse. gix runs no hooks either, so both paths behave alike.
+//!
+//! The caller's identity variables (`GIT_AUTHOR_NAME`, …) and `HOME` are kept: they are how a
+//! person chooses who commits.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::error::CliError;
+
+/// Variables that would make git act on something other than the directory it runs in.
+const REMOVED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_QUARANTINE_PATH",
+    "GIT_REFLOG_ACTION",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
+    "GIT_SHALLOW_FILE",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_TRACE",
+    "LANGUAGE",
+];
+
+/// Variables every call sets.
+const SET: &[(&str, &str)] = &[
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_SSH_COMMAND", "ssh -o BatchMode=yes"),
+    ("GIT_EDITOR", ":"),
+    ("GIT_MERGE_AUTOEDIT", "no"),
+    ("GIT_PAGER", "cat"),
+    ("PAGER", "cat"),
+    ("LC_ALL", "C"),
+    ("GIT_LITERAL_PATHSPECS", "1"),
+    ("GIT_ADVICE", "0"),
+];
+
+/// How to run git: the program and the caller's environment overrides.
+#[derive(Debug, Clone)]
+pub(crate) struct Cli {
+    program: PathBuf,
+    env: Vec<(OsString, Option<OsString>)>,
+}
+
+impl Cli {
+    pub(crate) fn new() -> Self {
+        Self {
+            program: PathBuf::from("git"),
+            env: Vec::new(),
+        }
+    }
+
+    pub(crate) fn set_program(&mut self, program: PathBuf) {
+        self.program = program;
+    }
+
+    /// Sets (`Some`) or removes (`None`) a variable for every git this handle runs; the last
+    /// call for a name wins.
+    pub(crate) fn set_env(&mut self, key: OsString, value: Option<OsString>) {
+        self.env.retain(|(existing, _)| *existing != key);
+        self.env.push((key, value));
+    }
+
+    /// The value a variable has for the git this handle runs.
+    pub(crate) fn env_var(&self, key: &str) -> Option<OsString> {
+        match self.env.iter().find(|(name, _)| name == key) {
+            Some((_, value)) => value.clone(),
+            None => std::env::var_os(key),
+        }
+    }
+
+    fn command(&self, dir: &Path, args: &[&OsStr]) -> Command {
+        let mut command = Command::new(&self.program);
+        command
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for key in REMOVED {
+            command.env_remove(key);
+        }
+        command.envs(SET.iter().copied());
+        for (key, value) in &self.env {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        command.args(["-c", "core.hooksPath=/dev/null"]).args(args);
+        command
+    }
+
+    /// Runs git in `dir` and returns its output whatever its exit code; fails only if git could
+    /// not be started.
+    pub(crate) fn output(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, CliError> {
+        self.command(dir, args).output().map_err(|error| CliError {
+            command: describe(args),
+            code: None,
+            detail: String::new(),
+            spawn: Some(error),
+        })
+    }
+
+    /// Runs git in `dir`; a non-zero exit is an error carrying git's words.
+    pub(crate) fn run(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, CliError> {
+        let output = self.output(dir, args)?;
+        if output.status.success() {
+            Ok(output)
+        } else {
+            Err(failure(args, &output))
+        }
+    }
+}
+
+/// The error for a git that ran and failed.
+pub(crate) fn failure(args: &[&OsStr], output: &Output) -> CliError {
+    CliError {
+        command: describe(args),
+        code: output.status.code(),
+        detail: words(output),
+        spawn: None,
+    }
+}
+
+/// stderr then stdout, trimmed: what git said.
+pub(crate) fn words(output: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let both = format!("{}\n{}", stderr.trim(), stdout.trim());
+    both.trim().to_owned()
+}
+
+fn describe(args: &[&OsStr]) -> String {
+    let mut text = String::from("git");
+    for arg in args {
+        text.push(' ');
+        text.push_str(&arg.to_string_lossy());
+    }
+    text
+}
+
+/// Shorthand for building argument lists of mixed `&str`, `&Path` and `&OsStr`.
+macro_rules! args {
+    ($($arg:expr),* $(,)?) => {
+        &[$(::std::convert::AsRef::<::std::ffi::OsStr>::as_ref($arg)),*]
+    };
+}
+pub(crate) use args;

@@ -1,0 +1,100 @@
+//! The git layer of epic: branches, linked worktrees, status, commits, three-dot diffs, merges
+//! with conflict detection, checkpoints and rollback, and restoring paths from another revision.
+//!
+//! Everything goes through the synchronous [`Git`] trait, implemented by [`GixGit`]. Each
+//! operation has its own typed error; outcomes a caller must handle are values, not errors
+//! ([`CommitOutcome::NothingToCommit`], [`MergeOutcome::Conflict`], [`Removal::Pruned`]).
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use git_ops::{CommitOutcome, Git, GixGit, MergeFavor, MergeOutcome};
+//!
+//! let git = GixGit::discover(".")?;
+//! let repo = git.main_worktree().ok_or("bare repository")?.to_owned();
+//! let story = Path::new("../app.worktrees/checkout/cart-api");
+//!
+//! git.add_worktree_new_branch(story, "story/checkout/cart-api", "epic/checkout")?;
+//! // … an agent works in the story's worktree …
+//! if git.status(story, &[])?.is_dirty() {
+//!     assert!(matches!(git.commit_all(story, "cart api")?, CommitOutcome::Committed(_)));
+//! }
+//! let touched = git.changed_paths_vs_base(story, "epic/checkout", "HEAD")?;
+//! println!("the story changed {touched:?}");
+//!
+//! let checkpoint = git.checkpoint(&repo)?;
+//! match git.merge(&repo, "story/checkout/cart-api", "merge cart-api", MergeFavor::None)? {
+//!     MergeOutcome::Conflict { paths } => println!("conflicts in {paths:?}"),
+//!     _ => {
+//!         let gates_green = false; // the project's checks, run by the caller
+//!         if !gates_green {
+//!             git.rollback(&repo, &checkpoint)?;
+//!         }
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # gix or the git command line
+//!
+//! gix does every read, in process: opening and discovering the repository, resolving
+//! revisions, is-ancestor and merge bases, branch lookup, creation and deletion, the current
+//! branch, worktree status (untracked files included), the changed paths of a three-dot diff,
+//! and the three-way merge of trees that decides whether a merge conflicts.
+//!
+//! The git command line does the rest, each for a reason:
+//!
+//! | operation | command | why not gix (0.91) |
+//! | --- | --- | --- |
+//! | worktree add, list, remove, move, prune | `git worktree …` | gix 0.91 has no `move` and no `prune`; its `add`/`remove` are recent and git stays the reference for the registration files. CLI first (the pragmatism rule), at a ratio near 1.0 to git; gix's `add_worktree` is the next step if worktree creation ever matters |
+//! | commit everything | `git add -A`, `git commit` | gix has no `add -A` (building the index from the worktree with filters and racy-stat handling) |
+//! | apply a clean merge | `git merge --no-ff` | gix merges trees but cannot apply a merged tree to a worktree and its index |
+//! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
+//! | restore paths | `git checkout <rev> -- …`, `git rm`, `git clean` | no partial checkout into a populated worktree |
+//! | unified diff text | `git diff <base> <head>` | gix gives hunks, not git's patch format |
+//! | identity check before a commit | `git config --get-regexp` | so the check sees exactly the configuration the committing git sees |
+//!
+//! Every git process runs with a clean, non-interactive environment: no prompts, no pager, no
+//! editor, `LC_ALL=C`, literal pathspecs, no `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` or
+//! other redirection inherited from the caller, and hooks disabled (`-c core.hooksPath=/dev/null`:
+//! epic's commits are bookkeeping and the project's checks run as its gates; gix runs no hooks
+//! either). [`GixGit::with_env`] adds variables on top, for tests or a chosen `HOME`.
+//!
+//! # Identity
+//!
+//! Commits and merge commits are made with the configured identity. Where git's configuration
+//! has no `user.name` or `user.email` (a fresh CI machine), the missing part is
+//! [`FALLBACK_NAME`] `epic` / [`FALLBACK_EMAIL`] `epic@localhost`, rather than git's guess from
+//! the login and host names. `GIT_AUTHOR_*`/`GIT_COMMITTER_*` variables still take precedence.
+//!
+//! # Threads and async
+//!
+//! [`GixGit`] is `Send + Sync`: it keeps `gix::ThreadSafeRepository` handles (the main one and
+//! one for each linked worktree used) and takes a thread-local handle per call. Every method
+//! blocks; from tokio, share it in an `Arc` and call it in `spawn_blocking`. There is no global
+//! state: no statics, no signal handlers, no change to the process environment.
+
+#![warn(missing_docs)]
+
+mod branch;
+mod cli;
+mod commit;
+mod diff;
+mod error;
+mod merge;
+mod repo;
+mod reset;
+mod rev;
+mod status;
+mod types;
+mod worktree;
+
+pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME};
+pub use error::{
+    BranchError, Cause, CliError, CommitError, DiffError, MergeError, OpenError, RestoreError,
+    RevError, RollbackError, StatusError, WorktreeError,
+};
+pub use repo::{Git, GixGit};
+pub use types::{
+    BranchDiff, CommitId, CommitOutcome, MergeFavor, MergeOutcome, ParseCommitIdError, Removal,
+    Restored, Status, WorktreeInfo,
+};

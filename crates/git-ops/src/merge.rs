@@ -1,0 +1,224 @@
+//! Merging a branch into a worktree's branch: gix decides, git applies.
+//!
+//! gix merges the two commits' trees in memory first (nothing is written, the worktree is not
+//! touched), unless the two sides' tree diffs show they changed clearly separate files. A conflict ends there, with the conflicting paths and the worktree exactly as it
+//! was. A clean merge is then made by `git merge --no-ff`, because gix cannot yet apply a merged
+//! tree to a worktree and its index (see the crate docs). Should git still stop on a conflict
+//! that gix resolved, the merge is aborted and reported as a conflict all the same.
+
+use std::collections::BTreeSet;
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
+
+use gix::bstr::ByteSlice;
+use gix::merge::tree::TreatAsUnresolved;
+
+use crate::cli::{args, failure, words};
+use crate::commit::identity_args;
+use crate::error::{Cause, MergeError};
+use crate::repo::GixGit;
+use crate::rev;
+use crate::types::{CommitId, MergeFavor, MergeOutcome};
+
+pub(crate) fn merge(
+    git: &GixGit,
+    worktree: &Path,
+    branch: &str,
+    message: &str,
+    favor: MergeFavor,
+) -> Result<MergeOutcome, MergeError> {
+    let fail = |source| MergeError::Failed {
+        branch: branch.to_owned(),
+        worktree: worktree.to_owned(),
+        source,
+    };
+    let repo = rev::open(git, worktree)?;
+    let ours = rev::head(&repo, worktree)?;
+    let theirs = rev::resolve(&repo, worktree, branch)?;
+    if rev::ancestor_of(&repo, worktree, theirs, ours)? {
+        return Ok(MergeOutcome::UpToDate);
+    }
+    let bases = repo
+        .merge_bases_many(ours, &[theirs])
+        .map_err(|error| fail(Cause::gix(error)))?;
+    let Some(base) = bases.first().map(|id| id.detach()) else {
+        return Err(MergeError::NoMergeBase {
+            branch: branch.to_owned(),
+            worktree: worktree.to_owned(),
+        });
+    };
+    let disjoint = bases.len() == 1
+        && clearly_disjoint(&repo, base, ours, theirs).map_err(|e| fail(Cause::gix(e)))?;
+    if disjoint {
+        return apply(git, worktree, branch, message, favor, theirs);
+    }
+    let conflicts = tree_conflicts(repo, ours, theirs, favor).map_err(|e| fail(Cause::gix(e)))?;
+    if !conflicts.is_empty() {
+        return Ok(MergeOutcome::Conflict { paths: conflicts });
+    }
+    apply(git, worktree, branch, message, favor, theirs)
+}
+
+/// Whether the two sides changed clearly separate files: no deletions (so no renames, whole or
+/// of directories), and no path of one side equal to, or a directory of, a path of the other.
+/// Such a merge cannot conflict, and the full tree merge (some 20 ms on 20,000 files, most of
+/// it rename-tracking set-up) can be skipped.
+fn clearly_disjoint(
+    repo: &gix::Repository,
+    base: gix::ObjectId,
+    ours: gix::ObjectId,
+    theirs: gix::ObjectId,
+) -> Result<bool, gix::Error> {
+    let base_tree = repo.find_commit(base)?.tree()?;
+    let mut sides = Vec::with_capacity(2);
+    for side in [ours, theirs] {
+        let tree = repo.find_commit(side)?.tree()?;
+        let mut paths = BTreeSet::new();
+        for change in repo.diff_tree_to_tree(&base_tree, &tree, gix::diff::Options::default())? {
+            if matches!(
+                change,
+                gix::object::tree::diff::ChangeDetached::Deletion { .. }
+            ) {
+                return Ok(false);
+            }
+            if !change.entry_mode().is_tree() {
+                paths.insert(change.location().to_owned());
+            }
+        }
+        sides.push(paths);
+    }
+    let [ours, theirs] = sides.as_slice() else {
+        return Ok(false);
+    };
+    let clash = |one: &BTreeSet<gix::bstr::BString>, other: &BTreeSet<gix::bstr::BString>| {
+        one.iter().any(|path| {
+            other.contains(path)
+                || path
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, byte)| **byte == b'/')
+                    .any(|(at, _)| other.contains(&path[..at]))
+        })
+    };
+    Ok(!clash(ours, theirs) && !clash(theirs, ours))
+}
+
+/// The paths the merge of `theirs` into `ours` leaves unmerged, computed in memory.
+fn tree_conflicts(
+    repo: gix::Repository,
+    ours: gix::ObjectId,
+    theirs: gix::ObjectId,
+    favor: MergeFavor,
+) -> Result<Vec<String>, gix::Error> {
+    let repo = repo.with_object_memory();
+    let mut options = repo.tree_merge_options()?;
+    if favor == MergeFavor::Incoming {
+        options = options.with_file_favor(Some(gix::merge::tree::FileFavor::Theirs));
+    }
+    let labels = gix::merge::blob::builtin_driver::text::Labels {
+        ancestor: None,
+        current: Some("HEAD".into()),
+        other: Some("incoming".into()),
+    };
+    let outcome = repo.merge_commits(ours, theirs, labels, options.into())?;
+    let how = TreatAsUnresolved::git();
+    if !outcome.tree_merge.has_unresolved_conflicts(how) {
+        return Ok(Vec::new());
+    }
+    let index = outcome.tree_merge.index(how, None)?;
+    let mut paths: Vec<String> = index
+        .entries()
+        .iter()
+        .filter(|entry| entry.stage_raw() != 0)
+        .map(|entry| entry.path(&index).to_str_lossy().into_owned())
+        .collect();
+    paths.dedup();
+    if paths.is_empty() {
+        // Unresolved without unmerged stages: name the paths of the conflicts themselves.
+        paths = outcome
+            .tree_merge
+            .conflicts
+            .iter()
+            .filter(|conflict| conflict.is_unresolved(how))
+            .map(|conflict| conflict.ours.location().to_str_lossy().into_owned())
+            .collect();
+    }
+    paths.sort_unstable();
+    paths.dedup();
+    Ok(paths)
+}
+
+/// Makes the merge commit with `git merge --no-ff`, and handles its refusal.
+fn apply(
+    git: &GixGit,
+    worktree: &Path,
+    branch: &str,
+    message: &str,
+    favor: MergeFavor,
+    theirs: gix::ObjectId,
+) -> Result<MergeOutcome, MergeError> {
+    let fail = |source| MergeError::Failed {
+        branch: branch.to_owned(),
+        worktree: worktree.to_owned(),
+        source,
+    };
+    let mut arguments = identity_args(git, worktree).map_err(fail)?;
+    arguments.extend(
+        [
+            "merge",
+            "--no-ff",
+            "--no-edit",
+            "--no-verify",
+            "--quiet",
+            "-m",
+            message,
+        ]
+        .map(OsString::from),
+    );
+    if favor == MergeFavor::Incoming {
+        arguments.extend(["-X", "theirs"].map(OsString::from));
+    }
+    arguments.push(theirs.to_string().into());
+    let arguments: Vec<&OsStr> = arguments.iter().map(OsString::as_os_str).collect();
+    let output = git
+        .cli
+        .output(worktree, &arguments)
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    if output.status.success() {
+        let repo = rev::open(git, worktree)?;
+        return Ok(MergeOutcome::Merged(CommitId(rev::head(&repo, worktree)?)));
+    }
+    let repo = rev::open(git, worktree)?;
+    let merging = repo.git_dir().join("MERGE_HEAD").exists();
+    if !merging {
+        return Err(MergeError::Refused {
+            branch: branch.to_owned(),
+            worktree: worktree.to_owned(),
+            detail: words(&output),
+        });
+    }
+    let unmerged = git
+        .cli
+        .run(
+            worktree,
+            args!["diff", "--name-only", "-z", "--diff-filter=U"],
+        )
+        .map(|out| {
+            out.stdout
+                .split(|byte| *byte == 0)
+                .filter(|path| !path.is_empty())
+                .map(|path| String::from_utf8_lossy(path).into_owned())
+                .collect::<Vec<_>>()
+        });
+    git.cli
+        .run(worktree, args!["merge", "--abort"])
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    match unmerged {
+        Ok(mut paths) if !paths.is_empty() => {
+            paths.sort_unstable();
+            paths.dedup();
+            Ok(MergeOutcome::Conflict { paths })
+        }
+        _ => Err(fail(Cause::Cli(failure(&arguments, &output)))),
+    }
+}

@@ -1,0 +1,403 @@
+//! [`GixGit`]: the repository handle, its per-worktree gix handles, and the [`Git`] trait.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::cli::Cli;
+use crate::error::{
+    BranchError, Cause, CommitError, DiffError, MergeError, OpenError, RestoreError, RevError,
+    RollbackError, StatusError, WorktreeError,
+};
+use crate::types::{
+    BranchDiff, CommitId, CommitOutcome, MergeFavor, MergeOutcome, Removal, Restored, Status,
+    WorktreeInfo,
+};
+use crate::{branch, commit, diff, merge, reset, rev, status, worktree};
+
+/// The git operations epic needs, synchronous and shareable across threads.
+///
+/// Paths named `worktree` are the root (or any directory) of a worktree of the repository: the
+/// main one or a linked one. Repository paths (`exclude`, `paths`, and the returned ones) are
+/// relative to the worktree root with `/` separators. Revisions are anything `git rev-parse`
+/// takes (`HEAD`, a branch, a commit id); they resolve in the worktree given, so `HEAD` is that
+/// worktree's head.
+///
+/// From async code, call through `tokio::task::spawn_blocking` with the handle in an `Arc`: every
+/// method blocks on the file system or on a git process.
+pub trait Git: Send + Sync {
+    /// The repository's common git directory, shared by every worktree (`.git` of the main one).
+    fn common_dir(&self) -> &Path;
+
+    /// The root of the main worktree, or `None` for a bare repository.
+    fn main_worktree(&self) -> Option<&Path>;
+
+    /// The root of the worktree that contains `dir`.
+    fn worktree_root(&self, dir: &Path) -> Result<PathBuf, RevError>;
+
+    /// Resolves a revision to the commit it names (`git rev-parse <rev>^{commit}`).
+    fn rev_parse(&self, worktree: &Path, rev: &str) -> Result<CommitId, RevError>;
+
+    /// Whether `ancestor` is an ancestor of `descendant` or the same commit
+    /// (`git merge-base --is-ancestor`).
+    fn is_ancestor(
+        &self,
+        worktree: &Path,
+        ancestor: &str,
+        descendant: &str,
+    ) -> Result<bool, RevError>;
+
+    /// Whether the local branch `name` (short, as `story/e/a`) exists.
+    fn branch_exists(&self, name: &str) -> Result<bool, BranchError>;
+
+    /// Creates the local branch `name` at `at`; fails if it exists.
+    fn create_branch(&self, name: &str, at: &CommitId) -> Result<(), BranchError>;
+
+    /// Deletes the local branch `name` whether or not it is merged (`git branch -D`); a missing
+    /// branch is not an error. A branch checked out in a worktree is refused.
+    fn delete_branch(&self, name: &str) -> Result<(), BranchError>;
+
+    /// The branch checked out in `worktree`, or `None` when its head is detached.
+    fn current_branch(&self, worktree: &Path) -> Result<Option<String>, RevError>;
+
+    /// Adds a linked worktree at `path` on a new branch `branch` cut at `start`
+    /// (`git worktree add -b <branch> <path> <start>`).
+    fn add_worktree_new_branch(
+        &self,
+        path: &Path,
+        branch: &str,
+        start: &str,
+    ) -> Result<(), WorktreeError>;
+
+    /// Adds a linked worktree at `path` for the existing branch `branch`
+    /// (`git worktree add <path> <branch>`).
+    fn add_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError>;
+
+    /// Every worktree, the main one first (`git worktree list`).
+    fn worktrees(&self) -> Result<Vec<WorktreeInfo>, WorktreeError>;
+
+    /// Removes the linked worktree at `path` with whatever changes it has
+    /// (`git worktree remove --force`). A worktree whose directory is gone is pruned instead.
+    fn remove_worktree(&self, path: &Path) -> Result<Removal, WorktreeError>;
+
+    /// Moves the linked worktree at `from` to `to`, creating `to`'s parent directories.
+    fn move_worktree(&self, from: &Path, to: &Path) -> Result<(), WorktreeError>;
+
+    /// Drops the registrations of worktrees whose directories are gone (`git worktree prune`).
+    fn prune_worktrees(&self) -> Result<(), WorktreeError>;
+
+    /// The changed paths of `worktree`, untracked ones included, leaving out each path in
+    /// `exclude` and everything under it.
+    fn status(&self, worktree: &Path, exclude: &[&str]) -> Result<Status, StatusError>;
+
+    /// Stages everything (`git add -A`) and commits it with `message`. Without a configured
+    /// identity, the commit is made as `epic <epic@localhost>`.
+    fn commit_all(&self, worktree: &Path, message: &str) -> Result<CommitOutcome, CommitError>;
+
+    /// The diff of `head` against its merge base with `base` (`git diff base...head`): text and
+    /// paths.
+    fn diff_vs_base(
+        &self,
+        worktree: &Path,
+        base: &str,
+        head: &str,
+    ) -> Result<BranchDiff, DiffError>;
+
+    /// The paths of [`diff_vs_base`](Self::diff_vs_base) only, without the text: cheaper.
+    fn changed_paths_vs_base(
+        &self,
+        worktree: &Path,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<String>, DiffError>;
+
+    /// Merges `branch` into the branch checked out in `worktree` with a merge commit (never a
+    /// fast-forward). A conflict leaves the worktree exactly as it was.
+    fn merge(
+        &self,
+        worktree: &Path,
+        branch: &str,
+        message: &str,
+        favor: MergeFavor,
+    ) -> Result<MergeOutcome, MergeError>;
+
+    /// The head commit of `worktree`, to [`rollback`](Self::rollback) to later.
+    fn checkpoint(&self, worktree: &Path) -> Result<CommitId, RevError>;
+
+    /// Resets `worktree`'s branch, index and files to `to` and removes untracked files that are
+    /// not ignored (`git reset --hard <to> && git clean -fd`).
+    fn rollback(&self, worktree: &Path, to: &CommitId) -> Result<(), RollbackError>;
+
+    /// Restores each path from `source`: checked out where `source` has it, deleted where it has
+    /// none. The changes are left uncommitted.
+    fn restore_paths(
+        &self,
+        worktree: &Path,
+        source: &str,
+        paths: &[&str],
+    ) -> Result<Restored, RestoreError>;
+}
+
+/// `path` made absolute against the current directory, lexically (git and gix may run elsewhere).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
+}
+
+/// A gix handle of one linked worktree, valid while its `.git` file says the same.
+#[derive(Debug)]
+struct Cached {
+    dir: PathBuf,
+    dotgit: Vec<u8>,
+    repo: gix::ThreadSafeRepository,
+}
+
+/// How many worktree handles to keep: more than the stories that run at once.
+const CACHED: usize = 64;
+
+/// The [`Git`] implementation: gix where it does the operation natively, the git command line
+/// where it does not (see the crate docs for which is which).
+///
+/// It holds thread-safe gix handles, one for the main worktree and one for each linked worktree
+/// used, so reads do not reopen the repository. No global state: two handles on the same
+/// repository are independent.
+#[derive(Debug)]
+pub struct GixGit {
+    main: gix::ThreadSafeRepository,
+    common_dir: PathBuf,
+    main_worktree: Option<PathBuf>,
+    pub(crate) cli: Cli,
+    handles: Mutex<Vec<Cached>>,
+}
+
+impl GixGit {
+    /// Opens the repository that contains `dir`, which may be any directory of any of its
+    /// worktrees.
+    pub fn discover(dir: impl AsRef<Path>) -> Result<Self, OpenError> {
+        let dir = dir.as_ref();
+        let fail = |source| OpenError::Discover {
+            dir: dir.to_owned(),
+            source,
+        };
+        let found = gix::discover(dir).map_err(fail)?;
+        let main = found.main_repo().map_err(fail)?;
+        let common_dir = absolute(main.common_dir());
+        let main_worktree = main.workdir().map(absolute);
+        Ok(Self {
+            main: main.into_sync(),
+            common_dir,
+            main_worktree,
+            cli: Cli::new(),
+            handles: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Sets (`Some`) or removes (`None`) an environment variable for every git command this
+    /// handle runs, on top of the process environment and the clean environment of the crate
+    /// docs. Tests use it to isolate git from the machine's configuration (`HOME`,
+    /// `GIT_CONFIG_NOSYSTEM`).
+    #[must_use]
+    pub fn with_env(
+        mut self,
+        key: impl Into<OsString>,
+        value: Option<impl Into<OsString>>,
+    ) -> Self {
+        self.cli.set_env(key.into(), value.map(Into::into));
+        self
+    }
+
+    /// Runs `program` instead of the `git` found on `PATH`.
+    #[must_use]
+    pub fn with_git_program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.cli.set_program(program.into());
+        self
+    }
+
+    /// A gix handle on the main repository (refs and objects are shared by every worktree).
+    pub(crate) fn main_repo(&self) -> gix::Repository {
+        let mut repo = self.main.to_thread_local();
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+        repo
+    }
+
+    /// A gix handle on the worktree containing `dir`.
+    pub(crate) fn repo_at(&self, dir: &Path) -> Result<gix::Repository, Cause> {
+        if self.main_worktree.as_deref() == Some(dir) {
+            return Ok(self.main_repo());
+        }
+        let dotgit = match std::fs::read(dir.join(".git")) {
+            Ok(content) => content,
+            // The main worktree under another spelling: `.git` is a directory.
+            Err(error) if error.kind() == io::ErrorKind::IsADirectory => Vec::new(),
+            // A subdirectory, or not a worktree at all: search upwards, uncached.
+            Err(_) => {
+                let mut repo = gix::discover(dir).map_err(Cause::gix)?;
+                repo.object_cache_size_if_unset(4 * 1024 * 1024);
+                return Ok(repo);
+            }
+        };
+        let mut handles = self
+            .handles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(cached) = handles
+            .iter()
+            .find(|cached| cached.dir == dir && cached.dotgit == dotgit)
+        {
+            let mut repo = cached.repo.to_thread_local();
+            repo.object_cache_size_if_unset(4 * 1024 * 1024);
+            return Ok(repo);
+        }
+        let mut repo = gix::open(dir).map_err(Cause::gix)?;
+        handles.retain(|cached| cached.dir != dir);
+        if handles.len() >= CACHED {
+            handles.remove(0);
+        }
+        handles.push(Cached {
+            dir: dir.to_owned(),
+            dotgit,
+            repo: repo.clone().into_sync(),
+        });
+        drop(handles);
+        repo.object_cache_size_if_unset(4 * 1024 * 1024);
+        Ok(repo)
+    }
+
+    /// Forgets the cached handle of `dir` (after the worktree was removed or moved).
+    pub(crate) fn forget(&self, dir: &Path) {
+        self.handles
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|cached| cached.dir != dir);
+    }
+
+    /// Where to run repository-wide git commands: the main worktree, else the git directory.
+    pub(crate) fn anchor(&self) -> &Path {
+        self.main_worktree.as_deref().unwrap_or(&self.common_dir)
+    }
+}
+
+impl Git for GixGit {
+    fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
+    fn main_worktree(&self) -> Option<&Path> {
+        self.main_worktree.as_deref()
+    }
+
+    fn worktree_root(&self, dir: &Path) -> Result<PathBuf, RevError> {
+        rev::worktree_root(self, dir)
+    }
+
+    fn rev_parse(&self, worktree: &Path, rev: &str) -> Result<CommitId, RevError> {
+        rev::rev_parse(self, worktree, rev)
+    }
+
+    fn is_ancestor(
+        &self,
+        worktree: &Path,
+        ancestor: &str,
+        descendant: &str,
+    ) -> Result<bool, RevError> {
+        rev::is_ancestor(self, worktree, ancestor, descendant)
+    }
+
+    fn branch_exists(&self, name: &str) -> Result<bool, BranchError> {
+        branch::exists(self, name)
+    }
+
+    fn create_branch(&self, name: &str, at: &CommitId) -> Result<(), BranchError> {
+        branch::create(self, name, at)
+    }
+
+    fn delete_branch(&self, name: &str) -> Result<(), BranchError> {
+        branch::delete(self, name)
+    }
+
+    fn current_branch(&self, worktree: &Path) -> Result<Option<String>, RevError> {
+        rev::current_branch(self, worktree)
+    }
+
+    fn add_worktree_new_branch(
+        &self,
+        path: &Path,
+        branch: &str,
+        start: &str,
+    ) -> Result<(), WorktreeError> {
+        worktree::add_new_branch(self, path, branch, start)
+    }
+
+    fn add_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError> {
+        worktree::add_existing(self, path, branch)
+    }
+
+    fn worktrees(&self) -> Result<Vec<WorktreeInfo>, WorktreeError> {
+        worktree::list(self)
+    }
+
+    fn remove_worktree(&self, path: &Path) -> Result<Removal, WorktreeError> {
+        worktree::remove(self, path)
+    }
+
+    fn move_worktree(&self, from: &Path, to: &Path) -> Result<(), WorktreeError> {
+        worktree::move_to(self, from, to)
+    }
+
+    fn prune_worktrees(&self) -> Result<(), WorktreeError> {
+        worktree::prune(self)
+    }
+
+    fn status(&self, worktree: &Path, exclude: &[&str]) -> Result<Status, StatusError> {
+        status::status(self, worktree, exclude)
+    }
+
+    fn commit_all(&self, worktree: &Path, message: &str) -> Result<CommitOutcome, CommitError> {
+        commit::commit_all(self, worktree, message)
+    }
+
+    fn diff_vs_base(
+        &self,
+        worktree: &Path,
+        base: &str,
+        head: &str,
+    ) -> Result<BranchDiff, DiffError> {
+        diff::diff_vs_base(self, worktree, base, head)
+    }
+
+    fn changed_paths_vs_base(
+        &self,
+        worktree: &Path,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<String>, DiffError> {
+        diff::changed_paths(self, worktree, base, head).map(|(_, _, paths)| paths)
+    }
+
+    fn merge(
+        &self,
+        worktree: &Path,
+        branch: &str,
+        message: &str,
+        favor: MergeFavor,
+    ) -> Result<MergeOutcome, MergeError> {
+        merge::merge(self, worktree, branch, message, favor)
+    }
+
+    fn checkpoint(&self, worktree: &Path) -> Result<CommitId, RevError> {
+        rev::rev_parse(self, worktree, "HEAD")
+    }
+
+    fn rollback(&self, worktree: &Path, to: &CommitId) -> Result<(), RollbackError> {
+        reset::rollback(self, worktree, to)
+    }
+
+    fn restore_paths(
+        &self,
+        worktree: &Path,
+        source: &str,
+        paths: &[&str],
+    ) -> Result<Restored, RestoreError> {
+        reset::restore_paths(self, worktree, source, paths)
+    }
+}

@@ -1,0 +1,126 @@
+//! The status of a worktree with gix: its changed paths, untracked files included.
+
+use std::path::Path;
+
+use gix::bstr::ByteSlice;
+use gix::status::index_worktree::Item as WorktreeItem;
+
+use crate::error::{Cause, StatusError};
+use crate::repo::GixGit;
+use crate::types::Status;
+
+/// Whether `path` is one of `exclude` or lies under one of them.
+pub(crate) fn excluded(path: &str, exclude: &[&str]) -> bool {
+    exclude.iter().any(|prefix| {
+        let prefix = prefix.trim_end_matches('/');
+        !prefix.is_empty()
+            && path
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
+
+pub(crate) fn status(
+    git: &GixGit,
+    worktree: &Path,
+    exclude: &[&str],
+) -> Result<Status, StatusError> {
+    let fail = |source| StatusError::Read {
+        worktree: worktree.to_owned(),
+        source,
+    };
+    let repo = git.repo_at(worktree).map_err(fail)?;
+    let paths = changed(&repo).map_err(|error| fail(Cause::gix(error)))?;
+    let mut paths: Vec<String> = paths
+        .into_iter()
+        .filter(|path| !excluded(path, exclude))
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    Ok(Status { paths })
+}
+
+/// Every changed path of the worktree of `repo`, as `git status --porcelain
+/// --untracked-files=all` lists them (a staged rename as its new path).
+fn changed(repo: &gix::Repository) -> Result<Vec<String>, gix::Error> {
+    let platform = repo
+        .status(gix::progress::Discard)?
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        // git status reports a file moved on disk but not staged as deleted plus untracked.
+        .index_worktree_rewrites(None);
+    let mut paths = Vec::new();
+    if index_matches_head(repo)? {
+        // Nothing staged: only the worktree against the index is left to compare.
+        let mut iter = platform.into_index_worktree_iter(Vec::new())?;
+        for item in iter.by_ref() {
+            paths.extend(worktree_path(&item?));
+        }
+        write_refreshed_stats(iter.outcome_mut());
+    } else {
+        let mut iter = platform.into_iter(None)?;
+        for item in iter.by_ref() {
+            match item? {
+                gix::status::Item::IndexWorktree(item) => paths.extend(worktree_path(&item)),
+                gix::status::Item::TreeIndex(change) => {
+                    paths.push(change.location().to_str_lossy().into_owned());
+                }
+            }
+        }
+        write_refreshed_stats(iter.outcome_mut());
+    }
+    Ok(paths)
+}
+
+/// Whether the index's cached tree (its `TREE` extension, which git keeps valid after commits,
+/// resets and checkouts and invalidates up to the root on every staged change) is complete and
+/// is `HEAD`'s tree: then nothing is staged, and the costly diff of `HEAD`'s tree against the
+/// index can be skipped, as git skips it.
+fn index_matches_head(repo: &gix::Repository) -> Result<bool, gix::Error> {
+    let index = repo.index_or_empty()?;
+    let Some(tree) = index.tree() else {
+        return Ok(false);
+    };
+    let complete =
+        tree.num_entries.and_then(|n| usize::try_from(n).ok()) == Some(index.entries().len());
+    if !complete {
+        return Ok(false);
+    }
+    Ok(repo.head_tree_id_or_empty()?.detach() == tree.id)
+}
+
+/// The path of a change between the index and the worktree, if git status would list it.
+fn worktree_path(item: &WorktreeItem) -> Option<String> {
+    if let WorktreeItem::DirectoryContents { entry, .. } = item {
+        // Only untracked files: not ignored ones, not (empty) directories.
+        let untracked_file = matches!(entry.status, gix::dir::entry::Status::Untracked)
+            && entry.disk_kind != Some(gix::dir::entry::Kind::Directory);
+        if !untracked_file {
+            return None;
+        }
+    }
+    Some(item.rela_path().to_str_lossy().into_owned())
+}
+
+/// Like git status, keeps the refreshed file stats so the next status need not hash files again.
+fn write_refreshed_stats(outcome: Option<&mut gix::status::Outcome>) {
+    if let Some(outcome) = outcome.filter(|outcome| outcome.has_changes()) {
+        // Not written (the index is locked): the next status re-checks these files, no more.
+        outcome.write_changes().and_then(Result::ok);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::excluded;
+
+    #[test]
+    fn excludes_paths_and_what_is_under_them() {
+        let exclude = [".llm4ts", "build/"];
+        assert!(excluded(".llm4ts", &exclude));
+        assert!(excluded(".llm4ts/trace.jsonl", &exclude));
+        assert!(excluded("build/out.o", &exclude));
+        assert!(!excluded(".llm4ts2/x", &exclude));
+        assert!(!excluded("src/build/x", &exclude));
+        assert!(!excluded("x", &[""]));
+    }
+}

@@ -1,0 +1,146 @@
+//! The values the operations take and return.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// The id of a commit: a full object hash.
+///
+/// ```
+/// use git_ops::CommitId;
+///
+/// let id: CommitId = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".parse()?;
+/// assert_eq!(id.to_string(), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+/// assert!("not a hash".parse::<CommitId>().is_err());
+/// # Ok::<(), git_ops::ParseCommitIdError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CommitId(pub(crate) gix::ObjectId);
+
+impl CommitId {
+    /// The id as lowercase hexadecimal.
+    pub fn to_hex(&self) -> String {
+        self.0.to_string()
+    }
+}
+
+impl fmt::Display for CommitId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// The error of parsing a [`CommitId`] from text that is not a full hexadecimal hash.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{text}` is not a full hexadecimal commit id")]
+pub struct ParseCommitIdError {
+    text: String,
+}
+
+impl FromStr for CommitId {
+    type Err = ParseCommitIdError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        gix::ObjectId::from_hex(text.as_bytes())
+            .map(CommitId)
+            .map_err(|_| ParseCommitIdError { text: text.into() })
+    }
+}
+
+/// One worktree of the repository, as [`Git::worktrees`](crate::Git::worktrees) lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreeInfo {
+    /// The worktree's root directory, as registered.
+    pub path: PathBuf,
+    /// The commit checked out, or `None` in a repository without commits.
+    pub head: Option<CommitId>,
+    /// The branch checked out (short name, `story/e/a`), or `None` when the head is detached.
+    pub branch: Option<String>,
+    /// Whether this is the main worktree (the one holding the git directory).
+    pub is_main: bool,
+    /// Whether its directory is gone, so [`Git::prune_worktrees`](crate::Git::prune_worktrees)
+    /// would drop its registration.
+    pub prunable: bool,
+    /// Whether it is locked against pruning and removal.
+    pub locked: bool,
+}
+
+/// What [`Git::remove_worktree`](crate::Git::remove_worktree) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+    /// The directory and its registration were removed.
+    Removed,
+    /// The directory was already gone; the stale registration was pruned.
+    Pruned,
+    /// Neither a directory nor a registration existed: nothing to do.
+    Absent,
+}
+
+/// The state of a worktree against its head: what [`Git::status`](crate::Git::status) returns.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Status {
+    /// Every changed path, repository-relative with `/` separators, sorted and unique:
+    /// modified, added, deleted, untracked (each file, not its directory), and for a staged
+    /// rename its new path. Excluded paths are left out.
+    pub paths: Vec<String>,
+}
+
+impl Status {
+    /// Whether anything changed, untracked files included.
+    pub fn is_dirty(&self) -> bool {
+        !self.paths.is_empty()
+    }
+}
+
+/// What [`Git::commit_all`](crate::Git::commit_all) did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitOutcome {
+    /// A commit was made.
+    Committed(CommitId),
+    /// The worktree had no changes; nothing was committed.
+    NothingToCommit,
+}
+
+/// A branch's own changes since it left another: what
+/// [`Git::diff_vs_base`](crate::Git::diff_vs_base) returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchDiff {
+    /// The unified diff, as `git diff base...head` prints it.
+    pub text: String,
+    /// Every path the diff touches, sorted and unique; a rename lists both its old and its new
+    /// path.
+    pub paths: Vec<String>,
+}
+
+/// Which side wins hunks that both sides changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeFavor {
+    /// Neither: such hunks are a conflict.
+    None,
+    /// The incoming branch's side (`-X theirs`). Conflicts of whole files (modified on one side,
+    /// deleted on the other) are still conflicts.
+    Incoming,
+}
+
+/// What [`Git::merge`](crate::Git::merge) did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MergeOutcome {
+    /// A merge commit was made.
+    Merged(CommitId),
+    /// The branch was already contained in the head: nothing to do.
+    UpToDate,
+    /// The merge conflicts; the worktree, index and head are exactly as before.
+    Conflict {
+        /// The conflicting paths, sorted.
+        paths: Vec<String>,
+    },
+}
+
+/// What [`Git::restore_paths`](crate::Git::restore_paths) did, path by path.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Restored {
+    /// Paths checked out from the source revision.
+    pub checked_out: Vec<String>,
+    /// Paths deleted because the source revision has none.
+    pub deleted: Vec<String>,
+}

@@ -1,0 +1,268 @@
+//! Linked worktrees through the git command line: add, list, remove, move, prune.
+//!
+//! gix 0.91 adds and removes linked worktrees but neither moves nor prunes them; all five go
+//! through the command line, the reference for the registration files (see the crate docs).
+//! Branch checks before an add use gix, so the common refusals come back typed rather than as
+//! git's words.
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use crate::cli::args;
+use crate::error::{Cause, WorktreeError};
+use crate::repo::GixGit;
+use crate::types::{CommitId, Removal, WorktreeInfo};
+use crate::{branch, rev};
+
+/// `path` made absolute against the process's current directory, so git (which runs elsewhere)
+/// sees the same place and a leading `-` can never read as an option.
+fn absolute(path: &Path) -> Result<PathBuf, io::Error> {
+    std::path::absolute(path)
+}
+
+/// `path` with symbolic links resolved as far as it exists, the rest appended: how git records a
+/// worktree's location.
+fn normalized(path: &Path) -> PathBuf {
+    let Ok(path) = absolute(path) else {
+        return path.to_owned();
+    };
+    let mut existing = path.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                out.push(part);
+            }
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return lexical(&path),
+        }
+    }
+}
+
+/// Removes `.` and resolves `..` without touching the file system.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn failed<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(Cause) -> WorktreeError + 'a {
+    move |source| WorktreeError::Failed {
+        action,
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Refuses a destination that exists and is not an empty directory, as git would, but typed.
+fn check_destination(path: &Path) -> Result<(), WorktreeError> {
+    match std::fs::read_dir(path).map(|mut entries| entries.next().is_none()) {
+        Ok(true) => Ok(()),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        _ => Err(WorktreeError::PathExists {
+            path: path.to_owned(),
+        }),
+    }
+}
+
+/// Maps git's refusal of an already checked-out branch to its typed error.
+fn checked_out(error: Cause, branch: &str, path: &Path) -> WorktreeError {
+    if let Cause::Cli(cli) = &error {
+        let detail = cli.detail();
+        if detail.contains("already used by worktree") || detail.contains("already checked out") {
+            return WorktreeError::BranchCheckedOut {
+                branch: branch.to_owned(),
+            };
+        }
+    }
+    failed("add", path)(error)
+}
+
+pub(crate) fn add_new_branch(
+    git: &GixGit,
+    path: &Path,
+    name: &str,
+    start: &str,
+) -> Result<(), WorktreeError> {
+    let path = absolute(path).map_err(|error| failed("add", path)(Cause::Io(error)))?;
+    let exists = branch::exists(git, name)?;
+    if exists {
+        return Err(WorktreeError::BranchExists {
+            branch: name.to_owned(),
+        });
+    }
+    check_destination(&path)?;
+    let anchor = git.anchor();
+    let start =
+        CommitId(rev::resolve(&git.main_repo(), anchor, start).map_err(WorktreeError::StartPoint)?)
+            .to_hex();
+    git.cli
+        .run(
+            anchor,
+            args!["worktree", "add", "--quiet", "-b", name, &path, &start],
+        )
+        .map_err(|error| failed("add", &path)(Cause::Cli(error)))?;
+    git.forget(&path);
+    Ok(())
+}
+
+pub(crate) fn add_existing(git: &GixGit, path: &Path, name: &str) -> Result<(), WorktreeError> {
+    let path = absolute(path).map_err(|error| failed("add", path)(Cause::Io(error)))?;
+    let exists = branch::exists(git, name).unwrap_or(false);
+    if !exists {
+        return Err(WorktreeError::NoSuchBranch {
+            branch: name.to_owned(),
+        });
+    }
+    check_destination(&path)?;
+    // The short name: git checks out a local branch attached when given its short name (a full
+    // `refs/heads/…` name would detach the head).
+    git.cli
+        .run(
+            git.anchor(),
+            args!["worktree", "add", "--quiet", &path, name],
+        )
+        .map_err(|error| checked_out(Cause::Cli(error), name, &path))?;
+    git.forget(&path);
+    Ok(())
+}
+
+pub(crate) fn list(git: &GixGit) -> Result<Vec<WorktreeInfo>, WorktreeError> {
+    let anchor = git.anchor();
+    let output = git
+        .cli
+        .run(anchor, args!["worktree", "list", "--porcelain", "-z"])
+        .map_err(|error| failed("list", anchor)(Cause::Cli(error)))?;
+    Ok(parse_list(&output.stdout))
+}
+
+/// Parses `git worktree list --porcelain -z`: NUL-terminated lines, an empty line after each
+/// worktree.
+fn parse_list(out: &[u8]) -> Vec<WorktreeInfo> {
+    let mut list: Vec<WorktreeInfo> = Vec::new();
+    let mut current: Option<WorktreeInfo> = None;
+    for line in out.split(|byte| *byte == 0) {
+        let line = String::from_utf8_lossy(line);
+        if line.is_empty() {
+            list.extend(current.take());
+            continue;
+        }
+        let (key, value) = line.split_once(' ').unwrap_or((&line, ""));
+        if key == "worktree" {
+            list.extend(current.take());
+            current = Some(WorktreeInfo {
+                path: PathBuf::from(value),
+                head: None,
+                branch: None,
+                is_main: list.is_empty(),
+                prunable: false,
+                locked: false,
+            });
+            continue;
+        }
+        let Some(worktree) = current.as_mut() else {
+            continue;
+        };
+        match key {
+            "HEAD" => worktree.head = value.parse().ok().filter(|id: &CommitId| !id.0.is_null()),
+            "branch" => {
+                worktree.branch = Some(value.strip_prefix("refs/heads/").unwrap_or(value).into());
+            }
+            "locked" => worktree.locked = true,
+            "prunable" => worktree.prunable = true,
+            _ => {}
+        }
+    }
+    list.extend(current);
+    list
+}
+
+pub(crate) fn remove(git: &GixGit, path: &Path) -> Result<Removal, WorktreeError> {
+    let path = absolute(path).map_err(|error| failed("remove", path)(Cause::Io(error)))?;
+    git.forget(&path);
+    if path.exists() {
+        // Twice forced: also when the worktree is locked.
+        git.cli
+            .run(
+                git.anchor(),
+                args!["worktree", "remove", "--force", "--force", &path],
+            )
+            .map_err(|error| failed("remove", &path)(Cause::Cli(error)))?;
+        return Ok(Removal::Removed);
+    }
+    let wanted = normalized(&path);
+    let registered = list(git)?
+        .into_iter()
+        .any(|worktree| !worktree.is_main && normalized(&worktree.path) == wanted);
+    if !registered {
+        return Ok(Removal::Absent);
+    }
+    prune(git)?;
+    Ok(Removal::Pruned)
+}
+
+pub(crate) fn move_to(git: &GixGit, from: &Path, to: &Path) -> Result<(), WorktreeError> {
+    let from = absolute(from).map_err(|error| failed("move", from)(Cause::Io(error)))?;
+    let to = absolute(to).map_err(|error| failed("move", &from)(Cause::Io(error)))?;
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|error| failed("move", &from)(Cause::Io(error)))?;
+    }
+    git.forget(&from);
+    let arguments: &[&OsStr] = args!["worktree", "move", &from, &to];
+    git.cli
+        .run(git.anchor(), arguments)
+        .map_err(|error| failed("move", &from)(Cause::Cli(error)))?;
+    Ok(())
+}
+
+pub(crate) fn prune(git: &GixGit) -> Result<(), WorktreeError> {
+    let anchor = git.anchor();
+    git.cli
+        .run(anchor, args!["worktree", "prune"])
+        .map(drop)
+        .map_err(|error| failed("prune", anchor)(Cause::Cli(error)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_porcelain_list() {
+        let out = b"worktree /r\0HEAD 1111111111111111111111111111111111111111\0branch refs/heads/main\0\0\
+worktree /r.wt/a b\0HEAD 2222222222222222222222222222222222222222\0detached\0locked\0\0\
+worktree /gone\0HEAD 3333333333333333333333333333333333333333\0branch refs/heads/story/e/x\0prunable gitdir file points to non-existent location\0\0";
+        let list = parse_list(out);
+        assert_eq!(list.len(), 3);
+        assert!(list[0].is_main);
+        assert_eq!(list[0].branch.as_deref(), Some("main"));
+        assert_eq!(list[1].path, PathBuf::from("/r.wt/a b"));
+        assert_eq!(list[1].branch, None);
+        assert!(list[1].locked && !list[1].is_main);
+        assert!(list[2].prunable);
+        assert_eq!(list[2].branch.as_deref(), Some("story/e/x"));
+    }
+
+    #[test]
+    fn normalizes_missing_paths() {
+        assert_eq!(lexical(Path::new("/a/./b/../c")), PathBuf::from("/a/c"));
+        let missing = normalized(Path::new("/definitely/not/here/x"));
+        assert!(missing.ends_with("here/x"));
+    }
+}

@@ -1,0 +1,139 @@
+//! Committing everything, "nothing to commit", and the fallback identity.
+
+use git_ops::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME, Git, GixGit};
+
+use crate::support::{Repo, isolate_handle};
+
+#[test]
+fn commits_additions_edits_deletions_and_untracked_files() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    repo.write("gone.txt", "g");
+    repo.write("edit.txt", "e");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "setup"]);
+
+    std::fs::remove_file(repo.path.join("gone.txt")).expect("remove");
+    repo.write("edit.txt", "edited");
+    repo.write("new dir/ünï code.txt", "n");
+    let outcome = git
+        .commit_all(&repo.path, "everything\n\nwith a body")
+        .expect("commit");
+    let CommitOutcome::Committed(id) = outcome else {
+        panic!("expected a commit, got {outcome:?}");
+    };
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]).trim(), id.to_string());
+    assert!(repo.porcelain(&repo.path).is_empty());
+    assert!(!git.status(&repo.path, &[]).expect("status").is_dirty());
+    let files = repo.git(&[
+        "-c",
+        "core.quotePath=false",
+        "show",
+        "--name-status",
+        "--format=%s%n%b",
+        "HEAD",
+    ]);
+    assert!(files.starts_with("everything\nwith a body"), "{files}");
+    assert!(files.contains("D\tgone.txt"), "{files}");
+    assert!(files.contains("M\tedit.txt"), "{files}");
+    assert!(files.contains("A\tnew dir/ünï code.txt"), "{files}");
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%an <%ae>"]).trim(),
+        "Test Person <test@example.com>"
+    );
+    repo.fsck();
+}
+
+#[test]
+fn nothing_to_commit_is_its_own_outcome() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let before = git.checkpoint(&repo.path).expect("head");
+    assert_eq!(
+        git.commit_all(&repo.path, "nothing").expect("no error"),
+        CommitOutcome::NothingToCommit
+    );
+    assert_eq!(git.checkpoint(&repo.path).expect("head"), before);
+    // Ignored files alone are nothing too.
+    repo.write(".gitignore", "*.log\n");
+    git.commit_all(&repo.path, "ignore logs").expect("commit");
+    repo.write("x.log", "log");
+    assert_eq!(
+        git.commit_all(&repo.path, "nothing").expect("no error"),
+        CommitOutcome::NothingToCommit
+    );
+}
+
+#[test]
+fn commits_in_a_linked_worktree_land_on_its_branch() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let wt = repo.beside("a");
+    git.add_worktree_new_branch(&wt, "story/e/a", "main")
+        .expect("add");
+    crate::support::write_in(&wt, "a.txt", "a");
+    let CommitOutcome::Committed(id) = git.commit_all(&wt, "story a").expect("commit") else {
+        panic!("expected a commit");
+    };
+    assert_eq!(repo.git(&["rev-parse", "story/e/a"]).trim(), id.to_string());
+    assert_ne!(repo.git(&["rev-parse", "main"]).trim(), id.to_string());
+    assert!(repo.porcelain(&repo.path).is_empty());
+}
+
+#[test]
+fn without_any_identity_commits_as_epic() {
+    // No identity in the repository, an empty HOME, no system configuration, and none of the
+    // identity variables a CI machine may export (the support module clears them).
+    let repo = Repo::bare_identity();
+    let git = repo.handle();
+    let probe = repo.try_git_in(&repo.path, &["config", "user.name"]);
+    assert!(
+        !probe.status.success(),
+        "the test repository must have no identity"
+    );
+
+    repo.write("a.txt", "a");
+    let outcome = git
+        .commit_all(&repo.path, "first")
+        .expect("commit without identity");
+    assert!(matches!(outcome, CommitOutcome::Committed(_)));
+    let who = repo.git(&["log", "-1", "--format=%an <%ae>|%cn <%ce>"]);
+    let expected = format!("{FALLBACK_NAME} <{FALLBACK_EMAIL}>");
+    assert_eq!(who.trim(), format!("{expected}|{expected}"));
+
+    // Merges commit too.
+    repo.git(&["branch", "side"]);
+    let side = repo.beside("side");
+    git.add_worktree(&side, "side").expect("add");
+    crate::support::write_in(&side, "b.txt", "b");
+    git.commit_all(&side, "side").expect("commit");
+    crate::support::write_in(&repo.path, "c.txt", "c");
+    git.commit_all(&repo.path, "main").expect("commit");
+    let merged = git
+        .merge(&repo.path, "side", "merge side", git_ops::MergeFavor::None)
+        .expect("merge");
+    assert!(
+        matches!(merged, git_ops::MergeOutcome::Merged(_)),
+        "{merged:?}"
+    );
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%an"]).trim(),
+        FALLBACK_NAME
+    );
+    repo.fsck();
+}
+
+#[test]
+fn an_identity_from_the_environment_beats_the_fallback() {
+    let repo = Repo::bare_identity();
+    let git = isolate_handle(GixGit::discover(&repo.path).expect("discover"), repo.home())
+        .with_env("GIT_AUTHOR_NAME", Some("Env Author"))
+        .with_env("GIT_AUTHOR_EMAIL", Some("author@example.com"));
+    repo.write("a.txt", "a");
+    git.commit_all(&repo.path, "first").expect("commit");
+    let who = repo.git(&["log", "-1", "--format=%an <%ae>|%cn <%ce>"]);
+    assert_eq!(
+        who.trim(),
+        format!("Env Author <author@example.com>|{FALLBACK_NAME} <{FALLBACK_EMAIL}>")
+    );
+}

@@ -1,0 +1,276 @@
+//! Merges: clean ones make a merge commit; conflicts leave everything as it was.
+
+use std::path::Path;
+
+use git_ops::{Git, MergeError, MergeFavor, MergeOutcome};
+
+use crate::support::{Repo, write_in};
+
+/// Every file of a worktree (but `.git`) with its content, to compare before and after.
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for entry in std::fs::read_dir(dir).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.file_name().is_some_and(|name| name == ".git") {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path
+                    .strip_prefix(root)
+                    .expect("under root")
+                    .display()
+                    .to_string();
+                out.push((rel, std::fs::read(&path).expect("read")));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// A repository with an `epic/e` branch and a story worktree cut from it.
+fn epic_and_story() -> (Repo, std::path::PathBuf) {
+    let repo = Repo::new();
+    for (path, content) in [
+        ("shared.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"),
+        (
+            "rename me.rs",
+            "fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}\n",
+        ),
+        ("delete me.txt", "bye\n"),
+        ("both edit.txt", "base\n"),
+    ] {
+        repo.write(path, content);
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.git(&["checkout", "-q", "-b", "epic/e"]);
+    let story = repo.beside("story");
+    repo.handle()
+        .add_worktree_new_branch(&story, "story/e/a", "epic/e")
+        .expect("add");
+    (repo, story)
+}
+
+#[test]
+fn a_clean_merge_makes_a_merge_commit_even_when_it_could_fast_forward() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    write_in(&story, "story.txt", "s\n");
+    git.commit_all(&story, "story").expect("commit");
+    let before = git.checkpoint(&repo.path).expect("head");
+    let outcome = git
+        .merge(&repo.path, "story/e/a", "merge story a", MergeFavor::None)
+        .expect("merge");
+    let MergeOutcome::Merged(id) = outcome else {
+        panic!("expected a merge, got {outcome:?}");
+    };
+    let parents = repo.git(&["log", "-1", "--format=%P%n%s", &id.to_hex()]);
+    let story_head = repo.git(&["rev-parse", "story/e/a"]);
+    assert_eq!(
+        parents,
+        format!("{before} {}\nmerge story a\n", story_head.trim())
+    );
+    assert!(repo.path.join("story.txt").is_file());
+    assert!(repo.porcelain(&repo.path).is_empty());
+    assert_eq!(
+        git.current_branch(&repo.path).expect("branch"),
+        Some("epic/e".into())
+    );
+    // Merging again: nothing to do.
+    assert_eq!(
+        git.merge(&repo.path, "story/e/a", "again", MergeFavor::None)
+            .expect("merge"),
+        MergeOutcome::UpToDate
+    );
+    repo.fsck();
+}
+
+#[test]
+fn merges_renames_deletions_and_edits_from_both_sides() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    // The story renames, deletes and edits the top of a shared file.
+    std::fs::create_dir_all(story.join("src")).expect("mkdir");
+    repo.git_in(&story, &["mv", "rename me.rs", "src/renamed ü.rs"]);
+    repo.git_in(&story, &["rm", "-q", "delete me.txt"]);
+    write_in(
+        &story,
+        "shared.txt",
+        "ONE\ntwo\nthree\nfour\nfive\nsix\nseven\n",
+    );
+    git.commit_all(&story, "story").expect("commit");
+    // The epic edits the renamed file and the bottom of the shared file meanwhile.
+    repo.write(
+        "rename me.rs",
+        "fn a() {}\nfn b() {}\nfn c() {}\nfn d() {}\nfn e() {}\n",
+    );
+    repo.write("shared.txt", "one\ntwo\nthree\nfour\nfive\nsix\nSEVEN\n");
+    git.commit_all(&repo.path, "epic").expect("commit");
+
+    let outcome = git
+        .merge(&repo.path, "story/e/a", "merge", MergeFavor::None)
+        .expect("merge");
+    assert!(matches!(outcome, MergeOutcome::Merged(_)), "{outcome:?}");
+    assert!(!repo.path.join("rename me.rs").exists());
+    assert!(!repo.path.join("delete me.txt").exists());
+    let renamed = std::fs::read_to_string(repo.path.join("src/renamed ü.rs")).expect("renamed");
+    assert!(
+        renamed.contains("fn e()"),
+        "the epic's edit follows the rename: {renamed}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join("shared.txt")).expect("shared"),
+        "ONE\ntwo\nthree\nfour\nfive\nsix\nSEVEN\n"
+    );
+    assert!(repo.porcelain(&repo.path).is_empty());
+    repo.fsck();
+}
+
+#[test]
+fn a_conflict_names_the_paths_and_leaves_the_worktree_exactly_as_it_was() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    write_in(&story, "both edit.txt", "story\n");
+    repo.git_in(&story, &["rm", "-q", "delete me.txt"]);
+    git.commit_all(&story, "story").expect("commit");
+    repo.write("both edit.txt", "epic\n");
+    repo.write("delete me.txt", "epic edits what the story deleted\n");
+    git.commit_all(&repo.path, "epic").expect("commit");
+    // Local state the merge must not disturb.
+    repo.write("untracked.txt", "mine");
+    repo.write("shared.txt", "local edit\n");
+
+    let before_head = git.checkpoint(&repo.path).expect("head");
+    let before_files = snapshot(&repo.path);
+    let before_status = repo.porcelain(&repo.path);
+    let before_index = std::fs::read(repo.path.join(".git/index")).expect("index");
+
+    let outcome = git
+        .merge(&repo.path, "story/e/a", "merge", MergeFavor::None)
+        .expect("merge");
+    assert_eq!(
+        outcome,
+        MergeOutcome::Conflict {
+            paths: vec!["both edit.txt".into(), "delete me.txt".into()]
+        }
+    );
+    assert_eq!(git.checkpoint(&repo.path).expect("head"), before_head);
+    assert_eq!(snapshot(&repo.path), before_files);
+    assert_eq!(repo.porcelain(&repo.path), before_status);
+    assert_eq!(
+        std::fs::read(repo.path.join(".git/index")).expect("index"),
+        before_index
+    );
+    assert!(!repo.path.join(".git/MERGE_HEAD").exists());
+    repo.fsck();
+}
+
+#[test]
+fn preferring_the_incoming_side_resolves_conflicting_hunks_only() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    // Catch-up: the epic is merged into the story, the epic's side winning.
+    repo.write("both edit.txt", "epic\n");
+    git.commit_all(&repo.path, "epic").expect("commit");
+    write_in(&story, "both edit.txt", "story\n");
+    write_in(&story, "story only.txt", "s\n");
+    git.commit_all(&story, "story").expect("commit");
+
+    let outcome = git
+        .merge(&story, "epic/e", "catch up", MergeFavor::Incoming)
+        .expect("merge");
+    assert!(matches!(outcome, MergeOutcome::Merged(_)), "{outcome:?}");
+    assert_eq!(
+        std::fs::read_to_string(story.join("both edit.txt")).expect("read"),
+        "epic\n"
+    );
+    assert!(story.join("story only.txt").is_file());
+    assert!(repo.porcelain(&story).is_empty());
+
+    // A file deleted on one side and edited on the other is still a conflict.
+    repo.git(&["rm", "-q", "shared.txt"]);
+    git.commit_all(&repo.path, "epic deletes").expect("commit");
+    write_in(&story, "shared.txt", "story edits\n");
+    git.commit_all(&story, "story edits").expect("commit");
+    let before = git.checkpoint(&story).expect("head");
+    let outcome = git
+        .merge(&story, "epic/e", "catch up", MergeFavor::Incoming)
+        .expect("merge");
+    assert_eq!(
+        outcome,
+        MergeOutcome::Conflict {
+            paths: vec!["shared.txt".into()]
+        }
+    );
+    assert_eq!(git.checkpoint(&story).expect("head"), before);
+    assert!(repo.porcelain(&story).is_empty());
+}
+
+#[test]
+fn a_merge_git_refuses_for_local_changes_is_a_typed_refusal() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    write_in(&story, "shared.txt", "story\n");
+    git.commit_all(&story, "story").expect("commit");
+    repo.write("shared.txt", "uncommitted local edit\n");
+    let error = git
+        .merge(&repo.path, "story/e/a", "merge", MergeFavor::None)
+        .expect_err("refused");
+    let MergeError::Refused { detail, .. } = &error else {
+        panic!("expected a refusal, got {error:?}");
+    };
+    assert!(detail.contains("shared.txt"), "{detail}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join("shared.txt")).expect("read"),
+        "uncommitted local edit\n"
+    );
+    assert!(matches!(
+        git.merge(&repo.path, "no-such-branch", "m", MergeFavor::None),
+        Err(MergeError::Rev(_))
+    ));
+}
+
+#[test]
+fn a_file_on_one_side_and_a_directory_on_the_other_is_a_conflict() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    write_in(&story, "clash/inner.txt", "story makes a directory\n");
+    git.commit_all(&story, "story").expect("commit");
+    repo.write("clash", "epic makes a file\n");
+    git.commit_all(&repo.path, "epic").expect("commit");
+    let before = git.checkpoint(&repo.path).expect("head");
+    let outcome = git
+        .merge(&repo.path, "story/e/a", "merge", MergeFavor::None)
+        .expect("merge");
+    let MergeOutcome::Conflict { paths } = outcome else {
+        panic!("expected a conflict, got {outcome:?}");
+    };
+    assert!(
+        paths.iter().any(|path| path.starts_with("clash")),
+        "{paths:?}"
+    );
+    assert_eq!(git.checkpoint(&repo.path).expect("head"), before);
+    assert!(repo.porcelain(&repo.path).is_empty());
+}
+
+#[test]
+fn separate_additions_on_both_sides_merge_cleanly() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    write_in(&story, "dir/story.txt", "s\n");
+    git.commit_all(&story, "story").expect("commit");
+    repo.write("dir/epic.txt", "e\n");
+    git.commit_all(&repo.path, "epic").expect("commit");
+    let outcome = git
+        .merge(&repo.path, "story/e/a", "merge", MergeFavor::None)
+        .expect("merge");
+    assert!(matches!(outcome, MergeOutcome::Merged(_)), "{outcome:?}");
+    assert!(repo.path.join("dir/story.txt").is_file() && repo.path.join("dir/epic.txt").is_file());
+    assert!(repo.porcelain(&repo.path).is_empty());
+    repo.fsck();
+}

@@ -1,0 +1,178 @@
+//! Real repositories in temporary directories, and the git command line to build and check them.
+//!
+//! Every git run here and every [`GixGit`] made here is isolated from the machine: `HOME` is an
+//! empty directory of the test's own, the system configuration is off, and identity variables a
+//! CI machine may export are removed, so no test depends on `~/.gitconfig`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use git_ops::GixGit;
+use tempfile::TempDir;
+
+/// Variables that would change what the git processes of a test do.
+const CLEARED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "EMAIL",
+    "XDG_CONFIG_HOME",
+];
+
+/// A repository in a temporary directory, with an isolated home beside it.
+pub(crate) struct Repo {
+    root: TempDir,
+    /// The main worktree.
+    pub(crate) path: PathBuf,
+    home: PathBuf,
+}
+
+impl Repo {
+    /// A repository on branch `main` with one commit (`README.md`) and a local identity.
+    pub(crate) fn new() -> Self {
+        let repo = Self::empty();
+        repo.write("README.md", "hello\n");
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "initial"]);
+        repo
+    }
+
+    /// A repository on branch `main` with a local identity and no commits.
+    pub(crate) fn empty() -> Self {
+        let repo = Self::bare_identity();
+        repo.git(&["config", "user.name", "Test Person"]);
+        repo.git(&["config", "user.email", "test@example.com"]);
+        repo
+    }
+
+    /// A repository without commits and without any identity configured anywhere.
+    pub(crate) fn bare_identity() -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("git-ops-")
+            .tempdir()
+            .expect("temp dir");
+        let home = root.path().join("home");
+        let path = root.path().join("repo");
+        std::fs::create_dir_all(&home).expect("home");
+        std::fs::create_dir_all(&path).expect("repo dir");
+        let repo = Self { root, path, home };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    /// A directory beside the repository (not inside it), for worktrees.
+    pub(crate) fn beside(&self, name: &str) -> PathBuf {
+        self.root.path().join("worktrees").join(name)
+    }
+
+    /// A [`GixGit`] on this repository, isolated like the test's own git.
+    pub(crate) fn handle(&self) -> GixGit {
+        isolate_handle(GixGit::discover(&self.path).expect("discover"), &self.home)
+    }
+
+    /// Runs git in the main worktree; panics unless it succeeds. Returns stdout.
+    pub(crate) fn git(&self, args: &[&str]) -> String {
+        self.git_in(&self.path, args)
+    }
+
+    /// Runs git in `dir`; panics unless it succeeds. Returns stdout.
+    pub(crate) fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        let output = self.try_git_in(dir, args);
+        assert!(
+            output.status.success(),
+            "git {args:?} failed in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Runs git in `dir` and returns whatever happened.
+    pub(crate) fn try_git_in(&self, dir: &Path, args: &[&str]) -> Output {
+        let mut command = Command::new("git");
+        isolate(&mut command, &self.home);
+        command
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .expect("run git")
+    }
+
+    /// Writes `content` to `rel` under the main worktree, creating directories.
+    pub(crate) fn write(&self, rel: &str, content: &str) {
+        write_in(&self.path, rel, content);
+    }
+
+    /// Writes, stages and commits one file in `dir` with the CLI.
+    pub(crate) fn commit_file(&self, dir: &Path, rel: &str, content: &str, message: &str) {
+        write_in(dir, rel, content);
+        self.git_in(dir, &["add", "-A"]);
+        self.git_in(dir, &["commit", "-q", "-m", message]);
+    }
+
+    /// `git fsck --strict` passes.
+    pub(crate) fn fsck(&self) {
+        self.git(&["fsck", "--strict", "--no-progress"]);
+    }
+
+    /// `git status --porcelain` in `dir`, as text.
+    pub(crate) fn porcelain(&self, dir: &Path) -> String {
+        self.git_in(dir, &["status", "--porcelain", "--untracked-files=all"])
+    }
+
+    /// The home directory of this repository's git processes.
+    pub(crate) fn home(&self) -> &Path {
+        &self.home
+    }
+}
+
+/// Points `command` at `home` and away from the machine's configuration.
+pub(crate) fn isolate(command: &mut Command, home: &Path) {
+    for key in CLEARED {
+        command.env_remove(key);
+    }
+    command
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("LC_ALL", "C");
+}
+
+/// The same isolation for the git processes of a [`GixGit`].
+pub(crate) fn isolate_handle(mut git: GixGit, home: &Path) -> GixGit {
+    for key in CLEARED {
+        git = git.with_env(*key, None::<&str>);
+    }
+    git.with_env("HOME", Some(home))
+        .with_env("GIT_CONFIG_NOSYSTEM", Some("1"))
+}
+
+/// Writes `content` to `rel` under `dir`, creating directories.
+pub(crate) fn write_in(dir: &Path, rel: &str, content: &str) {
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("create parent");
+    }
+    std::fs::write(path, content).expect("write file");
+}
+
+/// The lines of `text`, sorted, without empty ones.
+pub(crate) fn sorted_lines(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(str::to_owned)
+        .collect();
+    lines.sort();
+    lines
+}

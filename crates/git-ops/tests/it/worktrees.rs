@@ -1,0 +1,217 @@
+//! Linked worktrees: add (new and existing branch), list, remove, move, prune.
+
+use git_ops::{Git, Removal, WorktreeError};
+
+use crate::support::{Repo, sorted_lines};
+
+fn canonical(path: &std::path::Path) -> std::path::PathBuf {
+    path.canonicalize().expect("canonical path")
+}
+
+#[test]
+fn adds_a_worktree_on_a_new_branch_that_git_lists_and_finds_clean() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    repo.commit_file(&repo.path.clone(), "src/lib.rs", "// lib\n", "lib");
+    let wt = repo.beside("epic e/story ä");
+    git.add_worktree_new_branch(&wt, "story/e/a", "main")
+        .expect("add");
+
+    assert!(wt.join("src/lib.rs").is_file());
+    assert_eq!(
+        git.current_branch(&wt).expect("branch"),
+        Some("story/e/a".into())
+    );
+    assert_eq!(
+        repo.git_in(&wt, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        "story/e/a"
+    );
+    assert!(repo.porcelain(&wt).is_empty());
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    assert!(
+        listed.contains(&format!("worktree {}", canonical(&wt).display())),
+        "{listed}"
+    );
+
+    let ours = git.worktrees().expect("list");
+    assert_eq!(ours.len(), 2);
+    assert!(ours[0].is_main);
+    assert_eq!(canonical(&ours[0].path), canonical(&repo.path));
+    assert_eq!(canonical(&ours[1].path), canonical(&wt));
+    assert_eq!(ours[1].branch.as_deref(), Some("story/e/a"));
+    assert_eq!(
+        ours[1].head,
+        Some(git.rev_parse(&repo.path, "main").expect("main"))
+    );
+    assert!(!ours[1].prunable && !ours[1].locked);
+    repo.fsck();
+}
+
+#[test]
+fn refuses_a_taken_branch_name_and_an_occupied_destination() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    repo.git(&["branch", "story/e/a"]);
+    let error = git
+        .add_worktree_new_branch(&repo.beside("a"), "story/e/a", "main")
+        .expect_err("branch exists");
+    assert!(
+        matches!(error, WorktreeError::BranchExists { .. }),
+        "{error:?}"
+    );
+    assert!(!repo.beside("a").exists());
+
+    let occupied = repo.beside("occupied");
+    crate::support::write_in(&occupied, "file.txt", "x");
+    let error = git
+        .add_worktree_new_branch(&occupied, "story/e/b", "main")
+        .expect_err("destination occupied");
+    assert!(
+        matches!(error, WorktreeError::PathExists { .. }),
+        "{error:?}"
+    );
+    assert!(!git.branch_exists("story/e/b").expect("exists"));
+    let error = git
+        .add_worktree_new_branch(&repo.beside("c"), "story/e/c", "no-such-start")
+        .expect_err("bad start");
+    assert!(matches!(error, WorktreeError::StartPoint(_)), "{error:?}");
+}
+
+#[test]
+fn resumes_a_branch_that_exists_without_its_worktree() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    repo.git(&["checkout", "-q", "-b", "story/e/a"]);
+    repo.commit_file(&repo.path.clone(), "a.txt", "a\n", "story work");
+    repo.git(&["checkout", "-q", "main"]);
+
+    let wt = repo.beside("a");
+    git.add_worktree(&wt, "story/e/a")
+        .expect("add for an existing branch");
+    assert_eq!(
+        std::fs::read_to_string(wt.join("a.txt")).expect("read"),
+        "a\n"
+    );
+    assert_eq!(
+        git.current_branch(&wt).expect("branch"),
+        Some("story/e/a".into())
+    );
+    assert!(repo.porcelain(&wt).is_empty());
+
+    let again = git
+        .add_worktree(&repo.beside("b"), "story/e/a")
+        .expect_err("checked out");
+    assert!(
+        matches!(again, WorktreeError::BranchCheckedOut { .. }),
+        "{again:?}"
+    );
+    let missing = git
+        .add_worktree(&repo.beside("c"), "story/e/none")
+        .expect_err("no branch");
+    assert!(
+        matches!(missing, WorktreeError::NoSuchBranch { .. }),
+        "{missing:?}"
+    );
+}
+
+#[test]
+fn removes_a_dirty_worktree_and_prunes_one_deleted_by_hand() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let dirty = repo.beside("dirty");
+    let gone = repo.beside("gone");
+    git.add_worktree_new_branch(&dirty, "story/e/dirty", "main")
+        .expect("add");
+    git.add_worktree_new_branch(&gone, "story/e/gone", "main")
+        .expect("add");
+    crate::support::write_in(&dirty, "untracked.txt", "u");
+    crate::support::write_in(&dirty, "README.md", "changed");
+
+    assert_eq!(
+        git.remove_worktree(&dirty).expect("forced remove"),
+        Removal::Removed
+    );
+    assert!(!dirty.exists());
+    // The branch stays.
+    assert!(git.branch_exists("story/e/dirty").expect("exists"));
+
+    std::fs::remove_dir_all(&gone).expect("delete by hand");
+    let listed = git.worktrees().expect("list");
+    assert!(
+        listed.iter().any(|worktree| worktree.prunable),
+        "{listed:?}"
+    );
+    assert_eq!(git.remove_worktree(&gone).expect("prune"), Removal::Pruned);
+    assert_eq!(
+        git.remove_worktree(&gone).expect("nothing left"),
+        Removal::Absent
+    );
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
+    // The branch is free again: a new worktree may take it.
+    git.add_worktree(&gone, "story/e/gone").expect("re-add");
+    assert!(repo.porcelain(&gone).is_empty());
+    repo.fsck();
+}
+
+#[test]
+fn moves_and_prunes_worktrees() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let from = repo.beside("old/a");
+    let to = repo.beside("new root/epic/a b");
+    git.add_worktree_new_branch(&from, "story/e/a", "main")
+        .expect("add");
+    assert_eq!(
+        git.current_branch(&from).expect("branch"),
+        Some("story/e/a".into())
+    );
+    git.move_worktree(&from, &to).expect("move");
+    assert!(!from.exists());
+    assert!(to.join("README.md").is_file());
+    assert_eq!(
+        git.current_branch(&to).expect("branch"),
+        Some("story/e/a".into())
+    );
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    assert!(
+        listed.contains(&canonical(&to).display().to_string()),
+        "{listed}"
+    );
+
+    let other = repo.beside("other");
+    git.add_worktree_new_branch(&other, "story/e/b", "main")
+        .expect("add");
+    std::fs::remove_dir_all(&other).expect("delete by hand");
+    git.prune_worktrees().expect("prune");
+    let paths: Vec<_> = git
+        .worktrees()
+        .expect("list")
+        .into_iter()
+        .map(|w| w.path)
+        .collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    let git_list = sorted_lines(&repo.git(&["worktree", "list"]));
+    assert_eq!(git_list.len(), 2, "{git_list:?}");
+}
+
+#[test]
+fn a_worktree_readded_at_the_same_path_is_seen_afresh() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let wt = repo.beside("a");
+    git.add_worktree_new_branch(&wt, "story/e/a", "main")
+        .expect("add");
+    assert_eq!(
+        git.current_branch(&wt).expect("branch"),
+        Some("story/e/a".into())
+    );
+    git.remove_worktree(&wt).expect("remove");
+    git.add_worktree_new_branch(&wt, "story/e/b", "main")
+        .expect("add again");
+    assert_eq!(
+        git.current_branch(&wt).expect("branch"),
+        Some("story/e/b".into())
+    );
+}
