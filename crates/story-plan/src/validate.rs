@@ -1,6 +1,5 @@
 //! Validation: every violation of a plan, found in one pass.
 
-use std::cmp::Ordering;
 use std::fmt;
 
 use petgraph::algo::tarjan_scc;
@@ -273,14 +272,19 @@ fn owned_overlaps(plan: &StoryPlan, found: &mut Vec<Violation>) {
     // (normalised path, owning story indices in plan order, deduplicated)
     let mut owners: Vec<(String, Vec<usize>)> = Vec::new();
     {
-        let mut entries: Vec<(String, usize)> = plan
+        let mut entries: Vec<(Vec<u16>, String, usize)> = plan
             .stories
             .iter()
             .enumerate()
-            .flat_map(|(i, story)| story.owned.iter().map(move |path| (normalize(path), i)))
+            .flat_map(|(i, story)| {
+                story.owned.iter().map(move |path| {
+                    let path = normalize(path);
+                    (segment_order_key(&path), path, i)
+                })
+            })
             .collect();
-        entries.sort_by(|(a, i), (b, j)| by_segments(a, b).then(i.cmp(j)));
-        for (path, story) in entries {
+        entries.sort_unstable_by(|(a, _, i), (b, _, j)| a.cmp(b).then(i.cmp(j)));
+        for (_, path, story) in entries {
             match owners.last_mut() {
                 Some((last, stories)) if *last == path => {
                     if stories.last() != Some(&story) {
@@ -349,9 +353,14 @@ fn owned_overlaps(plan: &StoryPlan, found: &mut Vec<Violation>) {
     }
 }
 
-/// Orders paths segment by segment, so that `a/b` sorts right after `a` and before `a-b`.
-fn by_segments(a: &str, b: &str) -> Ordering {
-    a.split('/').cmp(b.split('/'))
+/// A key whose plain ordering is the segment-by-segment ordering of paths, so that `a/b` sorts
+/// right after `a` and before `a-b`: the separator becomes 0 and every other byte moves up by one,
+/// making `/` sort below anything a segment can hold. Built once per path, it keeps the sort a
+/// plain slice comparison.
+fn segment_order_key(path: &str) -> Vec<u16> {
+    path.bytes()
+        .map(|b| if b == b'/' { 0 } else { u16::from(b) + 1 })
+        .collect()
 }
 
 /// Each dependency cycle once: the strongly connected components with more than one story (found
@@ -466,5 +475,22 @@ fn list(ids: &[String]) -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
         Some((last, _)) => last.clone(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::segment_order_key;
+
+    #[test]
+    fn key_order_is_segment_order() {
+        let mut paths = vec![
+            "a-b", "a/b/c", "a", "a/b", "a.b/x", "a/c", "b", "a/b-c", "a/b/c/d",
+        ];
+        paths.sort_by_key(|p| segment_order_key(p));
+        let mut by_segments = paths.clone();
+        by_segments.sort_by(|a, b| a.split('/').cmp(b.split('/')));
+        assert_eq!(paths, by_segments);
+        assert_eq!(paths[..5], ["a", "a/b", "a/b/c", "a/b/c/d", "a/b-c"]);
     }
 }
