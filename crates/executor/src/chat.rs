@@ -1,0 +1,378 @@
+//! Chats: a seat, standing instructions and the history of earlier exchanges, rendered into each
+//! next turn; every turn recorded as a transcript file, its usage estimated per seat.
+
+use std::fmt;
+use std::fs::File;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use report::{PriceTable, UsageMeter};
+use story_plan::Story;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::bounded::ceil_char_boundary;
+use crate::event::{Event, EventSink};
+use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
+
+/// What one story's chats share: where transcripts go, the turn counter, the usage meter, the
+/// event sink.
+///
+/// Transcripts are `<dir>/NNNN-<role>.md`, one file per turn numbered from 1 in the order the
+/// turns started: the rendered prompt, then the reply as it streamed. A reply is streamed to
+/// the file up to [`file_limit`](Self::with_file_limit) bytes (8 MiB by default); past that,
+/// its bytes are only counted, and the file ends with a note naming how many were not stored,
+/// followed by the reply's kept tail. So a 200 MB reply costs 8 MiB of disk and, in memory, only
+/// the seat's bounded reply.
+pub struct Recorder {
+    story: String,
+    dir: PathBuf,
+    turns: AtomicU32,
+    usage: Mutex<UsageMeter>,
+    events: EventSink,
+    file_limit: u64,
+}
+
+impl fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recorder")
+            .field("story", &self.story)
+            .field("dir", &self.dir)
+            .field("turns", &self.turns)
+            .field("file_limit", &self.file_limit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Recorder {
+    /// A recorder for `story`'s turns, writing transcripts into `dir` (`transcripts/<story>/`,
+    /// see `state_store::EpicDir::transcripts`) and pricing usage from `prices`.
+    ///
+    /// Numbering continues after the highest-numbered transcript already in `dir`, so a resumed
+    /// story does not overwrite the turns of its earlier run.
+    pub fn new(
+        story: impl Into<String>,
+        dir: impl Into<PathBuf>,
+        prices: PriceTable,
+        events: EventSink,
+    ) -> Self {
+        let dir = dir.into();
+        let last = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let name = entry.file_name();
+                let name = name.to_str()?;
+                name.split('-').next()?.parse::<u32>().ok()
+            })
+            .max()
+            .unwrap_or(0);
+        Self {
+            story: story.into(),
+            dir,
+            turns: AtomicU32::new(last),
+            usage: Mutex::new(UsageMeter::new(prices)),
+            events,
+            file_limit: 8 * 1024 * 1024,
+        }
+    }
+
+    /// This recorder with another cap on the reply bytes stored per transcript file.
+    #[must_use]
+    pub fn with_file_limit(mut self, bytes: u64) -> Self {
+        self.file_limit = bytes;
+        self
+    }
+
+    /// The story's id.
+    pub fn story(&self) -> &str {
+        &self.story
+    }
+
+    /// The usage recorded so far, by seat.
+    pub fn usage(&self) -> UsageMeter {
+        self.usage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Sends an event to the sink.
+    pub fn emit(&self, event: Event) {
+        (self.events)(event);
+    }
+
+    /// Sends a [`Event::Note`] about this story.
+    pub fn note(&self, message: impl Into<String>) {
+        self.emit(Event::Note {
+            story: self.story.clone(),
+            message: message.into(),
+        });
+    }
+}
+
+/// Where and how long a chat's turns run: everything of a [`TurnContext`] but the deadline,
+/// which each turn sets afresh from `turn_timeout`.
+#[derive(Debug, Clone)]
+pub struct ChatContext {
+    /// The epic's id.
+    pub epic: String,
+    /// The story.
+    pub story: Arc<Story>,
+    /// The task, for coder chats.
+    pub task: Option<String>,
+    /// The story's worktree.
+    pub worktree: PathBuf,
+    /// The concurrency slot.
+    pub slot: usize,
+    /// How long one turn may take.
+    pub turn_timeout: Duration,
+    /// Cancels the chat's turns.
+    pub cancel: CancellationToken,
+}
+
+/// A conversation with a stateless seat: its history is rendered into every next turn.
+#[derive(Debug)]
+pub struct Chat {
+    seat: Arc<dyn Seat>,
+    role: Role,
+    system: String,
+    history: Vec<Exchange>,
+    context: ChatContext,
+    recorder: Arc<Recorder>,
+}
+
+/// The transcript file of one turn while it streams.
+struct TranscriptFile {
+    file: Option<File>,
+    stored: u64,
+    dropped: u64,
+    limit: u64,
+    chars: u64,
+    failed: Option<String>,
+}
+
+impl TranscriptFile {
+    fn write(&mut self, text: &str) {
+        self.chars = self
+            .chars
+            .saturating_add(text.encode_utf16().count() as u64);
+        let room = self.limit.saturating_sub(self.stored);
+        let take = usize::try_from(room).unwrap_or(usize::MAX).min(text.len());
+        let take = crate::bounded::floor_char_boundary(text, take);
+        self.dropped = self.dropped.saturating_add((text.len() - take) as u64);
+        if take > 0 {
+            self.stored = self.stored.saturating_add(take as u64);
+            self.append(&text[..take]);
+        }
+    }
+
+    fn append(&mut self, text: &str) {
+        if let Some(file) = &mut self.file
+            && let Err(error) = file.write_all(text.as_bytes())
+        {
+            self.failed.get_or_insert_with(|| error.to_string());
+            self.file = None;
+        }
+    }
+}
+
+impl Chat {
+    /// A new chat of `role` on `seat` with the standing instructions `system`.
+    pub fn new(
+        seat: Arc<dyn Seat>,
+        role: Role,
+        system: impl Into<String>,
+        context: ChatContext,
+        recorder: Arc<Recorder>,
+    ) -> Self {
+        Self {
+            seat,
+            role,
+            system: system.into(),
+            history: Vec::new(),
+            context,
+            recorder,
+        }
+    }
+
+    /// The exchanges so far.
+    pub fn history(&self) -> &[Exchange] {
+        &self.history
+    }
+
+    /// Asks `prompt` in one turn and returns the reply; the exchange joins the history.
+    ///
+    /// The turn is recorded to its transcript file, its usage estimated under the seat's name
+    /// (failed turns too: their output was produced), and [`Event::TurnStarted`],
+    /// [`Event::TurnOutput`], [`Event::TurnRetried`] and [`Event::TurnEnded`] are emitted. A
+    /// transcript that cannot be written is reported as a [`Event::Note`], never as a failure
+    /// of the turn.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
+    /// group is killed); the exchange is then not added to the history.
+    pub async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
+        let prompt = prompt.into();
+        let recorder = Arc::clone(&self.recorder);
+        let story = recorder.story.clone();
+        let turn = recorder.turns.fetch_add(1, Ordering::Relaxed) + 1;
+        let request = TurnRequest {
+            role: self.role,
+            system: self.system.clone(),
+            history: self.history.clone(),
+            prompt: prompt.clone(),
+            context: TurnContext {
+                epic: self.context.epic.clone(),
+                story: Arc::clone(&self.context.story),
+                task: self.context.task.clone(),
+                worktree: self.context.worktree.clone(),
+                slot: self.context.slot,
+                deadline: Instant::now() + self.context.turn_timeout,
+                cancel: self.context.cancel.clone(),
+            },
+        };
+        let rendered = request.render();
+        let transcript = Mutex::new(self.open_transcript(turn, &rendered));
+
+        recorder.emit(Event::TurnStarted {
+            story: story.clone(),
+            role: self.role,
+            seat: self.seat.name().to_owned(),
+            turn,
+            task: self.context.task.clone(),
+        });
+        let progress = |progress: Progress<'_>| match progress {
+            Progress::Chunk(text) => {
+                transcript
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .write(text);
+                recorder.emit(Event::TurnOutput {
+                    story: story.clone(),
+                    turn,
+                    text: text.to_owned(),
+                });
+            }
+            Progress::Retrying {
+                attempt,
+                delay,
+                reason,
+            } => {
+                transcript
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .append(&format!(
+                        "\n\n[attempt {attempt} failed; retrying in {} ms]\n\n",
+                        delay.as_millis()
+                    ));
+                recorder.emit(Event::TurnRetried {
+                    story: story.clone(),
+                    turn,
+                    attempt,
+                    delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                    reason: reason.to_owned(),
+                });
+            }
+        };
+        let result = self.seat.turn(&request, &progress).await;
+        let transcript = transcript
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.finish(turn, transcript, &rendered, &result);
+        if let Ok(reply) = &result {
+            self.history.push(Exchange {
+                prompt,
+                reply: reply.text.clone(),
+            });
+        }
+        result
+    }
+
+    /// Ends turn `turn`: closes its transcript, records its usage, emits [`Event::TurnEnded`].
+    fn finish(
+        &self,
+        turn: u32,
+        mut transcript: TranscriptFile,
+        rendered: &str,
+        result: &Result<Reply, SeatError>,
+    ) {
+        let recorder = &self.recorder;
+        match result {
+            Ok(reply) => {
+                if transcript.dropped > 0 {
+                    let tail_start =
+                        ceil_char_boundary(&reply.text, reply.text.len().saturating_sub(64 * 1024));
+                    transcript.append(&format!(
+                        "\n\n[… {} bytes of this reply were not stored; its end follows …]\n\n{}",
+                        transcript.dropped,
+                        &reply.text[tail_start..]
+                    ));
+                }
+            }
+            Err(error) => transcript.append(&format!("\n\n## Error\n\n{error}\n")),
+        }
+        transcript.append("\n");
+        if let Some(failure) = transcript.failed.take() {
+            recorder.note(format!(
+                "the transcript of turn {turn} could not be written completely: {failure}"
+            ));
+        }
+        let reply_chars = match result {
+            Ok(reply) => reply.chars,
+            Err(_) => transcript.chars,
+        };
+        let estimate = recorder
+            .usage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .record(self.seat.name(), report::count_chars(rendered), reply_chars);
+        recorder.emit(Event::TurnEnded {
+            story: recorder.story.clone(),
+            role: self.role,
+            turn,
+            ok: result.is_ok(),
+            estimated_tokens: estimate.usage.total,
+            error: result.as_ref().err().map(ToString::to_string),
+        });
+    }
+
+    /// Creates turn `turn`'s transcript file and writes its header and prompt.
+    fn open_transcript(&self, turn: u32, rendered: &str) -> TranscriptFile {
+        let path = self
+            .recorder
+            .dir
+            .join(format!("{turn:04}-{}.md", self.role.as_str()));
+        let mut transcript = TranscriptFile {
+            file: None,
+            stored: 0,
+            dropped: 0,
+            limit: self.recorder.file_limit,
+            chars: 0,
+            failed: None,
+        };
+        match std::fs::create_dir_all(&self.recorder.dir).and_then(|()| File::create(&path)) {
+            Ok(file) => transcript.file = Some(file),
+            Err(error) => {
+                transcript.failed = Some(format!("{}: {error}", path.display()));
+            }
+        }
+        let task = self
+            .context
+            .task
+            .as_deref()
+            .map(|task| format!(" — task: {task}"))
+            .unwrap_or_default();
+        transcript.append(&format!(
+            "# Turn {turn}: {} ({}){task}\n\n## Prompt\n\n{rendered}\n## Reply\n\n",
+            self.role.as_str(),
+            self.seat.name(),
+        ));
+        transcript
+    }
+}

@@ -1,0 +1,479 @@
+//! The command seat: any agent CLI (or script) run as a child process per turn.
+
+use std::collections::hash_map::RandomState;
+use std::ffi::OsString;
+use std::hash::{BuildHasher as _, Hasher as _};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::preset::{Preset, PromptVia};
+use crate::process::{self, Ending, Limits, Spec};
+use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Seat, SeatError, TurnRequest};
+
+/// How many bytes of an error's output its message carries.
+const ERROR_TAIL: usize = 4000;
+
+/// Variables a seat process never inherits: they would point its git at another repository or
+/// index than its worktree's.
+const GIT_REDIRECTS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+];
+
+/// When a failed turn is tried again.
+///
+/// A turn whose process exits unsuccessfully with output that looks transient
+/// ([`is_transient`]: a rate limit, an overloaded or unavailable service, an HTTP 429 or 5xx, a
+/// reset connection, a network time-out) is retried after an exponential backoff with jitter,
+/// up to `attempts` attempts in all; any other failure fails at once. Retries share the turn's
+/// deadline: a backoff that would end past it is not waited for, and a turn killed at its
+/// deadline is never retried (it used its whole budget). A cancelled turn is not retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, at least 1.
+    pub attempts: u32,
+    /// The delay before the second attempt; each later one doubles it.
+    pub first_delay: Duration,
+    /// The longest delay.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// Three attempts, 5 s then 10 s (each with up to half taken off at random), at most 60 s.
+    fn default() -> Self {
+        Self {
+            attempts: 3,
+            first_delay: Duration::from_secs(5),
+            max_delay: Duration::from_mins(1),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// One attempt: never retry.
+    pub fn never() -> Self {
+        Self {
+            attempts: 1,
+            ..Self::default()
+        }
+    }
+
+    /// The delay after failed attempt `attempt` (from 1): `first_delay × 2^(attempt-1)`, capped
+    /// at `max_delay`, then scaled by a random factor in [0.5, 1] so parallel stories hitting
+    /// the same rate limit do not retry in lockstep.
+    pub fn delay(&self, attempt: u32) -> Duration {
+        let doubling = 2_u32.saturating_pow(attempt.saturating_sub(1));
+        let base = self
+            .first_delay
+            .saturating_mul(doubling)
+            .min(self.max_delay);
+        let random = RandomState::new().build_hasher().finish();
+        // 0.5 + a fraction in [0, 0.5], in thousandths.
+        let factor = 500 + u32::try_from(random % 501).unwrap_or(500);
+        base.saturating_mul(factor) / 1000
+    }
+}
+
+/// How much of a reply is kept in memory.
+///
+/// The default keeps the first 256 KiB and the last 256 KiB of what the agent prints, so one
+/// turn holds at most about 768 KiB however much it prints (the tail buffer compacts when it
+/// doubles); the rest is still streamed to the transcript and counted for usage. A planner's JSON
+/// and a `BLOCKED_ON:` last line fit either end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyLimits {
+    /// Bytes kept from the start of the output.
+    pub head: usize,
+    /// Bytes kept from the end of the output.
+    pub tail: usize,
+    /// Bytes kept from the end of standard error, for error messages.
+    pub stderr_tail: usize,
+}
+
+impl Default for ReplyLimits {
+    fn default() -> Self {
+        Self {
+            head: 256 * 1024,
+            tail: 256 * 1024,
+            stderr_tail: 16 * 1024,
+        }
+    }
+}
+
+/// How the command is started.
+#[derive(Debug, Clone)]
+enum Invocation {
+    /// `sh -c COMMAND`, prompt on stdin.
+    Shell(String),
+    /// A preset's argv.
+    Preset(Preset),
+}
+
+/// A seat that runs a command per turn: a preset agent CLI or any shell command.
+///
+/// Each turn spawns the process with its working directory in the story's worktree, the
+/// environment of CONTRACT.md (`EPIC_EPIC`, `EPIC_STORY`, `EPIC_ROLE`, `EPIC_TASK`,
+/// `EPIC_WORKTREE`, `EPIC_SLOT`), and the rendered turn ([`TurnRequest::render`]) as its prompt,
+/// on standard input or as the preset takes it. Standard output is the reply, streamed as it
+/// comes; standard error is kept (bounded) for the error message. The process leads its own
+/// process group and the whole group is killed when the turn ends, at the deadline, on
+/// cancellation, or after a normal exit, so nothing the agent forked outlives the turn.
+///
+/// Exit status 0 ends the turn normally. Otherwise the turn fails with the tail of the output,
+/// after retries when that output looks transient ([`RetryPolicy`]).
+///
+/// ```
+/// use executor::{CommandSeat, Preset, Seat};
+///
+/// let seat = CommandSeat::shell("./agent.sh --fast");
+/// assert_eq!(seat.name(), "exec:./agent.sh --fast");
+/// assert_eq!(seat.command_line(), "sh -c './agent.sh --fast' < prompt");
+/// assert_eq!(CommandSeat::preset(Preset::Claude).name(), "claude");
+/// ```
+#[derive(Debug, Clone)]
+pub struct CommandSeat {
+    name: String,
+    invocation: Invocation,
+    env: Vec<(OsString, Option<OsString>)>,
+    retry: RetryPolicy,
+    limits: ReplyLimits,
+}
+
+impl CommandSeat {
+    /// A seat running `sh -c COMMAND` with the prompt on standard input; named `exec:COMMAND`.
+    pub fn shell(command: impl Into<String>) -> Self {
+        let command = command.into();
+        Self::with_invocation(format!("exec:{command}"), Invocation::Shell(command))
+    }
+
+    /// A seat running a preset agent CLI, found on `PATH`; named after the preset.
+    pub fn preset(preset: Preset) -> Self {
+        Self::with_invocation(preset.name().to_owned(), Invocation::Preset(preset))
+    }
+
+    fn with_invocation(name: String, invocation: Invocation) -> Self {
+        Self {
+            name,
+            invocation,
+            env: Vec::new(),
+            retry: RetryPolicy::default(),
+            limits: ReplyLimits::default(),
+        }
+    }
+
+    /// This seat with a variable set for its processes (on top of the inherited environment and
+    /// CONTRACT.md's). Setting `PATH` also changes where a preset's program is looked up.
+    #[must_use]
+    pub fn with_env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), Some(value.into())));
+        self
+    }
+
+    /// This seat with a variable removed from its processes' environment.
+    #[must_use]
+    pub fn without_env(mut self, key: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), None));
+        self
+    }
+
+    /// This seat with another retry policy.
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// This seat with other reply limits.
+    #[must_use]
+    pub fn with_limits(mut self, limits: ReplyLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The command line each turn runs, with where the prompt goes (`< prompt`, `PROMPT_FILE`).
+    pub fn command_line(&self) -> String {
+        match &self.invocation {
+            Invocation::Shell(command) => format!("sh -c {} < prompt", shell_quote(command)),
+            Invocation::Preset(preset) => preset.command_line(),
+        }
+    }
+
+    /// The process of one attempt; `prompt_file` is where a file-taking preset's prompt is.
+    fn spec(
+        &self,
+        request: &TurnRequest,
+        prompt: &str,
+        prompt_file: Option<&std::path::Path>,
+    ) -> Spec {
+        let (program, args, stdin): (OsString, Vec<OsString>, Option<Vec<u8>>) = match &self
+            .invocation
+        {
+            Invocation::Shell(command) => (
+                "sh".into(),
+                vec!["-c".into(), command.into()],
+                Some(prompt.as_bytes().to_vec()),
+            ),
+            Invocation::Preset(preset) => {
+                let mut args: Vec<OsString> = preset.args().iter().map(OsString::from).collect();
+                let stdin = match preset.prompt_via() {
+                    PromptVia::Stdin => Some(prompt.as_bytes().to_vec()),
+                    PromptVia::File { flag } => {
+                        args.push(flag.into());
+                        args.push(prompt_file.map(OsString::from).unwrap_or_default());
+                        None
+                    }
+                };
+                (preset.program().into(), args, stdin)
+            }
+        };
+        let mut env: Vec<(OsString, Option<OsString>)> = GIT_REDIRECTS
+            .iter()
+            .map(|key| (OsString::from(key), None))
+            .collect();
+        env.extend(
+            request
+                .env()
+                .into_iter()
+                .map(|(key, value)| (key.into(), Some(value.into()))),
+        );
+        env.extend(self.env.iter().cloned());
+        Spec {
+            program,
+            args,
+            cwd: request.context.worktree.clone(),
+            env,
+            stdin,
+        }
+    }
+
+    async fn run_turn(
+        &self,
+        request: &TurnRequest,
+        progress: ProgressFn<'_>,
+    ) -> Result<Reply, SeatError> {
+        let context = &request.context;
+        let started = Instant::now();
+        let prompt = request.render();
+        let limits = Limits {
+            stdout_head: self.limits.head,
+            stdout_tail: self.limits.tail,
+            stderr_tail: self.limits.stderr_tail,
+        };
+        let attempts = self.retry.attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            // A file-taking preset gets its prompt in a directory of its own outside the
+            // worktree, so the file never shows up as a change of the story.
+            let prompt_dir = match &self.invocation {
+                Invocation::Preset(preset)
+                    if matches!(preset.prompt_via(), PromptVia::File { .. }) =>
+                {
+                    let dir = tempfile::Builder::new()
+                        .prefix("epic-prompt-")
+                        .tempdir()
+                        .map_err(|source| SeatError::Spawn {
+                            program: self.name.clone(),
+                            source,
+                        })?;
+                    let path = dir.path().join("prompt.md");
+                    tokio::fs::write(&path, &prompt)
+                        .await
+                        .map_err(|source| SeatError::Spawn {
+                            program: self.name.clone(),
+                            source,
+                        })?;
+                    Some((dir, path))
+                }
+                _ => None,
+            };
+            let spec = self.spec(
+                request,
+                &prompt,
+                prompt_dir.as_ref().map(|(_, path)| path.as_path()),
+            );
+            let on_stdout = |text: &str| progress(Progress::Chunk(text));
+            let mut finished =
+                process::run(&spec, context.deadline, &context.cancel, limits, &on_stdout)
+                    .await
+                    .map_err(|source| SeatError::Spawn {
+                        program: spec.program.to_string_lossy().into_owned(),
+                        source,
+                    })?;
+            drop(prompt_dir);
+            let status = match finished.ending {
+                Ending::Exited(status) if status.success() => {
+                    return Ok(Reply {
+                        chars: finished.stdout.total_chars(),
+                        text: finished.stdout.text(),
+                        attempts: attempt,
+                    });
+                }
+                Ending::Exited(status) => status,
+                Ending::TimedOut => {
+                    return Err(SeatError::TimedOut {
+                        program: self.name.clone(),
+                        after: context.deadline.saturating_duration_since(started),
+                    });
+                }
+                Ending::Cancelled => return Err(SeatError::Cancelled),
+            };
+            let mut tail = finished.stdout.last(ERROR_TAIL);
+            let err = finished.stderr.last(ERROR_TAIL);
+            if !err.trim().is_empty() {
+                if !tail.trim().is_empty() {
+                    tail.push_str("\n--- stderr ---\n");
+                }
+                tail.push_str(&err);
+            }
+            let failed = || SeatError::Failed {
+                program: self.name.clone(),
+                status: process::describe_status(status),
+                attempts: attempt,
+                tail: tail.trim().to_owned(),
+            };
+            if attempt >= attempts || !is_transient(&tail) {
+                return Err(failed());
+            }
+            let delay = self.retry.delay(attempt);
+            if Instant::now() + delay >= context.deadline {
+                return Err(failed());
+            }
+            progress(Progress::Retrying {
+                attempt,
+                delay,
+                reason: tail.trim(),
+            });
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                () = context.cancel.cancelled() => return Err(SeatError::Cancelled),
+            }
+            attempt += 1;
+        }
+    }
+}
+
+impl Seat for CommandSeat {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn turn<'a>(
+        &'a self,
+        request: &'a TurnRequest,
+        progress: ProgressFn<'a>,
+    ) -> BoxFuture<'a, Result<Reply, SeatError>> {
+        Box::pin(self.run_turn(request, progress))
+    }
+}
+
+/// Whether an agent's failure output looks transient: worth the same turn again after a pause.
+///
+/// Case-insensitive phrases of rate limits and unavailable services (`rate limit`, `too many
+/// requests`, `overloaded`, `service unavailable`, `bad gateway`, `gateway timeout`, `internal
+/// server error`, `temporarily unavailable`, `try again later`), of the network (`connection
+/// reset`, `connection refused`, `econnreset`, `etimedout`, `timed out`, `socket hang up`), and
+/// the HTTP statuses 429, 500, 502, 503, 504 and 529 standing alone as numbers.
+///
+/// ```
+/// use executor::is_transient;
+///
+/// assert!(is_transient("Error: 429 Too Many Requests"));
+/// assert!(is_transient("API error (overloaded_error): Overloaded"));
+/// assert!(is_transient("read ECONNRESET"));
+/// assert!(!is_transient("error[E0425]: cannot find value `x` in this scope"));
+/// assert!(!is_transient("failed at line 5029"));
+/// ```
+pub fn is_transient(output: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "rate limit",
+        "rate-limit",
+        "rate_limit",
+        "ratelimit",
+        "too many requests",
+        "overloaded",
+        "service unavailable",
+        "temporarily unavailable",
+        "bad gateway",
+        "gateway timeout",
+        "internal server error",
+        "try again later",
+        "connection reset",
+        "connection refused",
+        "connection closed",
+        "econnreset",
+        "econnrefused",
+        "etimedout",
+        "timed out",
+        "socket hang up",
+        "network error",
+    ];
+    const STATUSES: &[&str] = &["429", "500", "502", "503", "504", "529"];
+    let lower = output.to_lowercase();
+    if PHRASES.iter().any(|phrase| lower.contains(phrase)) {
+        return true;
+    }
+    let bytes = lower.as_bytes();
+    STATUSES.iter().any(|status| {
+        lower.match_indices(status).any(|(at, _)| {
+            let before = at.checked_sub(1).map(|i| bytes[i]);
+            let after = bytes.get(at + status.len()).copied();
+            !before.is_some_and(|b| b.is_ascii_alphanumeric())
+                && !after.is_some_and(|b| b.is_ascii_alphanumeric())
+        })
+    })
+}
+
+/// `text` as one word for `sh`: bare when it is plain, else in single quotes.
+pub(crate) fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delays_double_up_to_the_cap_with_jitter() {
+        let policy = RetryPolicy {
+            attempts: 5,
+            first_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(300),
+        };
+        for _ in 0..50 {
+            let first = policy.delay(1);
+            assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100));
+            let second = policy.delay(2);
+            assert!(second >= Duration::from_millis(100) && second <= Duration::from_millis(200));
+            let capped = policy.delay(10);
+            assert!(capped <= Duration::from_millis(300));
+        }
+    }
+
+    #[test]
+    fn transient_statuses_stand_alone() {
+        assert!(is_transient("HTTP 503"));
+        assert!(is_transient("status=502;"));
+        assert!(!is_transient("id 15003"));
+        assert!(!is_transient("no such file"));
+    }
+
+    #[test]
+    fn quotes_for_sh() {
+        assert_eq!(shell_quote("claude"), "claude");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("a b"), "'a b'");
+    }
+}

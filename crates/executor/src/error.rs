@@ -1,0 +1,155 @@
+//! Why a story's task loop failed.
+
+use std::error::Error;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use perimeter::Issue;
+
+use crate::seat::{Role, SeatError};
+
+/// The error of [`TaskLoop::run`](crate::TaskLoop::run): why the story cannot go on.
+///
+/// `Display` is a one-line summary; [`reason`](Self::reason) is the paragraph a person reads in
+/// the report, saying what happened and what to do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoryError {
+    /// The coder ended a reply with `BLOCKED_ON: <need>`: the story needs work that is not its
+    /// own and not in its worktree.
+    #[error("story '{story}' is blocked on unplanned work: {need}")]
+    Blocked {
+        /// The story.
+        story: String,
+        /// What it needs, in the coder's words.
+        need: String,
+    },
+    /// A task's gates were still red when its review rounds ran out.
+    #[error(
+        "task \"{task}\": {gate} is still failing after {rounds} round(s); nothing was committed"
+    )]
+    GateNeverGreen {
+        /// The task.
+        task: String,
+        /// The first red gate (`gate failed: cargo test`, `perimeter`).
+        gate: String,
+        /// How many rounds were run.
+        rounds: u32,
+        /// Every issue of the last round.
+        issues: Vec<Issue>,
+    },
+    /// An agent turn failed: the agent could not start, crashed (after retries if transient),
+    /// timed out, or misbehaved.
+    #[error("the {role} turn{} failed", task.as_ref().map(|task| format!(" of task \"{task}\"")).unwrap_or_default())]
+    Agent {
+        /// The turn's role.
+        role: Role,
+        /// The task, for coder turns.
+        task: Option<String>,
+        /// What went wrong.
+        #[source]
+        source: SeatError,
+    },
+    /// A task changed nothing and the coder did not confirm it was already satisfied.
+    #[error(
+        "task \"{task}\" produced no changes and the coder did not confirm it was already satisfied"
+    )]
+    NoopNotConfirmed {
+        /// The task.
+        task: String,
+    },
+    /// The worktree is no longer on the story branch: the agent switched branches.
+    #[error("the worktree `{}` is on {} instead of the story branch `{expected}`", worktree.display(), found.as_ref().map_or_else(|| "a detached head".to_owned(), |found| format!("branch `{found}`")))]
+    BranchSwitched {
+        /// The worktree.
+        worktree: PathBuf,
+        /// The story branch.
+        expected: String,
+        /// The branch checked out instead, `None` for a detached head.
+        found: Option<String>,
+    },
+    /// The checkpoint could not be read, parsed or written.
+    #[error("the task checkpoint `{}` {problem}", path.display())]
+    Checkpoint {
+        /// The checkpoint file.
+        path: PathBuf,
+        /// What went wrong (`cannot be read: …`, `is malformed: line 3: …`).
+        problem: String,
+    },
+    /// A git operation failed.
+    #[error("git failed to {action}")]
+    Git {
+        /// What was being done (`read the status of the worktree`).
+        action: String,
+        /// The git-ops error.
+        #[source]
+        source: Box<dyn Error + Send + Sync>,
+    },
+    /// The story was cancelled from outside.
+    #[error("the story was cancelled")]
+    Cancelled,
+}
+
+impl StoryError {
+    /// A one-paragraph account for the report: what happened, with the details that matter,
+    /// and what to do.
+    pub fn reason(&self) -> String {
+        match self {
+            Self::Blocked { .. } => format!(
+                "{self}. The coder stopped because the story needs something that another story \
+                 should provide and that is not in its worktree. Plan that work (a story this \
+                 one depends on) or describe where it already is, then rerun."
+            ),
+            Self::GateNeverGreen { issues, .. } => {
+                let mut text = format!("{self}.");
+                for issue in issues {
+                    let _ = write!(
+                        text,
+                        "\n- [{}] {}: {}",
+                        issue.severity, issue.title, issue.description
+                    );
+                }
+                text.push_str(
+                    "\nFix the cause in the story's worktree or raise --max-rounds, then rerun: \
+                     the task starts again from its checkpoint.",
+                );
+                text
+            }
+            Self::Agent { source, .. } => format!(
+                "{self}: {}. Check that the agent runs non-interactively in the worktree, then \
+                 rerun: finished tasks are kept.",
+                chain(source)
+            ),
+            Self::NoopNotConfirmed { .. } => format!(
+                "{self} (by replying with exactly TASK_ALREADY_SATISFIED). Rerun, or tick the task \
+                 in the checkpoint if it really needs no change."
+            ),
+            Self::BranchSwitched { .. } => format!(
+                "{self}. The agent switched branches, which epic forbids; nothing of this task \
+                 was committed. Check out the story branch in the worktree again and rerun."
+            ),
+            Self::Checkpoint { .. } => {
+                format!("{self}. Fix it by hand, or delete it to plan the story's tasks again.")
+            }
+            Self::Git { source, .. } => format!("{self}: {}.", chain(source.as_ref())),
+            Self::Cancelled => {
+                "The run was interrupted; rerun to continue at the first open task.".to_owned()
+            }
+        }
+    }
+}
+
+/// An error and its sources, joined with `: `.
+fn chain(error: &(dyn Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(next) = source {
+        let next_text = next.to_string();
+        if !text.contains(&next_text) {
+            text.push_str(": ");
+            text.push_str(&next_text);
+        }
+        source = next.source();
+    }
+    text
+}

@@ -1,0 +1,164 @@
+//! The project's checks: shell commands run in a directory, in order, each under a deadline.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use perimeter::{Issue, Review, Severity};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::process::{self, Ending, Limits, Spec};
+
+/// How much of a red gate's output its issue carries.
+const GATE_TAIL: usize = 4000;
+
+/// What happened to one gate command, as [`Gates::run`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GateResult {
+    /// The command.
+    pub command: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// How long it ran.
+    pub duration: Duration,
+    /// What happened, in words: `passed`, `exit code 1`, `timed out after 30s`, `could not
+    /// start: …`.
+    pub status: String,
+}
+
+/// The gates were cancelled before they finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the gates were cancelled")]
+pub struct GatesCancelled;
+
+/// The project's gates: shell commands that must all pass for work to go on.
+///
+/// Each runs as `sh -c COMMAND` in the given directory, in its own process group, with standard
+/// error merged into standard output, and is killed with its whole group at the deadline. They
+/// run in order and stop at the first red one, which becomes the single critical issue of the
+/// returned [`Review`]: titled `gate failed: COMMAND`, described by the end of its output (at
+/// most 4000 bytes; the output is never held whole in memory). No gates configured is clean.
+///
+/// ```
+/// use executor::Gates;
+///
+/// let gates = Gates::new(["cargo fmt --check", "cargo test"], std::time::Duration::from_secs(600));
+/// assert_eq!(gates.commands(), ["cargo fmt --check", "cargo test"]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Gates {
+    commands: Vec<String>,
+    timeout: Duration,
+}
+
+impl Gates {
+    /// These commands, each with `timeout`.
+    pub fn new(commands: impl IntoIterator<Item = impl Into<String>>, timeout: Duration) -> Self {
+        Self {
+            commands: commands.into_iter().map(Into::into).collect(),
+            timeout,
+        }
+    }
+
+    /// No gates: every run is clean.
+    pub fn none() -> Self {
+        Self::new(Vec::<String>::new(), Duration::from_secs(1))
+    }
+
+    /// The commands, in order.
+    pub fn commands(&self) -> &[String] {
+        &self.commands
+    }
+
+    /// Runs the gates in `dir` with the extra environment `env` (a story's `EPIC_SLOT`, …);
+    /// each command's result goes to `on_result` as it ends.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling `cancel` kills the running command's group and returns [`GatesCancelled`];
+    /// dropping the future kills it as well.
+    pub async fn run(
+        &self,
+        dir: &Path,
+        env: &[(String, String)],
+        cancel: &CancellationToken,
+        on_result: &(dyn Fn(&GateResult) + Send + Sync),
+    ) -> Result<Review, GatesCancelled> {
+        for command in &self.commands {
+            let spec = Spec {
+                program: "sh".into(),
+                // `exec 2>&1` first: one interleaved stream, so the tail shows the error in
+                // the context of what was printed before it.
+                args: vec!["-c".into(), format!("exec 2>&1\n{command}").into()],
+                cwd: dir.to_path_buf(),
+                env: env
+                    .iter()
+                    .map(|(key, value)| (OsString::from(key), Some(OsString::from(value))))
+                    .collect(),
+                stdin: None,
+            };
+            let limits = Limits {
+                stdout_head: 0,
+                stdout_tail: GATE_TAIL,
+                stderr_tail: GATE_TAIL,
+            };
+            let started = Instant::now();
+            let ran =
+                process::run(&spec, started + self.timeout, cancel, limits, &|_: &str| {}).await;
+            let duration = started.elapsed();
+            let (status, output) = match ran {
+                Err(error) => (format!("could not start: {error}"), String::new()),
+                Ok(mut finished) => {
+                    let mut output = finished.stdout.last(GATE_TAIL);
+                    let err = finished.stderr.last(GATE_TAIL);
+                    if !err.trim().is_empty() {
+                        output.push_str(&err);
+                    }
+                    match finished.ending {
+                        Ending::Cancelled => return Err(GatesCancelled),
+                        Ending::Exited(status) if status.success() => {
+                            on_result(&GateResult {
+                                command: command.clone(),
+                                passed: true,
+                                duration,
+                                status: "passed".to_owned(),
+                            });
+                            continue;
+                        }
+                        Ending::Exited(status) => (process::describe_status(status), output),
+                        Ending::TimedOut => (
+                            format!("timed out after {}s", self.timeout.as_secs()),
+                            output,
+                        ),
+                    }
+                }
+            };
+            on_result(&GateResult {
+                command: command.clone(),
+                passed: false,
+                duration,
+                status: status.clone(),
+            });
+            let output = output.trim();
+            let description = if output.is_empty() {
+                format!("`{command}` failed ({status}) without output.")
+            } else {
+                format!("`{command}` failed ({status}); its output ends with:\n{output}")
+            };
+            return Ok(Review::failed(
+                format!("gate failed: {command}"),
+                vec![Issue::new(
+                    Severity::Critical,
+                    format!("gate failed: {command}"),
+                    description,
+                )],
+            ));
+        }
+        Ok(Review::clean(if self.commands.is_empty() {
+            "gates: none configured"
+        } else {
+            "gates: green"
+        }))
+    }
+}

@@ -1,0 +1,91 @@
+//! The inner loop of one story in its worktree: the seats (agents) that plan and implement it,
+//! the gates that check it, and the task loop that turns a plan into commits.
+//!
+//! - **Seats** ([`Seat`]): one agent turn in, a streamed reply out. [`CommandSeat`] runs any
+//!   agent CLI per turn, a [`Preset`] (`claude`, `codex`, `gemini`, `aider`, `opencode`) or a
+//!   shell command, in the worktree, in its own process group that dies with the turn.
+//!   [`ScriptSeat`] is deterministic and offline: it applies the `file <path>` blocks of the
+//!   story's description. A [`Chat`] renders its history into each next turn, records every
+//!   turn under `transcripts/<story>/`, and estimates usage per seat.
+//! - **Gates** ([`Gates`]): the project's checks, shell commands under a deadline; the first red
+//!   one is the critical issue of a [`perimeter::Review`].
+//! - **The task loop** ([`TaskLoop`]): plan, then per task a coder chat, review rounds, a commit
+//!   `<story>: <task>` and a tick in the checkpoint ([`TaskPlan`]), or a typed [`StoryError`].
+//! - **Events** ([`Event`]): every step, sent to a caller-supplied [`EventSink`].
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use executor::{CommandSeat, Gates, LoopConfig, Preset, Seats, StoryJob, TaskLoop, discard_events};
+//! use git_ops::GixGit;
+//!
+//! # async fn run(plan: story_plan::StoryPlan) -> Result<(), Box<dyn std::error::Error>> {
+//! let git = Arc::new(GixGit::discover(".")?);
+//! let dir = state_store::EpicDir::new(git_ops::Git::common_dir(git.as_ref()), &plan.epic_id)?;
+//! let story = Arc::new(plan.stories[0].clone());
+//! let job = StoryJob::new(&dir, Arc::new(plan), story, "../app.worktrees/e/s", "epic/e", 0)?;
+//! let seats = Seats { coder: Arc::new(CommandSeat::preset(Preset::Claude)), reviewers: vec![] };
+//! let gates = Gates::new(["cargo test"], std::time::Duration::from_secs(600));
+//! let tasks = TaskLoop::new(git, gates, seats, LoopConfig::default(), discard_events());
+//! let run = tasks.run(&job, &Default::default()).await;
+//! match run.result {
+//!     Ok(done) => println!("{} task(s) committed", done.committed.len()),
+//!     Err(error) => println!("failed: {}", error.reason()),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # Design
+//!
+//! - **Side effects behind seams.** Agents are [`Seat`]s, git is `git_ops::Git` (called in
+//!   `spawn_blocking`: it blocks), the checks are [`Gates`], progress is an [`EventSink`]. There
+//!   is no global state: no statics, no signal handlers, no change to the process environment,
+//!   so the scheduler can run many stories at once, each future `Send`.
+//! - **Processes die with their turn.** Every agent and gate process leads its own process
+//!   group, and the group is killed with `SIGKILL` when the turn ends: at its deadline, on
+//!   cancellation, when the future is dropped, and after a normal exit (a forked `sleep 1000 &`
+//!   must not outlive the turn). Standard input is written concurrently with reading the output,
+//!   so an agent that never reads its prompt cannot deadlock.
+//! - **Bounded memory.** A reply keeps its first and last 256 KiB in memory ([`ReplyLimits`]);
+//!   a transcript stores at most 8 MiB of a reply ([`Recorder::with_file_limit`]) and notes the
+//!   rest; a gate keeps the last 4000 bytes of its output. Usage is still counted over all of it.
+//! - **Transient failures are retried, others are not.** A turn that exits non-zero with output
+//!   that looks transient (rate limit, overload, 429/5xx, a reset connection) is retried with
+//!   exponential backoff and jitter ([`RetryPolicy`], 3 attempts), each retry an event; a turn
+//!   killed at its deadline used its budget and is not retried.
+//! - **The checkpoint is the only durable state**, written atomically after planning and after
+//!   each commit, so a crash redoes at most the task in progress and never re-plans.
+//! - **Estimates, not measurements.** Usage is estimated from character counts
+//!   (`report::estimate_tokens`), per seat name, priced from a `report::PriceTable`; failed turns
+//!   count too, since their output was produced.
+
+#![warn(missing_docs)]
+
+mod bounded;
+mod chat;
+mod command;
+mod error;
+mod event;
+mod gates;
+mod preset;
+mod process;
+mod prompts;
+mod replies;
+mod script;
+mod seat;
+mod task_loop;
+mod task_plan;
+
+pub use chat::{Chat, ChatContext, Recorder};
+pub use command::{CommandSeat, ReplyLimits, RetryPolicy, is_transient};
+pub use error::StoryError;
+pub use event::{Event, EventSink, discard_events};
+pub use gates::{GateResult, Gates, GatesCancelled};
+pub use preset::{Preset, PromptVia, UnknownPreset};
+pub use replies::{blocked_on, parse_task_list, parse_verdict};
+pub use script::{FileBlock, ScriptSeat, file_blocks};
+pub use seat::{
+    BoxFuture, Exchange, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnContext,
+    TurnRequest,
+};
+pub use task_loop::{LoopConfig, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
+pub use task_plan::{CheckpointError, NOOP_TOKEN, TaskPlan};

@@ -1,0 +1,235 @@
+//! Running one child process (an agent turn, a gate) in its own process group, under a deadline
+//! and a cancellation token, with its output streamed and kept in bounded memory.
+//!
+//! Every process starts as the leader of a new process group (`process_group(0)`), and the whole
+//! group is sent `SIGKILL` when the run ends, however it ends: at the deadline, on cancellation,
+//! when the future is dropped ([`GroupGuard`]), and also after a normal exit, so a background
+//! child the agent forked (`sleep 1000 &`) dies with the turn. A process that leaves the group on
+//! purpose (`setsid`) escapes; nothing short of a container stops that, and reading its output
+//! is given up after a short grace period so it cannot hold a turn open.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use rustix::process::{Pid, Signal, kill_process_group};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::process::Command;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::bounded::{BoundedText, Utf8Decoder};
+
+/// How long output is still read after the process exited and its group was killed: only a
+/// process that left the group can hold the pipes open that long.
+const DRAIN_GRACE: Duration = Duration::from_secs(2);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub(crate) struct Spec {
+    /// The program: a path, or a name looked up on `PATH` (the child's, if `env` sets it).
+    pub(crate) program: OsString,
+    /// Its arguments.
+    pub(crate) args: Vec<OsString>,
+    /// Its working directory.
+    pub(crate) cwd: PathBuf,
+    /// Variables set (`Some`) or removed (`None`) on top of this process's environment.
+    pub(crate) env: Vec<(OsString, Option<OsString>)>,
+    /// Written to its standard input, which is then closed; `None`: standard input is null.
+    pub(crate) stdin: Option<Vec<u8>>,
+}
+
+/// How much output is kept in memory: head and tail bytes of each stream.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) stdout_head: usize,
+    pub(crate) stdout_tail: usize,
+    pub(crate) stderr_tail: usize,
+}
+
+/// How the run ended.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Ending {
+    /// The process exited by itself.
+    Exited(ExitStatus),
+    /// The deadline passed; the group was killed.
+    TimedOut,
+    /// The token was cancelled; the group was killed.
+    Cancelled,
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    pub(crate) ending: Ending,
+    pub(crate) stdout: BoundedText,
+    pub(crate) stderr: BoundedText,
+}
+
+/// Kills a process group when told to, and when dropped if not told yet.
+#[derive(Debug)]
+struct GroupGuard(Option<Pid>);
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            // ESRCH (the group is already gone) is the normal case after a clean exit.
+            let _ = kill_process_group(pgid, Signal::KILL);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Runs `spec` until it exits, `deadline` passes or `cancel` fires; each decoded chunk of its
+/// standard output goes to `on_stdout` as it arrives.
+///
+/// Only a failure to start the process is an error. Standard input is written concurrently with
+/// reading the output, so an agent that never reads its prompt cannot deadlock the turn (the
+/// write fails or waits until the process ends).
+///
+/// # Cancel safety
+///
+/// Dropping the future kills the whole process group (and `kill_on_drop` reaps the leader).
+pub(crate) async fn run(
+    spec: &Spec,
+    deadline: Instant,
+    cancel: &CancellationToken,
+    limits: Limits,
+    on_stdout: &(dyn Fn(&str) + Send + Sync),
+) -> io::Result<Finished> {
+    let mut child = command(spec).spawn()?;
+    let mut group = GroupGuard(
+        child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(Pid::from_raw),
+    );
+    let missing = || io::Error::other("a piped stream of the child is missing");
+    let mut stdout = child.stdout.take().ok_or_else(missing)?;
+    let mut stderr = child.stderr.take().ok_or_else(missing)?;
+    let stdin = child.stdin.take();
+    let input = spec.stdin.as_deref().unwrap_or_default();
+    let writer = async move {
+        if let Some(mut stdin) = stdin {
+            // A child that exits without reading makes this fail with a broken pipe: fine.
+            drop(stdin.write_all(input).await);
+            drop(stdin.shutdown().await);
+        }
+    };
+    let mut writer = std::pin::pin!(writer);
+
+    let mut out = BoundedText::new(limits.stdout_head, limits.stdout_tail);
+    let mut err = BoundedText::new(0, limits.stderr_tail);
+    let mut out_decoder = Utf8Decoder::default();
+    let mut err_decoder = Utf8Decoder::default();
+    let mut out_buf = vec![0_u8; 16 * 1024];
+    let mut err_buf = vec![0_u8; 4 * 1024];
+    let (mut writing, mut out_open, mut err_open) = (true, true, true);
+    let mut status: Option<ExitStatus> = None;
+    let timeout = tokio::time::sleep_until(deadline);
+    let mut timeout = std::pin::pin!(timeout);
+    // Reset when the process exits; only polled after that.
+    let drain = tokio::time::sleep_until(deadline);
+    let mut drain = std::pin::pin!(drain);
+
+    let ending = loop {
+        if let Some(status) = status
+            && !out_open
+            && !err_open
+        {
+            break Ending::Exited(status);
+        }
+        tokio::select! {
+            () = &mut writer, if writing => writing = false,
+            read = stdout.read(&mut out_buf), if out_open => match read {
+                Ok(0) | Err(_) => out_open = false,
+                Ok(n) => {
+                    let text = out_decoder.decode(&out_buf[..n]);
+                    if !text.is_empty() {
+                        on_stdout(&text);
+                        out.push(&text);
+                    }
+                }
+            },
+            read = stderr.read(&mut err_buf), if err_open => match read {
+                Ok(0) | Err(_) => err_open = false,
+                Ok(n) => err.push(&err_decoder.decode(&err_buf[..n])),
+            },
+            waited = child.wait(), if status.is_none() => {
+                status = Some(waited?);
+                // The leader is gone: kill whatever it left behind in its group, which also
+                // closes the pipes those children held.
+                group.kill();
+                drain.as_mut().reset(Instant::now() + DRAIN_GRACE);
+            }
+            () = &mut drain, if status.is_some() => {
+                if let Some(status) = status {
+                    break Ending::Exited(status);
+                }
+            }
+            () = &mut timeout, if status.is_none() => {
+                group.kill();
+                drop(child.wait().await);
+                break Ending::TimedOut;
+            }
+            () = cancel.cancelled(), if status.is_none() => {
+                group.kill();
+                drop(child.wait().await);
+                break Ending::Cancelled;
+            }
+        }
+    };
+    let tail = out_decoder.finish();
+    if !tail.is_empty() {
+        on_stdout(&tail);
+        out.push(&tail);
+    }
+    err.push(&err_decoder.finish());
+    group.kill();
+    Ok(Finished {
+        ending,
+        stdout: out,
+        stderr: err,
+    })
+}
+
+/// The command of `spec`: piped stdio, its own process group, killed if dropped.
+fn command(spec: &Spec) -> Command {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.cwd)
+        .stdin(if spec.stdin.is_some() {
+            std::process::Stdio::piped()
+        } else {
+            std::process::Stdio::null()
+        })
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    for (key, value) in &spec.env {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    command
+}
+
+/// The human form of an exit status: `exit code 3`, `killed by signal 9`.
+pub(crate) fn describe_status(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "an unknown exit status".to_owned(),
+    }
+}

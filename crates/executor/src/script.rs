@@ -1,0 +1,220 @@
+//! The script seat: deterministic and offline, it applies the file blocks of a story's
+//! description. The demo and the tests use it.
+
+use perimeter::is_safe;
+use serde_json::json;
+
+use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
+use crate::task_plan::NOOP_TOKEN;
+
+/// A fenced block of a story's description whose info string is `file <path>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileBlock {
+    /// The path after `file`, as written.
+    pub path: String,
+    /// The block's lines, each ending with a newline.
+    pub content: String,
+}
+
+/// The `file <path>` blocks of `markdown`, in order.
+///
+/// A block is fenced with three or more backticks or tildes (indented at most three spaces) and
+/// ends at a fence of the same character at least as long, or at the end of the text. Other
+/// fenced blocks are skipped whole, so a `file` fence inside them is not read.
+///
+/// ````
+/// let blocks = executor::file_blocks("Add a greeting.\n\n```file src/hello.txt\nhello\n```\n");
+/// assert_eq!(blocks[0].path, "src/hello.txt");
+/// assert_eq!(blocks[0].content, "hello\n");
+/// ````
+pub fn file_blocks(markdown: &str) -> Vec<FileBlock> {
+    let mut blocks = Vec::new();
+    let mut lines = markdown.lines();
+    while let Some(line) = lines.next() {
+        let Some((fence_char, fence_len, info)) = opening_fence(line) else {
+            continue;
+        };
+        let mut content = String::new();
+        for line in lines.by_ref() {
+            if closes(line, fence_char, fence_len) {
+                break;
+            }
+            content.push_str(line);
+            content.push('\n');
+        }
+        let mut words = info.splitn(2, char::is_whitespace);
+        if words.next() == Some("file")
+            && let Some(path) = words.next().map(str::trim).filter(|path| !path.is_empty())
+        {
+            blocks.push(FileBlock {
+                path: path.to_owned(),
+                content,
+            });
+        }
+    }
+    blocks
+}
+
+/// The fence character, its length and the info string, if `line` opens a fenced block.
+fn opening_fence(line: &str) -> Option<(char, usize, &str)> {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return None;
+    }
+    let fence_char = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let len = trimmed.chars().take_while(|c| *c == fence_char).count();
+    if len < 3 {
+        return None;
+    }
+    let info = trimmed[len..].trim();
+    if fence_char == '`' && info.contains('`') {
+        return None;
+    }
+    Some((fence_char, len, info))
+}
+
+/// Whether `line` closes a block opened by `len` × `fence_char`.
+fn closes(line: &str, fence_char: char, len: usize) -> bool {
+    let trimmed = line.trim_start_matches(' ');
+    if line.len() - trimmed.len() > 3 {
+        return false;
+    }
+    let run = trimmed.chars().take_while(|c| *c == fence_char).count();
+    run >= len && trimmed[run..].trim().is_empty()
+}
+
+/// The title of the task that writes `path`.
+fn task_title(path: &str) -> String {
+    format!("write {path}")
+}
+
+/// A seat that needs no model: it plans one task per `file <path>` block of the story's
+/// description (titled `write <path>`), writes that block's content into the worktree on the
+/// coder turn of that task, and finds every change clean as judge or reviewer.
+///
+/// A task it has nothing to write for (no such block, or the file already holds the content) is
+/// answered with `TASK_ALREADY_SATISFIED`. A story without file blocks plans one task, which is
+/// then already satisfied.
+///
+/// ```
+/// use executor::{ScriptSeat, Seat};
+/// assert_eq!(ScriptSeat.name(), "script");
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScriptSeat;
+
+impl ScriptSeat {
+    async fn run_turn(&self, request: &TurnRequest) -> Result<Reply, SeatError> {
+        let context = &request.context;
+        if context.cancel.is_cancelled() {
+            return Err(SeatError::Cancelled);
+        }
+        let blocks = file_blocks(&context.story.description);
+        let text = match request.role {
+            Role::Planner => {
+                let tasks: Vec<_> = if blocks.is_empty() {
+                    vec![json!({
+                        "title": context.story.title,
+                        "description": "The story has no file blocks: nothing to write.",
+                    })]
+                } else {
+                    blocks
+                        .iter()
+                        .map(|block| {
+                            json!({
+                                "title": task_title(&block.path),
+                                "description": format!(
+                                    "Write `{}` with the content given in the story.",
+                                    block.path
+                                ),
+                            })
+                        })
+                        .collect()
+                };
+                json!({ "tasks": tasks }).to_string()
+            }
+            Role::Judge | Role::Reviewer => json!({"clean": true, "issues": []}).to_string(),
+            Role::Coder => {
+                let block = context
+                    .task
+                    .as_deref()
+                    .and_then(|task| blocks.iter().find(|block| task_title(&block.path) == task));
+                match block {
+                    None => NOOP_TOKEN.to_owned(),
+                    Some(block) => {
+                        if !is_safe(&block.path) {
+                            return Err(SeatError::Other(format!(
+                                "the script seat refuses to write `{}`: not a safe repository path",
+                                block.path
+                            )));
+                        }
+                        let path = context.worktree.join(&block.path);
+                        let current = tokio::fs::read(&path).await.ok();
+                        if current.as_deref() == Some(block.content.as_bytes()) {
+                            NOOP_TOKEN.to_owned()
+                        } else {
+                            if let Some(parent) = path.parent() {
+                                tokio::fs::create_dir_all(parent).await.map_err(|error| {
+                                    SeatError::Other(format!(
+                                        "the script seat failed to create `{}`: {error}",
+                                        parent.display()
+                                    ))
+                                })?;
+                            }
+                            tokio::fs::write(&path, &block.content)
+                                .await
+                                .map_err(|error| {
+                                    SeatError::Other(format!(
+                                        "the script seat failed to write `{}`: {error}",
+                                        path.display()
+                                    ))
+                                })?;
+                            format!("Wrote {}.", block.path)
+                        }
+                    }
+                }
+            }
+        };
+        Ok(Reply::new(text))
+    }
+}
+
+impl Seat for ScriptSeat {
+    fn name(&self) -> &'static str {
+        "script"
+    }
+
+    fn turn<'a>(
+        &'a self,
+        request: &'a TurnRequest,
+        progress: ProgressFn<'a>,
+    ) -> BoxFuture<'a, Result<Reply, SeatError>> {
+        Box::pin(async move {
+            let reply = self.run_turn(request).await?;
+            progress(Progress::Chunk(&reply.text));
+            Ok(reply)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_only_file_blocks() {
+        let text = "intro\n~~~~ file a/b.txt\nx\n```\nstill inside\n~~~~\n```rust\n```file nope\n```\n````file c.md\n```inner```\n````\n";
+        let blocks = file_blocks(text);
+        assert_eq!(blocks.len(), 2, "{blocks:?}");
+        assert_eq!(blocks[0].path, "a/b.txt");
+        assert_eq!(blocks[0].content, "x\n```\nstill inside\n");
+        assert_eq!(blocks[1].path, "c.md");
+        assert_eq!(blocks[1].content, "```inner```\n");
+    }
+
+    #[test]
+    fn an_unclosed_block_runs_to_the_end() {
+        let blocks = file_blocks("```file x\nlast");
+        assert_eq!(blocks[0].content, "last\n");
+    }
+}

@@ -1,0 +1,276 @@
+//! The [`Seat`] trait: one agent turn in, a reply out.
+
+use std::fmt::{self, Write as _};
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use story_plan::Story;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// A boxed, `Send` future: what [`Seat::turn`] returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a turn is for; the seat's process sees it as `EPIC_ROLE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The coder planning its story's tasks; replies with the task list as JSON.
+    Planner,
+    /// The coder implementing a task.
+    Coder,
+    /// The story-level judge; replies with a verdict as JSON.
+    Judge,
+    /// A per-task reviewer; replies with a verdict as JSON.
+    Reviewer,
+}
+
+impl Role {
+    /// The lowercase name, as in `EPIC_ROLE` and in transcript file names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Planner => "planner",
+            Self::Coder => "coder",
+            Self::Judge => "judge",
+            Self::Reviewer => "reviewer",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One earlier exchange of a chat: what was asked and what the seat replied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    /// The prompt of that turn.
+    pub prompt: String,
+    /// The reply (bounded, see [`Reply::text`]).
+    pub reply: String,
+}
+
+/// Where and for whom a turn runs: the seat process's environment and limits.
+#[derive(Debug, Clone)]
+pub struct TurnContext {
+    /// The epic's id (`EPIC_EPIC`).
+    pub epic: String,
+    /// The story (`EPIC_STORY` is its id; the script seat reads its description).
+    pub story: Arc<Story>,
+    /// The task's title, for coder turns (`EPIC_TASK`).
+    pub task: Option<String>,
+    /// The story's worktree: the seat's working directory (`EPIC_WORKTREE`).
+    pub worktree: PathBuf,
+    /// The concurrency slot, 0 to N-1 (`EPIC_SLOT`), so parallel stories can offset ports.
+    pub slot: usize,
+    /// When the turn must be over, retries included; the seat kills its process then.
+    pub deadline: Instant,
+    /// Cancels the turn (and kills its process) from outside.
+    pub cancel: CancellationToken,
+}
+
+/// One turn: who, what for, and the conversation so far.
+#[derive(Debug, Clone)]
+pub struct TurnRequest {
+    /// What the turn is for.
+    pub role: Role,
+    /// The chat's standing instructions (rules, perimeter, plan so far).
+    pub system: String,
+    /// The chat's earlier exchanges, oldest first.
+    pub history: Vec<Exchange>,
+    /// The new prompt.
+    pub prompt: String,
+    /// Where and for whom.
+    pub context: TurnContext,
+}
+
+impl TurnRequest {
+    /// The whole turn as one text: what a command seat writes to the agent's standard input.
+    ///
+    /// Seats are stateless, so a chat's memory is this rendering: the standing instructions,
+    /// then each earlier exchange, then the new request.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use executor::{Exchange, Role, TurnContext, TurnRequest};
+    /// # let context = TurnContext {
+    /// #     epic: "e".into(),
+    /// #     story: Arc::new(story_plan::Story::new("s", "S", ["src"])),
+    /// #     task: None,
+    /// #     worktree: "/tmp".into(),
+    /// #     slot: 0,
+    /// #     deadline: tokio::time::Instant::now(),
+    /// #     cancel: Default::default(),
+    /// # };
+    /// let request = TurnRequest {
+    ///     role: Role::Coder,
+    ///     system: "Stay inside src/.".into(),
+    ///     history: vec![Exchange { prompt: "Add a test.".into(), reply: "Added.".into() }],
+    ///     prompt: "Fix the failing gate.".into(),
+    ///     context,
+    /// };
+    /// let text = request.render();
+    /// assert!(text.starts_with("Stay inside src/."));
+    /// assert!(text.find("Added.").unwrap() < text.find("Fix the failing gate.").unwrap());
+    /// ```
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let system = self.system.trim();
+        if !system.is_empty() {
+            out.push_str(system);
+            out.push_str("\n\n");
+        }
+        if !self.history.is_empty() {
+            out.push_str("# Earlier in this conversation\n\n");
+            for (n, exchange) in self.history.iter().enumerate() {
+                let n = n + 1;
+                let _ = write!(
+                    out,
+                    "## Request {n}\n\n{}\n\n## Your reply {n}\n\n{}\n\n",
+                    exchange.prompt.trim(),
+                    exchange.reply.trim()
+                );
+            }
+            out.push_str("# Current request\n\n");
+        }
+        out.push_str(self.prompt.trim());
+        out.push('\n');
+        out
+    }
+
+    /// The environment of CONTRACT.md for this turn: `EPIC_EPIC`, `EPIC_STORY`, `EPIC_ROLE`,
+    /// `EPIC_TASK` (empty when there is no task), `EPIC_WORKTREE`, `EPIC_SLOT`.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        let context = &self.context;
+        vec![
+            ("EPIC_EPIC", context.epic.clone()),
+            ("EPIC_STORY", context.story.id.clone()),
+            ("EPIC_ROLE", self.role.as_str().to_owned()),
+            ("EPIC_TASK", context.task.clone().unwrap_or_default()),
+            ("EPIC_WORKTREE", context.worktree.display().to_string()),
+            ("EPIC_SLOT", context.slot.to_string()),
+        ]
+    }
+}
+
+/// What a seat reports while a turn runs.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Progress<'a> {
+    /// A piece of the reply, as it streams.
+    Chunk(&'a str),
+    /// The attempt failed with a transient error; the turn is tried again after `delay`.
+    Retrying {
+        /// The attempt that failed, from 1.
+        attempt: u32,
+        /// How long until the next attempt.
+        delay: Duration,
+        /// Why it failed (the tail of its output).
+        reason: &'a str,
+    },
+}
+
+/// The callback a seat reports [`Progress`] to.
+pub type ProgressFn<'a> = &'a (dyn Fn(Progress<'_>) + Send + Sync);
+
+/// A finished turn's reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// The reply text, bounded: a huge reply keeps its head and tail with a note between them
+    /// naming how much was left out.
+    pub text: String,
+    /// Characters the seat printed in all, kept or not (UTF-16 code units, for estimates).
+    pub chars: u64,
+    /// How many attempts the turn took (1 without retries).
+    pub attempts: u32,
+}
+
+impl Reply {
+    /// A reply of exactly this text, in one attempt.
+    pub fn new(text: impl Into<String>) -> Self {
+        let text = text.into();
+        Self {
+            chars: report::count_chars(&text),
+            text,
+            attempts: 1,
+        }
+    }
+}
+
+/// Why a turn failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SeatError {
+    /// The agent could not be started.
+    #[error("failed to start `{program}`")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The agent exited unsuccessfully (after retries, if its output looked transient).
+    #[error(
+        "`{program}` failed with {status} after {attempts} attempt(s); its output ends with:\n{tail}"
+    )]
+    Failed {
+        /// The program.
+        program: String,
+        /// The exit status, in words.
+        status: String,
+        /// How many attempts were made.
+        attempts: u32,
+        /// The end of its output (stdout and stderr).
+        tail: String,
+    },
+    /// The turn's deadline passed; its whole process group was killed.
+    #[error("`{program}` did not finish within its deadline ({}s) and was killed", after.as_secs())]
+    TimedOut {
+        /// The program.
+        program: String,
+        /// How long the turn had.
+        after: Duration,
+    },
+    /// The turn was cancelled; its whole process group was killed.
+    #[error("the turn was cancelled")]
+    Cancelled,
+    /// A seat-specific failure (the script seat's missing file block, an unwritable file).
+    #[error("{0}")]
+    Other(String),
+}
+
+/// An agent: takes one turn at a time, remembers nothing between turns.
+///
+/// # Why a boxed future
+///
+/// The CLI picks seats at run time (`--coder claude`, `--reviewer exec:…`), so the executor
+/// holds them as `Arc<dyn Seat>`; a trait with `async fn` or `-> impl Future` is not
+/// dyn-compatible. An enum of the known seats would close the set to this crate, where a boxed
+/// future keeps it open (a user's HTTP seat, a test's) at the cost of one allocation per turn,
+/// nothing next to an agent turn that takes minutes. The future is `Send` so turns run on any
+/// runtime thread, and borrows the seat and the request (`'a`) so nothing needs cloning.
+pub trait Seat: Send + Sync + fmt::Debug {
+    /// The seat's name: the preset (`claude`), `script`, or `exec:COMMAND`. Usage is estimated
+    /// and priced under this name.
+    fn name(&self) -> &str;
+
+    /// Takes one turn: the request in, [`Progress`] reported as it happens, the reply out.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future ends the turn; a seat that runs a process kills its whole process
+    /// group. Cancelling [`TurnContext::cancel`] does the same and returns
+    /// [`SeatError::Cancelled`].
+    fn turn<'a>(
+        &'a self,
+        request: &'a TurnRequest,
+        progress: ProgressFn<'a>,
+    ) -> BoxFuture<'a, Result<Reply, SeatError>>;
+}

@@ -1,0 +1,773 @@
+//! The task loop of one story in its worktree: plan, then per open task a coder chat, review
+//! rounds (gates, perimeter, reviewers), a commit and a tick in the checkpoint.
+
+use std::collections::BTreeSet;
+use std::error::Error;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use git_ops::{CommitId, CommitOutcome, Git};
+use perimeter::{Review, Task, stray_tasks};
+use report::{PriceTable, UsageMeter};
+use state_store::{EpicDir, UnsafeId};
+use story_plan::{Story, StoryPlan};
+use tokio_util::sync::CancellationToken;
+
+use crate::chat::{Chat, ChatContext, Recorder};
+use crate::error::StoryError;
+use crate::event::{Event, EventSink};
+use crate::gates::{GateResult, Gates};
+use crate::prompts;
+use crate::replies::{blocked_on, parse_task_list, parse_verdict};
+use crate::seat::{Reply, Role, Seat, SeatError};
+use crate::task_plan::{NOOP_TOKEN, TaskPlan};
+
+/// One story's place and identity: what [`TaskLoop::run`] works on.
+#[derive(Debug, Clone)]
+pub struct StoryJob {
+    /// The epic's id.
+    pub epic: String,
+    /// The whole plan: the perimeter rules name the other stories, and stray tasks are judged
+    /// against their paths.
+    pub plan: Arc<StoryPlan>,
+    /// The story.
+    pub story: Arc<Story>,
+    /// The story's worktree, checked out on `branch`.
+    pub worktree: PathBuf,
+    /// The story branch (`story/<epic>/<id>`); the loop commits only while it is checked out.
+    pub branch: String,
+    /// The epic branch, the base of the perimeter check's three-dot diff.
+    pub epic_branch: String,
+    /// The concurrency slot (`EPIC_SLOT`).
+    pub slot: usize,
+    /// The task checkpoint, `stories/<id>.plan.md`.
+    pub checkpoint: PathBuf,
+    /// The story's transcript directory, `transcripts/<id>/`.
+    pub transcripts: PathBuf,
+}
+
+impl StoryJob {
+    /// The job of story `story` of `plan`, with its branch `story/<epic>/<id>` and its
+    /// checkpoint and transcripts in the epic's state directory `dir`.
+    pub fn new(
+        dir: &EpicDir,
+        plan: Arc<StoryPlan>,
+        story: Arc<Story>,
+        worktree: impl Into<PathBuf>,
+        epic_branch: impl Into<String>,
+        slot: usize,
+    ) -> Result<Self, UnsafeId> {
+        Ok(Self {
+            epic: dir.epic_id().to_owned(),
+            branch: format!("story/{}/{}", dir.epic_id(), story.id),
+            checkpoint: dir.story_plan(&story.id)?,
+            transcripts: dir.transcripts(&story.id)?,
+            plan,
+            story,
+            worktree: worktree.into(),
+            epic_branch: epic_branch.into(),
+            slot,
+        })
+    }
+}
+
+/// The agents of a story.
+#[derive(Debug, Clone)]
+pub struct Seats {
+    /// Plans the tasks and implements them.
+    pub coder: Arc<dyn Seat>,
+    /// Review each task once its gates are green, concurrently; none is fine.
+    pub reviewers: Vec<Arc<dyn Seat>>,
+}
+
+/// How the loop runs.
+#[derive(Debug, Clone)]
+pub struct LoopConfig {
+    /// Review rounds per task, at least 1 (`--max-rounds`).
+    pub max_rounds: u32,
+    /// The deadline of one agent turn (`--turn-timeout`).
+    pub turn_timeout: Duration,
+    /// Extra standing instructions for the coder (house rules), after the perimeter rules.
+    pub extra_rules: String,
+    /// Prices for the usage estimates.
+    pub prices: PriceTable,
+}
+
+impl Default for LoopConfig {
+    /// CONTRACT.md's defaults: 3 rounds, 1800 s a turn, no extra rules, the default prices.
+    fn default() -> Self {
+        Self {
+            max_rounds: 3,
+            turn_timeout: Duration::from_mins(30),
+            extra_rules: String::new(),
+            prices: PriceTable::default(),
+        }
+    }
+}
+
+/// What a run of the loop achieved, and what it cost.
+#[derive(Debug)]
+#[must_use = "the story's result is in it"]
+pub struct StoryRun {
+    /// Every task done, or why the story failed.
+    pub result: Result<TasksDone, StoryError>,
+    /// The estimated usage of this run's turns, by seat (failed runs cost too).
+    pub usage: UsageMeter,
+}
+
+/// A story whose tasks are all done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TasksDone {
+    /// The final plan, every task ticked.
+    pub plan: TaskPlan,
+    /// The tasks committed by this run, in order.
+    pub committed: Vec<String>,
+    /// The tasks this run found already satisfied (ticked without a commit).
+    pub noop: Vec<String>,
+    /// How many tasks were already done when this run started (resumed from the checkpoint).
+    pub already_done: usize,
+}
+
+/// How one task ended.
+enum TaskEnd {
+    Committed(Option<CommitId>),
+    Noop,
+}
+
+/// The inner loop of one story: seats, gates and git, reused for every story of a run.
+///
+/// # Design
+///
+/// Everything the loop touches is passed in ([`Git`], [`Gates`], [`Seats`], an [`EventSink`]),
+/// nothing is global, and [`run`](Self::run) borrows `&self`, so one `TaskLoop` in an `Arc` can
+/// run many stories at once on a multi-threaded runtime (its futures are `Send`). Git calls
+/// block, so each runs in `spawn_blocking`. The checkpoint is the only durable state: it is
+/// written (atomically) after the planner and after each task's commit, never before, so a run
+/// killed at any instant redoes at most the task it was in, and a rerun never re-plans.
+///
+/// Per story:
+///
+/// 1. **Plan**, unless the checkpoint exists (it wins, even if the plan changed: a changed
+///    story is the scheduler's to restart). The coder, as planner, replies with the task list
+///    as JSON; an unreadable reply is asked again once with the parse error, a second one
+///    plans a single task, the whole story. Tasks that name paths outside the story
+///    ([`perimeter::stray_tasks`]) are sent back once; tasks still naming another story's
+///    paths are then dropped, unless that would drop them all.
+/// 2. **Per open task**, a fresh coder chat whose standing instructions hold the perimeter
+///    rules, the `BLOCKED_ON:` rule, that the runtime owns git, the story, and the plan so far.
+///    A turn that changed nothing (no dirty path, no new commit) is asked once whether the task
+///    is already satisfied (`TASK_ALREADY_SATISFIED`): if so it is ticked without a commit,
+///    else the story fails.
+/// 3. **Review rounds**, up to `max_rounds`: the gates and the perimeter gate (every path
+///    changed against the epic branch, committed or not); red sends the issues to the coder;
+///    green asks the reviewers (concurrently), whose issues go to the coder. A clean round, or
+///    the last one, settles the task. The gates must be green to commit, else the story fails
+///    naming the gate; unresolved reviewer issues do not block.
+/// 4. **Commit** `<story>: <task>` if the worktree is still on the story branch, then tick.
+///
+/// A coder reply whose last non-empty line is `BLOCKED_ON: <need>` ends the story at once as
+/// [`StoryError::Blocked`] (the reference ran on to the end of the loop first; stopping saves
+/// the turns of a story that fails anyway). An agent that commits on its own is tolerated: its
+/// commits are on the story branch and count. One that switches its worktree to another branch
+/// fails the story before anything is committed.
+pub struct TaskLoop {
+    git: Arc<dyn Git>,
+    gates: Gates,
+    seats: Seats,
+    config: LoopConfig,
+    events: EventSink,
+}
+
+impl fmt::Debug for TaskLoop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskLoop")
+            .field("gates", &self.gates)
+            .field("seats", &self.seats)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskLoop {
+    /// A loop over these parts.
+    pub fn new(
+        git: Arc<dyn Git>,
+        gates: Gates,
+        seats: Seats,
+        config: LoopConfig,
+        events: EventSink,
+    ) -> Self {
+        Self {
+            git,
+            gates,
+            seats,
+            config,
+            events,
+        }
+    }
+
+    /// Runs the story's open tasks in its worktree until all are done or one fails.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancelling `cancel` ends the running turn or gate (its process group is killed) and
+    /// returns [`StoryError::Cancelled`]; dropping the future does the same without a result.
+    /// Either way the checkpoint holds every task committed so far, and a rerun continues at
+    /// the first open task.
+    pub async fn run(&self, job: &StoryJob, cancel: &CancellationToken) -> StoryRun {
+        let recorder = Arc::new(Recorder::new(
+            job.story.id.clone(),
+            job.transcripts.clone(),
+            self.config.prices.clone(),
+            Arc::clone(&self.events),
+        ));
+        let run = Run {
+            parts: self,
+            job,
+            recorder: Arc::clone(&recorder),
+            cancel: cancel.clone(),
+        };
+        let result = run.run().await;
+        StoryRun {
+            result,
+            usage: recorder.usage(),
+        }
+    }
+}
+
+/// One run of the loop on one story.
+struct Run<'a> {
+    parts: &'a TaskLoop,
+    job: &'a StoryJob,
+    recorder: Arc<Recorder>,
+    cancel: CancellationToken,
+}
+
+impl Run<'_> {
+    fn story_id(&self) -> String {
+        self.job.story.id.clone()
+    }
+
+    fn emit(&self, event: Event) {
+        self.recorder.emit(event);
+    }
+
+    fn check_cancel(&self) -> Result<(), StoryError> {
+        if self.cancel.is_cancelled() {
+            Err(StoryError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn run(&self) -> Result<TasksDone, StoryError> {
+        self.check_branch().await?;
+        let (mut plan, resumed) = self.load_or_plan().await?;
+        let already_done = plan.tasks.iter().filter(|task| task.completed).count();
+        self.emit(Event::TasksPlanned {
+            story: self.story_id(),
+            tasks: plan.tasks.iter().map(|task| task.title.clone()).collect(),
+            done: already_done,
+            resumed,
+        });
+        let mut committed = Vec::new();
+        let mut noop = Vec::new();
+        let of = plan.tasks.len();
+        for index in 0..of {
+            if plan.tasks[index].completed {
+                continue;
+            }
+            self.check_cancel()?;
+            let title = plan.tasks[index].title.clone();
+            self.emit(Event::TaskStarted {
+                story: self.story_id(),
+                task: title.clone(),
+                index: index + 1,
+                of,
+            });
+            let end = self.task(&plan, index).await?;
+            plan.tasks[index].completed = true;
+            self.save(&plan).await?;
+            match end {
+                TaskEnd::Committed(commit) => {
+                    self.emit(Event::TaskCommitted {
+                        story: self.story_id(),
+                        task: title.clone(),
+                        commit: commit.map(|id| id.to_hex()),
+                    });
+                    committed.push(title);
+                }
+                TaskEnd::Noop => {
+                    self.emit(Event::TaskNoop {
+                        story: self.story_id(),
+                        task: title.clone(),
+                    });
+                    noop.push(title);
+                }
+            }
+        }
+        Ok(TasksDone {
+            plan,
+            committed,
+            noop,
+            already_done,
+        })
+    }
+
+    // --- git ---------------------------------------------------------------------------------
+
+    /// Runs a git-ops call in `spawn_blocking` on the story's worktree.
+    async fn git<T, E>(
+        &self,
+        action: &str,
+        op: impl FnOnce(&dyn Git, &Path) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, StoryError>
+    where
+        T: Send + 'static,
+        E: Error + Send + Sync + 'static,
+    {
+        let git = Arc::clone(&self.parts.git);
+        let worktree = self.job.worktree.clone();
+        let fail = |source: Box<dyn Error + Send + Sync>| StoryError::Git {
+            action: action.to_owned(),
+            source,
+        };
+        match tokio::task::spawn_blocking(move || op(git.as_ref(), &worktree)).await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(fail(Box::new(error))),
+            Err(error) => Err(fail(Box::new(error))),
+        }
+    }
+
+    /// Fails unless the worktree is on the story branch.
+    async fn check_branch(&self) -> Result<(), StoryError> {
+        let found = self
+            .git("read the worktree's branch", |git, worktree| {
+                git.current_branch(worktree)
+            })
+            .await?;
+        if found.as_deref() == Some(self.job.branch.as_str()) {
+            Ok(())
+        } else {
+            Err(StoryError::BranchSwitched {
+                worktree: self.job.worktree.clone(),
+                expected: self.job.branch.clone(),
+                found,
+            })
+        }
+    }
+
+    async fn head(&self) -> Result<CommitId, StoryError> {
+        self.git("read the worktree's head", |git, worktree| {
+            git.checkpoint(worktree)
+        })
+        .await
+    }
+
+    async fn dirty_paths(&self) -> Result<Vec<String>, StoryError> {
+        self.git("read the worktree's status", |git, worktree| {
+            git.status(worktree, &[]).map(|status| status.paths)
+        })
+        .await
+    }
+
+    /// Whether the worktree changed since `head`: dirty paths, or new commits of the agent.
+    async fn changed_since(&self, head: &CommitId) -> Result<bool, StoryError> {
+        Ok(!self.dirty_paths().await?.is_empty() || self.head().await? != *head)
+    }
+
+    /// Paths changed since `base` (a commit), committed or not.
+    async fn paths_changed_since(&self, base: String) -> Result<Vec<String>, StoryError> {
+        let mut paths: BTreeSet<String> = self
+            .git(
+                "list the paths changed by the task",
+                move |git, worktree| git.changed_paths_vs_base(worktree, &base, "HEAD"),
+            )
+            .await?
+            .into_iter()
+            .collect();
+        paths.extend(self.dirty_paths().await?);
+        Ok(paths.into_iter().collect())
+    }
+
+    // --- the checkpoint ----------------------------------------------------------------------
+
+    async fn load_or_plan(&self) -> Result<(TaskPlan, bool), StoryError> {
+        let path = self.job.checkpoint.clone();
+        let problem = |problem: String| StoryError::Checkpoint {
+            path: path.clone(),
+            problem,
+        };
+        match tokio::fs::read_to_string(&path).await {
+            Ok(text) => {
+                let plan = TaskPlan::parse(&text)
+                    .map_err(|error| problem(format!("is malformed: {error}")))?;
+                if plan.tasks.is_empty() {
+                    return Err(problem("holds no tasks".to_owned()));
+                }
+                Ok((plan, true))
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                let plan = self.plan().await?;
+                self.save(&plan).await?;
+                Ok((plan, false))
+            }
+            Err(error) => Err(problem(format!("cannot be read: {error}"))),
+        }
+    }
+
+    async fn save(&self, plan: &TaskPlan) -> Result<(), StoryError> {
+        let path = self.job.checkpoint.clone();
+        let text = plan.render();
+        let target = path.clone();
+        let written = tokio::task::spawn_blocking(move || {
+            state_store::write_atomic(&target, text.as_bytes())
+        })
+        .await;
+        let problem = match written {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(error)) => error.to_string(),
+            Err(error) => error.to_string(),
+        };
+        Err(StoryError::Checkpoint {
+            path,
+            problem: format!("cannot be written: {problem}"),
+        })
+    }
+
+    // --- chats -------------------------------------------------------------------------------
+
+    fn context(&self, task: Option<&str>) -> ChatContext {
+        ChatContext {
+            epic: self.job.epic.clone(),
+            story: Arc::clone(&self.job.story),
+            task: task.map(str::to_owned),
+            worktree: self.job.worktree.clone(),
+            slot: self.job.slot,
+            turn_timeout: self.parts.config.turn_timeout,
+            cancel: self.cancel.clone(),
+        }
+    }
+
+    fn rules(&self) -> String {
+        prompts::story_rules(
+            &self.job.plan,
+            &self.job.story,
+            &self.job.worktree,
+            &self.parts.config.extra_rules,
+        )
+    }
+
+    /// Asks `chat`, turning a failed turn into the story's error.
+    async fn ask(
+        &self,
+        chat: &mut Chat,
+        role: Role,
+        task: Option<&str>,
+        prompt: String,
+    ) -> Result<Reply, StoryError> {
+        chat.ask(prompt).await.map_err(|source| match source {
+            SeatError::Cancelled => StoryError::Cancelled,
+            source => StoryError::Agent {
+                role,
+                task: task.map(str::to_owned),
+                source,
+            },
+        })
+    }
+
+    /// Asks the coder of task `task`; a reply ending with `BLOCKED_ON:` ends the story.
+    async fn ask_coder(
+        &self,
+        chat: &mut Chat,
+        task: &str,
+        prompt: String,
+    ) -> Result<Reply, StoryError> {
+        let reply = self.ask(chat, Role::Coder, Some(task), prompt).await?;
+        if let Some(need) = blocked_on(&reply.text) {
+            self.emit(Event::Blocked {
+                story: self.story_id(),
+                need: need.clone(),
+            });
+            return Err(StoryError::Blocked {
+                story: self.story_id(),
+                need,
+            });
+        }
+        Ok(reply)
+    }
+
+    // --- planning ----------------------------------------------------------------------------
+
+    async fn plan(&self) -> Result<TaskPlan, StoryError> {
+        let story = &self.job.story;
+        let mut chat = Chat::new(
+            Arc::clone(&self.parts.seats.coder),
+            Role::Planner,
+            self.rules(),
+            self.context(None),
+            Arc::clone(&self.recorder),
+        );
+        let reply = self
+            .ask(&mut chat, Role::Planner, None, prompts::planning(story))
+            .await?;
+        let mut tasks = match parse_task_list(&reply.text) {
+            Ok(tasks) => tasks,
+            Err(error) => {
+                self.recorder.note(format!(
+                    "the task list could not be read ({error}); asking again"
+                ));
+                let reply = self
+                    .ask(
+                        &mut chat,
+                        Role::Planner,
+                        None,
+                        prompts::replan_unreadable(&error),
+                    )
+                    .await?;
+                match parse_task_list(&reply.text) {
+                    Ok(tasks) => tasks,
+                    Err(error) => {
+                        self.recorder.note(format!(
+                            "the task list could not be read again ({error}); planning the whole \
+                             story as one task"
+                        ));
+                        return Ok(TaskPlan::new(
+                            story.id.clone(),
+                            vec![Task::new(story.title.clone(), prompts::story_prompt(story))],
+                        ));
+                    }
+                }
+            }
+        };
+        let strays = stray_tasks(&self.job.plan, story, &tasks);
+        if !strays.is_empty() {
+            let lines: Vec<String> = strays
+                .iter()
+                .map(|stray| format!("\"{}\": {}", stray.title, stray.paths.join(", ")))
+                .collect();
+            self.recorder.note(format!(
+                "{} planned task(s) name paths outside the story; re-planning: {}",
+                strays.len(),
+                lines.join("; ")
+            ));
+            let reply = self
+                .ask(
+                    &mut chat,
+                    Role::Planner,
+                    None,
+                    prompts::replan_strays(&strays),
+                )
+                .await?;
+            match parse_task_list(&reply.text) {
+                Ok(replanned) => {
+                    let still = stray_tasks(&self.job.plan, story, &replanned);
+                    let foreign: BTreeSet<&str> = still
+                        .iter()
+                        .filter(|stray| stray.foreign)
+                        .map(|stray| stray.title.as_str())
+                        .collect();
+                    let kept: Vec<Task> = replanned
+                        .iter()
+                        .filter(|task| !foreign.contains(task.title.as_str()))
+                        .cloned()
+                        .collect();
+                    if !still.is_empty() {
+                        let dropped = replanned.len() - kept.len();
+                        self.recorder.note(format!(
+                            "the re-plan still names paths outside the story{}",
+                            if dropped > 0 && !kept.is_empty() {
+                                format!("; dropped {dropped} task(s) that belong to other stories")
+                            } else {
+                                String::new()
+                            }
+                        ));
+                    }
+                    tasks = if kept.is_empty() { replanned } else { kept };
+                }
+                Err(error) => self.recorder.note(format!(
+                    "the re-plan could not be read ({error}); keeping the first plan"
+                )),
+            }
+        }
+        Ok(TaskPlan::new(story.id.clone(), tasks))
+    }
+
+    // --- one task ----------------------------------------------------------------------------
+
+    async fn task(&self, plan: &TaskPlan, index: usize) -> Result<TaskEnd, StoryError> {
+        let task = &plan.tasks[index];
+        let title = task.title.as_str();
+        self.check_branch().await?;
+        let start = self.head().await?;
+        let mut chat = Chat::new(
+            Arc::clone(&self.parts.seats.coder),
+            Role::Coder,
+            format!("{}\n{}", self.rules(), prompts::plan_so_far(plan, index)),
+            self.context(Some(title)),
+            Arc::clone(&self.recorder),
+        );
+        self.ask_coder(
+            &mut chat,
+            title,
+            prompts::task(task, index, plan.tasks.len()),
+        )
+        .await?;
+        if !self.changed_since(&start).await? {
+            let reply = self
+                .ask_coder(&mut chat, title, prompts::noop(title))
+                .await?;
+            if !self.changed_since(&start).await? {
+                return if reply.text.contains(NOOP_TOKEN) {
+                    Ok(TaskEnd::Noop)
+                } else {
+                    Err(StoryError::NoopNotConfirmed {
+                        task: title.to_owned(),
+                    })
+                };
+            }
+        }
+
+        let max_rounds = self.parts.config.max_rounds.max(1);
+        let mut round = 0;
+        loop {
+            round += 1;
+            self.check_cancel()?;
+            let gate = self.gate().await?;
+            if !gate.clean {
+                self.review_round(title, round, &gate);
+                if round >= max_rounds {
+                    return Err(StoryError::GateNeverGreen {
+                        task: title.to_owned(),
+                        gate: gate
+                            .issues
+                            .first()
+                            .map_or_else(|| gate.summary.clone(), |issue| issue.title.clone()),
+                        rounds: round,
+                        issues: gate.issues,
+                    });
+                }
+                self.ask_coder(&mut chat, title, prompts::fix(&gate))
+                    .await?;
+                continue;
+            }
+            let verdict = self.review(task, &start).await?;
+            self.review_round(title, round, &verdict);
+            if verdict.clean || round >= max_rounds {
+                break;
+            }
+            self.ask_coder(&mut chat, title, prompts::fix(&verdict))
+                .await?;
+        }
+
+        self.check_branch().await?;
+        let message = format!("{}: {}", self.job.story.id, title);
+        let outcome = self
+            .git("commit the task", move |git, worktree| {
+                git.commit_all(worktree, &message)
+            })
+            .await?;
+        Ok(TaskEnd::Committed(match outcome {
+            CommitOutcome::Committed(id) => Some(id),
+            CommitOutcome::NothingToCommit => None,
+        }))
+    }
+
+    fn review_round(&self, task: &str, round: u32, review: &Review) {
+        self.emit(Event::ReviewRound {
+            story: self.story_id(),
+            task: task.to_owned(),
+            round,
+            clean: review.clean,
+            issues: review.issues.len(),
+            summary: review.summary.clone(),
+        });
+    }
+
+    /// The gates and the perimeter gate over every path changed against the epic branch,
+    /// committed or not.
+    async fn gate(&self) -> Result<Review, StoryError> {
+        let story = self.story_id();
+        let events = Arc::clone(&self.parts.events);
+        let on_result = move |result: &GateResult| {
+            let duration_ms = u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX);
+            events(if result.passed {
+                Event::GatePassed {
+                    story: story.clone(),
+                    command: result.command.clone(),
+                    duration_ms,
+                }
+            } else {
+                Event::GateFailed {
+                    story: story.clone(),
+                    command: result.command.clone(),
+                    duration_ms,
+                    status: result.status.clone(),
+                }
+            });
+        };
+        let env = vec![
+            ("EPIC_EPIC".to_owned(), self.job.epic.clone()),
+            ("EPIC_STORY".to_owned(), self.job.story.id.clone()),
+            (
+                "EPIC_WORKTREE".to_owned(),
+                self.job.worktree.display().to_string(),
+            ),
+            ("EPIC_SLOT".to_owned(), self.job.slot.to_string()),
+        ];
+        let gates = self
+            .parts
+            .gates
+            .run(&self.job.worktree, &env, &self.cancel, &on_result)
+            .await
+            .map_err(|_| StoryError::Cancelled)?;
+        let changed = self
+            .paths_changed_since(self.job.epic_branch.clone())
+            .await?;
+        Ok(gates.combine(perimeter::gate(&changed, &self.job.story)))
+    }
+
+    /// The reviewers' verdicts on the task's changes since `start`, merged; clean without
+    /// reviewers. A reviewer turn that fails is reported and left out.
+    async fn review(&self, task: &Task, start: &CommitId) -> Result<Review, StoryError> {
+        let reviewers = &self.parts.seats.reviewers;
+        if reviewers.is_empty() {
+            return Ok(Review::clean("no reviewers"));
+        }
+        let paths = self.paths_changed_since(start.to_hex()).await?;
+        let prompt = prompts::review(task, &start.to_hex(), &paths);
+        let mut set = tokio::task::JoinSet::new();
+        for (n, seat) in reviewers.iter().enumerate() {
+            let mut chat = Chat::new(
+                Arc::clone(seat),
+                Role::Reviewer,
+                prompts::reviewer_rules(&self.job.story),
+                self.context(Some(&task.title)),
+                Arc::clone(&self.recorder),
+            );
+            let prompt = prompt.clone();
+            let name = seat.name().to_owned();
+            set.spawn(async move { (n, name, chat.ask(prompt).await) });
+        }
+        let mut verdicts = Vec::new();
+        while let Some(joined) = set.join_next().await {
+            let Ok((n, name, result)) = joined else {
+                continue;
+            };
+            match result {
+                Ok(reply) => verdicts.push((n, parse_verdict(&reply.text))),
+                Err(SeatError::Cancelled) => return Err(StoryError::Cancelled),
+                Err(error) => self.recorder.note(format!(
+                    "reviewer {name} failed and is left out of this round: {error}"
+                )),
+            }
+        }
+        verdicts.sort_by_key(|(n, _)| *n);
+        Ok(verdicts
+            .into_iter()
+            .map(|(_, verdict)| verdict)
+            .fold(Review::clean(""), Review::combine))
+    }
+}

@@ -1,0 +1,118 @@
+//! The presets, run against stand-in executables of the same name placed first on `PATH`, which
+//! check they were called the way the real CLI must be (flags, where the prompt arrives) and
+//! edit a file like an agent.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use executor::{CommandSeat, Preset, Role, Seat, TurnContext, TurnRequest};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Fixture, plan};
+
+/// Each preset's expected arguments (the prompt file's path stands for `$file`), and whether
+/// the prompt comes on standard input.
+const EXPECTED: &[(Preset, &str, bool)] = &[
+    (Preset::Claude, "-p --permission-mode acceptEdits", true),
+    (Preset::Codex, "exec --sandbox workspace-write -", true),
+    (
+        Preset::Gemini,
+        "--yolo --prompt Carry out the request above.",
+        true,
+    ),
+    (
+        Preset::Aider,
+        "--yes-always --no-auto-commits --no-gitignore --chat-history-file /dev/null --input-history-file /dev/null --message-file $file",
+        false,
+    ),
+    (Preset::Opencode, "run", true),
+];
+
+/// A stand-in for `preset` that checks its call and writes `src/<name>.txt`.
+fn stand_in(fixture: &Fixture, preset: Preset, args: &str, stdin: bool) {
+    let prompt = if stdin {
+        "prompt=$(cat)".to_owned()
+    } else {
+        // The prompt is in the file after --message-file, outside the worktree; stdin is empty.
+        r#"file=""; last=""
+for a in "$@"; do [ "$last" = "--message-file" ] && file="$a"; last="$a"; done
+[ -f "$file" ] || { echo "no prompt file" >&2; exit 3; }
+case "$file" in "$EPIC_WORKTREE"*) echo "prompt file inside the worktree" >&2; exit 4;; esac
+[ -z "$(cat)" ] || { echo "unexpected stdin" >&2; exit 5; }
+prompt=$(cat "$file")"#
+            .to_owned()
+    };
+    fixture.script(
+        preset.program(),
+        &format!(
+            r#"{prompt}
+expected="{args}"
+[ "$*" = "$expected" ] || {{ echo "bad arguments: $*" >&2; exit 2; }}
+case "$prompt" in *PRESET-MARKER*) ;; *) echo "the prompt did not arrive" >&2; exit 6;; esac
+mkdir -p src && echo "$EPIC_ROLE" > "src/{name}.txt"
+echo "edited by {name}"
+"#,
+            name = preset.name()
+        ),
+    );
+}
+
+#[tokio::test]
+async fn every_preset_is_called_as_its_cli_must_be() {
+    let fixture = Fixture::new();
+    for &(preset, args, stdin) in EXPECTED {
+        stand_in(&fixture, preset, args, stdin);
+    }
+    let path = format!(
+        "{}:{}",
+        fixture.bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for &(preset, _, _) in EXPECTED {
+        let seat = CommandSeat::preset(preset).with_env("PATH", &path);
+        assert_eq!(seat.name(), preset.name());
+        let request = TurnRequest {
+            role: Role::Coder,
+            system: "rules".into(),
+            history: Vec::new(),
+            prompt: "Do it. PRESET-MARKER".into(),
+            context: TurnContext {
+                epic: "e".into(),
+                story: Arc::new(plan("").stories[0].clone()),
+                task: Some("one".into()),
+                worktree: fixture.worktree.clone(),
+                slot: 0,
+                deadline: tokio::time::Instant::now() + Duration::from_secs(20),
+                cancel: CancellationToken::new(),
+            },
+        };
+        let reply = seat
+            .turn(&request, &|_| {})
+            .await
+            .unwrap_or_else(|error| panic!("{preset}: {error}"));
+        assert_eq!(reply.text, format!("edited by {preset}\n"));
+        let written = std::fs::read_to_string(fixture.worktree.join(format!("src/{preset}.txt")))
+            .expect("the stand-in edited a file");
+        assert_eq!(written, "coder\n");
+    }
+}
+
+#[test]
+fn command_lines_are_data() {
+    let lines: Vec<String> = Preset::ALL
+        .iter()
+        .map(|preset| preset.command_line())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "claude -p --permission-mode acceptEdits < prompt",
+            "codex exec --sandbox workspace-write - < prompt",
+            "gemini --yolo --prompt 'Carry out the request above.' < prompt",
+            "aider --yes-always --no-auto-commits --no-gitignore --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE",
+            "opencode run < prompt",
+        ]
+    );
+    assert_eq!("codex".parse::<Preset>(), Ok(Preset::Codex));
+    assert!("cursor".parse::<Preset>().is_err());
+}

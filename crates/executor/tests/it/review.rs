@@ -1,0 +1,146 @@
+//! Review rounds: a red gate fixed in a later round, a gate never green, the perimeter gate,
+//! reviewers' findings sent back to the coder.
+
+use std::sync::Arc;
+
+use executor::{Event, StoryError};
+
+use crate::support::{Events, Fixture, Run, task_list};
+
+/// A coder that plans `one`, writes `src/one.txt`, and on a fix request touches `src/fixed`.
+fn fixing_coder() -> String {
+    format!(
+        r#"prompt=$(cat)
+case "$EPIC_ROLE" in
+planner) echo '{}' ;;
+*) mkdir -p src
+   if printf '%s' "$prompt" | grep -q 'Address these findings'; then
+     printf '%s' "$prompt" > "$ROOT/fix-prompt"; touch src/fixed; echo fixed
+   else echo one > src/one.txt; echo wrote; fi ;;
+esac
+"#,
+        task_list(&["one"])
+    )
+}
+
+#[tokio::test]
+async fn a_red_gate_is_fixed_in_a_later_round() {
+    let fixture = Fixture::new();
+    let coder = fixture.agent("coder", &fixing_coder());
+    let events = Events::default();
+    let done = Run::new(coder)
+        .gates(&["test -f src/fixed || { echo 'src/fixed is missing'; exit 1; }"])
+        .on(&fixture, &events)
+        .await
+        .result
+        .expect("done");
+    assert_eq!(done.committed, ["one"]);
+    assert_eq!(fixture.story_commits(), ["s: one"]);
+    let fix = std::fs::read_to_string(fixture.root.join("fix-prompt")).expect("fix prompt");
+    assert!(
+        fix.contains("src/fixed is missing"),
+        "the coder sees the gate's output: {fix}"
+    );
+    let rounds: Vec<bool> = events
+        .steps()
+        .iter()
+        .filter_map(|event| match event {
+            Event::ReviewRound { clean, .. } => Some(*clean),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rounds, [false, true]);
+}
+
+#[tokio::test]
+async fn a_gate_never_green_fails_the_story_naming_it() {
+    let fixture = Fixture::new();
+    let coder = fixture.agent("coder", &fixing_coder());
+    let events = Events::default();
+    let error = Run::new(coder)
+        .gates(&["true", "echo broken; exit 4"])
+        .on(&fixture, &events)
+        .await
+        .result
+        .expect_err("fails");
+    let StoryError::GateNeverGreen { gate, rounds, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(gate, "gate failed: echo broken; exit 4");
+    assert_eq!(*rounds, 3);
+    assert!(error.reason().contains("echo broken; exit 4"));
+    assert!(error.reason().contains("broken"));
+    assert!(fixture.story_commits().is_empty(), "nothing committed");
+    assert!(
+        fixture
+            .checkpoint()
+            .expect("checkpoint")
+            .contains("- [ ] one")
+    );
+    assert!(
+        events.steps().iter().any(
+            |event| matches!(event, Event::GateFailed { status, .. } if status == "exit code 4")
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_change_outside_the_perimeter_is_a_red_round() {
+    let fixture = Fixture::new();
+    // Writes into `lib`, owned by another story, and never reverts it.
+    let coder = fixture.agent(
+        "coder",
+        &format!(
+            "cat >/dev/null\ncase \"$EPIC_ROLE\" in\nplanner) echo '{}' ;;\n*) mkdir -p lib src; echo x > lib/x.rs; echo y > src/one.txt; echo done ;;\nesac\n",
+            task_list(&["one"])
+        ),
+    );
+    let mut run = Run::new(coder);
+    run.max_rounds = 2;
+    let error = run
+        .on(&fixture, &Events::default())
+        .await
+        .result
+        .expect_err("fails");
+    let StoryError::GateNeverGreen { gate, issues, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(gate, "perimeter");
+    assert!(issues[0].description.contains("lib/x.rs"));
+}
+
+#[tokio::test]
+async fn reviewer_findings_go_back_to_the_coder() {
+    let fixture = Fixture::new();
+    let coder = fixture.agent("coder", &fixing_coder());
+    // Not clean the first time, clean once `src/fixed` exists.
+    let reviewer = fixture.agent(
+        "reviewer",
+        r#"cat > "$ROOT/review-prompt"
+echo "$EPIC_ROLE" >> "$ROOT/reviews.log"
+if [ -f src/fixed ]; then echo '{"clean":true,"issues":[]}'
+else echo '```json
+{"clean":false,"issues":[{"severity":"major","title":"no fix marker","description":"add src/fixed"}]}
+```'; fi
+"#,
+    );
+    let mut run = Run::new(coder);
+    run.reviewers = vec![Arc::clone(&reviewer), reviewer];
+    let events = Events::default();
+    let done = run.on(&fixture, &events).await.result.expect("done");
+    assert_eq!(done.committed, ["one"]);
+    let fix = std::fs::read_to_string(fixture.root.join("fix-prompt")).expect("fix prompt");
+    assert!(
+        fix.contains("[major] no fix marker: add src/fixed"),
+        "{fix}"
+    );
+    let reviews = std::fs::read_to_string(fixture.root.join("reviews.log")).expect("log");
+    assert_eq!(
+        reviews.lines().collect::<Vec<_>>(),
+        ["reviewer"; 4],
+        "two reviewers, two rounds"
+    );
+    let prompt = std::fs::read_to_string(fixture.root.join("review-prompt")).expect("prompt");
+    assert!(prompt.contains("src/one.txt"), "{prompt}");
+    assert_eq!(fixture.story_commits(), ["s: one"]);
+}

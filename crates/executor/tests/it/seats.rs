@@ -1,0 +1,306 @@
+//! The command seat on its own: deadlines and forked children, cancellation, an agent that
+//! never reads its prompt, transient and other failures, huge output.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use executor::{
+    Chat, ChatContext, CommandSeat, Progress, Recorder, ReplyLimits, Role, Seat, SeatError,
+    TurnContext, TurnRequest,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Events, Fixture, plan, wait_dead};
+
+fn request(
+    fixture: &Fixture,
+    prompt: &str,
+    timeout: Duration,
+    cancel: CancellationToken,
+) -> TurnRequest {
+    TurnRequest {
+        role: Role::Coder,
+        system: "rules".into(),
+        history: Vec::new(),
+        prompt: prompt.into(),
+        context: TurnContext {
+            epic: "e".into(),
+            story: Arc::new(plan("").stories[0].clone()),
+            task: Some("one".into()),
+            worktree: fixture.worktree.clone(),
+            slot: 1,
+            deadline: tokio::time::Instant::now() + timeout,
+            cancel,
+        },
+    }
+}
+
+fn pid_in(fixture: &Fixture, name: &str) -> u32 {
+    for _ in 0..100 {
+        if let Ok(text) = std::fs::read_to_string(fixture.root.join(name))
+            && let Ok(pid) = text.trim().parse()
+        {
+            return pid;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("no pid in {name}");
+}
+
+#[tokio::test]
+async fn a_hanging_agent_is_killed_at_its_deadline_with_its_forked_child() {
+    let fixture = Fixture::new();
+    let path = fixture.script(
+        "hang",
+        "cat >/dev/null\nsleep 1000 &\necho $! > \"$ROOT/child.pid\"\necho working\nsleep 1000\n",
+    );
+    let seat = fixture.seat_for(&path.display().to_string());
+    let started = Instant::now();
+    let request = request(
+        &fixture,
+        "go",
+        Duration::from_millis(700),
+        CancellationToken::new(),
+    );
+    let error = seat.turn(&request, &|_| {}).await.expect_err("times out");
+    assert!(matches!(error, SeatError::TimedOut { .. }), "{error:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        wait_dead(pid_in(&fixture, "child.pid")),
+        "the forked child died with the turn"
+    );
+}
+
+#[tokio::test]
+async fn a_background_child_dies_when_the_turn_ends_normally() {
+    let fixture = Fixture::new();
+    let path = fixture.script(
+        "leaver",
+        "cat >/dev/null\nsleep 1000 &\necho $! > \"$ROOT/child.pid\"\necho done\n",
+    );
+    let seat = fixture.seat_for(&path.display().to_string());
+    let started = Instant::now();
+    let request = request(
+        &fixture,
+        "go",
+        Duration::from_secs(20),
+        CancellationToken::new(),
+    );
+    let reply = seat.turn(&request, &|_| {}).await.expect("ok");
+    assert_eq!(reply.text, "done\n");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the child's open stdout did not hold the turn"
+    );
+    assert!(wait_dead(pid_in(&fixture, "child.pid")));
+}
+
+#[tokio::test]
+async fn a_cancelled_turn_kills_the_agent() {
+    let fixture = Fixture::new();
+    let path = fixture.script("sleeper", "echo $$ > \"$ROOT/agent.pid\"\nsleep 1000\n");
+    let seat = fixture.seat_for(&path.display().to_string());
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let request = request(&fixture, "go", Duration::from_secs(20), cancel);
+    let error = seat.turn(&request, &|_| {}).await.expect_err("cancelled");
+    assert!(matches!(error, SeatError::Cancelled), "{error:?}");
+    assert!(wait_dead(pid_in(&fixture, "agent.pid")));
+}
+
+#[tokio::test]
+async fn an_agent_that_never_reads_its_prompt_does_not_deadlock() {
+    let fixture = Fixture::new();
+    let path = fixture.script("deaf", "echo \"$EPIC_ROLE $EPIC_TASK $EPIC_SLOT\"\n");
+    let seat = fixture.seat_for(&path.display().to_string());
+    let prompt = "x".repeat(4 * 1024 * 1024);
+    let request = request(
+        &fixture,
+        &prompt,
+        Duration::from_secs(20),
+        CancellationToken::new(),
+    );
+    let reply = seat.turn(&request, &|_| {}).await.expect("ok");
+    assert_eq!(reply.text, "coder one 1\n");
+}
+
+#[tokio::test]
+async fn the_prompt_arrives_whole_on_stdin_and_output_streams() {
+    let fixture = Fixture::new();
+    let path = fixture.script("echoer", "cat\n");
+    let seat = fixture.seat_for(&path.display().to_string());
+    let request = request(
+        &fixture,
+        "hello",
+        Duration::from_secs(20),
+        CancellationToken::new(),
+    );
+    let chunks = Mutex::new(String::new());
+    let reply = seat
+        .turn(&request, &|progress| {
+            if let Progress::Chunk(text) = progress {
+                chunks.lock().expect("chunks").push_str(text);
+            }
+        })
+        .await
+        .expect("ok");
+    assert_eq!(reply.text, request.render());
+    assert_eq!(*chunks.lock().expect("chunks"), reply.text);
+}
+
+/// An agent failing with `message` on its first `failures` attempts, counting attempts.
+fn flaky(fixture: &Fixture, failures: u32, message: &str) -> CommandSeat {
+    let path = fixture.script(
+        "flaky",
+        &format!(
+            "cat >/dev/null\nn=$(cat \"$ROOT/attempts\" 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > \"$ROOT/attempts\"\nif [ $n -le {failures} ]; then echo 'partial output'; echo '{message}' >&2; exit 1; fi\necho fine\n"
+        ),
+    );
+    fixture.seat_for(&path.display().to_string())
+}
+
+fn attempts(fixture: &Fixture) -> u32 {
+    std::fs::read_to_string(fixture.root.join("attempts"))
+        .expect("attempts")
+        .trim()
+        .parse()
+        .expect("number")
+}
+
+#[tokio::test]
+async fn a_transient_failure_is_retried() {
+    let fixture = Fixture::new();
+    let seat = flaky(&fixture, 1, "Error: 429 Too Many Requests");
+    let request = request(
+        &fixture,
+        "go",
+        Duration::from_secs(20),
+        CancellationToken::new(),
+    );
+    let retries = Mutex::new(Vec::new());
+    let reply = seat
+        .turn(&request, &|progress| {
+            if let Progress::Retrying {
+                attempt, reason, ..
+            } = progress
+            {
+                retries
+                    .lock()
+                    .expect("retries")
+                    .push((attempt, reason.to_owned()));
+            }
+        })
+        .await
+        .expect("ok on the second attempt");
+    assert_eq!(reply.text, "fine\n");
+    assert_eq!(reply.attempts, 2);
+    assert_eq!(attempts(&fixture), 2);
+    let retries = retries.lock().expect("retries");
+    assert_eq!(retries.len(), 1);
+    assert!(retries[0].1.contains("429"), "{:?}", retries[0]);
+}
+
+#[tokio::test]
+async fn a_transient_failure_gives_up_after_the_last_attempt() {
+    let fixture = Fixture::new();
+    let seat = flaky(&fixture, 10, "503 Service Unavailable");
+    let request = request(
+        &fixture,
+        "go",
+        Duration::from_secs(20),
+        CancellationToken::new(),
+    );
+    let error = seat.turn(&request, &|_| {}).await.expect_err("fails");
+    assert!(
+        matches!(error, SeatError::Failed { attempts: 3, .. }),
+        "{error:?}"
+    );
+    assert_eq!(attempts(&fixture), 3);
+}
+
+#[tokio::test]
+async fn any_other_failure_fails_at_once_with_the_output_tail() {
+    let fixture = Fixture::new();
+    let seat = flaky(&fixture, 10, "syntax error near line 3");
+    let request = request(
+        &fixture,
+        "go",
+        Duration::from_secs(20),
+        CancellationToken::new(),
+    );
+    let error = seat.turn(&request, &|_| {}).await.expect_err("fails");
+    let SeatError::Failed {
+        attempts: 1,
+        status,
+        tail,
+        ..
+    } = &error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(status, "exit code 1");
+    assert!(
+        tail.contains("partial output") && tail.contains("syntax error near line 3"),
+        "{tail}"
+    );
+    assert_eq!(attempts(&fixture), 1);
+}
+
+#[tokio::test]
+async fn huge_output_is_bounded_in_memory_and_in_the_transcript() {
+    let fixture = Fixture::new();
+    let path = fixture.script(
+        "loud",
+        "cat >/dev/null\nhead -c 20000000 /dev/zero | tr '\\0' a\necho\necho END\n",
+    );
+    let seat = fixture
+        .seat_for(&path.display().to_string())
+        .with_limits(ReplyLimits {
+            head: 1000,
+            tail: 1000,
+            stderr_tail: 1000,
+        });
+    let events = Events::default();
+    let dir = fixture.root.join("transcripts");
+    let recorder = Arc::new(
+        Recorder::new("s", &dir, report::PriceTable::default(), events.sink())
+            .with_file_limit(64 * 1024),
+    );
+    let mut chat = Chat::new(
+        Arc::new(seat),
+        Role::Coder,
+        "rules",
+        ChatContext {
+            epic: "e".into(),
+            story: Arc::new(plan("").stories[0].clone()),
+            task: Some("one".into()),
+            worktree: fixture.worktree.clone(),
+            slot: 0,
+            turn_timeout: Duration::from_secs(30),
+            cancel: CancellationToken::new(),
+        },
+        Arc::clone(&recorder),
+    );
+    let reply = chat.ask("shout").await.expect("ok");
+    assert!(reply.text.len() < 3000, "{} bytes kept", reply.text.len());
+    assert!(reply.text.starts_with("aaaa"));
+    assert!(reply.text.ends_with("\nEND\n"), "the tail is kept");
+    assert!(reply.text.contains("bytes of output omitted"));
+    assert_eq!(reply.chars, 20_000_000 + 5);
+
+    let transcript = dir.join("0001-coder.md");
+    let size = std::fs::metadata(&transcript).expect("transcript").len();
+    assert!(size < 200 * 1024, "{size} bytes stored");
+    let text = std::fs::read_to_string(&transcript).expect("read");
+    assert!(text.contains("were not stored"));
+    assert!(text.trim_end().ends_with("END"));
+    let usage = recorder.usage().totals();
+    assert!(
+        usage.usage.completion >= 5_000_000,
+        "usage counts all of it"
+    );
+}

@@ -1,0 +1,325 @@
+//! Real repositories in temporary directories, agents as shell scripts, and a story fixture.
+//!
+//! Every git process here (the tests' own, and those of the `GixGit` handles) is isolated from
+//! the machine: `HOME` is an empty directory of the test's own and the system configuration is
+//! off, so no test depends on `~/.gitconfig`.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use executor::{
+    CommandSeat, Event, EventSink, Gates, LoopConfig, RetryPolicy, Seat, Seats, StoryJob, StoryRun,
+    TaskLoop,
+};
+use git_ops::GixGit;
+use state_store::EpicDir;
+use story_plan::{Story, StoryPlan};
+use tempfile::TempDir;
+use tokio_util::sync::CancellationToken;
+
+/// Variables that would change what the git processes of a test do.
+const CLEARED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "EMAIL",
+    "XDG_CONFIG_HOME",
+];
+
+/// The epic of every fixture.
+pub(crate) const EPIC: &str = "e";
+/// The story of every fixture.
+pub(crate) const STORY: &str = "s";
+
+/// A repository with an epic branch and one story worktree, beside an isolated home and a
+/// directory for agent scripts.
+pub(crate) struct Fixture {
+    pub(crate) root: PathBuf,
+    pub(crate) repo: PathBuf,
+    pub(crate) worktree: PathBuf,
+    pub(crate) home: PathBuf,
+    pub(crate) bin: PathBuf,
+    temp: Option<TempDir>,
+}
+
+impl Fixture {
+    /// A fresh repository: `main` with `README.md`, `epic/e` at it, and the worktree of story
+    /// `s` on `story/e/s`.
+    pub(crate) fn new() -> Self {
+        let temp = tempfile::Builder::new()
+            .prefix("executor-")
+            .tempdir()
+            .expect("temp dir");
+        let mut fixture = Self::at(temp.path());
+        fixture.temp = Some(temp);
+        let repo = fixture.repo.clone();
+        std::fs::create_dir_all(&repo).expect("repo dir");
+        std::fs::create_dir_all(&fixture.home).expect("home");
+        std::fs::create_dir_all(&fixture.bin).expect("bin");
+        fixture.git_in(&repo, &["init", "-q", "-b", "main"]);
+        fixture.git_in(&repo, &["config", "user.name", "Test Person"]);
+        fixture.git_in(&repo, &["config", "user.email", "test@example.com"]);
+        std::fs::write(repo.join("README.md"), "hello\n").expect("readme");
+        fixture.git_in(&repo, &["add", "-A"]);
+        fixture.git_in(&repo, &["commit", "-q", "-m", "initial"]);
+        fixture.git_in(&repo, &["branch", "epic/e"]);
+        let worktree = fixture.worktree.display().to_string();
+        fixture.git_in(
+            &repo,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "story/e/s",
+                &worktree,
+                "epic/e",
+            ],
+        );
+        fixture
+    }
+
+    /// The fixture laid out under `root`, which already exists (for a child process).
+    pub(crate) fn at(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            repo: root.join("repo"),
+            worktree: root.join("worktrees").join(STORY),
+            home: root.join("home"),
+            bin: root.join("bin"),
+            temp: None,
+        }
+    }
+
+    /// Runs git in `dir`; panics unless it succeeds. Returns stdout.
+    pub(crate) fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        let mut command = Command::new("git");
+        for key in CLEARED {
+            command.env_remove(key);
+        }
+        let output = command
+            .env("HOME", &self.home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .expect("run git");
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// The subjects of the story branch's commits since the epic branch, oldest first.
+    pub(crate) fn story_commits(&self) -> Vec<String> {
+        self.git_in(
+            &self.repo,
+            &["log", "--reverse", "--format=%s", "epic/e..story/e/s"],
+        )
+        .lines()
+        .map(str::to_owned)
+        .collect()
+    }
+
+    /// A `GixGit` on the repository, isolated like the tests' own git.
+    pub(crate) fn git(&self) -> GixGit {
+        let mut git = GixGit::discover(&self.repo).expect("discover");
+        for key in CLEARED {
+            git = git.with_env(*key, None::<&str>);
+        }
+        git.with_env("HOME", Some(&self.home))
+            .with_env("GIT_CONFIG_NOSYSTEM", Some("1"))
+    }
+
+    /// The epic's state directory.
+    pub(crate) fn epic_dir(&self) -> EpicDir {
+        EpicDir::new(self.repo.join(".git"), EPIC).expect("epic dir")
+    }
+
+    /// Writes an executable script `bin/<name>` with this body (after `#!/bin/sh`).
+    pub(crate) fn script(&self, name: &str, body: &str) -> PathBuf {
+        let path = self.bin.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    /// An exec seat running script `bin/<name>` with `ROOT` set to the fixture's root; fast
+    /// retries, and git isolated like the tests' own (for agents that run git).
+    pub(crate) fn agent(&self, name: &str, body: &str) -> Arc<dyn Seat> {
+        let path = self.script(name, body);
+        Arc::new(self.seat_for(&path.display().to_string()))
+    }
+
+    /// An exec seat running `command`, set up like [`agent`](Self::agent).
+    pub(crate) fn seat_for(&self, command: &str) -> CommandSeat {
+        let mut seat = CommandSeat::shell(command)
+            .with_env("ROOT", &self.root)
+            .with_env("HOME", &self.home)
+            .with_env("GIT_CONFIG_NOSYSTEM", "1")
+            .with_retry(RetryPolicy {
+                attempts: 3,
+                first_delay: Duration::from_millis(10),
+                max_delay: Duration::from_millis(50),
+            });
+        for key in CLEARED {
+            seat = seat.without_env(*key);
+        }
+        seat
+    }
+
+    /// The story's task checkpoint, if written.
+    pub(crate) fn checkpoint(&self) -> Option<String> {
+        std::fs::read_to_string(self.epic_dir().story_plan(STORY).expect("path")).ok()
+    }
+
+    /// The story's transcript files, sorted by name.
+    pub(crate) fn transcripts(&self) -> Vec<String> {
+        let dir = self.epic_dir().transcripts(STORY).expect("path");
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+}
+
+/// The plan of every fixture: story `s` owning `src`, a story `other` owning `lib`.
+pub(crate) fn plan(description: &str) -> StoryPlan {
+    let mut story = Story::new(STORY, "The story", ["src"]);
+    description.clone_into(&mut story.description);
+    StoryPlan {
+        epic_id: EPIC.into(),
+        epic: String::new(),
+        stories: vec![story, Story::new("other", "Other", ["lib"])],
+    }
+}
+
+/// Events collected by a test.
+#[derive(Clone, Default)]
+pub(crate) struct Events(Arc<Mutex<Vec<Event>>>);
+
+impl Events {
+    pub(crate) fn sink(&self) -> EventSink {
+        let events = Arc::clone(&self.0);
+        Arc::new(move |event| events.lock().expect("events").push(event))
+    }
+
+    /// Every event but the chunks of output.
+    pub(crate) fn steps(&self) -> Vec<Event> {
+        self.0
+            .lock()
+            .expect("events")
+            .iter()
+            .filter(|event| !matches!(event, Event::TurnOutput { .. }))
+            .cloned()
+            .collect()
+    }
+}
+
+/// How a test runs the loop.
+pub(crate) struct Run {
+    pub(crate) coder: Arc<dyn Seat>,
+    pub(crate) reviewers: Vec<Arc<dyn Seat>>,
+    pub(crate) gates: Vec<String>,
+    pub(crate) max_rounds: u32,
+    pub(crate) turn_timeout: Duration,
+    pub(crate) description: String,
+}
+
+impl Run {
+    pub(crate) fn new(coder: Arc<dyn Seat>) -> Self {
+        Self {
+            coder,
+            reviewers: Vec::new(),
+            gates: Vec::new(),
+            max_rounds: 3,
+            turn_timeout: Duration::from_secs(20),
+            description: String::new(),
+        }
+    }
+
+    pub(crate) fn gates(mut self, gates: &[&str]) -> Self {
+        self.gates = gates.iter().map(|gate| (*gate).to_owned()).collect();
+        self
+    }
+
+    /// Runs the loop on the fixture's story.
+    pub(crate) async fn on(self, fixture: &Fixture, events: &Events) -> StoryRun {
+        let plan = Arc::new(plan(&self.description));
+        let story = Arc::new(plan.stories[0].clone());
+        let job = StoryJob::new(
+            &fixture.epic_dir(),
+            plan,
+            story,
+            fixture.worktree.clone(),
+            "epic/e",
+            0,
+        )
+        .expect("job");
+        let tasks = TaskLoop::new(
+            Arc::new(fixture.git()),
+            Gates::new(self.gates, Duration::from_secs(20)),
+            Seats {
+                coder: self.coder,
+                reviewers: self.reviewers,
+            },
+            LoopConfig {
+                max_rounds: self.max_rounds,
+                turn_timeout: self.turn_timeout,
+                ..LoopConfig::default()
+            },
+            events.sink(),
+        );
+        tasks.run(&job, &CancellationToken::new()).await
+    }
+}
+
+/// A planner reply with these task titles (each description says which file to write).
+pub(crate) fn task_list(titles: &[&str]) -> String {
+    let tasks: Vec<String> = titles
+        .iter()
+        .map(|title| format!(r#"{{"title":"{title}","description":"write src/{title}.txt"}}"#))
+        .collect();
+    format!(r#"{{"tasks":[{}]}}"#, tasks.join(","))
+}
+
+/// Whether the process `pid` is gone (or a zombie nobody reaped, which runs no code).
+pub(crate) fn is_dead(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits up to 5 s for `pid` to die.
+pub(crate) fn wait_dead(pid: u32) -> bool {
+    for _ in 0..100 {
+        if is_dead(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
