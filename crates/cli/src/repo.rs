@@ -20,9 +20,9 @@ pub(crate) struct Repo {
     /// under `<common_dir>/epic/`.
     pub(crate) common_dir: PathBuf,
     /// The repository, for git operations.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "`epic clean` and `epic run` use it once they exist")
+    #[expect(
+        dead_code,
+        reason = "`epic clean` and `epic run` use it once they exist"
     )]
     pub(crate) git: Arc<GixGit>,
 }
@@ -55,7 +55,9 @@ pub(crate) fn discover(dir: Option<&Path>) -> Result<Repo, CliError> {
     let not_a_repository = || {
         CliError::new(
             Kind::Repository,
-            Message::new(format!("{shown} is not in a git repository with a worktree")),
+            Message::new(format!(
+                "{shown} is not in a git repository with a worktree"
+            )),
         )
         .hint("run epic inside a git repository, or name one with `--repo DIR`")
         .hint("`git init` makes the current directory a repository")
