@@ -140,7 +140,7 @@ impl StoryError {
 }
 
 /// An error and its sources, joined with `: `.
-fn chain(error: &(dyn Error + 'static)) -> String {
+pub(crate) fn chain(error: &(dyn Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(next) = source {

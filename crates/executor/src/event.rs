@@ -171,6 +171,190 @@ pub enum Event {
         /// The message.
         message: String,
     },
+
+    // --- the run and its stories (the scheduler and the story lifecycle) -------------------
+    /// A run began: the lock is held, the epic worktree is ready and clean.
+    RunStarted {
+        /// The epic.
+        epic: String,
+        /// The epic branch.
+        epic_branch: String,
+        /// The epic branch's worktree (`<repo>.worktrees/<epic>/_epic`).
+        epic_worktree: String,
+        /// How many stories the plan has.
+        stories: usize,
+        /// How many run at once.
+        concurrency: usize,
+    },
+    /// The gates' verdict on the epic head before any story (the baseline).
+    BaselineChecked {
+        /// The epic head they ran on.
+        commit: String,
+        /// The commands that passed.
+        passed: Vec<String>,
+        /// The commands that failed.
+        failed: Vec<String>,
+        /// Whether the verdict came from the cache (`gates/baseline.json`) without running them.
+        cached: bool,
+    },
+    /// A gate command ran on the epic worktree: for the baseline (`story` absent) or after
+    /// merging `story`.
+    EpicGate {
+        /// The story just merged, absent for the baseline.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        story: Option<String>,
+        /// The command.
+        command: String,
+        /// Whether it passed.
+        passed: bool,
+        /// How long it ran, in milliseconds.
+        duration_ms: u64,
+        /// What happened, in words.
+        status: String,
+    },
+    /// A story was merged by an earlier run and its plan entry is unchanged: nothing to do.
+    StoryAlreadyMerged {
+        /// The story.
+        story: String,
+        /// Its branch.
+        branch: String,
+    },
+    /// A story was launched in a concurrency slot.
+    StoryStarted {
+        /// The story.
+        story: String,
+        /// The slot (`EPIC_SLOT`), 0 to concurrency - 1.
+        slot: usize,
+    },
+    /// A story's worktree and branch are ready.
+    StoryPrepared {
+        /// The story.
+        story: String,
+        /// The story branch.
+        branch: String,
+        /// The story's worktree.
+        worktree: String,
+        /// How: `fresh` (new branch), `resumed` (its branch from an earlier run), `restarted`
+        /// (its plan entry changed: the old branch was deleted and a new one cut).
+        how: String,
+    },
+    /// The epic branch was merged into a story branch (the epic side winning conflicting hunks).
+    StoryCaughtUp {
+        /// The story.
+        story: String,
+        /// The story branch's new head.
+        commit: String,
+    },
+    /// A setup command ran in a story's worktree.
+    SetupRan {
+        /// The story.
+        story: String,
+        /// The command.
+        command: String,
+        /// Whether it passed.
+        passed: bool,
+        /// How long it ran, in milliseconds.
+        duration_ms: u64,
+        /// What happened, in words.
+        status: String,
+    },
+    /// Paths a story changed outside its owned paths were put back as the epic branch has them.
+    PerimeterRestored {
+        /// The story.
+        story: String,
+        /// The paths restored (or deleted, where the epic branch has none).
+        paths: Vec<String>,
+    },
+    /// The judge gave its verdict on a story.
+    StoryJudged {
+        /// The story.
+        story: String,
+        /// The round, from 1.
+        round: u32,
+        /// Whether it cleared the story.
+        cleared: bool,
+        /// The issue titles, when not cleared.
+        issues: Vec<String>,
+    },
+    /// A story's branch is being merged into the epic branch (the merge lock is held).
+    MergeStarted {
+        /// The story.
+        story: String,
+        /// The epic head before the merge, which a rollback returns to.
+        checkpoint: String,
+    },
+    /// The merge of a story conflicted; the epic worktree is as it was.
+    MergeConflicted {
+        /// The story.
+        story: String,
+        /// The conflicting paths.
+        paths: Vec<String>,
+    },
+    /// A merge was undone: the epic branch is back at `to`.
+    StoryRolledBack {
+        /// The story.
+        story: String,
+        /// The commit the epic branch was reset to.
+        to: String,
+        /// Why (the gates that turned red, or an interruption).
+        reason: String,
+    },
+    /// A story merged into the epic branch with green gates.
+    StoryMerged {
+        /// The story.
+        story: String,
+        /// The merge commit (absent when the epic branch already held the story's work).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commit: Option<String>,
+        /// The judge's note, when there is a judge.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        judge: Option<String>,
+    },
+    /// A merged story's worktree was removed (its branch stays).
+    WorktreeRemoved {
+        /// The story.
+        story: String,
+        /// The worktree.
+        worktree: String,
+    },
+    /// A story failed.
+    StoryFailed {
+        /// The story.
+        story: String,
+        /// Why, as the report says it.
+        reason: String,
+    },
+    /// A story did not run (or was stopped): a dependency failed, fail-fast, an interrupt.
+    StorySkipped {
+        /// The story.
+        story: String,
+        /// Why.
+        reason: String,
+    },
+    /// The board hook command failed on a transition; the story is not affected.
+    HookFailed {
+        /// The story of the transition.
+        story: String,
+        /// What happened, in words.
+        status: String,
+    },
+    /// Something about the run as a whole worth telling (a halt, a recovered merge, a
+    /// report that could not be written).
+    RunNote {
+        /// The message.
+        message: String,
+    },
+    /// The run ended; the report is written.
+    RunFinished {
+        /// Stories done (merged, now or before).
+        done: usize,
+        /// Stories failed.
+        failed: usize,
+        /// Stories skipped or not finished.
+        skipped: usize,
+        /// Whether the run was interrupted.
+        interrupted: bool,
+    },
 }
 
 /// Where events go: a callback shared by every story (it must be cheap and must not block; a

@@ -86,79 +86,131 @@ impl Gates {
         on_result: &(dyn Fn(&GateResult) + Send + Sync),
     ) -> Result<Review, GatesCancelled> {
         for command in &self.commands {
-            let spec = Spec {
-                program: "sh".into(),
-                // `exec 2>&1` first: one interleaved stream, so the tail shows the error in
-                // the context of what was printed before it.
-                args: vec!["-c".into(), format!("exec 2>&1\n{command}").into()],
-                cwd: dir.to_path_buf(),
-                env: env
-                    .iter()
-                    .map(|(key, value)| (OsString::from(key), Some(OsString::from(value))))
-                    .collect(),
-                stdin: None,
-            };
-            let limits = Limits {
-                stdout_head: 0,
-                stdout_tail: GATE_TAIL,
-                stderr_tail: GATE_TAIL,
-            };
-            let started = Instant::now();
-            let ran =
-                process::run(&spec, started + self.timeout, cancel, limits, &|_: &str| {}).await;
-            let duration = started.elapsed();
-            let (status, output) = match ran {
-                Err(error) => (format!("could not start: {error}"), String::new()),
-                Ok(mut finished) => {
-                    let mut output = finished.stdout.last(GATE_TAIL);
-                    let err = finished.stderr.last(GATE_TAIL);
-                    if !err.trim().is_empty() {
-                        output.push_str(&err);
-                    }
-                    match finished.ending {
-                        Ending::Cancelled => return Err(GatesCancelled),
-                        Ending::Exited(status) if status.success() => {
-                            on_result(&GateResult {
-                                command: command.clone(),
-                                passed: true,
-                                duration,
-                                status: "passed".to_owned(),
-                            });
-                            continue;
-                        }
-                        Ending::Exited(status) => (process::describe_status(status), output),
-                        Ending::TimedOut => (
-                            format!("timed out after {}s", self.timeout.as_secs()),
-                            output,
-                        ),
-                    }
-                }
-            };
-            on_result(&GateResult {
-                command: command.clone(),
-                passed: false,
-                duration,
-                status: status.clone(),
-            });
-            let output = output.trim();
-            let description = if output.is_empty() {
-                format!("`{command}` failed ({status}) without output.")
-            } else {
-                format!("`{command}` failed ({status}); its output ends with:\n{output}")
-            };
-            return Ok(Review::failed(
-                format!("gate failed: {command}"),
-                vec![Issue::new(
-                    Severity::Critical,
+            let (result, issue) = self.run_command(command, dir, env, cancel).await?;
+            on_result(&result);
+            if let Some(issue) = issue {
+                return Ok(Review::failed(
                     format!("gate failed: {command}"),
-                    description,
-                )],
-            ));
+                    vec![issue],
+                ));
+            }
         }
         Ok(Review::clean(if self.commands.is_empty() {
             "gates: none configured"
         } else {
             "gates: green"
         }))
+    }
+
+    /// Runs every gate in `dir`, red or not, and returns each one's result with its issue (for
+    /// the red ones), in order: what a baseline needs, where [`run`](Self::run) stops at the
+    /// first red gate.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`run`](Self::run).
+    pub async fn run_each(
+        &self,
+        dir: &Path,
+        env: &[(String, String)],
+        cancel: &CancellationToken,
+        on_result: &(dyn Fn(&GateResult) + Send + Sync),
+    ) -> Result<Vec<(GateResult, Option<Issue>)>, GatesCancelled> {
+        let mut results = Vec::with_capacity(self.commands.len());
+        for command in &self.commands {
+            let (result, issue) = self.run_command(command, dir, env, cancel).await?;
+            on_result(&result);
+            results.push((result, issue));
+        }
+        Ok(results)
+    }
+
+    /// This set of gates keeping only the commands `keep` accepts (the same timeout).
+    #[must_use]
+    pub fn only(&self, keep: impl Fn(&str) -> bool) -> Self {
+        Self {
+            commands: self
+                .commands
+                .iter()
+                .filter(|command| keep(command))
+                .cloned()
+                .collect(),
+            timeout: self.timeout,
+        }
+    }
+
+    /// Runs one command: its result, and its issue when it is red.
+    async fn run_command(
+        &self,
+        command: &str,
+        dir: &Path,
+        env: &[(String, String)],
+        cancel: &CancellationToken,
+    ) -> Result<(GateResult, Option<Issue>), GatesCancelled> {
+        let spec = Spec {
+            program: "sh".into(),
+            // `exec 2>&1` first: one interleaved stream, so the tail shows the error in
+            // the context of what was printed before it.
+            args: vec!["-c".into(), format!("exec 2>&1\n{command}").into()],
+            cwd: dir.to_path_buf(),
+            env: env
+                .iter()
+                .map(|(key, value)| (OsString::from(key), Some(OsString::from(value))))
+                .collect(),
+            stdin: None,
+        };
+        let limits = Limits {
+            stdout_head: 0,
+            stdout_tail: GATE_TAIL,
+            stderr_tail: GATE_TAIL,
+        };
+        let started = Instant::now();
+        let ran = process::run(&spec, started + self.timeout, cancel, limits, &|_: &str| {}).await;
+        let duration = started.elapsed();
+        let (status, output) = match ran {
+            Err(error) => (format!("could not start: {error}"), String::new()),
+            Ok(mut finished) => {
+                let mut output = finished.stdout.last(GATE_TAIL);
+                let err = finished.stderr.last(GATE_TAIL);
+                if !err.trim().is_empty() {
+                    output.push_str(&err);
+                }
+                match finished.ending {
+                    Ending::Cancelled => return Err(GatesCancelled),
+                    Ending::Exited(status) if status.success() => {
+                        let result = GateResult {
+                            command: command.to_owned(),
+                            passed: true,
+                            duration,
+                            status: "passed".to_owned(),
+                        };
+                        return Ok((result, None));
+                    }
+                    Ending::Exited(status) => (process::describe_status(status), output),
+                    Ending::TimedOut => (
+                        format!("timed out after {}s", self.timeout.as_secs()),
+                        output,
+                    ),
+                }
+            }
+        };
+        let output = output.trim();
+        let description = if output.is_empty() {
+            format!("`{command}` failed ({status}) without output.")
+        } else {
+            format!("`{command}` failed ({status}); its output ends with:\n{output}")
+        };
+        let result = GateResult {
+            command: command.to_owned(),
+            passed: false,
+            duration,
+            status,
+        };
+        let issue = Issue::new(
+            Severity::Critical,
+            format!("gate failed: {command}"),
+            description,
+        );
+        Ok((result, Some(issue)))
     }
 }

@@ -1,5 +1,19 @@
-//! The inner loop of one story in its worktree: the seats (agents) that plan and implement it,
-//! the gates that check it, and the task loop that turns a plan into commits.
+//! Runs an epic: every story implemented by a coding agent in its own git worktree and branch,
+//! in parallel, each merged into the epic branch only when proven good; and, inside, the inner
+//! loop of one story: the seats (agents) that plan and implement it, the gates that check it,
+//! and the task loop that turns a plan into commits.
+//!
+//! - **The run** ([`run_epic`] with a [`RunConfig`]): the epic's lock, the epic branch in its own
+//!   worktree, the gates' baseline, then the scheduler ([`Schedule`], a synchronous state
+//!   machine under a thin async loop) starting ready stories in free slots; a [`RunOutcome`]
+//!   with the report, or a [`RunError`] when the run cannot start.
+//! - **One story**: prepare its worktree (hash-guarded resume), catch up with the epic head,
+//!   set up, the task loop, strays put back, the judge rounds, and the merge under the merge
+//!   lock with the gates re-run on the epic worktree (red: the merge is undone).
+//! - **What a run leaves** under `<git-common-dir>/epic/<epic>/`: `stories/<id>.json`,
+//!   `events.jsonl`, `report.json` ([`ReportDocument`]) and `report.md`, `board.md`,
+//!   `gates/baseline.json` (the gates' verdict per epic head), and `merging.json` only while a
+//!   merge is being proven.
 //!
 //! - **Seats** ([`Seat`]): one agent turn in, a streamed reply out. [`CommandSeat`] runs any
 //!   agent CLI per turn, a [`Preset`] (`claude`, `codex`, `gemini`, `aider`, `opencode`) or a
@@ -12,6 +26,23 @@
 //! - **The task loop** ([`TaskLoop`]): plan, then per task a coder chat, review rounds, a commit
 //!   `<story>: <task>` and a tick in the checkpoint ([`TaskPlan`]), or a typed [`StoryError`].
 //! - **Events** ([`Event`]): every step, sent to a caller-supplied [`EventSink`].
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use executor::{CommandSeat, Preset, RunConfig, discard_events, run_epic};
+//! use git_ops::GixGit;
+//!
+//! # async fn run(plan: story_plan::ValidPlan) -> Result<(), Box<dyn std::error::Error>> {
+//! let git = Arc::new(GixGit::discover(".")?);
+//! let mut config = RunConfig::new(Arc::new(CommandSeat::preset(Preset::Claude)));
+//! config.gates = vec!["cargo test".into()];
+//! let cancel = tokio_util::sync::CancellationToken::new(); // cancelled on Ctrl-C by the CLI
+//! let outcome = run_epic(git, plan, config, discard_events(), cancel).await?;
+//! println!("{} stories done", outcome.report.count(report::StoryStatus::Done));
+//! # Ok(()) }
+//! ```
+//!
+//! One story's task loop on its own:
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -54,12 +85,18 @@
 //!   killed at its deadline used its budget and is not retried.
 //! - **The checkpoint is the only durable state**, written atomically after planning and after
 //!   each commit, so a crash redoes at most the task in progress and never re-plans.
+//! - **Nothing reaches the epic branch unproven.** Merges are serialized by one lock; each is
+//!   checkpointed and journaled (`merging.json`) before it is made, its gates run on the epic
+//!   worktree, and red (or interrupted) it is reset to the checkpoint; a run that died
+//!   mid-merge is undone by the next one. Stories are cut from, and catch up with, the last
+//!   proven epic head, never a merge still being gated.
 //! - **Estimates, not measurements.** Usage is estimated from character counts
 //!   (`report::estimate_tokens`), per seat name, priced from a `report::PriceTable`; failed turns
 //!   count too, since their output was produced.
 
 #![warn(missing_docs)]
 
+mod baseline;
 mod bounded;
 mod chat;
 mod command;
@@ -69,9 +106,13 @@ mod gates;
 mod preset;
 mod process;
 mod prompts;
+mod record;
 mod replies;
+mod run;
+mod schedule;
 mod script;
 mod seat;
+mod story;
 mod task_loop;
 mod task_plan;
 
@@ -81,7 +122,10 @@ pub use error::StoryError;
 pub use event::{Event, EventSink, discard_events};
 pub use gates::{GateResult, Gates, GatesCancelled};
 pub use preset::{Preset, PromptVia, UnknownPreset};
+pub use record::ReportDocument;
 pub use replies::{blocked_on, parse_task_list, parse_verdict};
+pub use run::{EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome, run_epic};
+pub use schedule::{Policy, Schedule, Standing};
 pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{
     BoxFuture, Exchange, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnContext,

@@ -247,3 +247,85 @@ pub(crate) fn review(task: &Task, since: &str, paths: &[String]) -> String {
     );
     out
 }
+
+/// How much of a story's diff a judge prompt carries: beyond it, the head (three quarters) and
+/// the tail (one quarter) are kept with a note between them.
+const JUDGE_DIFF_LIMIT: usize = 200 * 1024;
+
+/// The judge's standing instructions.
+pub(crate) fn judge_rules(story: &Story) -> String {
+    let mut out = format!(
+        "You judge whether one story of a larger epic is done: \"{}\" (id: {}). Read its diff \
+         against the epic branch, and the files it touches in your working directory; do not \
+         change any file, do not commit.\n\nPaths the story owns:\n",
+        story.title, story.id
+    );
+    bullets(&mut out, &story.owned);
+    out.push_str("\nWhat it must provide for other stories:\n");
+    bullets(&mut out, &story.provides);
+    out.push_str(
+        "\nClear it only when the story is implemented completely, every acceptance criterion \
+         holds, and no test was weakened. Name each gap as an issue a coder can act on.\n\n\
+         # The story\n\n",
+    );
+    out.push_str(&story_prompt(story));
+    out
+}
+
+/// The judge's request: the story's diff, bounded.
+pub(crate) fn judge(diff: &str, round: u32) -> String {
+    let diff = if diff.len() <= JUDGE_DIFF_LIMIT {
+        diff.to_owned()
+    } else {
+        let head_end = crate::bounded::floor_char_boundary(diff, JUDGE_DIFF_LIMIT / 4 * 3);
+        let tail_start =
+            crate::bounded::ceil_char_boundary(diff, diff.len() - JUDGE_DIFF_LIMIT / 4);
+        format!(
+            "{}\n[… {} bytes of the diff left out …]\n{}",
+            &diff[..head_end],
+            tail_start - head_end,
+            &diff[tail_start..]
+        )
+    };
+    format!(
+        "Judge round {round}. The story's changes against the epic branch:\n\n```diff\n{}\n```\n\n\
+         Reply with only this JSON, bare or in one fenced block; clean means the story is done:\n\
+         {VERDICT_SHAPE}\n",
+        diff.trim_end()
+    )
+}
+
+/// The coder's request after a judge did not clear the story.
+pub(crate) fn judge_feedback(story: &Story, verdict: &Review) -> String {
+    let mut out = format!(
+        "The judge did not clear the story \"{}\". Close these gaps without weakening any test \
+         and without leaving your owned paths, then stop:\n",
+        story.title
+    );
+    for issue in &verdict.issues {
+        let _ = write!(out, "\n- [{}] {}", issue.severity, issue.title);
+        let description = issue.description.trim();
+        if !description.is_empty() {
+            let _ = write!(out, ": {description}");
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// A review's issues as `- title: description` lines.
+pub(crate) fn issue_lines(review: &Review) -> String {
+    review
+        .issues
+        .iter()
+        .map(|issue| {
+            let description = issue.description.trim();
+            if description.is_empty() {
+                format!("- {}", issue.title)
+            } else {
+                format!("- {}: {description}", issue.title)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

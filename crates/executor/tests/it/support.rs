@@ -54,9 +54,8 @@ pub(crate) struct Fixture {
 }
 
 impl Fixture {
-    /// A fresh repository: `main` with `README.md`, `epic/e` at it, and the worktree of story
-    /// `s` on `story/e/s`.
-    pub(crate) fn new() -> Self {
+    /// A fresh repository with only `main` and its `README.md` (no epic branch yet).
+    pub(crate) fn bare_main() -> Self {
         let temp = tempfile::Builder::new()
             .prefix("executor-")
             .tempdir()
@@ -73,6 +72,14 @@ impl Fixture {
         std::fs::write(repo.join("README.md"), "hello\n").expect("readme");
         fixture.git_in(&repo, &["add", "-A"]);
         fixture.git_in(&repo, &["commit", "-q", "-m", "initial"]);
+        fixture
+    }
+
+    /// A fresh repository: `main` with `README.md`, `epic/e` at it, and the worktree of story
+    /// `s` on `story/e/s`.
+    pub(crate) fn new() -> Self {
+        let fixture = Self::bare_main();
+        let repo = fixture.repo.clone();
         fixture.git_in(&repo, &["branch", "epic/e"]);
         let worktree = fixture.worktree.display().to_string();
         fixture.git_in(

@@ -1,0 +1,74 @@
+//! The gates' verdict on the epic head, command by command: the baseline a run checks before
+//! any story, cached per commit in `gates/baseline.json`, and moved forward after each merge.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use state_store::EpicDir;
+
+/// `gates/baseline.json`: which gate commands passed on which epic head.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct GateBaseline {
+    /// The epic head the gates ran on.
+    pub(crate) commit: String,
+    /// Every gate command, in order, with whether it passed.
+    pub(crate) gates: Vec<GateVerdict>,
+}
+
+/// One gate command's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct GateVerdict {
+    /// The command.
+    pub(crate) command: String,
+    /// Whether it passed.
+    pub(crate) passed: bool,
+}
+
+impl state_store::Document for GateBaseline {
+    const NAME: &'static str = "gate baseline";
+    const VERSION: u32 = 1;
+    const REMEDY: &'static str = "remove it; the next run checks the gates again";
+}
+
+impl GateBaseline {
+    /// The path of the cache file in the epic's state directory.
+    pub(crate) fn path(dir: &EpicDir) -> PathBuf {
+        dir.root().join("gates").join("baseline.json")
+    }
+
+    /// The cached verdict for `commit` and exactly these `commands`, if there is one.
+    pub(crate) fn cached(dir: &EpicDir, commit: &str, commands: &[String]) -> Option<Self> {
+        let baseline = state_store::load::<Self>(Self::path(dir)).ok()??;
+        let same_commands = baseline
+            .gates
+            .iter()
+            .map(|gate| &gate.command)
+            .eq(commands.iter());
+        (baseline.commit == commit && same_commands).then_some(baseline)
+    }
+
+    /// Saves it; a failure only costs the cache.
+    pub(crate) fn save(&self, dir: &EpicDir) -> Result<(), state_store::SaveError> {
+        state_store::save(Self::path(dir), self)
+    }
+
+    /// The commands that passed.
+    pub(crate) fn passed(&self) -> BTreeSet<String> {
+        self.gates
+            .iter()
+            .filter(|gate| gate.passed)
+            .map(|gate| gate.command.clone())
+            .collect()
+    }
+
+    /// The commands that failed, in order.
+    pub(crate) fn failed(&self) -> Vec<String> {
+        self.gates
+            .iter()
+            .filter(|gate| !gate.passed)
+            .map(|gate| gate.command.clone())
+            .collect()
+    }
+}

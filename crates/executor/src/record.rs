@@ -1,0 +1,400 @@
+//! What a run leaves on disk besides the story states: the event log (`events.jsonl`), the
+//! report (`report.json`, `report.md`) and the board (`board.md`, and the hook board that pipes
+//! each transition into a command).
+
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use report::{EpicReport, format_usd};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use state_store::{EpicDir, EventLog};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{Event, EventSink};
+use crate::process::{self, Ending, Limits, Spec};
+
+/// `report.json` as a state-store document: the report inside the versioned envelope
+/// `{"version":1,"data":…}`.
+///
+/// ```
+/// use executor::ReportDocument;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("report.json");
+/// state_store::save(&path, &ReportDocument(report::EpicReport::new("e", "epic/e")))?;
+/// let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+/// assert_eq!(json["version"], 1);
+/// assert_eq!(json["data"]["epic_id"], "e");
+/// let back = state_store::load::<ReportDocument>(&path)?.expect("written");
+/// assert_eq!(back.0.epic_branch, "epic/e");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+#[schemars(transparent)]
+pub struct ReportDocument(pub EpicReport);
+
+impl state_store::Document for ReportDocument {
+    const NAME: &'static str = "report";
+    const VERSION: u32 = report::REPORT_VERSION;
+    const REMEDY: &'static str = "remove it; the next `epic run` writes it again";
+}
+
+/// A sink that appends every event but the output chunks to `log` as `{"at":…,"kind":…,…}`
+/// and passes every event on to `next`. The first append that fails is told to `next` as a
+/// [`Event::RunNote`]; later ones are dropped silently (the run goes on without its log).
+pub(crate) fn logging_sink(log: EventLog, next: EventSink) -> EventSink {
+    let log = Arc::new(log);
+    let failed = Arc::new(AtomicBool::new(false));
+    Arc::new(move |event: Event| {
+        if !matches!(event, Event::TurnOutput { .. }) {
+            let appended = stamped(&event)
+                .map_err(|error| error.to_string())
+                .and_then(|line| log.append(&line).map_err(|error| error.to_string()));
+            if let Err(error) = appended
+                && !failed.swap(true, Ordering::Relaxed)
+            {
+                next(Event::RunNote {
+                    message: format!(
+                        "events can no longer be appended to `{}`: {error}",
+                        log.path().display()
+                    ),
+                });
+            }
+        }
+        next(event);
+    })
+}
+
+/// The event as a JSON object with its `"at"` timestamp.
+fn stamped(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
+    let mut value = serde_json::to_value(event)?;
+    if let serde_json::Value::Object(map) = &mut value {
+        map.insert(
+            "at".to_owned(),
+            serde_json::Value::String(state_store::now_rfc3339()),
+        );
+    }
+    Ok(value)
+}
+
+/// Writes `report.json` and `report.md`.
+pub(crate) fn write_report(dir: &EpicDir, report: &EpicReport) -> Result<(), String> {
+    state_store::save(dir.report_json(), &ReportDocument(report.clone()))
+        .map_err(|error| crate::error::chain(&error))?;
+    state_store::write_atomic(dir.report_md(), report::render_markdown(report).as_bytes())
+        .map_err(|error| crate::error::chain(&error))
+}
+
+/// Where a story stands on the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Column {
+    Planned,
+    Active,
+    Done,
+    Failed,
+    Skipped,
+}
+
+impl Column {
+    const ORDER: [Self; 5] = [
+        Self::Active,
+        Self::Planned,
+        Self::Done,
+        Self::Failed,
+        Self::Skipped,
+    ];
+
+    fn heading(self) -> &'static str {
+        match self {
+            Self::Planned => "Planned",
+            Self::Active => "Active",
+            Self::Done => "Done",
+            Self::Failed => "Failed",
+            Self::Skipped => "Skipped",
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Planned => "planned",
+            Self::Active => "active",
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Skipped => "skipped",
+        }
+    }
+}
+
+/// One story on the board, and the JSON a hook reads on its standard input.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Card {
+    epic: String,
+    story: String,
+    title: String,
+    wave: usize,
+    status: Column,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    branch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimated_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimated_cost_usd: Option<f64>,
+}
+
+/// A transition to record.
+#[derive(Debug, Default)]
+pub(crate) struct Move {
+    pub(crate) branch: Option<String>,
+    pub(crate) detail: Option<String>,
+    pub(crate) estimated_tokens: Option<u64>,
+    pub(crate) estimated_cost_usd: Option<f64>,
+}
+
+/// The board: `board.md`, rewritten on every transition, and the optional hook that gets each
+/// transition as JSON. Owned by the run loop alone, so its writes are serialised.
+pub(crate) struct Board {
+    path: PathBuf,
+    title: String,
+    cards: Vec<Card>,
+    hook: Option<mpsc::UnboundedSender<Card>>,
+    worker: Option<JoinHandle<()>>,
+    events: EventSink,
+}
+
+impl Board {
+    /// A board of every story, all planned.
+    pub(crate) fn new(
+        dir: &EpicDir,
+        plan: &story_plan::ValidPlan,
+        hook: Option<(String, Duration)>,
+        cwd: PathBuf,
+        events: EventSink,
+    ) -> Self {
+        let waves = plan.wave_numbers();
+        let cards = plan
+            .plan()
+            .stories
+            .iter()
+            .zip(waves)
+            .map(|(story, wave)| Card {
+                epic: dir.epic_id().to_owned(),
+                story: story.id.clone(),
+                title: story.title.clone(),
+                wave: wave + 1,
+                status: Column::Planned,
+                branch: None,
+                detail: None,
+                estimated_tokens: None,
+                estimated_cost_usd: None,
+            })
+            .collect();
+        let (hook, worker) = match hook {
+            Some((command, timeout)) => {
+                let (sender, receiver) = mpsc::unbounded_channel();
+                let worker = tokio::spawn(run_hooks(
+                    command,
+                    timeout,
+                    cwd,
+                    receiver,
+                    Arc::clone(&events),
+                ));
+                (Some(sender), Some(worker))
+            }
+            None => (None, None),
+        };
+        Self {
+            path: dir.board(),
+            title: format!("Epic: {}", dir.epic_id()),
+            cards,
+            hook,
+            worker,
+            events,
+        }
+    }
+
+    /// Sends every card to the hook and writes the file: the start of a run.
+    pub(crate) fn publish_all(&mut self) {
+        if let Some(hook) = &self.hook {
+            for card in &self.cards {
+                hook.send(card.clone()).ok();
+            }
+        }
+        self.write();
+    }
+
+    /// Moves story `index` to `column`.
+    pub(crate) fn set(&mut self, index: usize, column: Column, change: Move) {
+        let Some(card) = self.cards.get_mut(index) else {
+            return;
+        };
+        card.status = column;
+        if change.branch.is_some() {
+            card.branch = change.branch;
+        }
+        // A new start keeps the old detail, as a board does; any other move replaces it.
+        if column != Column::Active || change.detail.is_some() {
+            card.detail = change.detail;
+        }
+        card.estimated_tokens = change.estimated_tokens.or(card.estimated_tokens);
+        card.estimated_cost_usd = change.estimated_cost_usd.or(card.estimated_cost_usd);
+        if let Some(hook) = &self.hook {
+            hook.send(card.clone()).ok();
+        }
+        self.write();
+    }
+
+    /// Lets the hook finish the transitions it was sent (each under its deadline).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future leaves the hook worker running until its queue is empty.
+    pub(crate) async fn close(mut self) {
+        self.hook = None;
+        if let Some(worker) = self.worker.take() {
+            worker.await.ok();
+        }
+    }
+
+    fn write(&self) {
+        if let Err(error) = state_store::write_atomic(&self.path, self.render().as_bytes()) {
+            (self.events)(Event::RunNote {
+                message: format!(
+                    "the board `{}` could not be written: {}",
+                    self.path.display(),
+                    crate::error::chain(&error)
+                ),
+            });
+        }
+    }
+
+    /// `board.md`: a count line, then one section per non-empty column.
+    pub(crate) fn render(&self) -> String {
+        let mut out = format!("# Board: {}\n\n", self.title);
+        let counts: Vec<String> = Column::ORDER
+            .iter()
+            .map(|column| {
+                let n = self
+                    .cards
+                    .iter()
+                    .filter(|card| card.status == *column)
+                    .count();
+                format!("{}: {n}", column.as_str())
+            })
+            .collect();
+        out.push_str(&counts.join(" · "));
+        out.push_str(
+            "\n\nAll token and cost figures are ESTIMATES (from character counts), not \
+             measurements.\n",
+        );
+        for column in Column::ORDER {
+            let cards: Vec<&Card> = self
+                .cards
+                .iter()
+                .filter(|card| card.status == column)
+                .collect();
+            if cards.is_empty() {
+                continue;
+            }
+            let _ = write!(out, "\n## {}\n\n", column.heading());
+            for card in cards {
+                let _ = write!(
+                    out,
+                    "- **{}** — {} (wave: {})",
+                    card.story, card.title, card.wave
+                );
+                if let Some(branch) = &card.branch {
+                    let _ = write!(out, " branch `{branch}`");
+                }
+                let mut usage = Vec::new();
+                if let Some(tokens) = card.estimated_tokens {
+                    usage.push(format!("~{tokens} tokens"));
+                }
+                if let Some(cost) = card.estimated_cost_usd {
+                    usage.push(format!("~${}", format_usd(cost)));
+                }
+                if !usage.is_empty() {
+                    let _ = write!(out, " ({} — estimated)", usage.join(", "));
+                }
+                if let Some(detail) = &card.detail {
+                    let detail: Vec<&str> = detail.split_whitespace().collect();
+                    let _ = write!(out, " — {}", detail.join(" "));
+                }
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+/// Runs the hook once per card, in order, each as `sh -c COMMAND` with the card's JSON on
+/// standard input; a failure is an [`Event::HookFailed`], never more.
+async fn run_hooks(
+    command: String,
+    timeout: Duration,
+    cwd: PathBuf,
+    mut cards: mpsc::UnboundedReceiver<Card>,
+    events: EventSink,
+) {
+    let never = CancellationToken::new();
+    while let Some(card) = cards.recv().await {
+        let json = serde_json::to_string(&card).unwrap_or_default();
+        let spec = Spec {
+            program: "sh".into(),
+            args: vec!["-c".into(), command.clone().into()],
+            cwd: cwd.clone(),
+            env: vec![
+                (OsString::from("EPIC_EPIC"), Some(card.epic.clone().into())),
+                (
+                    OsString::from("EPIC_STORY"),
+                    Some(card.story.clone().into()),
+                ),
+                (
+                    OsString::from("EPIC_BOARD_STATUS"),
+                    Some(card.status.as_str().into()),
+                ),
+            ],
+            stdin: Some(json.into_bytes()),
+        };
+        let limits = Limits {
+            stdout_head: 0,
+            stdout_tail: 2000,
+            stderr_tail: 2000,
+        };
+        let ran = process::run(&spec, Instant::now() + timeout, &never, limits, &|_| {}).await;
+        let status = match ran {
+            Err(error) => Some(format!("could not start: {error}")),
+            Ok(mut finished) => match finished.ending {
+                Ending::Exited(status) if status.success() => None,
+                Ending::Exited(status) => {
+                    let tail = finished.stderr.last(2000);
+                    let tail = tail.trim();
+                    Some(if tail.is_empty() {
+                        process::describe_status(status)
+                    } else {
+                        format!("{}: {tail}", process::describe_status(status))
+                    })
+                }
+                Ending::TimedOut => Some(format!("timed out after {}s", timeout.as_secs())),
+                Ending::Cancelled => Some("cancelled".to_owned()),
+            },
+        };
+        if let Some(status) = status {
+            events(Event::HookFailed {
+                story: card.story.clone(),
+                status,
+            });
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! Whole-epic runs on real repositories: a fixture with a `main` branch and no epic branch yet,
+//! plans of stories each owning `src/<id>`, and a shell agent whose coder turns log their start
+//! and end (to measure how many ran at once) and run a per-story hook script the test writes.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use executor::{Event, Policy, RunConfig, RunError, RunOutcome, Seat, run_epic};
+use state_store::EpicDir;
+use story_plan::{Story, StoryPlan, ValidPlan};
+use tokio_util::sync::CancellationToken;
+
+use crate::support::{Events, Fixture};
+
+/// The coder's standard behaviour: plan one task; as coder, log the turn, run
+/// `$ROOT/hooks/<story>.sh` if there is one (sourced: it may `exit`), and write
+/// `src/<story>/done.txt`; as judge or reviewer, run `$ROOT/hooks/<story>.judge.sh` if there is
+/// one, else clear.
+const AGENT: &str = r#"prompt=$(cat)
+case "$EPIC_ROLE" in
+planner) echo '{"tasks":[{"title":"build","description":"write the story file"}]}' ;;
+coder)
+  echo "start $EPIC_STORY $(date +%s%N) slot=$EPIC_SLOT" >> "$ROOT/agents.log"
+  if [ -f "$ROOT/hooks/$EPIC_STORY.sh" ]; then . "$ROOT/hooks/$EPIC_STORY.sh"; fi
+  mkdir -p "src/$EPIC_STORY"
+  echo "$EPIC_STORY $(date +%s%N)" > "src/$EPIC_STORY/done.txt"
+  echo "end $EPIC_STORY $(date +%s%N)" >> "$ROOT/agents.log"
+  echo "done"
+  ;;
+*)
+  if [ -f "$ROOT/hooks/$EPIC_STORY.judge.sh" ]; then . "$ROOT/hooks/$EPIC_STORY.judge.sh"; fi
+  echo '{"clean":true,"issues":[]}'
+  ;;
+esac
+"#;
+
+/// A repository for whole-epic runs.
+pub(crate) struct EpicFixture {
+    pub(crate) fx: Fixture,
+}
+
+impl EpicFixture {
+    pub(crate) fn new() -> Self {
+        let fx = Fixture::bare_main();
+        std::fs::create_dir_all(fx.root.join("hooks")).expect("hooks dir");
+        Self { fx }
+    }
+
+    /// The standard agent.
+    pub(crate) fn agent(&self) -> Arc<dyn Seat> {
+        self.fx.agent("agent", AGENT)
+    }
+
+    /// Writes `hooks/<name>.sh`, sourced by the agent.
+    pub(crate) fn hook(&self, name: &str, body: &str) {
+        std::fs::write(self.fx.root.join("hooks").join(format!("{name}.sh")), body)
+            .expect("write hook");
+    }
+
+    /// A run configuration with the standard agent and short deadlines.
+    pub(crate) fn config(&self) -> RunConfig {
+        let mut config = RunConfig::new(self.agent());
+        config.turn_timeout = Duration::from_secs(30);
+        config.gate_timeout = Duration::from_secs(30);
+        config.schedule = Policy::PlanOrder;
+        config
+    }
+
+    pub(crate) fn dir(&self) -> EpicDir {
+        EpicDir::new(self.fx.repo.join(".git"), "e").expect("epic dir")
+    }
+
+    pub(crate) fn epic_worktree(&self) -> PathBuf {
+        self.fx.root.join("repo.worktrees").join("e").join("_epic")
+    }
+
+    /// Runs the epic.
+    pub(crate) async fn run(
+        &self,
+        plan: &ValidPlan,
+        config: RunConfig,
+        events: &Events,
+    ) -> Result<RunOutcome, RunError> {
+        self.run_with(plan, config, events, CancellationToken::new())
+            .await
+    }
+
+    pub(crate) async fn run_with(
+        &self,
+        plan: &ValidPlan,
+        config: RunConfig,
+        events: &Events,
+        cancel: CancellationToken,
+    ) -> Result<RunOutcome, RunError> {
+        run_epic(
+            Arc::new(self.fx.git()),
+            plan.clone(),
+            config,
+            events.sink(),
+            cancel,
+        )
+        .await
+    }
+
+    /// `git rev-parse <rev>` in the main repository.
+    pub(crate) fn rev(&self, rev: &str) -> String {
+        self.fx
+            .git_in(&self.fx.repo, &["rev-parse", rev])
+            .trim()
+            .to_owned()
+    }
+
+    /// The subjects of the epic branch's first-parent history, newest first.
+    pub(crate) fn epic_log(&self) -> Vec<String> {
+        self.fx
+            .git_in(
+                &self.fx.repo,
+                &["log", "--first-parent", "--format=%s", "epic/e"],
+            )
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The coder turns so far as (story, start ns, end ns), in log order; a turn without an
+    /// end (killed) ends at `u128::MAX`.
+    pub(crate) fn turns(&self) -> Vec<(String, u128, u128)> {
+        let log = std::fs::read_to_string(self.fx.root.join("agents.log")).unwrap_or_default();
+        let mut open: BTreeMap<String, u128> = BTreeMap::new();
+        let mut turns = Vec::new();
+        let mut order = Vec::new();
+        for line in log.lines() {
+            let mut words = line.split_whitespace();
+            let (Some(what), Some(story), Some(at)) = (words.next(), words.next(), words.next())
+            else {
+                continue;
+            };
+            let at: u128 = at.parse().expect("nanoseconds");
+            match what {
+                "start" => {
+                    open.insert(story.to_owned(), at);
+                    order.push(story.to_owned());
+                }
+                _ => {
+                    let start = open.remove(story).expect("started");
+                    turns.push((story.to_owned(), start, at));
+                }
+            }
+        }
+        for (story, start) in open {
+            turns.push((story, start, u128::MAX));
+        }
+        turns.sort_by_key(|turn| turn.1);
+        turns
+    }
+
+    /// The most coder turns that were running at one instant.
+    pub(crate) fn max_overlap(&self) -> usize {
+        let mut edges: Vec<(u128, i32)> = Vec::new();
+        for (_, start, end) in self.turns() {
+            edges.push((start, 1));
+            edges.push((end, -1));
+        }
+        // Ends before starts at the same instant.
+        edges.sort_unstable();
+        let (mut now, mut max) = (0i32, 0i32);
+        for (_, step) in edges {
+            now += step;
+            max = max.max(now);
+        }
+        usize::try_from(max).expect("non-negative")
+    }
+}
+
+/// A plan of epic `e`: `(id, depends_on)`, each story owning `src/<id>`.
+pub(crate) fn plan(stories: &[(&str, &[&str])]) -> ValidPlan {
+    StoryPlan {
+        epic_id: "e".into(),
+        epic: String::new(),
+        stories: stories
+            .iter()
+            .map(|(id, deps)| {
+                Story::new(*id, format!("Story {id}"), [format!("src/{id}")])
+                    .depending_on(deps.iter().copied())
+            })
+            .collect(),
+    }
+    .validate()
+    .expect("valid plan")
+}
+
+/// The diamond: a, b; c after a; d after b and c.
+pub(crate) fn diamond() -> ValidPlan {
+    plan(&[("a", &[]), ("b", &[]), ("c", &["a"]), ("d", &["b", "c"])])
+}
+
+/// The position of the first event matching `pred`.
+pub(crate) fn position(events: &[Event], pred: impl Fn(&Event) -> bool) -> usize {
+    events.iter().position(pred).expect("the event happened")
+}
+
+pub(crate) fn started(events: &[Event], id: &str) -> usize {
+    position(
+        events,
+        |event| matches!(event, Event::StoryStarted { story, .. } if story == id),
+    )
+}
+
+pub(crate) fn merged(events: &[Event], id: &str) -> usize {
+    position(
+        events,
+        |event| matches!(event, Event::StoryMerged { story, .. } if story == id),
+    )
+}
+
+/// The report's status of each story, in plan order, as `id:status`.
+pub(crate) fn statuses(outcome: &RunOutcome) -> Vec<String> {
+    outcome
+        .report
+        .stories
+        .iter()
+        .map(|story| format!("{}:{}", story.id, story.status.as_str()))
+        .collect()
+}
