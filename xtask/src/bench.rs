@@ -23,6 +23,11 @@ const BENCHES: &[Bench] = &[
         target: "scale",
     },
     Bench {
+        name: "fuzz",
+        package: "story-plan",
+        target: "fuzz",
+    },
+    Bench {
         name: "git-ops",
         package: "git-ops",
         target: "ops",

@@ -14,7 +14,9 @@ use crate::{Story, StoryPlan};
 pub const MAX_ID_LEN: usize = 64;
 
 /// The stable name of a kind of violation, as CONTRACT.md lists them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ViolationKind {
