@@ -21,22 +21,26 @@ merges a story into the epic branch only once its checks pass.";
 
 const EXAMPLES: &str = "\
 Examples:
+  epic demo                             run a sample epic on a throwaway repository
   epic init                             write a commented epic.toml and an example plan
+  epic run plan.md --coder claude --gate 'cargo test'
+                                        run the epic: every story by an agent, merged when green
   epic validate plan.md                 check a plan and list every violation
   epic graph plan.md                    show the waves and the critical path
   epic graph --format mermaid plan.md   draw the dependency graph as a Mermaid flowchart
   epic status                           each story's state, and whether a run is going on
   epic report --format json             the last run's report, for scripts
+  epic clean --branches                 remove the epic's worktrees and story branches
   epic schema plan                      print the JSON Schema of a plan file";
 
 const EXIT_STATUS: &str = "\
 Exit status:
-  0    success (the plan is valid)
-  1    the plan has violations
-  2    bad usage, an unreadable or unparsable plan, a bad epic.toml, not a repository, no such
-       epic or report, or a file `epic init` would overwrite
+  0    success (the plan is valid; every story is done)
+  1    the plan has violations; a story failed or was skipped
+  2    bad usage, an unreadable, unparsable or invalid plan (`epic run`), a bad epic.toml, not a
+       repository, no such epic or report, or a file `epic init` would overwrite
   3    another run holds the epic's lock
-  130  interrupted";
+  130  interrupted (the state is kept: a rerun resumes)";
 
 /// `epic`: the whole command line.
 #[derive(Debug, Parser)]
@@ -149,10 +153,6 @@ impl GlobalArgs {
 
 /// The commands.
 #[derive(Debug, Subcommand)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "parsed once per process; boxing would only obscure the declarations"
-)]
 pub(crate) enum Command {
     /// Check a plan and list every violation
     #[command(
@@ -183,6 +183,56 @@ pub(crate) enum Command {
     #[command(after_help = "Examples:\n  epic schema plan > plan.schema.json\n  \
                             epic schema config > epic.schema.json")]
     Schema(SchemaArgs),
+
+    /// Run an epic: every story by an agent in its own worktree, merged when proven good
+    #[command(
+        long_about = "Run the epic of a plan: each story is implemented by the coder seat in its \
+                      own git worktree and branch (story/<epic>/<story>), checked by the gates \
+                      and the optional judge and reviewers, and merged into the epic branch \
+                      (epic/<epic> by default) only when proven good; a merge that turns the \
+                      gates red on the epic branch is undone. Stories whose dependencies have \
+                      merged run in parallel (--concurrency). Every option is also settable in \
+                      epic.toml at the repository root; flags win.\n\n\
+                      Progress goes to stderr (live on a terminal, plain timestamped lines \
+                      otherwise or with --no-progress; -v adds each agent's output); the \
+                      summary goes to stdout (the report's JSON with --format json). The state \
+                      is kept in <git-common-dir>/epic/<epic>/: rerun the same command after a \
+                      crash or Ctrl-C and merged stories are skipped, started ones resume at \
+                      their first open task, and a story whose plan entry changed starts over.",
+        after_help = "Examples:\n  \
+                      epic run plan.md --coder claude --gate 'cargo test'\n  \
+                      epic run plan.md --coder codex --judge claude --concurrency 4\n  \
+                      epic run plan.json --coder 'exec:./my-agent.sh' --no-progress\n\n\
+                      Exit status: 0 every story done, 1 a story failed or was skipped, 2 bad \
+                      plan, config or repository, 3 another run holds the epic's lock, 130 \
+                      interrupted."
+    )]
+    Run(RunArgs),
+
+    /// Remove an epic's worktrees (and with --branches its story branches)
+    #[command(
+        long_about = "Remove the worktrees of an epic's run: the story worktrees and the epic \
+                      branch's own (_epic), under <repo-parent>/<repo-name>.worktrees/<epic>/, \
+                      and their git registrations. The epic branch is never touched, and the \
+                      state is kept: merged stories stay merged. --branches also deletes the \
+                      story branches (story/<epic>/*); a story that had not merged then starts \
+                      over on the next run (its state and task checkpoint are removed with its \
+                      branch). Refuses (exit 3) while a run holds the epic's lock.",
+        after_help = "Examples:\n  epic clean\n  epic clean checkout --branches"
+    )]
+    Clean(CleanArgs),
+
+    /// Run a sample epic on a throwaway repository, live
+    #[command(
+        long_about = "Build a small shell project with real tests in a temporary git \
+                      repository, write a plan of six stories in three waves (one of which is \
+                      designed to fail its tests), and run it with the built-in script seat and \
+                      the project's test suite as the gate, live. Ends with the report and what \
+                      happened. Needs only git and sh. --keep DIR keeps the repository (and \
+                      its worktrees beside it) to look at afterwards.",
+        after_help = "Examples:\n  epic demo\n  epic demo --keep /tmp/epic-demo"
+    )]
+    Demo(DemoArgs),
 
     /// Show each story's state, and whether a run is going on
     #[command(
@@ -256,6 +306,36 @@ pub(crate) struct EpicArgs {
     /// The epic's id [default: the only epic that has run in this repository]
     #[arg(value_name = "EPIC")]
     pub(crate) epic: Option<String>,
+}
+
+/// `epic run PLAN [RUN OPTIONS]`.
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The plan file: .json, .toml, or .md (Markdown holding a json storyplan fenced block)
+    #[arg(value_name = "PLAN", value_hint = clap::ValueHint::FilePath)]
+    pub(crate) plan: PathBuf,
+    /// The options of the run.
+    #[command(flatten)]
+    pub(crate) flags: RunFlags,
+}
+
+/// `epic clean [EPIC] [--branches]`.
+#[derive(Debug, Args)]
+pub(crate) struct CleanArgs {
+    /// The epic's id [default: the only epic that has run in this repository]
+    #[arg(value_name = "EPIC")]
+    pub(crate) epic: Option<String>,
+    /// Also delete the story branches (`story/<epic>/*`); never the epic branch
+    #[arg(long)]
+    pub(crate) branches: bool,
+}
+
+/// `epic demo [--keep DIR]`.
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// Keep the demo repository in DIR (created if missing; must be empty)
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+    pub(crate) keep: Option<PathBuf>,
 }
 
 /// `epic config [RUN OPTIONS]`.

@@ -319,10 +319,6 @@ impl RunOptions {
     }
 
     /// The epic branch of epic `epic_id`: the configured one, else `epic/<epic_id>`.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "`epic run` uses it once it exists")
-    )]
     pub(crate) fn epic_branch_for(&self, epic_id: &str) -> String {
         self.epic_branch
             .clone()
@@ -331,13 +327,6 @@ impl RunOptions {
 
     /// The report's price table: the config's overrides, longest prefix first, over the built-in
     /// prices.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "`epic run` prices the report with it once it exists"
-        )
-    )]
     pub(crate) fn price_table(&self) -> report::PriceTable {
         let mut overrides: Vec<(&String, &PriceOverride)> = self.prices.iter().collect();
         // A table tries its rates in order; the most specific prefix must come first.
@@ -348,6 +337,31 @@ impl RunOptions {
                 table.with(prefix.clone(), price.price())
             });
         report::PriceTable::default().merge(table)
+    }
+}
+
+impl RunOptions {
+    /// What the executor runs epic `epic_id` with: these options, each seat made a running
+    /// agent, the schedule the executor's policy, the prices with the config's overrides.
+    pub(crate) fn run_config(&self, epic_id: &str) -> executor::RunConfig {
+        let mut config = executor::RunConfig::new(self.coder.to_seat());
+        config.base.clone_from(&self.base);
+        config.epic_branch = Some(self.epic_branch_for(epic_id));
+        config.concurrency = self.concurrency;
+        config.fail_fast = self.fail_fast;
+        config.judge = self.judge.as_ref().map(Seat::to_seat);
+        config.reviewers = self.reviewers.iter().map(Seat::to_seat).collect();
+        config.gates.clone_from(&self.gates);
+        config.setup.clone_from(&self.setup);
+        config.judge_rounds = self.judge_rounds;
+        config.max_rounds = self.max_rounds;
+        config.turn_timeout = self.turn_timeout;
+        config.gate_timeout = self.gate_timeout;
+        config.keep_worktrees = self.keep_worktrees;
+        config.allow_red_baseline = self.allow_red_baseline;
+        config.schedule = self.schedule.policy();
+        config.prices = self.price_table();
+        config
     }
 }
 
@@ -368,6 +382,17 @@ pub(crate) enum Schedule {
     PlanOrder,
     /// Each wave waits for the previous one
     Waves,
+}
+
+impl Schedule {
+    /// The executor's policy of the same name.
+    pub(crate) fn policy(self) -> executor::Policy {
+        match self {
+            Self::CriticalPath => executor::Policy::CriticalPath,
+            Self::PlanOrder => executor::Policy::PlanOrder,
+            Self::Waves => executor::Policy::Waves,
+        }
+    }
 }
 
 /// A built-in agent command line.
@@ -419,6 +444,24 @@ pub(crate) enum Seat {
     Preset(Preset),
     /// `exec:COMMAND`: the command, run with `sh -c`, never blank.
     Exec(String),
+}
+
+impl Seat {
+    /// The agent this seat names: a preset's command line, the built-in script seat, or the
+    /// `exec:` command run with `sh -c`.
+    pub(crate) fn to_seat(&self) -> std::sync::Arc<dyn executor::Seat> {
+        use executor::{CommandSeat, Preset as Cli, ScriptSeat};
+        let preset = match self {
+            Self::Exec(command) => return std::sync::Arc::new(CommandSeat::shell(command.clone())),
+            Self::Preset(Preset::Script) => return std::sync::Arc::new(ScriptSeat),
+            Self::Preset(Preset::Claude) => Cli::Claude,
+            Self::Preset(Preset::Codex) => Cli::Codex,
+            Self::Preset(Preset::Gemini) => Cli::Gemini,
+            Self::Preset(Preset::Aider) => Cli::Aider,
+            Self::Preset(Preset::Opencode) => Cli::Opencode,
+        };
+        std::sync::Arc::new(CommandSeat::preset(preset))
+    }
 }
 
 impl fmt::Display for Seat {

@@ -5,24 +5,11 @@
 
 use std::path::PathBuf;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use executor::ReportDocument;
 use state_store::EpicDir;
 
 use crate::error::{CliError, Kind, Message};
 use crate::repo::Repo;
-
-/// `report.json` as a state-store document: the report inside the versioned envelope.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(transparent)]
-#[schemars(transparent)]
-pub(crate) struct ReportDocument(pub(crate) report::EpicReport);
-
-impl state_store::Document for ReportDocument {
-    const NAME: &'static str = "report";
-    const VERSION: u32 = report::REPORT_VERSION;
-    const REMEDY: &'static str = "remove it; the next `epic run` writes it again";
-}
 
 /// The epic a command that takes `[EPIC]` works on.
 #[derive(Debug)]

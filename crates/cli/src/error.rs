@@ -42,20 +42,11 @@ pub(crate) enum Kind {
     Output,
     /// The reader of stdout went away (`epic schema plan | head -1`): stop quietly.
     BrokenPipe,
+    /// A run ended with a story failed or skipped (or the demo did not run as designed).
+    NotDone,
     /// Another run holds the epic's lock.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "`epic run` and `epic clean` report it once they exist"
-        )
-    )]
     LockHeld,
     /// The run was interrupted.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "`epic run` reports it once it exists")
-    )]
     Interrupted,
 }
 
@@ -63,7 +54,7 @@ impl Kind {
     /// The process exit code of this kind of failure: the one place they are chosen.
     pub(crate) fn exit_code(self) -> u8 {
         match self {
-            Self::Violations => exit_code::FAILURE,
+            Self::Violations | Self::NotDone => exit_code::FAILURE,
             Self::Usage | Self::Input | Self::Config | Self::Repository | Self::Output => {
                 exit_code::BAD_INPUT
             }
@@ -201,6 +192,7 @@ mod tests {
     #[test]
     fn exit_codes_follow_the_contract() {
         assert_eq!(Kind::Violations.exit_code(), 1);
+        assert_eq!(Kind::NotDone.exit_code(), 1);
         assert_eq!(Kind::Usage.exit_code(), 2);
         assert_eq!(Kind::Input.exit_code(), 2);
         assert_eq!(Kind::Config.exit_code(), 2);

@@ -12,6 +12,7 @@ mod epics;
 mod error;
 mod output;
 mod plan_file;
+mod progress;
 mod repo;
 
 use std::process::ExitCode;

@@ -20,10 +20,6 @@ pub(crate) struct Repo {
     /// under `<common_dir>/epic/`.
     pub(crate) common_dir: PathBuf,
     /// The repository, for git operations.
-    #[expect(
-        dead_code,
-        reason = "`epic clean` and `epic run` use it once they exist"
-    )]
     pub(crate) git: Arc<GixGit>,
 }
 

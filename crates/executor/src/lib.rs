@@ -124,7 +124,7 @@ pub use gates::{GateResult, Gates, GatesCancelled};
 pub use preset::{Preset, PromptVia, UnknownPreset};
 pub use record::ReportDocument;
 pub use replies::{blocked_on, parse_task_list, parse_verdict};
-pub use run::{EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome, run_epic};
+pub use run::{EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome, run_epic, worktrees_root};
 pub use schedule::{Policy, Schedule, Standing};
 pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{

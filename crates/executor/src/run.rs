@@ -496,8 +496,17 @@ fn report_unstarted(
     report
 }
 
-/// `<repo-parent>/<repo-name>.worktrees/<epic>`.
-fn worktrees_root(main: &Path, epic: &str) -> PathBuf {
+/// Where the worktrees of epic `epic` live, for a repository whose main worktree is `main`:
+/// `<repo-parent>/<repo-name>.worktrees/<epic>` (CONTRACT.md). Each story's worktree is the
+/// story id under it, the epic branch's is [`EPIC_WORKTREE_NAME`].
+///
+/// ```
+/// use std::path::Path;
+///
+/// let root = executor::worktrees_root(Path::new("/src/shop"), "checkout");
+/// assert_eq!(root, Path::new("/src/shop.worktrees/checkout"));
+/// ```
+pub fn worktrees_root(main: &Path, epic: &str) -> PathBuf {
     let name = main.file_name().map_or_else(
         || "repo".to_owned(),
         |name| name.to_string_lossy().into_owned(),

@@ -1,10 +1,13 @@
-//! The commands of `epic`, one module each; [`run`] dispatches to them.
+//! The commands of `epic`, one module each; [`run()`] dispatches to them.
 
+pub(crate) mod clean;
 pub(crate) mod completions;
 pub(crate) mod config;
+pub(crate) mod demo;
 pub(crate) mod graph;
 pub(crate) mod init;
 pub(crate) mod report;
+pub(crate) mod run;
 pub(crate) mod schema;
 pub(crate) mod status;
 pub(crate) mod validate;
@@ -23,6 +26,9 @@ pub(crate) fn run(cli: &Cli, out: Output) -> Result<(), CliError> {
         Command::Validate(args) => validate::run(&cli.global, args, out),
         Command::Graph(args) => graph::run(&cli.global, args, out),
         Command::Schema(args) => schema::run(&cli.global, args),
+        Command::Run(args) => run::run(&cli.global, args, out),
+        Command::Clean(args) => clean::run(&cli.global, args, out),
+        Command::Demo(args) => demo::run(&cli.global, args, out),
         Command::Status(args) => status::run(&cli.global, args, out),
         Command::Report(args) => report::run(&cli.global, args, out),
         Command::Config(args) => config::run(&cli.global, args, out),

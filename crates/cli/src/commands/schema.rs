@@ -3,9 +3,9 @@
 use crate::args::{Format, GlobalArgs, SchemaArgs, SchemaName};
 use crate::commands::json;
 use crate::config::Config;
-use crate::epics::ReportDocument;
 use crate::error::CliError;
 use crate::output;
+use executor::ReportDocument;
 
 /// Prints the schema `args` names as pretty JSON (the same for `--format text` and `json`).
 pub(crate) fn run(global: &GlobalArgs, args: &SchemaArgs) -> Result<(), CliError> {

@@ -187,11 +187,15 @@ pub(crate) struct Repo {
 impl Repo {
     pub(crate) fn new() -> Self {
         let dir = TempDir::new().expect("create a temporary directory");
-        // Git reports the resolved path; so must the redaction.
+        // Git reports the resolved path; so must the redaction. The repository is a directory
+        // inside the temporary one, so that its worktrees (`<repo-parent>/<repo-name>.worktrees`)
+        // are inside it too and go with it.
         let root = dir
             .path()
             .canonicalize()
-            .expect("canonicalize the temporary directory");
+            .expect("canonicalize the temporary directory")
+            .join("shop");
+        std::fs::create_dir(&root).expect("create the repository directory");
         let repo = Self { dir, root };
         repo.git(&["init", "--quiet", "--initial-branch=main"]);
         repo.write("README.md", "# shop\n");
@@ -233,7 +237,38 @@ impl Repo {
         std::fs::read_to_string(self.root.join(name)).expect("read a file")
     }
 
-    fn git(&self, args: &[&str]) {
+    /// Runs `git ARGS` at the root and returns its stdout.
+    pub(crate) fn git_output(&self, args: &[&str]) -> String {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&self.root)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", self.dir.path())
+            .output()
+            .expect("run git");
+        assert!(output.status.success(), "git {args:?} failed");
+        String::from_utf8(output.stdout).expect("git's output is UTF-8")
+    }
+
+    /// The temporary directory holding the repository (and its worktrees).
+    pub(crate) fn temp(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `epic ARGS` at the root, ready to spawn (for runs that tests watch or interrupt).
+    pub(crate) fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("epic"));
+        command
+            .args(args)
+            .current_dir(&self.root)
+            .env("NO_COLOR", "1")
+            .env("GIT_CEILING_DIRECTORIES", std::env::temp_dir())
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE");
+        command
+    }
+
+    pub(crate) fn git(&self, args: &[&str]) {
         let status = std::process::Command::new("git")
             .args(args)
             .current_dir(&self.root)
@@ -256,16 +291,6 @@ impl Repo {
         let root = self.root.display().to_string();
         run_in(&dir, args).redact(&[(&root, "[REPO]")])
     }
-}
-
-/// `report.json` as `epic run` saves it: the report in its versioned envelope.
-#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(transparent)]
-pub(crate) struct ReportDocument(pub(crate) report::EpicReport);
-
-impl state_store::Document for ReportDocument {
-    const NAME: &'static str = "report";
-    const VERSION: u32 = report::REPORT_VERSION;
 }
 
 impl Repo {
@@ -307,8 +332,11 @@ impl Repo {
             epic.root().starts_with(self.common_dir()),
             "an epic of this repository"
         );
-        state_store::save(epic.report_json(), &ReportDocument(report.clone()))
-            .expect("save report.json");
+        state_store::save(
+            epic.report_json(),
+            &executor::ReportDocument(report.clone()),
+        )
+        .expect("save report.json");
         if markdown {
             state_store::write_atomic(epic.report_md(), report::render_markdown(report).as_bytes())
                 .expect("write report.md");
@@ -339,4 +367,73 @@ pub(crate) fn checkout_report() -> report::EpicReport {
                 .with_reason("depends on payments, which failed"),
         )
         .with_critical_path(["cart-api", "cart-ui"])
+}
+
+/// `text` with what changes from run to run masked: the `HH:MM:SS` that starts a progress line,
+/// commit ids (10 or 40 hex digits), and estimated token counts (`~1.2k tokens`).
+pub(crate) fn mask_volatile(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        let mut line = line.to_owned();
+        let bytes = line.as_bytes();
+        if bytes.len() >= 9
+            && bytes[2] == b':'
+            && bytes[5] == b':'
+            && bytes[8] == b' '
+            && [0, 1, 3, 4, 6, 7]
+                .iter()
+                .all(|&i| bytes[i].is_ascii_digit())
+        {
+            line.replace_range(..8, "[TIME]");
+        }
+        let words: Vec<String> = line
+            .split(' ')
+            .map(|word| {
+                let core = word.trim_end_matches(['\n', ')', ',', ':']);
+                let hex = (core.len() == 10 || core.len() == 40)
+                    && core.chars().all(|c| c.is_ascii_hexdigit())
+                    && core.chars().any(|c| c.is_ascii_digit());
+                if hex {
+                    word.replacen(core, "[COMMIT]", 1)
+                } else if let Some(n) = core.strip_prefix("(~").or_else(|| core.strip_prefix('~'))
+                    && n.chars().next().is_some_and(|c| c.is_ascii_digit())
+                {
+                    word.replacen(n, "[N]", 1)
+                } else {
+                    word.to_owned()
+                }
+            })
+            .collect();
+        out.push_str(&words.join(" "));
+    }
+    out
+}
+
+impl Run {
+    /// This run with [`mask_volatile`] applied to both streams.
+    #[must_use]
+    pub(crate) fn masked(mut self) -> Self {
+        self.stdout = mask_volatile(&self.stdout);
+        self.stderr = mask_volatile(&self.stderr);
+        self
+    }
+}
+
+/// A plan of epic `shop` as JSON: each story `(id, depends_on, content)` owns `<id>/` and its
+/// description has a `file <id>/<id>.txt` block with `content`, which the script seat writes.
+pub(crate) fn file_plan(stories: &[(&str, &[&str], &str)]) -> String {
+    let stories: Vec<serde_json::Value> = stories
+        .iter()
+        .map(|(id, depends_on, content)| {
+            serde_json::json!({
+                "id": id,
+                "title": format!("Story {id}"),
+                "description": format!("Write the file.\n\n```file {id}/{id}.txt\n{content}\n```\n"),
+                "depends_on": depends_on,
+                "owned": [id],
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({"epic_id": "shop", "stories": stories}))
+        .expect("a plan serialises")
 }

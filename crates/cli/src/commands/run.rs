@@ -1,0 +1,275 @@
+//! `epic run PLAN`: execute an epic, with live progress, Ctrl-C handling and CONTRACT.md's exit
+//! codes.
+//!
+//! The order: the repository, `epic.toml` with the flags over it, the plan (parsed and validated:
+//! a bad plan is exit 2 with every violation listed), then the run on a multi-thread tokio
+//! runtime (the executor runs git in `spawn_blocking` and agents concurrently). SIGINT and
+//! SIGTERM cancel the run: it stops launching, ends every agent's process group, writes the
+//! report and exits 130; a second one exits at once (the executor's writes are atomic, so the
+//! state is still consistent and a rerun resumes).
+//!
+//! Progress goes to stderr ([`crate::progress`]); the summary at the end to stdout
+//! (with `--format json`, the report's JSON instead).
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Duration;
+
+use executor::{RunConfig, RunError, RunOutcome};
+use report::{EpicReport, StoryStatus};
+use story_plan::ValidPlan;
+use tokio_util::sync::CancellationToken;
+
+use crate::args::{Format, GlobalArgs, RunArgs};
+use crate::commands::{render, violations_text};
+use crate::config::{Config, RunOptions};
+use crate::error::{CliError, Kind, Message, WithSource};
+use crate::output::{self, Output};
+use crate::plan_file;
+use crate::progress::{self, Mode, Progress};
+use crate::repo::{self, Repo};
+
+/// Runs `epic run`.
+pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<(), CliError> {
+    let format = global.format_for("run", &[Format::Text, Format::Json])?;
+    let repo = repo::discover(global.repo.as_deref())?;
+    let config = Config::load(&repo.root)?.map(|(_, config)| config);
+    let options = RunOptions::resolve(config.unwrap_or_default(), &args.flags)?;
+    let plan = load_valid(&args.plan, out)?;
+    let config = options.run_config(&plan.plan().epic_id);
+    let mode = Mode::choose(global.no_progress, out.quiet());
+    let outcome = execute(&repo, plan, config, mode, out)?;
+    let rerun = format!("epic run {}", args.plan.display());
+    if format == Format::Json {
+        output::data(&report::to_json(&outcome.report))?;
+    } else if !out.quiet() {
+        output::data(&summary(&outcome, &rerun))?;
+    }
+    verdict(&outcome)
+}
+
+/// The plan at `path`, validated: violations are exit 2 (a bad plan), listed on stderr.
+pub(crate) fn load_valid(path: &Path, out: Output) -> Result<ValidPlan, CliError> {
+    let plan = plan_file::load(path, out)?;
+    plan.validate().map_err(|errors| {
+        output::diagnostic(&violations_text(errors.violations(), path));
+        CliError::new(
+            Kind::Input,
+            Message::new(format!(
+                "the plan `{}` is not valid; nothing was run",
+                path.display()
+            )),
+        )
+        .hint("fix the violations listed above; `epic validate PLAN` checks a plan on its own")
+    })
+}
+
+/// Runs the epic with progress shown as `mode`: the outcome, or why the run could not start.
+pub(crate) fn execute(
+    repo: &Repo,
+    plan: ValidPlan,
+    config: RunConfig,
+    mode: Mode,
+    out: Output,
+) -> Result<RunOutcome, CliError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("epic-run")
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            CliError::new(
+                Kind::Repository,
+                WithSource {
+                    message: "failed to start the runtime".to_owned(),
+                    source: error,
+                },
+            )
+        })?;
+    let epic = plan.plan().epic_id.clone();
+    let progress = Progress::start(&plan, mode, out.verbose() > 0);
+    let events = progress.sink();
+    let say = progress.liner();
+    let git: std::sync::Arc<dyn git_ops::Git> = repo.git.clone();
+    let result = runtime.block_on(async move {
+        let cancel = CancellationToken::new();
+        let signals = tokio::spawn(watch_signals(cancel.clone(), say));
+        let result = executor::run_epic(git, plan, config, events, cancel).await;
+        signals.abort();
+        result
+    });
+    progress.finish();
+    // A git call still blocking a thread must not hold the exit.
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    result.map_err(|error| run_error(error, &epic))
+}
+
+/// Cancels `cancel` at the first SIGINT or SIGTERM; exits at once at the second.
+async fn watch_signals(cancel: CancellationToken, say: impl Fn(String)) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        // No handlers: the default action (the process dies) still applies, and a rerun resumes.
+        return;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = terminate.recv() => {}
+    }
+    cancel.cancel();
+    say(
+        "interrupted: stopping every agent and writing the report (press Ctrl-C again to exit \
+         at once)"
+            .to_owned(),
+    );
+    tokio::select! {
+        _ = interrupt.recv() => {}
+        _ = terminate.recv() => {}
+    }
+    output::diagnostic(
+        "\nerror: interrupted twice: exiting at once; the state is consistent and a rerun \
+         resumes\n",
+    );
+    #[expect(
+        clippy::exit,
+        reason = "a second Ctrl-C means now: every state write is atomic, so nothing is torn"
+    )]
+    std::process::exit(i32::from(crate::error::exit_code::INTERRUPTED));
+}
+
+/// A run that could not start: exit 3 when another run holds the lock, else 2.
+fn run_error(error: RunError, epic: &str) -> CliError {
+    if let RunError::Locked { holder, .. } = &error {
+        let by = holder.as_ref().map_or_else(
+            || "a process that has not recorded who it is".to_owned(),
+            ToString::to_string,
+        );
+        return CliError::new(
+            Kind::LockHeld,
+            Message::new(format!(
+                "epic `{epic}` is already running: its lock is held by {by}"
+            )),
+        )
+        .hint(format!(
+            "`epic status {epic}` shows the run; wait for it to end, or stop it (Ctrl-C in \
+                 its terminal, or `kill PID`): it keeps its state and a rerun resumes"
+        ))
+        .hint("a run that died released the lock with it: then just run again");
+    }
+    let hint = match &error {
+        RunError::RedBaseline { .. } => None,
+        RunError::Base { .. } => Some("--base names the commit the epic branch starts from"),
+        RunError::Bare { .. } => Some("run epic in a repository with a working tree"),
+        _ => Some("fix the cause above, then run again: the epic's state is kept"),
+    };
+    let error = CliError::new(Kind::Repository, error);
+    match hint {
+        Some(hint) => error.hint(hint),
+        None => error,
+    }
+}
+
+/// Exit 0 every story done, 130 interrupted, 1 otherwise (a story failed or was skipped).
+pub(crate) fn verdict(outcome: &RunOutcome) -> Result<(), CliError> {
+    if outcome.interrupted {
+        Err(CliError::reported(Kind::Interrupted))
+    } else if outcome.all_done() {
+        Ok(())
+    } else {
+        Err(CliError::reported(Kind::NotDone))
+    }
+}
+
+/// The end of a run for people: counts, each failed and skipped story with its reason, the
+/// critical path, and where the report is.
+pub(crate) fn summary(outcome: &RunOutcome, rerun: &str) -> String {
+    let report = &outcome.report;
+    render(|w| {
+        writeln!(w)?;
+        let (done, failed, skipped) = counts(report);
+        let total = report.stories.len();
+        let verb = if outcome.interrupted {
+            "interrupted"
+        } else {
+            "finished"
+        };
+        write!(
+            w,
+            "epic {} {verb}: {done}/{total} done, {failed} failed, {skipped} skipped",
+            report.epic_id
+        )?;
+        if let Some(tokens) = report.estimated_tokens() {
+            write!(
+                w,
+                " (~{} tokens, estimated)",
+                progress::thousands(u64::try_from(tokens).unwrap_or(u64::MAX))
+            )?;
+        }
+        writeln!(w)?;
+        let previous = report
+            .stories
+            .iter()
+            .all(|story| story.judge.as_deref() == Some("merged on a previous run"));
+        if previous && !report.stories.is_empty() {
+            writeln!(w, "nothing to do: every story merged on a previous run")?;
+        }
+        for status in [StoryStatus::Failed, StoryStatus::Skipped] {
+            let stories: Vec<_> = report
+                .stories
+                .iter()
+                .filter(|story| story.status == status)
+                .collect();
+            if stories.is_empty() {
+                continue;
+            }
+            writeln!(w, "\n{}:", status.as_str())?;
+            for story in stories {
+                let reason = story.reason.as_deref().unwrap_or("no reason recorded");
+                let mut lines = reason.trim().lines();
+                writeln!(w, "  {}: {}", story.id, lines.next().unwrap_or_default())?;
+                let rest: Vec<&str> = lines.collect();
+                for line in rest.iter().take(8) {
+                    writeln!(w, "    {}", line.trim_end())?;
+                }
+                if rest.len() > 8 {
+                    writeln!(w, "    … ({} more lines in the report)", rest.len() - 8)?;
+                }
+            }
+        }
+        if !report.critical_path.is_empty() {
+            writeln!(w, "\ncritical path: {}", report.critical_path.join(" -> "))?;
+        }
+        writeln!(w, "epic branch: {}", report.epic_branch)?;
+        writeln!(
+            w,
+            "full report: `epic report {}` ({})",
+            report.epic_id,
+            outcome.state_dir.join("report.md").display()
+        )?;
+        if outcome.interrupted {
+            writeln!(
+                w,
+                "the state is kept: rerun `{rerun}` to resume (merged stories are skipped, started \
+                 ones continue at their first open task)"
+            )?;
+        } else if failed + skipped > 0 {
+            writeln!(
+                w,
+                "fix the causes, then rerun `{rerun}`: merged stories are skipped, the others \
+                 resume"
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// Done, failed and skipped stories of `report`.
+pub(crate) fn counts(report: &EpicReport) -> (usize, usize, usize) {
+    (
+        report.count(StoryStatus::Done),
+        report.count(StoryStatus::Failed),
+        report.count(StoryStatus::Skipped),
+    )
+}

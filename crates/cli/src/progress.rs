@@ -1,0 +1,847 @@
+//! The view of a run as it goes, drawn from the executor's [`Event`]s.
+//!
+//! Progress goes to **stderr**, as cargo's does: stdout carries only the command's result (the
+//! summary, or the report's JSON), so `epic run … > summary.txt` keeps it clean.
+//!
+//! - **Live** ([`Mode::Live`], stderr is a terminal): a header with the counts by state, the
+//!   wave picture, and one line per running story (id, task i/n, current step, elapsed,
+//!   estimated tokens), refreshed in place (indicatif); each transition is printed above it as
+//!   a line that stays.
+//! - **Plain** ([`Mode::Plain`], stderr is not a terminal, or `--no-progress`): the same
+//!   transitions as timestamped lines, `HH:MM:SS story a: merged`, local time.
+//! - **Silent** (`-q`): nothing.
+//!
+//! `-v` adds the minor steps (turns, gates, setup) and streams each agent's output as lines
+//! prefixed by the story id (`a | …`).
+//!
+//! The executor's sink must not block, so events go through a channel to a thread of their own
+//! that owns the terminal ([`Progress`]).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::IsTerminal as _;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use executor::{Event, EventSink};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use story_plan::ValidPlan;
+
+use crate::output;
+use crate::plan_file::count;
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Redrawn in place on a terminal.
+    Live,
+    /// Timestamped lines.
+    Plain,
+    /// Nothing (`-q`).
+    Silent,
+}
+
+impl Mode {
+    /// The mode the options and stderr ask for: nothing with `-q`, lines with `--no-progress` or
+    /// when stderr is not a terminal (or is a dumb one), live otherwise.
+    pub(crate) fn choose(no_progress: bool, quiet: bool) -> Self {
+        let dumb = std::env::var_os("TERM").is_some_and(|term| term == "dumb");
+        if quiet {
+            Self::Silent
+        } else if no_progress || dumb || !std::io::stderr().is_terminal() {
+            Self::Plain
+        } else {
+            Self::Live
+        }
+    }
+}
+
+/// The renderer thread and the way to it.
+#[derive(Debug)]
+pub(crate) struct Progress {
+    sender: mpsc::Sender<Message>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// What the renderer gets.
+#[derive(Debug)]
+enum Message {
+    Event(Event),
+    Line(String),
+}
+
+impl Progress {
+    /// Starts showing the run of `plan`.
+    pub(crate) fn start(plan: &ValidPlan, mode: Mode, verbose: bool) -> Self {
+        let (sender, receiver) = mpsc::channel();
+        let tracker = Tracker::new(plan);
+        let thread = std::thread::Builder::new()
+            .name("epic-progress".to_owned())
+            .spawn(move || render(&receiver, tracker, mode, verbose))
+            .ok();
+        Self { sender, thread }
+    }
+
+    /// The sink to hand to the executor.
+    pub(crate) fn sink(&self) -> EventSink {
+        let sender = self.sender.clone();
+        std::sync::Arc::new(move |event| {
+            // The renderer ends only after the run: a failed send means nobody is looking.
+            sender.send(Message::Event(event)).ok();
+        })
+    }
+
+    /// A line of our own among the progress (the interrupt notice).
+    pub(crate) fn liner(&self) -> impl Fn(String) + Send + Sync + 'static {
+        let sender = self.sender.clone();
+        move |text| {
+            sender.send(Message::Line(text)).ok();
+        }
+    }
+
+    /// Waits until everything sent is shown, then clears the live view.
+    pub(crate) fn finish(mut self) {
+        let (sender, _) = mpsc::channel();
+        drop(std::mem::replace(&mut self.sender, sender));
+        if let Some(thread) = self.thread.take() {
+            thread.join().ok();
+        }
+    }
+}
+
+/// The renderer thread's loop.
+fn render(receiver: &mpsc::Receiver<Message>, mut tracker: Tracker, mode: Mode, verbose: bool) {
+    let mut view: Box<dyn View> = match mode {
+        Mode::Live => Box::new(Live::new()),
+        Mode::Plain => Box::new(Plain),
+        Mode::Silent => Box::new(Silent),
+    };
+    let mut output = OutputLines::default();
+    loop {
+        match receiver.recv_timeout(Duration::from_millis(150)) {
+            Ok(Message::Event(event)) => {
+                tracker.apply(&event);
+                if verbose && let Event::TurnOutput { story, text, .. } = &event {
+                    for line in output.push(story, text) {
+                        view.line(&line);
+                    }
+                    continue;
+                }
+                if verbose && let Event::TurnEnded { story, .. } = &event {
+                    for line in output.flush(story) {
+                        view.line(&line);
+                    }
+                }
+                if let Some(line) = describe(&event, verbose) {
+                    view.line(&line);
+                }
+                view.refresh(&tracker);
+            }
+            Ok(Message::Line(text)) => view.line(&text),
+            Err(RecvTimeoutError::Timeout) => view.refresh(&tracker),
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    view.finish();
+}
+
+/// A way of showing progress.
+trait View {
+    /// A line that stays.
+    fn line(&mut self, text: &str);
+    /// The picture of the run changed, or time passed.
+    fn refresh(&mut self, tracker: &Tracker);
+    /// The run is over.
+    fn finish(&mut self);
+}
+
+/// `-q`: nothing.
+struct Silent;
+
+impl View for Silent {
+    fn line(&mut self, _: &str) {}
+    fn refresh(&mut self, _: &Tracker) {}
+    fn finish(&mut self) {}
+}
+
+/// Timestamped lines.
+struct Plain;
+
+impl View for Plain {
+    fn line(&mut self, text: &str) {
+        output::diagnostic(&format!("{} {text}\n", clock()));
+    }
+    fn refresh(&mut self, _: &Tracker) {}
+    fn finish(&mut self) {}
+}
+
+/// The local wall-clock time, `HH:MM:SS`.
+fn clock() -> String {
+    jiff::ZonedDateTime::now().strftime("%H:%M:%S").to_string()
+}
+
+/// The live view: lines above, a region redrawn in place below.
+struct Live {
+    multi: MultiProgress,
+    header: ProgressBar,
+    waves: ProgressBar,
+    running: BTreeMap<String, ProgressBar>,
+    style: ProgressStyle,
+}
+
+impl Live {
+    fn new() -> Self {
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(8));
+        let plain = ProgressStyle::with_template("{wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let header = multi.add(ProgressBar::new_spinner().with_style(plain.clone()));
+        let waves = multi.add(ProgressBar::new_spinner().with_style(plain));
+        let style = ProgressStyle::with_template("  {spinner} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        Self {
+            multi,
+            header,
+            waves,
+            running: BTreeMap::new(),
+            style,
+        }
+    }
+}
+
+impl View for Live {
+    fn line(&mut self, text: &str) {
+        self.multi.println(text).ok();
+    }
+
+    fn refresh(&mut self, tracker: &Tracker) {
+        self.header.set_message(tracker.header());
+        self.waves.set_message(tracker.wave_picture());
+        let running: Vec<&StoryView> = tracker
+            .stories
+            .iter()
+            .filter(|story| story.state == State::Running)
+            .collect();
+        self.running.retain(|id, bar| {
+            let keep = running.iter().any(|story| story.id == *id);
+            if !keep {
+                bar.finish_and_clear();
+            }
+            keep
+        });
+        let width = tracker.id_width();
+        for story in running {
+            let bar = self.running.entry(story.id.clone()).or_insert_with(|| {
+                self.multi
+                    .add(ProgressBar::new_spinner().with_style(self.style.clone()))
+            });
+            bar.set_message(story.line(width));
+            bar.tick();
+        }
+    }
+
+    fn finish(&mut self) {
+        for bar in self.running.values() {
+            bar.finish_and_clear();
+        }
+        self.header.finish_and_clear();
+        self.waves.finish_and_clear();
+        self.multi.clear().ok();
+    }
+}
+
+/// Where one story stands, as the view shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Waiting,
+    Running,
+    Done,
+    Failed,
+    Skipped,
+}
+
+impl State {
+    fn glyph(self) -> char {
+        match self {
+            Self::Waiting => '·',
+            Self::Running => '●',
+            Self::Done => '✓',
+            Self::Failed => '✗',
+            Self::Skipped => '⊘',
+        }
+    }
+}
+
+/// One story in the view.
+#[derive(Debug)]
+struct StoryView {
+    id: String,
+    wave: usize,
+    state: State,
+    /// The task at work, from 1, and how many there are.
+    task: Option<(usize, usize)>,
+    /// How many tasks the plan has, once planned.
+    tasks: Option<usize>,
+    step: String,
+    started: Option<Instant>,
+    tokens: u64,
+}
+
+impl StoryView {
+    /// `a  task 2/3  coder turn  0:12  ~1.2k tokens (est.)`.
+    fn line(&self, width: usize) -> String {
+        let mut line = format!("{:width$}", self.id);
+        match (self.task, self.tasks) {
+            (Some((i, n)), _) => write!(line, "  task {i}/{n}").ok(),
+            (None, Some(n)) => write!(line, "  {}", count(n, "task", "tasks")).ok(),
+            (None, None) => None,
+        };
+        write!(line, "  {}", self.step).ok();
+        if let Some(started) = self.started {
+            write!(line, "  {}", elapsed(started.elapsed())).ok();
+        }
+        if self.tokens > 0 {
+            write!(line, "  ~{} tokens (est.)", thousands(self.tokens)).ok();
+        }
+        line
+    }
+}
+
+/// `0:07`, `12:34`, `1:02:03`.
+fn elapsed(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    if h > 0 {
+        format!("{h}:{m:02}:{s:02}")
+    } else {
+        format!("{m}:{s:02}")
+    }
+}
+
+/// `950`, `1.2k`, `3.4M`.
+pub(crate) fn thousands(n: u64) -> String {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a rounded figure for display; precision is not the point"
+    )]
+    let x = n as f64;
+    if n < 1000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        format!("{:.1}k", x / 1e3)
+    } else {
+        format!("{:.1}M", x / 1e6)
+    }
+}
+
+/// The picture of the run the events paint.
+#[derive(Debug)]
+struct Tracker {
+    epic: String,
+    stories: Vec<StoryView>,
+    waves: usize,
+}
+
+impl Tracker {
+    fn new(plan: &ValidPlan) -> Self {
+        let numbers = plan.wave_numbers();
+        let stories = plan
+            .plan()
+            .stories
+            .iter()
+            .zip(numbers.iter().copied().chain(std::iter::repeat(0)))
+            .map(|(story, wave)| StoryView {
+                id: story.id.clone(),
+                wave,
+                state: State::Waiting,
+                task: None,
+                tasks: None,
+                step: String::new(),
+                started: None,
+                tokens: 0,
+            })
+            .collect();
+        Self {
+            epic: plan.plan().epic_id.clone(),
+            stories,
+            waves: numbers.iter().max().map_or(0, |max| max + 1),
+        }
+    }
+
+    fn story(&mut self, id: &str) -> Option<&mut StoryView> {
+        self.stories.iter_mut().find(|story| story.id == id)
+    }
+
+    fn step(&mut self, id: &str, step: impl Into<String>) {
+        if let Some(story) = self.story(id) {
+            story.step = step.into();
+        }
+    }
+
+    fn set(&mut self, id: &str, state: State) {
+        if let Some(story) = self.story(id) {
+            story.state = state;
+        }
+    }
+
+    fn apply(&mut self, event: &Event) {
+        match event {
+            Event::StoryStarted { story, .. } => {
+                if let Some(view) = self.story(story) {
+                    view.state = State::Running;
+                    view.started = Some(Instant::now());
+                    "preparing its worktree".clone_into(&mut view.step);
+                }
+            }
+            Event::StoryAlreadyMerged { story, .. } | Event::StoryMerged { story, .. } => {
+                self.set(story, State::Done);
+            }
+            Event::StoryFailed { story, .. } => self.set(story, State::Failed),
+            Event::StorySkipped { story, .. } => self.set(story, State::Skipped),
+            Event::StoryPrepared { story, how, .. } => {
+                self.step(story, format!("worktree ready ({how})"));
+            }
+            Event::StoryCaughtUp { story, .. } => self.step(story, "caught up with the epic"),
+            Event::SetupRan { story, command, .. } => {
+                self.step(story, format!("setup `{command}`"));
+            }
+            Event::TasksPlanned {
+                story, tasks, done, ..
+            } => {
+                if let Some(view) = self.story(story) {
+                    view.tasks = Some(tasks.len());
+                    view.step = format!("{} done", count(*done, "task", "tasks"));
+                }
+            }
+            Event::TaskStarted {
+                story, index, of, ..
+            } => {
+                if let Some(view) = self.story(story) {
+                    view.task = Some((*index, *of));
+                    "coding".clone_into(&mut view.step);
+                }
+            }
+            Event::TurnStarted { story, role, .. } => self.step(story, format!("{role} turn")),
+            Event::TurnEnded {
+                story,
+                estimated_tokens,
+                ..
+            } => {
+                if let Some(view) = self.story(story) {
+                    view.tokens += estimated_tokens;
+                }
+            }
+            Event::GatePassed { story, command, .. } | Event::GateFailed { story, command, .. } => {
+                self.step(story, format!("gate `{command}`"));
+            }
+            Event::ReviewRound { story, round, .. } => {
+                self.step(story, format!("review round {round}"));
+            }
+            Event::StoryJudged { story, round, .. } => {
+                self.step(story, format!("judged (round {round})"));
+            }
+            Event::MergeStarted { story, .. } => {
+                self.step(story, "merging; gates on the epic branch");
+            }
+            Event::StoryRolledBack { story, .. } => self.step(story, "merge undone"),
+            Event::RunStarted { epic, .. } => epic.clone_into(&mut self.epic),
+            _ => {}
+        }
+    }
+
+    fn count(&self, state: State) -> usize {
+        self.stories
+            .iter()
+            .filter(|story| story.state == state)
+            .count()
+    }
+
+    /// `epic demo: 2/6 done · 1 failed · 0 skipped · 2 running · 1 waiting`.
+    fn header(&self) -> String {
+        format!(
+            "epic {}: {}/{} done · {} failed · {} skipped · {} running · {} waiting",
+            self.epic,
+            self.count(State::Done),
+            self.stories.len(),
+            self.count(State::Failed),
+            self.count(State::Skipped),
+            self.count(State::Running),
+            self.count(State::Waiting),
+        )
+    }
+
+    /// `waves 1 [✓ a ✓ b] 2 [● c ✗ d] 3 [· e ⊘ f]`.
+    fn wave_picture(&self) -> String {
+        let mut picture = "waves".to_owned();
+        for wave in 0..self.waves {
+            write!(picture, "  {} [", wave + 1).ok();
+            let mut first = true;
+            for story in self.stories.iter().filter(|story| story.wave == wave) {
+                if !first {
+                    picture.push(' ');
+                }
+                first = false;
+                write!(picture, "{} {}", story.state.glyph(), story.id).ok();
+            }
+            picture.push(']');
+        }
+        picture
+    }
+
+    fn id_width(&self) -> usize {
+        self.stories
+            .iter()
+            .filter(|story| story.state == State::Running)
+            .map(|story| story.id.len())
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Agents' output cut into lines, per story (a chunk may end mid-line).
+#[derive(Debug, Default)]
+struct OutputLines {
+    partial: BTreeMap<String, String>,
+}
+
+impl OutputLines {
+    /// The complete lines `text` ends, each `story | line`.
+    fn push(&mut self, story: &str, text: &str) -> Vec<String> {
+        let buffer = self.partial.entry(story.to_owned()).or_default();
+        buffer.push_str(text);
+        let mut lines = Vec::new();
+        while let Some(end) = buffer.find('\n') {
+            let line: String = buffer.drain(..=end).collect();
+            lines.push(format!("{story} | {}", line.trim_end()));
+        }
+        lines
+    }
+
+    /// The unfinished last line of `story`'s turn, if any.
+    fn flush(&mut self, story: &str) -> Vec<String> {
+        self.partial
+            .remove(story)
+            .filter(|rest| !rest.trim().is_empty())
+            .map(|rest| vec![format!("{story} | {}", rest.trim_end())])
+            .unwrap_or_default()
+    }
+}
+
+/// The first line of `text`, with `…` when there is more.
+pub(crate) fn first_line(text: &str) -> String {
+    let mut lines = text.trim().lines();
+    let first = lines.next().unwrap_or_default().trim().to_owned();
+    if lines.next().is_some() {
+        format!("{first} …")
+    } else {
+        first
+    }
+}
+
+/// A commit id shortened for people.
+fn short(commit: &str) -> &str {
+    commit.get(..10).unwrap_or(commit)
+}
+
+/// The line an event is shown as, if it is shown (`-v` shows the minor steps).
+#[expect(
+    clippy::too_many_lines,
+    reason = "one arm per event kind, each a line of text: splitting it would only scatter them"
+)]
+fn describe(event: &Event, verbose: bool) -> Option<String> {
+    let line = match event {
+        Event::RunStarted {
+            epic,
+            epic_branch,
+            stories,
+            concurrency,
+            epic_worktree,
+        } => {
+            let mut line = format!(
+                "epic {epic}: {} into {epic_branch}, {concurrency} at once",
+                count(*stories, "story", "stories")
+            );
+            if verbose {
+                write!(line, " (epic worktree {epic_worktree})").ok();
+            }
+            line
+        }
+        Event::BaselineChecked {
+            commit,
+            passed,
+            failed,
+            cached,
+        } => {
+            let cached = if *cached { " (cached)" } else { "" };
+            if failed.is_empty() {
+                format!(
+                    "baseline: {} green on {}{cached}",
+                    count(passed.len(), "gate", "gates"),
+                    short(commit)
+                )
+            } else {
+                format!(
+                    "baseline: failing on {}{cached}: {}",
+                    short(commit),
+                    failed.join(", ")
+                )
+            }
+        }
+        Event::EpicGate {
+            story,
+            command,
+            passed,
+            status,
+            ..
+        } => {
+            if *passed && !verbose {
+                return None;
+            }
+            let result = if *passed { "passed" } else { status.as_str() };
+            match story {
+                Some(story) => {
+                    format!("story {story}: gate `{command}` on the epic branch: {result}")
+                }
+                None => format!("baseline: gate `{command}`: {result}"),
+            }
+        }
+        Event::StoryAlreadyMerged { story, .. } => {
+            format!("story {story}: merged on a previous run")
+        }
+        Event::StoryStarted { story, .. } => format!("story {story}: started"),
+        Event::StoryPrepared {
+            story,
+            how,
+            branch,
+            worktree,
+        } => {
+            if verbose {
+                format!("story {story}: worktree {worktree} on {branch} ({how})")
+            } else if how == "fresh" {
+                return None;
+            } else {
+                format!("story {story}: {how} on its branch {branch}")
+            }
+        }
+        Event::StoryCaughtUp { story, commit } if verbose => {
+            format!(
+                "story {story}: caught up with the epic branch ({})",
+                short(commit)
+            )
+        }
+        Event::SetupRan {
+            story,
+            command,
+            passed,
+            status,
+            ..
+        } if verbose || !passed => {
+            let result = if *passed { "passed" } else { status.as_str() };
+            format!("story {story}: setup `{command}`: {result}")
+        }
+        Event::TasksPlanned {
+            story,
+            tasks,
+            done,
+            resumed,
+        } => {
+            if *resumed {
+                format!(
+                    "story {story}: resumed with {}/{} tasks done",
+                    done,
+                    tasks.len()
+                )
+            } else {
+                format!(
+                    "story {story}: planned {}",
+                    count(tasks.len(), "task", "tasks")
+                )
+            }
+        }
+        Event::TaskStarted {
+            story,
+            task,
+            index,
+            of,
+        } if verbose => format!("story {story}: task {index}/{of}: {task}"),
+        Event::TaskCommitted { story, task, .. } => format!("story {story}: committed \"{task}\""),
+        Event::TaskNoop { story, task } => {
+            format!("story {story}: \"{task}\" was already satisfied")
+        }
+        Event::ReviewRound {
+            story,
+            task,
+            round,
+            clean,
+            summary,
+            ..
+        } if verbose || !clean => {
+            format!("story {story}: review round {round} of \"{task}\": {summary}")
+        }
+        Event::GatePassed { story, command, .. } if verbose => {
+            format!("story {story}: gate `{command}` passed")
+        }
+        Event::GateFailed {
+            story,
+            command,
+            status,
+            ..
+        } if verbose => format!("story {story}: gate `{command}` failed: {status}"),
+        Event::TurnStarted {
+            story,
+            role,
+            seat,
+            turn,
+            ..
+        } if verbose => format!("story {story}: {role} turn {turn} ({seat})"),
+        Event::TurnEnded {
+            story,
+            role,
+            turn,
+            ok,
+            estimated_tokens,
+            error,
+        } if verbose || !ok => match error {
+            Some(error) => format!(
+                "story {story}: {role} turn {turn} failed: {}",
+                first_line(error)
+            ),
+            None => format!(
+                "story {story}: {role} turn {turn} ended (~{} tokens, est.)",
+                thousands(*estimated_tokens)
+            ),
+        },
+        Event::TurnRetried {
+            story,
+            turn,
+            attempt,
+            delay_ms,
+            reason,
+        } => format!(
+            "story {story}: turn {turn} attempt {attempt} failed, retrying in {:.1}s: {}",
+            Duration::from_millis(*delay_ms).as_secs_f64(),
+            first_line(reason)
+        ),
+        Event::Blocked { story, need } => format!("story {story}: blocked on {need}"),
+        Event::Note { story, message } => format!("story {story}: {}", first_line(message)),
+        Event::PerimeterRestored { story, paths } => format!(
+            "story {story}: put back {} outside its perimeter: {}",
+            count(paths.len(), "path", "paths"),
+            paths.join(", ")
+        ),
+        Event::StoryJudged {
+            story,
+            round,
+            cleared,
+            issues,
+        } => {
+            if *cleared {
+                format!("story {story}: judge round {round}: cleared")
+            } else {
+                format!(
+                    "story {story}: judge round {round}: not cleared: {}",
+                    issues.join("; ")
+                )
+            }
+        }
+        Event::MergeStarted { story, .. } if verbose => {
+            format!("story {story}: merging into the epic branch")
+        }
+        Event::MergeConflicted { story, paths } => {
+            format!("story {story}: merge conflicted in {}", paths.join(", "))
+        }
+        Event::StoryRolledBack { story, reason, .. } => {
+            format!("story {story}: merge undone: {}", first_line(reason))
+        }
+        Event::StoryMerged { story, .. } => format!("story {story}: merged"),
+        Event::WorktreeRemoved { story, worktree } if verbose => {
+            format!("story {story}: removed its worktree {worktree}")
+        }
+        Event::StoryFailed { story, reason } => {
+            format!("story {story}: failed: {}", first_line(reason))
+        }
+        Event::StorySkipped { story, reason } => {
+            format!("story {story}: skipped: {}", first_line(reason))
+        }
+        Event::HookFailed { story, status } => {
+            format!("story {story}: the board hook failed: {status}")
+        }
+        Event::RunNote { message } => format!("note: {}", first_line(message)),
+        Event::RunFinished {
+            done,
+            failed,
+            skipped,
+            interrupted,
+        } => format!(
+            "{}: {done} done, {failed} failed, {skipped} skipped",
+            if *interrupted {
+                "interrupted"
+            } else {
+                "finished"
+            }
+        ),
+        _ => return None,
+    };
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_is_cut_into_lines_per_story() {
+        let mut lines = OutputLines::default();
+        assert!(lines.push("a", "hel").is_empty());
+        assert_eq!(lines.push("b", "one\ntw"), ["b | one"]);
+        assert_eq!(lines.push("a", "lo\nworld\n"), ["a | hello", "a | world"]);
+        assert_eq!(lines.flush("b"), ["b | tw"]);
+        assert!(lines.flush("a").is_empty());
+    }
+
+    #[test]
+    fn figures_for_people() {
+        assert_eq!(elapsed(Duration::from_secs(7)), "0:07");
+        assert_eq!(elapsed(Duration::from_secs(3723)), "1:02:03");
+        assert_eq!(thousands(950), "950");
+        assert_eq!(thousands(1234), "1.2k");
+        assert_eq!(thousands(3_400_000), "3.4M");
+        assert_eq!(first_line("a\nb"), "a …");
+    }
+
+    #[test]
+    fn the_tracker_follows_a_story() {
+        let plan = story_plan::StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![
+                story_plan::Story::new("a", "A", ["a"]),
+                story_plan::Story::new("b", "B", ["b"]).depending_on(["a"]),
+            ],
+        }
+        .validate()
+        .unwrap();
+        let mut tracker = Tracker::new(&plan);
+        tracker.apply(&Event::StoryStarted {
+            story: "a".into(),
+            slot: 0,
+        });
+        tracker.apply(&Event::TaskStarted {
+            story: "a".into(),
+            task: "t".into(),
+            index: 1,
+            of: 2,
+        });
+        let line = tracker.stories[0].line(1);
+        assert!(line.starts_with("a  task 1/2  coding  0:0"), "{line}");
+        assert_eq!(tracker.wave_picture(), "waves  1 [● a]  2 [· b]");
+        tracker.apply(&Event::StoryFailed {
+            story: "a".into(),
+            reason: "r".into(),
+        });
+        assert_eq!(
+            tracker.header(),
+            "epic e: 0/2 done · 1 failed · 0 skipped · 0 running · 1 waiting"
+        );
+    }
+}
