@@ -620,13 +620,18 @@ impl Run<'_> {
                 .ask_coder(&mut chat, title, prompts::noop(title))
                 .await?;
             if !self.changed_since(&start).await? {
-                return if reply.text.contains(NOOP_TOKEN) {
-                    Ok(TaskEnd::Noop)
-                } else {
-                    Err(StoryError::NoopNotConfirmed {
+                if !reply.text.contains(NOOP_TOKEN) {
+                    return Err(StoryError::NoopNotConfirmed {
                         task: title.to_owned(),
-                    })
-                };
+                    });
+                }
+                // "Already satisfied" holds only while the gates agree: a resumed story's
+                // branch can carry earlier work (committed as work in progress before a
+                // catch-up) that is still red. Then the claim is wrong and the review rounds
+                // below, which start with the gates, take over.
+                if self.gate().await?.clean {
+                    return Ok(TaskEnd::Noop);
+                }
             }
         }
 

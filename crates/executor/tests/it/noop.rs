@@ -66,3 +66,34 @@ async fn an_unconfirmed_noop_fails_the_story() {
             .contains("- [ ] one")
     );
 }
+
+#[tokio::test]
+async fn a_noop_claim_on_red_gates_goes_through_the_review_rounds() {
+    // The branch already carries a red change (as a resumed story's work in progress would);
+    // the coder claims the task is satisfied without touching anything. The claim must not
+    // tick the task while the gate is red.
+    let fixture = Fixture::new();
+    std::fs::write(fixture.worktree.join("broken"), "red\n").expect("write");
+    fixture.git_in(&fixture.worktree, &["add", "-A"]);
+    fixture.git_in(
+        &fixture.worktree,
+        &["commit", "-q", "-m", "s: work in progress"],
+    );
+    let coder = fixture.agent("coder", &idle_coder("TASK_ALREADY_SATISFIED"));
+    let error = Run::new(coder)
+        .gates(&["test ! -e broken"])
+        .on(&fixture, &Events::default())
+        .await
+        .result
+        .expect_err("the gate stays red");
+    assert!(
+        matches!(&error, StoryError::GateNeverGreen { task, .. } if task == "one"),
+        "{error:?}"
+    );
+    assert!(
+        fixture
+            .checkpoint()
+            .expect("checkpoint")
+            .contains("- [ ] one")
+    );
+}
