@@ -280,7 +280,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(
     let outcome = execute(&repo, plan, config, mode, out)?;
     let rerun = format!("cd {} && epic run {PLAN_FILE}", repo.root.display());
     if !out.quiet() {
-        output::data(&summary(&outcome, &rerun))?;
+        // A throwaway repository is gone when the demo ends: no report path, no rerun.
+        let rerun = args.keep.is_some().then_some(rerun.as_str());
+        output::data(&summary(&outcome, rerun))?;
         output::data(&what_happened(&outcome, &repo.root, args.keep.is_some()))?;
     }
     if outcome.interrupted {

@@ -43,7 +43,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
     if format == Format::Json {
         output::data(&report::to_json(&outcome.report))?;
     } else if !out.quiet() {
-        output::data(&summary(&outcome, &rerun))?;
+        output::data(&summary(&outcome, Some(&rerun)))?;
     }
     verdict(&outcome)
 }
@@ -184,7 +184,10 @@ pub(crate) fn verdict(outcome: &RunOutcome) -> Result<(), CliError> {
 
 /// The end of a run for people: counts, each failed and skipped story with its reason, the
 /// critical path, and where the report is.
-pub(crate) fn summary(outcome: &RunOutcome, rerun: &str) -> String {
+///
+/// `rerun` is the command that resumes the run; `None` when the repository does not outlive the
+/// command (a throwaway demo), so there is no report to open and nothing to rerun.
+pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
     let report = &outcome.report;
     render(|w| {
         writeln!(w)?;
@@ -242,6 +245,9 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: &str) -> String {
             writeln!(w, "\ncritical path: {}", report.critical_path.join(" -> "))?;
         }
         writeln!(w, "epic branch: {}", report.epic_branch)?;
+        let Some(rerun) = rerun else {
+            return Ok(());
+        };
         writeln!(
             w,
             "full report: `epic report {}` ({})",
