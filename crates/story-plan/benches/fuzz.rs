@@ -105,7 +105,9 @@ fn text(rng: &mut Rng) -> String {
         return text;
     }
     if rng.chance(10) {
-        let bytes: Vec<u8> = (0..rng.below(200)).map(|_| rng.next().to_le_bytes()[0]).collect();
+        let bytes: Vec<u8> = (0..rng.below(200))
+            .map(|_| rng.next().to_le_bytes()[0])
+            .collect();
         return String::from_utf8_lossy(&bytes).into_owned();
     }
     let mut out = String::new();
