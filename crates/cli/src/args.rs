@@ -443,6 +443,13 @@ pub(crate) struct RunFlags {
     /// The order among ready stories [default: critical-path]
     #[arg(long, value_enum, value_name = "POLICY")]
     pub(crate) schedule: Option<Schedule>,
+
+    /// What a test file looks like (`tests/`, `*_test.*`, …): deleting one, or adding a skip
+    /// marker, fails a story whose plan entry lacks `tests_change`; repeatable [default: tests/,
+    /// test/, __tests__/, spec/, *_test.*, *.test.*, *-test.*, test_*.py, *_spec.*, *.spec.*,
+    /// *Test.java, *Tests.cs]
+    #[arg(long, value_name = "PATTERN")]
+    pub(crate) test_pattern: Vec<NonBlank>,
 }
 
 /// A repeatable flag's values, if it was given at all.
@@ -475,6 +482,7 @@ impl RunFlags {
             keep_worktrees: switch(self.keep_worktrees, self.no_keep_worktrees),
             allow_red_baseline: switch(self.allow_red_baseline, self.no_allow_red_baseline),
             schedule: self.schedule,
+            test_pattern: list(&self.test_pattern),
             prices: std::collections::BTreeMap::new(),
         }
     }

@@ -67,6 +67,7 @@ pub(crate) const KEYS: &[&str] = &[
     "keep_worktrees",
     "allow_red_baseline",
     "schedule",
+    "test_pattern",
     "prices",
 ];
 
@@ -148,6 +149,15 @@ pub(crate) struct Config {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Schedule")]
     pub(crate) schedule: Option<Schedule>,
+    /// What a test file looks like: a pattern ending in `/` is a directory anywhere in the path,
+    /// any other a glob (`*`) on the file name, or on the path when it holds a `/`. A story
+    /// whose diff deletes such a file or adds a skip marker (`#[ignore]`, `@pytest.mark.skip`,
+    /// `t.Skip(`, `xit(`, `it.skip(`, …) fails unless its plan entry sets `tests_change`.
+    /// Default: `tests/`, `test/`, `__tests__/`, `spec/`, `*_test.*`, `*.test.*`, `*-test.*`,
+    /// `test_*.py`, `*_spec.*`, `*.spec.*`, `*Test.java`, `*Tests.cs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Vec<NonBlank>")]
+    pub(crate) test_pattern: Option<Vec<NonBlank>>,
     /// Price overrides for the report's cost estimates: a seat or model name prefix (`claude`,
     /// `aider`, `claude-opus-4`) → US dollars per million input and output tokens. The longest
     /// matching prefix wins, then the built-in prices.
@@ -204,6 +214,7 @@ impl Config {
             keep_worktrees: flags.keep_worktrees.or(self.keep_worktrees),
             allow_red_baseline: flags.allow_red_baseline.or(self.allow_red_baseline),
             schedule: flags.schedule.or(self.schedule),
+            test_pattern: flags.test_pattern.or(self.test_pattern),
             // Prices have no flags.
             prices: self.prices,
         }
@@ -263,6 +274,10 @@ pub(crate) struct RunOptions {
     pub(crate) allow_red_baseline: bool,
     /// The order among ready stories.
     pub(crate) schedule: Schedule,
+    /// What a test file looks like (a story may delete or skip tests only with
+    /// `tests_change`).
+    #[serde(rename = "test_pattern")]
+    pub(crate) test_patterns: Vec<String>,
     /// The config's price overrides ([`price_table`](Self::price_table) applies them).
     pub(crate) prices: BTreeMap<String, PriceOverride>,
 }
@@ -314,6 +329,15 @@ impl RunOptions {
             keep_worktrees: merged.keep_worktrees.unwrap_or(false),
             allow_red_baseline: merged.allow_red_baseline.unwrap_or(false),
             schedule: merged.schedule.unwrap_or_default(),
+            test_patterns: merged.test_pattern.map_or_else(
+                || {
+                    executor::DEFAULT_TEST_PATTERNS
+                        .iter()
+                        .map(|pattern| (*pattern).to_owned())
+                        .collect()
+                },
+                |patterns| patterns.into_iter().map(NonBlank::into_string).collect(),
+            ),
             prices: merged.prices,
         })
     }
@@ -361,6 +385,7 @@ impl RunOptions {
         config.allow_red_baseline = self.allow_red_baseline;
         config.schedule = self.schedule.policy();
         config.prices = self.price_table();
+        config.test_patterns.clone_from(&self.test_patterns);
         config
     }
 }
@@ -971,8 +996,30 @@ mod tests {
                 keep_worktrees: false,
                 allow_red_baseline: false,
                 schedule: Schedule::CriticalPath,
+                test_patterns: executor::DEFAULT_TEST_PATTERNS
+                    .iter()
+                    .map(|pattern| (*pattern).to_owned())
+                    .collect(),
                 prices: BTreeMap::new(),
             }
+        );
+        let options = RunOptions::resolve(
+            Config::default(),
+            &flags(&[
+                "--coder",
+                "claude",
+                "--test-pattern",
+                "qa/",
+                "--test-pattern",
+                "*.t",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(options.test_patterns, ["qa/", "*.t"]);
+        assert_eq!(
+            options.run_config("e").test_patterns,
+            ["qa/", "*.t"],
+            "--test-pattern reaches the executor"
         );
         assert_eq!(options.epic_branch_for("checkout"), "epic/checkout");
     }
@@ -1001,6 +1048,7 @@ setup = ["npm ci"]
 keep_worktrees = true
 allow_red_baseline = true
 schedule = "waves"
+test_pattern = ["qa/", "*.t"]
 
 [prices]
 aider = { input = 0.5, output = 1.5 }
@@ -1018,6 +1066,7 @@ aider = { input = 0.5, output = 1.5 }
         assert!(options.fail_fast && options.keep_worktrees && options.allow_red_baseline);
         assert_eq!(options.coder, Seat::Exec("./agent.sh --fast".into()));
         assert_eq!(options.judge, Some(seat("codex")));
+        assert_eq!(options.test_patterns, ["qa/", "*.t"]);
         assert_eq!(options.reviewers, [seat("gemini"), seat("claude")]);
         assert_eq!(options.gates, ["cargo test", "cargo clippy"]);
         assert_eq!((options.judge_rounds, options.max_rounds), (1, 4));

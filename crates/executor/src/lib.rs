@@ -115,6 +115,7 @@ mod seat;
 mod story;
 mod task_loop;
 mod task_plan;
+mod tests_guard;
 
 pub use chat::{Chat, ChatContext, Recorder};
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy, is_transient};
@@ -133,3 +134,4 @@ pub use seat::{
 };
 pub use task_loop::{LoopConfig, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
 pub use task_plan::{CheckpointError, NOOP_TOKEN, TaskPlan};
+pub use tests_guard::{DEFAULT_TEST_PATTERNS, SKIP_MARKERS, is_test_path};

@@ -76,13 +76,17 @@ pub struct RunConfig {
     pub board_hook: Option<String>,
     /// The deadline of one hook run.
     pub hook_timeout: Duration,
+    /// What a test file looks like ([`is_test_path`](crate::is_test_path)): a story whose diff
+    /// deletes one, or adds a skip marker ([`SKIP_MARKERS`](crate::SKIP_MARKERS)), fails unless
+    /// its plan entry sets `tests_change` (`--test-pattern`, [`DEFAULT_TEST_PATTERNS`](crate::DEFAULT_TEST_PATTERNS)).
+    pub test_patterns: Vec<String>,
 }
 
 impl RunConfig {
     /// CONTRACT.md's defaults with this coder: base `HEAD`, `epic/<epic_id>`, concurrency 3, no
     /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 1800 s deadlines,
     /// worktrees removed after merging, a green baseline required, critical-path order, the
-    /// default prices, no hook (30 s deadline when one is set).
+    /// default prices, no hook (30 s deadline when one is set), the default test patterns.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -105,6 +109,10 @@ impl RunConfig {
             extra_rules: String::new(),
             board_hook: None,
             hook_timeout: Duration::from_secs(30),
+            test_patterns: crate::tests_guard::DEFAULT_TEST_PATTERNS
+                .iter()
+                .map(|pattern| (*pattern).to_owned())
+                .collect(),
         }
     }
 }
@@ -210,6 +218,21 @@ pub enum RunError {
         /// Each failing gate, with the end of its output.
         failing: Vec<String>,
     },
+    /// Stories whose state says merged are not on the epic branch any more: something outside
+    /// epic moved or reset it. Running on would build on a branch that lost them.
+    #[error(
+        "the epic branch `{epic_branch}` no longer contains the merged {}: {}. Something outside \
+         epic moved or reset it. Put the branch back where it was (`git reflog {epic_branch}` \
+         shows where), or delete those stories' state files to merge them again, then rerun",
+        if stories.len() == 1 { "story" } else { "stories" },
+        stories.join(", ")
+    )]
+    MergedStoriesMissing {
+        /// The epic branch.
+        epic_branch: String,
+        /// The merged stories it lacks, in plan order.
+        stories: Vec<String>,
+    },
     /// A git operation of the preflight failed.
     #[error("git failed to {action}")]
     Git {
@@ -307,7 +330,7 @@ pub async fn run_epic(
         worktree_root,
         epic_worktree,
         head,
-    } = preflight(&git, &epic, &config, events).await?;
+    } = preflight(&git, &plan, &config, events).await?;
     events(Event::RunStarted {
         epic: epic.clone(),
         epic_branch: epic_branch.clone(),
@@ -412,10 +435,11 @@ struct Ready {
 }
 
 /// Everything before the baseline: the lock, the event log, the epic branch and its worktree,
-/// an unproven merge undone, a clean epic worktree, and its head.
+/// an unproven merge undone, every merged story still on the epic branch, a clean epic
+/// worktree, and its head.
 async fn preflight(
     git: &Arc<dyn Git>,
-    epic: &str,
+    plan: &ValidPlan,
     config: &RunConfig,
     events: EventSink,
 ) -> Result<Ready, RunError> {
@@ -424,6 +448,7 @@ async fn preflight(
             common_dir: git.common_dir().to_path_buf(),
         });
     };
+    let epic = plan.plan().epic_id.as_str();
     let dir = EpicDir::new(git.common_dir(), epic).map_err(RunError::EpicId)?;
     let lock = take_lock(&dir).await?;
     let log = EventLog::open(dir.events()).map_err(|error| RunError::State {
@@ -438,8 +463,19 @@ async fn preflight(
     let worktree_root = worktrees_root(&main, epic);
     let epic_worktree = worktree_root.join(EPIC_WORKTREE_NAME);
 
+    for path in story::clear_stale_locks(git.common_dir(), &epic_worktree, &epic_branch) {
+        events(Event::RunNote {
+            message: format!(
+                "removed {}, left by a git process of a run that died",
+                path.display()
+            ),
+        });
+    }
     prepare_epic_worktree(git, &main, &config.base, &epic_branch, &epic_worktree).await?;
     recover_merge(git, &dir, &epic_worktree, &events).await?;
+    // Before the status: a moved epic branch also leaves its worktree looking dirty, and the
+    // lost stories are what the user must hear about.
+    check_merged_stories(git, plan, &dir, &epic_worktree, &epic_branch).await?;
     let status = blocking(git, "read the status of the epic worktree", {
         let epic_worktree = epic_worktree.clone();
         move |git| git.status(&epic_worktree, &[])
@@ -465,6 +501,60 @@ async fn preflight(
         epic_worktree,
         head,
     })
+}
+
+/// Fails when a story whose state says merged (for its current plan entry) is not on the epic
+/// branch: its story branch, when it still exists, must be an ancestor of the epic head.
+async fn check_merged_stories(
+    git: &Arc<dyn Git>,
+    plan: &ValidPlan,
+    dir: &EpicDir,
+    epic_worktree: &Path,
+    epic_branch: &str,
+) -> Result<(), RunError> {
+    let mut merged = Vec::new();
+    for story in &plan.plan().stories {
+        let state = dir
+            .story_state(&story.id)
+            .ok()
+            .and_then(|path| state_store::load::<StoryState>(path).ok().flatten());
+        if let Some(state) = state
+            && state.status == Saved::Merged
+            && state.hash == story_plan::story_hash(story)
+        {
+            merged.push((story.id.clone(), state.branch));
+        }
+    }
+    if merged.is_empty() {
+        return Ok(());
+    }
+    let missing = blocking(git, "check the merged stories are on the epic branch", {
+        let (epic_worktree, epic_branch) = (epic_worktree.to_path_buf(), epic_branch.to_owned());
+        move |git| {
+            let mut missing = Vec::new();
+            for (id, branch) in merged {
+                if git.branch_exists(&branch)?
+                    && !git.is_ancestor(
+                        &epic_worktree,
+                        &format!("refs/heads/{branch}"),
+                        &format!("refs/heads/{epic_branch}"),
+                    )?
+                {
+                    missing.push(id);
+                }
+            }
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(missing)
+        }
+    })
+    .await?;
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(RunError::MergedStoriesMissing {
+            epic_branch: epic_branch.to_owned(),
+            stories: missing,
+        })
+    }
 }
 
 /// The report of a run interrupted before any story started, written.
@@ -893,6 +983,9 @@ impl Loop {
         let mut set: JoinSet<StoryEnd> = JoinSet::new();
         let mut running: Vec<(tokio::task::Id, usize, usize)> = Vec::new();
         let mut interrupted = false;
+        // Set when a story ended: the report is rewritten once the freed slots are filled, so
+        // its write (an fsync) never delays the next story's start.
+        let mut report_due = false;
         loop {
             if self.halted.is_none() && !interrupted {
                 for index in self.schedule.start_ready(self.free_slots.len()) {
@@ -914,6 +1007,9 @@ impl Loop {
                     running.push((handle.id(), index, slot));
                 }
             }
+            if std::mem::take(&mut report_due) {
+                self.write_report().await;
+            }
             if set.is_empty() {
                 break;
             }
@@ -930,7 +1026,8 @@ impl Loop {
                     });
                 }
                 Some(joined) = set.join_next_with_id() => {
-                    self.joined(joined, &mut running, interrupted, &stories).await;
+                    self.joined(joined, &mut running, interrupted, &stories);
+                    report_due = true;
                 }
             }
         }
@@ -967,8 +1064,9 @@ impl Loop {
         }
     }
 
-    /// Records a story task that ended (a panic or abort is the story's failure).
-    async fn joined(
+    /// Records a story task that ended (a panic or abort is the story's failure); the caller
+    /// rewrites the report.
+    fn joined(
         &mut self,
         joined: Result<(tokio::task::Id, StoryEnd), tokio::task::JoinError>,
         running: &mut Vec<(tokio::task::Id, usize, usize)>,
@@ -1001,7 +1099,6 @@ impl Loop {
             finished_at: report::Timestamp::now(),
         });
         self.finish(index, end, interrupted, stories);
-        self.write_report().await;
     }
 
     fn skip(&mut self, index: usize, reason: &str) {
@@ -1147,8 +1244,9 @@ impl Loop {
     }
 }
 
-/// Each story's weight for the critical-path order: its duration in seconds in the previous
-/// run's report, else the mean of the known ones, else 1.
+/// Each story's weight for the critical-path order: its duration in milliseconds in the
+/// previous run's report (whole seconds would make every story under two seconds weigh the
+/// same), else the mean of the known ones, else 1.
 fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
     let known: Vec<Option<u64>> = plan
         .plan()
@@ -1158,7 +1256,12 @@ fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
             previous
                 .and_then(|report| report.story(&story.id))
                 .and_then(StoryOutcome::duration)
-                .map(|duration| duration.as_secs().max(1))
+                .map(|duration| {
+                    // Capped at about 49 days, so that chains of them sum without overflow.
+                    u64::try_from(duration.as_millis())
+                        .unwrap_or(u64::MAX)
+                        .clamp(1, u64::from(u32::MAX))
+                })
         })
         .collect();
     let seen: Vec<u64> = known.iter().flatten().copied().collect();
@@ -1171,4 +1274,40 @@ fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
         .into_iter()
         .map(|weight| weight.unwrap_or(fallback))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
+    use story_plan::{Story, StoryPlan};
+
+    use super::weights;
+
+    #[test]
+    fn weights_are_the_previous_durations_in_milliseconds() {
+        let plan = StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![
+                Story::new("a", "A", ["a"]),
+                Story::new("b", "B", ["b"]),
+                Story::new("c", "C", ["c"]),
+            ],
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(weights(&plan, None), [1, 1, 1], "nothing known: all equal");
+        let at = |text: &str| text.parse::<Timestamp>().unwrap();
+        let ran = |id: &str, finish: &str| {
+            StoryOutcome::new(id, id, StoryStatus::Done)
+                .started(at("2026-01-01T00:00:00Z"))
+                .finished(at(finish))
+        };
+        let previous = EpicReport::new("e", "epic/e")
+            .with_story(ran("a", "2026-01-01T00:00:00.300Z"))
+            .with_story(ran("b", "2026-01-01T00:00:01.900Z"));
+        // Sub-second differences count (whole seconds would give 1 and 1); the unknown story
+        // gets the mean of the known ones.
+        assert_eq!(weights(&plan, Some(&previous)), [300, 1900, 1100]);
+    }
 }

@@ -316,7 +316,9 @@ impl Work {
             Arc::clone(&self.shared.plan),
             Arc::clone(&self.story),
             self.worktree.clone(),
-            self.shared.epic_branch.clone(),
+            // The proven head the story caught up with, not the branch: the branch's tip may be
+            // a merge still being proven, or moved by something outside epic.
+            self.base.clone(),
             self.slot,
         )
         .map_err(|error| Stop::Failed(format!("{error}.")))?;
@@ -333,7 +335,12 @@ impl Work {
             .await?;
         }
         self.enforce_perimeter().await?;
+        self.guard_tests().await?;
         let judge = self.judge().await?;
+        if judge.is_some() {
+            // A judge round's feedback turn may have touched the tests too.
+            self.guard_tests().await?;
+        }
         self.check_cancel()?;
         self.integrate(judge).await
     }
@@ -444,6 +451,7 @@ impl Work {
             stored = None;
             how = "restarted";
         }
+        self.clear_stale_locks().await;
         let fresh = match stored {
             Some(old) if old.status == StoryStatus::Merged => {
                 self.has_state = true;
@@ -486,9 +494,52 @@ impl Work {
         Ok(Prepared::Ready { fresh })
     }
 
+    /// Removes the git lock files a killed run left in the story's worktree and branch.
+    async fn clear_stale_locks(&self) {
+        let (common, worktree, branch) = (
+            self.shared.git.common_dir().to_path_buf(),
+            self.worktree.clone(),
+            self.branch.clone(),
+        );
+        let cleared = blocking_io(move || clear_stale_locks(&common, &worktree, &branch))
+            .await
+            .unwrap_or_default();
+        for path in cleared {
+            self.note(format!(
+                "removed {}, left by a git process of a run that died",
+                path.display()
+            ));
+        }
+    }
+
     /// Adds the story's worktree: on its branch if that exists, else on a new branch cut from
     /// the epic head. Stale registrations are pruned first.
     async fn add_worktree(&self) -> Result<(), Stop> {
+        // Whatever is where the worktree goes is what a run that died left: a `git worktree
+        // add` killed half way (no `.git` yet), or one that finished just before the story's
+        // state was first saved (then the story has no state, and no agent ever ran in it).
+        if self.worktree.join(".git").exists() {
+            let leftover = self.worktree.clone();
+            self.shared
+                .admin("remove a worktree left by a run that died", move |git| {
+                    git.remove_worktree(&leftover)
+                })
+                .await?;
+        }
+        if self.worktree.is_dir() {
+            let leftover = self.worktree.clone();
+            if let Some(Err(error)) = blocking_io(move || std::fs::remove_dir_all(&leftover)).await
+            {
+                return Err(Stop::Failed(format!(
+                    "`{}` is in the way of the story's worktree and cannot be removed: {error}.",
+                    self.worktree.display()
+                )));
+            }
+            self.note(format!(
+                "removed `{}`, a worktree left half made by a run that died",
+                self.worktree.display()
+            ));
+        }
         let (worktree, branch, start) = (
             self.worktree.clone(),
             self.branch.clone(),
@@ -658,6 +709,48 @@ impl Work {
         } else {
             Err(self.violation(check))
         }
+    }
+
+    /// Fails the story when its diff deletes test files or adds skip markers, unless its plan
+    /// entry sets `tests_change`: a gate is as green with its tests gone.
+    async fn guard_tests(&self) -> Result<(), Stop> {
+        if self.story.tests_change {
+            return Ok(());
+        }
+        let (worktree, base) = (self.worktree.clone(), self.base.clone());
+        let diff = blocking(
+            &self.shared.git,
+            "diff the story against the epic branch",
+            move |git| git.diff_vs_base(&worktree, &base, "HEAD"),
+        )
+        .await?;
+        let found = crate::tests_guard::tampering(&diff.text, &self.shared.config.test_patterns);
+        if found.is_empty() {
+            return Ok(());
+        }
+        let mut reason = format!(
+            "story '{}' deletes or skips tests, and its plan entry does not allow it \
+             (`tests_change`):",
+            self.id()
+        );
+        for path in &found.deleted {
+            reason.push_str("\n- ");
+            reason.push_str(path);
+            reason.push_str(": test file deleted");
+        }
+        for (path, marker) in &found.skipped {
+            reason.push_str("\n- ");
+            reason.push_str(path);
+            reason.push_str(": adds the skip marker `");
+            reason.push_str(marker);
+            reason.push('`');
+        }
+        reason.push_str(
+            "\nA gate proves nothing once its tests are gone. Restore the tests in the story's \
+             worktree, or set `\"tests_change\": true` in the story's plan entry if changing them is \
+             the point, then rerun.",
+        );
+        Err(Stop::Failed(reason))
     }
 
     fn violation(&self, check: perimeter::PerimeterCheck) -> Stop {
@@ -872,6 +965,7 @@ impl Work {
         };
         let journal_path = MergeJournal::path(&shared.dir);
         let epic = shared.epic_worktree.clone();
+        self.check_epic_head().await?;
         let dirty = blocking(&shared.git, "read the status of the epic worktree", {
             let epic = epic.clone();
             move |git| git.status(&epic, &[])
@@ -929,6 +1023,36 @@ impl Work {
             }
         }
         Ok(judge)
+    }
+
+    /// Refuses to merge onto an epic branch that something else moved off the proven head (an
+    /// agent's `git update-ref`, a reset): merged stories could be missing from it. Commits
+    /// added on top of the proven head are not refused: the gates prove the merged tree.
+    async fn check_epic_head(&self) -> Result<(), Stop> {
+        let proven = self.shared.proven();
+        let epic = self.shared.epic_worktree.clone();
+        let branch = self.shared.epic_branch.clone();
+        let (head, descends) = blocking(&self.shared.git, "read the epic branch", move |git| {
+            let head = git.rev_parse(&epic, &format!("refs/heads/{branch}"))?;
+            let descends =
+                head == proven || git.is_ancestor(&epic, &proven.to_hex(), &head.to_hex())?;
+            Ok::<_, BoxError>((head, descends))
+        })
+        .await?;
+        if descends {
+            return Ok(());
+        }
+        Err(Stop::Halt(format!(
+            "the epic branch {} was moved from {proven} (the last proven head) to {head}, which \
+             does not contain it (found before merging story '{}'); something outside epic moved \
+             it, and merged stories may be missing from it. epic merges nothing onto it: put it \
+             back (`git update-ref refs/heads/{} {proven}`, then `git -C {} reset --hard`), \
+             then rerun.",
+            self.shared.epic_branch,
+            self.id(),
+            self.shared.epic_branch,
+            self.shared.epic_worktree.display()
+        )))
     }
 
     /// Checkpoints the epic head, writes the merge journal and merges the story branch: the
@@ -1135,6 +1259,49 @@ fn turn_failed(role: Role, error: SeatError) -> Stop {
 
 fn millis(result: &GateResult) -> u64 {
     u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Removes the lock files a git process killed mid-write leaves behind (`index.lock`,
+/// `AUTO_MERGE.lock`, … at the top of the worktree's git directory, and `<branch>.lock` of the
+/// branch it works on),
+/// which would fail every later git command there. Only called under the epic's lock, by the
+/// one run that works in these worktrees: a lock file found then belongs to a process of a run
+/// that died. The paths removed.
+pub(crate) fn clear_stale_locks(common_dir: &Path, worktree: &Path, branch: &str) -> Vec<PathBuf> {
+    let dotgit = worktree.join(".git");
+    let git_dir = if dotgit.is_dir() {
+        Some(dotgit)
+    } else {
+        std::fs::read_to_string(&dotgit).ok().and_then(|text| {
+            text.lines()
+                .find_map(|line| line.strip_prefix("gitdir:"))
+                .map(|dir| worktree.join(dir.trim()))
+        })
+    };
+    let mut candidates = Vec::new();
+    if let Some(git_dir) = git_dir
+        && let Ok(entries) = std::fs::read_dir(&git_dir)
+    {
+        // index.lock, HEAD.lock, AUTO_MERGE.lock, ORIG_HEAD.lock, MERGE_HEAD.lock, …
+        candidates.extend(
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| path.extension().is_some_and(|ext| ext == "lock") && path.is_file()),
+        );
+        candidates.sort();
+    }
+    if !branch.is_empty()
+        && !branch
+            .split('/')
+            .any(|part| part == ".." || part.is_empty())
+    {
+        candidates.push(common_dir.join("refs/heads").join(format!("{branch}.lock")));
+    }
+    candidates
+        .into_iter()
+        .filter(|path| std::fs::remove_file(path).is_ok())
+        .collect()
 }
 
 /// The message of a dirty epic worktree.

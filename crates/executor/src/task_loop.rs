@@ -38,7 +38,8 @@ pub struct StoryJob {
     pub worktree: PathBuf,
     /// The story branch (`story/<epic>/<id>`); the loop commits only while it is checked out.
     pub branch: String,
-    /// The epic branch, the base of the perimeter check's three-dot diff.
+    /// The base of the perimeter check's three-dot diff: the epic branch, or (as the run passes
+    /// it) the proven commit of it the story caught up with.
     pub epic_branch: String,
     /// The concurrency slot (`EPIC_SLOT`).
     pub slot: usize,
@@ -275,6 +276,8 @@ impl Run<'_> {
         let mut committed = Vec::new();
         let mut noop = Vec::new();
         let of = plan.tasks.len();
+        // The task a resumed run starts with may be the one an interrupted run was in.
+        let mut interrupted = resumed;
         for index in 0..of {
             if plan.tasks[index].completed {
                 continue;
@@ -287,7 +290,8 @@ impl Run<'_> {
                 index: index + 1,
                 of,
             });
-            let end = self.task(&plan, index).await?;
+            let end = self.task(&plan, index, interrupted).await?;
+            interrupted = false;
             plan.tasks[index].completed = true;
             self.save(&plan).await?;
             match end {
@@ -597,7 +601,14 @@ impl Run<'_> {
 
     // --- one task ----------------------------------------------------------------------------
 
-    async fn task(&self, plan: &TaskPlan, index: usize) -> Result<TaskEnd, StoryError> {
+    /// One task. `interrupted`: the first open task of a resumed run, which may already hold
+    /// the work of the turn a crashed run was in.
+    async fn task(
+        &self,
+        plan: &TaskPlan,
+        index: usize,
+        interrupted: bool,
+    ) -> Result<TaskEnd, StoryError> {
         let task = &plan.tasks[index];
         let title = task.title.as_str();
         self.check_branch().await?;
@@ -620,18 +631,23 @@ impl Run<'_> {
                 .ask_coder(&mut chat, title, prompts::noop(title))
                 .await?;
             if !self.changed_since(&start).await? {
-                if !reply.text.contains(NOOP_TOKEN) {
+                if reply.text.contains(NOOP_TOKEN) {
+                    // "Already satisfied" holds only while the gates agree: a resumed story's
+                    // branch can carry earlier work (committed as work in progress before a
+                    // catch-up) that is still red. Then the claim is wrong and the review
+                    // rounds below, which start with the gates, take over.
+                    if self.gate().await?.clean {
+                        return Ok(TaskEnd::Noop);
+                    }
+                } else if !interrupted {
                     return Err(StoryError::NoopNotConfirmed {
                         task: title.to_owned(),
                     });
                 }
-                // "Already satisfied" holds only while the gates agree: a resumed story's
-                // branch can carry earlier work (committed as work in progress before a
-                // catch-up) that is still red. Then the claim is wrong and the review rounds
-                // below, which start with the gates, take over.
-                if self.gate().await?.clean {
-                    return Ok(TaskEnd::Noop);
-                }
+                // The task an interrupted run was in: its work may already be here (left
+                // uncommitted by the killed turn, or committed as work in progress by a
+                // catch-up), so an agent redoing it changes nothing. The review rounds, gates
+                // first, decide.
             }
         }
 
@@ -640,7 +656,10 @@ impl Run<'_> {
         loop {
             round += 1;
             self.check_cancel()?;
-            let gate = self.gate().await?;
+            let mut gate = self.gate().await?;
+            if !gate.clean && round >= max_rounds && self.put_strays_back(&start).await? {
+                gate = self.gate().await?;
+            }
             if !gate.clean {
                 self.review_round(title, round, &gate);
                 if round >= max_rounds {
@@ -678,6 +697,40 @@ impl Run<'_> {
             CommitOutcome::Committed(id) => Some(id),
             CommitOutcome::NothingToCommit => None,
         }))
+    }
+
+    /// In the last round, puts paths changed outside the story's owned paths back as they were
+    /// when the task started (then they equal the epic branch's: no task commits a stray), so a
+    /// coder that ignored the perimeter feedback loses only its strays, not the task. A change
+    /// to a shared read-only path is never put back: it fails the story. Whether anything was
+    /// put back (the caller gates again).
+    async fn put_strays_back(&self, start: &CommitId) -> Result<bool, StoryError> {
+        let changed = self
+            .paths_changed_since(self.job.epic_branch.clone())
+            .await?;
+        let check = perimeter::check(&changed, &self.job.story);
+        if !check.shared_read_only.is_empty() || check.outside.is_empty() {
+            return Ok(false);
+        }
+        let (source, stray) = (start.to_hex(), check.outside.clone());
+        self.git(
+            "put paths outside the perimeter back",
+            move |git, worktree| {
+                let paths: Vec<&str> = stray.iter().map(String::as_str).collect();
+                git.restore_paths(worktree, &source, &paths)
+            },
+        )
+        .await?;
+        self.recorder.note(format!(
+            "put {} path(s) outside the perimeter back after the last round: {}",
+            check.outside.len(),
+            check.outside.join(", ")
+        ));
+        self.emit(Event::PerimeterRestored {
+            story: self.story_id(),
+            paths: check.outside,
+        });
+        Ok(true)
     }
 
     fn review_round(&self, task: &str, round: u32, review: &Review) {

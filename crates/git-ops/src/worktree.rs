@@ -15,6 +15,24 @@ use crate::repo::GixGit;
 use crate::types::{CommitId, Removal, WorktreeInfo};
 use crate::{branch, rev};
 
+/// Holds an exclusive OS lock on `<common-dir>/git-ops-worktrees.lock` while one worktree
+/// command runs, so the worktree administration of several processes on one repository (two
+/// epics run side by side) is serialized: two `git worktree add` of the same name (each epic's
+/// `_epic`) race for `.git/worktrees/<name>`, and a `git worktree prune` run while another
+/// process's add is half done unregisters it. Best effort: without the file, no lock. The
+/// lock dies with its holder.
+fn admin_lock(git: &GixGit) -> Option<std::fs::File> {
+    let path = crate::Git::common_dir(git).join("git-ops-worktrees.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .ok()?;
+    file.lock().ok()?;
+    Some(file)
+}
+
 /// `path` made absolute against the process's current directory, so git (which runs elsewhere)
 /// sees the same place and a leading `-` can never read as an option.
 fn absolute(path: &Path) -> Result<PathBuf, io::Error> {
@@ -112,6 +130,7 @@ pub(crate) fn add_new_branch(
     let start =
         CommitId(rev::resolve(&git.main_repo(), anchor, start).map_err(WorktreeError::StartPoint)?)
             .to_hex();
+    let _admin = admin_lock(git);
     git.cli
         .run(
             anchor,
@@ -133,6 +152,7 @@ pub(crate) fn add_existing(git: &GixGit, path: &Path, name: &str) -> Result<(), 
     check_destination(&path)?;
     // The short name: git checks out a local branch attached when given its short name (a full
     // `refs/heads/…` name would detach the head).
+    let _admin = admin_lock(git);
     git.cli
         .run(
             git.anchor(),
@@ -198,6 +218,7 @@ pub(crate) fn remove(git: &GixGit, path: &Path) -> Result<Removal, WorktreeError
     git.forget(&path);
     if path.exists() {
         // Twice forced: also when the worktree is locked.
+        let _admin = admin_lock(git);
         git.cli
             .run(
                 git.anchor(),
@@ -225,6 +246,7 @@ pub(crate) fn move_to(git: &GixGit, from: &Path, to: &Path) -> Result<(), Worktr
     }
     git.forget(&from);
     let arguments: &[&OsStr] = args!["worktree", "move", &from, &to];
+    let _admin = admin_lock(git);
     git.cli
         .run(git.anchor(), arguments)
         .map_err(|error| failed("move", &from)(Cause::Cli(error)))?;
@@ -233,6 +255,7 @@ pub(crate) fn move_to(git: &GixGit, from: &Path, to: &Path) -> Result<(), Worktr
 
 pub(crate) fn prune(git: &GixGit) -> Result<(), WorktreeError> {
     let anchor = git.anchor();
+    let _admin = admin_lock(git);
     git.cli
         .run(anchor, args!["worktree", "prune"])
         .map(drop)

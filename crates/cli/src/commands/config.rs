@@ -67,6 +67,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
     output::data(&text)
 }
 
+/// Values longer than this do not set the width of the value column.
+const LONG: usize = 48;
+
 /// The config file, then one line per option: key, value, source.
 fn text(document: &ConfigJson, out: Output) -> String {
     let options = serde_json::to_value(&document.options).unwrap_or_default();
@@ -86,7 +89,14 @@ fn text(document: &ConfigJson, out: Output) -> String {
             .iter()
             .map(|&key| show(key, options.get(key)))
             .collect();
-        let value_width = values.iter().map(|v| v.chars().count()).max().unwrap_or(0);
+        // A long value (the default test patterns) takes its own room rather than widening
+        // every line.
+        let value_width = values
+            .iter()
+            .map(|v| v.chars().count())
+            .filter(|&n| n <= LONG)
+            .max()
+            .unwrap_or(0);
         for (key, value) in KEYS.iter().zip(&values) {
             let source = document.sources.get(key).copied().unwrap_or("default");
             writeln!(w, "{key:width$}  {value:value_width$}  ({source})")?;

@@ -82,6 +82,12 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # or "waves" (each wave waits for the previous one).
 # schedule = "critical-path"
 
+# What a test file looks like: a directory (`tests/`) anywhere in a path, or a glob on the file
+# name (`*_test.*`). A story that deletes such a file, or adds a skip marker (#[ignore],
+# @pytest.mark.skip, t.Skip(, xit(, it.skip(, ...), fails unless its plan entry sets
+# "tests_change": true. Setting the list replaces the defaults.
+# test_pattern = ["tests/", "test/", "__tests__/", "spec/", "*_test.*", "*.test.*", "*-test.*", "test_*.py", "*_spec.*", "*.spec.*", "*Test.java", "*Tests.cs"]
+
 # Prices for the report's cost estimates (which are estimates from character counts), in US
 # dollars per million input and output tokens, by seat or model name prefix; the longest matching
 # prefix wins, then the built-in prices of the presets.

@@ -237,6 +237,7 @@ fn the_schema_describes_every_key() {
         "reviewer",
         "schedule",
         "setup",
+        "test_pattern",
         "turn_timeout",
     ];
     expected.sort_unstable();

@@ -4,6 +4,7 @@
 mod clean;
 mod completions;
 mod config;
+mod crash;
 mod demo;
 mod examples;
 mod graph;
@@ -11,6 +12,7 @@ mod init;
 mod parse_errors;
 mod plan_input;
 mod readme;
+mod reliability;
 mod report;
 mod run;
 mod schema;

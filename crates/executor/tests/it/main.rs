@@ -8,6 +8,7 @@ mod epic_run;
 mod epic_support;
 mod gates;
 mod happy;
+mod hostile_agents;
 mod misbehaviour;
 mod noop;
 mod planner;

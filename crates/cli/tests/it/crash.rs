@@ -1,0 +1,374 @@
+//! Crash at any instant: `epic run` on a 12-story plan in three waves (scripted agents that take
+//! a little time, a real gate), killed with SIGKILL (its whole process group, agents and gates
+//! too, as a machine crash would) at 30 seeded instants spread over the run, rerun after each
+//! kill; then the epic branch must hold every story merged exactly once, the same tree as an
+//! uninterrupted run, green gates at every merge, parseable state, and a clean repository.
+//!
+//! The seed is fixed; `EPIC_CRASH_SEED` picks another. Each kill's phase, read from the tail of
+//! `events.jsonl`, is printed (`--nocapture` shows the log).
+
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use state_store::{StoryState, StoryStatus};
+
+use crate::util::Repo;
+
+const EPIC: &str = "crash";
+const KILLS: usize = 30;
+
+/// The agent: plans two tasks; each coder turn takes a moment, then writes `<story>/<task>.txt`.
+const AGENT: &str = r#"#!/bin/sh
+cat > /dev/null
+case "$EPIC_ROLE" in
+planner) sleep 0.1; echo '{"tasks":[{"title":"one","description":"first file"},{"title":"two","description":"second file"}]}' ;;
+coder)
+  sleep 0.25
+  mkdir -p "$EPIC_STORY"
+  echo "ok $EPIC_STORY $EPIC_TASK" > "$EPIC_STORY/$EPIC_TASK.txt"
+  echo "wrote $EPIC_STORY/$EPIC_TASK.txt" ;;
+*) echo '{"clean":true,"issues":[]}' ;;
+esac
+"#;
+
+/// The gate: every story file says `ok`, and a story's second file needs its first.
+const GATE: &str = r#"sleep 0.1
+for f in */*.txt; do
+  [ -e "$f" ] || continue
+  grep -q '^ok ' "$f" || { echo "bad $f"; exit 1; }
+done
+for f in */two.txt; do
+  [ -e "$f" ] || continue
+  [ -e "$(dirname "$f")/one.txt" ] || { echo "$f without one.txt"; exit 1; }
+done
+"#;
+
+/// Three waves of four: `s01`..`s04`, then `s05`..`s08` each after one of the first wave, then
+/// `s09`..`s12` each after one of the second.
+fn plan() -> String {
+    let stories: Vec<serde_json::Value> = (1..=12)
+        .map(|n| {
+            let id = format!("s{n:02}");
+            let depends_on: Vec<String> = if n > 4 {
+                vec![format!("s{:02}", n - 4)]
+            } else {
+                vec![]
+            };
+            serde_json::json!({"id": id, "title": format!("Story {n}"), "owned": [id], "depends_on": depends_on})
+        })
+        .collect();
+    serde_json::json!({"epic_id": EPIC, "stories": stories}).to_string()
+}
+
+/// A repository with the gate script committed, the plan and the agent beside it.
+fn setup() -> (Repo, Vec<String>) {
+    let repo = Repo::new();
+    repo.write("gate.sh", GATE);
+    repo.git(&["add", "gate.sh"]);
+    repo.git(&[
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.com",
+        "commit",
+        "--quiet",
+        "-m",
+        "the gate",
+    ]);
+    // Outside the repository's tree (ignored files would do too): the plan and the agent.
+    let plan = repo.temp().join("plan.json");
+    std::fs::write(&plan, self::plan()).expect("write the plan");
+    let agent = repo.temp().join("agent.sh");
+    std::fs::write(&agent, AGENT).expect("write the agent");
+    let args = vec![
+        "run".to_owned(),
+        plan.display().to_string(),
+        "--coder".to_owned(),
+        format!("exec:sh {}", agent.display()),
+        "--gate".to_owned(),
+        "sh gate.sh".to_owned(),
+        "--concurrency".to_owned(),
+        "3".to_owned(),
+        "--no-progress".to_owned(),
+        "-q".to_owned(),
+    ];
+    (repo, args)
+}
+
+fn spawn(repo: &Repo, args: &[String]) -> Child {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    repo.command(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        // Its own process group, so one kill takes the agents and gates with it.
+        .process_group(0)
+        .spawn()
+        .expect("spawn epic run")
+}
+
+/// Waits for `child` to exit, up to `limit`; how it exited, `None` while it still runs.
+fn wait(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("poll") {
+            return Some(status);
+        }
+        if start.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn run_to_end(repo: &Repo, args: &[String]) -> (Option<i32>, Duration) {
+    let start = Instant::now();
+    let mut child = spawn(repo, args);
+    let code = wait(&mut child, Duration::from_mins(5))
+        .expect("the run ends")
+        .code();
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        std::io::Read::read_to_string(&mut pipe, &mut stderr).ok();
+    }
+    if code != Some(0) {
+        let report = repo.run(&["report", EPIC]);
+        panic!("the run ended {code:?}:\n{stderr}\n{}", report.stdout);
+    }
+    (code, start.elapsed())
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A fraction in [0, 1).
+    fn fraction(&mut self) -> f64 {
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "53 bits are plenty for a fraction"
+        )]
+        let fraction = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        fraction
+    }
+}
+
+/// What the run was doing when killed, from the last event in `events.jsonl`.
+fn phase(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let Some(last) = text
+        .lines()
+        .rev()
+        .find_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+    else {
+        return "before the first event (preflight: lock, epic worktree)".to_owned();
+    };
+    let kind = last["kind"].as_str().unwrap_or("?");
+    match kind {
+        "run_started"
+        | "baseline_checked"
+        | "story_started"
+        | "story_prepared"
+        | "story_already_merged" => format!("preparing ({kind})"),
+        "turn_started" => match last["role"].as_str() {
+            Some("planner") => "planning (planner turn)".to_owned(),
+            Some(role) => format!("a {role} turn"),
+            None => "a turn".to_owned(),
+        },
+        "turn_ended" | "tasks_planned" | "task_started" => format!("between turns ({kind})"),
+        "gate_passed" | "gate_failed" | "review_round" => format!("a story gate ({kind})"),
+        "task_committed" => "a task commit / checkpoint write".to_owned(),
+        "merge_started" => "a merge".to_owned(),
+        "epic_gate" => "the gates of a merge being proven".to_owned(),
+        "story_merged" | "worktree_removed" => format!("after a merge: state written ({kind})"),
+        "story_rolled_back" => "a rollback".to_owned(),
+        "run_note" => format!("a run note: {}", last["message"].as_str().unwrap_or("")),
+        other => other.to_owned(),
+    }
+}
+
+fn kill_group(child: &Child) {
+    let group = format!("-{}", child.id());
+    // A failure means the group is gone already: the run ended first.
+    std::process::Command::new("kill")
+        .args(["-KILL", "--", &group])
+        .stderr(Stdio::null())
+        .status()
+        .expect("run kill");
+}
+
+fn first_parent_merges(repo: &Repo) -> Vec<(String, String)> {
+    repo.git_output(&[
+        "log",
+        "--first-parent",
+        "--merges",
+        "--format=%H %s",
+        &format!("epic/{EPIC}"),
+    ])
+    .lines()
+    .map(|line| {
+        let (sha, subject) = line.split_once(' ').expect("sha and subject");
+        (sha.to_owned(), subject.to_owned())
+    })
+    .collect()
+}
+
+#[test]
+fn sigkill_at_thirty_instants_loses_nothing_and_proves_everything() {
+    // The reference: the same repository, built the same way, run without interruption.
+    let (reference, reference_args) = setup();
+    let (_, duration) = run_to_end(&reference, &reference_args);
+    let reference_tree = reference.git_output(&["rev-parse", &format!("epic/{EPIC}^{{tree}}")]);
+
+    let (repo, args) = setup();
+    let seed = std::env::var("EPIC_CRASH_SEED")
+        .ok()
+        .and_then(|seed| seed.parse().ok())
+        .unwrap_or(0x5eed_cafe_f00d_u64);
+    let mut rng = Rng(seed | 1);
+    let log = repo.common_dir().join(format!("epic/{EPIC}/events.jsonl"));
+    let mut phases = Vec::new();
+    let mut hit = 0;
+    for kill in 1..=KILLS {
+        // Spread over the run: a rerun's progress is its time alive, so each life is a random
+        // part of a sixth of the uninterrupted run's duration (reruns redo the task they
+        // were in), from a few milliseconds (the preflight) up.
+        let delay = duration.mul_f64(rng.fraction() / 6.0) + Duration::from_millis(15);
+        let mut child = spawn(&repo, &args);
+        let ended = wait(&mut child, delay);
+        match ended {
+            Some(status) => {
+                let code = status.code();
+                let mut stderr = String::new();
+                if let Some(mut pipe) = child.stderr.take() {
+                    std::io::Read::read_to_string(&mut pipe, &mut stderr).ok();
+                }
+                assert_ne!(
+                    code,
+                    Some(3),
+                    "kill {kill}: the lock was not free:\n{stderr}"
+                );
+                if code != Some(0) {
+                    let report = repo.run(&["report", EPIC]).stdout;
+                    panic!(
+                        "kill {kill}: the run ended {code:?}:\n{stderr}\n{report}\n{}",
+                        phases.join("\n")
+                    );
+                }
+                phases.push(format!(
+                    "kill {kill:2} at {delay:>9.3?}: the run had finished"
+                ));
+            }
+            None => {
+                let phase = phase(&log);
+                kill_group(&child);
+                let code = wait(&mut child, Duration::from_secs(30))
+                    .expect("killed")
+                    .code();
+                // `Some(0)`: the run finished between the look at its log and the kill.
+                assert!(
+                    matches!(code, None | Some(0)),
+                    "kill {kill}: the run ended {code:?} before it was killed"
+                );
+                hit += 1;
+                phases.push(format!("kill {kill:2} at {delay:>9.3?}: {phase}"));
+            }
+        }
+    }
+    println!(
+        "seed {seed:#x}, reference run {duration:.3?}\n{}",
+        phases.join("\n")
+    );
+    assert!(
+        hit >= KILLS / 2,
+        "most kills hit a live run:\n{}",
+        phases.join("\n")
+    );
+
+    // The last rerun, uninterrupted, finishes the epic.
+    run_to_end(&repo, &args);
+    assert_sound(&repo, &reference_tree, &phases);
+}
+
+/// Everything a finished epic must be after the crashes: each story merged once, the
+/// reference tree, parseable state, green gates at each merge, a clean repository.
+fn assert_sound(repo: &Repo, reference_tree: &str, phases: &[String]) {
+    // Every story merged exactly once on the first-parent history.
+    let merges = first_parent_merges(repo);
+    let mut subjects: Vec<&str> = merges.iter().map(|(_, subject)| subject.as_str()).collect();
+    subjects.sort_unstable();
+    let expected: Vec<String> = (1..=12)
+        .map(|n| format!("{EPIC}: merge story s{n:02}"))
+        .collect();
+    assert_eq!(subjects, expected, "{}", phases.join("\n"));
+
+    // The same tree as the uninterrupted run.
+    let tree = repo.git_output(&["rev-parse", &format!("epic/{EPIC}^{{tree}}")]);
+    assert_eq!(tree, reference_tree, "{}", phases.join("\n"));
+
+    // Every state file parses; nothing is left mid-merge.
+    let dir = repo.epic(EPIC);
+    for n in 1..=12 {
+        let id = format!("s{n:02}");
+        let state: StoryState = state_store::load(dir.story_state(&id).expect("path"))
+            .expect("the state parses")
+            .expect("the state exists");
+        assert_eq!(state.status, StoryStatus::Merged, "{id}");
+    }
+    let report: executor::ReportDocument = state_store::load(dir.report_json())
+        .expect("the report parses")
+        .expect("the report exists");
+    assert!(report.0.all_done());
+    assert!(!dir.root().join("merging.json").exists());
+
+    // The gates pass at every merge commit of the epic branch's first-parent history.
+    let check = repo.temp().join("check");
+    for (sha, subject) in &merges {
+        let path = check.display().to_string();
+        repo.git(&["worktree", "add", "--quiet", "--detach", &path, sha]);
+        let gate = std::process::Command::new("sh")
+            .arg("gate.sh")
+            .current_dir(&check)
+            .output()
+            .expect("run the gate");
+        assert!(
+            gate.status.success(),
+            "the gate fails at {sha} ({subject}): {}",
+            String::from_utf8_lossy(&gate.stdout)
+        );
+        repo.git(&["worktree", "remove", "--force", &path]);
+    }
+
+    // `epic clean` leaves no stale worktree registration, and the repository is sound.
+    repo.run(&["clean", EPIC]).assert_code(0);
+    let worktrees = repo.git_output(&["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        worktrees
+            .lines()
+            .filter(|line| line.starts_with("worktree "))
+            .count(),
+        1,
+        "{worktrees}"
+    );
+    assert!(!worktrees.contains("prunable"), "{worktrees}");
+    let fsck = std::process::Command::new("git")
+        .args(["fsck", "--no-progress", "--no-dangling"])
+        .current_dir(repo.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("run git fsck");
+    assert!(
+        fsck.status.success() && fsck.stdout.is_empty(),
+        "git fsck: {}{}",
+        String::from_utf8_lossy(&fsck.stdout),
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}

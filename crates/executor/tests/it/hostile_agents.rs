@@ -1,0 +1,538 @@
+//! Whole runs with agents that break every rule they can reach: strays outside the perimeter, a
+//! shared read-only edit, hanging, crashing, moving the epic branch, writing into the epic
+//! worktree, deleting worktrees, deleting or skipping tests, `BLOCKED_ON`, unreadable verdicts,
+//! and background processes. Each asserts what must happen; none may reach the epic branch or
+//! lose a merged story.
+
+use std::time::{Duration, Instant};
+
+use executor::{Event, RunError};
+use story_plan::ValidPlan;
+
+use crate::epic_support::{EpicFixture, plan, statuses};
+use crate::support::{Events, wait_dead};
+
+/// The merge commits of the epic branch's first-parent history, oldest first.
+fn merges(ep: &EpicFixture) -> Vec<String> {
+    let mut merges: Vec<String> = ep
+        .epic_log()
+        .into_iter()
+        .filter(|line| line.starts_with("e: merge story"))
+        .collect();
+    merges.reverse();
+    merges
+}
+
+/// The paths of the epic branch's tree.
+fn epic_files(ep: &EpicFixture) -> Vec<String> {
+    ep.fx
+        .git_in(&ep.fx.repo, &["ls-tree", "-r", "--name-only", "epic/e"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Commits `files` on `main` (before the epic branch exists).
+fn commit_on_main(ep: &EpicFixture, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let path = ep.fx.repo.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    ep.fx.git_in(&ep.fx.repo, &["add", "-A"]);
+    ep.fx
+        .git_in(&ep.fx.repo, &["commit", "-q", "-m", "fixture files"]);
+}
+
+fn reason(outcome: &executor::RunOutcome, index: usize) -> String {
+    outcome.report.stories[index]
+        .reason
+        .clone()
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_outside_owned_are_put_back_and_the_story_merges() {
+    let ep = EpicFixture::new();
+    // Every coder turn writes outside `src/a`, and never reverts it when told.
+    ep.hook(
+        "a",
+        "echo stray >> README.md; mkdir -p src/b; echo sneaked > src/b/sneak.txt\n",
+    );
+    let mut config = ep.config();
+    config.max_rounds = 2;
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &events)
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done"], "{:?}", outcome.report);
+    assert!(events.steps().iter().any(|event| matches!(
+        event,
+        Event::PerimeterRestored { story, paths } if story == "a" && paths.iter().any(|p| p == "README.md")
+    )));
+    assert_eq!(epic_files(&ep), ["README.md", "src/a/done.txt"]);
+    assert_eq!(
+        ep.fx.git_in(&ep.fx.repo, &["show", "epic/e:README.md"]),
+        "hello\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_read_only_change_in_a_task_fails_the_story() {
+    let ep = EpicFixture::new();
+    let mut plan = plan(&[("a", &[])]).into_plan();
+    plan.stories[0].shared_read_only = vec!["README.md".into()];
+    let plan = plan.validate().expect("valid");
+    ep.hook("a", "echo changed >> README.md\n");
+    let mut config = ep.config();
+    config.max_rounds = 2;
+    let outcome = ep
+        .run(&plan, config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"]);
+    assert!(
+        reason(&outcome, 0).contains("shared read-only"),
+        "{}",
+        reason(&outcome, 0)
+    );
+    assert!(merges(&ep).is_empty());
+    assert_eq!(epic_files(&ep), ["README.md"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_agent_is_killed_at_its_deadline_with_its_children() {
+    let ep = EpicFixture::new();
+    let pid_file = ep.fx.root.join("child.pid");
+    ep.hook(
+        "a",
+        "sleep 600 & echo $! > \"$ROOT/child.pid\"; sleep 600\n",
+    );
+    let mut config = ep.config();
+    config.turn_timeout = Duration::from_secs(2);
+    let began = Instant::now();
+    let outcome = ep
+        .run(&plan(&[("a", &[]), ("b", &[])]), config, &Events::default())
+        .await
+        .expect("run");
+    assert!(
+        began.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
+    let why = reason(&outcome, 0);
+    assert!(
+        why.contains("deadline") || why.contains("timed out"),
+        "{why}"
+    );
+    let pid: u32 = std::fs::read_to_string(pid_file)
+        .expect("the agent forked a child")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert!(wait_dead(pid), "the forked child {pid} outlived the turn");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transient_crash_is_retried_and_any_other_fails_the_story() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "a",
+        "if [ ! -f \"$ROOT/a-once\" ]; then touch \"$ROOT/a-once\"; echo '429 Too Many Requests: rate limit' >&2; exit 1; fi\n",
+    );
+    ep.hook("b", "echo 'segmentation fault' >&2; exit 139\n");
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[]), ("b", &[])]), ep.config(), &events)
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
+    assert!(
+        reason(&outcome, 1).contains("segmentation fault"),
+        "{}",
+        reason(&outcome, 1)
+    );
+    assert!(
+        events
+            .steps()
+            .iter()
+            .any(|event| matches!(event, Event::TurnRetried { story, .. } if story == "a")),
+        "a's transient failure was retried"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_moves_the_epic_branch_back_is_refused_and_nothing_merged_is_lost() {
+    let ep = EpicFixture::new();
+    // b runs after a merged, and moves the epic branch back to main: a's merge is off it.
+    ep.hook("b", "git update-ref refs/heads/epic/e main\n");
+    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
+    let why = reason(&outcome, 1);
+    assert!(why.contains("was moved from"), "{why}");
+    assert_eq!(
+        ep.rev("epic/e"),
+        ep.rev("main"),
+        "epic never moved it again"
+    );
+
+    // A rerun refuses to build on a branch that lost a merged story, naming it.
+    let error = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect_err("refused");
+    let RunError::MergedStoriesMissing { stories, .. } = &error else {
+        panic!("{error}");
+    };
+    assert_eq!(stories, &["a"]);
+
+    // Put back as the message says, the run finishes with each story merged once.
+    let proven = ep.rev("story/e/a");
+    let merge_a = ep
+        .fx
+        .git_in(
+            &ep.fx.repo,
+            &[
+                "log",
+                "--format=%H",
+                "--merges",
+                "-1",
+                "--grep=merge story a",
+                "--all",
+            ],
+        )
+        .trim()
+        .to_owned();
+    assert!(!proven.is_empty());
+    ep.fx
+        .git_in(&ep.fx.repo, &["update-ref", "refs/heads/epic/e", &merge_a]);
+    ep.fx
+        .git_in(&ep.epic_worktree(), &["reset", "-q", "--hard"]);
+    let hooks = ep.fx.root.join("hooks").join("b.sh");
+    std::fs::remove_file(hooks).expect("remove b's hook");
+    let rerun = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", statuses(&rerun));
+    assert_eq!(merges(&ep), ["e: merge story a", "e: merge story b"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_points_the_epic_branch_at_its_own_work_merges_nothing() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "a",
+        "mkdir -p src/a; echo unproven > src/a/wip.txt; git add -A; git commit -qm wip; git update-ref refs/heads/epic/e HEAD\n",
+    );
+    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed", "b:skipped"]);
+    assert!(merges(&ep).is_empty(), "{:?}", ep.epic_log());
+    let why = reason(&outcome, 0);
+    assert!(why.contains("epic worktree"), "{why}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writing_into_the_epic_worktree_stops_new_launches_naming_the_paths() {
+    let ep = EpicFixture::new();
+    ep.hook("a", "echo x > \"$ROOT/repo.worktrees/e/_epic/stray.txt\"\n");
+    let mut config = ep.config();
+    config.concurrency = 1;
+    let plan = plan(&[("a", &[]), ("b", &[])]);
+    let outcome = ep
+        .run(&plan, config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed", "b:skipped"]);
+    let why = reason(&outcome, 0);
+    assert!(
+        why.contains("uncommitted changes") && why.contains("stray.txt"),
+        "{why}"
+    );
+    assert!(
+        reason(&outcome, 1).contains("stray.txt"),
+        "{}",
+        reason(&outcome, 1)
+    );
+    assert!(merges(&ep).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_deletes_its_own_worktree_fails_and_a_rerun_recovers() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "a",
+        "if [ ! -f \"$ROOT/a-once\" ]; then touch \"$ROOT/a-once\"; rm -rf \"$EPIC_WORKTREE\"; echo gone; exit 0; fi\n",
+    );
+    let plan = plan(&[("a", &[]), ("b", &[])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
+    let rerun = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    assert_eq!(merges(&ep), ["e: merge story b", "e: merge story a"]);
+    let list = ep
+        .fx
+        .git_in(&ep.fx.repo, &["worktree", "list", "--porcelain"]);
+    assert!(!list.contains("prunable"), "{list}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_removes_a_siblings_worktree_loses_nothing() {
+    let ep = EpicFixture::new();
+    // a waits until b's worktree exists, removes it, and tells b; b waits to be told.
+    ep.hook(
+        "a",
+        r#"if [ ! -f "$ROOT/removed" ]; then
+  n=0; while [ ! -e "$ROOT/b-working" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done
+  git worktree remove --force "$ROOT/repo.worktrees/e/b"; touch "$ROOT/removed"
+fi
+"#,
+    );
+    ep.hook(
+        "b",
+        r#"if [ ! -f "$ROOT/b-working" ]; then
+  touch "$ROOT/b-working"
+  n=0; while [ ! -e "$ROOT/removed" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done
+fi
+"#,
+    );
+    let mut config = ep.config();
+    config.concurrency = 2;
+    let plan = plan(&[("a", &[]), ("b", &[])]);
+    let outcome = ep
+        .run(&plan, config.clone(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(
+        statuses(&outcome),
+        ["a:done", "b:failed"],
+        "{:?}",
+        outcome.report
+    );
+    let rerun = ep
+        .run(&plan, config, &Events::default())
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    let mut merged = merges(&ep);
+    merged.sort();
+    assert_eq!(merged, ["e: merge story a", "e: merge story b"]);
+}
+
+/// A plan of story `a` owning `src/a`, which holds a test and a library file on `main`.
+fn tested(ep: &EpicFixture, tests_change: bool) -> ValidPlan {
+    commit_on_main(
+        ep,
+        &[
+            ("src/a/tests/a_test.sh", "test 1 -eq 1\n"),
+            ("src/a/checks/extra.sh", "true\n"),
+            ("src/a/lib.rs", "pub fn f() {}\n"),
+        ],
+    );
+    let mut plan = plan(&[("a", &[])]).into_plan();
+    plan.stories[0].tests_change = tests_change;
+    plan.validate().expect("valid")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_or_skipping_tests_fails_the_story_unless_its_plan_allows_it() {
+    for (hook, found) in [
+        (
+            "rm src/a/tests/a_test.sh\n",
+            "src/a/tests/a_test.sh: test file deleted",
+        ),
+        (
+            "printf '#[test]\\n#[ignore]\\nfn slow() {}\\n' >> src/a/lib.rs\n",
+            "src/a/lib.rs: adds the skip marker `#[ignore`",
+        ),
+        (
+            "printf 'xit(\"adds\", () => {});\\n' > src/a/cart.js\n",
+            "src/a/cart.js: adds the skip marker `xit(`",
+        ),
+    ] {
+        let ep = EpicFixture::new();
+        let plan = tested(&ep, false);
+        ep.hook("a", hook);
+        let outcome = ep
+            .run(&plan, ep.config(), &Events::default())
+            .await
+            .expect("run");
+        assert_eq!(statuses(&outcome), ["a:failed"], "{hook}");
+        let why = reason(&outcome, 0);
+        assert!(why.contains(found) && why.contains("tests_change"), "{why}");
+        assert!(merges(&ep).is_empty());
+
+        // The same story with `tests_change: true` merges.
+        let ep = EpicFixture::new();
+        let plan = tested(&ep, true);
+        ep.hook("a", hook);
+        let outcome = ep
+            .run(&plan, ep.config(), &Events::default())
+            .await
+            .expect("run");
+        assert_eq!(
+            statuses(&outcome),
+            ["a:done"],
+            "{hook}: {:?}",
+            outcome.report
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_test_patterns_are_configurable() {
+    let ep = EpicFixture::new();
+    let plan = tested(&ep, false);
+    ep.hook("a", "rm src/a/checks/extra.sh\n");
+    // Not a test by the defaults: merges.
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done"]);
+
+    let ep = EpicFixture::new();
+    let plan = tested(&ep, false);
+    ep.hook("a", "rm src/a/checks/extra.sh\n");
+    let mut config = ep.config();
+    config.test_patterns = vec!["checks/".into()];
+    let outcome = ep
+        .run(&plan, config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"]);
+    assert!(reason(&outcome, 0).contains("src/a/checks/extra.sh: test file deleted"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn blocked_on_fails_the_story_and_skips_its_dependents() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "a",
+        "echo 'I need a payments API'; echo 'BLOCKED_ON: payments::charge'; exit 0\n",
+    );
+    let plan = plan(&[("a", &[]), ("b", &["a"]), ("c", &[])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed", "b:skipped", "c:done"]);
+    let why = reason(&outcome, 0);
+    assert!(
+        why.contains("missing dependency") && why.contains("payments::charge"),
+        "{why}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreadable_verdicts_count_as_not_clean() {
+    let ep = EpicFixture::new();
+    // a's judge replies garbage; b's reviewer replies garbage but its judge clears it.
+    ep.hook("a.judge", "echo '{\"clean\": tru'; exit 0\n");
+    ep.hook(
+        "b.judge",
+        "if [ \"$EPIC_ROLE\" = reviewer ]; then echo 'LGTM!'; exit 0; fi\n",
+    );
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    config.reviewers = vec![ep.agent()];
+    config.max_rounds = 2;
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[]), ("b", &[])]), config, &events)
+        .await
+        .expect("run");
+    assert_eq!(
+        statuses(&outcome),
+        ["a:failed", "b:done"],
+        "{:?}",
+        outcome.report
+    );
+    assert!(
+        reason(&outcome, 0).contains("judge not cleared"),
+        "{}",
+        reason(&outcome, 0)
+    );
+    // b's unreadable review was a red round, and did not block the task.
+    assert!(events.steps().iter().any(|event| matches!(
+        event,
+        Event::ReviewRound { story, clean: false, .. } if story == "b"
+    )));
+    assert_eq!(merges(&ep), ["e: merge story b"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_process_left_behind_dies_with_the_turn() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "a",
+        "sleep 600 > /dev/null 2>&1 & echo $! > \"$ROOT/bg.pid\"\n",
+    );
+    let began = Instant::now();
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert!(outcome.all_done(), "{:?}", outcome.report);
+    assert!(began.elapsed() < Duration::from_secs(30));
+    let pid: u32 = std::fs::read_to_string(ep.fx.root.join("bg.pid"))
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert!(
+        wait_dead(pid),
+        "the background process {pid} outlived its turn"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_through_a_symlink_in_an_owned_path_counts_for_its_target() {
+    let ep = EpicFixture::new();
+    commit_on_main(&ep, &[("src/b/file", "b's\n")]);
+    std::fs::create_dir_all(ep.fx.repo.join("src/a")).expect("mkdir");
+    std::os::unix::fs::symlink("../b/file", ep.fx.repo.join("src/a/link")).expect("symlink");
+    ep.fx.git_in(&ep.fx.repo, &["add", "-A"]);
+    ep.fx
+        .git_in(&ep.fx.repo, &["commit", "-q", "-m", "a link into b"]);
+    // a owns src/a and writes through src/a/link: src/b/file is what changes.
+    ep.hook("a", "echo hijacked > src/a/link\n");
+    let mut config = ep.config();
+    config.max_rounds = 1;
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[]), ("b", &[])]), config, &events)
+        .await
+        .expect("run");
+    assert!(events.steps().iter().any(|event| matches!(
+        event,
+        Event::PerimeterRestored { story, paths } if story == "a" && paths == &["src/b/file"]
+    )));
+    assert_eq!(statuses(&outcome), ["a:done", "b:done"]);
+    assert_eq!(
+        ep.fx.git_in(&ep.fx.repo, &["show", "epic/e:src/b/file"]),
+        "b's\n",
+        "the change through the link never reached the epic branch"
+    );
+    assert_eq!(
+        ep.fx
+            .git_in(&ep.fx.repo, &["cat-file", "-p", "epic/e:src/a/link"]),
+        "../b/file"
+    );
+}
