@@ -32,6 +32,21 @@ const BENCHES: &[Bench] = &[
         package: "git-ops",
         target: "ops",
     },
+    Bench {
+        name: "makespan",
+        package: "cli",
+        target: "makespan",
+    },
+    Bench {
+        name: "overhead",
+        package: "cli",
+        target: "overhead",
+    },
+    Bench {
+        name: "memory",
+        package: "cli",
+        target: "memory",
+    },
 ];
 
 pub(crate) fn run(args: &[String]) -> Result {

@@ -1,0 +1,158 @@
+//! What the `epic` benchmarks share: the release `epic` binary cargo built for them, git run in
+//! an isolated environment, a seeded random number generator, and median/percentile helpers.
+
+#![allow(
+    dead_code,
+    reason = "each benchmark uses part of the shared helpers; unused ones are not an error"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `epic` binary: cargo builds it with the bench profile (the release settings) for every
+/// bench target of this package and names it here.
+pub(crate) fn epic_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_epic"))
+}
+
+/// The environment every git and `epic` process of a benchmark runs in: no user or system
+/// config, a fixed identity.
+#[derive(Debug)]
+pub(crate) struct Env {
+    home: tempfile::TempDir,
+}
+
+impl Env {
+    pub(crate) fn new() -> Self {
+        let home = tempfile::tempdir().expect("temporary home");
+        std::fs::write(
+            home.path().join(".gitconfig"),
+            "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n",
+        )
+        .expect("write .gitconfig");
+        Self { home }
+    }
+
+    /// `program` with the isolated environment, in `dir`.
+    pub(crate) fn command(&self, program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+        let mut command = Command::new(program);
+        for key in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_INDEX_FILE",
+            "GIT_CONFIG_PARAMETERS",
+        ] {
+            command.env_remove(key);
+        }
+        command
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("LC_ALL", "C")
+            .current_dir(dir);
+        command
+    }
+
+    /// Runs git in `dir`; panics unless it succeeds.
+    pub(crate) fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let output = self
+            .command("git", dir)
+            .args(args)
+            .output()
+            .expect("run git");
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// A new repository at `dir` with `files` committed on `main`.
+    pub(crate) fn repo(&self, dir: &Path, files: &[(String, String)]) {
+        std::fs::create_dir_all(dir).expect("mkdir repo");
+        self.git(dir, &["init", "-q", "-b", "main"]);
+        for (path, content) in files {
+            write(&dir.join(path), content);
+        }
+        self.git(dir, &["add", "-A"]);
+        self.git(dir, &["commit", "-q", "-m", "initial"]);
+    }
+}
+
+/// Writes `content` at `path`, creating its directory.
+pub(crate) fn write(path: &Path, content: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("mkdir");
+    }
+    std::fs::write(path, content).expect("write");
+}
+
+/// An executable shell script at `path`.
+pub(crate) fn script(path: &Path, text: &str) {
+    write(path, text);
+    let status = Command::new("chmod")
+        .arg("+x")
+        .arg(path)
+        .status()
+        .expect("chmod");
+    assert!(status.success(), "chmod failed");
+}
+
+/// splitmix64: small, seeded, the same numbers on every machine.
+#[derive(Debug, Clone)]
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0; the modulo bias is negligible for small n).
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+}
+
+/// The median of `values` (the upper one of an even count); 0 when empty.
+pub(crate) fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or_default()
+}
+
+/// The largest of `values`; 0 when empty.
+pub(crate) fn max(values: &[f64]) -> f64 {
+    values.iter().copied().fold(0.0, f64::max)
+}
+
+/// The file system type of `path` as `stat -f` names it (`tmpfs`, `ext2/ext3`, …).
+pub(crate) fn fs_type(path: &Path) -> String {
+    Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(path)
+        .output()
+        .ok()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The places to measure on disk: tmpfs (`/dev/shm`) when there is one, and the system's
+/// temporary directory.
+pub(crate) fn places() -> Vec<(&'static str, PathBuf)> {
+    let mut places = Vec::new();
+    if Path::new("/dev/shm").is_dir() {
+        places.push(("tmpfs", PathBuf::from("/dev/shm")));
+    }
+    places.push(("disk", std::env::temp_dir()));
+    places
+}
