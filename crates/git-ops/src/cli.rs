@@ -13,6 +13,9 @@
 //! - `-c core.hooksPath=/dev/null`: the repository's hooks do not run. epic's own commits,
 //!   merges and resets are bookkeeping; the project's checks run as epic's gates, and a hook
 //!   could prompt, hang or refuse. gix runs no hooks either, so both paths behave alike.
+//! - `-c maintenance.auto=false -c gc.auto=0`: no automatic maintenance after each of epic's
+//!   commits and merges. Those run dozens of times per epic, each would consider (and sometimes
+//!   start) a repack in the user's repository mid-run; the user's own git keeps doing it.
 //!
 //! The caller's identity variables (`GIT_AUTHOR_NAME`, …) and `HOME` are kept: they are how a
 //! person chooses who commits.
@@ -116,7 +119,10 @@ impl Cli {
                 None => command.env_remove(key),
             };
         }
-        command.args(["-c", "core.hooksPath=/dev/null"]).args(args);
+        command
+            .args(["-c", "core.hooksPath=/dev/null"])
+            .args(["-c", "maintenance.auto=false", "-c", "gc.auto=0"])
+            .args(args);
         command
     }
 
