@@ -53,6 +53,26 @@ pub(crate) fn select(repo: &Repo, name: Option<&str>) -> Result<Selected, CliErr
         .map_err(|error| CliError::new(Kind::Repository, error))
 }
 
+/// The epic `name` in `repo`, or the only one; for `epic <command>`, which needs exactly one, an
+/// error naming the epics when several have run and none is named.
+pub(crate) fn select_one(
+    repo: &Repo,
+    name: Option<&str>,
+    command: &str,
+) -> Result<EpicDir, CliError> {
+    match select(repo, name)? {
+        Selected::One(dir) => Ok(dir),
+        Selected::Several(ids) => Err(CliError::new(
+            Kind::Repository,
+            Message::new(format!(
+                "several epics have run in this repository: {}",
+                ids.join(", ")
+            )),
+        )
+        .hint(format!("name one: `epic {command} {}`", ids[0]))),
+    }
+}
+
 fn no_epics(message: &str) -> CliError {
     CliError::new(Kind::Repository, Message::new(message))
         .hint("`epic run PLAN` runs an epic; its state is kept in the repository's git directory")

@@ -207,14 +207,7 @@ pub(crate) fn noop(title: &str) -> String {
 /// The request to address a round's findings.
 pub(crate) fn fix(review: &Review) -> String {
     let mut out = String::from("Address these findings, then stop:\n");
-    for issue in &review.issues {
-        let _ = write!(out, "\n- [{}] {}", issue.severity, issue.title);
-        let description = issue.description.trim();
-        if !description.is_empty() {
-            let _ = write!(out, ": {description}");
-        }
-    }
-    out.push('\n');
+    push_issues(&mut out, review);
     out
 }
 
@@ -302,7 +295,13 @@ pub(crate) fn judge_feedback(story: &Story, verdict: &Review) -> String {
          and without leaving your owned paths, then stop:\n",
         story.title
     );
-    for issue in &verdict.issues {
+    push_issues(&mut out, verdict);
+    out
+}
+
+/// Appends each issue as `- [severity] title: description`, then a newline.
+fn push_issues(out: &mut String, review: &Review) {
+    for issue in &review.issues {
         let _ = write!(out, "\n- [{}] {}", issue.severity, issue.title);
         let description = issue.description.trim();
         if !description.is_empty() {
@@ -310,7 +309,6 @@ pub(crate) fn judge_feedback(story: &Story, verdict: &Review) -> String {
         }
     }
     out.push('\n');
-    out
 }
 
 /// A review's issues as `- title: description` lines.

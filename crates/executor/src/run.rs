@@ -408,7 +408,6 @@ pub async fn run_epic(
         story_gates,
         epic_gates: all_gates,
         merge: Mutex::new(EpicHead { green }),
-        admin: Arc::new(std::sync::Mutex::new(())),
         proven: std::sync::Mutex::new(head),
         events,
     });

@@ -46,35 +46,12 @@ pub(crate) struct Shared {
     pub(crate) epic_gates: Gates,
     /// The merge lock; it guards the gates known to pass on the epic head.
     pub(crate) merge: Mutex<EpicHead>,
-    /// Serializes worktree administration (add, move, remove, prune): `git worktree prune`
-    /// run while another story's `git worktree add` is half done would unregister it.
-    pub(crate) admin: Arc<std::sync::Mutex<()>>,
     /// The proven epic head (see [`Shared::proven`]); moved forward under the merge lock.
     pub(crate) proven: std::sync::Mutex<git_ops::CommitId>,
     pub(crate) events: EventSink,
 }
 
 impl Shared {
-    /// Runs worktree administration `op` in `spawn_blocking`, one at a time across stories.
-    async fn admin<T, E>(
-        &self,
-        action: &str,
-        op: impl FnOnce(&dyn Git) -> Result<T, E> + Send + 'static,
-    ) -> Result<T, Stop>
-    where
-        T: Send + 'static,
-        E: Into<BoxError> + Send + 'static,
-    {
-        let admin = Arc::clone(&self.admin);
-        blocking(&self.git, action, move |git| {
-            let _serialized = admin
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            op(git)
-        })
-        .await
-    }
-
     /// The epic head whose gates were last proven: where stories are cut and catch up.
     pub(crate) fn proven(&self) -> git_ops::CommitId {
         *self
@@ -415,12 +392,10 @@ impl Work {
         if let Some(old) = stored.as_ref().filter(|old| old.hash != hash) {
             self.note("plan entry changed since its branch was created; starting over");
             for worktree in BTreeSet::from([old.worktree.clone(), self.worktree.clone()]) {
-                let removed = self
-                    .shared
-                    .admin("remove the old worktree", move |git| {
-                        git.remove_worktree(&worktree)
-                    })
-                    .await;
+                let removed = blocking(&self.shared.git, "remove the old worktree", move |git| {
+                    git.remove_worktree(&worktree)
+                })
+                .await;
                 if let Err(Stop::Failed(reason)) = removed {
                     self.note(reason);
                 }
@@ -463,11 +438,10 @@ impl Work {
                 let mut fresh = false;
                 if old.worktree != self.worktree && old.worktree.join(".git").exists() {
                     let (from, to) = (old.worktree.clone(), self.worktree.clone());
-                    self.shared
-                        .admin("move the story's worktree", move |git| {
-                            git.move_worktree(&from, &to)
-                        })
-                        .await?;
+                    blocking(&self.shared.git, "move the story's worktree", move |git| {
+                        git.move_worktree(&from, &to)
+                    })
+                    .await?;
                     self.note(format!("moved its worktree to {}", self.worktree.display()));
                 }
                 if !self.worktree.join(".git").exists() {
@@ -520,11 +494,12 @@ impl Work {
         // state was first saved (then the story has no state, and no agent ever ran in it).
         if self.worktree.join(".git").exists() {
             let leftover = self.worktree.clone();
-            self.shared
-                .admin("remove a worktree left by a run that died", move |git| {
-                    git.remove_worktree(&leftover)
-                })
-                .await?;
+            blocking(
+                &self.shared.git,
+                "remove a worktree left by a run that died",
+                move |git| git.remove_worktree(&leftover),
+            )
+            .await?;
         }
         if self.worktree.is_dir() {
             let leftover = self.worktree.clone();
@@ -545,17 +520,16 @@ impl Work {
             self.branch.clone(),
             self.shared.proven().to_hex(),
         );
-        self.shared
-            .admin("add the story's worktree", move |git| {
-                git.prune_worktrees()?;
-                if git.branch_exists(&branch)? {
-                    git.add_worktree(&worktree, &branch)?;
-                } else {
-                    git.add_worktree_new_branch(&worktree, &branch, &start)?;
-                }
-                Ok::<(), BoxError>(())
-            })
-            .await
+        blocking(&self.shared.git, "add the story's worktree", move |git| {
+            git.prune_worktrees()?;
+            if git.branch_exists(&branch)? {
+                git.add_worktree(&worktree, &branch)?;
+            } else {
+                git.add_worktree_new_branch(&worktree, &branch, &start)?;
+            }
+            Ok::<(), BoxError>(())
+        })
+        .await
     }
 
     // --- catch up, setup ---------------------------------------------------------------------
@@ -1008,11 +982,12 @@ impl Work {
         });
         if !shared.config.keep_worktrees {
             let worktree = self.worktree.clone();
-            match shared
-                .admin("remove the merged story's worktree", move |git| {
-                    git.remove_worktree(&worktree)
-                })
-                .await
+            match blocking(
+                &shared.git,
+                "remove the merged story's worktree",
+                move |git| git.remove_worktree(&worktree),
+            )
+            .await
             {
                 Ok(_) => self.emit(Event::WorktreeRemoved {
                     story: self.id().to_owned(),

@@ -168,11 +168,6 @@ pub struct GixGit {
     main_worktree: Option<PathBuf>,
     pub(crate) cli: Cli,
     handles: Mutex<Vec<Cached>>,
-    /// Held for every linked-worktree administration (add, list, remove, move, prune): git's
-    /// own bookkeeping under `.git/worktrees/` is not safe against itself, so two `git worktree`
-    /// commands at once can fail (`failed to read .git/worktrees/<x>/commondir`) or unregister
-    /// a worktree another one is adding.
-    admin: Mutex<()>,
 }
 
 impl GixGit {
@@ -194,16 +189,7 @@ impl GixGit {
             main_worktree,
             cli: Cli::new(),
             handles: Mutex::new(Vec::new()),
-            admin: Mutex::new(()),
         })
-    }
-
-    /// The worktree-administration lock (see the field); a panic while it was held poisons
-    /// nothing that matters, since it guards no data.
-    fn admin(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.admin
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Sets (`Some`) or removes (`None`) an environment variable for every git command this
@@ -339,32 +325,26 @@ impl Git for GixGit {
         branch: &str,
         start: &str,
     ) -> Result<(), WorktreeError> {
-        let _admin = self.admin();
         worktree::add_new_branch(self, path, branch, start)
     }
 
     fn add_worktree(&self, path: &Path, branch: &str) -> Result<(), WorktreeError> {
-        let _admin = self.admin();
         worktree::add_existing(self, path, branch)
     }
 
     fn worktrees(&self) -> Result<Vec<WorktreeInfo>, WorktreeError> {
-        let _admin = self.admin();
         worktree::list(self)
     }
 
     fn remove_worktree(&self, path: &Path) -> Result<Removal, WorktreeError> {
-        let _admin = self.admin();
         worktree::remove(self, path)
     }
 
     fn move_worktree(&self, from: &Path, to: &Path) -> Result<(), WorktreeError> {
-        let _admin = self.admin();
         worktree::move_to(self, from, to)
     }
 
     fn prune_worktrees(&self) -> Result<(), WorktreeError> {
-        let _admin = self.admin();
         worktree::prune(self)
     }
 

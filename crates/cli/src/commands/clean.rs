@@ -21,7 +21,7 @@ use state_store::{EpicDir, EpicLock, LockError, StoryState, StoryStatus};
 
 use crate::args::{CleanArgs, GlobalArgs};
 use crate::commands::render;
-use crate::epics::{self, Selected};
+use crate::epics;
 use crate::error::{CliError, Kind, Message};
 use crate::output::{self, Output};
 use crate::repo;
@@ -29,19 +29,7 @@ use crate::repo;
 /// Runs `epic clean`.
 pub(crate) fn run(global: &GlobalArgs, args: &CleanArgs, out: Output) -> Result<(), CliError> {
     let repo = repo::discover(global.repo.as_deref())?;
-    let dir = match epics::select(&repo, args.epic.as_deref())? {
-        Selected::One(dir) => dir,
-        Selected::Several(ids) => {
-            return Err(CliError::new(
-                Kind::Repository,
-                Message::new(format!(
-                    "several epics have run in this repository: {}",
-                    ids.join(", ")
-                )),
-            )
-            .hint(format!("name one: `epic clean {}`", ids[0])));
-        }
-    };
+    let dir = epics::select_one(&repo, args.epic.as_deref(), "clean")?;
     let epic = dir.epic_id().to_owned();
     let _lock = EpicLock::acquire(&dir).map_err(|error| match error {
         LockError::Held { .. } => CliError::new(Kind::LockHeld, error).hint(format!(

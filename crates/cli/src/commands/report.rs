@@ -7,7 +7,7 @@
 use std::fs;
 
 use crate::args::{EpicArgs, Format, GlobalArgs};
-use crate::epics::{self, Selected};
+use crate::epics;
 use crate::error::{CliError, Kind, Message, WithSource};
 use crate::output::{self, Output};
 use crate::repo;
@@ -16,19 +16,7 @@ use crate::repo;
 pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(), CliError> {
     let format = global.format_for("report", &[Format::Text, Format::Md, Format::Json])?;
     let repo = repo::discover(global.repo.as_deref())?;
-    let dir = match epics::select(&repo, args.epic.as_deref())? {
-        Selected::One(dir) => dir,
-        Selected::Several(ids) => {
-            return Err(CliError::new(
-                Kind::Repository,
-                Message::new(format!(
-                    "several epics have run in this repository: {}",
-                    ids.join(", ")
-                )),
-            )
-            .hint(format!("name one: `epic report {}`", ids[0])));
-        }
-    };
+    let dir = epics::select_one(&repo, args.epic.as_deref(), "report")?;
     let epic = dir.epic_id().to_owned();
     let no_report = || {
         CliError::new(
