@@ -219,23 +219,46 @@ pub(crate) fn remove(git: &GixGit, path: &Path) -> Result<Removal, WorktreeError
     if path.exists() {
         // Twice forced: also when the worktree is locked.
         let _admin = admin_lock(git);
-        git.cli
-            .run(
-                git.anchor(),
-                args!["worktree", "remove", "--force", "--force", &path],
-            )
-            .map_err(|error| failed("remove", &path)(Cause::Cli(error)))?;
+        let removed = git.cli.run(
+            git.anchor(),
+            args!["worktree", "remove", "--force", "--force", &path],
+        );
+        if let Err(error) = removed {
+            // A `git worktree add` killed half way leaves a registered directory whose `.git`
+            // file is missing or empty; git refuses to remove it ("validation failed"). It holds
+            // nothing of value: delete it and drop its registration. An unregistered directory
+            // is never deleted.
+            if !registered(git, &path)? || has_gitfile(&path) {
+                return Err(failed("remove", &path)(Cause::Cli(error)));
+            }
+            std::fs::remove_dir_all(&path)
+                .map_err(|error| failed("remove", &path)(Cause::Io(error)))?;
+            git.cli
+                .run(git.anchor(), args!["worktree", "prune"])
+                .map_err(|error| failed("remove", &path)(Cause::Cli(error)))?;
+        }
         return Ok(Removal::Removed);
     }
-    let wanted = normalized(&path);
-    let registered = list(git)?
-        .into_iter()
-        .any(|worktree| !worktree.is_main && normalized(&worktree.path) == wanted);
-    if !registered {
+    if !registered(git, &path)? {
         return Ok(Removal::Absent);
     }
     prune(git)?;
     Ok(Removal::Pruned)
+}
+
+/// Whether `path` is registered as a linked worktree.
+fn registered(git: &GixGit, path: &Path) -> Result<bool, WorktreeError> {
+    let wanted = normalized(path);
+    Ok(list(git)?
+        .into_iter()
+        .any(|worktree| !worktree.is_main && normalized(&worktree.path) == wanted))
+}
+
+/// Whether `path` holds a `.git` file that points somewhere (`gitdir: …`), as every intact
+/// linked worktree does.
+fn has_gitfile(path: &Path) -> bool {
+    std::fs::read_to_string(path.join(".git"))
+        .is_ok_and(|text| text.trim_start().starts_with("gitdir:"))
 }
 
 pub(crate) fn move_to(git: &GixGit, from: &Path, to: &Path) -> Result<(), WorktreeError> {

@@ -156,6 +156,34 @@ fn removes_a_dirty_worktree_and_prunes_one_deleted_by_hand() {
 }
 
 #[test]
+fn removes_a_worktree_whose_add_was_killed_half_way() {
+    // What a `git worktree add` killed mid-way leaves: a registered directory whose `.git`
+    // file is empty. git itself refuses to remove it.
+    let repo = Repo::new();
+    let git = repo.handle();
+    let half = repo.beside("half");
+    git.add_worktree_new_branch(&half, "story/e/half", "main")
+        .expect("add");
+    std::fs::write(half.join(".git"), "").expect("truncate .git");
+    assert_eq!(
+        git.remove_worktree(&half).expect("forced remove"),
+        Removal::Removed
+    );
+    assert!(!half.exists());
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
+    git.add_worktree(&half, "story/e/half").expect("re-add");
+    repo.fsck();
+
+    // A directory that is no worktree of the repository is never deleted.
+    let stranger = repo.beside("stranger");
+    std::fs::create_dir_all(&stranger).expect("dir");
+    std::fs::write(stranger.join(".git"), "").expect("file");
+    assert!(git.remove_worktree(&stranger).is_err());
+    assert!(stranger.join(".git").exists());
+}
+
+#[test]
 fn moves_and_prunes_worktrees() {
     let repo = Repo::new();
     let git = repo.handle();
