@@ -41,6 +41,13 @@
 //! branch, worktree status (untracked files included), the changed paths of a three-dot diff,
 //! and the three-way merge of trees that decides whether a merge conflicts.
 //!
+//! A status starts with a quick pass of its own (`scan`): one walk of the worktree on every
+//! core that reads each directory once and stats each tracked file relative to it, proving
+//! unchanged what gix's status would find unchanged from stat data alone, by the same rule. gix's
+//! status then looks only at what is left (edited, deleted or racy files, untracked paths), by
+//! pathspec; where the pass does not apply (a case-insensitive file system, a sparse or
+//! conflicted index, a nested repository, many changes) gix's status runs in full.
+//!
 //! The git command line does the rest, each for a reason:
 //!
 //! | operation | command | why not gix (0.91) |
@@ -84,6 +91,7 @@ mod merge;
 mod repo;
 mod reset;
 mod rev;
+mod scan;
 mod status;
 mod types;
 mod worktree;

@@ -52,7 +52,8 @@ pub(crate) fn merge(
     if disjoint {
         return apply(git, worktree, branch, message, favor, theirs);
     }
-    let conflicts = tree_conflicts(repo, ours, theirs, favor).map_err(|e| fail(Cause::gix(e)))?;
+    let conflicts =
+        tree_conflicts((*repo).clone(), ours, theirs, favor).map_err(|e| fail(Cause::gix(e)))?;
     if !conflicts.is_empty() {
         return Ok(MergeOutcome::Conflict { paths: conflicts });
     }

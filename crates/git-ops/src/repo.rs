@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use crate::cli::Cli;
 use crate::error::{
@@ -150,6 +150,78 @@ struct Cached {
     dir: PathBuf,
     dotgit: Vec<u8>,
     repo: gix::ThreadSafeRepository,
+    /// Thread-local handles of finished calls, see [`Handle`].
+    idle: Vec<gix::Repository>,
+}
+
+/// How many finished thread-local handles to keep per worktree: one per call that runs at once
+/// on the same worktree, which is rarely more than two.
+const IDLE: usize = 2;
+
+/// The object cache of each thread-local handle: the trees and commits a story's diffs read.
+const OBJECT_CACHE: usize = 4 * 1024 * 1024;
+
+/// A thread-local gix handle lent for one call. Dropped, it goes back to its worktree's idle
+/// handles, so the next call finds the trees and commits it read still in its object cache
+/// (objects are immutable; refs, the index and new packs are re-read by gix as they change).
+#[derive(Debug)]
+pub(crate) struct Handle<'a> {
+    repo: Option<gix::Repository>,
+    home: Home<'a>,
+}
+
+/// Where a [`Handle`] goes back to.
+#[derive(Debug)]
+enum Home<'a> {
+    Main(&'a GixGit),
+    Linked(&'a GixGit, PathBuf, Vec<u8>),
+    /// Found by discovery from a subdirectory: not kept.
+    Nowhere,
+}
+
+impl std::ops::Deref for Handle<'_> {
+    type Target = gix::Repository;
+
+    fn deref(&self) -> &gix::Repository {
+        self.repo
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("taken only on drop"))
+    }
+}
+
+impl std::ops::DerefMut for Handle<'_> {
+    fn deref_mut(&mut self) -> &mut gix::Repository {
+        self.repo
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("taken only on drop"))
+    }
+}
+
+impl Drop for Handle<'_> {
+    fn drop(&mut self) {
+        let Some(repo) = self.repo.take() else {
+            return;
+        };
+        match &self.home {
+            Home::Main(git) => {
+                let mut idle = git.main_idle.lock().unwrap_or_else(PoisonError::into_inner);
+                if idle.len() < IDLE {
+                    idle.push(repo);
+                }
+            }
+            Home::Linked(git, dir, dotgit) => {
+                let mut handles = git.handles.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(cached) = handles
+                    .iter_mut()
+                    .find(|cached| &cached.dir == dir && &cached.dotgit == dotgit)
+                    && cached.idle.len() < IDLE
+                {
+                    cached.idle.push(repo);
+                }
+            }
+            Home::Nowhere => {}
+        }
+    }
 }
 
 /// How many worktree handles to keep: more than the stories that run at once.
@@ -168,6 +240,7 @@ pub struct GixGit {
     main_worktree: Option<PathBuf>,
     pub(crate) cli: Cli,
     handles: Mutex<Vec<Cached>>,
+    main_idle: Mutex<Vec<gix::Repository>>,
 }
 
 impl GixGit {
@@ -189,6 +262,7 @@ impl GixGit {
             main_worktree,
             cli: Cli::new(),
             handles: Mutex::new(Vec::new()),
+            main_idle: Mutex::new(Vec::new()),
         })
     }
 
@@ -214,14 +288,25 @@ impl GixGit {
     }
 
     /// A gix handle on the main repository (refs and objects are shared by every worktree).
-    pub(crate) fn main_repo(&self) -> gix::Repository {
-        let mut repo = self.main.to_thread_local();
-        repo.object_cache_size_if_unset(4 * 1024 * 1024);
-        repo
+    pub(crate) fn main_repo(&self) -> Handle<'_> {
+        let idle = self
+            .main_idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let repo = idle.unwrap_or_else(|| {
+            let mut repo = self.main.to_thread_local();
+            repo.object_cache_size_if_unset(OBJECT_CACHE);
+            repo
+        });
+        Handle {
+            repo: Some(repo),
+            home: Home::Main(self),
+        }
     }
 
     /// A gix handle on the worktree containing `dir`.
-    pub(crate) fn repo_at(&self, dir: &Path) -> Result<gix::Repository, Cause> {
+    pub(crate) fn repo_at(&self, dir: &Path) -> Result<Handle<'_>, Cause> {
         if self.main_worktree.as_deref() == Some(dir) {
             return Ok(self.main_repo());
         }
@@ -232,21 +317,28 @@ impl GixGit {
             // A subdirectory, or not a worktree at all: search upwards, uncached.
             Err(_) => {
                 let mut repo = gix::discover(dir).map_err(Cause::gix)?;
-                repo.object_cache_size_if_unset(4 * 1024 * 1024);
-                return Ok(repo);
+                repo.object_cache_size_if_unset(OBJECT_CACHE);
+                return Ok(Handle {
+                    repo: Some(repo),
+                    home: Home::Nowhere,
+                });
             }
         };
-        let mut handles = self
-            .handles
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let home = Home::Linked(self, dir.to_owned(), dotgit.clone());
+        let mut handles = self.handles.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(cached) = handles
-            .iter()
+            .iter_mut()
             .find(|cached| cached.dir == dir && cached.dotgit == dotgit)
         {
-            let mut repo = cached.repo.to_thread_local();
-            repo.object_cache_size_if_unset(4 * 1024 * 1024);
-            return Ok(repo);
+            let repo = cached.idle.pop().unwrap_or_else(|| {
+                let mut repo = cached.repo.to_thread_local();
+                repo.object_cache_size_if_unset(OBJECT_CACHE);
+                repo
+            });
+            return Ok(Handle {
+                repo: Some(repo),
+                home,
+            });
         }
         let mut repo = gix::open(dir).map_err(Cause::gix)?;
         handles.retain(|cached| cached.dir != dir);
@@ -257,10 +349,14 @@ impl GixGit {
             dir: dir.to_owned(),
             dotgit,
             repo: repo.clone().into_sync(),
+            idle: Vec::new(),
         });
         drop(handles);
-        repo.object_cache_size_if_unset(4 * 1024 * 1024);
-        Ok(repo)
+        repo.object_cache_size_if_unset(OBJECT_CACHE);
+        Ok(Handle {
+            repo: Some(repo),
+            home,
+        })
     }
 
     /// Forgets the cached handle of `dir` (after the worktree was removed or moved).

@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Cause, RevError};
-use crate::repo::GixGit;
+use crate::repo::{GixGit, Handle};
 use crate::types::CommitId;
 
-pub(crate) fn open(git: &GixGit, worktree: &Path) -> Result<gix::Repository, RevError> {
+pub(crate) fn open<'a>(git: &'a GixGit, worktree: &Path) -> Result<Handle<'a>, RevError> {
     git.repo_at(worktree).map_err(|source| RevError::Open {
         worktree: worktree.to_owned(),
         source,

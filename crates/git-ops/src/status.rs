@@ -2,11 +2,12 @@
 
 use std::path::Path;
 
-use gix::bstr::ByteSlice;
+use gix::bstr::{BStr, BString, ByteSlice};
 use gix::status::index_worktree::Item as WorktreeItem;
 
 use crate::error::{Cause, StatusError};
 use crate::repo::GixGit;
+use crate::scan::Scan;
 use crate::types::Status;
 
 /// Whether `path` is one of `exclude` or lies under one of them.
@@ -50,8 +51,18 @@ fn changed(repo: &gix::Repository) -> Result<Vec<String>, gix::Error> {
         .index_worktree_rewrites(None);
     let mut paths = Vec::new();
     if index_matches_head(repo)? {
-        // Nothing staged: only the worktree against the index is left to compare.
-        let mut iter = platform.into_index_worktree_iter(Vec::new())?;
+        // Nothing staged: only the worktree against the index is left to compare, and the
+        // quick pass proves most of it unchanged.
+        let index = repo.index_or_empty()?;
+        let pathspecs = match crate::scan::scan(repo, &index) {
+            Scan::Suspects(suspects) if suspects.is_empty() => return Ok(paths),
+            Scan::Suspects(suspects) => suspects
+                .iter()
+                .map(|path| literal(path.as_bstr()))
+                .collect(),
+            Scan::Declined => Vec::new(),
+        };
+        let mut iter = platform.into_index_worktree_iter(pathspecs)?;
         for item in iter.by_ref() {
             paths.extend(worktree_path(&item?));
         }
@@ -69,6 +80,14 @@ fn changed(repo: &gix::Repository) -> Result<Vec<String>, gix::Error> {
         write_refreshed_stats(iter.outcome_mut());
     }
     Ok(paths)
+}
+
+/// A pathspec matching exactly `path` (and what is under it), from the worktree root whatever
+/// the current directory, with no glob characters.
+fn literal(path: &BStr) -> BString {
+    let mut spec = BString::from(":(top,literal)");
+    spec.extend_from_slice(path);
+    spec
 }
 
 /// Whether the index's cached tree (its `TREE` extension, which git keeps valid after commits,

@@ -5,7 +5,7 @@ use git_ops::Git;
 use crate::support::{Repo, write_in};
 
 /// The paths of `git status --porcelain=v1 -z --untracked-files=all`, a rename as its new path.
-fn git_status_paths(repo: &Repo, dir: &std::path::Path) -> Vec<String> {
+pub(crate) fn git_status_paths(repo: &Repo, dir: &std::path::Path) -> Vec<String> {
     let out = repo.git_in(
         dir,
         &["status", "--porcelain=v1", "-z", "--untracked-files=all"],

@@ -1,0 +1,319 @@
+//! The status against `git status`, change by change: every kind of change the quick pass must
+//! either prove absent or hand to gix (see `src/scan.rs`), one at a time and in random mixes.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+
+use git_ops::{Git, GixGit};
+use proptest::prelude::*;
+
+use crate::status::git_status_paths;
+use crate::support::Repo;
+
+/// Tracked files of the starting commit: nested directories, names a glob would misread, and
+/// the ignore rules.
+const FILES: [&str; 10] = [
+    "a.txt",
+    "src/lib.rs",
+    "src/main.rs",
+    "src/deep/er/mod.rs",
+    "docs/guide.md",
+    "docs/a*b[1].md",
+    "with space/x y.txt",
+    "ünï/日本.txt",
+    "tools/run.sh",
+    ".gitignore",
+];
+
+fn committed() -> Repo {
+    let repo = Repo::new();
+    for path in FILES {
+        let content = if path == ".gitignore" {
+            "*.log\nbuild/\n".to_owned()
+        } else {
+            format!("{path}\n")
+        };
+        repo.write(path, &content);
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "files"]);
+    repo
+}
+
+/// Ours, git's, and ours again (git's status may rewrite the index's stat data).
+fn assert_like_git(repo: &Repo, git: &GixGit, what: &str) {
+    let ours = git.status(&repo.path, &[]).expect("status").paths;
+    let theirs = git_status_paths(repo, &repo.path);
+    assert_eq!(ours, theirs, "after {what}");
+    let again = git.status(&repo.path, &[]).expect("status").paths;
+    assert_eq!(again, theirs, "after {what}, once git refreshed the index");
+}
+
+fn remove(path: &Path) {
+    if path.is_dir() && !path.is_symlink() {
+        std::fs::remove_dir_all(path).expect("remove dir");
+    } else {
+        std::fs::remove_file(path).expect("remove file");
+    }
+}
+
+/// One change to the worktree (or index) of the repository from [`committed`].
+#[derive(Clone, Debug)]
+enum Change {
+    /// Rewrites a tracked file, longer or with the same length.
+    Edit {
+        file: usize,
+        same_size: bool,
+    },
+    /// Rewrites a tracked file with its own content: new stat data, same content.
+    Touch {
+        file: usize,
+    },
+    Delete {
+        file: usize,
+    },
+    /// Sets the executable bit.
+    Chmod {
+        file: usize,
+    },
+    /// Replaces a tracked file with a symbolic link.
+    Symlink {
+        file: usize,
+    },
+    /// Replaces a tracked file with a directory holding a file.
+    FileToDir {
+        file: usize,
+    },
+    /// Replaces a directory of tracked files with a file.
+    DirToFile {
+        dir: usize,
+    },
+    /// Creates an untracked file, perhaps in new directories, perhaps ignored.
+    Untracked {
+        at: usize,
+        name: usize,
+    },
+    EmptyDir {
+        at: usize,
+    },
+    /// Stages a tracked file's edit (then the index no longer matches HEAD).
+    Stage {
+        file: usize,
+    },
+    /// Commits everything (new index timestamp, stat data refreshed).
+    Commit,
+}
+
+const DIRS: [&str; 5] = ["", "src", "src/deep", "docs", "new/nested"];
+const NAMES: [&str; 5] = ["u.txt", "debug.log", "build/out.o", "q?[x].txt", "ü n.txt"];
+
+fn change() -> impl Strategy<Value = Change> {
+    let file = 0..FILES.len();
+    prop_oneof![
+        (file.clone(), any::<bool>())
+            .prop_map(|(file, same_size)| Change::Edit { file, same_size }),
+        file.clone().prop_map(|file| Change::Touch { file }),
+        file.clone().prop_map(|file| Change::Delete { file }),
+        file.clone().prop_map(|file| Change::Chmod { file }),
+        file.clone().prop_map(|file| Change::Symlink { file }),
+        file.clone().prop_map(|file| Change::FileToDir { file }),
+        (1..4usize).prop_map(|dir| Change::DirToFile { dir }),
+        (0..DIRS.len(), 0..NAMES.len()).prop_map(|(at, name)| Change::Untracked { at, name }),
+        (0..DIRS.len()).prop_map(|at| Change::EmptyDir { at }),
+        file.prop_map(|file| Change::Stage { file }),
+        Just(Change::Commit),
+    ]
+}
+
+fn apply(repo: &Repo, change: &Change) {
+    let at = |rel: &str| repo.path.join(rel);
+    let is_file = |rel: &str| at(rel).symlink_metadata().is_ok_and(|m| m.is_file());
+    match *change {
+        Change::Edit { file, same_size } => {
+            let path = FILES[file];
+            if is_file(path) {
+                let old = std::fs::read_to_string(at(path)).unwrap_or_default();
+                let new = if same_size {
+                    old.to_uppercase()
+                } else {
+                    format!("{old}more\n")
+                };
+                std::fs::write(at(path), new).expect("edit");
+            }
+        }
+        Change::Touch { file } => {
+            let path = FILES[file];
+            if is_file(path) {
+                let old = std::fs::read(at(path)).expect("read");
+                std::fs::write(at(path), old).expect("touch");
+            }
+        }
+        Change::Delete { file } => {
+            if at(FILES[file]).symlink_metadata().is_ok() {
+                remove(&at(FILES[file]));
+            }
+        }
+        Change::Chmod { file } => {
+            let path = FILES[file];
+            if is_file(path) {
+                std::fs::set_permissions(at(path), std::fs::Permissions::from_mode(0o755))
+                    .expect("chmod");
+            }
+        }
+        Change::Symlink { file } => {
+            let path = FILES[file];
+            if at(path).symlink_metadata().is_ok() {
+                remove(&at(path));
+            }
+            if at(path).parent().is_some_and(Path::is_dir) {
+                std::os::unix::fs::symlink("a.txt", at(path)).expect("symlink");
+            }
+        }
+        Change::FileToDir { file } => {
+            let path = FILES[file];
+            if is_file(path) {
+                remove(&at(path));
+                std::fs::create_dir_all(at(path)).expect("mkdir");
+                std::fs::write(at(path).join("inside.txt"), "inside\n").expect("write");
+            }
+        }
+        Change::DirToFile { dir } => {
+            let path = DIRS[dir];
+            if at(path).symlink_metadata().is_ok() {
+                remove(&at(path));
+            }
+            if at(path).parent().is_some_and(Path::is_dir) {
+                std::fs::write(at(path), "now a file\n").expect("write");
+            }
+        }
+        Change::Untracked { at: dir, name } => {
+            let path = at(DIRS[dir]).join(NAMES[name]);
+            if std::fs::create_dir_all(path.parent().expect("parent")).is_ok() && !path.exists() {
+                std::fs::write(path, "untracked\n").expect("write");
+            }
+        }
+        Change::EmptyDir { at: dir } => {
+            std::fs::create_dir_all(at(DIRS[dir]).join("empty")).ok();
+        }
+        Change::Stage { file } => {
+            let path = FILES[file];
+            if is_file(path) {
+                std::fs::write(at(path), "staged\n").expect("write");
+                repo.git(&["add", "--", path]);
+            }
+        }
+        Change::Commit => {
+            repo.git(&["add", "-A"]);
+            repo.git(&["commit", "-q", "--allow-empty", "-m", "more"]);
+        }
+    }
+}
+
+#[test]
+fn each_change_alone_is_seen_like_git() {
+    let cases = [
+        Change::Edit {
+            file: 1,
+            same_size: true,
+        },
+        Change::Edit {
+            file: 5,
+            same_size: false,
+        },
+        Change::Touch { file: 3 },
+        Change::Delete { file: 6 },
+        Change::Chmod { file: 8 },
+        Change::Symlink { file: 0 },
+        Change::FileToDir { file: 4 },
+        Change::DirToFile { dir: 2 },
+        Change::Untracked { at: 0, name: 0 },
+        Change::Untracked { at: 4, name: 4 },
+        Change::Untracked { at: 1, name: 1 },
+        Change::Untracked { at: 3, name: 2 },
+        Change::Untracked { at: 2, name: 3 },
+        Change::EmptyDir { at: 3 },
+        Change::Stage { file: 7 },
+    ];
+    for case in cases {
+        let repo = committed();
+        let git = repo.handle();
+        assert_like_git(&repo, &git, "the commit");
+        apply(&repo, &case);
+        assert_like_git(&repo, &git, &format!("{case:?}"));
+    }
+}
+
+#[test]
+fn a_touched_file_in_an_older_index_is_unchanged() {
+    let repo = committed();
+    let git = repo.handle();
+    // An index written well after the files: their stat data are not racy.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    repo.git(&["update-index", "--really-refresh"]);
+    repo.git(&["status"]);
+    apply(&repo, &Change::Touch { file: 1 });
+    apply(
+        &repo,
+        &Change::Edit {
+            file: 2,
+            same_size: true,
+        },
+    );
+    assert_like_git(&repo, &git, "a touch and a same-size edit");
+}
+
+#[test]
+fn an_executable_bit_is_seen_without_ctime() {
+    let repo = committed();
+    // Without ctime, a chmod leaves every compared stat field as it was: only the mode shows it.
+    repo.git(&["config", "core.trustCTime", "false"]);
+    let git = repo.handle();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    repo.git(&["update-index", "--really-refresh"]);
+    apply(&repo, &Change::Chmod { file: 1 });
+    assert_like_git(&repo, &git, "a chmod");
+    assert_eq!(
+        git.status(&repo.path, &[]).expect("status").paths,
+        ["src/lib.rs"]
+    );
+}
+
+#[test]
+fn a_nested_repository_is_reported_like_git() {
+    let repo = committed();
+    let git = repo.handle();
+    repo.git(&["init", "-q", "src/vendor"]);
+    std::fs::write(repo.path.join("src/vendor/v.txt"), "v\n").expect("write");
+    let ours = git.status(&repo.path, &[]).expect("status").paths;
+    assert!(
+        ours.iter().any(|path| path.starts_with("src/vendor")),
+        "{ours:?}"
+    );
+}
+
+#[test]
+fn many_changes_fall_back_to_the_full_status() {
+    let repo = committed();
+    let git = repo.handle();
+    for i in 0..300 {
+        repo.write(&format!("many/f{i}.txt"), "x");
+        repo.write(&format!("src/m{i}.rs"), "x");
+    }
+    assert_like_git(&repo, &git, "600 untracked files");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_mix_of_changes_is_seen_like_git(changes in proptest::collection::vec(change(), 1..8)) {
+        let repo = committed();
+        let git = repo.handle();
+        for change in &changes {
+            apply(&repo, change);
+            let ours = git.status(&repo.path, &[]).expect("status").paths;
+            let theirs = git_status_paths(&repo, &repo.path);
+            prop_assert_eq!(ours, theirs, "after {:?}", changes);
+        }
+    }
+}
