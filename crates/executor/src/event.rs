@@ -310,7 +310,8 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         judge: Option<String>,
     },
-    /// A merged story's worktree was removed (its branch stays).
+    /// A merged story's worktree was removed (its branch stays): after the story ended (its
+    /// dependents may have started already), before the run finishes.
     WorktreeRemoved {
         /// The story.
         story: String,

@@ -24,7 +24,7 @@ use crate::gates::{GateResult, Gates};
 use crate::record::{self, Board, Column, Move, ReportDocument};
 use crate::schedule::{Policy, Schedule};
 use crate::seat::Seat;
-use crate::story::{self, Ending, EpicHead, MergeJournal, Shared, StoryEnd};
+use crate::story::{self, Ending, EpicHead, MergeJournal, Preparing, Shared, StoryEnd};
 use crate::task_loop::{LoopConfig, Seats, TaskLoop};
 
 /// The directory under which the epic branch's own worktree lives, beside the story worktrees.
@@ -298,20 +298,29 @@ where
 /// the schedule again: completion of any story wakes it, there is no wave barrier (unless the
 /// `waves` policy asks for one). A panic in a story task becomes that story's failure.
 ///
+/// A story's task ends as soon as its merge is recorded; the removal of its worktree (unless
+/// `keep_worktrees`) is a cleanup task in a second [`JoinSet`], spawned after the stories the
+/// merge made ready, and it waits until none of them is still adding its worktree (worktree
+/// administration is serialized). The run waits for every cleanup before its final report; an
+/// interrupt skips the removals not yet begun (a note names the worktrees left; `epic clean`
+/// removes them).
+///
 /// Story tasks are never aborted: fail-fast and cancellation cancel their tokens and the loop
 /// drains the set, so each story kills its agent, undoes a merge whose gates had not finished,
 /// and leaves its state resumable. Merges are serialized by one merge lock; stories are cut
 /// from, and catch up with, the last *proven* epic head, never a merge still being gated.
 ///
-/// Before any story: the epic's lock (held to the end), the epic branch (created from `base`
-/// when absent) in its own worktree `<repo-parent>/<repo-name>.worktrees/<epic>/_epic`, a merge
-/// left unproven by a run that died (undone), a clean epic worktree, and the gates' baseline on
-/// the epic head (cached per commit in `gates/baseline.json`).
+/// Before any story: the epic's lock (held to the end), stale worktree registrations pruned
+/// (once per run, not per story), the epic branch (created from `base` when absent) in its own
+/// worktree `<repo-parent>/<repo-name>.worktrees/<epic>/_epic`, a merge left unproven by a run
+/// that died (undone), a clean epic worktree, and the gates' baseline on the epic head (cached
+/// per commit in `gates/baseline.json`).
 ///
 /// # Cancel safety
 ///
 /// Cancel `cancel` rather than dropping the future: the run then stops launching, cancels every
-/// running story, waits for them to wind down, writes the report and returns with
+/// running story, waits for them (and for worktree removals under way) to wind down, writes the
+/// report and returns with
 /// [`RunOutcome::interrupted`] set. Dropping the future aborts the story tasks where they are;
 /// their states stay resumable, and an unproven merge is undone by the next run.
 pub async fn run_epic(
@@ -409,6 +418,7 @@ pub async fn run_epic(
         epic_gates: all_gates,
         merge: Mutex::new(EpicHead { green }),
         proven: std::sync::Mutex::new(head),
+        preparing: Preparing::new(),
         events,
     });
     let outcome = Loop::new(Arc::clone(&shared), &plan, previous.as_ref())
@@ -433,9 +443,9 @@ struct Ready {
     head: CommitId,
 }
 
-/// Everything before the baseline: the lock, the event log, the epic branch and its worktree,
-/// an unproven merge undone, every merged story still on the epic branch, a clean epic
-/// worktree, and its head.
+/// Everything before the baseline: the lock, the event log, stale worktree registrations
+/// pruned, the epic branch and its worktree, an unproven merge undone, every merged story still
+/// on the epic branch, a clean epic worktree, and its head.
 async fn preflight(
     git: &Arc<dyn Git>,
     plan: &ValidPlan,
@@ -623,7 +633,9 @@ async fn take_lock(dir: &EpicDir) -> Result<EpicLock, RunError> {
     })
 }
 
-/// Creates the epic branch from `base` when absent, and makes sure `path` is its worktree.
+/// Prunes stale worktree registrations (the run's one prune: a story's worktree add prunes
+/// again only when it fails), creates the epic branch from `base` when absent, and makes sure
+/// `path` is its worktree.
 async fn prepare_epic_worktree(
     git: &Arc<dyn Git>,
     main: &Path,
@@ -653,6 +665,10 @@ async fn prepare_epic_worktree(
         })
         .await?;
     }
+    blocking(git, "prune stale worktree registrations", |git| {
+        git.prune_worktrees()
+    })
+    .await?;
     let worktrees = blocking(git, "list the worktrees", |git| git.worktrees()).await?;
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut registered = false;
@@ -698,10 +714,7 @@ async fn prepare_epic_worktree(
         }
         blocking(git, "add the epic branch's worktree", {
             let (path, branch) = (absolute.clone(), branch.to_owned());
-            move |git| {
-                git.prune_worktrees()?;
-                git.add_worktree(&path, &branch)
-            }
+            move |git| git.add_worktree(&path, &branch)
         })
         .await?;
     }
@@ -884,6 +897,8 @@ struct Loop {
     halted: Option<String>,
     /// Set when running stories were cancelled because of fail-fast.
     fail_fast: Option<String>,
+    /// Worktrees of stories merged in this run, waiting for their cleanup task: (story, path).
+    removals: Vec<(String, PathBuf)>,
 }
 
 impl fmt::Debug for Loop {
@@ -970,6 +985,7 @@ impl Loop {
             free_slots: (0..concurrency).collect(),
             halted: None,
             fail_fast: None,
+            removals: Vec::new(),
         }
     }
 
@@ -980,6 +996,10 @@ impl Loop {
     async fn run(mut self, cancel: CancellationToken) -> RunOutcome {
         let stories = cancel.child_token();
         let mut set: JoinSet<StoryEnd> = JoinSet::new();
+        // The removals of merged stories' worktrees, off the stories' path; each returns the
+        // worktree it left in place when the interrupt came first.
+        let mut cleanups: JoinSet<Option<(String, PathBuf)>> = JoinSet::new();
+        let mut left: Vec<(String, PathBuf)> = Vec::new();
         let mut running: Vec<(tokio::task::Id, usize, usize)> = Vec::new();
         let mut interrupted = false;
         // Set when a story ended: the report is rewritten once the freed slots are filled, so
@@ -1001,15 +1021,19 @@ impl Loop {
                         Arc::clone(&self.shared),
                         index,
                         slot,
+                        self.shared.preparing.enter(),
                         stories.clone(),
                     ));
                     running.push((handle.id(), index, slot));
                 }
             }
+            // After the launches: each removal waits for the stories just started to have
+            // their worktrees.
+            self.spawn_removals(&mut cleanups, &cancel);
             if std::mem::take(&mut report_due) {
                 self.write_report().await;
             }
-            if set.is_empty() {
+            if set.is_empty() && cleanups.is_empty() {
                 break;
             }
             tokio::select! {
@@ -1028,8 +1052,15 @@ impl Loop {
                     self.joined(joined, &mut running, interrupted, &stories);
                     report_due = true;
                 }
+                Some(cleaned) = cleanups.join_next(), if !cleanups.is_empty() => {
+                    // A panicked removal left its worktree too; `epic clean` removes it.
+                    if let Ok(Some(kept)) = cleaned {
+                        left.push(kept);
+                    }
+                }
             }
         }
+        self.note_left(left);
         let reason = if interrupted {
             Some("not started: the run was interrupted".to_owned())
         } else {
@@ -1063,8 +1094,43 @@ impl Loop {
         }
     }
 
-    /// Records a story task that ended (a panic or abort is the story's failure); the caller
-    /// rewrites the report.
+    /// Spawns the removal of each merged story's worktree queued by [`joined`](Self::joined).
+    fn spawn_removals(
+        &mut self,
+        cleanups: &mut JoinSet<Option<(String, PathBuf)>>,
+        cancel: &CancellationToken,
+    ) {
+        for (story, worktree) in self.removals.drain(..) {
+            cleanups.spawn(story::remove_merged_worktree(
+                Arc::clone(&self.shared),
+                story,
+                worktree,
+                cancel.clone(),
+            ));
+        }
+    }
+
+    /// Names the merged stories' worktrees an interrupt left in place, if any.
+    fn note_left(&self, mut left: Vec<(String, PathBuf)>) {
+        if left.is_empty() {
+            return;
+        }
+        left.sort();
+        self.emit(Event::RunNote {
+            message: format!(
+                "interrupted before removing the worktrees of merged stories: {}; `epic clean` \
+                 removes them",
+                left.iter()
+                    .map(|(story, worktree)| format!("{story} ({})", worktree.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+
+    /// Records a story task that ended (a panic or abort is the story's failure) and queues the
+    /// removal of its worktree when it merged; the caller rewrites the report and spawns the
+    /// removal.
     fn joined(
         &mut self,
         joined: Result<(tokio::task::Id, StoryEnd), tokio::task::JoinError>,
@@ -1081,7 +1147,7 @@ impl Loop {
         };
         let (_, index, slot) = running.swap_remove(at);
         self.free_slots.insert(slot);
-        let end = end.unwrap_or_else(|error| StoryEnd {
+        let mut end = end.unwrap_or_else(|error| StoryEnd {
             ending: Ending::Failed {
                 reason: if error.is_panic() {
                     "the story's task panicked; this is a bug in epic. Rerun to \
@@ -1093,10 +1159,15 @@ impl Loop {
                 halt: None,
             },
             branch: None,
+            merged_worktree: None,
             usage: UsageMeter::new(self.shared.config.prices.clone()),
             started_at: report::Timestamp::now(),
             finished_at: report::Timestamp::now(),
         });
+        if let Some(worktree) = end.merged_worktree.take() {
+            let story = self.plan.plan().stories[index].id.clone();
+            self.removals.push((story, worktree));
+        }
         self.finish(index, end, interrupted, stories);
     }
 

@@ -1,6 +1,7 @@
 //! The lifecycle of one story: prepare its worktree (with the hash-guarded resume rules), catch
 //! up with the epic branch, set up, run the task loop, put strays back, the judge rounds, and
-//! integrate under the merge lock.
+//! integrate under the merge lock; then, as a cleanup of the run loop's, the removal of the merged
+//! story's worktree.
 
 use std::collections::BTreeSet;
 use std::error::Error;
@@ -14,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use state_store::{EpicDir, StoryState, StoryStatus};
 use story_plan::{Story, StoryPlan};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::baseline::{GateBaseline, GateVerdict};
@@ -48,6 +49,8 @@ pub(crate) struct Shared {
     pub(crate) merge: Mutex<EpicHead>,
     /// The proven epic head (see [`Shared::proven`]); moved forward under the merge lock.
     pub(crate) proven: std::sync::Mutex<git_ops::CommitId>,
+    /// The stories preparing their worktrees; merged worktrees are removed when none is.
+    pub(crate) preparing: Preparing,
     pub(crate) events: EventSink,
 }
 
@@ -58,6 +61,45 @@ impl Shared {
             .proven
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// How many stories are between their launch and their worktree being ready.
+///
+/// Worktree administration is serialized (git-ops holds one lock for every `git worktree`
+/// command), so the removal of a merged story's worktree would hold up the `git worktree add` of
+/// the dependents its merge just made ready. [`remove_merged_worktree`] therefore waits until no
+/// story is preparing ([`idle`](Self::idle)).
+#[derive(Debug)]
+pub(crate) struct Preparing(watch::Sender<usize>);
+
+impl Preparing {
+    pub(crate) fn new() -> Self {
+        Self(watch::Sender::new(0))
+    }
+
+    /// Counts one more story preparing, until the guard is dropped. Taken by the run loop when it
+    /// launches the story, so that a removal it spawns right after already waits for it.
+    pub(crate) fn enter(&self) -> PreparingGuard {
+        self.0.send_modify(|count| *count += 1);
+        PreparingGuard(self.0.clone())
+    }
+
+    /// Resolves once no story is preparing its worktree.
+    async fn idle(&self) {
+        let mut count = self.0.subscribe();
+        // The sender lives in `self`: the channel cannot close while this borrows it.
+        count.wait_for(|count| *count == 0).await.ok();
+    }
+}
+
+/// One story counted by [`Preparing`] until dropped.
+#[derive(Debug)]
+pub(crate) struct PreparingGuard(watch::Sender<usize>);
+
+impl Drop for PreparingGuard {
+    fn drop(&mut self) {
+        self.0.send_modify(|count| *count = count.saturating_sub(1));
     }
 }
 
@@ -86,6 +128,9 @@ pub(crate) enum Ending {
 pub(crate) struct StoryEnd {
     pub(crate) ending: Ending,
     pub(crate) branch: Option<String>,
+    /// The worktree of a story that merged in this run, for the run loop to remove
+    /// ([`remove_merged_worktree`]); `None` with `keep_worktrees`.
+    pub(crate) merged_worktree: Option<PathBuf>,
     pub(crate) usage: UsageMeter,
     pub(crate) started_at: Timestamp,
     pub(crate) finished_at: Timestamp,
@@ -168,7 +213,10 @@ async fn blocking_io<T: Send + 'static>(op: impl FnOnce() -> T + Send + 'static)
     tokio::task::spawn_blocking(op).await.ok()
 }
 
-/// Runs story `index` of the plan in concurrency slot `slot` to its end.
+/// Runs story `index` of the plan in concurrency slot `slot` to its end: right after its merge
+/// is proven and recorded, so that its dependents can start; the removal of its worktree is left
+/// to the caller ([`StoryEnd::merged_worktree`]). `preparing` counts the story in
+/// [`Shared::preparing`] until its worktree is ready.
 ///
 /// # Cancel safety
 ///
@@ -180,6 +228,7 @@ pub(crate) async fn run_story(
     shared: Arc<Shared>,
     index: usize,
     slot: usize,
+    preparing: PreparingGuard,
     cancel: CancellationToken,
 ) -> StoryEnd {
     let started_at = Timestamp::now();
@@ -194,6 +243,8 @@ pub(crate) async fn run_story(
         cancel,
         usage: UsageMeter::new(shared.config.prices.clone()),
         has_state: false,
+        merged: false,
+        preparing: Some(preparing),
         base: shared.proven().to_hex(),
     };
     let result = work.run().await;
@@ -209,9 +260,12 @@ pub(crate) async fn run_story(
     if matches!(ending, Ending::Failed { .. }) && work.has_state {
         work.mark_failed().await;
     }
+    let merged_worktree =
+        (work.merged && !shared.config.keep_worktrees).then(|| work.worktree.clone());
     StoryEnd {
         ending,
         branch: work.has_state.then_some(branch),
+        merged_worktree,
         usage: work.usage,
         started_at,
         finished_at: Timestamp::now(),
@@ -228,6 +282,10 @@ struct Work {
     cancel: CancellationToken,
     usage: UsageMeter,
     has_state: bool,
+    /// Set once the story merged in this run and its state says so.
+    merged: bool,
+    /// Counts the story in [`Shared::preparing`]; dropped once its worktree is ready.
+    preparing: Option<PreparingGuard>,
     /// The proven epic head the story last caught up with: the base of its diffs.
     base: String,
 }
@@ -278,7 +336,10 @@ impl Work {
     }
 
     async fn run(&mut self) -> Result<Option<String>, Stop> {
-        let fresh = match self.prepare().await? {
+        let prepared = self.prepare().await;
+        // The worktree is ready (or never will be): removals of merged ones may go on.
+        drop(self.preparing.take());
+        let fresh = match prepared? {
             Prepared::Merged => return Ok(Some("merged on a previous run".to_owned())),
             Prepared::Ready { fresh } => fresh,
         };
@@ -487,7 +548,9 @@ impl Work {
     }
 
     /// Adds the story's worktree: on its branch if that exists, else on a new branch cut from
-    /// the epic head. Stale registrations are pruned first.
+    /// the epic head. The run prunes stale worktree registrations once before any story starts;
+    /// when the add fails (a worktree whose directory was deleted since is still registered, and
+    /// git refuses its path or its branch), this prunes and tries once more.
     async fn add_worktree(&self) -> Result<(), Stop> {
         // Whatever is where the worktree goes is what a run that died left: a `git worktree
         // add` killed half way (no `.git` yet), or one that finished just before the story's
@@ -521,13 +584,19 @@ impl Work {
             self.shared.proven().to_hex(),
         );
         blocking(&self.shared.git, "add the story's worktree", move |git| {
-            git.prune_worktrees()?;
-            if git.branch_exists(&branch)? {
-                git.add_worktree(&worktree, &branch)?;
-            } else {
-                git.add_worktree_new_branch(&worktree, &branch, &start)?;
+            let add = || {
+                if git.branch_exists(&branch)? {
+                    git.add_worktree(&worktree, &branch)?;
+                } else {
+                    git.add_worktree_new_branch(&worktree, &branch, &start)?;
+                }
+                Ok::<(), BoxError>(())
+            };
+            if add().is_ok() {
+                return Ok(());
             }
-            Ok::<(), BoxError>(())
+            git.prune_worktrees()?;
+            add()
         })
         .await
     }
@@ -675,9 +744,19 @@ impl Work {
         Ok(true)
     }
 
-    /// Fails unless every path the story changed is inside its owned paths.
+    /// Fails unless every path the story's commits change (against the epic head it last caught
+    /// up with) is inside its owned paths. Only the commits: called after the story's work is
+    /// committed, and the merge takes only the branch's commits; uncommitted paths were seen by
+    /// [`repair_perimeter`](Self::repair_perimeter) before that commit.
     async fn enforce_perimeter(&self) -> Result<(), Stop> {
-        let check = perimeter::check(self.changed().await?, &self.story);
+        let (worktree, base) = (self.worktree.clone(), self.base.clone());
+        let committed = blocking(
+            &self.shared.git,
+            "list the story's changed paths",
+            move |git| git.changed_paths_vs_base(&worktree, &base, "HEAD"),
+        )
+        .await?;
+        let check = perimeter::check(committed, &self.story);
         if check.is_clean() {
             Ok(())
         } else {
@@ -930,7 +1009,9 @@ impl Work {
     // --- integrate ---------------------------------------------------------------------------
 
     /// Merges the story into the epic branch under the merge lock and proves it with the
-    /// gates; red, the merge is undone. The judge's note passes through.
+    /// gates; red, the merge is undone. The judge's note passes through. Its worktree is not
+    /// removed here: the story ends once its merge is recorded, and the run loop removes the
+    /// worktree ([`remove_merged_worktree`]) while the dependents start.
     async fn integrate(&mut self, judge: Option<String>) -> Result<Option<String>, Stop> {
         let shared = Arc::clone(&self.shared);
         let mut head = tokio::select! {
@@ -973,6 +1054,7 @@ impl Work {
             }
         }
         self.save_state(StoryStatus::Merged).await?;
+        self.merged = true;
         remove_journal(&journal_path);
         drop(head);
         self.emit(Event::StoryMerged {
@@ -980,23 +1062,6 @@ impl Work {
             commit: commit.map(|commit| commit.to_hex()),
             judge: judge.clone(),
         });
-        if !shared.config.keep_worktrees {
-            let worktree = self.worktree.clone();
-            match blocking(
-                &shared.git,
-                "remove the merged story's worktree",
-                move |git| git.remove_worktree(&worktree),
-            )
-            .await
-            {
-                Ok(_) => self.emit(Event::WorktreeRemoved {
-                    story: self.id().to_owned(),
-                    worktree: self.worktree.display().to_string(),
-                }),
-                Err(Stop::Failed(reason)) => self.note(reason),
-                Err(_) => {}
-            }
-        }
         Ok(judge)
     }
 
@@ -1209,6 +1274,50 @@ impl Work {
             }),
         }
     }
+}
+
+/// Removes the worktree of `story`, merged in this run (its branch stays), once no story is
+/// preparing its worktree ([`Preparing`]); emits [`Event::WorktreeRemoved`], or a note when git
+/// fails. Returns the worktree when `cancel` (the run's interrupt) came before the removal began:
+/// it is left in place, and `epic clean` removes it.
+///
+/// # Cancel safety
+///
+/// Cancelled (`cancel`) while it waits, it returns at once. A removal under way runs to its end
+/// in a blocking thread; dropping the future only stops waiting for it.
+pub(crate) async fn remove_merged_worktree(
+    shared: Arc<Shared>,
+    story: String,
+    worktree: PathBuf,
+    cancel: CancellationToken,
+) -> Option<(String, PathBuf)> {
+    let interrupted = tokio::select! {
+        biased;
+        () = cancel.cancelled() => true,
+        () = shared.preparing.idle() => false,
+    };
+    if interrupted {
+        return Some((story, worktree));
+    }
+    let path = worktree.clone();
+    match blocking(
+        &shared.git,
+        "remove the merged story's worktree",
+        move |git| git.remove_worktree(&path),
+    )
+    .await
+    {
+        Ok(_) => (shared.events)(Event::WorktreeRemoved {
+            story,
+            worktree: worktree.display().to_string(),
+        }),
+        Err(Stop::Failed(reason)) => (shared.events)(Event::Note {
+            story,
+            message: reason,
+        }),
+        Err(Stop::Cancelled | Stop::Halt(_)) => {}
+    }
+    None
 }
 
 /// A rollback that failed, as an error.

@@ -4,7 +4,7 @@
 
 use executor::{Event, Policy, ReportDocument};
 
-use crate::epic_support::{EpicFixture, diamond, merged, plan, started, statuses};
+use crate::epic_support::{EpicFixture, diamond, merged, plan, position, started, statuses};
 use crate::support::Events;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,6 +120,63 @@ async fn three_waves_wait_for_the_previous_wave() {
     }
     assert!(started(&steps, "d") > merged(&steps, "c"));
     assert!(started(&steps, "d") > merged(&steps, "e"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dependent_starts_before_its_dependencys_worktree_is_removed() {
+    let ep = EpicFixture::new();
+    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    let events = Events::default();
+    let outcome = ep.run(&plan, ep.config(), &events).await.expect("run");
+    assert!(outcome.all_done(), "{:?}", statuses(&outcome));
+    let steps = events.steps();
+    let removed = |id: &str| {
+        position(
+            &steps,
+            |event| matches!(event, Event::WorktreeRemoved { story, .. } if story == id),
+        )
+    };
+    let prepared = |id: &str| {
+        position(
+            &steps,
+            |event| matches!(event, Event::StoryPrepared { story, .. } if story == id),
+        )
+    };
+    // b starts at a's merge, and a's worktree goes only once b has its own.
+    assert!(started(&steps, "b") > merged(&steps, "a"));
+    assert!(removed("a") > prepared("b"), "{steps:#?}");
+    // The run waits for every removal before it finishes.
+    let finished = position(&steps, |event| matches!(event, Event::RunFinished { .. }));
+    assert!(removed("b") < finished);
+    for id in ["a", "b"] {
+        assert!(!ep.fx.root.join(format!("repo.worktrees/e/{id}")).exists());
+    }
+    let list = ep
+        .fx
+        .git_in(&ep.fx.repo, &["worktree", "list", "--porcelain"]);
+    assert!(!list.contains("repo.worktrees/e/a"), "{list}");
+
+    // With keep_worktrees, nothing is removed.
+    let ep = EpicFixture::new();
+    let mut config = ep.config();
+    config.keep_worktrees = true;
+    let events = Events::default();
+    let outcome = ep.run(&plan, config, &events).await.expect("run");
+    assert!(outcome.all_done(), "{:?}", statuses(&outcome));
+    assert!(
+        !events
+            .steps()
+            .iter()
+            .any(|event| matches!(event, Event::WorktreeRemoved { .. }))
+    );
+    for id in ["a", "b"] {
+        assert!(
+            ep.fx
+                .root
+                .join(format!("repo.worktrees/e/{id}/.git"))
+                .exists()
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -293,6 +293,39 @@ async fn an_agent_that_deletes_its_own_worktree_fails_and_a_rerun_recovers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_deleted_during_the_run_is_pruned_and_added_again() {
+    let ep = EpicFixture::new();
+    // First run: b fails, keeping its worktree and branch.
+    ep.hook(
+        "b",
+        "if [ ! -f \"$ROOT/b-once\" ]; then touch \"$ROOT/b-once\"; exit 1; fi\n",
+    );
+    let only_b = plan(&[("b", &[])]);
+    let outcome = ep
+        .run(&only_b, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["b:failed"]);
+    assert!(ep.fx.root.join("repo.worktrees/e/b/.git").exists());
+    // Second run: a, first, deletes b's worktree by hand after the run's one prune; it is still
+    // registered when b resumes, so b's add fails, prunes and tries again.
+    ep.hook("a", "rm -rf \"$ROOT/repo.worktrees/e/b\"\n");
+    let mut config = ep.config();
+    config.concurrency = 1;
+    let both = plan(&[("a", &[]), ("b", &[])]);
+    let rerun = ep
+        .run(&both, config, &Events::default())
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    assert_eq!(merges(&ep), ["e: merge story a", "e: merge story b"]);
+    let list = ep
+        .fx
+        .git_in(&ep.fx.repo, &["worktree", "list", "--porcelain"]);
+    assert!(!list.contains("prunable"), "{list}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_removes_a_siblings_worktree_loses_nothing() {
     let ep = EpicFixture::new();
     // a waits until b's worktree exists, removes it, and tells b; b waits to be told.
