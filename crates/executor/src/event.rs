@@ -9,7 +9,7 @@ use crate::seat::Role;
 /// One step of a story's work, as the live view shows it and `events.jsonl` records it.
 ///
 /// Serialised with a `snake_case` `kind` tag: `{"kind":"task_committed","story":"a",…}`. The
-/// writer of `events.jsonl` adds the `"at"` timestamp (`state_store::now_rfc3339`). The
+/// writer of `events.jsonl` adds the `"at"` timestamp (RFC 3339, to the millisecond). The
 /// scheduler adds its own kinds, hence `#[non_exhaustive]`.
 ///
 /// ```

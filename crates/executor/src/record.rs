@@ -74,13 +74,14 @@ pub(crate) fn logging_sink(log: EventLog, next: EventSink) -> EventSink {
     })
 }
 
-/// The event as a JSON object with its `"at"` timestamp.
+/// The event as a JSON object with its `"at"` timestamp: RFC 3339 in UTC, to the millisecond
+/// (a story's steps are milliseconds apart).
 fn stamped(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
     let mut value = serde_json::to_value(event)?;
     if let serde_json::Value::Object(map) = &mut value {
         map.insert(
             "at".to_owned(),
-            serde_json::Value::String(state_store::now_rfc3339()),
+            serde_json::Value::String(format!("{:.3}", report::Timestamp::now())),
         );
     }
     Ok(value)
@@ -171,6 +172,8 @@ pub(crate) struct Board {
     hook: Option<mpsc::UnboundedSender<Card>>,
     worker: Option<JoinHandle<()>>,
     events: EventSink,
+    /// Moves not yet in `board.md` (see [`flush`](Self::flush)).
+    dirty: bool,
 }
 
 impl Board {
@@ -221,6 +224,7 @@ impl Board {
             hook,
             worker,
             events,
+            dirty: false,
         }
     }
 
@@ -231,10 +235,12 @@ impl Board {
                 hook.send(card.clone()).ok();
             }
         }
+        self.dirty = false;
         self.write();
     }
 
-    /// Moves story `index` to `column`.
+    /// Moves story `index` to `column`: at once for the hook, in `board.md` at the next
+    /// [`flush`](Self::flush).
     pub(crate) fn set(&mut self, index: usize, column: Column, change: Move) {
         let Some(card) = self.cards.get_mut(index) else {
             return;
@@ -252,7 +258,16 @@ impl Board {
         if let Some(hook) = &self.hook {
             hook.send(card.clone()).ok();
         }
-        self.write();
+        self.dirty = true;
+    }
+
+    /// Writes `board.md` if a move is not in it yet. The run loop calls it once its ready stories
+    /// are launched, so the write (and its fsync) never delays a story's start, and a burst of
+    /// moves costs one write.
+    pub(crate) fn flush(&mut self) {
+        if std::mem::take(&mut self.dirty) {
+            self.write();
+        }
     }
 
     /// Lets the hook finish the transitions it was sent (each under its deadline).
@@ -261,6 +276,7 @@ impl Board {
     ///
     /// Dropping the future leaves the hook worker running until its queue is empty.
     pub(crate) async fn close(mut self) {
+        self.flush();
         self.hook = None;
         if let Some(worker) = self.worker.take() {
             worker.await.ok();

@@ -1030,6 +1030,7 @@ impl Loop {
             // After the launches: each removal waits for the stories just started to have
             // their worktrees.
             self.spawn_removals(&mut cleanups, &cancel);
+            self.board.flush();
             if std::mem::take(&mut report_due) {
                 self.write_report().await;
             }
