@@ -1002,37 +1002,21 @@ impl Loop {
         let mut left: Vec<(String, PathBuf)> = Vec::new();
         let mut running: Vec<(tokio::task::Id, usize, usize)> = Vec::new();
         let mut interrupted = false;
-        // Set when a story ended: the report is rewritten once the freed slots are filled, so
-        // its write (an fsync) never delays the next story's start.
+        // Set when a story ended: the report is rewritten once the freed slots are filled, in
+        // the background, so its writes (and their fsyncs) never hold up the loop; ends that
+        // come while a write is under way are in the next one.
         let mut report_due = false;
+        let mut report_writer: Option<tokio::task::JoinHandle<Result<(), String>>> = None;
         loop {
             if self.halted.is_none() && !interrupted {
-                for index in self.schedule.start_ready(self.free_slots.len()) {
-                    let Some(slot) = self.free_slots.pop_first() else {
-                        break;
-                    };
-                    let story = &self.plan.plan().stories[index];
-                    self.emit(Event::StoryStarted {
-                        story: story.id.clone(),
-                        slot,
-                    });
-                    self.board.set(index, Column::Active, Move::default());
-                    let handle = set.spawn(story::run_story(
-                        Arc::clone(&self.shared),
-                        index,
-                        slot,
-                        self.shared.preparing.enter(),
-                        stories.clone(),
-                    ));
-                    running.push((handle.id(), index, slot));
-                }
+                self.launch_ready(&mut set, &mut running, &stories);
             }
             // After the launches: each removal waits for the stories just started to have
             // their worktrees.
             self.spawn_removals(&mut cleanups, &cancel);
             self.board.flush();
-            if std::mem::take(&mut report_due) {
-                self.write_report().await;
+            if report_writer.is_none() && std::mem::take(&mut report_due) {
+                report_writer = Some(self.spawn_report_write());
             }
             if set.is_empty() && cleanups.is_empty() {
                 break;
@@ -1053,6 +1037,15 @@ impl Loop {
                     self.joined(joined, &mut running, interrupted, &stories);
                     report_due = true;
                 }
+                written = async {
+                    match report_writer.as_mut() {
+                        Some(writer) => writer.await,
+                        None => std::future::pending().await,
+                    }
+                }, if report_writer.is_some() => {
+                    report_writer = None;
+                    self.report_written(written.unwrap_or_else(|error| Err(error.to_string())));
+                }
                 Some(cleaned) = cleanups.join_next(), if !cleanups.is_empty() => {
                     // A panicked removal left its worktree too; `epic clean` removes it.
                     if let Ok(Some(kept)) = cleaned {
@@ -1060,6 +1053,9 @@ impl Loop {
                     }
                 }
             }
+        }
+        if let Some(writer) = report_writer {
+            self.report_written(writer.await.unwrap_or_else(|error| Err(error.to_string())));
         }
         self.note_left(left);
         let reason = if interrupted {
@@ -1092,6 +1088,34 @@ impl Loop {
             interrupted,
             epic_worktree: shared.epic_worktree.clone(),
             state_dir: shared.dir.root().to_path_buf(),
+        }
+    }
+
+    /// Starts the stories the schedule has ready, one per free slot.
+    fn launch_ready(
+        &mut self,
+        set: &mut JoinSet<StoryEnd>,
+        running: &mut Vec<(tokio::task::Id, usize, usize)>,
+        stories: &CancellationToken,
+    ) {
+        for index in self.schedule.start_ready(self.free_slots.len()) {
+            let Some(slot) = self.free_slots.pop_first() else {
+                break;
+            };
+            let story = &self.plan.plan().stories[index];
+            self.emit(Event::StoryStarted {
+                story: story.id.clone(),
+                slot,
+            });
+            self.board.set(index, Column::Active, Move::default());
+            let handle = set.spawn(story::run_story(
+                Arc::clone(&self.shared),
+                index,
+                slot,
+                self.shared.preparing.enter(),
+                stories.clone(),
+            ));
+            running.push((handle.id(), index, slot));
         }
     }
 
@@ -1306,12 +1330,29 @@ impl Loop {
         let written = tokio::task::spawn_blocking(move || record::write_report(&dir, &copy))
             .await
             .unwrap_or_else(|error| Err(error.to_string()));
+        self.report_written(written);
+        report
+    }
+
+    /// Starts rewriting the report with the outcomes so far, in the background.
+    fn spawn_report_write(&self) -> tokio::task::JoinHandle<Result<(), String>> {
+        let report = build_report(
+            &self.plan,
+            &self.shared.epic_branch,
+            &self.outcomes,
+            &self.usage,
+        );
+        let dir = self.shared.dir.clone();
+        tokio::task::spawn_blocking(move || record::write_report(&dir, &report))
+    }
+
+    /// Notes a report that could not be written.
+    fn report_written(&self, written: Result<(), String>) {
         if let Err(error) = written {
             self.emit(Event::RunNote {
                 message: format!("the report could not be written: {error}"),
             });
         }
-        report
     }
 }
 
