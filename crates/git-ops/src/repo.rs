@@ -3,13 +3,14 @@
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::Cli;
 use crate::error::{
     BranchError, Cause, CommitError, DiffError, MergeError, OpenError, RestoreError, RevError,
     RollbackError, StatusError, WorktreeError,
 };
+use crate::scan::Verified;
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, MergeFavor, MergeOutcome, Removal, Restored, Status,
     WorktreeInfo,
@@ -241,6 +242,8 @@ pub struct GixGit {
     pub(crate) cli: Cli,
     handles: Mutex<Vec<Cached>>,
     main_idle: Mutex<Vec<gix::Repository>>,
+    /// Per worktree root: the files a status read and found unchanged (see `scan`).
+    verified: Mutex<Vec<(PathBuf, Arc<Mutex<Verified>>)>>,
 }
 
 impl GixGit {
@@ -263,6 +266,7 @@ impl GixGit {
             cli: Cli::new(),
             handles: Mutex::new(Vec::new()),
             main_idle: Mutex::new(Vec::new()),
+            verified: Mutex::new(Vec::new()),
         })
     }
 
@@ -359,12 +363,32 @@ impl GixGit {
         })
     }
 
-    /// Forgets the cached handle of `dir` (after the worktree was removed or moved).
+    /// Forgets the cached handle of `dir` (after the worktree was removed or moved), and what
+    /// its statuses verified.
     pub(crate) fn forget(&self, dir: &Path) {
         self.handles
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .retain(|cached| cached.dir != dir);
+        self.verified
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(root, _)| root != dir);
+    }
+
+    /// What earlier statuses of the worktree of `repo` read and found unchanged.
+    pub(crate) fn verified(&self, repo: &gix::Repository) -> Arc<Mutex<Verified>> {
+        let root = repo.workdir().map(Path::to_owned).unwrap_or_default();
+        let mut all = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, verified)) = all.iter().find(|(dir, _)| *dir == root) {
+            return Arc::clone(verified);
+        }
+        if all.len() >= CACHED {
+            all.remove(0);
+        }
+        let verified = Arc::new(Mutex::new(Verified::default()));
+        all.push((root, Arc::clone(&verified)));
+        verified
     }
 
     /// Where to run repository-wide git commands: the main worktree, else the git directory.

@@ -16,6 +16,19 @@
 //! Where its assumptions do not hold it declines ([`Scan::Declined`]) and the caller runs the
 //! full status: a case-insensitive or precomposing file system, a sparse or conflicted index, a
 //! nested repository, a directory it cannot read, or more suspects than a pathspec handles well.
+//!
+//! # Files whose content a status already read
+//!
+//! A file written in the same second as the index that lists it is *racy*: its stat data cannot
+//! prove it unchanged (a second write in that second keeps them), so every status reads it
+//! again, and every git command that writes the index in that second leaves it racy. Right
+//! after a checkout that is every file of the worktree, for as long as commands follow within
+//! the second. [`Verified`] ends the rereading: when a status found such a file equal to its
+//! index entry, the file's full stat data (nanoseconds included) and the entry's blob id are
+//! kept, and a later scan takes a file whose stat data and entry are still exactly those as
+//! unchanged. That holds because any write to a file sets its change time (`ctime`, which no
+//! program can set back) to the time of the write: only files whose change time lies well
+//! before the status began are kept ([`settled`]), so a later write shows as a new change time.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -45,21 +58,103 @@ pub(crate) enum Scan {
     Declined,
 }
 
-/// Walks the worktree of `repo` against `index`.
-pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State) -> Scan {
+/// The quick pass's findings, and the tracked files among the suspects that a status reading
+/// their content may find unchanged (see [`Verified::keep`]).
+#[derive(Debug)]
+pub(crate) struct Scanned {
+    pub(crate) scan: Scan,
+    pub(crate) candidates: Vec<Candidate>,
+}
+
+/// A tracked file the stat data of its index entry could not prove unchanged.
+#[derive(Debug)]
+pub(crate) struct Candidate {
+    path: BString,
+    id: gix::ObjectId,
+    stat: Stat,
+}
+
+/// Files a status found equal to their index entries by reading them: path, the entry's blob
+/// id, the file's full stat data then. Kept per worktree by the [`GixGit`](crate::GixGit) handle.
+#[derive(Debug, Default)]
+pub(crate) struct Verified {
+    files: HashMap<BString, (gix::ObjectId, Stat)>,
+}
+
+/// More kept files than this and the memory goes back (many times a large worktree's files).
+const MAX_VERIFIED: usize = 1 << 20;
+
+impl Verified {
+    /// Whether a status found this file, with exactly these stat data, equal to blob `id`.
+    fn vouches(&self, path: &BStr, id: &gix::oid, stat: &Stat) -> bool {
+        self.files
+            .get(path)
+            .is_some_and(|(known, known_stat)| known.as_ref() == id && known_stat == stat)
+    }
+
+    /// Keeps the candidates that a status which began at `began` did not report as changed,
+    /// where their change time is settled.
+    pub(crate) fn keep(
+        &mut self,
+        candidates: Vec<Candidate>,
+        reported: &HashSet<BString>,
+        began: std::time::SystemTime,
+    ) {
+        if self.files.len() + candidates.len() > MAX_VERIFIED {
+            self.files.clear();
+        }
+        for candidate in candidates {
+            if !reported.contains(&candidate.path) && settled(candidate.stat.ctime, began) {
+                self.files
+                    .insert(candidate.path, (candidate.id, candidate.stat));
+            }
+        }
+    }
+}
+
+/// Whether a change time lies far enough before `began` that a write after `began` cannot have
+/// left it as it is: the kernel stamps writes from a clock that ticks every few milliseconds,
+/// hence 50 ms; a time without nanoseconds is taken for a file system that keeps whole seconds
+/// (or two), hence 3 s.
+fn settled(ctime: stat::Time, began: std::time::SystemTime) -> bool {
+    let Ok(now) = began.duration_since(std::time::UNIX_EPOCH) else {
+        return false;
+    };
+    let margin = if ctime.nsecs == 0 {
+        std::time::Duration::from_secs(3)
+    } else {
+        std::time::Duration::from_millis(50)
+    };
+    // The index keeps the low 32 bits of the seconds: compare in that space.
+    let then = std::time::Duration::new(u64::from(ctime.secs), ctime.nsecs);
+    let now = std::time::Duration::new(now.as_secs() & u64::from(u32::MAX), now.subsec_nanos());
+    then + margin < now
+}
+
+/// Walks the worktree of `repo` against `index`; files in `verified` with the same stat data
+/// and blob id are unchanged.
+pub(crate) fn scan(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    verified: &Verified,
+) -> Scanned {
+    let declined = || Scanned {
+        scan: Scan::Declined,
+        candidates: Vec::new(),
+    };
     #[cfg(unix)]
     {
         let Some(workdir) = repo.workdir() else {
-            return Scan::Declined;
+            return declined();
         };
         let (Ok(stat), Ok(fs)) = (repo.stat_options(), repo.filesystem_options()) else {
-            return Scan::Declined;
+            return declined();
         };
         if fs.ignore_case || fs.precompose_unicode || index.is_sparse() {
-            return Scan::Declined;
+            return declined();
         }
         let Some(tree) = Tree::of(index) else {
-            return Scan::Declined;
+            return declined();
         };
         let walk = Walk {
             workdir,
@@ -70,6 +165,7 @@ pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State) -> Scan {
                 symlinks: fs.symlink,
                 executable_bit: fs.executable_bit,
             },
+            verified,
             seen: index
                 .entries()
                 .iter()
@@ -86,8 +182,8 @@ pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State) -> Scan {
     }
     #[cfg(not(unix))]
     {
-        let _ = (repo, index);
-        Scan::Declined
+        let _ = (repo, index, verified);
+        declined()
     }
 }
 
@@ -146,6 +242,7 @@ struct Walk<'a> {
     index: &'a gix::index::State,
     tree: Tree<'a>,
     options: Options,
+    verified: &'a Verified,
     /// Which index entries the walk met on disk.
     seen: Vec<AtomicBool>,
     queue: Mutex<Queue>,
@@ -154,39 +251,51 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn run(&self) -> Scan {
+    fn run(&self) -> Scanned {
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let mut suspects: Vec<BString> = std::thread::scope(|scope| {
+        let mut found: Found = std::thread::scope(|scope| {
             let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(|| self.work())).collect();
             let mut all = self.work();
             for helper in helpers {
                 match helper.join() {
-                    Ok(found) => all.extend(found),
+                    Ok(more) => {
+                        all.suspects.extend(more.suspects);
+                        all.candidates.extend(more.candidates);
+                    }
                     Err(_) => self.declined.store(true, Ordering::Relaxed),
                 }
             }
             all
         });
         if self.declined.load(Ordering::Relaxed) {
-            return Scan::Declined;
+            return Scanned {
+                scan: Scan::Declined,
+                candidates: Vec::new(),
+            };
         }
         for (entry, seen) in self.index.entries().iter().zip(&self.seen) {
             if !seen.load(Ordering::Relaxed) && !entry.flags.intersects(SKIPPED) {
                 // Not where the index has it: deleted, or its directory replaced.
-                suspects.push(entry.path(self.index).to_owned());
-            }
-            if suspects.len() > MAX_SUSPECTS {
-                return Scan::Declined;
+                found.suspects.push(entry.path(self.index).to_owned());
             }
         }
-        suspects.sort_unstable();
-        suspects.dedup();
-        Scan::Suspects(suspects)
+        // Past the limit the walk still went on: its candidates serve the full status.
+        let scan = if found.suspects.len() > MAX_SUSPECTS {
+            Scan::Declined
+        } else {
+            found.suspects.sort_unstable();
+            found.suspects.dedup();
+            Scan::Suspects(found.suspects)
+        };
+        Scanned {
+            scan,
+            candidates: found.candidates,
+        }
     }
 
     /// One worker: reads directories from the queue until every directory has been read.
-    fn work(&self) -> Vec<BString> {
-        let mut suspects = Vec::new();
+    fn work(&self) -> Found {
+        let mut suspects = Found::default();
         loop {
             let dir = {
                 let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
@@ -208,7 +317,7 @@ impl Walk<'_> {
                 }
             };
             let subdirs = self.visit(dir.as_bstr(), &mut suspects);
-            if subdirs.is_none() || suspects.len() > MAX_SUSPECTS {
+            if subdirs.is_none() {
                 self.declined.store(true, Ordering::Relaxed);
             }
             let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
@@ -222,9 +331,10 @@ impl Walk<'_> {
     /// Reads one tracked directory: compares its tracked files, notes what is not tracked, and
     /// returns its subdirectories that hold tracked paths. `None` declines the scan.
     #[cfg(unix)]
-    fn visit(&self, dir: &BStr, suspects: &mut Vec<BString>) -> Option<Vec<BString>> {
+    fn visit(&self, dir: &BStr, found: &mut Found) -> Option<Vec<BString>> {
         use std::os::unix::ffi::OsStrExt as _;
 
+        let suspects = &mut found.suspects;
         let path: PathBuf = if dir.is_empty() {
             self.workdir.to_owned()
         } else {
@@ -264,30 +374,44 @@ impl Walk<'_> {
                 }
                 continue;
             }
-            let Ok(found) = files.binary_search_by(|(file, _)| (*file).cmp(name)) else {
+            let Ok(at) = files.binary_search_by(|(file, _)| (*file).cmp(name)) else {
                 suspects.push(rela);
                 continue;
             };
-            let position = files[found].1;
+            let position = files[at].1;
             self.seen[position].store(true, Ordering::Relaxed);
             let entry = &self.index.entries()[position];
             if entry.flags.intersects(SKIPPED) {
                 continue;
             }
-            let unchanged = match dirent.metadata() {
-                Ok(metadata) => self.unchanged(entry, kind, &metadata),
-                Err(error) if gone(&error) => false,
+            let metadata = match dirent.metadata() {
+                Ok(metadata) => metadata,
+                Err(error) if gone(&error) => {
+                    suspects.push(rela);
+                    continue;
+                }
                 Err(_) => return None,
             };
-            if !unchanged {
-                suspects.push(rela);
+            match self.unchanged(entry, kind, &metadata) {
+                Unchanged::Yes => {}
+                Unchanged::Unproven(stat) => {
+                    if !self.verified.vouches(rela.as_bstr(), &entry.id, &stat) {
+                        suspects.push(rela.clone());
+                        found.candidates.push(Candidate {
+                            path: rela,
+                            id: entry.id,
+                            stat,
+                        });
+                    }
+                }
+                Unchanged::No => suspects.push(rela),
             }
         }
         Some(subdirs)
     }
 
     #[cfg(not(unix))]
-    fn visit(&self, _dir: &BStr, _suspects: &mut Vec<BString>) -> Option<Vec<BString>> {
+    fn visit(&self, _dir: &BStr, _found: &mut Found) -> Option<Vec<BString>> {
         None
     }
 
@@ -303,11 +427,11 @@ impl Walk<'_> {
         entry: &gix::index::Entry,
         kind: std::fs::FileType,
         metadata: &std::fs::Metadata,
-    ) -> bool {
+    ) -> Unchanged {
         use std::os::unix::fs::MetadataExt as _;
 
         if entry.flags.contains(Flags::INTENT_TO_ADD) {
-            return false;
+            return Unchanged::No;
         }
         let options = self.options;
         let executable = metadata.mode() & 0o100 != 0;
@@ -320,7 +444,7 @@ impl Walk<'_> {
             options.executable_bit,
         );
         if mode_change.is_some() {
-            return false;
+            return Unchanged::No;
         }
         let now = Stat {
             mtime: time(metadata.mtime(), metadata.mtime_nsec()),
@@ -331,10 +455,32 @@ impl Walk<'_> {
             gid: metadata.gid(),
             size: metadata.size() as u32,
         };
-        now.matches(&entry.stat, options.stat)
+        if now.matches(&entry.stat, options.stat)
             && (!entry.id.is_empty_blob() || entry.stat.size == 0)
             && !now.is_racy(self.index.timestamp(), options.stat)
+        {
+            Unchanged::Yes
+        } else {
+            // Only its content can tell.
+            Unchanged::Unproven(now)
+        }
     }
+}
+
+/// What one worker found.
+#[derive(Default)]
+struct Found {
+    suspects: Vec<BString>,
+    candidates: Vec<Candidate>,
+}
+
+/// Whether a tracked file is unchanged, as far as its stat data tell.
+enum Unchanged {
+    Yes,
+    /// Same type and mode, but stat data that differ from the entry's or are racy: its content
+    /// decides; here are its stat data now.
+    Unproven(Stat),
+    No,
 }
 
 /// A stat time as the index keeps it: seconds truncated to 32 bits; zero before the epoch.

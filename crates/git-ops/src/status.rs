@@ -1,13 +1,15 @@
 //! The status of a worktree with gix: its changed paths, untracked files included.
 
+use std::collections::HashSet;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::status::index_worktree::Item as WorktreeItem;
 
 use crate::error::{Cause, StatusError};
 use crate::repo::GixGit;
-use crate::scan::Scan;
+use crate::scan::{Scan, Verified};
 use crate::types::Status;
 
 /// Whether `path` is one of `exclude` or lies under one of them.
@@ -31,7 +33,8 @@ pub(crate) fn status(
         source,
     };
     let repo = git.repo_at(worktree).map_err(fail)?;
-    let paths = changed(&repo).map_err(|error| fail(Cause::gix(error)))?;
+    let verified = git.verified(&repo);
+    let paths = changed(&repo, &verified).map_err(|error| fail(Cause::gix(error)))?;
     let mut paths: Vec<String> = paths
         .into_iter()
         .filter(|path| !excluded(path, exclude))
@@ -43,7 +46,7 @@ pub(crate) fn status(
 
 /// Every changed path of the worktree of `repo`, as `git status --porcelain
 /// --untracked-files=all` lists them (a staged rename as its new path).
-fn changed(repo: &gix::Repository) -> Result<Vec<String>, gix::Error> {
+fn changed(repo: &gix::Repository, verified: &Mutex<Verified>) -> Result<Vec<String>, gix::Error> {
     let platform = repo
         .status(gix::progress::Discard)?
         .untracked_files(gix::status::UntrackedFiles::Files)
@@ -54,7 +57,12 @@ fn changed(repo: &gix::Repository) -> Result<Vec<String>, gix::Error> {
         // Nothing staged: only the worktree against the index is left to compare, and the
         // quick pass proves most of it unchanged.
         let index = repo.index_or_empty()?;
-        let pathspecs = match crate::scan::scan(repo, &index) {
+        let began = std::time::SystemTime::now();
+        let scanned = {
+            let verified = verified.lock().unwrap_or_else(PoisonError::into_inner);
+            crate::scan::scan(repo, &index, &verified)
+        };
+        let pathspecs = match scanned.scan {
             Scan::Suspects(suspects) if suspects.is_empty() => return Ok(paths),
             Scan::Suspects(suspects) => suspects
                 .iter()
@@ -62,11 +70,20 @@ fn changed(repo: &gix::Repository) -> Result<Vec<String>, gix::Error> {
                 .collect(),
             Scan::Declined => Vec::new(),
         };
+        let mut reported = HashSet::new();
         let mut iter = platform.into_index_worktree_iter(pathspecs)?;
         for item in iter.by_ref() {
-            paths.extend(worktree_path(&item?));
+            let item = item?;
+            reported.insert(item.rela_path().to_owned());
+            paths.extend(worktree_path(&item));
         }
-        write_refreshed_stats(iter.outcome_mut());
+        // What gix read and found equal need not be read again (see `scan`). Kept here, not
+        // written to the index: gix's write would drop the index's cached tree, which is what
+        // proves nothing staged, and so every later status would take the long way.
+        verified
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keep(scanned.candidates, &reported, began);
     } else {
         let mut iter = platform.into_iter(None)?;
         for item in iter.by_ref() {

@@ -166,7 +166,8 @@ fn apply(repo: &Repo, change: &Change) {
                 remove(&at(path));
             }
             if at(path).parent().is_some_and(Path::is_dir) {
-                std::os::unix::fs::symlink("a.txt", at(path)).expect("symlink");
+                // Not at itself: git skips a path below a looping link, gix calls it deleted.
+                std::os::unix::fs::symlink("nowhere", at(path)).expect("symlink");
             }
         }
         Change::FileToDir { file } => {
@@ -316,4 +317,49 @@ proptest! {
             prop_assert_eq!(ours, theirs, "after {:?}", changes);
         }
     }
+}
+
+/// Waits for the start of the next second of the clock.
+fn at_the_start_of_a_second() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970");
+    std::thread::sleep(std::time::Duration::from_nanos(
+        1_000_000_000 - u64::from(now.subsec_nanos()),
+    ));
+}
+
+#[test]
+fn a_file_read_once_is_trusted_only_while_its_stat_data_stay() {
+    // All in one second (the test takes well under one): the files stay racy throughout.
+    at_the_start_of_a_second();
+    let repo = committed();
+    let git = repo.handle();
+    // The first status reads every file and keeps what it read; the next ones must still see
+    // every change.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    for round in 0..3 {
+        assert!(
+            git.status(&repo.path, &[])
+                .expect("status")
+                .paths
+                .is_empty(),
+            "round {round}"
+        );
+    }
+    let before = std::fs::read_to_string(repo.path.join("src/lib.rs")).expect("read");
+    // The same size, in the same second: only the change time tells.
+    repo.write("src/lib.rs", &before.to_uppercase());
+    assert_eq!(
+        git.status(&repo.path, &[]).expect("status").paths,
+        ["src/lib.rs"]
+    );
+    repo.write("src/lib.rs", &before);
+    assert!(
+        git.status(&repo.path, &[])
+            .expect("status")
+            .paths
+            .is_empty()
+    );
+    assert_like_git(&repo, &git, "an edit undone");
 }
