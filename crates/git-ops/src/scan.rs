@@ -8,10 +8,10 @@
 //! and stats its tracked files relative to the open directory (`fstatat`), which spares the
 //! kernel the path lookups. A file is proven unchanged by exactly the rule gix's status applies
 //! (stat data equal under the repository's `core.trustCTime`/`core.checkStat` settings, the
-//! same type and executable bit, not racily clean); anything else, and every path not in the
-//! index, is a suspect, and gix's status, limited to the suspects by pathspec, decides: content
-//! of racy files, ignore rules, submodules. So the scan never decides that something changed,
-//! only that something did not.
+//! same type and executable bit, not racily clean), or by its content (below); anything else,
+//! and every path not in the index, is a suspect, and gix's status, limited to the suspects by
+//! pathspec, decides: ignore rules, submodules, what changed. So the scan never decides that
+//! something changed, only that something did not.
 //!
 //! Where its assumptions do not hold it declines ([`Scan::Declined`]) and the caller runs the
 //! full status: a case-insensitive or precomposing file system, a sparse or conflicted index, a
@@ -23,10 +23,11 @@
 //! prove it unchanged (a second write in that second keeps them), so every status reads it
 //! again, and every git command that writes the index in that second leaves it racy. Right
 //! after a checkout that is every file of the worktree, for as long as commands follow within
-//! the second. [`Verified`] ends the rereading: when a status found such a file equal to its
-//! index entry, the file's full stat data (nanoseconds included) and the entry's blob id are
-//! kept, and a later scan takes a file whose stat data and entry are still exactly those as
-//! unchanged. That holds because any write to a file sets its change time (`ctime`, which no
+//! the second. The scan reads such files itself, through the repository's filters as git
+//! would to add them, on every core, and compares their blob ids with the index's; and
+//! [`Verified`] ends the rereading: the full stat data (nanoseconds included) and blob id of each
+//! file found equal are kept, and a later scan takes a file whose stat data and entry are still
+//! exactly those as unchanged. That holds because any write to a file sets its change time (`ctime`, which no
 //! program can set back) to the time of the write: only files whose change time lies well
 //! before the status began are kept ([`settled`]), so a later write shows as a new change time.
 
@@ -178,7 +179,7 @@ pub(crate) fn scan(
             ready: Condvar::new(),
             declined: AtomicBool::new(false),
         };
-        walk.run()
+        walk.run(repo)
     }
     #[cfg(not(unix))]
     {
@@ -251,11 +252,17 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn run(&self) -> Scanned {
+    fn run(&self, repo: &gix::Repository) -> Scanned {
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let mut found: Found = std::thread::scope(|scope| {
-            let helpers: Vec<_> = (1..workers).map(|_| scope.spawn(|| self.work())).collect();
-            let mut all = self.work();
+            // Each worker reads file contents through its own handle: a handle is not `Sync`.
+            let helpers: Vec<_> = (1..workers)
+                .map(|_| {
+                    let repo = repo.clone();
+                    scope.spawn(move || self.work(&repo))
+                })
+                .collect();
+            let mut all = self.work(repo);
             for helper in helpers {
                 match helper.join() {
                     Ok(more) => {
@@ -294,8 +301,12 @@ impl Walk<'_> {
     }
 
     /// One worker: reads directories from the queue until every directory has been read.
-    fn work(&self) -> Found {
+    fn work(&self, repo: &gix::Repository) -> Found {
         let mut suspects = Found::default();
+        let mut reader = Reader {
+            repo,
+            pipeline: None,
+        };
         loop {
             let dir = {
                 let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
@@ -316,7 +327,7 @@ impl Walk<'_> {
                         .unwrap_or_else(PoisonError::into_inner);
                 }
             };
-            let subdirs = self.visit(dir.as_bstr(), &mut suspects);
+            let subdirs = self.visit(dir.as_bstr(), &mut suspects, &mut reader);
             if subdirs.is_none() {
                 self.declined.store(true, Ordering::Relaxed);
             }
@@ -331,7 +342,12 @@ impl Walk<'_> {
     /// Reads one tracked directory: compares its tracked files, notes what is not tracked, and
     /// returns its subdirectories that hold tracked paths. `None` declines the scan.
     #[cfg(unix)]
-    fn visit(&self, dir: &BStr, found: &mut Found) -> Option<Vec<BString>> {
+    fn visit(
+        &self,
+        dir: &BStr,
+        found: &mut Found,
+        reader: &mut Reader<'_>,
+    ) -> Option<Vec<BString>> {
         use std::os::unix::ffi::OsStrExt as _;
 
         let suspects = &mut found.suspects;
@@ -395,13 +411,27 @@ impl Walk<'_> {
             match self.unchanged(entry, kind, &metadata) {
                 Unchanged::Yes => {}
                 Unchanged::Unproven(stat) => {
-                    if !self.verified.vouches(rela.as_bstr(), &entry.id, &stat) {
-                        suspects.push(rela.clone());
+                    if self.verified.vouches(rela.as_bstr(), &entry.id, &stat) {
+                        continue;
+                    }
+                    let symlink = kind.is_symlink() && self.options.symlinks;
+                    let same = (kind.is_file() || symlink)
+                        && reader.is(
+                            self.index,
+                            &dirent.path(),
+                            rela.as_bstr(),
+                            symlink,
+                            &entry.id,
+                        );
+                    if same {
+                        // Read and found equal: unchanged, and kept for the next status.
                         found.candidates.push(Candidate {
                             path: rela,
                             id: entry.id,
                             stat,
                         });
+                    } else {
+                        suspects.push(rela);
                     }
                 }
                 Unchanged::No => suspects.push(rela),
@@ -411,7 +441,12 @@ impl Walk<'_> {
     }
 
     #[cfg(not(unix))]
-    fn visit(&self, _dir: &BStr, _found: &mut Found) -> Option<Vec<BString>> {
+    fn visit(
+        &self,
+        _dir: &BStr,
+        _found: &mut Found,
+        _reader: &mut Reader<'_>,
+    ) -> Option<Vec<BString>> {
         None
     }
 
@@ -464,6 +499,63 @@ impl Walk<'_> {
             // Only its content can tell.
             Unchanged::Unproven(now)
         }
+    }
+}
+
+/// Reads worktree files as git reads them to add them: through the repository's filters.
+struct Reader<'repo> {
+    repo: &'repo gix::Repository,
+    /// Made at the first file read: most scans read none.
+    pipeline: Option<gix::filter::Pipeline<'repo>>,
+}
+
+impl Reader<'_> {
+    /// Whether the file at `path` (`rela` in the worktree) holds blob `id`; `false` when it
+    /// cannot be read or filtered (then gix's status decides).
+    fn is(
+        &mut self,
+        index: &gix::index::State,
+        path: &Path,
+        rela: &BStr,
+        symlink: bool,
+        id: &gix::oid,
+    ) -> bool {
+        self.read(index, path, rela, symlink)
+            .and_then(|data| gix::objs::compute_hash(id.kind(), gix::objs::Kind::Blob, &data).ok())
+            .is_some_and(|hash| hash == id)
+    }
+
+    fn read(
+        &mut self,
+        index: &gix::index::State,
+        path: &Path,
+        rela: &BStr,
+        symlink: bool,
+    ) -> Option<Vec<u8>> {
+        use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
+        use std::io::Read as _;
+
+        if symlink {
+            let target = std::fs::read_link(path).ok()?;
+            return Some(gix::path::into_bstr(target).ok()?.into_owned().into());
+        }
+        if self.pipeline.is_none() {
+            self.pipeline = Some(self.repo.filter_pipeline(None).ok()?.0);
+        }
+        let pipeline = self.pipeline.as_mut()?;
+        let file = std::fs::File::open(path).ok()?;
+        let rela = gix::path::from_bstr(rela).ok()?;
+        let mut data = Vec::new();
+        match pipeline.convert_to_git(file, &rela, index).ok()? {
+            ToGitOutcome::Unchanged(mut file) => {
+                file.read_to_end(&mut data).ok()?;
+            }
+            ToGitOutcome::Buffer(buffer) => data.extend_from_slice(buffer),
+            ToGitOutcome::Process(mut read) => {
+                read.read_to_end(&mut data).ok()?;
+            }
+        }
+        Some(data)
     }
 }
 
