@@ -137,6 +137,45 @@ impl Cli {
         })
     }
 
+    /// Runs git in `dir` with `input` on its standard input; a non-zero exit is an error
+    /// carrying git's words.
+    pub(crate) fn run_with_input(
+        &self,
+        dir: &Path,
+        args: &[&OsStr],
+        input: &[u8],
+    ) -> Result<Output, CliError> {
+        let spawn_failed = |error| CliError {
+            command: describe(args),
+            code: None,
+            detail: String::new(),
+            spawn: Some(error),
+        };
+        let mut child = self
+            .command(dir, args)
+            .stdin(Stdio::piped())
+            .spawn()
+            .map_err(spawn_failed)?;
+        let mut stdin = child.stdin.take();
+        // Written from a thread while git's output is read: neither side can fill a pipe and
+        // wait for the other.
+        let output = std::thread::scope(|scope| {
+            scope.spawn(move || {
+                if let Some(stdin) = stdin.as_mut() {
+                    // A git that stopped reading has failed; its exit status tells.
+                    std::io::Write::write_all(stdin, input).ok();
+                }
+            });
+            child.wait_with_output()
+        })
+        .map_err(spawn_failed)?;
+        if output.status.success() {
+            Ok(output)
+        } else {
+            Err(failure(args, &output))
+        }
+    }
+
     /// Runs git in `dir`; a non-zero exit is an error carrying git's words.
     pub(crate) fn run(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, CliError> {
         let output = self.output(dir, args)?;

@@ -1,8 +1,14 @@
-//! Committing everything in a worktree (`git add -A` + `git commit`), and the fallback identity.
+//! Committing everything in a worktree, and the fallback identity.
 //!
-//! gix writes commits, but has no `add -A` (building a tree from the worktree through the
-//! index with git's filters, stat refresh and racy-timestamp handling); the command line does
-//! both halves, so the index it leaves behind is exactly git's.
+//! What `git add -A` + `git commit` do, in git's plumbing: the changed paths come from this
+//! crate's status (whose quick pass reads each file at most once, see `scan`), `git update-index
+//! --add --remove` stages exactly those paths, `git write-tree` writes the tree from the index,
+//! `git commit-tree` the commit, and `git update-ref` moves the branch, checking it still points
+//! where it did. `git add -A` and `git commit` would each refresh the stat data of every tracked
+//! file first, and read every file again while they are racy: right after a checkout, all of
+//! them. gix writes commits but has no staging with git's filters and index extensions, so the
+//! index stays git's to write. A path the status cannot name exactly (not UTF-8) takes the
+//! porcelain way.
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -38,6 +44,13 @@ pub(crate) fn identity_args(git: &GixGit, worktree: &Path) -> Result<Vec<OsStrin
         )));
     }
     let text = String::from_utf8_lossy(&output.stdout);
+    Ok(fallback_identity(git, &text))
+}
+
+/// The `-c` arguments for the parts of the identity that `config` (`git config --get-regexp`'s
+/// output) lacks.
+fn fallback_identity(git: &GixGit, config: &str) -> Vec<OsString> {
+    let text = config;
     let has = |key: &str| {
         text.lines().any(|line| {
             line.split_once(' ')
@@ -58,10 +71,177 @@ pub(crate) fn identity_args(git: &GixGit, worktree: &Path) -> Result<Vec<OsStrin
         out.push("-c".into());
         out.push(format!("user.email={FALLBACK_EMAIL}").into());
     }
-    Ok(out)
+    out
 }
 
 pub(crate) fn commit_all(
+    git: &GixGit,
+    worktree: &Path,
+    message: &str,
+) -> Result<CommitOutcome, CommitError> {
+    let fail = |source| CommitError::Failed {
+        worktree: worktree.to_owned(),
+        source,
+    };
+    let changed = crate::status::status(git, worktree, &[])
+        .map_err(|error| fail(Cause::Io(std::io::Error::other(error_chain(&error)))))?;
+    if changed.paths.is_empty() {
+        return Ok(CommitOutcome::NothingToCommit);
+    }
+    if changed.paths.iter().any(|path| path.contains('\u{fffd}')) {
+        return commit_all_porcelain(git, worktree, message);
+    }
+    let repo = git.repo_at(worktree).map_err(fail)?;
+    let parent = match rev::head(&repo, worktree) {
+        Ok(id) => Some(id),
+        Err(crate::RevError::Unborn { .. }) => None,
+        Err(error) => return Err(fail(Cause::Rev(Box::new(error)))),
+    };
+    let parent_tree = match parent {
+        Some(id) => Some(
+            repo.find_commit(id)
+                .map_err(|error| fail(Cause::gix(error)))?
+                .tree_id()
+                .map_err(|error| fail(Cause::gix(error)))?
+                .detach(),
+        ),
+        None => None,
+    };
+    drop(repo);
+    let mut paths = Vec::new();
+    for path in &changed.paths {
+        paths.extend_from_slice(path.as_bytes());
+        paths.push(0);
+    }
+    git.cli
+        .run_with_input(
+            worktree,
+            args!["update-index", "--add", "--remove", "-z", "--stdin"],
+            &paths,
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    let written = git
+        .cli
+        .run(worktree, args!["write-tree"])
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    let tree = String::from_utf8_lossy(&written.stdout).trim().to_owned();
+    if parent_tree
+        .is_some_and(|parent_tree| tree.parse::<gix::ObjectId>().ok() == Some(parent_tree))
+    {
+        // Changes that undo each other, or stat data only.
+        return Ok(CommitOutcome::NothingToCommit);
+    }
+    let config = commit_config(git, worktree).map_err(fail)?;
+    let mut arguments = config.identity;
+    arguments.extend(["commit-tree".into(), tree.into()]);
+    if let Some(parent) = parent {
+        arguments.extend(["-p".into(), parent.to_string().into()]);
+    }
+    if config.sign {
+        arguments.push("-S".into());
+    }
+    arguments.extend(["-F".into(), "-".into()]);
+    let arguments: Vec<&std::ffi::OsStr> = arguments.iter().map(OsString::as_os_str).collect();
+    let message = clean_message(message);
+    let made = git
+        .cli
+        .run_with_input(worktree, &arguments, message.as_bytes())
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    let commit = String::from_utf8_lossy(&made.stdout).trim().to_owned();
+    let id: gix::ObjectId = commit.parse().map_err(|_| {
+        fail(Cause::Io(std::io::Error::other(format!(
+            "git commit-tree printed `{commit}`, not a commit id"
+        ))))
+    })?;
+    let subject = message.lines().next().unwrap_or_default();
+    let reflog = if parent.is_some() {
+        format!("commit: {subject}")
+    } else {
+        format!("commit (initial): {subject}")
+    };
+    // The old value makes the move fail, rather than drop a commit, if the branch moved since.
+    let old = parent.map(|id| id.to_string()).unwrap_or_default();
+    git.cli
+        .run(
+            worktree,
+            args!["update-ref", "-m", &reflog, "HEAD", &commit, &old],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    Ok(CommitOutcome::Committed(CommitId(id)))
+}
+
+/// An error and its sources, one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// The message as `git commit -m` keeps it (its `whitespace` clean-up): no trailing
+/// whitespace on a line, no blank lines at the start or the end, runs of blank lines as one,
+/// and a final newline unless empty.
+fn clean_message(message: &str) -> String {
+    let mut out = String::new();
+    let mut blank_run = false;
+    for line in message.lines().map(str::trim_end) {
+        if line.is_empty() {
+            blank_run = !out.is_empty();
+            continue;
+        }
+        if blank_run {
+            out.push('\n');
+            blank_run = false;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// What a commit takes from git's configuration: the identity arguments and whether to sign.
+struct CommitConfig {
+    identity: Vec<OsString>,
+    sign: bool,
+}
+
+/// Reads, with one `git config`, what [`identity_args`] reads and `commit.gpgSign`, which
+/// `git commit` honours and `git commit-tree` only as `-S`.
+fn commit_config(git: &GixGit, worktree: &Path) -> Result<CommitConfig, Cause> {
+    let pattern = r"^(user\.(name|email)|commit\.gpgsign)$";
+    let output = git
+        .cli
+        .output(worktree, args!["config", "--get-regexp", pattern])?;
+    if !output.status.success() && output.status.code() != Some(1) {
+        return Err(Cause::Cli(crate::cli::failure(
+            args!["config", "--get-regexp", pattern],
+            &output,
+        )));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    // The last value of a key wins, as in git.
+    let sign = text
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .rfind(|(name, _)| *name == "commit.gpgsign")
+        .is_some_and(|(_, value)| {
+            matches!(
+                value.trim().to_ascii_lowercase().as_str(),
+                "true" | "yes" | "on" | "1"
+            )
+        });
+    Ok(CommitConfig {
+        identity: fallback_identity(git, &text),
+        sign,
+    })
+}
+
+/// `git add -A` + `git commit`, for paths the plumbing way cannot name.
+fn commit_all_porcelain(
     git: &GixGit,
     worktree: &Path,
     message: &str,

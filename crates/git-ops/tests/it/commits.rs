@@ -137,3 +137,64 @@ fn an_identity_from_the_environment_beats_the_fallback() {
         format!("Env Author <author@example.com>|{FALLBACK_NAME} <{FALLBACK_EMAIL}>")
     );
 }
+
+#[test]
+fn the_commit_is_the_one_git_commit_would_make() {
+    let message = "  \n\nsubject line  \n\n\n\tbody, indented \n# not a comment to strip\n\n";
+    let ours = Repo::new();
+    let theirs = Repo::new();
+    for repo in [&ours, &theirs] {
+        repo.write("src/lib.rs", "pub fn f() {}\n");
+        repo.write("staged then edited.txt", "first\n");
+        repo.git(&["add", "--", "staged then edited.txt"]);
+        repo.write("staged then edited.txt", "second\n");
+    }
+    let git = ours.handle();
+    let CommitOutcome::Committed(id) = git.commit_all(&ours.path, message).expect("commit") else {
+        panic!("expected a commit");
+    };
+    theirs.git(&["add", "-A"]);
+    theirs.git(&["commit", "-q", "--allow-empty-message", "-m", message]);
+    // The same tree and message (ids differ only by the commit time).
+    for what in ["%T", "%B", "%an <%ae>"] {
+        assert_eq!(
+            ours.git(&["log", "-1", &format!("--format={what}")]),
+            theirs.git(&["log", "-1", &format!("--format={what}")]),
+            "{what}"
+        );
+    }
+    assert_eq!(ours.git(&["rev-parse", "HEAD"]).trim(), id.to_string());
+    assert_eq!(
+        ours.git(&["reflog", "-1", "--format=%gs"]).trim(),
+        "commit: subject line"
+    );
+    assert!(ours.porcelain(&ours.path).is_empty());
+    ours.fsck();
+}
+
+#[test]
+fn a_commit_right_after_a_checkout_takes_a_same_size_edit() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    for i in 0..50 {
+        repo.write(&format!("d/f{i}.txt"), "original\n");
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "files"]);
+    let story = repo.beside("story");
+    git.add_worktree_new_branch(&story, "story/e/s", "main")
+        .expect("add");
+    // In the second of the checkout: every file racy, the edit invisible to stat data alone.
+    std::fs::write(story.join("d/f7.txt"), "ORIGINAL\n").expect("edit");
+    let CommitOutcome::Committed(_) = git.commit_all(&story, "edit").expect("commit") else {
+        panic!("the edit was not seen");
+    };
+    assert_eq!(
+        repo.git_in(&story, &["show", "--name-only", "--format=", "HEAD"]).trim(),
+        "d/f7.txt"
+    );
+    assert_eq!(
+        git.commit_all(&story, "again").expect("no error"),
+        CommitOutcome::NothingToCommit
+    );
+}
