@@ -43,17 +43,22 @@
 //!
 //! A status starts with a quick pass of its own (`scan`): one walk of the worktree on every
 //! core that reads each directory once and stats each tracked file relative to it, proving
-//! unchanged what gix's status would find unchanged from stat data alone, by the same rule. gix's
-//! status then looks only at what is left (edited, deleted or racy files, untracked paths), by
-//! pathspec; where the pass does not apply (a case-insensitive file system, a sparse or
-//! conflicted index, a nested repository, many changes) gix's status runs in full.
+//! unchanged what gix's status would find unchanged from stat data alone, by the same rule, and
+//! reading (through the repository's filters) the files whose stat data cannot tell, such as the
+//! racy files of a fresh checkout; what it read and found equal is remembered per worktree while
+//! the file's stat data stay exactly the same. gix's status then looks only at what is left
+//! (edited, deleted or untracked paths), by pathspec; where the pass does not apply (a
+//! case-insensitive file system, a sparse or conflicted index, a nested repository, many
+//! changes) gix's status runs in full. A status never writes the index. Reads run on
+//! thread-local gix handles that are kept warm per worktree, so a diff over the same trees hits
+//! the object cache.
 //!
 //! The git command line does the rest, each for a reason:
 //!
 //! | operation | command | why not gix (0.91) |
 //! | --- | --- | --- |
 //! | worktree add, list, remove, move, prune | `git worktree …` | gix 0.91 has no `move` and no `prune`; its `add`/`remove` are recent and git stays the reference for the registration files. CLI first (the pragmatism rule), at a ratio near 1.0 to git; gix's `add_worktree` is the next step if worktree creation ever matters |
-//! | commit everything | `git add -A`, `git commit` | gix has no `add -A` (building the index from the worktree with filters and racy-stat handling) |
+//! | commit everything | `git update-index --add --remove` (the paths the status found), `git write-tree`, `git commit-tree`, `git update-ref` with the old value; `git add -A` + `git commit` for a path that is not UTF-8 | gix has no staging into git's index with its extensions; the plumbing stages only the changed paths, where `add -A` and `commit` would each refresh every tracked file first |
 //! | apply a clean merge | `git merge --no-ff` | gix merges trees but cannot apply a merged tree to a worktree and its index |
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
 //! | restore paths | `git checkout <rev> -- …`, `git rm`, `git clean` | no partial checkout into a populated worktree |

@@ -92,8 +92,10 @@ pub trait Git: Send + Sync {
     /// `exclude` and everything under it.
     fn status(&self, worktree: &Path, exclude: &[&str]) -> Result<Status, StatusError>;
 
-    /// Stages everything (`git add -A`) and commits it with `message`. Without a configured
-    /// identity, the commit is made as `epic <epic@localhost>`.
+    /// Stages everything, as `git add -A` would (every path the status lists: edits, deletions,
+    /// untracked files that are not ignored), and commits it with `message`, cleaned up as
+    /// `git commit -m` cleans it. Without a configured identity, the commit is made as
+    /// `epic <epic@localhost>`.
     fn commit_all(&self, worktree: &Path, message: &str) -> Result<CommitOutcome, CommitError>;
 
     /// The diff of `head` against its merge base with `base` (`git diff base...head`): text and

@@ -8,10 +8,11 @@
 //! and stats its tracked files relative to the open directory (`fstatat`), which spares the
 //! kernel the path lookups. A file is proven unchanged by exactly the rule gix's status applies
 //! (stat data equal under the repository's `core.trustCTime`/`core.checkStat` settings, the
-//! same type and executable bit, not racily clean), or by its content (below); anything else,
-//! and every path not in the index, is a suspect, and gix's status, limited to the suspects by
-//! pathspec, decides: ignore rules, submodules, what changed. So the scan never decides that
-//! something changed, only that something did not.
+//! same type and executable bit, not racily clean), or by its content (below). A tracked file
+//! it finds missing, of another type or mode, or read and different is changed, as gix's status
+//! would report it. Every other path (untracked files and directories, submodules, files it
+//! could not read) is a suspect, and gix's status, limited to the suspects by pathspec,
+//! decides: ignore rules, submodules, nested repositories.
 //!
 //! Where its assumptions do not hold it declines ([`Scan::Declined`]) and the caller runs the
 //! full status: a case-insensitive or precomposing file system, a sparse or conflicted index, a
@@ -48,13 +49,18 @@ const SKIPPED: Flags = Flags::UPTODATE
     .union(Flags::ASSUME_VALID)
     .union(Flags::FSMONITOR_VALID);
 
-/// What the quick pass found.
+/// What the quick pass found. Paths are relative to the worktree root.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Scan {
-    /// The paths, relative to the worktree root, that may have changed: tracked files whose
-    /// stat data differ or are racy, tracked files not found, untracked files and directories.
-    /// Empty: the worktree matches its index.
-    Suspects(Vec<BString>),
+    /// Both empty: the worktree matches its index.
+    Found {
+        /// Tracked paths certainly changed: not found, read and found different, or of another
+        /// type or mode, as gix's status reports them.
+        changed: Vec<BString>,
+        /// Paths only gix's status can judge: untracked files and directories (ignored or not,
+        /// a submodule or not), tracked files the pass could not read.
+        suspects: Vec<BString>,
+    },
     /// The pass does not apply here; run the full status.
     Declined,
 }
@@ -266,6 +272,7 @@ impl Walk<'_> {
             for helper in helpers {
                 match helper.join() {
                     Ok(more) => {
+                        all.changed.extend(more.changed);
                         all.suspects.extend(more.suspects);
                         all.candidates.extend(more.candidates);
                     }
@@ -282,17 +289,28 @@ impl Walk<'_> {
         }
         for (entry, seen) in self.index.entries().iter().zip(&self.seen) {
             if !seen.load(Ordering::Relaxed) && !entry.flags.intersects(SKIPPED) {
-                // Not where the index has it: deleted, or its directory replaced.
-                found.suspects.push(entry.path(self.index).to_owned());
+                let path = entry.path(self.index).to_owned();
+                if entry.mode.is_submodule() {
+                    // A submodule is a directory: how it stands is gix's business.
+                    found.suspects.push(path);
+                } else {
+                    // Not where the index has it: deleted, or its directory replaced.
+                    found.changed.push(path);
+                }
             }
         }
         // Past the limit the walk still went on: its candidates serve the full status.
         let scan = if found.suspects.len() > MAX_SUSPECTS {
             Scan::Declined
         } else {
-            found.suspects.sort_unstable();
-            found.suspects.dedup();
-            Scan::Suspects(found.suspects)
+            for paths in [&mut found.changed, &mut found.suspects] {
+                paths.sort_unstable();
+                paths.dedup();
+            }
+            Scan::Found {
+                changed: found.changed,
+                suspects: found.suspects,
+            }
         };
         Scanned {
             scan,
@@ -403,7 +421,7 @@ impl Walk<'_> {
             let metadata = match dirent.metadata() {
                 Ok(metadata) => metadata,
                 Err(error) if gone(&error) => {
-                    suspects.push(rela);
+                    found.changed.push(rela);
                     continue;
                 }
                 Err(_) => return None,
@@ -415,26 +433,29 @@ impl Walk<'_> {
                         continue;
                     }
                     let symlink = kind.is_symlink() && self.options.symlinks;
-                    let same = (kind.is_file() || symlink)
-                        && reader.is(
+                    let same = if kind.is_file() || symlink {
+                        reader.is(
                             self.index,
                             &dirent.path(),
                             rela.as_bstr(),
                             symlink,
                             &entry.id,
-                        );
-                    if same {
+                        )
+                    } else {
+                        None
+                    };
+                    match same {
                         // Read and found equal: unchanged, and kept for the next status.
-                        found.candidates.push(Candidate {
+                        Some(true) => found.candidates.push(Candidate {
                             path: rela,
                             id: entry.id,
                             stat,
-                        });
-                    } else {
-                        suspects.push(rela);
+                        }),
+                        Some(false) => found.changed.push(rela),
+                        None => suspects.push(rela),
                     }
                 }
-                Unchanged::No => suspects.push(rela),
+                Unchanged::No => found.changed.push(rela),
             }
         }
         Some(subdirs)
@@ -510,7 +531,7 @@ struct Reader<'repo> {
 }
 
 impl Reader<'_> {
-    /// Whether the file at `path` (`rela` in the worktree) holds blob `id`; `false` when it
+    /// Whether the file at `path` (`rela` in the worktree) holds blob `id`; `None` when it
     /// cannot be read or filtered (then gix's status decides).
     fn is(
         &mut self,
@@ -519,10 +540,10 @@ impl Reader<'_> {
         rela: &BStr,
         symlink: bool,
         id: &gix::oid,
-    ) -> bool {
-        self.read(index, path, rela, symlink)
-            .and_then(|data| gix::objs::compute_hash(id.kind(), gix::objs::Kind::Blob, &data).ok())
-            .is_some_and(|hash| hash == id)
+    ) -> Option<bool> {
+        let data = self.read(index, path, rela, symlink)?;
+        let hash = gix::objs::compute_hash(id.kind(), gix::objs::Kind::Blob, &data).ok()?;
+        Some(hash == id)
     }
 
     fn read(
@@ -562,6 +583,7 @@ impl Reader<'_> {
 /// What one worker found.
 #[derive(Default)]
 struct Found {
+    changed: Vec<BString>,
     suspects: Vec<BString>,
     candidates: Vec<Candidate>,
 }

@@ -62,20 +62,28 @@ fn changed(repo: &gix::Repository, verified: &Mutex<Verified>) -> Result<Vec<Str
             let verified = verified.lock().unwrap_or_else(PoisonError::into_inner);
             crate::scan::scan(repo, &index, &verified)
         };
-        let pathspecs = match scanned.scan {
-            Scan::Suspects(suspects) if suspects.is_empty() => return Ok(paths),
-            Scan::Suspects(suspects) => suspects
-                .iter()
-                .map(|path| literal(path.as_bstr()))
-                .collect(),
-            Scan::Declined => Vec::new(),
-        };
         let mut reported = HashSet::new();
-        let mut iter = platform.into_index_worktree_iter(pathspecs)?;
-        for item in iter.by_ref() {
-            let item = item?;
-            reported.insert(item.rela_path().to_owned());
-            paths.extend(worktree_path(&item));
+        let pathspecs = match scanned.scan {
+            Scan::Found { changed, suspects } => {
+                paths.extend(changed.iter().map(|path| path.to_str_lossy().into_owned()));
+                reported.extend(changed);
+                // None: nothing for gix to judge (no pathspec at all would mean everything).
+                (!suspects.is_empty()).then(|| {
+                    suspects
+                        .iter()
+                        .map(|path| literal(path.as_bstr()))
+                        .collect::<Vec<_>>()
+                })
+            }
+            Scan::Declined => Some(Vec::new()),
+        };
+        if let Some(pathspecs) = pathspecs {
+            let mut iter = platform.into_index_worktree_iter(pathspecs)?;
+            for item in iter.by_ref() {
+                let item = item?;
+                reported.insert(item.rela_path().to_owned());
+                paths.extend(worktree_path(&item));
+            }
         }
         // What gix read and found equal need not be read again (see `scan`). Kept here, not
         // written to the index: gix's write would drop the index's cached tree, which is what

@@ -190,7 +190,8 @@ fn a_commit_right_after_a_checkout_takes_a_same_size_edit() {
         panic!("the edit was not seen");
     };
     assert_eq!(
-        repo.git_in(&story, &["show", "--name-only", "--format=", "HEAD"]).trim(),
+        repo.git_in(&story, &["show", "--name-only", "--format=", "HEAD"])
+            .trim(),
         "d/f7.txt"
     );
     assert_eq!(

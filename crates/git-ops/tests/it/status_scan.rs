@@ -363,3 +363,28 @@ fn a_file_read_once_is_trusted_only_while_its_stat_data_stay() {
     );
     assert_like_git(&repo, &git, "an edit undone");
 }
+
+#[test]
+fn a_submodule_is_judged_like_git() {
+    let repo = committed();
+    let sub = repo.path.join("sub");
+    repo.git(&["init", "-q", "sub"]);
+    std::fs::write(sub.join("x"), "x\n").expect("write");
+    repo.git_in(&sub, &["add", "x"]);
+    let me = ["-c", "user.name=Sub", "-c", "user.email=sub@example.com"];
+    repo.git_in(&sub, &[&me[..], &["commit", "-q", "-m", "x"]].concat());
+    let head = repo.git_in(&sub, &["rev-parse", "HEAD"]);
+    // Recorded as a submodule (a gitlink) at its head.
+    repo.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{},sub", head.trim()),
+    ]);
+    repo.git(&["commit", "-q", "-m", "submodule"]);
+    let git = repo.handle();
+    assert_like_git(&repo, &git, "a clean submodule");
+    std::fs::write(sub.join("x"), "moved on\n").expect("write");
+    repo.git_in(&sub, &[&me[..], &["commit", "-q", "-am", "moved"]].concat());
+    assert_like_git(&repo, &git, "a submodule whose head moved");
+}
