@@ -391,14 +391,5 @@ fn main() {
 }
 
 /// Why the figures are what they are.
-const NOTES: &str = "\n\
-Notes: the lower bound counts only the agents' sleep. Every story also costs `epic` a \
-fixed ~90 ms when run alone (about 15 git processes: worktree prune/add/remove, add + \
-commit, merges, each commit's `git maintenance run --auto`; three state fsyncs; two agent \
-spawns), and 150–250 ms with 8 stories sharing 2 cores. On a chain of 9–12 stories that is \
-the 10–30 % above the bound. Replaying the same plans with zero per-story cost puts \
-critical-path at 1.00–1.05 of the bound (and plan order at 1.00–1.12). A per-story cost of \
-90 ms alone brings it to 1.07–1.15. The losses to plan order are noise, not the policy: in \
-the replay the two differ by under 1 % on those seeds, and on seed 1 at concurrency 2 an \
-earlier run had critical-path ahead (26.94 s against 28.12 s). The machine was shared with \
-other builds during the run.\n";
+const NOTES: &str = "\nNotes: the lower bound counts only the agents' sleep; every story also costs `epic` its own git work (worktree add, status, commit, merge), its state writes and two agent spawns, on 2 cores shared by up to 8 stories. A story ends, and its dependents start, as soon as its merge is recorded (the worktree is removed afterwards), and the report and board are written off the stories' path, which brought critical-path from 1.12–1.30 to 1.08–1.09 of the bound at the median. Critical-path and plan order are within 1 % of each other on the seeds where plan order wins, which is the run-to-run noise of this machine; a replay of the same plans with zero per-story cost puts the two at 1.00–1.05 and 1.00–1.12. On the disk, each story's five durable state writes wait for two fsyncs each (about 6 ms apiece here), which the rows above show.
+";
