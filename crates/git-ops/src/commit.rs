@@ -84,7 +84,7 @@ pub(crate) fn commit_all(
         source,
     };
     let changed = crate::status::status(git, worktree, &[])
-        .map_err(|error| fail(Cause::Io(std::io::Error::other(error_chain(&error)))))?;
+        .map_err(|error| fail(Cause::Status(Box::new(error))))?;
     if changed.paths.is_empty() {
         return Ok(CommitOutcome::NothingToCommit);
     }
@@ -168,18 +168,6 @@ pub(crate) fn commit_all(
         )
         .map_err(|error| fail(Cause::Cli(error)))?;
     Ok(CommitOutcome::Committed(CommitId(id)))
-}
-
-/// An error and its sources, one line.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// The message as `git commit -m` keeps it (its `whitespace` clean-up): no trailing

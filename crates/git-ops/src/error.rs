@@ -24,6 +24,9 @@ pub enum Cause {
     /// A revision an operation depends on did not resolve.
     #[error(transparent)]
     Rev(Box<RevError>),
+    /// The status an operation depends on could not be read.
+    #[error(transparent)]
+    Status(Box<StatusError>),
 }
 
 impl Cause {
