@@ -93,6 +93,7 @@ mod commit;
 mod diff;
 mod error;
 mod merge;
+mod monitor;
 mod repo;
 mod reset;
 mod rev;

@@ -10,7 +10,7 @@ use crate::error::{
     BranchError, Cause, CommitError, DiffError, MergeError, OpenError, RestoreError, RevError,
     RollbackError, StatusError, WorktreeError,
 };
-use crate::scan::Verified;
+use crate::scan::Memo;
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, MergeFavor, MergeOutcome, Removal, Restored, Status,
     WorktreeInfo,
@@ -244,8 +244,9 @@ pub struct GixGit {
     pub(crate) cli: Cli,
     handles: Mutex<Vec<Cached>>,
     main_idle: Mutex<Vec<gix::Repository>>,
-    /// Per worktree root: the files a status read and found unchanged (see `scan`).
-    verified: Mutex<Vec<(PathBuf, Arc<Mutex<Verified>>)>>,
+    /// Per worktree root: the files a status read and found unchanged, and the monitor of its
+    /// directories (see `scan` and `monitor`).
+    memos: Mutex<Vec<(PathBuf, Arc<Mutex<Memo>>)>>,
 }
 
 impl GixGit {
@@ -268,7 +269,7 @@ impl GixGit {
             cli: Cli::new(),
             handles: Mutex::new(Vec::new()),
             main_idle: Mutex::new(Vec::new()),
-            verified: Mutex::new(Vec::new()),
+            memos: Mutex::new(Vec::new()),
         })
     }
 
@@ -365,32 +366,32 @@ impl GixGit {
         })
     }
 
-    /// Forgets the cached handle of `dir` (after the worktree was removed or moved), and what
-    /// its statuses verified.
+    /// Forgets the cached handle of `dir` (after the worktree was removed or moved), what its
+    /// statuses verified, and its monitor.
     pub(crate) fn forget(&self, dir: &Path) {
         self.handles
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .retain(|cached| cached.dir != dir);
-        self.verified
+        self.memos
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .retain(|(root, _)| root != dir);
     }
 
-    /// What earlier statuses of the worktree of `repo` read and found unchanged.
-    pub(crate) fn verified(&self, repo: &gix::Repository) -> Arc<Mutex<Verified>> {
+    /// What earlier statuses of the worktree of `repo` kept for the next one.
+    pub(crate) fn memo(&self, repo: &gix::Repository) -> Arc<Mutex<Memo>> {
         let root = repo.workdir().map(Path::to_owned).unwrap_or_default();
-        let mut all = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, verified)) = all.iter().find(|(dir, _)| *dir == root) {
-            return Arc::clone(verified);
+        let mut all = self.memos.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, memo)) = all.iter().find(|(dir, _)| *dir == root) {
+            return Arc::clone(memo);
         }
         if all.len() >= CACHED {
             all.remove(0);
         }
-        let verified = Arc::new(Mutex::new(Verified::default()));
-        all.push((root, Arc::clone(&verified)));
-        verified
+        let memo = Arc::new(Mutex::new(Memo::default()));
+        all.push((root, Arc::clone(&memo)));
+        memo
     }
 
     /// Where to run repository-wide git commands: the main worktree, else the git directory.

@@ -37,8 +37,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
 
-use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
+use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Stat, stat};
+
+use crate::monitor::{Kind, Listing, Meta, Monitor, Slot, Watched, Watching, join};
 
 /// More suspects than this and a pathspec-limited status costs more than the full one.
 const MAX_SUSPECTS: usize = 128;
@@ -138,13 +140,42 @@ fn settled(ctime: stat::Time, began: std::time::SystemTime) -> bool {
     then + margin < now
 }
 
-/// Walks the worktree of `repo` against `index`; files in `verified` with the same stat data
-/// and blob id are unchanged.
-pub(crate) fn scan(
-    repo: &gix::Repository,
-    index: &gix::index::State,
-    verified: &Verified,
-) -> Scanned {
+/// What a worktree's statuses keep for the next one: the files read and found equal, and the
+/// monitor of its directories. Kept per worktree by the [`GixGit`](crate::GixGit) handle.
+#[derive(Debug, Default)]
+pub(crate) struct Memo {
+    pub(crate) verified: Verified,
+    pub(crate) watching: Watching,
+}
+
+/// The worktree's monitor, started at the first status and caught up with every change since
+/// the last; `None` where there is none.
+fn monitor<'a>(
+    watching: &'a mut Watching,
+    workdir: &Path,
+    entries: usize,
+) -> Option<&'a mut Monitor> {
+    if matches!(watching, Watching::Untried) {
+        *watching = match Monitor::open(workdir) {
+            // Listings cost memory in proportion to the worktree: not for a huge one.
+            Some(monitor) if entries <= MAX_VERIFIED => Watching::On(monitor),
+            _ => Watching::Off,
+        };
+    }
+    if let Watching::On(monitor) = watching
+        && !monitor.catch_up()
+    {
+        *watching = Watching::Off;
+    }
+    match watching {
+        Watching::On(monitor) => Some(monitor),
+        Watching::Untried | Watching::Off => None,
+    }
+}
+
+/// Walks the worktree of `repo` against `index`; files in `memo`'s verified files with the
+/// same stat data and blob id are unchanged, and directories its monitor kept need not be read.
+pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State, memo: &mut Memo) -> Scanned {
     let declined = || Scanned {
         scan: Scan::Declined,
         candidates: Vec::new(),
@@ -163,6 +194,8 @@ pub(crate) fn scan(
         let Some(tree) = Tree::of(index) else {
             return declined();
         };
+        let mut monitor = monitor(&mut memo.watching, workdir, index.entries().len());
+        let cache = monitor.as_mut().map(|monitor| Mutex::new(monitor.take()));
         let walk = Walk {
             workdir,
             index,
@@ -172,7 +205,9 @@ pub(crate) fn scan(
                 symlinks: fs.symlink,
                 executable_bit: fs.executable_bit,
             },
-            verified,
+            verified: &memo.verified,
+            monitor: monitor.as_deref(),
+            cache,
             seen: index
                 .entries()
                 .iter()
@@ -185,11 +220,15 @@ pub(crate) fn scan(
             ready: Condvar::new(),
             declined: AtomicBool::new(false),
         };
-        walk.run(repo)
+        let (scanned, kept) = walk.run(repo);
+        if let Some(monitor) = monitor {
+            monitor.restore(kept.listings, kept.watched);
+        }
+        scanned
     }
     #[cfg(not(unix))]
     {
-        let _ = (repo, index, verified);
+        let _ = (repo, index, memo);
         declined()
     }
 }
@@ -250,6 +289,10 @@ struct Walk<'a> {
     tree: Tree<'a>,
     options: Options,
     verified: &'a Verified,
+    /// Watches each directory the walk reads, where the worktree has a monitor.
+    monitor: Option<&'a Monitor>,
+    /// The monitor's listings: a directory found here is not read again.
+    cache: Option<Mutex<HashMap<BString, Listing>>>,
     /// Which index entries the walk met on disk.
     seen: Vec<AtomicBool>,
     queue: Mutex<Queue>,
@@ -258,7 +301,7 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn run(&self, repo: &gix::Repository) -> Scanned {
+    fn run(&self, repo: &gix::Repository) -> (Scanned, Kept) {
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         let mut found: Found = std::thread::scope(|scope| {
             // Each worker reads file contents through its own handle: a handle is not `Sync`.
@@ -275,17 +318,21 @@ impl Walk<'_> {
                         all.changed.extend(more.changed);
                         all.suspects.extend(more.suspects);
                         all.candidates.extend(more.candidates);
+                        all.kept.listings.extend(more.kept.listings);
+                        all.kept.watched.extend(more.kept.watched);
                     }
                     Err(_) => self.declined.store(true, Ordering::Relaxed),
                 }
             }
             all
         });
+        let kept = std::mem::take(&mut found.kept);
         if self.declined.load(Ordering::Relaxed) {
-            return Scanned {
+            let scanned = Scanned {
                 scan: Scan::Declined,
                 candidates: Vec::new(),
             };
+            return (scanned, kept);
         }
         for (entry, seen) in self.index.entries().iter().zip(&self.seen) {
             if !seen.load(Ordering::Relaxed) && !entry.flags.intersects(SKIPPED) {
@@ -312,10 +359,11 @@ impl Walk<'_> {
                 suspects: found.suspects,
             }
         };
-        Scanned {
+        let scanned = Scanned {
             scan,
             candidates: found.candidates,
-        }
+        };
+        (scanned, kept)
     }
 
     /// One worker: reads directories from the queue until every directory has been read.
@@ -357,8 +405,9 @@ impl Walk<'_> {
         }
     }
 
-    /// Reads one tracked directory: compares its tracked files, notes what is not tracked, and
-    /// returns its subdirectories that hold tracked paths. `None` declines the scan.
+    /// Reads one tracked directory (or takes the monitor's listing of it): compares its
+    /// tracked files, notes what is not tracked, and returns its subdirectories that hold
+    /// tracked paths. `None` declines the scan.
     #[cfg(unix)]
     fn visit(
         &self,
@@ -368,24 +417,31 @@ impl Walk<'_> {
     ) -> Option<Vec<BString>> {
         use std::os::unix::ffi::OsStrExt as _;
 
-        let suspects = &mut found.suspects;
         let path: PathBuf = if dir.is_empty() {
             self.workdir.to_owned()
         } else {
-            self.workdir.join(gix::path::from_bstr(dir).ok()?)
+            self.workdir
+                .join(std::ffi::OsStr::from_bytes(dir.as_bytes()))
         };
-        let entries = match std::fs::read_dir(&path) {
-            Ok(entries) => entries,
+        let files = self.tree.files.get(dir).map_or(&[][..], Vec::as_slice);
+        let tracked = |name: &BStr| {
+            files
+                .binary_search_by(|(file, _)| (*file).cmp(name))
+                .ok()
+                .map(|at| files[at].1)
+        };
+        let (mut listing, watched) = match self.listing(dir, &path, &tracked, &mut found.kept) {
+            Ok(listing) => listing,
             // Gone or replaced since its parent was read: its tracked files stay unseen.
             Err(error) if gone(&error) => return Some(Vec::new()),
             Err(_) => return None,
         };
-        let files = self.tree.files.get(dir).map_or(&[][..], Vec::as_slice);
         let mut subdirs = Vec::new();
-        for dirent in entries {
-            let dirent = dirent.ok()?;
-            let name = dirent.file_name();
-            let name = BStr::new(name.as_bytes());
+        let mut at = 0;
+        while at < listing.slots.len() {
+            let slot = &mut listing.slots[at];
+            at += 1;
+            let name = slot.name.as_bstr();
             if name == ".git" {
                 if dir.is_empty() {
                     continue;
@@ -393,72 +449,121 @@ impl Walk<'_> {
                 // A nested repository: how it shows is gix's business.
                 return None;
             }
-            let mut rela = BString::from(dir);
-            if !rela.is_empty() {
-                rela.push_byte(b'/');
+            let position = tracked(name);
+            let stale = match slot.kind {
+                None => true,
+                Some(Kind::Dir) => false,
+                Some(_) => position.is_some() && slot.meta.is_none(),
+            };
+            if stale {
+                match std::fs::symlink_metadata(path.join(std::ffi::OsStr::from_bytes(name))) {
+                    Ok(metadata) => {
+                        let meta = Meta::of(&metadata);
+                        slot.kind = Some(meta.kind);
+                        slot.meta = position.is_some().then_some(meta);
+                    }
+                    Err(error) if gone(&error) => {
+                        // Gone since: its entry, if any, stays unseen.
+                        at -= 1;
+                        listing.slots.remove(at);
+                        continue;
+                    }
+                    Err(_) => return None,
+                }
             }
-            rela.push_str(name);
-            let kind = dirent.file_type().ok()?;
-            if kind.is_dir() {
+            let rela = join(dir, name);
+            if slot.kind == Some(Kind::Dir) {
                 if self.tree.dirs.contains(rela.as_bstr()) {
                     subdirs.push(rela);
                 } else {
                     // Untracked, ignored, or a submodule: gix tells which.
-                    suspects.push(rela);
+                    found.suspects.push(rela);
                 }
                 continue;
             }
-            let Ok(at) = files.binary_search_by(|(file, _)| (*file).cmp(name)) else {
-                suspects.push(rela);
+            let Some(position) = position else {
+                found.suspects.push(rela);
                 continue;
             };
-            let position = files[at].1;
             self.seen[position].store(true, Ordering::Relaxed);
             let entry = &self.index.entries()[position];
             if entry.flags.intersects(SKIPPED) {
                 continue;
             }
-            let metadata = match dirent.metadata() {
-                Ok(metadata) => metadata,
-                Err(error) if gone(&error) => {
-                    found.changed.push(rela);
-                    continue;
-                }
-                Err(_) => return None,
-            };
-            match self.unchanged(entry, kind, &metadata) {
-                Unchanged::Yes => {}
-                Unchanged::Unproven(stat) => {
-                    if self.verified.vouches(rela.as_bstr(), &entry.id, &stat) {
-                        continue;
-                    }
-                    let symlink = kind.is_symlink() && self.options.symlinks;
-                    let same = if kind.is_file() || symlink {
-                        reader.is(
-                            self.index,
-                            &dirent.path(),
-                            rela.as_bstr(),
-                            symlink,
-                            &entry.id,
-                        )
-                    } else {
-                        None
-                    };
-                    match same {
-                        // Read and found equal: unchanged, and kept for the next status.
-                        Some(true) => found.candidates.push(Candidate {
-                            path: rela,
-                            id: entry.id,
-                            stat,
-                        }),
-                        Some(false) => found.changed.push(rela),
-                        None => suspects.push(rela),
-                    }
-                }
-                Unchanged::No => found.changed.push(rela),
-            }
+            let meta = slot.meta?;
+            let file = path.join(std::ffi::OsStr::from_bytes(name));
+            self.judge(entry, &meta, rela, &file, found, reader);
+        }
+        if watched {
+            found.kept.listings.push((dir.to_owned(), listing));
         }
         Some(subdirs)
+    }
+
+    /// The listing of `dir` (at `path`): the monitor's, else read after watching it (the
+    /// watch goes into `kept`); and whether the monitor may keep it.
+    #[cfg(unix)]
+    fn listing(
+        &self,
+        dir: &BStr,
+        path: &Path,
+        tracked: &dyn Fn(&BStr) -> Option<usize>,
+        kept: &mut Kept,
+    ) -> std::io::Result<(Listing, bool)> {
+        let cached = self.cache.as_ref().and_then(|cache| {
+            cache
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(dir)
+        });
+        if let Some(listing) = cached {
+            return Ok((listing, true));
+        }
+        // Watched before it is read: a change after the read is an event.
+        let watch = self.monitor.and_then(|monitor| monitor.watch(path));
+        let listing = read(path, tracked)?;
+        if let Some(watch) = watch {
+            kept.watched.push((watch, dir.to_owned()));
+        }
+        Ok((listing, watch.is_some()))
+    }
+
+    /// Compares the tracked file `rela` (at `file`, with stat data `meta`) with its `entry`:
+    /// unchanged, changed, or a suspect; reads it where its stat data cannot tell.
+    fn judge(
+        &self,
+        entry: &gix::index::Entry,
+        meta: &Meta,
+        rela: BString,
+        file: &Path,
+        found: &mut Found,
+        reader: &mut Reader<'_>,
+    ) {
+        match self.unchanged(entry, meta) {
+            Unchanged::Yes => {}
+            Unchanged::Unproven => {
+                if self.verified.vouches(rela.as_bstr(), &entry.id, &meta.stat) {
+                    return;
+                }
+                let symlink = meta.kind == Kind::Symlink && self.options.symlinks;
+                let same = if meta.kind == Kind::File || symlink {
+                    reader.is(self.index, file, rela.as_bstr(), symlink, &entry.id)
+                } else {
+                    None
+                };
+                match same {
+                    // Read and found equal: unchanged, and kept for the next status.
+                    Some(true) => found.candidates.push(Candidate {
+                        path: rela,
+                        id: entry.id,
+                        stat: meta.stat,
+                    }),
+                    Some(false) => found.changed.push(rela),
+                    None => found.suspects.push(rela),
+                }
+            }
+            Unchanged::No => found.changed.push(rela),
+        }
     }
 
     #[cfg(not(unix))]
@@ -473,44 +578,23 @@ impl Walk<'_> {
 
     /// Whether gix's status would find the file of `entry` unchanged from its stat data alone:
     /// the same rule, field for field (`gix_status::index_as_worktree`).
-    #[cfg(unix)]
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "the index keeps the low 32 bits of device, inode and size, as git does"
-    )]
-    fn unchanged(
-        &self,
-        entry: &gix::index::Entry,
-        kind: std::fs::FileType,
-        metadata: &std::fs::Metadata,
-    ) -> Unchanged {
-        use std::os::unix::fs::MetadataExt as _;
-
+    fn unchanged(&self, entry: &gix::index::Entry, meta: &Meta) -> Unchanged {
         if entry.flags.contains(Flags::INTENT_TO_ADD) {
             return Unchanged::No;
         }
         let options = self.options;
-        let executable = metadata.mode() & 0o100 != 0;
         let mode_change = entry.mode.change_to_match_fs_with_values(
-            kind.is_file(),
-            kind.is_dir(),
-            kind.is_symlink(),
-            executable,
+            meta.kind == Kind::File,
+            meta.kind == Kind::Dir,
+            meta.kind == Kind::Symlink,
+            meta.executable,
             options.symlinks,
             options.executable_bit,
         );
         if mode_change.is_some() {
             return Unchanged::No;
         }
-        let now = Stat {
-            mtime: time(metadata.mtime(), metadata.mtime_nsec()),
-            ctime: time(metadata.ctime(), metadata.ctime_nsec()),
-            dev: metadata.dev() as u32,
-            ino: metadata.ino() as u32,
-            uid: metadata.uid(),
-            gid: metadata.gid(),
-            size: metadata.size() as u32,
-        };
+        let now = meta.stat;
         if now.matches(&entry.stat, options.stat)
             && (!entry.id.is_empty_blob() || entry.stat.size == 0)
             && !now.is_racy(self.index.timestamp(), options.stat)
@@ -518,9 +602,39 @@ impl Walk<'_> {
             Unchanged::Yes
         } else {
             // Only its content can tell.
-            Unchanged::Unproven(now)
+            Unchanged::Unproven
         }
     }
+}
+
+/// Reads the directory at `path`: each name and its kind, and the stat data of the files
+/// `tracked` names (an index position).
+#[cfg(unix)]
+fn read(path: &Path, tracked: &dyn Fn(&BStr) -> Option<usize>) -> std::io::Result<Listing> {
+    use std::os::unix::ffi::OsStrExt as _;
+
+    let mut slots = Vec::new();
+    for dirent in std::fs::read_dir(path)? {
+        let dirent = dirent?;
+        let name = BString::from(dirent.file_name().as_bytes());
+        let kind = crate::monitor::kind(dirent.file_type()?);
+        let mut meta = None;
+        if kind != Kind::Dir && tracked(name.as_bstr()).is_some() {
+            // Relative to the open directory: no path lookup.
+            match dirent.metadata() {
+                Ok(metadata) => meta = Some(Meta::of(&metadata)),
+                // Gone since the directory was read: left out.
+                Err(error) if gone(&error) => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        slots.push(Slot {
+            name,
+            kind: Some(kind),
+            meta,
+        });
+    }
+    Ok(Listing::new(slots))
 }
 
 /// Reads worktree files as git reads them to add them: through the repository's filters.
@@ -586,29 +700,23 @@ struct Found {
     changed: Vec<BString>,
     suspects: Vec<BString>,
     candidates: Vec<Candidate>,
+    kept: Kept,
+}
+
+/// What a walk gives back to the monitor: the listings it read or used, the watches it added.
+#[derive(Default)]
+struct Kept {
+    listings: Vec<(BString, Listing)>,
+    watched: Vec<Watched>,
 }
 
 /// Whether a tracked file is unchanged, as far as its stat data tell.
 enum Unchanged {
     Yes,
     /// Same type and mode, but stat data that differ from the entry's or are racy: its content
-    /// decides; here are its stat data now.
-    Unproven(Stat),
+    /// decides.
+    Unproven,
     No,
-}
-
-/// A stat time as the index keeps it: seconds truncated to 32 bits; zero before the epoch.
-#[cfg(unix)]
-fn time(secs: i64, nsecs: i64) -> stat::Time {
-    match (u64::try_from(secs), u32::try_from(nsecs)) {
-        // Truncation on purpose: git and gix compare the low 32 bits.
-        #[expect(clippy::cast_possible_truncation, reason = "the index keeps 32 bits")]
-        (Ok(secs), Ok(nsecs)) => stat::Time {
-            secs: secs as u32,
-            nsecs,
-        },
-        _ => stat::Time::default(),
-    }
 }
 
 /// Whether an error means the path is no longer there (or no longer a directory).

@@ -9,7 +9,7 @@ use gix::status::index_worktree::Item as WorktreeItem;
 
 use crate::error::{Cause, StatusError};
 use crate::repo::GixGit;
-use crate::scan::{Scan, Verified};
+use crate::scan::{Memo, Scan};
 use crate::types::Status;
 
 /// Whether `path` is one of `exclude` or lies under one of them.
@@ -33,8 +33,8 @@ pub(crate) fn status(
         source,
     };
     let repo = git.repo_at(worktree).map_err(fail)?;
-    let verified = git.verified(&repo);
-    let paths = changed(&repo, &verified).map_err(|error| fail(Cause::gix(error)))?;
+    let memo = git.memo(&repo);
+    let paths = changed(&repo, &memo).map_err(|error| fail(Cause::gix(error)))?;
     let mut paths: Vec<String> = paths
         .into_iter()
         .filter(|path| !excluded(path, exclude))
@@ -46,7 +46,7 @@ pub(crate) fn status(
 
 /// Every changed path of the worktree of `repo`, as `git status --porcelain
 /// --untracked-files=all` lists them (a staged rename as its new path).
-fn changed(repo: &gix::Repository, verified: &Mutex<Verified>) -> Result<Vec<String>, gix::Error> {
+fn changed(repo: &gix::Repository, memo: &Mutex<Memo>) -> Result<Vec<String>, gix::Error> {
     let platform = repo
         .status(gix::progress::Discard)?
         .untracked_files(gix::status::UntrackedFiles::Files)
@@ -59,8 +59,8 @@ fn changed(repo: &gix::Repository, verified: &Mutex<Verified>) -> Result<Vec<Str
         let index = repo.index_or_empty()?;
         let began = std::time::SystemTime::now();
         let scanned = {
-            let verified = verified.lock().unwrap_or_else(PoisonError::into_inner);
-            crate::scan::scan(repo, &index, &verified)
+            let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
+            crate::scan::scan(repo, &index, &mut memo)
         };
         let mut reported = HashSet::new();
         let pathspecs = match scanned.scan {
@@ -88,9 +88,9 @@ fn changed(repo: &gix::Repository, verified: &Mutex<Verified>) -> Result<Vec<Str
         // What gix read and found equal need not be read again (see `scan`). Kept here, not
         // written to the index: gix's write would drop the index's cached tree, which is what
         // proves nothing staged, and so every later status would take the long way.
-        verified
-            .lock()
+        memo.lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .verified
             .keep(scanned.candidates, &reported, began);
     } else {
         let mut iter = platform.into_iter(None)?;

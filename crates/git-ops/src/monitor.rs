@@ -1,0 +1,372 @@
+//! A file-system monitor for the quick pass: what a worktree's directories held when the last
+//! status read them, kept true between statuses by the kernel's change notifications, so a
+//! status reads and stats only what changed since.
+//!
+//! # Why this holds
+//!
+//! On Linux, inotify queues an event for a directory's entry in the same system call that
+//! changes it (a write, a truncation, a change of mode or times, a creation, a removal or a
+//! rename), before the call returns. So once a directory is watched, any change made to its
+//! entries after that, by any process, is in the queue by the time the change is visible; and a
+//! status that first drains the queue, then uses what it read of the directory before, sees
+//! every change that happened before the status began. The order matters, and the walk keeps it:
+//! a directory is watched *before* it is read and its files are statted, so nothing falls
+//! between the read and the watch.
+//!
+//! What is kept is only the raw listing: the names of each directory, their kinds, and the stat
+//! data of the files the index tracks. Every judgement (does the stat data prove the file
+//! unchanged, is a name untracked or ignored, what the index says) is made afresh by each
+//! status, against the index of the moment. A name touched since is statted again; a directory
+//! that appeared, vanished or moved is forgotten with everything below it, and read again where
+//! the index still has files in it.
+//!
+//! Where it cannot hold, there is no monitor and every status reads the worktree: a file system
+//! not known to be local (a network file system changes under the kernel without telling it),
+//! no inotify instance or watch left (`fs.inotify.max_user_instances`, `max_user_watches`), or a
+//! platform without inotify. After a queue overflow every directory is read again. Writes
+//! through a shared memory map raise no event (as with git's own file-system monitor); their
+//! change shows once the file is touched any other way.
+
+use std::collections::HashMap;
+
+use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
+use gix::index::entry::Stat;
+
+/// What a directory entry is, as far as a status cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    File,
+    Dir,
+    Symlink,
+    Other,
+}
+
+/// The stat data a status compares with a file's index entry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Meta {
+    pub(crate) kind: Kind,
+    pub(crate) executable: bool,
+    pub(crate) stat: Stat,
+}
+
+impl Meta {
+    /// From the result of an `lstat`.
+    #[cfg(unix)]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the index keeps the low 32 bits of device, inode and size, as git does"
+    )]
+    pub(crate) fn of(metadata: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt as _;
+
+        Self {
+            kind: kind(metadata.file_type()),
+            executable: metadata.mode() & 0o100 != 0,
+            stat: Stat {
+                mtime: time(metadata.mtime(), metadata.mtime_nsec()),
+                ctime: time(metadata.ctime(), metadata.ctime_nsec()),
+                dev: metadata.dev() as u32,
+                ino: metadata.ino() as u32,
+                uid: metadata.uid(),
+                gid: metadata.gid(),
+                size: metadata.size() as u32,
+            },
+        }
+    }
+}
+
+/// The kind of a file type read from a directory or an `lstat`.
+pub(crate) fn kind(file_type: std::fs::FileType) -> Kind {
+    if file_type.is_dir() {
+        Kind::Dir
+    } else if file_type.is_symlink() {
+        Kind::Symlink
+    } else if file_type.is_file() {
+        Kind::File
+    } else {
+        Kind::Other
+    }
+}
+
+/// A stat time as the index keeps it: seconds truncated to 32 bits; zero before the epoch.
+#[cfg(unix)]
+fn time(secs: i64, nsecs: i64) -> gix::index::entry::stat::Time {
+    match (u64::try_from(secs), u32::try_from(nsecs)) {
+        // Truncation on purpose: git and gix compare the low 32 bits.
+        #[expect(clippy::cast_possible_truncation, reason = "the index keeps 32 bits")]
+        (Ok(secs), Ok(nsecs)) => gix::index::entry::stat::Time {
+            secs: secs as u32,
+            nsecs,
+        },
+        _ => gix::index::entry::stat::Time::default(),
+    }
+}
+
+/// One name of a directory.
+#[derive(Clone, Debug)]
+pub(crate) struct Slot {
+    pub(crate) name: BString,
+    /// `None`: created since the read, not looked at yet.
+    pub(crate) kind: Option<Kind>,
+    /// Kept for tracked files only; `None` when never statted or touched since.
+    pub(crate) meta: Option<Meta>,
+}
+
+/// A directory's names, sorted, as read and then patched by the events since.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Listing {
+    pub(crate) slots: Vec<Slot>,
+}
+
+impl Listing {
+    /// Sorts freshly read slots.
+    pub(crate) fn new(mut slots: Vec<Slot>) -> Self {
+        slots.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        Self { slots }
+    }
+
+    fn find(&self, name: &BStr) -> Result<usize, usize> {
+        self.slots
+            .binary_search_by(|slot| slot.name.as_bstr().cmp(name))
+    }
+
+    /// The file `name` was written to, truncated, or had its mode or times changed.
+    fn touched(&mut self, name: &BStr) {
+        if let Ok(at) = self.find(name) {
+            self.slots[at].meta = None;
+        }
+    }
+
+    /// `name` appeared (created, or moved here), a directory or of a kind still unknown.
+    fn appeared(&mut self, name: &BStr, dir: bool) {
+        let slot = Slot {
+            name: name.to_owned(),
+            kind: dir.then_some(Kind::Dir),
+            meta: None,
+        };
+        match self.find(name) {
+            Ok(at) => self.slots[at] = slot,
+            Err(at) => self.slots.insert(at, slot),
+        }
+    }
+
+    /// `name` went away (removed, or moved elsewhere).
+    fn vanished(&mut self, name: &BStr) {
+        if let Ok(at) = self.find(name) {
+            self.slots.remove(at);
+        }
+    }
+}
+
+/// Directory listings of one worktree, and the inotify instance that keeps them true.
+#[derive(Debug)]
+pub(crate) struct Monitor {
+    #[cfg(target_os = "linux")]
+    fd: std::os::fd::OwnedFd,
+    /// Each watch's directory, relative to the worktree root (`""` for the root).
+    dirs: HashMap<i32, BString>,
+    /// Listings read after their directory was watched, patched by every event since.
+    listings: HashMap<BString, Listing>,
+}
+
+/// A monitor's state for one worktree.
+#[derive(Debug, Default)]
+pub(crate) enum Watching {
+    /// No status yet: the next one tries to start a monitor.
+    #[default]
+    Untried,
+    On(Monitor),
+    /// Not possible here, or given up: every status reads the whole worktree.
+    Off,
+}
+
+/// A directory watched during a walk: its watch and its path relative to the root.
+pub(crate) type Watched = (i32, BString);
+
+impl Monitor {
+    /// A monitor for the worktree at `workdir`, if its file system is known to report every
+    /// change through inotify and an instance is available.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn open(workdir: &std::path::Path) -> Option<Self> {
+        use rustix::fs::inotify::{CreateFlags, init};
+
+        let kind = rustix::fs::statfs(workdir).ok()?.f_type;
+        if !LOCAL.contains(&kind) {
+            return None;
+        }
+        let fd = init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
+        Some(Self {
+            fd,
+            dirs: HashMap::new(),
+            listings: HashMap::new(),
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn open(_workdir: &std::path::Path) -> Option<Self> {
+        None
+    }
+
+    /// Watches the directory at `path` (`rela` in the worktree); `None` when the kernel refuses
+    /// (no watch left, or the directory is gone).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn watch(&self, path: &std::path::Path) -> Option<i32> {
+        use rustix::fs::inotify::{WatchFlags, add_watch};
+
+        let flags = WatchFlags::CREATE
+            | WatchFlags::DELETE
+            | WatchFlags::MODIFY
+            | WatchFlags::ATTRIB
+            | WatchFlags::CLOSE_WRITE
+            | WatchFlags::MOVED_FROM
+            | WatchFlags::MOVED_TO
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::ONLYDIR
+            | WatchFlags::DONT_FOLLOW
+            | WatchFlags::EXCL_UNLINK;
+        add_watch(&self.fd, path, flags).ok()
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn watch(&self, _path: &std::path::Path) -> Option<i32> {
+        None
+    }
+
+    /// Applies every event queued since the last call to the listings. `false` when the queue
+    /// cannot be read: the monitor is useless then.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn catch_up(&mut self) -> bool {
+        use rustix::fs::inotify::{ReadFlags, Reader};
+
+        let mut buffer = vec![std::mem::MaybeUninit::<u8>::uninit(); 64 * 1024];
+        let mut reader = Reader::new(&self.fd, &mut buffer);
+        let mut events = Vec::new();
+        loop {
+            match reader.next() {
+                Ok(event) => events.push((
+                    event.wd(),
+                    event.events(),
+                    event.file_name().map(|name| BString::from(name.to_bytes())),
+                )),
+                Err(rustix::io::Errno::AGAIN) => break,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => return false,
+            }
+        }
+        for (wd, flags, name) in events {
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                // Events were lost: nothing read before can be trusted.
+                self.listings.clear();
+                continue;
+            }
+            let Some(dir) = self.dirs.get(&wd).cloned() else {
+                continue;
+            };
+            if flags.intersects(ReadFlags::IGNORED | ReadFlags::UNMOUNT) {
+                self.dirs.remove(&wd);
+                self.forget(dir.as_bstr());
+                continue;
+            }
+            if flags.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF) {
+                // Its watch (and those below it) no longer name that path.
+                self.forget(dir.as_bstr());
+                continue;
+            }
+            let Some(name) = name else {
+                continue;
+            };
+            let child = join(dir.as_bstr(), name.as_bstr());
+            let is_dir = flags.contains(ReadFlags::ISDIR);
+            if is_dir
+                && flags.intersects(
+                    ReadFlags::CREATE
+                        | ReadFlags::DELETE
+                        | ReadFlags::MOVED_FROM
+                        | ReadFlags::MOVED_TO,
+                )
+            {
+                // A directory appeared, vanished or moved: what was known of that path is not.
+                self.forget(child.as_bstr());
+            }
+            let Some(listing) = self.listings.get_mut(&dir) else {
+                continue;
+            };
+            if flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO) {
+                listing.appeared(name.as_bstr(), is_dir);
+            } else if flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM) {
+                listing.vanished(name.as_bstr());
+            } else if flags
+                .intersects(ReadFlags::MODIFY | ReadFlags::ATTRIB | ReadFlags::CLOSE_WRITE)
+            {
+                listing.touched(name.as_bstr());
+            }
+        }
+        true
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn catch_up(&mut self) -> bool {
+        false
+    }
+
+    /// Forgets the listings of `dir` and of everything below it, and stops watching the
+    /// directories below it (their watches may now sit anywhere); the parent's listing, which
+    /// names `dir`, is patched by the parent's own event.
+    fn forget(&mut self, dir: &BStr) {
+        let below = |path: &BStr| {
+            dir.is_empty()
+                || path
+                    .strip_prefix(dir.as_bytes())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+        };
+        self.listings.retain(|path, _| !below(path.as_bstr()));
+        let gone: Vec<i32> = self
+            .dirs
+            .iter()
+            .filter(|(_, path)| below(path.as_bstr()))
+            .map(|(wd, _)| *wd)
+            .collect();
+        for wd in gone {
+            self.dirs.remove(&wd);
+            #[cfg(target_os = "linux")]
+            rustix::fs::inotify::remove_watch(&self.fd, wd).ok();
+        }
+    }
+
+    /// The listings, for a walk to use (and give back through [`Monitor::restore`]).
+    pub(crate) fn take(&mut self) -> HashMap<BString, Listing> {
+        std::mem::take(&mut self.listings)
+    }
+
+    /// Keeps what a walk read or used: its listings, and the directories it watched.
+    pub(crate) fn restore(&mut self, listings: Vec<(BString, Listing)>, watched: Vec<Watched>) {
+        self.dirs.extend(watched);
+        self.listings.extend(listings);
+    }
+}
+
+/// `dir/name`, or `name` at the root.
+pub(crate) fn join(dir: &BStr, name: &BStr) -> BString {
+    let mut path = BString::from(dir);
+    if !path.is_empty() {
+        path.push_byte(b'/');
+    }
+    path.push_str(name);
+    path
+}
+
+/// File systems whose every change goes through this kernel, so inotify sees it (`statfs`
+/// magic numbers). Network and FUSE file systems are left out: they change underneath.
+#[cfg(target_os = "linux")]
+const LOCAL: [i64; 9] = [
+    0xEF53,      // ext2, ext3, ext4
+    0x0102_1994, // tmpfs
+    0x5846_5342, // xfs
+    0x9123_683E, // btrfs
+    0xF2F5_2010, // f2fs
+    0x2FC1_2FC1, // zfs
+    0x794C_7630, // overlayfs (containers)
+    0xCA45_1A4E, // bcachefs
+    0x8584_58F6, // ramfs
+];
