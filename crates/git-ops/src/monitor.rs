@@ -370,3 +370,165 @@ const LOCAL: [i64; 9] = [
     0xCA45_1A4E, // bcachefs
     0x8584_58F6, // ramfs
 ];
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use std::path::Path;
+
+    use gix::bstr::{BStr, BString, ByteSlice};
+
+    use super::{Kind, LOCAL, Listing, Meta, Monitor, Slot};
+
+    fn file(name: &str) -> Slot {
+        Slot {
+            name: name.into(),
+            kind: Some(Kind::File),
+            meta: Some(Meta {
+                kind: Kind::File,
+                executable: false,
+                stat: gix::index::entry::Stat::default(),
+            }),
+        }
+    }
+
+    fn dir(name: &str) -> Slot {
+        Slot {
+            name: name.into(),
+            kind: Some(Kind::Dir),
+            meta: None,
+        }
+    }
+
+    /// A monitor of `root` that has read `root` (`a`, `sub/`) and `root/sub` (`b`).
+    fn watching(root: &Path) -> Option<Monitor> {
+        std::fs::create_dir(root.join("sub")).expect("mkdir");
+        std::fs::write(root.join("a"), "a").expect("write");
+        std::fs::write(root.join("sub/b"), "b").expect("write");
+        let kind = rustix::fs::statfs(root).expect("statfs").f_type;
+        let Some(mut monitor) = Monitor::open(root) else {
+            assert!(!LOCAL.contains(&kind), "no monitor on a local file system");
+            return None;
+        };
+        let top = monitor.watch(root).expect("watch");
+        let sub = monitor.watch(&root.join("sub")).expect("watch");
+        monitor.restore(
+            vec![
+                (
+                    BString::default(),
+                    Listing::new(vec![file("a"), dir("sub")]),
+                ),
+                ("sub".into(), Listing::new(vec![file("b")])),
+            ],
+            vec![(top, BString::default()), (sub, "sub".into())],
+        );
+        Some(monitor)
+    }
+
+    fn names(monitor: &Monitor, dir: &str) -> Option<Vec<(String, Option<Kind>, bool)>> {
+        let listing = monitor.listings.get(BStr::new(dir))?;
+        Some(
+            listing
+                .slots
+                .iter()
+                .map(|slot| {
+                    let name = slot.name.to_str_lossy().into_owned();
+                    (name, slot.kind, slot.meta.is_some())
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn a_write_a_creation_and_a_removal_patch_the_listings() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let Some(mut monitor) = watching(root.path()) else {
+            return;
+        };
+        assert!(monitor.catch_up());
+        assert_eq!(
+            names(&monitor, ""),
+            Some(vec![
+                ("a".into(), Some(Kind::File), true),
+                ("sub".into(), Some(Kind::Dir), false),
+            ]),
+            "nothing happened yet"
+        );
+        std::fs::write(root.path().join("a"), "again").expect("write");
+        std::fs::write(root.path().join("c"), "new").expect("write");
+        std::fs::remove_file(root.path().join("sub/b")).expect("remove");
+        assert!(monitor.catch_up());
+        assert_eq!(
+            names(&monitor, ""),
+            Some(vec![
+                ("a".into(), Some(Kind::File), false),
+                ("c".into(), None, false),
+                ("sub".into(), Some(Kind::Dir), false),
+            ])
+        );
+        assert_eq!(names(&monitor, "sub"), Some(Vec::new()));
+    }
+
+    #[test]
+    fn a_moved_directory_is_forgotten_with_its_watch() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let Some(mut monitor) = watching(root.path()) else {
+            return;
+        };
+        std::fs::rename(root.path().join("sub"), root.path().join("moved")).expect("rename");
+        assert!(monitor.catch_up());
+        assert_eq!(
+            names(&monitor, "sub"),
+            None,
+            "the old path's listing is gone"
+        );
+        assert!(
+            !monitor.dirs.values().any(|dir| dir == "sub"),
+            "its watch no longer names it"
+        );
+        assert_eq!(
+            names(&monitor, ""),
+            Some(vec![
+                ("a".into(), Some(Kind::File), true),
+                ("moved".into(), Some(Kind::Dir), false),
+            ])
+        );
+        // A write below the moved directory names no path the monitor keeps.
+        std::fs::write(root.path().join("moved/b"), "b2").expect("write");
+        assert!(monitor.catch_up());
+        assert_eq!(names(&monitor, "sub"), None);
+    }
+
+    #[test]
+    fn a_lost_event_forgets_everything() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let Some(mut monitor) = watching(root.path()) else {
+            return;
+        };
+        let limit: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(16_384);
+        // One event per write, more than the queue holds: the kernel drops the rest. The
+        // writes alternate between two files, since the kernel merges an event identical to the
+        // one queued last.
+        let mut files = ["busy", "other"]
+            .map(|name| std::fs::File::create(root.path().join(name)).expect("create"));
+        for round in 0..=limit {
+            std::io::Write::write_all(&mut files[round % 2], b"x").expect("write");
+        }
+        assert!(monitor.catch_up());
+        assert!(monitor.listings.is_empty(), "every listing is read again");
+    }
+
+    #[test]
+    fn a_removed_root_leaves_nothing_kept() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let Some(mut monitor) = watching(root.path()) else {
+            return;
+        };
+        std::fs::remove_dir_all(root.path().join("sub")).expect("remove");
+        assert!(monitor.catch_up());
+        assert_eq!(names(&monitor, "sub"), None);
+        assert!(!monitor.dirs.values().any(|dir| dir == "sub"));
+    }
+}
