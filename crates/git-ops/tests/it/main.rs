@@ -8,6 +8,7 @@ mod open;
 mod restore;
 mod rollback;
 mod status;
+mod status_monitor;
 mod status_scan;
 mod support;
 mod threads;

@@ -25,7 +25,7 @@ const FILES: [&str; 10] = [
     ".gitignore",
 ];
 
-fn committed() -> Repo {
+pub(crate) fn committed() -> Repo {
     let repo = Repo::new();
     for path in FILES {
         let content = if path == ".gitignore" {
@@ -41,7 +41,7 @@ fn committed() -> Repo {
 }
 
 /// Ours, git's, and ours again (git's status may rewrite the index's stat data).
-fn assert_like_git(repo: &Repo, git: &GixGit, what: &str) {
+pub(crate) fn assert_like_git(repo: &Repo, git: &GixGit, what: &str) {
     let ours = git.status(&repo.path, &[]).expect("status").paths;
     let theirs = git_status_paths(repo, &repo.path);
     assert_eq!(ours, theirs, "after {what}");
@@ -102,6 +102,14 @@ enum Change {
     },
     /// Commits everything (new index timestamp, stat data refreshed).
     Commit,
+    /// Renames a directory away, or back where it was: the watched directory moves.
+    RenameDir {
+        dir: usize,
+    },
+    /// Saves a tracked file the way editors do: a new file written beside it, renamed over it.
+    Replace {
+        file: usize,
+    },
 }
 
 const DIRS: [&str; 5] = ["", "src", "src/deep", "docs", "new/nested"];
@@ -120,8 +128,10 @@ fn change() -> impl Strategy<Value = Change> {
         (1..4usize).prop_map(|dir| Change::DirToFile { dir }),
         (0..DIRS.len(), 0..NAMES.len()).prop_map(|(at, name)| Change::Untracked { at, name }),
         (0..DIRS.len()).prop_map(|at| Change::EmptyDir { at }),
-        file.prop_map(|file| Change::Stage { file }),
+        file.clone().prop_map(|file| Change::Stage { file }),
         Just(Change::Commit),
+        (1..4usize).prop_map(|dir| Change::RenameDir { dir }),
+        file.prop_map(|file| Change::Replace { file }),
     ]
 }
 
@@ -207,6 +217,24 @@ fn apply(repo: &Repo, change: &Change) {
             repo.git(&["add", "-A"]);
             repo.git(&["commit", "-q", "--allow-empty", "-m", "more"]);
         }
+        Change::RenameDir { dir } => {
+            let path = at(DIRS[dir]);
+            let away = path.with_extension("away");
+            if away.symlink_metadata().is_ok() && path.symlink_metadata().is_err() {
+                std::fs::rename(&away, &path).expect("rename back");
+            } else if path.symlink_metadata().is_ok() && away.symlink_metadata().is_err() {
+                std::fs::rename(&path, &away).expect("rename away");
+            }
+        }
+        Change::Replace { file } => {
+            let path = FILES[file];
+            if is_file(path) {
+                let old = std::fs::read_to_string(at(path)).unwrap_or_default();
+                let saved = at(path).with_extension("swp");
+                std::fs::write(&saved, old.to_uppercase()).expect("write beside");
+                std::fs::rename(&saved, at(path)).expect("rename over");
+            }
+        }
     }
 }
 
@@ -234,6 +262,8 @@ fn each_change_alone_is_seen_like_git() {
         Change::Untracked { at: 2, name: 3 },
         Change::EmptyDir { at: 3 },
         Change::Stage { file: 7 },
+        Change::RenameDir { dir: 3 },
+        Change::Replace { file: 2 },
     ];
     for case in cases {
         let repo = committed();
@@ -320,7 +350,7 @@ proptest! {
 }
 
 /// Waits for the start of the next second of the clock.
-fn at_the_start_of_a_second() {
+pub(crate) fn at_the_start_of_a_second() {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("after 1970");

@@ -1,0 +1,182 @@
+//! Repeated statuses of one worktree, the way the executor runs them: after the first, the quick
+//! pass trusts what the file-system monitor (`src/monitor.rs`) says has not changed. Each test
+//! moves the worktree in a way a watch can lose track of, then checks every status against
+//! `git status`. They run within one second where they can, so a same-size edit is invisible to
+//! the stat data's size and seconds, and only the monitor (or the change time) can tell.
+
+use std::path::Path;
+
+use git_ops::{Git, GixGit};
+
+use crate::status_scan::{assert_like_git, at_the_start_of_a_second, committed};
+use crate::support::Repo;
+
+/// Rewrites `rel` with its content upper-cased: the same size.
+fn same_size_edit(repo: &Repo, rel: &str) {
+    let old = std::fs::read_to_string(repo.path.join(rel)).expect("read");
+    repo.write(rel, &old.to_uppercase());
+}
+
+fn paths(git: &GixGit, dir: &Path) -> Vec<String> {
+    git.status(dir, &[]).expect("status").paths
+}
+
+/// A repository from [`committed`] and a handle whose monitor has seen one status.
+fn watched() -> (Repo, GixGit) {
+    at_the_start_of_a_second();
+    let repo = committed();
+    let git = repo.handle();
+    assert!(
+        paths(&git, &repo.path).is_empty(),
+        "a fresh commit is clean"
+    );
+    (repo, git)
+}
+
+#[test]
+fn a_directory_moved_away_and_back_is_read_again() {
+    let (repo, git) = watched();
+    std::fs::rename(repo.path.join("src"), repo.path.join("elsewhere")).expect("rename");
+    assert_like_git(&repo, &git, "src moved away");
+    std::fs::rename(repo.path.join("elsewhere"), repo.path.join("src")).expect("rename");
+    assert_like_git(&repo, &git, "src moved back");
+    same_size_edit(&repo, "src/lib.rs");
+    same_size_edit(&repo, "src/deep/er/mod.rs");
+    assert_eq!(
+        paths(&git, &repo.path),
+        ["src/deep/er/mod.rs", "src/lib.rs"]
+    );
+    assert_like_git(&repo, &git, "edits below the returned directory");
+}
+
+#[test]
+fn two_directories_that_swap_places_are_both_read_again() {
+    let (repo, git) = watched();
+    let at = |rel: &str| repo.path.join(rel);
+    std::fs::rename(at("src"), at("swap")).expect("rename");
+    std::fs::rename(at("docs"), at("src")).expect("rename");
+    std::fs::rename(at("swap"), at("docs")).expect("rename");
+    assert_like_git(&repo, &git, "src and docs swapped");
+    std::fs::rename(at("docs"), at("swap")).expect("rename");
+    std::fs::rename(at("src"), at("docs")).expect("rename");
+    std::fs::rename(at("swap"), at("src")).expect("rename");
+    assert!(paths(&git, &repo.path).is_empty(), "swapped back: clean");
+    same_size_edit(&repo, "docs/guide.md");
+    assert_eq!(paths(&git, &repo.path), ["docs/guide.md"]);
+}
+
+#[test]
+fn a_directory_removed_and_checked_out_again_is_read_again() {
+    let (repo, git) = watched();
+    std::fs::remove_dir_all(repo.path.join("src")).expect("remove");
+    assert_like_git(&repo, &git, "src removed");
+    repo.git(&["checkout", "--", "src"]);
+    assert_like_git(&repo, &git, "src checked out again");
+    same_size_edit(&repo, "src/main.rs");
+    assert_eq!(paths(&git, &repo.path), ["src/main.rs"]);
+}
+
+#[test]
+fn an_atomic_save_is_seen() {
+    let (repo, git) = watched();
+    for rel in ["src/lib.rs", "ünï/日本.txt", "a.txt"] {
+        let old = std::fs::read_to_string(repo.path.join(rel)).expect("read");
+        let beside = repo.path.join(format!("{rel}.tmp"));
+        std::fs::write(&beside, old.to_uppercase()).expect("write");
+        std::fs::rename(&beside, repo.path.join(rel)).expect("rename over");
+        assert_like_git(&repo, &git, &format!("{rel} saved atomically"));
+    }
+    assert_eq!(
+        paths(&git, &repo.path),
+        ["a.txt", "src/lib.rs", "ünï/日本.txt"]
+    );
+}
+
+#[test]
+fn a_branch_switch_that_brings_new_directories_is_followed() {
+    let (repo, git) = watched();
+    repo.git(&["checkout", "-q", "-b", "other"]);
+    repo.write("fresh/inner/new.rs", "new\n");
+    repo.write("src/deep/added.rs", "added\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "new directories"]);
+    repo.git(&["checkout", "-q", "main"]);
+    assert!(paths(&git, &repo.path).is_empty(), "back on main: clean");
+    repo.git(&["checkout", "-q", "other"]);
+    assert!(paths(&git, &repo.path).is_empty(), "on other: clean");
+    same_size_edit(&repo, "fresh/inner/new.rs");
+    same_size_edit(&repo, "src/deep/added.rs");
+    assert_eq!(
+        paths(&git, &repo.path),
+        ["fresh/inner/new.rs", "src/deep/added.rs"]
+    );
+    assert_like_git(&repo, &git, "edits in the new directories");
+}
+
+#[test]
+fn commits_resets_and_merges_between_statuses_are_followed() {
+    let (repo, git) = watched();
+    let start = repo.git(&["rev-parse", "HEAD"]);
+    // An untracked file becomes tracked, then changes size-for-size.
+    repo.write("notes/todo.txt", "todo\n");
+    assert_eq!(paths(&git, &repo.path), ["notes/todo.txt"]);
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "notes"]);
+    assert!(paths(&git, &repo.path).is_empty(), "committed: clean");
+    same_size_edit(&repo, "notes/todo.txt");
+    assert_eq!(paths(&git, &repo.path), ["notes/todo.txt"]);
+    // A hard reset takes the directory away and the edit with it.
+    repo.git(&["reset", "-q", "--hard", start.trim()]);
+    assert_like_git(&repo, &git, "a hard reset");
+    // A merge of a side branch writes files the monitor has never seen.
+    repo.git(&["checkout", "-q", "-b", "side"]);
+    repo.write("src/side.rs", "side\n");
+    repo.write("docs/guide.md", "the guide, rewritten\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "side"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.write("a.txt", "main moved\n");
+    repo.git(&["commit", "-q", "-am", "main"]);
+    assert!(
+        paths(&git, &repo.path).is_empty(),
+        "before the merge: clean"
+    );
+    repo.git(&["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    assert!(paths(&git, &repo.path).is_empty(), "after the merge: clean");
+    same_size_edit(&repo, "src/side.rs");
+    same_size_edit(&repo, "docs/guide.md");
+    assert_eq!(paths(&git, &repo.path), ["docs/guide.md", "src/side.rs"]);
+    assert_like_git(&repo, &git, "edits after the merge");
+}
+
+#[test]
+fn a_linked_worktree_has_a_monitor_of_its_own() {
+    let (repo, git) = watched();
+    let linked = repo.beside("linked");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "story",
+        linked.to_str().expect("utf-8 path"),
+    ]);
+    assert!(paths(&git, &linked).is_empty(), "a new worktree is clean");
+    same_size_edit(&repo, "src/lib.rs");
+    std::fs::write(linked.join("docs/guide.md"), "DOCS/GUIDE.MD\n").expect("write");
+    assert_eq!(paths(&git, &repo.path), ["src/lib.rs"]);
+    assert_eq!(paths(&git, &linked), ["docs/guide.md"]);
+    // Removed by hand and added again at the same place: nothing kept from before survives.
+    std::fs::remove_dir_all(&linked).expect("remove");
+    repo.git(&["worktree", "prune"]);
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        linked.to_str().expect("utf-8 path"),
+        "story",
+    ]);
+    assert!(paths(&git, &linked).is_empty(), "added again: clean");
+    same_size_edit(&repo, "src/main.rs");
+    assert_eq!(paths(&git, &repo.path), ["src/lib.rs", "src/main.rs"]);
+}
