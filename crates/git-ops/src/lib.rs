@@ -46,7 +46,10 @@
 //! unchanged what gix's status would find unchanged from stat data alone, by the same rule, and
 //! reading (through the repository's filters) the files whose stat data cannot tell, such as the
 //! racy files of a fresh checkout; what it read and found equal is remembered per worktree while
-//! the file's stat data stay exactly the same. gix's status then looks only at what is left
+//! the file's stat data stay exactly the same. On Linux, on a local file system, a monitor
+//! (`monitor`, inotify) then watches each directory the pass read, so the next status of that
+//! worktree reads and stats only the directories and files that changed since: the first status
+//! walks everything, the ones after it about as much as was written. gix's status then looks only at what is left
 //! (edited, deleted or untracked paths), by pathspec; where the pass does not apply (a
 //! case-insensitive file system, a sparse or conflicted index, a nested repository, many
 //! changes) gix's status runs in full. A status never writes the index. Reads run on
