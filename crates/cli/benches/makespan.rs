@@ -116,17 +116,12 @@ fn replay(dag: &Dag, concurrency: usize, policy: executor::Policy, weighted: boo
         .expect("the generated plan parses")
         .validate()
         .expect("the generated plan is valid");
-    let index = |id: &str| {
-        id.strip_prefix('s')
-            .and_then(|n| n.parse::<usize>().ok())
-            .expect("ids are s<index>")
-    };
     let mut schedule = executor::Schedule::new(
         &plan,
         policy,
         |story| {
             if weighted {
-                dag.millis[index(&story.id)]
+                dag.millis[plan.index_of(&story.id).expect("a story of the plan")]
             } else {
                 1
             }

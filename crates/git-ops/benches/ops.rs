@@ -95,14 +95,13 @@ fn touch_story_files(root: &Path, first_dir: usize, tag: &str) {
     }
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort_unstable();
+/// The middle sample in `order` (durations or ratios).
+fn median<T: Copy + Default>(
+    mut samples: Vec<T>,
+    order: impl FnMut(&T, &T) -> std::cmp::Ordering,
+) -> T {
+    samples.sort_unstable_by(order);
     samples.get(samples.len() / 2).copied().unwrap_or_default()
-}
-
-fn median_f64(mut samples: Vec<f64>) -> f64 {
-    samples.sort_unstable_by(f64::total_cmp);
-    samples.get(samples.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// One measured pair: git-ops and the git CLI.
@@ -130,9 +129,9 @@ impl Timing {
             .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64().max(1e-9))
             .collect();
         Self {
-            ours: median(ours),
-            git: median(git),
-            ratio: median_f64(ratios),
+            ours: median(ours, Ord::cmp),
+            git: median(git, Ord::cmp),
+            ratio: median(ratios, f64::total_cmp),
         }
     }
 }

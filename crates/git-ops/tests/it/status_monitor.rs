@@ -17,6 +17,16 @@ fn same_size_edit(repo: &Repo, rel: &str) {
     repo.write(rel, &old.to_uppercase());
 }
 
+/// Edits each of `rels` size-for-size in the main worktree; the next status must name exactly
+/// them, as `git status` does.
+fn edits_are_seen(repo: &Repo, git: &GixGit, rels: &[&str]) {
+    for rel in rels {
+        same_size_edit(repo, rel);
+    }
+    assert_eq!(paths(git, &repo.path), rels, "after editing {rels:?}");
+    assert_like_git(repo, git, &format!("editing {rels:?}"));
+}
+
 fn paths(git: &GixGit, dir: &Path) -> Vec<String> {
     git.status(dir, &[]).expect("status").paths
 }
@@ -40,13 +50,7 @@ fn a_directory_moved_away_and_back_is_read_again() {
     assert_like_git(&repo, &git, "src moved away");
     std::fs::rename(repo.path.join("elsewhere"), repo.path.join("src")).expect("rename");
     assert_like_git(&repo, &git, "src moved back");
-    same_size_edit(&repo, "src/lib.rs");
-    same_size_edit(&repo, "src/deep/er/mod.rs");
-    assert_eq!(
-        paths(&git, &repo.path),
-        ["src/deep/er/mod.rs", "src/lib.rs"]
-    );
-    assert_like_git(&repo, &git, "edits below the returned directory");
+    edits_are_seen(&repo, &git, &["src/deep/er/mod.rs", "src/lib.rs"]);
 }
 
 #[test]
@@ -61,8 +65,7 @@ fn two_directories_that_swap_places_are_both_read_again() {
     std::fs::rename(at("src"), at("docs")).expect("rename");
     std::fs::rename(at("swap"), at("src")).expect("rename");
     assert!(paths(&git, &repo.path).is_empty(), "swapped back: clean");
-    same_size_edit(&repo, "docs/guide.md");
-    assert_eq!(paths(&git, &repo.path), ["docs/guide.md"]);
+    edits_are_seen(&repo, &git, &["docs/guide.md"]);
 }
 
 #[test]
@@ -72,8 +75,7 @@ fn a_directory_removed_and_checked_out_again_is_read_again() {
     assert_like_git(&repo, &git, "src removed");
     repo.git(&["checkout", "--", "src"]);
     assert_like_git(&repo, &git, "src checked out again");
-    same_size_edit(&repo, "src/main.rs");
-    assert_eq!(paths(&git, &repo.path), ["src/main.rs"]);
+    edits_are_seen(&repo, &git, &["src/main.rs"]);
 }
 
 #[test]
@@ -104,13 +106,7 @@ fn a_branch_switch_that_brings_new_directories_is_followed() {
     assert!(paths(&git, &repo.path).is_empty(), "back on main: clean");
     repo.git(&["checkout", "-q", "other"]);
     assert!(paths(&git, &repo.path).is_empty(), "on other: clean");
-    same_size_edit(&repo, "fresh/inner/new.rs");
-    same_size_edit(&repo, "src/deep/added.rs");
-    assert_eq!(
-        paths(&git, &repo.path),
-        ["fresh/inner/new.rs", "src/deep/added.rs"]
-    );
-    assert_like_git(&repo, &git, "edits in the new directories");
+    edits_are_seen(&repo, &git, &["fresh/inner/new.rs", "src/deep/added.rs"]);
 }
 
 #[test]
@@ -123,8 +119,7 @@ fn commits_resets_and_merges_between_statuses_are_followed() {
     repo.git(&["add", "-A"]);
     repo.git(&["commit", "-q", "-m", "notes"]);
     assert!(paths(&git, &repo.path).is_empty(), "committed: clean");
-    same_size_edit(&repo, "notes/todo.txt");
-    assert_eq!(paths(&git, &repo.path), ["notes/todo.txt"]);
+    edits_are_seen(&repo, &git, &["notes/todo.txt"]);
     // A hard reset takes the directory away and the edit with it.
     repo.git(&["reset", "-q", "--hard", start.trim()]);
     assert_like_git(&repo, &git, "a hard reset");
@@ -143,10 +138,7 @@ fn commits_resets_and_merges_between_statuses_are_followed() {
     );
     repo.git(&["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
     assert!(paths(&git, &repo.path).is_empty(), "after the merge: clean");
-    same_size_edit(&repo, "src/side.rs");
-    same_size_edit(&repo, "docs/guide.md");
-    assert_eq!(paths(&git, &repo.path), ["docs/guide.md", "src/side.rs"]);
-    assert_like_git(&repo, &git, "edits after the merge");
+    edits_are_seen(&repo, &git, &["docs/guide.md", "src/side.rs"]);
 }
 
 #[test]
