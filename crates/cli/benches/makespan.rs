@@ -127,6 +127,7 @@ fn replay(dag: &Dag, concurrency: usize, policy: executor::Policy, weighted: boo
             }
         },
         &std::collections::HashSet::new(),
+        concurrency,
     );
     let mut now = 0;
     let mut running: Vec<(u64, usize)> = Vec::new();

@@ -947,6 +947,7 @@ impl Loop {
                     .unwrap_or(1)
             },
             &merged,
+            shared.config.concurrency.max(1),
         );
         let hook = shared
             .config

@@ -7,8 +7,41 @@
 //! durations when known), then plan order; `plan-order` starts them in plan order (the reference
 //! executor's policy); `waves` also waits for every story of the earlier waves to finish, as
 //! schedulers with wave barriers do.
+//!
+//! Longest-chain-first is a list-scheduling rule, and no such rule is optimal: on some plans,
+//! plan order happens to finish sooner. So before the run, `critical-path` plays both orders
+//! through the expected durations on the run's concurrency (a simulation of the loop below, in
+//! `O((n + e) log n)`) and keeps plan order when it finishes strictly sooner. With the true
+//! durations, `critical-path` is thus never slower than plan order; with estimates, it is as good
+//! as they are.
+//!
+//! ```
+//! use std::collections::HashSet;
+//!
+//! use executor::{Policy, Schedule};
+//! use story_plan::{Story, StoryPlan};
+//!
+//! // `b` stands alone; `a` heads the chain a -> c.
+//! let plan = StoryPlan {
+//!     epic_id: "e".into(),
+//!     epic: String::new(),
+//!     stories: vec![
+//!         Story::new("b", "B", ["b"]),
+//!         Story::new("a", "A", ["a"]),
+//!         Story::new("c", "C", ["c"]).depending_on(["a"]),
+//!     ],
+//! }
+//! .validate()?;
+//! let mut schedule = Schedule::new(&plan, Policy::CriticalPath, |_| 1, &HashSet::new(), 1);
+//! assert_eq!(schedule.start_ready(1), [1], "the chain's head goes first");
+//! schedule.done(1);
+//! // b and c now head chains of one story each: plan order breaks the tie.
+//! assert_eq!(schedule.start_ready(1), [0]);
+//! # Ok::<(), story_plan::PlanErrors>(())
+//! ```
 
-use std::collections::HashSet;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
 
 use story_plan::{Story, ValidPlan};
 
@@ -56,7 +89,10 @@ pub struct Schedule {
     dependencies: Vec<Vec<usize>>,
     dependents: Vec<Vec<usize>>,
     waves: Vec<usize>,
-    priority: Vec<u64>,
+    /// Each story's place in the start order among ready stories: lower starts first.
+    rank: Vec<usize>,
+    /// Whether `critical-path` fell back to plan order, which its simulation found faster.
+    plan_order_is_faster: bool,
     slots: Vec<Standing>,
     policy: Policy,
     halted: bool,
@@ -65,12 +101,13 @@ pub struct Schedule {
 impl Schedule {
     /// A schedule over `plan` where the stories in `merged` are already done. `weight` gives each
     /// story's expected duration (any unit; 1 for all when nothing is known) for the
-    /// critical-path policy.
+    /// critical-path policy, which plans for `concurrency` stories at once (see the module docs).
     pub fn new(
         plan: &ValidPlan,
         policy: Policy,
         weight: impl Fn(&Story) -> u64,
         merged: &HashSet<String>,
+        concurrency: usize,
     ) -> Self {
         let n = plan.plan().stories.len();
         let mut dependencies = vec![Vec::new(); n];
@@ -90,16 +127,96 @@ impl Schedule {
                 }
             })
             .collect();
-        Self {
+        let plan_order: Vec<usize> = (0..n).collect();
+        let mut schedule = Self {
             ids,
             dependencies,
             dependents,
             waves: plan.wave_numbers(),
-            priority: plan.remaining_chain_by(weight),
+            rank: plan_order.clone(),
+            plan_order_is_faster: false,
             slots,
             policy,
             halted: false,
+        };
+        if policy == Policy::CriticalPath {
+            let remaining = plan.remaining_chain_by(&weight);
+            let mut by_chain = plan_order.clone();
+            // Stable: equal chains keep plan order.
+            by_chain.sort_by_key(|&i| Reverse(remaining[i]));
+            let mut critical = vec![0; n];
+            for (place, &i) in by_chain.iter().enumerate() {
+                critical[i] = place;
+            }
+            let weights: Vec<u64> = plan.plan().stories.iter().map(&weight).collect();
+            let concurrency = concurrency.max(1);
+            let chain_first = schedule.simulate(&weights, &critical, concurrency);
+            let in_plan_order = schedule.simulate(&weights, &plan_order, concurrency);
+            if in_plan_order < chain_first {
+                schedule.plan_order_is_faster = true;
+            } else {
+                schedule.rank = critical;
+            }
         }
+        schedule
+    }
+
+    /// The makespan of this schedule from its current standings, with `weights` as durations,
+    /// `concurrency` slots, and ready stories started by `rank`: the run loop played out with no
+    /// cost of its own. Running stories count as just started.
+    fn simulate(&self, weights: &[u64], rank: &[usize], concurrency: usize) -> u64 {
+        let n = self.slots.len();
+        let mut waiting: Vec<usize> = (0..n)
+            .map(|i| {
+                self.dependencies[i]
+                    .iter()
+                    .filter(|&&d| self.slots[d] != Standing::Done)
+                    .count()
+            })
+            .collect();
+        let mut ready: BinaryHeap<Reverse<(usize, usize)>> = BinaryHeap::new();
+        let mut running: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        for i in 0..n {
+            match self.slots[i] {
+                Standing::Waiting if waiting[i] == 0 => ready.push(Reverse((rank[i], i))),
+                Standing::Running => running.push(Reverse((weights[i], i))),
+                _ => {}
+            }
+        }
+        let mut now: u64 = 0;
+        loop {
+            while running.len() < concurrency {
+                let Some(Reverse((_, i))) = ready.pop() else {
+                    break;
+                };
+                running.push(Reverse((now.saturating_add(weights[i]), i)));
+            }
+            let Some(Reverse((end, first))) = running.pop() else {
+                return now;
+            };
+            now = end;
+            let mut finished = vec![first];
+            while let Some(&Reverse((end, i))) = running.peek()
+                && end == now
+            {
+                running.pop();
+                finished.push(i);
+            }
+            for i in finished {
+                for &d in &self.dependents[i] {
+                    waiting[d] -= 1;
+                    if waiting[d] == 0 && self.slots[d] == Standing::Waiting {
+                        ready.push(Reverse((rank[d], d)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `critical-path` starts stories in plan order on this run, because playing both
+    /// orders through the expected durations found plan order strictly faster.
+    pub fn plan_order_is_faster(&self) -> bool {
+        self.plan_order_is_faster
     }
 
     /// The story ids, in plan order (indices are plan indices).
@@ -142,10 +259,7 @@ impl Schedule {
             })
             .filter(|&i| barrier.is_none_or(|wave| self.waves[i] <= wave))
             .collect();
-        if self.policy == Policy::CriticalPath {
-            // Stable: equal priorities keep plan order.
-            ready.sort_by(|&a, &b| self.priority[b].cmp(&self.priority[a]));
-        }
+        ready.sort_by_key(|&i| self.rank[i]);
         ready
     }
 
@@ -228,7 +342,7 @@ mod tests {
 
     #[test]
     fn dependents_start_only_after_their_dependencies() {
-        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new());
+        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new(), 2);
         assert_eq!(s.start_ready(2), [0, 1]);
         assert!(s.start_ready(2).is_empty());
         s.done(0);
@@ -255,9 +369,9 @@ mod tests {
         }
         .validate()
         .unwrap();
-        let mut s = Schedule::new(&plan, Policy::CriticalPath, |_| 1, &HashSet::new());
+        let mut s = Schedule::new(&plan, Policy::CriticalPath, |_| 1, &HashSet::new(), 2);
         assert_eq!(s.start_ready(1), [1]);
-        let mut s = Schedule::new(&plan, Policy::PlanOrder, |_| 1, &HashSet::new());
+        let mut s = Schedule::new(&plan, Policy::PlanOrder, |_| 1, &HashSet::new(), 2);
         assert_eq!(s.start_ready(1), [0]);
         // Weights can overturn chain length.
         let mut s = Schedule::new(
@@ -265,13 +379,133 @@ mod tests {
             Policy::CriticalPath,
             |st| if st.id == "b" { 10 } else { 1 },
             &HashSet::new(),
+            1,
         );
         assert_eq!(s.start_ready(1), [0]);
     }
 
     #[test]
+    fn critical_path_keeps_plan_order_where_it_finishes_sooner() {
+        // Two slots; durations a 1, b 2, c 3, d 2, and d follows a. Longest chain first starts a
+        // and c (chains of 3), then b, and d waits until c or b ends: 5. Plan order starts a and
+        // b, then c at 1 and d at 2: 4.
+        let plan = StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![
+                Story::new("a", "A", ["a"]),
+                Story::new("b", "B", ["b"]),
+                Story::new("c", "C", ["c"]),
+                Story::new("d", "D", ["d"]).depending_on(["a"]),
+            ],
+        }
+        .validate()
+        .unwrap();
+        let weight = |story: &Story| match story.id.as_str() {
+            "a" => 1,
+            "c" => 3,
+            _ => 2,
+        };
+        let mut s = Schedule::new(&plan, Policy::CriticalPath, weight, &HashSet::new(), 2);
+        assert!(s.plan_order_is_faster());
+        assert_eq!(s.start_ready(2), [0, 1]);
+        s.done(0);
+        assert_eq!(s.start_ready(1), [2], "c before d, as in plan order");
+        // With three slots both orders take 3: the chain goes first again.
+        let mut s = Schedule::new(&plan, Policy::CriticalPath, weight, &HashSet::new(), 3);
+        assert!(!s.plan_order_is_faster());
+        assert_eq!(s.start_ready(1), [0]);
+        assert_eq!(s.start_ready(1), [2]);
+    }
+
+    #[test]
+    fn the_simulation_plays_the_loop_out() {
+        let plan = diamond();
+        let s = Schedule::new(&plan, Policy::PlanOrder, |_| 1, &HashSet::new(), 2);
+        // a, b at 0; c at 1; d at 2, after c.
+        assert_eq!(s.simulate(&[1, 1, 1, 1], &[0, 1, 2, 3], 2), 3);
+        assert_eq!(s.simulate(&[1, 1, 1, 1], &[0, 1, 2, 3], 1), 4);
+        // b takes 5: d waits for it.
+        assert_eq!(s.simulate(&[1, 5, 1, 1], &[0, 1, 2, 3], 2), 6);
+        // Merged stories are done before the start, running ones count as just started.
+        let merged: HashSet<String> = ["a".to_owned()].into();
+        let mut s = Schedule::new(&plan, Policy::PlanOrder, |_| 1, &merged, 2);
+        assert_eq!(s.start_ready(1), [1]);
+        assert_eq!(s.simulate(&[9, 2, 1, 1], &[0, 1, 2, 3], 2), 3);
+    }
+
+    /// Drives `schedule` as the run loop does, each story taking `durations[i]`: the makespan.
+    fn play(mut schedule: Schedule, durations: &[u64], concurrency: usize) -> u64 {
+        let mut now = 0;
+        let mut running: Vec<(u64, usize)> = Vec::new();
+        loop {
+            for i in schedule.start_ready(concurrency - running.len()) {
+                running.push((now + durations[i], i));
+            }
+            let Some(next) = running.iter().map(|&(end, _)| end).min() else {
+                return now;
+            };
+            now = next;
+            for &(_, i) in running.iter().filter(|&&(end, _)| end == next) {
+                schedule.done(i);
+            }
+            running.retain(|&(end, _)| end != next);
+        }
+    }
+
+    proptest::proptest! {
+        /// With the true durations as weights, critical-path never finishes after plan order,
+        /// and its simulation predicts the makespan the loop then reaches.
+        #[test]
+        fn critical_path_is_never_slower_than_plan_order(
+            stories in proptest::collection::vec(
+                (proptest::collection::vec(0usize..8, 0..4), 1u64..20),
+                1..24,
+            ),
+            concurrency in 1usize..5,
+        ) {
+            let plan = StoryPlan {
+                epic_id: "e".into(),
+                epic: String::new(),
+                stories: stories
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (back, _))| {
+                        let mut deps: Vec<String> = back
+                            .iter()
+                            .filter(|&&b| b < i)
+                            .map(|&b| format!("s{}", i - 1 - b))
+                            .collect();
+                        deps.sort();
+                        deps.dedup();
+                        Story::new(format!("s{i}"), "S", [format!("s{i}")]).depending_on(deps)
+                    })
+                    .collect(),
+            }
+            .validate()
+            .unwrap();
+            let durations: Vec<u64> = stories.iter().map(|&(_, d)| d).collect();
+            let weight = |story: &Story| durations[plan.index_of(&story.id).unwrap()];
+            let none = HashSet::new();
+            let critical = Schedule::new(&plan, Policy::CriticalPath, weight, &none, concurrency);
+            let identity: Vec<usize> = (0..durations.len()).collect();
+            let predicted = critical.simulate(&durations, &critical.rank, concurrency);
+            let ours = play(critical, &durations, concurrency);
+            let theirs = play(
+                Schedule::new(&plan, Policy::PlanOrder, weight, &none, concurrency),
+                &durations,
+                concurrency,
+            );
+            proptest::prop_assert_eq!(ours, predicted);
+            proptest::prop_assert!(ours <= theirs, "critical-path {} > plan order {}", ours, theirs);
+            let fresh = Schedule::new(&plan, Policy::PlanOrder, weight, &none, concurrency);
+            proptest::prop_assert_eq!(theirs, fresh.simulate(&durations, &identity, concurrency));
+        }
+    }
+
+    #[test]
     fn waves_wait_for_the_whole_previous_wave() {
-        let mut s = Schedule::new(&diamond(), Policy::Waves, |_| 1, &HashSet::new());
+        let mut s = Schedule::new(&diamond(), Policy::Waves, |_| 1, &HashSet::new(), 2);
         assert_eq!(s.start_ready(4), [0, 1]);
         s.done(0);
         assert!(
@@ -284,7 +518,7 @@ mod tests {
 
     #[test]
     fn failure_skips_exactly_the_transitive_dependents() {
-        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new());
+        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new(), 2);
         s.start_ready(4);
         assert_eq!(s.fail(0), [2, 3]);
         assert_eq!(
@@ -305,13 +539,13 @@ mod tests {
     #[test]
     fn merged_stories_count_as_done() {
         let merged: HashSet<String> = ["a".to_owned()].into();
-        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &merged);
+        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &merged, 2);
         assert_eq!(s.start_ready(4), [1, 2]);
     }
 
     #[test]
     fn halt_starts_nothing_more() {
-        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new());
+        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new(), 2);
         s.start_ready(1);
         s.halt();
         assert!(s.start_ready(4).is_empty());
