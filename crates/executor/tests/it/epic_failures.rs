@@ -133,10 +133,16 @@ async fn gates_red_only_on_the_merged_tree_undo_the_merge() {
 async fn a_merge_conflict_is_a_typed_failure_naming_the_paths() {
     let ep = EpicFixture::new();
     let plan = plan(&[("a", &[]), ("b", &[])]);
-    // While a works, someone commits a conflicting file to the epic branch.
+    // While a works, someone commits a conflicting file to the epic branch; b waits for that
+    // commit, so that its merge into the epic worktree does not race it for git's index lock.
     ep.hook(
         "a",
-        r#"cd "$ROOT/repo.worktrees/e/_epic" && mkdir -p src/a && echo epic > src/a/done.txt && git add -A && git commit -qm "sneaked in" && cd "$EPIC_WORKTREE"
+        r#"cd "$ROOT/repo.worktrees/e/_epic" && mkdir -p src/a && echo epic > src/a/done.txt && git add -A && git commit -qm "sneaked in" && touch "$ROOT/sneaked" && cd "$EPIC_WORKTREE"
+"#,
+    );
+    ep.hook(
+        "b",
+        r#"while [ ! -f "$ROOT/sneaked" ]; do sleep 0.05; done
 "#,
     );
     let events = Events::default();
