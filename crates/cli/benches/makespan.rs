@@ -30,12 +30,15 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
-use common::{Env, Rng, epic_bin, fs_type, max, median, places, script, write};
+use common::{Env, Rng, epic_bin, fs_type, max, median, min, places, script, write};
 
 const STORIES: usize = 40;
 const CONCURRENCIES: [usize; 3] = [2, 4, 8];
-/// Three seeds: each seed is 12 runs of 10–30 s; five would take the full run past 15 minutes.
+/// Three seeds: each seed is 30 runs of 10–30 s; five would take the full run past 40 minutes.
 const SEEDS: [u64; 3] = [1, 2, 3];
+/// Runs of plan order, cold and rerun per seed: the machine's noise moves one makespan by more
+/// than the policies differ, so one run each cannot tell them apart.
+const REPEATS: usize = 3;
 /// The goal: critical-path within this factor of the lower bound at the median.
 const GOAL: f64 = 1.10;
 
@@ -194,26 +197,6 @@ coder)
 esac
 "#;
 
-#[derive(Clone, Copy, PartialEq)]
-enum Run {
-    PlanOrder,
-    Waves,
-    Cold,
-    Rerun,
-}
-
-impl Run {
-    const ALL: [Self; 4] = [Self::PlanOrder, Self::Waves, Self::Cold, Self::Rerun];
-
-    fn schedule(self) -> &'static str {
-        match self {
-            Self::PlanOrder => "plan-order",
-            Self::Waves => "waves",
-            Self::Cold | Self::Rerun => "critical-path",
-        }
-    }
-}
-
 /// One measured run: the makespan from the report and the wall time, in seconds.
 struct Measured {
     makespan: f64,
@@ -305,17 +288,80 @@ fn makespan(report: &str) -> f64 {
     last.duration_since(first).as_secs_f64()
 }
 
-/// Ratios (makespan / lower bound) and wall-minus-makespan per run kind.
-#[derive(Default)]
-struct Cell {
-    ratios: Vec<f64>,
+/// Every run of one seed at one concurrency: makespans in seconds.
+struct SeedRuns {
+    seed: u64,
+    bound: f64,
+    chain: f64,
+    /// Plan order, cold critical-path, rerun critical-path: one makespan per repetition.
+    compared: [Vec<f64>; 3],
+    waves: f64,
+    /// Wall time minus makespan, per run.
     setup: Vec<f64>,
+    /// The same three policies replayed with no per-story cost (see [`replay`]).
+    replayed: [f64; 3],
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "one linear report: measure, then print"
-)]
+impl SeedRuns {
+    /// Runs the seed: waves once, then `REPEATS` rounds of plan order, cold and rerun, plan order
+    /// going first in even rounds and last in odd ones, so that a drift of the machine's speed
+    /// during the cell weighs on both sides alike.
+    fn measure(env: &Env, base: &Path, seed: u64, concurrency: usize) -> Self {
+        let dag = Dag::generate(seed);
+        let mut runs = Self {
+            seed,
+            bound: dag.lower_bound(concurrency),
+            chain: dag.chain() as f64 / 1000.0,
+            compared: [Vec::new(), Vec::new(), Vec::new()],
+            waves: 0.0,
+            setup: Vec::new(),
+            replayed: [
+                replay(&dag, concurrency, executor::Policy::PlanOrder, false),
+                replay(&dag, concurrency, executor::Policy::CriticalPath, false),
+                replay(&dag, concurrency, executor::Policy::CriticalPath, true),
+            ],
+        };
+        let mut run = |schedule: &str, previous: Option<&str>| {
+            let (measured, report) = run_once(env, base, &dag, concurrency, schedule, previous);
+            runs.setup.push(measured.wall - measured.makespan);
+            (measured.makespan, report)
+        };
+        runs.waves = run("waves", None).0;
+        for round in 0..REPEATS {
+            let plan_first = round % 2 == 0;
+            let mut plan = 0.0;
+            if plan_first {
+                plan = run("plan-order", None).0;
+            }
+            let (cold, report) = run("critical-path", None);
+            let (rerun, _) = run("critical-path", Some(&report));
+            if !plan_first {
+                plan = run("plan-order", None).0;
+            }
+            for (k, makespan) in [plan, cold, rerun].into_iter().enumerate() {
+                runs.compared[k].push(makespan);
+            }
+        }
+        runs
+    }
+
+    /// Whether critical-path (`k` 1: cold, 2: rerun) was slower than plan order: every one of its
+    /// runs took longer than every plan-order run. Overlapping runs are within the machine's
+    /// noise: the same makespan, measured twice, differs by more than the policies do.
+    fn slower(&self, k: usize) -> bool {
+        min(&self.compared[k]) > max(&self.compared[0])
+    }
+
+    fn cell(&self, k: usize) -> String {
+        format!(
+            "{:.2} ({:.2}–{:.2})",
+            median(&self.compared[k]),
+            min(&self.compared[k]),
+            max(&self.compared[k])
+        )
+    }
+}
+
 fn main() {
     if !std::env::args().any(|arg| arg == "--bench") {
         println!("makespan: a benchmark; run it with `cargo xtask bench makespan`");
@@ -336,50 +382,17 @@ fn main() {
         .cloned()
         .expect("the temporary directory at least");
     let disk = places.iter().find(|(name, _)| *name == "disk").cloned();
-    let mut out = String::new();
-    let mut rows = Vec::new();
-    let mut per_seed = String::new();
     let started = Instant::now();
-    for &concurrency in &CONCURRENCIES {
-        let mut cells: Vec<Cell> = Run::ALL.iter().map(|_| Cell::default()).collect();
-        let mut bounds = Vec::new();
-        let mut losses = Vec::new();
-        for &seed in seeds {
-            let dag = Dag::generate(seed);
-            let bound = dag.lower_bound(concurrency);
-            bounds.push(bound);
-            let mut cold_report = String::new();
-            let mut makespans = [0.0; 4];
-            for (k, kind) in Run::ALL.into_iter().enumerate() {
-                let previous = (kind == Run::Rerun).then_some(cold_report.as_str());
-                let (measured, report) =
-                    run_once(&env, &base, &dag, concurrency, kind.schedule(), previous);
-                if kind == Run::Cold {
-                    cold_report = report;
-                }
-                makespans[k] = measured.makespan;
-                cells[k].ratios.push(measured.makespan / bound);
-                cells[k].setup.push(measured.wall - measured.makespan);
-            }
-            if makespans[2] > makespans[0] {
-                losses.push(format!(
-                    "seed {seed}: {:.2} s against {:.2} s",
-                    makespans[2], makespans[0]
-                ));
-            }
-            let _ = writeln!(
-                per_seed,
-                "| {concurrency} | {seed} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
-                dag.chain() as f64 / 1000.0,
-                bound,
-                makespans[0],
-                makespans[1],
-                makespans[2],
-                makespans[3],
-            );
-        }
-        rows.push((concurrency, median(&bounds), cells, losses));
-    }
+    let measured: Vec<(usize, Vec<SeedRuns>)> = CONCURRENCIES
+        .iter()
+        .map(|&concurrency| {
+            let runs = seeds
+                .iter()
+                .map(|&seed| SeedRuns::measure(&env, &base, seed, concurrency))
+                .collect();
+            (concurrency, runs)
+        })
+        .collect();
     // The cold critical-path run again with the repository on the disk.
     let mut on_disk = Vec::new();
     if let Some((_, disk)) = disk.as_ref().filter(|_| place != "disk") {
@@ -396,57 +409,28 @@ fn main() {
             on_disk.push((concurrency, ratios));
         }
     }
-    let _ = writeln!(
-        out,
+    let mut out = format!(
         "## Makespan: `epic run` against the lower bound\n\n\
          Repositories on {} (`{}`, {}). The release `epic` binary on seeded random plans of {STORIES} stories (each depends on \
          up to three of the ten before it), {} seed(s) per concurrency; the agent sleeps each \
          story's duration (0.2–2 s, seeded) and writes its one owned file; no gates, no judge. \
          Makespan: first story start to last story finish, from `report.json`. Lower bound: \
-         max(longest duration-weighted chain, total work / concurrency). Each cell: makespan / \
-         lower bound, median and worst over the seeds. Cold: a fresh repository, no previous \
-         report (every story weighs the same, so critical-path orders by chain length in \
-         stories); rerun: critical-path with the cold run's `report.json` in place, whose \
-         durations weight the chains. Goal: cold critical-path ≤ {GOAL:.2} at the median and \
-         never slower than plan order. Measured in {:.0} s.\n",
+         max(longest duration-weighted chain, total work / concurrency). Cold: a fresh repository, \
+         no previous report (every story weighs the same, so critical-path orders by chain length \
+         in stories); rerun: critical-path with the cold run's `report.json` in place, whose \
+         durations weight the chains. Plan order, cold and rerun run {REPEATS} times per seed, \
+         taking turns (waves once); a seed's figure is the median of its runs, and critical-path \
+         counts as slower than plan order on a seed when every one of its runs is. Each cell: \
+         makespan / lower bound, median and worst over the seeds. Goal: cold critical-path ≤ \
+         {GOAL:.2} at the median and never slower than plan order. Measured in {:.0} s.\n\n",
         place,
         base.display(),
         fs_type(&base),
         seeds.len(),
         started.elapsed().as_secs_f64()
     );
-    out.push_str(
-        "| concurrency | lower bound (median) | plan order | waves | critical-path (cold) | critical-path (rerun) | setup outside the makespan | goal met |\n\
-         | ---: | ---: | --- | --- | --- | --- | ---: | --- |\n",
-    );
-    let mut all_met = true;
-    for (concurrency, bound, cells, losses) in &rows {
-        let cell = |c: &Cell| format!("{:.2} (worst {:.2})", median(&c.ratios), max(&c.ratios));
-        let met = median(&cells[2].ratios) <= GOAL && losses.is_empty();
-        all_met &= met;
-        let why = if losses.is_empty() {
-            String::new()
-        } else {
-            format!("; slower than plan order on {}", losses.join(", "))
-        };
-        let _ = writeln!(
-            out,
-            "| {concurrency} | {bound:.2} s | {} | {} | {} | {} | {:.2} s | {}{why} |",
-            cell(&cells[0]),
-            cell(&cells[1]),
-            cell(&cells[2]),
-            cell(&cells[3]),
-            median(&cells[2].setup),
-            if met { "yes" } else { "**no**" },
-        );
-    }
-    let _ = writeln!(
-        out,
-        "\nGoal {}.\n\nPer seed (seconds):\n\n\
-         | concurrency | seed | longest chain | lower bound | plan order | waves | critical-path (cold) | critical-path (rerun) |\n\
-         | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n{per_seed}",
-        if all_met { "met" } else { "**missed**" }
-    );
+    let all_met = summary(&mut out, &measured);
+    per_seed(&mut out, &measured, all_met);
     if let (Some((_, disk)), false) = (&disk, on_disk.is_empty()) {
         let _ = writeln!(
             out,
@@ -465,8 +449,84 @@ fn main() {
             );
         }
     }
+    let _ = write!(out, "\n{}", replays().lines().last().unwrap_or_default());
     out.push_str(NOTES);
     print!("{out}");
+}
+
+/// The table of ratios per concurrency; whether the goal is met everywhere.
+fn summary(out: &mut String, measured: &[(usize, Vec<SeedRuns>)]) -> bool {
+    out.push_str(
+        "| concurrency | lower bound (median) | plan order | waves | critical-path (cold) | critical-path (rerun) | setup outside the makespan | goal met |\n\
+         | ---: | ---: | --- | --- | --- | --- | ---: | --- |\n",
+    );
+    let mut all_met = true;
+    for (concurrency, runs) in measured {
+        let ratios = |value: &dyn Fn(&SeedRuns) -> f64| -> Vec<f64> {
+            runs.iter().map(|r| value(r) / r.bound).collect()
+        };
+        let cell = |ratios: Vec<f64>| format!("{:.2} (worst {:.2})", median(&ratios), max(&ratios));
+        let cold: Vec<f64> = ratios(&|r| median(&r.compared[1]));
+        let slower: Vec<String> = [(1, "cold"), (2, "rerun")]
+            .into_iter()
+            .flat_map(|(k, name)| {
+                runs.iter()
+                    .filter(move |r| r.slower(k))
+                    .map(move |r| format!("{name} on seed {}", r.seed))
+            })
+            .collect();
+        let met = median(&cold) <= GOAL && slower.is_empty();
+        all_met &= met;
+        let why = if slower.is_empty() {
+            String::new()
+        } else {
+            format!("; slower than plan order: {}", slower.join(", "))
+        };
+        let setup: Vec<f64> = runs.iter().flat_map(|r| r.setup.iter().copied()).collect();
+        let _ = writeln!(
+            out,
+            "| {concurrency} | {:.2} s | {} | {} | {} | {} | {:.2} s | {}{why} |",
+            median(&runs.iter().map(|r| r.bound).collect::<Vec<_>>()),
+            cell(ratios(&|r| median(&r.compared[0]))),
+            cell(ratios(&|r| r.waves)),
+            cell(cold),
+            cell(ratios(&|r| median(&r.compared[2]))),
+            median(&setup),
+            if met { "yes" } else { "**no**" },
+        );
+    }
+    all_met
+}
+
+/// The per-seed table: every policy's makespans beside the replay's.
+fn per_seed(out: &mut String, measured: &[(usize, Vec<SeedRuns>)], all_met: bool) {
+    let _ = writeln!(
+        out,
+        "\nGoal {}.\n\nPer seed, in seconds: the median (fastest–slowest) of the runs, and the \
+         replay of the same plan through the executor's scheduler with no per-story cost \
+         (plan order / cold / rerun):\n\n\
+         | concurrency | seed | longest chain | lower bound | plan order | waves | critical-path (cold) | critical-path (rerun) | replay |\n\
+         | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | --- |",
+        if all_met { "met" } else { "**missed**" }
+    );
+    for (concurrency, runs) in measured {
+        for r in runs {
+            let _ = writeln!(
+                out,
+                "| {concurrency} | {} | {:.2} | {:.2} | {} | {:.2} | {} | {} | {:.2} / {:.2} / {:.2} |",
+                r.seed,
+                r.chain,
+                r.bound,
+                r.cell(0),
+                r.waves,
+                r.cell(1),
+                r.cell(2),
+                r.replayed[0],
+                r.replayed[1],
+                r.replayed[2],
+            );
+        }
+    }
 }
 
 /// Why the figures are what they are.

@@ -129,6 +129,11 @@ pub(crate) fn median(values: &[f64]) -> f64 {
     sorted.get(sorted.len() / 2).copied().unwrap_or_default()
 }
 
+/// The smallest of `values`; infinity when empty.
+pub(crate) fn min(values: &[f64]) -> f64 {
+    values.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
 /// The largest of `values`; 0 when empty.
 pub(crate) fn max(values: &[f64]) -> f64 {
     values.iter().copied().fold(0.0, f64::max)
