@@ -1357,9 +1357,9 @@ impl Loop {
     }
 }
 
-/// Each story's weight for the critical-path order: its duration in milliseconds in the
-/// previous run's report (whole seconds would make every story under two seconds weigh the
-/// same), else the mean of the known ones, else 1.
+/// Each story's weight for the critical-path order, in milliseconds (whole seconds would make
+/// every story under two seconds weigh the same): its duration in the previous run's report,
+/// else its plan entry's `estimated_time`, else the mean of the known ones, else 1.
 fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
     let known: Vec<Option<u64>> = plan
         .plan()
@@ -1369,6 +1369,7 @@ fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
             previous
                 .and_then(|report| report.story(&story.id))
                 .and_then(StoryOutcome::duration)
+                .or_else(|| story.estimated_duration())
                 .map(|duration| {
                     // Capped at about 49 days, so that chains of them sum without overflow.
                     u64::try_from(duration.as_millis())
@@ -1422,5 +1423,28 @@ mod tests {
         // Sub-second differences count (whole seconds would give 1 and 1); the unknown story
         // gets the mean of the known ones.
         assert_eq!(weights(&plan, Some(&previous)), [300, 1900, 1100]);
+    }
+
+    #[test]
+    fn estimated_times_weigh_what_no_run_has_measured() {
+        let plan = StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![
+                Story::new("a", "A", ["a"]).estimated("2s"),
+                Story::new("b", "B", ["b"]).estimated("1m"),
+                Story::new("c", "C", ["c"]),
+            ],
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(weights(&plan, None), [2000, 60_000, 31_000]);
+        let previous = EpicReport::new("e", "epic/e").with_story(
+            StoryOutcome::new("b", "b", StoryStatus::Done)
+                .started("2026-01-01T00:00:00Z".parse::<Timestamp>().unwrap())
+                .finished("2026-01-01T00:00:05Z".parse::<Timestamp>().unwrap()),
+        );
+        // A measured duration wins over the estimate.
+        assert_eq!(weights(&plan, Some(&previous)), [2000, 5000, 3500]);
     }
 }

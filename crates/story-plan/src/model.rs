@@ -53,6 +53,16 @@ pub struct Story {
     /// Whether the story may delete, skip or rewrite tests.
     #[serde(default, alias = "testsChange")]
     pub tests_change: bool,
+    /// How long the story's work is expected to take: `20m`, `1h 30m`, `90s` or ISO 8601
+    /// (`PT20M`). Only the scheduler reads it, to weigh the critical path on a run with no
+    /// measured durations yet; it is not part of the story hash, so revising it restarts nothing.
+    /// (Named apart from the `estimate` of story points other tools write, which stays ignored.)
+    #[serde(
+        default,
+        alias = "estimatedTime",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub estimated_time: Option<String>,
 }
 
 impl StoryPlan {
@@ -85,7 +95,28 @@ impl Story {
             acceptance: Vec::new(),
             read_first: Vec::new(),
             tests_change: false,
+            estimated_time: None,
         }
+    }
+
+    /// The [`estimated_time`](Self::estimated_time) as a duration; `None` when there is none or it does not
+    /// parse as a positive duration (which validation reports as `invalid_estimate`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let story = story_plan::Story::new("a", "A", ["a"]).estimated("1h 30m");
+    /// assert_eq!(story.estimated_duration(), Some(Duration::from_secs(90 * 60)));
+    /// ```
+    pub fn estimated_duration(&self) -> Option<std::time::Duration> {
+        parse_estimate(self.estimated_time.as_deref()?).ok()
+    }
+
+    /// This story with this [`estimated_time`](Self::estimated_time).
+    #[must_use]
+    pub fn estimated(mut self, time: impl Into<String>) -> Self {
+        self.estimated_time = Some(time.into());
+        self
     }
 
     /// This story with these dependencies.
@@ -101,4 +132,16 @@ impl Story {
         self.shared_read_only = paths.into_iter().map(Into::into).collect();
         self
     }
+}
+
+/// An estimate as a positive duration, or why it is not one.
+pub(crate) fn parse_estimate(text: &str) -> Result<std::time::Duration, &'static str> {
+    let duration: jiff::SignedDuration = text
+        .trim()
+        .parse()
+        .map_err(|_| "is not a duration: write it like \"20m\", \"1h 30m\" or \"90s\"")?;
+    if duration.is_negative() || duration.is_zero() {
+        return Err("is not positive");
+    }
+    std::time::Duration::try_from(duration).map_err(|_| "is out of range")
 }

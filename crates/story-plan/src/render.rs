@@ -84,6 +84,9 @@ impl StoryPlan {
             if story.tests_change {
                 out.push_str("- may change tests: yes\n");
             }
+            if let Some(time) = &story.estimated_time {
+                writeln!(out, "- estimated time: {}", time.trim())?;
+            }
             if !story.acceptance.is_empty() {
                 out.push_str("\nDone when:\n\n");
                 for (n, criterion) in story.acceptance.iter().enumerate() {

@@ -40,6 +40,8 @@ pub enum ViolationKind {
     UnsafePath,
     /// No stories.
     EmptyPlan,
+    /// A story's `estimated_time` is not a positive duration.
+    InvalidEstimate,
 }
 
 impl ViolationKind {
@@ -56,6 +58,7 @@ impl ViolationKind {
             Self::Cycle => "cycle",
             Self::UnsafePath => "unsafe_path",
             Self::EmptyPlan => "empty_plan",
+            Self::InvalidEstimate => "invalid_estimate",
         }
     }
 }
@@ -220,6 +223,15 @@ fn check_story(graph: &Graph, i: usize, story: &Story, found: &mut Vec<Violation
                 );
             }
         }
+    }
+    if let Some(time) = &story.estimated_time
+        && let Err(why) = crate::model::parse_estimate(time)
+    {
+        violation(
+            ViolationKind::InvalidEstimate,
+            format!("story {id} has estimated_time {}, which {why}", quote(time)),
+            Vec::new(),
+        );
     }
     let mut reported = std::collections::HashSet::new();
     for dependency in &story.depends_on {

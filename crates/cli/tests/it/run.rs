@@ -61,6 +61,45 @@ fn a_small_plan_runs_then_has_nothing_left_to_do() {
 }
 
 #[test]
+fn estimated_times_weigh_the_critical_path() {
+    // Unweighted, b heads the longer chain (b -> c) and goes first; with a estimated at an hour
+    // and b and c at a minute each, a's chain is the heavier one.
+    let plan = |estimates: bool| {
+        let mut plan: serde_json::Value = serde_json::from_str(&file_plan(&[
+            ("a", &[], "alpha"),
+            ("b", &[], "beta"),
+            ("c", &["b"], "gamma"),
+        ]))
+        .expect("a plan");
+        if estimates {
+            for (story, time) in plan["stories"]
+                .as_array_mut()
+                .expect("stories")
+                .iter_mut()
+                .zip(["1h", "1m", "1m"])
+            {
+                story["estimated_time"] = json!(time);
+            }
+        }
+        plan.to_string()
+    };
+    // Newest merge first.
+    for (estimates, merges) in [(false, ["c", "a", "b"]), (true, ["c", "b", "a"])] {
+        let repo = Repo::new();
+        repo.write("plan.json", plan(estimates));
+        repo.run(&run_args("plan.json", &[])).assert_code(0);
+        let expected = merges
+            .map(|id| format!("shop: merge story {id}\n"))
+            .concat();
+        assert_eq!(
+            repo.git_output(&["log", "--merges", "--format=%s", "epic/shop"]),
+            expected,
+            "estimates: {estimates}"
+        );
+    }
+}
+
+#[test]
 fn a_failing_story_is_exit_1_and_its_dependent_is_skipped() {
     let repo = Repo::new();
     // b's file trips the gate: its task never turns green.

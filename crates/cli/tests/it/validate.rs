@@ -106,6 +106,12 @@ const VIOLATIONS: &[(&str, &str, &[&str])] = &[
         &["a"],
     ),
     ("empty_plan", r#"{"epic_id": "e", "stories": []}"#, &[]),
+    (
+        "invalid_estimate",
+        r#"{"epic_id": "e", "stories": [
+            {"id": "a", "title": "A", "owned": ["src/a"], "estimated_time": "soon"}]}"#,
+        &["a"],
+    ),
 ];
 
 #[test]

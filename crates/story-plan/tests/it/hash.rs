@@ -32,6 +32,18 @@ fn optional_fields_at_their_default_leave_the_hash_alone() {
 }
 
 #[test]
+fn an_estimate_is_not_hashed() {
+    let plain = Story::new("x", "X", ["src/x"]);
+    let estimated = plain.clone().estimated("20m");
+    assert_eq!(story_hash(&plain), story_hash(&estimated));
+    assert_eq!(
+        story_hash(&estimated),
+        story_hash(&plain.estimated("2h")),
+        "revising an estimate restarts nothing"
+    );
+}
+
+#[test]
 fn hash_is_64_hex_digits() {
     let hash = story_hash(&Story::new("x", "X", ["src"]));
     assert_eq!(hash.len(), 64);

@@ -167,6 +167,34 @@ fn unsafe_paths_are_rejected_with_the_reason() {
 }
 
 #[test]
+fn estimates_must_be_positive_durations() {
+    for estimate in ["20m", "1h 30m", "90s", "1.5s", "PT20M", " 2 hours "] {
+        let story = Story::new("a", "A", ["a"]).estimated(estimate);
+        assert!(story.estimated_duration().is_some(), "{estimate:?}");
+        assert_eq!(plan("x", vec![story]).violations(), [], "{estimate:?}");
+    }
+    for (estimate, reason) in [
+        ("", "not a duration"),
+        ("soon", "not a duration"),
+        ("20", "not a duration"),
+        ("0s", "not positive"),
+        ("-5m", "not positive"),
+    ] {
+        let story = Story::new("a", "A", ["a"]).estimated(estimate);
+        assert_eq!(story.estimated_duration(), None, "{estimate:?}");
+        let p = plan("x", vec![story]);
+        assert_eq!(kinds(&p), [K::InvalidEstimate], "{estimate:?}");
+        let violations = p.violations();
+        assert!(violations[0].message.contains(reason), "{violations:#?}");
+        assert!(
+            violations[0].message.starts_with("story 'a' has estimated_time"),
+            "{violations:#?}"
+        );
+        assert_eq!(violations[0].stories, ["a"]);
+    }
+}
+
+#[test]
 fn ids_must_be_kebab_case_and_short() {
     let long = "a".repeat(65);
     let ok_long = "a".repeat(64);
