@@ -95,39 +95,60 @@ impl Dag {
         (self.chain() as f64).max(work) / 1000.0
     }
 
-    fn plan_json(&self) -> String {
+    /// The plan; with `estimates`, each story carries its duration to a tenth of a second as
+    /// its `estimated_time` (a good estimate: off by up to 50 ms).
+    fn plan_json(&self, estimates: bool) -> String {
         let stories: Vec<serde_json::Value> = (0..STORIES)
             .map(|i| {
-                serde_json::json!({
+                let mut story = serde_json::json!({
                     "id": Self::id(i),
                     "title": format!("story {i}"),
                     "owned": [format!("s/{}.txt", Self::id(i))],
                     "depends_on": self.deps[i].iter().map(|&d| Self::id(d)).collect::<Vec<_>>(),
-                })
+                });
+                if estimates {
+                    story["estimated_time"] =
+                        format!("{:.1}s", self.millis[i] as f64 / 1000.0).into();
+                }
+                story
             })
             .collect();
         serde_json::json!({ "epic_id": "bench", "stories": stories }).to_string()
     }
 }
 
+/// The runs compared with plan order: what critical-path knows of the durations beforehand.
+#[derive(Clone, Copy, PartialEq)]
+enum Knows {
+    /// A cold run: a fresh repository, no previous report, no estimates; every story weighs 1.
+    Nothing,
+    /// The plan's `estimated_time`s.
+    Estimates,
+    /// The cold run's `report.json` is in place: the measured durations.
+    Durations,
+}
+
 /// The makespan `policy` would reach with no per-story cost at all: each story takes exactly
 /// its sleep, a freed slot is filled at once. The scheduler is the executor's own
-/// ([`executor::Schedule`]); `weighted` gives it the true durations (a rerun), otherwise every
-/// story weighs 1 (a cold run). In seconds.
-fn replay(dag: &Dag, concurrency: usize, policy: executor::Policy, weighted: bool) -> f64 {
-    let plan = story_plan::StoryPlan::parse(&dag.plan_json(), story_plan::PlanFormat::Json)
-        .expect("the generated plan parses")
-        .validate()
-        .expect("the generated plan is valid");
+/// ([`executor::Schedule`]), weighing stories by what it `knows` (the true durations stand for
+/// a rerun's measured ones). In seconds.
+fn replay(dag: &Dag, concurrency: usize, policy: executor::Policy, knows: Knows) -> f64 {
+    let plan = story_plan::StoryPlan::parse(
+        &dag.plan_json(knows == Knows::Estimates),
+        story_plan::PlanFormat::Json,
+    )
+    .expect("the generated plan parses")
+    .validate()
+    .expect("the generated plan is valid");
     let mut schedule = executor::Schedule::new(
         &plan,
         policy,
-        |story| {
-            if weighted {
-                dag.millis[plan.index_of(&story.id).expect("a story of the plan")]
-            } else {
-                1
-            }
+        |story| match knows {
+            Knows::Nothing => 1,
+            Knows::Estimates => story
+                .estimated_duration()
+                .map_or(1, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            Knows::Durations => dag.millis[plan.index_of(&story.id).expect("a story of the plan")],
         },
         &std::collections::HashSet::new(),
         concurrency,
@@ -154,34 +175,71 @@ fn replay(dag: &Dag, concurrency: usize, policy: executor::Policy, weighted: boo
 /// by itself, apart from `epic`'s overhead and the machine's noise (`--replay`; nothing runs).
 fn replays() -> String {
     let mut out = String::from(
-        "| concurrency | seed | plan order | critical-path (cold) | critical-path (rerun) |\n\
-         | ---: | ---: | ---: | ---: | ---: |\n",
+        "| concurrency | seed | plan order | critical-path (cold) | critical-path (estimated) | critical-path (rerun) |\n\
+         | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
-    let mut trails = [0, 0];
+    let mut trails = [(0, 0.0_f64); 3];
     for &concurrency in &CONCURRENCIES {
         for seed in 1..=20 {
             let dag = Dag::generate(seed);
             let bound = dag.lower_bound(concurrency);
-            let plan = replay(&dag, concurrency, executor::Policy::PlanOrder, false) / bound;
-            let cold = replay(&dag, concurrency, executor::Policy::CriticalPath, false) / bound;
-            let rerun = replay(&dag, concurrency, executor::Policy::CriticalPath, true) / bound;
-            for (count, ratio) in trails.iter_mut().zip([cold, rerun]) {
-                *count += usize::from(ratio > plan + 1e-9);
+            let [plan, cold, estimated, rerun] = replays_of(&dag, concurrency).map(|m| m / bound);
+            for (trail, ratio) in trails.iter_mut().zip([cold, estimated, rerun]) {
+                if ratio > plan + 1e-9 {
+                    trail.0 += 1;
+                    trail.1 = trail.1.max(ratio / plan - 1.0);
+                }
             }
             let _ = writeln!(
                 out,
-                "| {concurrency} | {seed} | {plan:.3} | {cold:.3} | {rerun:.3} |"
+                "| {concurrency} | {seed} | {plan:.3} | {cold:.3} | {estimated:.3} | {rerun:.3} |"
             );
         }
     }
+    let [cold, estimated, rerun] = trails.map(|(count, worst)| {
+        if count == 0 {
+            "never".to_owned()
+        } else {
+            format!("in {count} (by up to {:.1} %)", worst * 100.0)
+        }
+    });
     let _ = writeln!(
         out,
-        "\nOf {} replays, critical-path trails plan order in {} cold and {} rerun.",
+        "\nOf {} replays with no per-story cost (seeds 1–20), critical-path trails plan order {cold} cold, \
+         {estimated} with estimates and {rerun} on a rerun.",
         CONCURRENCIES.len() * 20,
-        trails[0],
-        trails[1]
     );
     out
+}
+
+/// Plan order, then critical-path knowing nothing, the estimates, the durations: replayed.
+fn replays_of(dag: &Dag, concurrency: usize) -> [f64; 4] {
+    [
+        replay(
+            dag,
+            concurrency,
+            executor::Policy::PlanOrder,
+            Knows::Nothing,
+        ),
+        replay(
+            dag,
+            concurrency,
+            executor::Policy::CriticalPath,
+            Knows::Nothing,
+        ),
+        replay(
+            dag,
+            concurrency,
+            executor::Policy::CriticalPath,
+            Knows::Estimates,
+        ),
+        replay(
+            dag,
+            concurrency,
+            executor::Policy::CriticalPath,
+            Knows::Durations,
+        ),
+    ]
 }
 
 const AGENT: &str = r#"#!/bin/sh
@@ -204,14 +262,15 @@ struct Measured {
 }
 
 /// Runs the epic on a fresh repository under `base`; `previous` is a `report.json` to put in
-/// place first. Returns the figures and the run's `report.json`.
+/// place first, `estimates` puts `estimated_time`s in the plan. Returns the figures and the run's
+/// `report.json`.
 fn run_once(
     env: &Env,
     base: &Path,
     dag: &Dag,
     concurrency: usize,
     schedule: &str,
-    previous: Option<&str>,
+    (previous, estimates): (Option<&str>, bool),
 ) -> (Measured, String) {
     let dir = tempfile::tempdir_in(base).expect("temporary directory");
     let repo = dir.path().join("repo");
@@ -228,7 +287,7 @@ fn run_once(
     let agent = dir.path().join("agent.sh");
     script(&agent, AGENT);
     let plan = dir.path().join("plan.json");
-    write(&plan, &dag.plan_json());
+    write(&plan, &dag.plan_json(estimates));
     let state = repo.join(".git/epic/bench");
     if let Some(previous) = previous {
         write(&state.join("report.json"), previous);
@@ -293,61 +352,67 @@ struct SeedRuns {
     seed: u64,
     bound: f64,
     chain: f64,
-    /// Plan order, cold critical-path, rerun critical-path: one makespan per repetition.
-    compared: [Vec<f64>; 3],
+    /// Plan order, then critical-path knowing nothing, the estimates, the durations: one
+    /// makespan per repetition.
+    compared: [Vec<f64>; 4],
     waves: f64,
     /// Wall time minus makespan, per run.
     setup: Vec<f64>,
-    /// The same three policies replayed with no per-story cost (see [`replay`]).
-    replayed: [f64; 3],
+    /// The same four replayed with no per-story cost (see [`replay`]).
+    replayed: [f64; 4],
 }
 
 impl SeedRuns {
-    /// Runs the seed: waves once, then `REPEATS` rounds of plan order, cold and rerun, plan order
-    /// going first in even rounds and last in odd ones, so that a drift of the machine's speed
-    /// during the cell weighs on both sides alike.
+    /// Runs the seed: waves once, then `REPEATS` rounds of plan order and the three
+    /// critical-path runs, plan order going first in even rounds and last in odd ones, so that a
+    /// drift of the machine's speed during the cell weighs on both sides alike.
     fn measure(env: &Env, base: &Path, seed: u64, concurrency: usize) -> Self {
         let dag = Dag::generate(seed);
         let mut runs = Self {
             seed,
             bound: dag.lower_bound(concurrency),
             chain: dag.chain() as f64 / 1000.0,
-            compared: [Vec::new(), Vec::new(), Vec::new()],
+            compared: [Vec::new(), Vec::new(), Vec::new(), Vec::new()],
             waves: 0.0,
             setup: Vec::new(),
-            replayed: [
-                replay(&dag, concurrency, executor::Policy::PlanOrder, false),
-                replay(&dag, concurrency, executor::Policy::CriticalPath, false),
-                replay(&dag, concurrency, executor::Policy::CriticalPath, true),
-            ],
+            replayed: replays_of(&dag, concurrency),
         };
-        let mut run = |schedule: &str, previous: Option<&str>| {
-            let (measured, report) = run_once(env, base, &dag, concurrency, schedule, previous);
+        let mut run = |schedule: &str, previous: Option<&str>, estimates: bool| {
+            let (measured, report) = run_once(
+                env,
+                base,
+                &dag,
+                concurrency,
+                schedule,
+                (previous, estimates),
+            );
             runs.setup.push(measured.wall - measured.makespan);
             (measured.makespan, report)
         };
-        runs.waves = run("waves", None).0;
+        runs.waves = run("waves", None, false).0;
         for round in 0..REPEATS {
             let plan_first = round % 2 == 0;
             let mut plan = 0.0;
             if plan_first {
-                plan = run("plan-order", None).0;
+                plan = run("plan-order", None, false).0;
             }
-            let (cold, report) = run("critical-path", None);
-            let (rerun, _) = run("critical-path", Some(&report));
+            let (cold, report) = run("critical-path", None, false);
+            let (estimated, _) = run("critical-path", None, true);
+            let (rerun, _) = run("critical-path", Some(&report), false);
             if !plan_first {
-                plan = run("plan-order", None).0;
+                plan = run("plan-order", None, false).0;
             }
-            for (k, makespan) in [plan, cold, rerun].into_iter().enumerate() {
+            for (k, makespan) in [plan, cold, estimated, rerun].into_iter().enumerate() {
                 runs.compared[k].push(makespan);
             }
         }
         runs
     }
 
-    /// Whether critical-path (`k` 1: cold, 2: rerun) was slower than plan order: every one of its
-    /// runs took longer than every plan-order run. Overlapping runs are within the machine's
-    /// noise: the same makespan, measured twice, differs by more than the policies do.
+    /// Whether critical-path (`k` 1: cold, 2: estimated, 3: rerun) was slower than plan order:
+    /// every one of its runs took longer than every plan-order run. Overlapping runs are within
+    /// the machine's noise: the same makespan, measured twice, differs by more than the policies
+    /// do.
     fn slower(&self, k: usize) -> bool {
         min(&self.compared[k]) > max(&self.compared[0])
     }
@@ -401,8 +466,14 @@ fn main() {
                 .iter()
                 .map(|&seed| {
                     let dag = Dag::generate(seed);
-                    let (measured, _) =
-                        run_once(&env, disk, &dag, concurrency, "critical-path", None);
+                    let (measured, _) = run_once(
+                        &env,
+                        disk,
+                        &dag,
+                        concurrency,
+                        "critical-path",
+                        (None, false),
+                    );
                     measured.makespan / dag.lower_bound(concurrency)
                 })
                 .collect();
@@ -415,14 +486,16 @@ fn main() {
          up to three of the ten before it), {} seed(s) per concurrency; the agent sleeps each \
          story's duration (0.2–2 s, seeded) and writes its one owned file; no gates, no judge. \
          Makespan: first story start to last story finish, from `report.json`. Lower bound: \
-         max(longest duration-weighted chain, total work / concurrency). Cold: a fresh repository, \
-         no previous report (every story weighs the same, so critical-path orders by chain length \
-         in stories); rerun: critical-path with the cold run's `report.json` in place, whose \
-         durations weight the chains. Plan order, cold and rerun run {REPEATS} times per seed, \
-         taking turns (waves once); a seed's figure is the median of its runs, and critical-path \
-         counts as slower than plan order on a seed when every one of its runs is. Each cell: \
-         makespan / lower bound, median and worst over the seeds. Goal: cold critical-path ≤ \
-         {GOAL:.2} at the median and never slower than plan order. Measured in {:.0} s.\n\n",
+         max(longest duration-weighted chain, total work / concurrency). Critical-path runs \
+         three ways: cold, a fresh repository with no previous report and no estimates (every \
+         story weighs the same, so it orders by chain length in stories); estimated, the plan \
+         giving each story its duration to a tenth of a second as `estimated_time`; rerun, the \
+         cold run's `report.json` in place, whose measured durations weight the chains. Plan \
+         order and the three run {REPEATS} times per seed, taking turns (waves once); a seed's \
+         figure is the median of its runs, and critical-path counts as slower than plan order on \
+         a seed when every one of its runs is. Each cell: makespan / lower bound, median and \
+         worst over the seeds. Goal: critical-path ≤ {GOAL:.2} at the median when cold, and \
+         never slower than plan order. Measured in {:.0} s.\n\n",
         place,
         base.display(),
         fs_type(&base),
@@ -457,8 +530,8 @@ fn main() {
 /// The table of ratios per concurrency; whether the goal is met everywhere.
 fn summary(out: &mut String, measured: &[(usize, Vec<SeedRuns>)]) -> bool {
     out.push_str(
-        "| concurrency | lower bound (median) | plan order | waves | critical-path (cold) | critical-path (rerun) | setup outside the makespan | goal met |\n\
-         | ---: | ---: | --- | --- | --- | --- | ---: | --- |\n",
+        "| concurrency | lower bound (median) | plan order | waves | critical-path (cold) | critical-path (estimated) | critical-path (rerun) | setup outside the makespan | goal met |\n\
+         | ---: | ---: | --- | --- | --- | --- | --- | ---: | --- |\n",
     );
     let mut all_met = true;
     for (concurrency, runs) in measured {
@@ -467,7 +540,7 @@ fn summary(out: &mut String, measured: &[(usize, Vec<SeedRuns>)]) -> bool {
         };
         let cell = |ratios: Vec<f64>| format!("{:.2} (worst {:.2})", median(&ratios), max(&ratios));
         let cold: Vec<f64> = ratios(&|r| median(&r.compared[1]));
-        let slower: Vec<String> = [(1, "cold"), (2, "rerun")]
+        let slower: Vec<String> = [(1, "cold"), (2, "estimated"), (3, "rerun")]
             .into_iter()
             .flat_map(|(k, name)| {
                 runs.iter()
@@ -485,12 +558,13 @@ fn summary(out: &mut String, measured: &[(usize, Vec<SeedRuns>)]) -> bool {
         let setup: Vec<f64> = runs.iter().flat_map(|r| r.setup.iter().copied()).collect();
         let _ = writeln!(
             out,
-            "| {concurrency} | {:.2} s | {} | {} | {} | {} | {:.2} s | {}{why} |",
+            "| {concurrency} | {:.2} s | {} | {} | {} | {} | {} | {:.2} s | {}{why} |",
             median(&runs.iter().map(|r| r.bound).collect::<Vec<_>>()),
             cell(ratios(&|r| median(&r.compared[0]))),
             cell(ratios(&|r| r.waves)),
             cell(cold),
             cell(ratios(&|r| median(&r.compared[2]))),
+            cell(ratios(&|r| median(&r.compared[3]))),
             median(&setup),
             if met { "yes" } else { "**no**" },
         );
@@ -504,16 +578,16 @@ fn per_seed(out: &mut String, measured: &[(usize, Vec<SeedRuns>)], all_met: bool
         out,
         "\nGoal {}.\n\nPer seed, in seconds: the median (fastest–slowest) of the runs, and the \
          replay of the same plan through the executor's scheduler with no per-story cost \
-         (plan order / cold / rerun):\n\n\
-         | concurrency | seed | longest chain | lower bound | plan order | waves | critical-path (cold) | critical-path (rerun) | replay |\n\
-         | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | --- |",
+         (plan order / cold / estimated / rerun):\n\n\
+         | concurrency | seed | longest chain | lower bound | plan order | waves | critical-path (cold) | critical-path (estimated) | critical-path (rerun) | replay |\n\
+         | ---: | ---: | ---: | ---: | --- | ---: | --- | --- | --- | --- |",
         if all_met { "met" } else { "**missed**" }
     );
     for (concurrency, runs) in measured {
         for r in runs {
             let _ = writeln!(
                 out,
-                "| {concurrency} | {} | {:.2} | {:.2} | {} | {:.2} | {} | {} | {:.2} / {:.2} / {:.2} |",
+                "| {concurrency} | {} | {:.2} | {:.2} | {} | {:.2} | {} | {} | {} | {:.2} / {:.2} / {:.2} / {:.2} |",
                 r.seed,
                 r.chain,
                 r.bound,
@@ -521,9 +595,11 @@ fn per_seed(out: &mut String, measured: &[(usize, Vec<SeedRuns>)], all_met: bool
                 r.waves,
                 r.cell(1),
                 r.cell(2),
+                r.cell(3),
                 r.replayed[0],
                 r.replayed[1],
                 r.replayed[2],
+                r.replayed[3],
             );
         }
     }
