@@ -228,13 +228,30 @@ fn an_estimated_time_parses_renders_and_parses_back() {
       {"id": "b", "title": "B", "owned": ["b"], "estimatedTime": "PT20M"},
       {"id": "c", "title": "C", "owned": ["c"]}]}"#;
     let plan = StoryPlan::parse(text, PlanFormat::Json).unwrap();
-    let minutes = |i: usize| plan.stories[i].estimated_duration().map(|d| d.as_secs() / 60);
-    assert_eq!([minutes(0), minutes(1), minutes(2)], [Some(90), Some(20), None]);
+    let minutes = |i: usize| {
+        plan.stories[i]
+            .estimated_duration()
+            .map(|d| d.as_secs() / 60)
+    };
+    assert_eq!(
+        [minutes(0), minutes(1), minutes(2)],
+        [Some(90), Some(20), None]
+    );
     let markdown = plan.to_markdown();
-    assert!(markdown.contains("- estimated time: 1h 30m\n"), "{markdown}");
-    assert_eq!(StoryPlan::parse(&markdown, PlanFormat::Markdown).unwrap(), plan);
+    assert!(
+        markdown.contains("- estimated time: 1h 30m\n"),
+        "{markdown}"
+    );
+    assert_eq!(
+        StoryPlan::parse(&markdown, PlanFormat::Markdown).unwrap(),
+        plan
+    );
     let json = serde_json::to_string(&plan).unwrap();
-    assert_eq!(json.matches("estimated_time").count(), 2, "absent stays absent: {json}");
+    assert_eq!(
+        json.matches("estimated_time").count(),
+        2,
+        "absent stays absent: {json}"
+    );
     let toml = "epic_id = \"e\"\n[[stories]]\nid = \"a\"\ntitle = \"A\"\nowned = [\"a\"]\nestimated_time = \"20m\"\n";
     let plan = StoryPlan::parse(toml, PlanFormat::Toml).unwrap();
     assert_eq!(plan.stories[0].estimated_time.as_deref(), Some("20m"));

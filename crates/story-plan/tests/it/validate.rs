@@ -187,7 +187,9 @@ fn estimates_must_be_positive_durations() {
         let violations = p.violations();
         assert!(violations[0].message.contains(reason), "{violations:#?}");
         assert!(
-            violations[0].message.starts_with("story 'a' has estimated_time"),
+            violations[0]
+                .message
+                .starts_with("story 'a' has estimated_time"),
             "{violations:#?}"
         );
         assert_eq!(violations[0].stories, ["a"]);
