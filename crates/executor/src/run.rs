@@ -198,6 +198,20 @@ pub enum RunError {
         /// What is there instead.
         found: String,
     },
+    /// An existing branch has the name of a directory of branches epic must create (`story`
+    /// blocks `story/<epic>/<id>`): git keeps a branch as a file under `refs/heads/`, so a name
+    /// cannot be both a branch and a directory of branches.
+    #[error(
+        "the branch `{blocker}` exists, so git cannot create {wanted}: a branch name cannot also \
+         be a directory of other branches. Rename it (`git branch -m {blocker} {blocker}-old`), \
+         then rerun"
+    )]
+    BranchBlocked {
+        /// The branch or branches epic must create, as the message names them.
+        wanted: String,
+        /// The existing branch in the way.
+        blocker: String,
+    },
     /// The epic worktree has uncommitted changes.
     #[error("{}", story::dirty_message(worktree, paths, None))]
     DirtyEpicWorktree {
@@ -481,6 +495,14 @@ async fn preflight(
         });
     }
     prepare_epic_worktree(git, &main, &config.base, &epic_branch, &epic_worktree).await?;
+    // Every story branch is `story/<epic>/<id>`: a branch `story` or `story/<epic>` blocks them
+    // all, which is better said once, here, than by every story's worktree add.
+    if let Some(blocker) = blocking_branch(git, &format!("story/{epic}/")).await? {
+        return Err(RunError::BranchBlocked {
+            wanted: format!("the story branches `story/{epic}/<id>`"),
+            blocker,
+        });
+    }
     recover_merge(git, &dir, &epic_worktree, &events).await?;
     // Before the status: a moved epic branch also leaves its worktree looking dirty, and the
     // lost stories are what the user must hear about.
@@ -633,6 +655,28 @@ async fn take_lock(dir: &EpicDir) -> Result<EpicLock, RunError> {
     })
 }
 
+/// The existing branch, if any, named like one of the directories of the branch `name` (`story`
+/// and `story/e` for `story/e/a`; a trailing `/` makes `name` itself a directory).
+async fn blocking_branch(git: &Arc<dyn Git>, name: &str) -> Result<Option<String>, RunError> {
+    let directories: Vec<String> = name
+        .match_indices('/')
+        .map(|(at, _)| name[..at].to_owned())
+        .collect();
+    blocking(
+        git,
+        "look up the branches named like a new one's directories",
+        move |git| {
+            for directory in directories {
+                if git.branch_exists(&directory)? {
+                    return Ok(Some(directory));
+                }
+            }
+            Ok::<_, git_ops::BranchError>(None)
+        },
+    )
+    .await
+}
+
 /// Prunes stale worktree registrations (the run's one prune: a story's worktree add prunes
 /// again only when it fails), creates the epic branch from `base` when absent, and makes sure
 /// `path` is its worktree.
@@ -649,6 +693,12 @@ async fn prepare_epic_worktree(
     })
     .await?;
     if !exists {
+        if let Some(blocker) = blocking_branch(git, branch).await? {
+            return Err(RunError::BranchBlocked {
+                wanted: format!("the epic branch `{branch}`"),
+                blocker,
+            });
+        }
         let start = {
             let (git, main, base) = (Arc::clone(git), main.to_path_buf(), base.to_owned());
             tokio::task::spawn_blocking(move || git.rev_parse(&main, &base))

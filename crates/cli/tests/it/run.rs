@@ -100,6 +100,36 @@ fn estimated_times_weigh_the_critical_path() {
 }
 
 #[test]
+fn a_branch_named_like_a_directory_of_epic_branches_is_exit_2_before_any_story() {
+    for (blocker, wanted) in [
+        ("story", "the story branches `story/shop/<id>`"),
+        ("story/shop", "the story branches `story/shop/<id>`"),
+        ("epic", "the epic branch `epic/shop`"),
+    ] {
+        let repo = Repo::new();
+        repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+        repo.git(&["branch", blocker]);
+        let run = repo.run(&run_args("plan.json", &[]));
+        run.assert_code(2);
+        assert!(
+            run.stderr.contains(&format!(
+                "error: the branch `{blocker}` exists, so git cannot create {wanted}"
+            )),
+            "{run}"
+        );
+        assert!(
+            run.stderr
+                .contains(&format!("`git branch -m {blocker} {blocker}-old`")),
+            "{run}"
+        );
+        assert!(!run.stderr.contains("story a: started"), "{run}");
+        // Renamed out of the way, the same run goes through.
+        repo.git(&["branch", "-m", blocker, "old-blocker"]);
+        repo.run(&run_args("plan.json", &[])).assert_code(0);
+    }
+}
+
+#[test]
 fn a_failing_story_is_exit_1_and_its_dependent_is_skipped() {
     let repo = Repo::new();
     // b's file trips the gate: its task never turns green.
