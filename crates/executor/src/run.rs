@@ -999,6 +999,13 @@ impl Loop {
             &merged,
             shared.config.concurrency.max(1),
         );
+        if schedule.plan_order_is_faster() {
+            (shared.events)(Event::RunNote {
+                message: "critical-path: plan order finishes sooner with these stories' expected \
+                          durations, so stories start in plan order"
+                    .to_owned(),
+            });
+        }
         let hook = shared
             .config
             .board_hook

@@ -3,6 +3,7 @@
 //! plan entry that restarts only its story.
 
 use executor::{Event, Policy, ReportDocument};
+use story_plan::{Story, StoryPlan};
 
 use crate::epic_support::{EpicFixture, diamond, merged, plan, position, started, statuses};
 use crate::support::Events;
@@ -92,6 +93,58 @@ async fn diamond_runs_in_dependency_order_within_the_concurrency() {
             || line.starts_with("end")),
         "{agents}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn critical_path_follows_plan_order_where_the_estimates_say_it_is_faster() {
+    // Two slots; estimated a 1s, b 2s, c 3s, d 2s, and d after a. Longest chain first would start
+    // a and c (chains of 3 s) and finish at 5 s; plan order starts a and b and finishes at 4 s.
+    let plan = |estimated: bool| {
+        let story = |id: &str, time: &str| {
+            let story = Story::new(id, format!("Story {id}"), [format!("src/{id}")]);
+            if estimated {
+                story.estimated(time)
+            } else {
+                story
+            }
+        };
+        StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![
+                story("a", "1s"),
+                story("b", "2s"),
+                story("c", "3s"),
+                story("d", "2s").depending_on(["a"]),
+            ],
+        }
+        .validate()
+        .expect("valid plan")
+    };
+    // Without estimates every story weighs the same: a heads the longest chain, b is next in
+    // plan order, and both orders tie, so no note.
+    for estimated in [true, false] {
+        let ep = EpicFixture::new();
+        let mut config = ep.config();
+        config.concurrency = 2;
+        config.schedule = Policy::CriticalPath;
+        let events = Events::default();
+        let outcome = ep
+            .run(&plan(estimated), config, &events)
+            .await
+            .expect("run");
+        assert!(outcome.all_done(), "{:?}", statuses(&outcome));
+        let steps = events.steps();
+        let note = steps.iter().any(|event| {
+            matches!(event, Event::RunNote { message } if message.contains("plan order finishes sooner"))
+        });
+        assert_eq!(note, estimated, "{steps:?}");
+        let mut starts: Vec<(usize, &str)> = ["a", "b", "c", "d"]
+            .map(|id| (started(&steps, id), id))
+            .to_vec();
+        starts.sort_unstable();
+        assert_eq!([starts[0].1, starts[1].1], ["a", "b"], "{starts:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
