@@ -9,13 +9,17 @@
 //! the last story's finish (so the run's fixed setup, the lock, the epic worktree and the
 //! baseline, is left out; the wall time is printed beside it).
 //!
-//! Every run is on a fresh repository; the cold run (no previous report, every story weighted
-//! the same) is the primary figure. "rerun" is critical-path again on a fresh repository that
-//! carries the cold run's `report.json`, so the previous durations weight the chains.
+//! Every run is on a fresh repository; the cold run (no previous report, no estimates, every
+//! story weighted the same) is the primary figure. "estimated" is critical-path on a plan whose
+//! stories carry their durations to 0.1 s as `estimated_time`; "rerun" is critical-path again on
+//! a fresh repository that carries the cold run's `report.json`, so the previous durations weight
+//! the chains. Plan order and the three critical-path runs repeat three times per seed, taking
+//! turns; a seed's figure is their median.
 //!
 //! Prints a Markdown section for `cargo xtask bench makespan`; measures only under `--bench`;
 //! `--quick` runs one seed. `--replay` runs nothing: it replays seeds 1–20 through the executor's
-//! scheduler with no per-story cost, to tell a policy's own worth from `epic`'s overhead.
+//! scheduler with no per-story cost, to tell a policy's own worth from `epic`'s overhead (the
+//! full run prints its summary line too).
 
 #![expect(clippy::print_stdout, reason = "a benchmark reports on stdout")]
 #![expect(
