@@ -22,6 +22,69 @@ use crate::plan_file::{self, count};
 struct GraphJson<'a> {
     waves: Vec<Vec<&'a str>>,
     critical_path: Vec<&'a str>,
+    /// Present when any story has an `estimated_time`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    estimated: Option<Estimated<'a>>,
+}
+
+/// What the plan's `estimated_time`s add up to. A story without one counts as the mean of those
+/// with one, as the scheduler weighs it.
+#[derive(Debug, Serialize)]
+struct Estimated<'a> {
+    /// How many stories have an estimate.
+    stories: usize,
+    /// All the work, in seconds.
+    work_seconds: f64,
+    /// The longest chain by estimated time, in seconds: no concurrency finishes sooner.
+    longest_chain_seconds: f64,
+    /// That chain's stories.
+    longest_chain: Vec<&'a str>,
+}
+
+impl<'a> Estimated<'a> {
+    fn of(plan: &'a ValidPlan) -> Option<Self> {
+        let stories = &plan.plan().stories;
+        let known: Vec<Option<u64>> = stories
+            .iter()
+            .map(|story| {
+                story.estimated_duration().map(|d| {
+                    u64::try_from(d.as_millis())
+                        .unwrap_or(u64::MAX)
+                        .min(u64::from(u32::MAX))
+                })
+            })
+            .collect();
+        let estimated: Vec<u64> = known.iter().flatten().copied().collect();
+        let mean = estimated.iter().sum::<u64>()
+            / u64::try_from(estimated.len()).ok().filter(|&n| n > 0)?;
+        let weight = |story: &Story| {
+            plan.index_of(&story.id)
+                .and_then(|i| known[i])
+                .unwrap_or(mean)
+        };
+        let chain = plan.critical_path_by(weight);
+        let work: u64 = stories.iter().map(weight).sum();
+        Some(Self {
+            stories: estimated.len(),
+            work_seconds: millis_to_seconds(work),
+            longest_chain_seconds: millis_to_seconds(chain.length),
+            longest_chain: chain.stories,
+        })
+    }
+}
+
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "milliseconds of estimates are far below 2^52"
+)]
+fn millis_to_seconds(millis: u64) -> f64 {
+    millis as f64 / 1000.0
+}
+
+/// `seconds` for people: `2h 10m`, `45s`.
+fn friendly(seconds: f64) -> String {
+    let rounded = jiff::SignedDuration::from_secs_f64(seconds.round());
+    format!("{rounded:#}")
 }
 
 /// Runs `epic graph`.
@@ -42,6 +105,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &PlanArgs, out: Output) -> Result<(
         Format::Json => json(&GraphJson {
             waves: plan.waves(),
             critical_path: plan.critical_path().stories,
+            estimated: Estimated::of(&plan),
         }),
         Format::Mermaid => render(|w| mermaid(&plan, w)),
         Format::Dot => render(|w| dot(&plan, w)),
@@ -93,7 +157,26 @@ fn text(plan: &ValidPlan, out: Output) -> String {
             "\ncritical path: {} ({})",
             critical.join(" -> "),
             count(critical.len(), "story", "stories")
-        )
+        )?;
+        if let Some(estimated) = Estimated::of(plan) {
+            writeln!(
+                w,
+                "estimated: {} of work; the longest chain by time takes {} ({}), so no run is \
+                 shorter",
+                friendly(estimated.work_seconds),
+                friendly(estimated.longest_chain_seconds),
+                estimated.longest_chain.join(" -> "),
+            )?;
+            let total = plan.plan().stories.len();
+            if estimated.stories < total {
+                writeln!(
+                    w,
+                    "  {} of {total} stories estimated; the others count as their mean",
+                    estimated.stories
+                )?;
+            }
+        }
+        Ok(())
     })
 }
 

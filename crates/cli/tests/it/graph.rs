@@ -33,6 +33,37 @@ fn text() {
 }
 
 #[test]
+fn estimated_times_add_up_to_work_and_the_longest_chain_by_time() {
+    // By stories the critical path is model -> api -> page; by time, docs (3h) -> page is longer.
+    let mut plan: serde_json::Value = serde_json::from_str(PLAN).unwrap();
+    for (i, time) in [(0, "30m"), (1, "3h"), (2, "1h"), (3, "20m")] {
+        plan["stories"][i]["estimated_time"] = json!(time);
+    }
+    let dir = Dir::with("plan.json", plan.to_string());
+    let run = dir.run(&["graph", "plan.json"]);
+    run.assert_code(0);
+    // `end` has no estimate: it counts as the mean, (30m + 3h + 1h + 20m) / 4 = 1h 12m 30s.
+    assert!(
+        run.stdout.ends_with(
+            "critical path: model -> api -> page (3 stories)\n\
+             estimated: 6h 2m 30s of work; the longest chain by time takes 3h 20m (docs -> page), so \
+             no run is shorter\n  4 of 5 stories estimated; the others count as their mean\n"
+        ),
+        "{run}"
+    );
+    let run = dir.run(&["graph", "--format", "json", "plan.json"]);
+    assert_eq!(
+        run.json()["estimated"],
+        json!({
+            "stories": 4,
+            "work_seconds": 21750.0,
+            "longest_chain_seconds": 12000.0,
+            "longest_chain": ["docs", "page"],
+        })
+    );
+}
+
+#[test]
 fn text_verbose_lists_each_story() {
     let dir = Dir::with("plan.json", PLAN);
     assert_snapshot!("text_verbose", dir.run(&["graph", "-v", "plan.json"]));
