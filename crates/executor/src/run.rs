@@ -199,12 +199,14 @@ pub enum RunError {
         found: String,
     },
     /// An existing branch has the name of a directory of branches epic must create (`story`
-    /// blocks `story/<epic>/<id>`): git keeps a branch as a file under `refs/heads/`, so a name
-    /// cannot be both a branch and a directory of branches.
+    /// blocks `story/<epic>/<id>`), or lies under one it must create (`epic/e/old` blocks
+    /// `epic/e`): git keeps a branch as a file under `refs/heads/`, so a name cannot be both a
+    /// branch and a directory of branches.
     #[error(
         "the branch `{blocker}` exists, so git cannot create {wanted}: a branch name cannot also \
-         be a directory of other branches. Rename it (`git branch -m {blocker} {blocker}-old`), \
-         then rerun"
+         be a directory of other branches. Rename it (`git branch -m {blocker} {}-old`), then \
+         rerun",
+        .blocker.replace('/', "-")
     )]
     BranchBlocked {
         /// The branch or branches epic must create, as the message names them.
@@ -496,12 +498,33 @@ async fn preflight(
     }
     prepare_epic_worktree(git, &main, &config.base, &epic_branch, &epic_worktree).await?;
     // Every story branch is `story/<epic>/<id>`: a branch `story` or `story/<epic>` blocks them
-    // all, which is better said once, here, than by every story's worktree add.
+    // all, and one under `story/<epic>/<id>/` blocks that story; better said once, here, than by
+    // every story's worktree add.
     if let Some(blocker) = blocking_branch(git, &format!("story/{epic}/")).await? {
         return Err(RunError::BranchBlocked {
             wanted: format!("the story branches `story/{epic}/<id>`"),
             blocker,
         });
+    }
+    let under = blocking(git, "list the story branches", {
+        let directory = format!("story/{epic}");
+        move |git| git.branches_under(&directory)
+    })
+    .await?;
+    let prefix = format!("story/{epic}/");
+    for blocker in under {
+        let Some((id, _)) = blocker
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.split_once('/'))
+        else {
+            continue;
+        };
+        if plan.index_of(id).is_some() {
+            return Err(RunError::BranchBlocked {
+                wanted: format!("the branch `story/{epic}/{id}` of story '{id}'"),
+                blocker,
+            });
+        }
     }
     recover_merge(git, &dir, &epic_worktree, &events).await?;
     // Before the status: a moved epic branch also leaves its worktree looking dirty, and the
@@ -655,23 +678,28 @@ async fn take_lock(dir: &EpicDir) -> Result<EpicLock, RunError> {
     })
 }
 
-/// The existing branch, if any, named like one of the directories of the branch `name` (`story`
-/// and `story/e` for `story/e/a`; a trailing `/` makes `name` itself a directory).
+/// The existing branch, if any, that keeps git from creating the branch `name`: one named like
+/// one of its directories (`story` and `story/e` for `story/e/a`), or one under it (`story/e/a/x`).
+/// A trailing `/` makes `name` a directory: only the branches above it count.
 async fn blocking_branch(git: &Arc<dyn Git>, name: &str) -> Result<Option<String>, RunError> {
     let directories: Vec<String> = name
         .match_indices('/')
         .map(|(at, _)| name[..at].to_owned())
         .collect();
+    let own = (!name.ends_with('/')).then(|| name.to_owned());
     blocking(
         git,
-        "look up the branches named like a new one's directories",
+        "look up the branches in the way of a new one",
         move |git| {
             for directory in directories {
                 if git.branch_exists(&directory)? {
                     return Ok(Some(directory));
                 }
             }
-            Ok::<_, git_ops::BranchError>(None)
+            match own {
+                Some(name) => Ok(git.branches_under(&name)?.into_iter().next()),
+                None => Ok::<_, git_ops::BranchError>(None),
+            }
         },
     )
     .await

@@ -1,4 +1,4 @@
-//! Local branches with gix: exists, create, delete.
+//! Local branches with gix: exists, create, delete, and those under a directory of names.
 
 use gix::refs::transaction::PreviousValue;
 
@@ -26,6 +26,26 @@ pub(crate) fn exists(git: &GixGit, name: &str) -> Result<bool, BranchError> {
             name: name.to_owned(),
             source: Cause::gix(error),
         })
+}
+
+/// The local branches named `directory/…`, short and sorted.
+pub(crate) fn under(git: &GixGit, directory: &str) -> Result<Vec<String>, BranchError> {
+    let failed = |error: gix::Error| BranchError::Failed {
+        name: directory.to_owned(),
+        source: Cause::gix(error),
+    };
+    let prefix = format!("{directory}/");
+    let repo = git.main_repo();
+    let references = repo.references().map_err(failed)?;
+    let mut found = Vec::new();
+    for reference in references.local_branches().map_err(failed)? {
+        let name = reference.map_err(failed)?.name().shorten().to_string();
+        if name.starts_with(&prefix) {
+            found.push(name);
+        }
+    }
+    found.sort();
+    Ok(found)
 }
 
 pub(crate) fn create(git: &GixGit, name: &str, at: &CommitId) -> Result<(), BranchError> {

@@ -52,6 +52,10 @@ pub trait Git: Send + Sync {
     /// Whether the local branch `name` (short, as `story/e/a`) exists.
     fn branch_exists(&self, name: &str) -> Result<bool, BranchError>;
 
+    /// The local branches named `directory/…` (short names, sorted): any of them keeps git from
+    /// creating a branch named `directory`.
+    fn branches_under(&self, directory: &str) -> Result<Vec<String>, BranchError>;
+
     /// Creates the local branch `name` at `at`; fails if it exists.
     fn create_branch(&self, name: &str, at: &CommitId) -> Result<(), BranchError>;
 
@@ -428,6 +432,10 @@ impl Git for GixGit {
 
     fn branch_exists(&self, name: &str) -> Result<bool, BranchError> {
         branch::exists(self, name)
+    }
+
+    fn branches_under(&self, directory: &str) -> Result<Vec<String>, BranchError> {
+        branch::under(self, directory)
     }
 
     fn create_branch(&self, name: &str, at: &CommitId) -> Result<(), BranchError> {

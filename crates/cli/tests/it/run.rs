@@ -100,11 +100,13 @@ fn estimated_times_weigh_the_critical_path() {
 }
 
 #[test]
-fn a_branch_named_like_a_directory_of_epic_branches_is_exit_2_before_any_story() {
+fn a_branch_in_the_way_of_the_branches_epic_creates_is_exit_2_before_any_story() {
     for (blocker, wanted) in [
         ("story", "the story branches `story/shop/<id>`"),
         ("story/shop", "the story branches `story/shop/<id>`"),
+        ("story/shop/a/old", "the branch `story/shop/a` of story 'a'"),
         ("epic", "the epic branch `epic/shop`"),
+        ("epic/shop/old", "the epic branch `epic/shop`"),
     ] {
         let repo = Repo::new();
         repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
@@ -118,8 +120,10 @@ fn a_branch_named_like_a_directory_of_epic_branches_is_exit_2_before_any_story()
             "{run}"
         );
         assert!(
-            run.stderr
-                .contains(&format!("`git branch -m {blocker} {blocker}-old`")),
+            run.stderr.contains(&format!(
+                "`git branch -m {blocker} {}-old`",
+                blocker.replace('/', "-")
+            )),
             "{run}"
         );
         assert!(!run.stderr.contains("story a: started"), "{run}");

@@ -36,6 +36,33 @@ fn creates_checks_and_deletes_branches_as_git_sees_them() {
 }
 
 #[test]
+fn lists_the_branches_under_a_directory_of_names() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    assert!(git.branches_under("story/e").expect("list").is_empty());
+    for name in ["story/e/b", "story/e/a/old", "story/e2/a", "epic/e"] {
+        repo.git(&["branch", name]);
+    }
+    // With `story/e/…` there, git refuses a branch `story/e`: what the list is for.
+    let refused = std::process::Command::new("git")
+        .args(["branch", "story/e"])
+        .current_dir(&repo.path)
+        .output()
+        .expect("run git");
+    assert!(!refused.status.success());
+    assert_eq!(
+        git.branches_under("story/e").expect("list"),
+        ["story/e/a/old", "story/e/b"],
+        "sorted, short names, and not story/e2/a"
+    );
+    assert_eq!(
+        git.branches_under("story/e/a").expect("list"),
+        ["story/e/a/old"]
+    );
+    assert!(git.branches_under("epic/e").expect("list").is_empty());
+}
+
+#[test]
 fn deleting_an_unmerged_branch_is_forced() {
     let repo = Repo::new();
     let git = repo.handle();
