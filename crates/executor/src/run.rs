@@ -1446,33 +1446,13 @@ impl Loop {
 /// every story under two seconds weigh the same): its duration in the previous run's report,
 /// else its plan entry's `estimated_time`, else the mean of the known ones, else 1.
 fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
-    let known: Vec<Option<u64>> = plan
-        .plan()
-        .stories
-        .iter()
-        .map(|story| {
-            previous
-                .and_then(|report| report.story(&story.id))
-                .and_then(StoryOutcome::duration)
-                .or_else(|| story.estimated_duration())
-                .map(|duration| {
-                    // Capped at about 49 days, so that chains of them sum without overflow.
-                    u64::try_from(duration.as_millis())
-                        .unwrap_or(u64::MAX)
-                        .clamp(1, u64::from(u32::MAX))
-                })
-        })
-        .collect();
-    let seen: Vec<u64> = known.iter().flatten().copied().collect();
-    let fallback = if seen.is_empty() {
-        1
-    } else {
-        (seen.iter().sum::<u64>() / seen.len() as u64).max(1)
-    };
-    known
-        .into_iter()
-        .map(|weight| weight.unwrap_or(fallback))
-        .collect()
+    plan.weights_by(|story| {
+        previous
+            .and_then(|report| report.story(&story.id))
+            .and_then(StoryOutcome::duration)
+            .or_else(|| story.estimated_duration())
+    })
+    .0
 }
 
 #[cfg(test)]

@@ -344,6 +344,58 @@ impl ValidPlan {
         }
     }
 
+    /// Each story's weight in milliseconds, from `duration` (at least 1, and capped at about 49
+    /// days so that chains of them sum without overflow), with how many stories had a duration. A
+    /// story without one weighs the mean of those with one; with none at all, every story
+    /// weighs 1.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use story_plan::{Story, StoryPlan};
+    ///
+    /// let plan = StoryPlan {
+    ///     epic_id: "e".into(),
+    ///     epic: String::new(),
+    ///     stories: vec![
+    ///         Story::new("a", "A", ["a"]).estimated("2s"),
+    ///         Story::new("b", "B", ["b"]),
+    ///         Story::new("c", "C", ["c"]).estimated("4s"),
+    ///     ],
+    /// }
+    /// .validate()?;
+    /// assert_eq!(plan.weights_by(Story::estimated_duration), (vec![2000, 3000, 4000], 2));
+    /// assert_eq!(plan.weights_by(|_| None::<Duration>), (vec![1, 1, 1], 0));
+    /// # Ok::<(), story_plan::PlanErrors>(())
+    /// ```
+    pub fn weights_by(
+        &self,
+        duration: impl Fn(&Story) -> Option<std::time::Duration>,
+    ) -> (Vec<u64>, usize) {
+        let known: Vec<Option<u64>> = self
+            .plan
+            .stories
+            .iter()
+            .map(|story| {
+                duration(story).map(|duration| {
+                    u64::try_from(duration.as_millis())
+                        .unwrap_or(u64::MAX)
+                        .clamp(1, u64::from(u32::MAX))
+                })
+            })
+            .collect();
+        let seen: Vec<u64> = known.iter().flatten().copied().collect();
+        let fallback = u64::try_from(seen.len())
+            .ok()
+            .filter(|&count| count > 0)
+            .map_or(1, |count| (seen.iter().sum::<u64>() / count).max(1));
+        let weights = known
+            .into_iter()
+            .map(|weight| weight.unwrap_or(fallback))
+            .collect();
+        (weights, seen.len())
+    }
+
     /// For each story in plan order, the weight of the heaviest chain that starts with it and runs
     /// through its dependents: how much work at least still follows once it starts. The scheduler
     /// starts the ready story with the largest value first.

@@ -27,8 +27,8 @@
 //! Because an empty or default field is left out entirely, a field added to [`Story`] later
 //! changes no hash of an entry that does not use it.
 //!
-//! `estimated_time` is not hashed at all: it only weighs the scheduler's order, so revising it must not
-//! restart a story that has already begun.
+//! `estimated_time` is not hashed at all: it only weighs the scheduler's order, so revising it
+//! must not restart a story that has already begun.
 
 use sha2::{Digest, Sha256};
 

@@ -43,29 +43,15 @@ struct Estimated<'a> {
 
 impl<'a> Estimated<'a> {
     fn of(plan: &'a ValidPlan) -> Option<Self> {
-        let stories = &plan.plan().stories;
-        let known: Vec<Option<u64>> = stories
-            .iter()
-            .map(|story| {
-                story.estimated_duration().map(|d| {
-                    u64::try_from(d.as_millis())
-                        .unwrap_or(u64::MAX)
-                        .min(u64::from(u32::MAX))
-                })
-            })
-            .collect();
-        let estimated: Vec<u64> = known.iter().flatten().copied().collect();
-        let mean = estimated.iter().sum::<u64>()
-            / u64::try_from(estimated.len()).ok().filter(|&n| n > 0)?;
-        let weight = |story: &Story| {
-            plan.index_of(&story.id)
-                .and_then(|i| known[i])
-                .unwrap_or(mean)
-        };
-        let chain = plan.critical_path_by(weight);
-        let work: u64 = stories.iter().map(weight).sum();
+        let (weights, estimated) = plan.weights_by(Story::estimated_duration);
+        if estimated == 0 {
+            return None;
+        }
+        let chain =
+            plan.critical_path_by(|story| plan.index_of(&story.id).map_or(0, |i| weights[i]));
+        let work: u64 = weights.iter().sum();
         Some(Self {
-            stories: estimated.len(),
+            stories: estimated,
             work_seconds: millis_to_seconds(work),
             longest_chain_seconds: millis_to_seconds(chain.length),
             longest_chain: chain.stories,
