@@ -13,8 +13,8 @@
 //! story weighted the same) is the primary figure. "estimated" is critical-path on a plan whose
 //! stories carry their durations to 0.1 s as `estimated_time`; "rerun" is critical-path again on
 //! a fresh repository that carries the cold run's `report.json`, so the previous durations weight
-//! the chains. Plan order and the three critical-path runs repeat three times per seed, taking
-//! turns; a seed's figure is their median.
+//! the chains. Plan order and cold critical-path, which the goal compares, run five times per seed,
+//! the estimated and rerun kinds three times, taking turns; a seed's figure is their median.
 //!
 //! Prints a Markdown section for `cargo xtask bench makespan`; measures only under `--bench`;
 //! `--quick` runs one seed. `--replay` runs nothing: it replays seeds 1–20 through the executor's
@@ -40,9 +40,14 @@ const STORIES: usize = 40;
 const CONCURRENCIES: [usize; 3] = [2, 4, 8];
 /// Three seeds: each seed is 30 runs of 10–30 s; five would take the full run past 40 minutes.
 const SEEDS: [u64; 3] = [1, 2, 3];
-/// Runs of plan order and of each critical-path kind per seed: the machine's noise moves one makespan by more
-/// than the policies differ, so one run each cannot tell them apart.
-const REPEATS: usize = 3;
+/// Runs of plan order and of cold critical-path per seed: the machine's noise moves one makespan
+/// by more than the policies differ, so one run each cannot tell them apart. Five against five:
+/// were the two policies alike, every cold run would be slower than every plan-order run by chance
+/// once in 252 seeds (three against three: once in 20, more than once per full run).
+const REPEATS: usize = 5;
+/// Runs of the estimated and rerun kinds per seed (of the first rounds: a rerun takes the cold
+/// run's report of its round).
+const KNOWN_REPEATS: usize = 3;
 /// The goal: critical-path within this factor of the lower bound at the median.
 const GOAL: f64 = 1.10;
 
@@ -351,9 +356,10 @@ struct SeedRuns {
 }
 
 impl SeedRuns {
-    /// Runs the seed: waves once, then `REPEATS` rounds of plan order and the three
-    /// critical-path runs, plan order going first in even rounds and last in odd ones, so that a
-    /// drift of the machine's speed during the cell weighs on both sides alike.
+    /// Runs the seed: waves once, then `REPEATS` rounds of plan order and cold critical-path
+    /// (with the estimated and rerun kinds in the first `KNOWN_REPEATS`), plan order going first
+    /// in even rounds and last in odd ones, so that a drift of the machine's speed during the
+    /// cell weighs on both sides alike.
     fn measure(env: &Env, base: &Path, seed: u64, concurrency: usize) -> Self {
         let dag = Dag::generate(seed);
         let mut runs = Self {
@@ -385,13 +391,19 @@ impl SeedRuns {
                 plan = run("plan-order", None, false).0;
             }
             let (cold, report) = run("critical-path", None, false);
-            let (estimated, _) = run("critical-path", None, true);
-            let (rerun, _) = run("critical-path", Some(&report), false);
+            let known = (round < KNOWN_REPEATS).then(|| {
+                let (estimated, _) = run("critical-path", None, true);
+                let (rerun, _) = run("critical-path", Some(&report), false);
+                (estimated, rerun)
+            });
             if !plan_first {
                 plan = run("plan-order", None, false).0;
             }
-            for (k, makespan) in [plan, cold, estimated, rerun].into_iter().enumerate() {
-                runs.compared[k].push(makespan);
+            runs.compared[0].push(plan);
+            runs.compared[1].push(cold);
+            if let Some((estimated, rerun)) = known {
+                runs.compared[2].push(estimated);
+                runs.compared[3].push(rerun);
             }
         }
         runs
@@ -479,10 +491,11 @@ fn main() {
          story weighs the same, so it orders by chain length in stories); estimated, the plan \
          giving each story its duration to a tenth of a second as `estimated_time`; rerun, the \
          cold run's `report.json` in place, whose measured durations weight the chains. Plan \
-         order and the three run {REPEATS} times per seed, taking turns (waves once); a seed's \
-         figure is the median of its runs, and critical-path counts as slower than plan order on \
+         order and cold critical-path run {REPEATS} times per seed, the estimated and rerun kinds \
+         {KNOWN_REPEATS} times, taking turns (waves once); a seed's figure is the median of its \
+         runs, and critical-path counts as slower than plan order on \
          a seed when every one of its runs is. Each cell: makespan / lower bound, median and \
-         worst over the seeds. Goal: critical-path ≤ {GOAL:.2} at the median when cold, and \
+         worst over the seeds. Goal: cold critical-path ≤ {GOAL:.2} at the median, and \
          never slower than plan order. Measured in {:.0} s.\n\n",
         place,
         base.display(),
@@ -528,21 +541,36 @@ fn summary(out: &mut String, measured: &[(usize, Vec<SeedRuns>)]) -> bool {
         };
         let cell = |ratios: Vec<f64>| format!("{:.2} (worst {:.2})", median(&ratios), max(&ratios));
         let cold: Vec<f64> = ratios(&|r| median(&r.compared[1]));
-        let slower: Vec<String> = [(1, "cold"), (2, "estimated"), (3, "rerun")]
-            .into_iter()
-            .flat_map(|(k, name)| {
-                runs.iter()
-                    .filter(move |r| r.slower(k))
-                    .map(move |r| format!("{name} on seed {}", r.seed))
-            })
-            .collect();
-        let met = median(&cold) <= GOAL && slower.is_empty();
-        all_met &= met;
-        let why = if slower.is_empty() {
-            String::new()
-        } else {
-            format!("; slower than plan order: {}", slower.join(", "))
+        let slower = |k: usize| -> Vec<String> {
+            runs.iter()
+                .filter(|r| r.slower(k))
+                .map(|r| format!("seed {}", r.seed))
+                .collect()
         };
+        // The goal compares cold critical-path, five runs against five; the kinds that know
+        // durations run three times, and all three behind plan order happens by chance once in
+        // 20 seeds: shown, not judged.
+        let cold_slower = slower(1);
+        let met = median(&cold) <= GOAL && cold_slower.is_empty();
+        all_met &= met;
+        let mut why = String::new();
+        if !cold_slower.is_empty() {
+            let _ = write!(
+                why,
+                "; slower than plan order on {}",
+                cold_slower.join(", ")
+            );
+        }
+        for (k, name) in [(2, "estimated"), (3, "rerun")] {
+            let behind = slower(k);
+            if !behind.is_empty() {
+                let _ = write!(
+                    why,
+                    "; {name}: all {KNOWN_REPEATS} runs behind plan order on {}",
+                    behind.join(", ")
+                );
+            }
+        }
         let setup: Vec<f64> = runs.iter().flat_map(|r| r.setup.iter().copied()).collect();
         let _ = writeln!(
             out,
@@ -594,4 +622,4 @@ fn per_seed(out: &mut String, measured: &[(usize, Vec<SeedRuns>)], all_met: bool
 }
 
 /// Why the figures are what they are.
-const NOTES: &str = "\nNotes: the lower bound counts only the agents' sleep; every story also costs `epic` its own work (from `events.jsonl`, on a quiet moment: worktree add 11–24 ms, commit 12–16 ms, catch-up merge 10–14 ms, merge 9–11 ms, the planner and coder spawns about 9 ms, the rest in checks and state writes, about 70 ms in all, some twenty processes, nearly all of them git), on 2 cores shared by up to 8 stories; along a chain of 11 stories that is about 0.8 s of a 12.9 s bound, 6 %. This machine (an Intel Xeon, shared) is far noisier than the AMD EPYC of the earlier figures (1.08–1.09 at the median, one run per seed): the kernel time of one and the same run varies twofold (1.8–4.0 s), so the per-story cost does too (70–200 ms), and two full runs of this benchmark on the same day put plan order at concurrency 2 at 1.09 and 1.18 of the bound. Hence three runs per seed, medians, and \"slower\" only when all runs are. Before a run, critical-path plays its order and plan order through the weights it has on the run's concurrency and keeps plan order where that finishes strictly sooner (`executor::Schedule`), so with true durations it never trails plan order in the replay (0 of 60), and with estimates to a tenth of a second it trails in 4 of 60 by at most 0.4 %; measured, neither was slower than plan order on any seed in either run. A cold run knows no durations: it orders by chain length in stories, and where the plan is bound by total work (concurrency 2) the tail decides, a coin toss (cold trails plan order in 12 of 60 replays, by up to 2.9 %). On seed 3 at concurrency 2 its replay is 0.25 % behind, about 1 % once each story costs 70 ms more; in the first run of the day all three cold runs there were 3–4 % behind plan order, in the second none was. No order chosen without durations avoids that on every plan; `estimated_time` in the plan, or a previous run's report, is what lets critical-path keep its promise. On the disk, each story's five durable state writes wait for two fsyncs each, which the disk rows show.\n";
+const NOTES: &str = "\nNotes: the lower bound counts only the agents' sleep; every story also costs `epic` its own work (from `events.jsonl`, on a quiet moment: worktree add 11–24 ms, commit 12–16 ms, catch-up merge 10–14 ms, merge 9–11 ms, the planner and coder spawns about 9 ms, the rest in checks and state writes, 50–70 ms in all, some twenty processes, nearly all of them git); along a chain of 11 stories that is about 0.7 s of a 12.9 s bound, 5 %. This machine (an Intel Xeon, shared) is noisy, and not from `epic`'s load: with its 2 cores 90 % idle (vmstat), one and the same run (concurrency 8, seed 1) took 13.6–15.5 s within minutes, `epic`'s cost along the chain 0.7–2.5 s of it; two full runs of this benchmark on one day put plan order at 1.18 and 1.10 of the bound at concurrency 2, 1.17 and 1.28 at 4. Hence, for the two policies the goal compares, five runs per seed taking turns, medians, and \"slower\" only when every cold run is slower than every plan-order run: were the two alike, that happens by chance once in 252 seeds (three runs against three: once in 20, so about once in every two full runs; the estimated and rerun kinds, three runs each, are shown, not judged). Before a run, critical-path plays its order and plan order through the weights it has on the run's concurrency and keeps plan order where that finishes strictly sooner (`executor::Schedule`), so with true durations it never trails plan order in the replay (0 of 60), and with estimates to a tenth of a second it trails in 4 of 60 by at most 0.4 %. A cold run knows no durations: it orders by chain length in stories, and where the plan is bound by total work (concurrency 2) the tail decides, a coin toss (cold trails plan order in 12 of 60 replays, by up to 2.9 %; on two of the seeds measured here, by 0.25 and 0.5 %, below what this machine can tell apart). No order chosen without durations avoids that on every plan; `estimated_time` in the plan, or a previous run's report, is what lets critical-path keep its promise. On the disk, each story's five durable state writes wait for two fsyncs each, which the disk rows show.\n";
