@@ -32,19 +32,7 @@ pub const FALLBACK_EMAIL: &str = "epic@localhost";
 /// name, which git would otherwise guess from, do not count: a guessed identity is how commits
 /// from a fresh CI machine end up as `root@localhost.localdomain`.
 pub(crate) fn identity_args(git: &GixGit, worktree: &Path) -> Result<Vec<OsString>, Cause> {
-    let output = git.cli.output(
-        worktree,
-        args!["config", "--get-regexp", r"^user\.(name|email)$"],
-    )?;
-    // Exit 1: none of the keys is set.
-    if !output.status.success() && output.status.code() != Some(1) {
-        return Err(Cause::Cli(crate::cli::failure(
-            args!["config", "--get-regexp", r"^user\.(name|email)$"],
-            &output,
-        )));
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    Ok(fallback_identity(git, &text))
+    Ok(commit_config(git, worktree)?.identity.clone())
 }
 
 /// The `-c` arguments for the parts of the identity that `config` (`git config --get-regexp`'s
@@ -132,7 +120,7 @@ pub(crate) fn commit_all(
         return Ok(CommitOutcome::NothingToCommit);
     }
     let config = commit_config(git, worktree).map_err(fail)?;
-    let mut arguments = config.identity;
+    let mut arguments = config.identity.clone();
     arguments.extend(["commit-tree".into(), tree.into()]);
     if let Some(parent) = parent {
         arguments.extend(["-p".into(), parent.to_string().into()]);
@@ -192,18 +180,31 @@ fn clean_message(message: &str) -> String {
 }
 
 /// What a commit takes from git's configuration: the identity arguments and whether to sign.
-struct CommitConfig {
+#[derive(Debug)]
+pub(crate) struct CommitConfig {
     identity: Vec<OsString>,
     sign: bool,
 }
 
-/// Reads, with one `git config`, what [`identity_args`] reads and `commit.gpgSign`, which
-/// `git commit` honours and `git commit-tree` only as `-S`.
-fn commit_config(git: &GixGit, worktree: &Path) -> Result<CommitConfig, Cause> {
+/// What [`identity_args`] needs and `commit.gpgSign`, which `git commit` honours and `git
+/// commit-tree` only as `-S`: read with one `git config` the first time the handle commits or
+/// merges in `worktree`, then kept for the handle's life (an `epic run`), so that only the first
+/// commit of a worktree pays a git process for it. The identity itself is still git's to read at
+/// each commit; what is kept is whether it lacks a name or an email, and whether to sign: a
+/// repository that gains or loses `user.name` or `commit.gpgSign` during a run sees it from the
+/// next run.
+fn commit_config(git: &GixGit, worktree: &Path) -> Result<std::sync::Arc<CommitConfig>, Cause> {
+    git.commit_config(worktree, || read_commit_config(git, worktree))
+}
+
+/// Reads [`CommitConfig`] with `git config --get-regexp` in `worktree`: exactly the
+/// configuration the committing git sees (includes, conditional includes, worktree config).
+fn read_commit_config(git: &GixGit, worktree: &Path) -> Result<CommitConfig, Cause> {
     let pattern = r"^(user\.(name|email)|commit\.gpgsign)$";
     let output = git
         .cli
         .output(worktree, args!["config", "--get-regexp", pattern])?;
+    // Exit 1: none of the keys is set.
     if !output.status.success() && output.status.code() != Some(1) {
         return Err(Cause::Cli(crate::cli::failure(
             args!["config", "--get-regexp", pattern],

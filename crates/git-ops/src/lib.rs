@@ -66,7 +66,7 @@
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
 //! | restore paths | `git checkout <rev> -- …`, `git rm`, `git clean` | no partial checkout into a populated worktree |
 //! | unified diff text | `git diff <base> <head>` | gix gives hunks, not git's patch format |
-//! | identity check before a commit | `git config --get-regexp` | so the check sees exactly the configuration the committing git sees |
+//! | identity check before a commit | `git config --get-regexp`, once per worktree and handle | so the check sees exactly the configuration the committing git sees |
 //!
 //! Every git process runs with a clean, non-interactive environment: no prompts, no pager, no
 //! editor, `LC_ALL=C`, literal pathspecs, no `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` or
@@ -80,6 +80,8 @@
 //! has no `user.name` or `user.email` (a fresh CI machine), the missing part is
 //! [`FALLBACK_NAME`] `epic` / [`FALLBACK_EMAIL`] `epic@localhost`, rather than git's guess from
 //! the login and host names. `GIT_AUTHOR_*`/`GIT_COMMITTER_*` variables still take precedence.
+//! Which parts are missing is read once per worktree and handle (see `commit_config`): a
+//! configuration change during a run counts from the next run.
 //!
 //! # Threads and async
 //!

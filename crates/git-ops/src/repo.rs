@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::Cli;
+use crate::commit::CommitConfig;
 use crate::error::{
     BranchError, Cause, CommitError, DiffError, MergeError, OpenError, RestoreError, RevError,
     RollbackError, StatusError, WorktreeError,
@@ -251,6 +252,8 @@ pub struct GixGit {
     /// Per worktree root: the files a status read and found unchanged, and the monitor of its
     /// directories (see `scan` and `monitor`).
     memos: Mutex<Vec<(PathBuf, Arc<Mutex<Memo>>)>>,
+    /// Per worktree: what its commits take from git's configuration (see `commit`).
+    commit_configs: Mutex<Vec<(PathBuf, Arc<CommitConfig>)>>,
 }
 
 impl GixGit {
@@ -274,6 +277,7 @@ impl GixGit {
             handles: Mutex::new(Vec::new()),
             main_idle: Mutex::new(Vec::new()),
             memos: Mutex::new(Vec::new()),
+            commit_configs: Mutex::new(Vec::new()),
         })
     }
 
@@ -381,6 +385,41 @@ impl GixGit {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .retain(|(root, _)| root != dir);
+        self.commit_configs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(worktree, _)| worktree != dir);
+    }
+
+    /// The commit configuration of `worktree`, kept from an earlier call or else `read` (outside
+    /// the lock: it runs git) and kept.
+    pub(crate) fn commit_config(
+        &self,
+        worktree: &Path,
+        read: impl FnOnce() -> Result<CommitConfig, Cause>,
+    ) -> Result<Arc<CommitConfig>, Cause> {
+        // Absolute, as `forget` is given it.
+        let worktree = absolute(worktree);
+        let kept = self
+            .commit_configs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|(dir, _)| *dir == worktree)
+            .map(|(_, config)| Arc::clone(config));
+        if let Some(config) = kept {
+            return Ok(config);
+        }
+        let config = Arc::new(read()?);
+        let mut all = self
+            .commit_configs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if all.len() >= CACHED {
+            all.remove(0);
+        }
+        all.push((worktree, Arc::clone(&config)));
+        Ok(config)
     }
 
     /// What earlier statuses of the worktree of `repo` kept for the next one.

@@ -124,6 +124,30 @@ fn without_any_identity_commits_as_epic() {
 }
 
 #[test]
+fn a_missing_identity_is_read_once_per_worktree_and_handle() {
+    let repo = Repo::bare_identity();
+    let git = repo.handle();
+    repo.write("a.txt", "a");
+    git.commit_all(&repo.path, "first").expect("commit");
+    // An identity configured during the run: this handle keeps what it found, a new one (the
+    // next run) sees it.
+    repo.git(&["config", "user.name", "Later Person"]);
+    repo.git(&["config", "user.email", "later@example.com"]);
+    repo.write("b.txt", "b");
+    git.commit_all(&repo.path, "second").expect("commit");
+    let author = |repo: &Repo| repo.git(&["log", "-1", "--format=%an <%ae>"]);
+    assert_eq!(
+        author(&repo).trim(),
+        format!("{FALLBACK_NAME} <{FALLBACK_EMAIL}>")
+    );
+    repo.write("c.txt", "c");
+    repo.handle()
+        .commit_all(&repo.path, "third")
+        .expect("commit");
+    assert_eq!(author(&repo).trim(), "Later Person <later@example.com>");
+}
+
+#[test]
 fn an_identity_from_the_environment_beats_the_fallback() {
     let repo = Repo::bare_identity();
     let git = isolate_handle(GixGit::discover(&repo.path).expect("discover"), repo.home())
