@@ -225,10 +225,11 @@ pub(crate) fn remove(git: &GixGit, path: &Path) -> Result<Removal, WorktreeError
         );
         if let Err(error) = removed {
             // A `git worktree add` killed half way leaves a registered directory whose `.git`
-            // file is missing or empty; git refuses to remove it ("validation failed"). It holds
-            // nothing of value: delete it and drop its registration. An unregistered directory
-            // is never deleted.
-            if !registered(git, &path)? || has_gitfile(&path) {
+            // file is missing or empty, or points to an administrative directory without its
+            // `HEAD` or `commondir` yet; git refuses to remove it ("validation failed"). It
+            // holds nothing of value: delete it and drop its registration. An unregistered
+            // directory is never deleted.
+            if !registered(git, &path)? || intact(&path) {
                 return Err(failed("remove", &path)(Cause::Cli(error)));
             }
             std::fs::remove_dir_all(&path)
@@ -254,11 +255,18 @@ fn registered(git: &GixGit, path: &Path) -> Result<bool, WorktreeError> {
         .any(|worktree| !worktree.is_main && normalized(&worktree.path) == wanted))
 }
 
-/// Whether `path` holds a `.git` file that points somewhere (`gitdir: …`), as every intact
-/// linked worktree does.
-fn has_gitfile(path: &Path) -> bool {
-    std::fs::read_to_string(path.join(".git"))
-        .is_ok_and(|text| text.trim_start().starts_with("gitdir:"))
+/// Whether `path` holds a `.git` file that points (`gitdir: …`) to an administrative directory
+/// with its `HEAD` and `commondir`, as every linked worktree whose add finished does.
+fn intact(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path.join(".git")) else {
+        return false;
+    };
+    let Some(admin) = text.trim().strip_prefix("gitdir:") else {
+        return false;
+    };
+    // Relative to the worktree when git writes it so (`worktree.useRelativePaths`).
+    let admin = path.join(admin.trim());
+    admin.join("HEAD").is_file() && admin.join("commondir").is_file()
 }
 
 pub(crate) fn move_to(git: &GixGit, from: &Path, to: &Path) -> Result<(), WorktreeError> {
