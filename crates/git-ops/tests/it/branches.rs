@@ -44,11 +44,7 @@ fn lists_the_branches_under_a_directory_of_names() {
         repo.git(&["branch", name]);
     }
     // With `story/e/…` there, git refuses a branch `story/e`: what the list is for.
-    let refused = std::process::Command::new("git")
-        .args(["branch", "story/e"])
-        .current_dir(&repo.path)
-        .output()
-        .expect("run git");
+    let refused = repo.try_git_in(&repo.path, &["branch", "story/e"]);
     assert!(!refused.status.success());
     assert_eq!(
         git.branches_under("story/e").expect("list"),

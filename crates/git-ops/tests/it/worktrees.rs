@@ -165,15 +165,19 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
     git.add_worktree_new_branch(&half, "story/e/half", "main")
         .expect("add");
     std::fs::write(half.join(".git"), "").expect("truncate .git");
-    assert_eq!(
-        git.remove_worktree(&half).expect("forced remove"),
-        Removal::Removed
-    );
-    assert!(!half.exists());
-    let listed = repo.git(&["worktree", "list", "--porcelain"]);
-    assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
-    git.add_worktree(&half, "story/e/half").expect("re-add");
-    repo.fsck();
+    // Removed and unregistered, so that the story's worktree can be added there again.
+    let removed_and_readded = || {
+        assert_eq!(
+            git.remove_worktree(&half).expect("forced remove"),
+            Removal::Removed
+        );
+        assert!(!half.exists());
+        let listed = repo.git(&["worktree", "list", "--porcelain"]);
+        assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
+        git.add_worktree(&half, "story/e/half").expect("re-add");
+        repo.fsck();
+    };
+    removed_and_readded();
 
     // Killed later: `.git` written, but the administrative directory it points to has no
     // `HEAD` or `commondir` yet ("is not a .git file, error code 7").
@@ -181,15 +185,7 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
     let admin = std::path::PathBuf::from(admin.trim().trim_start_matches("gitdir:").trim());
     std::fs::remove_file(admin.join("HEAD")).expect("remove HEAD");
     std::fs::remove_file(admin.join("commondir")).expect("remove commondir");
-    assert_eq!(
-        git.remove_worktree(&half).expect("forced remove"),
-        Removal::Removed
-    );
-    assert!(!half.exists());
-    let listed = repo.git(&["worktree", "list", "--porcelain"]);
-    assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
-    git.add_worktree(&half, "story/e/half").expect("re-add");
-    repo.fsck();
+    removed_and_readded();
 
     // A directory that is no worktree of the repository is never deleted.
     let stranger = repo.beside("stranger");
