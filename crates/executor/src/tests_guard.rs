@@ -1,6 +1,8 @@
 //! Tests a story deleted or skipped: a gate goes green just as well when its tests are gone, so
 //! a story's diff is read for deleted test files and added skip markers before it may merge.
 
+use git_ops::{FileChange, FileChangeKind};
+
 /// The default test-file patterns ([`RunConfig::test_patterns`](crate::RunConfig)): a pattern
 /// ending in `/` matches a directory of that name anywhere in the path; any other pattern is a
 /// glob (`*` matches any run of characters but `/`) on the file name, or on the whole path when
@@ -122,37 +124,39 @@ fn has_marker(line: &str, marker: &str) -> bool {
     })
 }
 
-/// Reads a `git diff` text for deleted test files and added skip markers.
-pub(crate) fn tampering(diff: &str, patterns: &[String]) -> Tampering {
+/// Whether an added line holds a skip marker: the filter for
+/// [`Git::file_changes_vs_base`](git_ops::Git::file_changes_vs_base), so only such lines are
+/// kept.
+pub(crate) fn has_skip_marker(line: &str) -> bool {
+    SKIP_MARKERS.iter().any(|marker| has_marker(line, marker))
+}
+
+/// The deleted test files and added skip markers among a story's changes (as
+/// [`Git::file_changes_vs_base`](git_ops::Git::file_changes_vs_base) gives them): a test file
+/// deleted, or renamed to a name that is no test, is deleted.
+pub(crate) fn tampering(changes: &[FileChange], patterns: &[String]) -> Tampering {
     let mut found = Tampering::default();
-    let mut file = String::new();
-    let mut renamed_from: Option<String> = None;
-    for line in diff.lines() {
-        if let Some(header) = line.strip_prefix("diff --git ") {
-            file = header
-                .rsplit_once(" b/")
-                .map_or_else(String::new, |(_, b)| b.to_owned());
-            renamed_from = None;
-        } else if line.starts_with("deleted file mode") {
-            if is_test_path(&file, patterns) {
-                found.deleted.push(file.clone());
+    for change in changes {
+        match &change.kind {
+            FileChangeKind::Deleted if is_test_path(&change.path, patterns) => {
+                found.deleted.push(change.path.clone());
             }
-        } else if let Some(from) = line.strip_prefix("rename from ") {
-            renamed_from = Some(from.to_owned());
-        } else if let Some(to) = line.strip_prefix("rename to ") {
-            if let Some(from) = renamed_from.take()
-                && is_test_path(&from, patterns)
-                && !is_test_path(to, patterns)
+            FileChangeKind::Renamed { from }
+                if is_test_path(from, patterns) && !is_test_path(&change.path, patterns) =>
             {
-                found.deleted.push(from);
+                found.deleted.push(from.clone());
             }
-        } else if let Some(added) = line.strip_prefix('+')
-            && !line.starts_with("+++")
-            && let Some(marker) = SKIP_MARKERS.iter().find(|marker| has_marker(added, marker))
-        {
-            found.skipped.push((file.clone(), (*marker).to_owned()));
+            _ => {}
+        }
+        for line in &change.added {
+            if let Some(marker) = SKIP_MARKERS.iter().find(|marker| has_marker(line, marker)) {
+                found
+                    .skipped
+                    .push((change.path.clone(), (*marker).to_owned()));
+            }
         }
     }
+    found.deleted.sort();
     found.deleted.dedup();
     found.skipped.dedup();
     found
@@ -200,28 +204,26 @@ mod tests {
 
     #[test]
     fn deletions_renames_and_skip_markers_are_found() {
-        let diff = "\
-diff --git a/tests/a_test.sh b/tests/a_test.sh
-deleted file mode 100644
---- a/tests/a_test.sh
-+++ /dev/null
-@@ -1 +0,0 @@
--echo ok
-diff --git a/tests/b.rs b/old/b.rs
-similarity index 100%
-rename from tests/b.rs
-rename to old/b.rs
-diff --git a/src/lib.rs b/src/lib.rs
---- a/src/lib.rs
-+++ b/src/lib.rs
-@@ -1 +1,3 @@
-+#[ignore]
-+let x = it.skip(1);
-+let y = iter.skip(1);
-diff --git a/src/gone.rs b/src/gone.rs
-deleted file mode 100644
-";
-        let found = tampering(diff, &defaults());
+        let change = |path: &str, kind: FileChangeKind, added: &[&str]| FileChange {
+            path: path.to_owned(),
+            kind,
+            added: added.iter().map(|line| (*line).to_owned()).collect(),
+        };
+        let renamed = |from: &str| FileChangeKind::Renamed {
+            from: from.to_owned(),
+        };
+        let changes = [
+            change("old/b.rs", renamed("tests/b.rs"), &[]),
+            change("src/gone.rs", FileChangeKind::Deleted, &[]),
+            change(
+                "src/lib.rs",
+                FileChangeKind::Modified,
+                &["#[ignore]", "let x = it.skip(1);", "let y = iter.skip(1);"],
+            ),
+            change("tests/a_test.sh", FileChangeKind::Deleted, &[]),
+            change("tests/c.rs", renamed("tests/d.rs"), &[]),
+        ];
+        let found = tampering(&changes, &defaults());
         assert_eq!(found.deleted, ["tests/a_test.sh", "tests/b.rs"]);
         assert_eq!(
             found.skipped,
@@ -230,8 +232,16 @@ deleted file mode 100644
                 ("src/lib.rs".to_owned(), "it.skip(".to_owned())
             ]
         );
-        assert!(tampering("+let y = iter.skip(1);\n", &defaults()).is_empty());
-        assert!(tampering("+std::process::exit(1);\n+sys.exit(2)\n", &defaults()).is_empty());
-        assert!(!tampering("+  xit('adds', () => {});\n", &defaults()).is_empty());
+        let added = |lines: &[&str]| {
+            tampering(
+                &[change("src/x.js", FileChangeKind::Added, lines)],
+                &defaults(),
+            )
+        };
+        assert!(added(&["let y = iter.skip(1);"]).is_empty());
+        assert!(added(&["std::process::exit(1);", "sys.exit(2)"]).is_empty());
+        assert!(!added(&["  xit('adds', () => {});"]).is_empty());
+        assert!(has_skip_marker("  xit('adds', () => {});"));
+        assert!(!has_skip_marker("std::process::exit(1);"));
     }
 }

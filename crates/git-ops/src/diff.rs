@@ -1,17 +1,20 @@
 //! A branch's own changes: the diff of a head against its merge base with a base (three-dot).
 //!
-//! The changed paths come from gix (merge base and tree diff, no process); the unified text from
-//! `git diff`, since gix produces hunks but not git's patch format with its headers.
+//! The changed paths and the per-file changes with their added lines come from gix (merge base,
+//! tree diff, blobs; no process); the unified text from `git diff`, since gix produces hunks but
+//! not git's patch format with its headers.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use gix::bstr::ByteSlice;
+use gix::object::tree::diff::ChangeDetached;
 
 use crate::cli::args;
 use crate::error::{Cause, DiffError};
 use crate::repo::GixGit;
 use crate::rev;
-use crate::types::{BranchDiff, CommitId};
+use crate::types::{BranchDiff, CommitId, FileChange, FileChangeKind};
 
 /// The merge base, the head and the changed paths of `base...head`.
 pub(crate) fn changed_paths(
@@ -26,18 +29,166 @@ pub(crate) fn changed_paths(
         source,
     };
     let repo = rev::open(git, worktree)?;
-    let base_id = rev::resolve(&repo, worktree, base)?;
-    let head_id = rev::resolve(&repo, worktree, head)?;
+    let (merge_base, head_id) = ends(&repo, worktree, base, head)?;
+    let paths = tree_paths(&repo, merge_base, head_id).map_err(|error| fail(Cause::gix(error)))?;
+    Ok((CommitId(merge_base), CommitId(head_id), paths))
+}
+
+/// The merge base of `base` and `head`, and `head`, resolved in `repo`.
+fn ends(
+    repo: &gix::Repository,
+    worktree: &Path,
+    base: &str,
+    head: &str,
+) -> Result<(gix::ObjectId, gix::ObjectId), DiffError> {
+    let base_id = rev::resolve(repo, worktree, base)?;
+    let head_id = rev::resolve(repo, worktree, head)?;
     let merge_base = repo
         .merge_base(base_id, head_id)
-        .map_err(|error| fail(Cause::gix(error)))?
+        .map_err(|error| DiffError::Failed {
+            base: base.to_owned(),
+            head: head.to_owned(),
+            source: Cause::gix(error),
+        })?
         .ok_or_else(|| DiffError::NoMergeBase {
             base: base.to_owned(),
             head: head.to_owned(),
         })?
         .detach();
-    let paths = tree_paths(&repo, merge_base, head_id).map_err(|error| fail(Cause::gix(error)))?;
-    Ok((CommitId(merge_base), CommitId(head_id), paths))
+    Ok((merge_base, head_id))
+}
+
+/// What `head`'s own changes since its merge base with `base` do to each file, in path order,
+/// with renames found as `git diff` finds them (`diff.renames`, on unless configured off), and
+/// the lines each change adds that `keep` keeps (see [`FileChange::added`]).
+pub(crate) fn file_changes(
+    git: &GixGit,
+    worktree: &Path,
+    (base, head): (&str, &str),
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<Vec<FileChange>, DiffError> {
+    let fail = |source| DiffError::Failed {
+        base: base.to_owned(),
+        head: head.to_owned(),
+        source,
+    };
+    let repo = rev::open(git, worktree)?;
+    let (merge_base, head_id) = ends(&repo, worktree, base, head)?;
+    let changes = (|| -> Result<_, gix::Error> {
+        let old = repo.find_commit(merge_base)?.tree()?;
+        let new = repo.find_commit(head_id)?.tree()?;
+        // `None`: the repository's diff configuration, renames included, as `git diff` has it.
+        repo.diff_tree_to_tree(&old, &new, None::<gix::diff::Options>)
+    })()
+    .map_err(|error| fail(Cause::gix(error)))?;
+    let mut files = Vec::new();
+    for change in changes {
+        if change.entry_mode().is_tree() {
+            continue;
+        }
+        let path = change.location().to_str_lossy().into_owned();
+        let (kind, old, new) = match &change {
+            ChangeDetached::Addition { entry_mode, id, .. } => {
+                (FileChangeKind::Added, None, blob(*entry_mode, *id))
+            }
+            ChangeDetached::Deletion { .. } => (FileChangeKind::Deleted, None, None),
+            ChangeDetached::Modification {
+                previous_entry_mode,
+                previous_id,
+                entry_mode,
+                id,
+                ..
+            } => (
+                FileChangeKind::Modified,
+                blob(*previous_entry_mode, *previous_id),
+                blob(*entry_mode, *id),
+            ),
+            ChangeDetached::Rewrite {
+                source_location,
+                source_entry_mode,
+                source_id,
+                entry_mode,
+                id,
+                copy,
+                ..
+            } => {
+                let from = source_location.to_str_lossy().into_owned();
+                let kind = if *copy {
+                    FileChangeKind::Copied { from }
+                } else {
+                    FileChangeKind::Renamed { from }
+                };
+                (
+                    kind,
+                    blob(*source_entry_mode, *source_id),
+                    blob(*entry_mode, *id),
+                )
+            }
+        };
+        let added = match new {
+            Some(new) => {
+                added_lines(&repo, old, new, keep).map_err(|error| fail(Cause::gix(error)))?
+            }
+            None => Vec::new(),
+        };
+        files.push(FileChange { path, kind, added });
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// The blob of a tree entry that has lines (a file or a symbolic link), not a submodule's commit.
+fn blob(mode: gix::object::tree::EntryMode, id: gix::ObjectId) -> Option<gix::ObjectId> {
+    mode.is_blob_or_symlink().then_some(id)
+}
+
+/// Whether `data` is binary by git's rule: a NUL byte in its first 8,000 bytes. `git diff`
+/// shows no lines of a binary file.
+fn is_binary(data: &[u8]) -> bool {
+    data[..data.len().min(8000)].contains(&0)
+}
+
+/// The lines of blob `new` that `keep` keeps and that blob `old` does not have as often: a line
+/// added, or one more copy of a line. A line only moved within the file is not added.
+fn added_lines(
+    repo: &gix::Repository,
+    old: Option<gix::ObjectId>,
+    new: gix::ObjectId,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<Vec<String>, gix::Error> {
+    let new = repo.find_object(new)?.detach().data;
+    if is_binary(&new) {
+        return Ok(Vec::new());
+    }
+    let mut before: HashMap<String, usize> = HashMap::new();
+    if let Some(old) = old {
+        let old = repo.find_object(old)?.detach().data;
+        if is_binary(&old) {
+            return Ok(Vec::new());
+        }
+        for line in kept_lines(&old, keep) {
+            *before.entry(line).or_default() += 1;
+        }
+    }
+    let mut added = Vec::new();
+    for line in kept_lines(&new, keep) {
+        match before.get_mut(&line) {
+            Some(count) if *count > 0 => *count -= 1,
+            _ => added.push(line),
+        }
+    }
+    Ok(added)
+}
+
+/// The lines of `data` that `keep` keeps, each without its line ending.
+fn kept_lines<'a>(
+    data: &'a [u8],
+    keep: &'a dyn Fn(&str) -> bool,
+) -> impl Iterator<Item = String> + 'a {
+    data.lines()
+        .map(|line| line.to_str_lossy())
+        .filter(|line| keep(line))
+        .map(std::borrow::Cow::into_owned)
 }
 
 /// The paths of the files that differ between the trees of two commits. Without rename

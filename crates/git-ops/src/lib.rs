@@ -38,8 +38,9 @@
 //!
 //! gix does every read, in process: opening and discovering the repository, resolving
 //! revisions, is-ancestor and merge bases, branch lookup, creation and deletion, the current
-//! branch, worktree status (untracked files included), the changed paths of a three-dot diff,
-//! and the three-way merge of trees that decides whether a merge conflicts.
+//! branch, worktree status (untracked files included), the changed paths of a three-dot diff
+//! and its changes file by file (renames found as `git diff` finds them, added lines filtered
+//! as they are read), and the three-way merge of trees that decides whether a merge conflicts.
 //!
 //! A status starts with a quick pass of its own (`scan`): one walk of the worktree on every
 //! core that reads each directory once and stats each tracked file relative to it, proving
@@ -65,7 +66,7 @@
 //! | apply a clean merge | `git merge --no-ff` | gix merges trees but cannot apply a merged tree to a worktree and its index |
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
 //! | restore paths | `git checkout <rev> -- …`, `git rm`, `git clean` | no partial checkout into a populated worktree |
-//! | unified diff text | `git diff <base> <head>` | gix gives hunks, not git's patch format |
+//! | unified diff text (for a judge to read) | `git diff <base> <head>` | gix gives hunks, not git's patch format |
 //! | identity check before a commit | `git config --get-regexp`, once per worktree and handle | so the check sees exactly the configuration the committing git sees |
 //!
 //! Every git process runs with a clean, non-interactive environment: no prompts, no pager, no
@@ -114,6 +115,6 @@ pub use error::{
 };
 pub use repo::{Git, GixGit};
 pub use types::{
-    BranchDiff, CommitId, CommitOutcome, MergeFavor, MergeOutcome, ParseCommitIdError, Removal,
-    Restored, Status, WorktreeInfo,
+    BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, MergeFavor, MergeOutcome,
+    ParseCommitIdError, Removal, Restored, Status, WorktreeInfo,
 };

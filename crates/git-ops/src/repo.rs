@@ -13,8 +13,8 @@ use crate::error::{
 };
 use crate::scan::Memo;
 use crate::types::{
-    BranchDiff, CommitId, CommitOutcome, MergeFavor, MergeOutcome, Removal, Restored, Status,
-    WorktreeInfo,
+    BranchDiff, CommitId, CommitOutcome, FileChange, MergeFavor, MergeOutcome, Removal, Restored,
+    Status, WorktreeInfo,
 };
 use crate::{branch, commit, diff, merge, reset, rev, status, worktree};
 
@@ -119,6 +119,18 @@ pub trait Git: Send + Sync {
         base: &str,
         head: &str,
     ) -> Result<Vec<String>, DiffError>;
+
+    /// The files of [`diff_vs_base`](Self::diff_vs_base), each with what it became (renames
+    /// found as `git diff` finds them) and the lines added to it that `keep` keeps; in path
+    /// order. In process, and holding only the kept lines: for a question about a few lines of a
+    /// diff that may be large.
+    fn file_changes_vs_base(
+        &self,
+        worktree: &Path,
+        base: &str,
+        head: &str,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<FileChange>, DiffError>;
 
     /// Merges `branch` into the branch checked out in `worktree` with a merge commit (never a
     /// fast-forward). A conflict leaves the worktree exactly as it was.
@@ -542,6 +554,16 @@ impl Git for GixGit {
         head: &str,
     ) -> Result<Vec<String>, DiffError> {
         diff::changed_paths(self, worktree, base, head).map(|(_, _, paths)| paths)
+    }
+
+    fn file_changes_vs_base(
+        &self,
+        worktree: &Path,
+        base: &str,
+        head: &str,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<FileChange>, DiffError> {
+        diff::file_changes(self, worktree, (base, head), keep)
     }
 
     fn merge(

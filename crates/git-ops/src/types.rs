@@ -112,6 +112,42 @@ pub struct BranchDiff {
     pub paths: Vec<String>,
 }
 
+/// One file of a branch's own changes: what
+/// [`Git::file_changes_vs_base`](crate::Git::file_changes_vs_base) returns, file by file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    /// The file's path on the branch (for a deletion, the path deleted).
+    pub path: String,
+    /// What the branch did to it.
+    pub kind: FileChangeKind,
+    /// The lines the branch adds to the file that the caller's filter kept, in file order: a
+    /// line of the new content that the old content (none for an added file, the source's for a
+    /// rename) has fewer times. A line only moved within the file is not added; a binary file
+    /// (a NUL byte in its first 8,000 bytes, git's rule) adds none.
+    pub added: Vec<String>,
+}
+
+/// What a branch did to a file ([`FileChange::kind`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileChangeKind {
+    /// The file is new.
+    Added,
+    /// The file's content or mode changed.
+    Modified,
+    /// The file is gone.
+    Deleted,
+    /// The file was moved here from `from`, perhaps changed too.
+    Renamed {
+        /// The path it had.
+        from: String,
+    },
+    /// The file is a copy of `from` (with `diff.renames = copies`); `from` is still there.
+    Copied {
+        /// The path copied.
+        from: String,
+    },
+}
+
 /// Which side wins hunks that both sides changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MergeFavor {

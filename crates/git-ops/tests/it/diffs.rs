@@ -1,6 +1,6 @@
 //! Three-dot diffs: a branch's own changes since it left the base, text and paths.
 
-use git_ops::{DiffError, Git};
+use git_ops::{DiffError, FileChange, FileChangeKind, Git};
 
 use crate::support::{Repo, write_in};
 
@@ -98,4 +98,106 @@ fn an_untouched_branch_has_no_changes_and_unrelated_histories_are_an_error() {
         .changed_paths_vs_base(&repo.path, "main", "nope")
         .expect_err("no rev");
     assert!(matches!(error, DiffError::Rev(_)), "{error:?}");
+}
+
+#[test]
+fn file_changes_follow_renames_as_git_does_and_keep_only_the_wanted_added_lines() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let body = "fn one() {}\nfn two() {}\nfn three() {}\nfn four() {}\n";
+    for (path, content) in [
+        ("tests/old.rs", body),
+        ("tests/moved_out.rs", body),
+        ("tests/doomed.rs", "#[test]\nfn t() {}\n"),
+        ("src/lib.rs", "// SKIP first\nfn a() {}\n// SKIP second\n"),
+    ] {
+        repo.write(path, content);
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.git(&["branch", "epic/e"]);
+
+    let wt = repo.beside("a");
+    git.add_worktree_new_branch(&wt, "story/e/a", "epic/e")
+        .expect("add");
+    repo.git_in(&wt, &["mv", "tests/old.rs", "tests/new.rs"]);
+    std::fs::create_dir_all(wt.join("attic")).expect("mkdir");
+    repo.git_in(&wt, &["mv", "tests/moved_out.rs", "attic/moved_out.rs"]);
+    std::fs::remove_file(wt.join("tests/doomed.rs")).expect("remove");
+    // One line moved (not added), one more copy of a line (added once), one new line.
+    write_in(
+        &wt,
+        "src/lib.rs",
+        "// SKIP second\nfn a() {}\n// SKIP first\n// SKIP first\n// SKIP third\nfn b() {}\n",
+    );
+    write_in(&wt, "web/new.js", "// SKIP new\nlet x = 1;\n");
+    // Binary by git's rule: no lines.
+    write_in(&wt, "blob.bin", "\0// SKIP binary\n");
+    git.commit_all(&wt, "story work").expect("commit");
+
+    let keep = |line: &str| line.contains("SKIP");
+    let changes = git
+        .file_changes_vs_base(&wt, "epic/e", "HEAD", &keep)
+        .expect("changes");
+    let change = |path: &str, kind: FileChangeKind, added: &[&str]| FileChange {
+        path: path.to_owned(),
+        kind,
+        added: added.iter().map(|line| (*line).to_owned()).collect(),
+    };
+    let renamed = |from: &str| FileChangeKind::Renamed {
+        from: from.to_owned(),
+    };
+    assert_eq!(
+        changes,
+        [
+            change("attic/moved_out.rs", renamed("tests/moved_out.rs"), &[]),
+            change("blob.bin", FileChangeKind::Added, &[]),
+            change(
+                "src/lib.rs",
+                FileChangeKind::Modified,
+                &["// SKIP first", "// SKIP third"]
+            ),
+            change("tests/doomed.rs", FileChangeKind::Deleted, &[]),
+            change("tests/new.rs", renamed("tests/old.rs"), &[]),
+            change("web/new.js", FileChangeKind::Added, &["// SKIP new"]),
+        ]
+    );
+    // The kinds git's own diff finds, renames included.
+    let status = repo.git_in(&wt, &["diff", "--name-status", "epic/e...HEAD"]);
+    let mut theirs: Vec<String> = status
+        .lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            match fields[0].chars().next() {
+                Some('R') => format!("R {} <- {}", fields[2], fields[1]),
+                Some(kind) => format!("{kind} {}", fields[1]),
+                None => String::new(),
+            }
+        })
+        .collect();
+    theirs.sort_by(|a, b| a[2..].cmp(&b[2..]));
+    let ours: Vec<String> = changes
+        .iter()
+        .map(|change| match &change.kind {
+            FileChangeKind::Renamed { from } => format!("R {} <- {from}", change.path),
+            FileChangeKind::Added => format!("A {}", change.path),
+            FileChangeKind::Modified => format!("M {}", change.path),
+            FileChangeKind::Deleted => format!("D {}", change.path),
+            FileChangeKind::Copied { from } => format!("C {} <- {from}", change.path),
+        })
+        .collect();
+    assert_eq!(ours, theirs);
+
+    // With rename detection configured off, a rename is a deletion and an addition, as in git.
+    repo.git(&["config", "diff.renames", "false"]);
+    let git = repo.handle();
+    let changes = git
+        .file_changes_vs_base(&wt, "epic/e", "HEAD", &keep)
+        .expect("changes");
+    assert!(
+        changes
+            .iter()
+            .any(|change| change.path == "tests/old.rs" && change.kind == FileChangeKind::Deleted),
+        "{changes:?}"
+    );
 }
