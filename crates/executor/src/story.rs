@@ -549,8 +549,9 @@ impl Work {
 
     /// Adds the story's worktree: on its branch if that exists, else on a new branch cut from
     /// the epic head. The run prunes stale worktree registrations once before any story starts;
-    /// when the add fails (a worktree whose directory was deleted since is still registered, and
-    /// git refuses its path or its branch), this prunes and tries once more.
+    /// when the add fails (a worktree whose directory was deleted since is still registered, or
+    /// an add killed half way left its path registered and locked, and git refuses the path or
+    /// the branch), this drops the path's registration, prunes and tries once more.
     async fn add_worktree(&self) -> Result<(), Stop> {
         // Whatever is where the worktree goes is what a run that died left: a `git worktree
         // add` killed half way (no `.git` yet), or one that finished just before the story's
@@ -595,6 +596,9 @@ impl Work {
             if add().is_ok() {
                 return Ok(());
             }
+            // What holds the path or the branch is a registration whose directory is gone: one
+            // deleted since, or an add killed half way, whose lock keeps it from a plain prune.
+            git.remove_worktree(&worktree)?;
             git.prune_worktrees()?;
             add()
         })

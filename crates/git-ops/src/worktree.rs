@@ -234,6 +234,8 @@ pub(crate) fn remove(git: &GixGit, path: &Path) -> Result<Removal, WorktreeError
             }
             std::fs::remove_dir_all(&path)
                 .map_err(|error| failed("remove", &path)(Cause::Io(error)))?;
+            unlock_interrupted_add(git, &path)
+                .map_err(|error| failed("remove", &path)(Cause::Io(error)))?;
             git.cli
                 .run(git.anchor(), args!["worktree", "prune"])
                 .map_err(|error| failed("remove", &path)(Cause::Cli(error)))?;
@@ -243,8 +245,50 @@ pub(crate) fn remove(git: &GixGit, path: &Path) -> Result<Removal, WorktreeError
     if !registered(git, &path)? {
         return Ok(Removal::Absent);
     }
+    {
+        let _admin = admin_lock(git);
+        unlock_interrupted_add(git, &path)
+            .map_err(|error| failed("remove", &path)(Cause::Io(error)))?;
+    }
     prune(git)?;
     Ok(Removal::Pruned)
+}
+
+/// The lock `git worktree add` holds on the worktree it is adding: its administrative
+/// directory's `locked` file reads this until the add is done (epic's git runs with
+/// `LC_ALL=C`, so untranslated).
+const ADDING: &str = "initializing";
+
+/// Unlocks the registration of the missing or half-made worktree at `path` when what locks it
+/// is a `git worktree add` killed half way: git removes its "initializing" lock only when the
+/// add ends, and keeps a locked registration from `prune` and its path from a new add
+/// ("missing but locked"). Any other lock (`git worktree lock`, with or without a reason of its
+/// own) is left alone. Called holding the administration lock, for a path only this process
+/// adds. Whether a lock was removed.
+fn unlock_interrupted_add(git: &GixGit, path: &Path) -> io::Result<bool> {
+    let wanted = normalized(path);
+    let admins = match std::fs::read_dir(crate::Git::common_dir(git).join("worktrees")) {
+        Ok(admins) => admins,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => return Err(error),
+    };
+    for admin in admins {
+        let admin = admin?.path();
+        let Ok(gitdir) = std::fs::read_to_string(admin.join("gitdir")) else {
+            continue;
+        };
+        // The worktree's `.git`, absolute or (`worktree.useRelativePaths`) relative to here.
+        let dotgit = admin.join(gitdir.trim());
+        if dotgit.parent().map(normalized) != Some(wanted.clone()) {
+            continue;
+        }
+        let lock = admin.join("locked");
+        if std::fs::read_to_string(&lock).is_ok_and(|reason| reason.trim() == ADDING) {
+            std::fs::remove_file(&lock)?;
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Whether `path` is registered as a linked worktree.

@@ -164,6 +164,11 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
     let half = repo.beside("half");
     git.add_worktree_new_branch(&half, "story/e/half", "main")
         .expect("add");
+    let admin = std::fs::read_to_string(half.join(".git")).expect(".git");
+    let admin = std::path::PathBuf::from(admin.trim().trim_start_matches("gitdir:").trim());
+    // git locks a worktree it is adding until the add is done: a killed add leaves the lock.
+    let adding = || std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
+    adding();
     std::fs::write(half.join(".git"), "").expect("truncate .git");
     // Removed and unregistered, so that the story's worktree can be added there again.
     let removed_and_readded = || {
@@ -181,11 +186,27 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
 
     // Killed later: `.git` written, but the administrative directory it points to has no
     // `HEAD` or `commondir` yet ("is not a .git file, error code 7").
-    let admin = std::fs::read_to_string(half.join(".git")).expect(".git");
-    let admin = std::path::PathBuf::from(admin.trim().trim_start_matches("gitdir:").trim());
+    adding();
     std::fs::remove_file(admin.join("HEAD")).expect("remove HEAD");
     std::fs::remove_file(admin.join("commondir")).expect("remove commondir");
     removed_and_readded();
+
+    // Killed before its `.git` was written, the directory deleted since: git refuses the path
+    // ("missing but locked") until the registration is gone.
+    adding();
+    std::fs::remove_dir_all(&half).expect("delete the directory");
+    assert!(git.add_worktree(&half, "story/e/half").is_err());
+    assert_eq!(git.remove_worktree(&half).expect("pruned"), Removal::Pruned);
+    git.add_worktree(&half, "story/e/half").expect("re-add");
+    repo.fsck();
+
+    // A lock of the user's own is kept: the registration stays.
+    std::fs::write(admin.join("locked"), "on a USB disk\n").expect("lock");
+    std::fs::remove_dir_all(&half).expect("delete the directory");
+    git.remove_worktree(&half).expect("prune");
+    assert!(admin.join("locked").is_file());
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    assert!(listed.contains("locked on a USB disk"), "{listed}");
 
     // A directory that is no worktree of the repository is never deleted.
     let stranger = repo.beside("stranger");
