@@ -505,7 +505,11 @@ impl Work {
                     .await?;
                     self.note(format!("moved its worktree to {}", self.worktree.display()));
                 }
-                if !self.worktree.join(".git").exists() {
+                // Gone, or never finished: an add of it (a re-add) killed before its checkout
+                // was complete would have the story commit the files not yet checked out as
+                // deleted.
+                if !self.worktree.join(".git").exists() || git_ops::add_interrupted(&self.worktree)
+                {
                     self.add_worktree().await?;
                     fresh = true;
                 }

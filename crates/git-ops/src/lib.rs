@@ -118,3 +118,4 @@ pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, MergeFavor, MergeOutcome,
     ParseCommitIdError, Removal, Restored, Status, WorktreeInfo,
 };
+pub use worktree::add_interrupted;

@@ -302,15 +302,33 @@ fn registered(git: &GixGit, path: &Path) -> Result<bool, WorktreeError> {
 /// Whether `path` holds a `.git` file that points (`gitdir: …`) to an administrative directory
 /// with its `HEAD` and `commondir`, as every linked worktree whose add finished does.
 fn intact(path: &Path) -> bool {
-    let Ok(text) = std::fs::read_to_string(path.join(".git")) else {
-        return false;
-    };
-    let Some(admin) = text.trim().strip_prefix("gitdir:") else {
-        return false;
-    };
+    admin_dir(path)
+        .is_some_and(|admin| admin.join("HEAD").is_file() && admin.join("commondir").is_file())
+}
+
+/// The administrative directory the `.git` file of the linked worktree at `path` points to.
+fn admin_dir(path: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(path.join(".git")).ok()?;
+    let admin = text.trim().strip_prefix("gitdir:")?;
     // Relative to the worktree when git writes it so (`worktree.useRelativePaths`).
-    let admin = path.join(admin.trim());
-    admin.join("HEAD").is_file() && admin.join("commondir").is_file()
+    Some(path.join(admin.trim()))
+}
+
+/// Whether the linked worktree at `path` is one whose `git worktree add` never finished (killed
+/// half way): its administrative directory still holds the add's "initializing" lock, and its
+/// checkout may be partial. Such a worktree is to be removed and added again, not worked in.
+/// Reads two small files; `false` for anything else, a missing worktree included.
+///
+/// ```no_run
+/// # let worktree = std::path::Path::new("../app.worktrees/checkout/cart-api");
+/// if git_ops::add_interrupted(worktree) {
+///     // remove it (`Git::remove_worktree`) and add it again
+/// }
+/// ```
+pub fn add_interrupted(path: &Path) -> bool {
+    admin_dir(path).is_some_and(|admin| {
+        std::fs::read_to_string(admin.join("locked")).is_ok_and(|reason| reason.trim() == ADDING)
+    })
 }
 
 pub(crate) fn move_to(git: &GixGit, from: &Path, to: &Path) -> Result<(), WorktreeError> {

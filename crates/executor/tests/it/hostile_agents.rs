@@ -326,6 +326,48 @@ async fn a_worktree_deleted_during_the_run_is_pruned_and_added_again() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_whose_re_add_was_killed_half_way_is_added_again_not_worked_in() {
+    let ep = EpicFixture::new();
+    // b owns a file that is on main, so a partial checkout of b's worktree lacks a file of b's.
+    std::fs::create_dir_all(ep.fx.repo.join("src/b")).expect("dir");
+    std::fs::write(ep.fx.repo.join("src/b/keep.txt"), "keep\n").expect("write");
+    ep.fx.git_in(&ep.fx.repo, &["add", "-A"]);
+    ep.fx
+        .git_in(&ep.fx.repo, &["commit", "-q", "-m", "b's file"]);
+    // First run: b fails, keeping its worktree and branch.
+    ep.hook(
+        "b",
+        "if [ ! -f \"$ROOT/b-once\" ]; then touch \"$ROOT/b-once\"; exit 1; fi\n",
+    );
+    let only_b = plan(&[("b", &[])]);
+    let outcome = ep
+        .run(&only_b, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["b:failed"]);
+    // What a `git worktree add` of it killed during its checkout leaves: the add's lock, and
+    // files not checked out yet.
+    let worktree = ep.fx.root.join("repo.worktrees/e/b");
+    let dotgit = std::fs::read_to_string(worktree.join(".git")).expect(".git");
+    let admin = worktree.join(dotgit.trim().trim_start_matches("gitdir:").trim());
+    std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
+    std::fs::remove_file(worktree.join("src/b/keep.txt")).expect("remove");
+    assert!(git_ops::add_interrupted(&worktree));
+
+    let rerun = ep
+        .run(&only_b, ep.config(), &Events::default())
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    // Not committed as deleted: the worktree was added again.
+    assert!(
+        epic_files(&ep).contains(&"src/b/keep.txt".to_owned()),
+        "{:?}",
+        epic_files(&ep)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_removes_a_siblings_worktree_loses_nothing() {
     let ep = EpicFixture::new();
     // a waits until b's worktree exists, removes it, and tells b; b waits to be told.

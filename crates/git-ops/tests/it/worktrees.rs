@@ -168,7 +168,9 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
     let admin = std::path::PathBuf::from(admin.trim().trim_start_matches("gitdir:").trim());
     // git locks a worktree it is adding until the add is done: a killed add leaves the lock.
     let adding = || std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
+    assert!(!git_ops::add_interrupted(&half));
     adding();
+    assert!(git_ops::add_interrupted(&half));
     std::fs::write(half.join(".git"), "").expect("truncate .git");
     // Removed and unregistered, so that the story's worktree can be added there again.
     let removed_and_readded = || {
@@ -180,6 +182,7 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
         let listed = repo.git(&["worktree", "list", "--porcelain"]);
         assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
         git.add_worktree(&half, "story/e/half").expect("re-add");
+        assert!(!git_ops::add_interrupted(&half));
         repo.fsck();
     };
     removed_and_readded();
