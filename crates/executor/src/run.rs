@@ -743,6 +743,17 @@ async fn prepare_epic_worktree(
         })
         .await?;
     }
+    // An add of the epic worktree killed half way (its "initializing" lock still there) left
+    // a partial checkout that no run has used: removed here, it is added again below.
+    if git_ops::add_interrupted(path) {
+        let path = path.to_path_buf();
+        blocking(
+            git,
+            "remove the epic worktree an add left half made",
+            move |git| git.remove_worktree(&path),
+        )
+        .await?;
+    }
     blocking(git, "prune stale worktree registrations", |git| {
         git.prune_worktrees()
     })

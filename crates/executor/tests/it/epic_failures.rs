@@ -324,6 +324,35 @@ async fn a_dirty_epic_worktree_stops_the_run() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_epic_worktree_whose_add_was_killed_half_way_is_added_again() {
+    let ep = EpicFixture::new();
+    let plan = plan(&[("a", &[])]);
+    let events = Events::default();
+    assert!(
+        ep.run(&plan, ep.config(), &events)
+            .await
+            .expect("run")
+            .all_done()
+    );
+    // What a `git worktree add` of it killed during its checkout leaves: the add's lock, and
+    // files not checked out yet (which would read as deleted: a dirty epic worktree).
+    let worktree = ep.epic_worktree();
+    let dotgit = std::fs::read_to_string(worktree.join(".git")).expect(".git");
+    let admin = worktree.join(dotgit.trim().trim_start_matches("gitdir:").trim());
+    std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
+    std::fs::remove_file(worktree.join("README.md")).expect("remove");
+    let mut changed = plan.plan().clone();
+    changed.stories[0].description = "again".into();
+    let rerun = ep
+        .run(&changed.validate().expect("valid"), ep.config(), &events)
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    assert!(worktree.join("README.md").is_file());
+    assert!(!git_ops::add_interrupted(&worktree));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_run_keeps_resumable_state_and_a_rerun_finishes() {
     let ep = EpicFixture::new();
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
