@@ -1,7 +1,9 @@
-//! Local branches with gix: exists, create, delete, and those under a directory of names.
+//! Local branches: exists, delete and those under a directory of names with gix; create with
+//! `git update-ref`.
 
-use gix::refs::transaction::PreviousValue;
+use gix::bstr::ByteSlice;
 
+use crate::cli::args;
 use crate::error::{BranchError, Cause};
 use crate::repo::GixGit;
 use crate::types::CommitId;
@@ -62,17 +64,28 @@ pub(crate) fn create(git: &GixGit, name: &str, at: &CommitId) -> Result<(), Bran
             name: name.to_owned(),
         });
     }
-    repo.reference(
-        full,
-        at.0,
-        PreviousValue::MustNotExist,
-        format!("branch: Created from {at}"),
-    )
-    .map(drop)
-    .map_err(|error| BranchError::Failed {
-        name: name.to_owned(),
-        source: Cause::gix(error),
-    })
+    // git, not gix: gix's transaction locks `packed-refs` to look the name up there, and a
+    // process killed inside it leaves `packed-refs.lock`, which fails every later ref change in
+    // the repository until someone deletes it. git locks only the new ref's own file (a stale
+    // one epic clears: `executor`'s lock clean-up). The empty old value: the ref must not exist.
+    let message = format!("branch: Created from {at}");
+    git.cli
+        .run(
+            git.anchor(),
+            args![
+                "update-ref",
+                "-m",
+                &message,
+                full.as_bstr().to_str_lossy().as_ref(),
+                &at.to_hex(),
+                ""
+            ],
+        )
+        .map(drop)
+        .map_err(|error| BranchError::Failed {
+            name: name.to_owned(),
+            source: Cause::Cli(error),
+        })
 }
 
 pub(crate) fn delete(git: &GixGit, name: &str) -> Result<(), BranchError> {

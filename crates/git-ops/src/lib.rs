@@ -37,7 +37,7 @@
 //! # gix or the git command line
 //!
 //! gix does every read, in process: opening and discovering the repository, resolving
-//! revisions, is-ancestor and merge bases, branch lookup, creation and deletion, the current
+//! revisions, is-ancestor and merge bases, branch lookup and deletion, the current
 //! branch, worktree status (untracked files included), the changed paths of a three-dot diff
 //! and its changes file by file (renames found as `git diff` finds them, added lines filtered
 //! as they are read), and the three-way merge of trees that decides whether a merge conflicts.
@@ -66,6 +66,7 @@
 //! | apply a clean merge | `git merge --no-ff` | gix merges trees but cannot apply a merged tree to a worktree and its index |
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
 //! | restore paths | `git checkout <rev> -- …`, `git rm`, `git clean` | no partial checkout into a populated worktree |
+//! | create a branch | `git update-ref -m … refs/heads/<name> <commit> ""` (must not exist) | gix's ref transaction locks `packed-refs` to look the name up; a process killed inside it leaves `packed-refs.lock`, blocking every later ref change. git locks only the new ref's file |
 //! | unified diff text (for a judge to read) | `git diff <base> <head>` | gix gives hunks, not git's patch format |
 //! | identity check before a commit | `git config --get-regexp`, once per worktree and handle | so the check sees exactly the configuration the committing git sees |
 //!

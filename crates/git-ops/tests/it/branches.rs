@@ -36,6 +36,32 @@ fn creates_checks_and_deletes_branches_as_git_sees_them() {
 }
 
 #[test]
+fn creating_a_branch_touches_no_lock_but_its_own() {
+    // Packed refs, as in any repository git has packed, and a `packed-refs.lock` that a killed
+    // process left: creating a branch must not need that lock (gix's ref transaction takes it
+    // to look the name up in the packed refs, and failed here).
+    let repo = Repo::new();
+    let git = repo.handle();
+    let head = git.checkpoint(&repo.path).expect("head");
+    repo.git(&["branch", "packed/one"]);
+    repo.git(&["pack-refs", "--all"]);
+    let stale = repo.path.join(".git/packed-refs.lock");
+    std::fs::write(&stale, "").expect("stale lock");
+    git.create_branch("epic/e", &head).expect("create");
+    assert_eq!(
+        repo.git(&["rev-parse", "refs/heads/epic/e"]).trim(),
+        head.to_string()
+    );
+    // A packed branch of that name exists: refused, as git refuses it.
+    assert!(git.create_branch("packed/one", &head).is_err());
+    // The reflog says where it came from, as `git branch` says it.
+    let reflog = repo.git(&["reflog", "show", "--format=%gs", "refs/heads/epic/e"]);
+    assert_eq!(reflog.trim(), format!("branch: Created from {head}"));
+    std::fs::remove_file(&stale).expect("remove the lock");
+    repo.fsck();
+}
+
+#[test]
 fn lists_the_branches_under_a_directory_of_names() {
     let repo = Repo::new();
     let git = repo.handle();
