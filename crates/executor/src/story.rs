@@ -512,6 +512,8 @@ impl Work {
                 {
                     self.add_worktree().await?;
                     fresh = true;
+                } else {
+                    self.abort_unfinished_merge().await?;
                 }
                 if old.worktree != self.worktree {
                     self.save_state(old.status).await?;
@@ -531,6 +533,22 @@ impl Work {
             how: how.to_owned(),
         });
         Ok(Prepared::Ready { fresh })
+    }
+
+    /// Aborts the merge a killed run left in progress in the story's worktree (a catch-up
+    /// killed half way), which every later merge there would refuse.
+    async fn abort_unfinished_merge(&self) -> Result<(), Stop> {
+        let worktree = self.worktree.clone();
+        let aborted = blocking(
+            &self.shared.git,
+            "abort a merge a run that died left unfinished",
+            move |git| git.abort_unfinished_merge(&worktree),
+        )
+        .await?;
+        if aborted {
+            self.note("aborted an unfinished merge left in its worktree by a run that died");
+        }
+        Ok(())
     }
 
     /// Removes the git lock files a killed run left in the story's worktree and branch.

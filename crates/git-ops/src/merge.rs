@@ -223,3 +223,23 @@ fn apply(
         _ => Err(fail(Cause::Cli(failure(&arguments, &output)))),
     }
 }
+
+/// Aborts the merge in progress in `worktree`, if there is one (`MERGE_HEAD` exists): a
+/// `git merge` killed before it finished (git writes the merge state before it commits) leaves
+/// one, and every later merge there refuses ("You have not concluded your merge"). Whether a
+/// merge was aborted.
+pub(crate) fn abort_unfinished(git: &GixGit, worktree: &Path) -> Result<bool, MergeError> {
+    let repo = rev::open(git, worktree)?;
+    if !repo.git_dir().join("MERGE_HEAD").exists() {
+        return Ok(false);
+    }
+    drop(repo);
+    git.cli
+        .run(worktree, args!["merge", "--abort"])
+        .map_err(|error| MergeError::Failed {
+            branch: "MERGE_HEAD".to_owned(),
+            worktree: worktree.to_owned(),
+            source: Cause::Cli(error),
+        })?;
+    Ok(true)
+}

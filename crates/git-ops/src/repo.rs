@@ -142,6 +142,10 @@ pub trait Git: Send + Sync {
         favor: MergeFavor,
     ) -> Result<MergeOutcome, MergeError>;
 
+    /// Aborts the merge in progress in `worktree` (`git merge --abort`), if there is one: what a
+    /// `git merge` killed half way leaves, refusing every later merge there. Whether one was.
+    fn abort_unfinished_merge(&self, worktree: &Path) -> Result<bool, MergeError>;
+
     /// The head commit of `worktree`, to [`rollback`](Self::rollback) to later.
     fn checkpoint(&self, worktree: &Path) -> Result<CommitId, RevError>;
 
@@ -574,6 +578,10 @@ impl Git for GixGit {
         favor: MergeFavor,
     ) -> Result<MergeOutcome, MergeError> {
         merge::merge(self, worktree, branch, message, favor)
+    }
+
+    fn abort_unfinished_merge(&self, worktree: &Path) -> Result<bool, MergeError> {
+        merge::abort_unfinished(self, worktree)
     }
 
     fn checkpoint(&self, worktree: &Path) -> Result<CommitId, RevError> {

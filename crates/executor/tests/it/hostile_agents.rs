@@ -368,6 +368,50 @@ async fn a_worktree_whose_re_add_was_killed_half_way_is_added_again_not_worked_i
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_a_dead_run_left_unfinished_in_a_worktree_is_aborted_on_resume() {
+    let ep = EpicFixture::new();
+    // First run: b fails, keeping its worktree and branch.
+    ep.hook(
+        "b",
+        "if [ ! -f \"$ROOT/b-once\" ]; then touch \"$ROOT/b-once\"; exit 1; fi\n",
+    );
+    let only_b = plan(&[("b", &[])]);
+    let outcome = ep
+        .run(&only_b, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["b:failed"]);
+    // What a catch-up merge killed before its commit leaves: the merge state, its result staged.
+    ep.fx.git_in(&ep.fx.repo, &["branch", "side", "main"]);
+    let side = ep.fx.root.join("side");
+    ep.fx.git_in(
+        &ep.fx.repo,
+        &["worktree", "add", "-q", &side.display().to_string(), "side"],
+    );
+    std::fs::write(side.join("side.txt"), "side\n").expect("write");
+    ep.fx.git_in(&side, &["add", "-A"]);
+    ep.fx.git_in(&side, &["commit", "-q", "-m", "side"]);
+    let worktree = ep.fx.root.join("repo.worktrees/e/b");
+    ep.fx.git_in(
+        &worktree,
+        &["merge", "--no-ff", "--no-commit", "-q", "side"],
+    );
+
+    let events = Events::default();
+    let rerun = ep.run(&only_b, ep.config(), &events).await.expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    assert!(!epic_files(&ep).contains(&"side.txt".to_owned()));
+    assert!(
+        events
+            .steps()
+            .iter()
+            .any(|event| format!("{event:?}").contains("aborted an unfinished merge")),
+        "{:?}",
+        events.steps()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_removes_a_siblings_worktree_loses_nothing() {
     let ep = EpicFixture::new();
     // a waits until b's worktree exists, removes it, and tells b; b waits to be told.

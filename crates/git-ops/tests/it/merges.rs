@@ -274,3 +274,33 @@ fn separate_additions_on_both_sides_merge_cleanly() {
     assert!(repo.porcelain(&repo.path).is_empty());
     repo.fsck();
 }
+
+#[test]
+fn a_merge_killed_half_way_is_aborted_and_the_next_merge_goes_through() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    assert!(
+        !git.abort_unfinished_merge(&story)
+            .expect("nothing to abort")
+    );
+    write_in(&story, "story.txt", "s\n");
+    git.commit_all(&story, "story").expect("commit");
+    let before = snapshot(&story);
+    let head = git.checkpoint(&story).expect("head");
+    repo.commit_file(&repo.path.clone(), "epic.txt", "e\n", "epic moves on");
+    // What a `git merge` killed before its commit leaves: the merge state, its result staged.
+    repo.git_in(&story, &["merge", "--no-ff", "--no-commit", "-q", "epic/e"]);
+    assert!(story.join("epic.txt").is_file());
+
+    assert!(git.abort_unfinished_merge(&story).expect("abort"));
+    assert_eq!(snapshot(&story), before);
+    assert_eq!(git.checkpoint(&story).expect("head"), head);
+    assert!(!git.abort_unfinished_merge(&story).expect("nothing left"));
+    assert!(matches!(
+        git.merge(&story, "epic/e", "catch up", MergeFavor::Incoming)
+            .expect("merge"),
+        MergeOutcome::Merged(_)
+    ));
+    assert!(repo.porcelain(&story).is_empty());
+    repo.fsck();
+}
