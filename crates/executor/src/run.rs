@@ -743,6 +743,10 @@ async fn prepare_epic_worktree(
         })
         .await?;
     }
+    blocking(git, "prune stale worktree registrations", |git| {
+        git.prune_worktrees()
+    })
+    .await?;
     // An add of the epic worktree killed half way (its "initializing" lock still there) left
     // a partial checkout that no run has used: removed here, it is added again below.
     if git_ops::add_interrupted(path) {
@@ -754,10 +758,6 @@ async fn prepare_epic_worktree(
         )
         .await?;
     }
-    blocking(git, "prune stale worktree registrations", |git| {
-        git.prune_worktrees()
-    })
-    .await?;
     let worktrees = blocking(git, "list the worktrees", |git| git.worktrees()).await?;
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut registered = false;

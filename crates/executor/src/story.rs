@@ -619,9 +619,11 @@ impl Work {
                 return Ok(());
             }
             // What holds the path or the branch is a registration whose directory is gone: one
-            // deleted since, or an add killed half way, whose lock keeps it from a plain prune.
-            git.remove_worktree(&worktree)?;
+            // deleted since, or an add killed half way, whose lock keeps it from a plain prune
+            // (the prune drops those a killed add left unreadable, which fail every add).
             git.prune_worktrees()?;
+            // Best effort: when it was not that, the add's own error says what is.
+            git.remove_worktree(&worktree).ok();
             add()
         })
         .await

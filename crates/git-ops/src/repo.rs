@@ -90,7 +90,9 @@ pub trait Git: Send + Sync {
     /// Moves the linked worktree at `from` to `to`, creating `to`'s parent directories.
     fn move_worktree(&self, from: &Path, to: &Path) -> Result<(), WorktreeError>;
 
-    /// Drops the registrations of worktrees whose directories are gone (`git worktree prune`).
+    /// Drops the registrations of worktrees whose directories are gone (`git worktree prune`),
+    /// and those a `git worktree add` killed half way left unreadable, which would fail every
+    /// `git worktree list` (their worktree's `.git` file goes too).
     fn prune_worktrees(&self) -> Result<(), WorktreeError>;
 
     /// The changed paths of `worktree`, untracked ones included, leaving out each path in

@@ -259,6 +259,43 @@ pub(crate) fn remove(git: &GixGit, path: &Path) -> Result<Removal, WorktreeError
 /// `LC_ALL=C`, so untranslated).
 const ADDING: &str = "initializing";
 
+/// Drops the registrations that a `git worktree add` killed before it had written them whole
+/// left: still locked by the add ("initializing"), with `HEAD` or `commondir` missing or empty.
+/// git cannot read them (`git worktree list` fails on the whole repository: "failed to read
+/// .git/worktrees/…/commondir") and `prune` skips them as locked. The administrative directory
+/// is deleted, and the `.git` file the add may have written in the worktree pointing to it, so
+/// the directory is a plain one a new add may replace. Called holding the administration lock.
+fn drop_dead_adds(git: &GixGit) -> io::Result<()> {
+    let admins = match std::fs::read_dir(crate::Git::common_dir(git).join("worktrees")) {
+        Ok(admins) => admins,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(error),
+    };
+    let unreadable = |file: PathBuf| std::fs::metadata(file).map_or(true, |meta| meta.len() == 0);
+    for admin in admins {
+        let admin = admin?.path();
+        let adding = std::fs::read_to_string(admin.join("locked"))
+            .is_ok_and(|reason| reason.trim() == ADDING);
+        if !adding || !(unreadable(admin.join("HEAD")) || unreadable(admin.join("commondir"))) {
+            continue;
+        }
+        if let Ok(gitdir) = std::fs::read_to_string(admin.join("gitdir")) {
+            let dotgit = admin.join(gitdir.trim());
+            let points_here = std::fs::read_to_string(&dotgit).is_ok_and(|text| {
+                text.trim()
+                    .strip_prefix("gitdir:")
+                    .and_then(|to| dotgit.parent().map(|worktree| worktree.join(to.trim())))
+                    .is_some_and(|to| normalized(&to) == normalized(&admin))
+            });
+            if points_here {
+                std::fs::remove_file(&dotgit)?;
+            }
+        }
+        std::fs::remove_dir_all(&admin)?;
+    }
+    Ok(())
+}
+
 /// Unlocks the registration of the missing or half-made worktree at `path` when what locks it
 /// is a `git worktree add` killed half way: git removes its "initializing" lock only when the
 /// add ends, and keeps a locked registration from `prune` and its path from a new add
@@ -349,6 +386,7 @@ pub(crate) fn move_to(git: &GixGit, from: &Path, to: &Path) -> Result<(), Worktr
 pub(crate) fn prune(git: &GixGit) -> Result<(), WorktreeError> {
     let anchor = git.anchor();
     let _admin = admin_lock(git);
+    drop_dead_adds(git).map_err(|error| failed("prune", anchor)(Cause::Io(error)))?;
     git.cli
         .run(anchor, args!["worktree", "prune"])
         .map(drop)

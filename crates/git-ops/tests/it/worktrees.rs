@@ -220,6 +220,41 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
 }
 
 #[test]
+fn prune_drops_a_registration_a_killed_add_left_unreadable() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let dead = repo.beside("dead");
+    git.add_worktree_new_branch(&dead, "story/e/dead", "main")
+        .expect("add");
+    let admin = std::fs::read_to_string(dead.join(".git")).expect(".git");
+    let admin = std::path::PathBuf::from(admin.trim().trim_start_matches("gitdir:").trim());
+    // A whole registration locked with the same words is another matter: kept.
+    let kept = repo.beside("kept");
+    git.add_worktree_new_branch(&kept, "story/e/kept", "main")
+        .expect("add");
+    let kept_name = kept.display().to_string();
+    repo.git(&["worktree", "lock", "--reason", "initializing", &kept_name]);
+    // Killed while writing `commondir`: the add's lock is still there, the file empty.
+    std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
+    std::fs::write(admin.join("commondir"), "").expect("truncate");
+    let listed = repo.try_git_in(&repo.path, &["worktree", "list"]);
+    assert!(!listed.status.success(), "git cannot list the worktrees");
+
+    git.prune_worktrees().expect("prune");
+    assert!(!admin.exists());
+    assert!(
+        !dead.join(".git").exists(),
+        "the worktree's .git went with it"
+    );
+    assert!(kept.join(".git").is_file());
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(listed.matches("worktree ").count(), 2, "{listed}");
+    std::fs::remove_dir_all(&dead).expect("remove the leftover");
+    git.add_worktree(&dead, "story/e/dead").expect("re-add");
+    repo.fsck();
+}
+
+#[test]
 fn moves_and_prunes_worktrees() {
     let repo = Repo::new();
     let git = repo.handle();
