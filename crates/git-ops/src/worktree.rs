@@ -263,8 +263,9 @@ const ADDING: &str = "initializing";
 /// left: still locked by the add ("initializing"), with `HEAD` or `commondir` missing or empty.
 /// git cannot read them (`git worktree list` fails on the whole repository: "failed to read
 /// .git/worktrees/…/commondir") and `prune` skips them as locked. The administrative directory
-/// is deleted, and the `.git` file the add may have written in the worktree pointing to it, so
-/// the directory is a plain one a new add may replace. Called holding the administration lock.
+/// is deleted, and the worktree's directory with it when the add got as far as writing the
+/// `.git` file there (what git does itself when an add fails). Called holding the
+/// administration lock.
 fn drop_dead_adds(git: &GixGit) -> io::Result<()> {
     let admins = match std::fs::read_dir(crate::Git::common_dir(git).join("worktrees")) {
         Ok(admins) => admins,
@@ -287,8 +288,10 @@ fn drop_dead_adds(git: &GixGit) -> io::Result<()> {
                     .and_then(|to| dotgit.parent().map(|worktree| worktree.join(to.trim())))
                     .is_some_and(|to| normalized(&to) == normalized(&admin))
             });
-            if points_here {
-                std::fs::remove_file(&dotgit)?;
+            // git adds only into a missing or empty directory, and deletes it when an add
+            // fails: all there is in it came from the add that died.
+            if let (true, Some(worktree)) = (points_here, dotgit.parent()) {
+                std::fs::remove_dir_all(worktree)?;
             }
         }
         std::fs::remove_dir_all(&admin)?;
