@@ -5,7 +5,9 @@
 //! uninterrupted run, green gates at every merge, parseable state, and a clean repository.
 //!
 //! The seed is fixed; `EPIC_CRASH_SEED` picks another. Each kill's phase, read from the tail of
-//! `events.jsonl`, is printed (`--nocapture` shows the log).
+//! `events.jsonl`, is printed (`--nocapture` shows the log). With `EPIC_CRASH_KEEP=<dir>`, a
+//! failing test copies its temporary directory (the repository with its reflogs, the worktrees,
+//! the epic's state and events) to `<dir>` for a post-mortem.
 
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
@@ -195,6 +197,31 @@ fn phase(log: &Path) -> String {
     }
 }
 
+/// Copies the repository's temporary directory to `EPIC_CRASH_KEEP`, when set, if the test
+/// fails (dropped while panicking, before the directory is deleted).
+struct KeepOnFailure<'a>(&'a Repo);
+
+impl Drop for KeepOnFailure<'_> {
+    #[expect(clippy::print_stderr, reason = "where the copy went, beside the failure")]
+    fn drop(&mut self) {
+        let Some(to) = std::env::var_os("EPIC_CRASH_KEEP") else {
+            return;
+        };
+        if std::thread::panicking() {
+            let copied = std::process::Command::new("cp")
+                .arg("-a")
+                .arg(self.0.temp())
+                .arg(&to)
+                .status();
+            eprintln!(
+                "kept {} in {}: {copied:?}",
+                self.0.temp().display(),
+                to.to_string_lossy()
+            );
+        }
+    }
+}
+
 fn kill_group(child: &Child) {
     let group = format!("-{}", child.id());
     // A failure means the group is gone already: the run ended first.
@@ -229,6 +256,7 @@ fn sigkill_at_thirty_instants_loses_nothing_and_proves_everything() {
     let reference_tree = reference.git_output(&["rev-parse", &format!("epic/{EPIC}^{{tree}}")]);
 
     let (repo, args) = setup();
+    let _keep = KeepOnFailure(&repo);
     let seed = std::env::var("EPIC_CRASH_SEED")
         .ok()
         .and_then(|seed| seed.parse().ok())
