@@ -202,7 +202,10 @@ fn phase(log: &Path) -> String {
 struct KeepOnFailure<'a>(&'a Repo);
 
 impl Drop for KeepOnFailure<'_> {
-    #[expect(clippy::print_stderr, reason = "where the copy went, beside the failure")]
+    #[expect(
+        clippy::print_stderr,
+        reason = "where the copy went, beside the failure"
+    )]
     fn drop(&mut self) {
         let Some(to) = std::env::var_os("EPIC_CRASH_KEEP") else {
             return;
