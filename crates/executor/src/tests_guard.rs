@@ -128,7 +128,15 @@ fn has_marker(line: &str, marker: &str) -> bool {
 /// [`Git::file_changes_vs_base`](git_ops::Git::file_changes_vs_base), so only such lines are
 /// kept.
 pub(crate) fn has_skip_marker(line: &str) -> bool {
-    SKIP_MARKERS.iter().any(|marker| has_marker(line, marker))
+    skip_marker(line).is_some()
+}
+
+/// The first skip marker `line` holds, if any.
+fn skip_marker(line: &str) -> Option<&'static str> {
+    SKIP_MARKERS
+        .iter()
+        .copied()
+        .find(|marker| has_marker(line, marker))
 }
 
 /// The deleted test files and added skip markers among a story's changes (as
@@ -149,10 +157,8 @@ pub(crate) fn tampering(changes: &[FileChange], patterns: &[String]) -> Tamperin
             _ => {}
         }
         for line in &change.added {
-            if let Some(marker) = SKIP_MARKERS.iter().find(|marker| has_marker(line, marker)) {
-                found
-                    .skipped
-                    .push((change.path.clone(), (*marker).to_owned()));
+            if let Some(marker) = skip_marker(line) {
+                found.skipped.push((change.path.clone(), marker.to_owned()));
             }
         }
     }

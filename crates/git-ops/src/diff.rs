@@ -23,15 +23,20 @@ pub(crate) fn changed_paths(
     base: &str,
     head: &str,
 ) -> Result<(CommitId, CommitId, Vec<String>), DiffError> {
-    let fail = |source| DiffError::Failed {
-        base: base.to_owned(),
-        head: head.to_owned(),
-        source,
-    };
+    let fail = failed(base, head);
     let repo = rev::open(git, worktree)?;
     let (merge_base, head_id) = ends(&repo, worktree, base, head)?;
     let paths = tree_paths(&repo, merge_base, head_id).map_err(|error| fail(Cause::gix(error)))?;
     Ok((CommitId(merge_base), CommitId(head_id), paths))
+}
+
+/// The error of a diff of `base...head` that failed for `source`.
+fn failed<'a>(base: &'a str, head: &'a str) -> impl Fn(Cause) -> DiffError + 'a {
+    move |source| DiffError::Failed {
+        base: base.to_owned(),
+        head: head.to_owned(),
+        source,
+    }
 }
 
 /// The merge base of `base` and `head`, and `head`, resolved in `repo`.
@@ -45,11 +50,7 @@ fn ends(
     let head_id = rev::resolve(repo, worktree, head)?;
     let merge_base = repo
         .merge_base(base_id, head_id)
-        .map_err(|error| DiffError::Failed {
-            base: base.to_owned(),
-            head: head.to_owned(),
-            source: Cause::gix(error),
-        })?
+        .map_err(|error| failed(base, head)(Cause::gix(error)))?
         .ok_or_else(|| DiffError::NoMergeBase {
             base: base.to_owned(),
             head: head.to_owned(),
@@ -67,11 +68,7 @@ pub(crate) fn file_changes(
     (base, head): (&str, &str),
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<FileChange>, DiffError> {
-    let fail = |source| DiffError::Failed {
-        base: base.to_owned(),
-        head: head.to_owned(),
-        source,
-    };
+    let fail = failed(base, head);
     let repo = rev::open(git, worktree)?;
     let (merge_base, head_id) = ends(&repo, worktree, base, head)?;
     let changes = (|| -> Result<_, gix::Error> {
@@ -236,11 +233,7 @@ pub(crate) fn diff_vs_base(
                 &head_id.to_hex(),
             ],
         )
-        .map_err(|error| DiffError::Failed {
-            base: base.to_owned(),
-            head: head.to_owned(),
-            source: Cause::Cli(error),
-        })?;
+        .map_err(|error| failed(base, head)(Cause::Cli(error)))?;
     Ok(BranchDiff {
         text: String::from_utf8_lossy(&output.stdout).into_owned(),
         paths,

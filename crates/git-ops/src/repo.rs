@@ -92,7 +92,7 @@ pub trait Git: Send + Sync {
 
     /// Drops the registrations of worktrees whose directories are gone (`git worktree prune`),
     /// and those a `git worktree add` killed half way left unreadable, which would fail every
-    /// `git worktree list` (their worktree's `.git` file goes too).
+    /// `git worktree list` (with the add's directory, where it got that far).
     fn prune_worktrees(&self) -> Result<(), WorktreeError>;
 
     /// The changed paths of `worktree`, untracked ones included, leaving out each path in

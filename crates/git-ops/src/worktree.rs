@@ -267,36 +267,46 @@ const ADDING: &str = "initializing";
 /// `.git` file there (what git does itself when an add fails). Called holding the
 /// administration lock.
 fn drop_dead_adds(git: &GixGit) -> io::Result<()> {
-    let admins = match std::fs::read_dir(crate::Git::common_dir(git).join("worktrees")) {
-        Ok(admins) => admins,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(error) => return Err(error),
-    };
     let unreadable = |file: PathBuf| std::fs::metadata(file).map_or(true, |meta| meta.len() == 0);
-    for admin in admins {
-        let admin = admin?.path();
-        let adding = std::fs::read_to_string(admin.join("locked"))
-            .is_ok_and(|reason| reason.trim() == ADDING);
-        if !adding || !(unreadable(admin.join("HEAD")) || unreadable(admin.join("commondir"))) {
+    for admin in admin_dirs(git)? {
+        if !locked_by_add(&admin)
+            || !(unreadable(admin.join("HEAD")) || unreadable(admin.join("commondir")))
+        {
             continue;
         }
-        if let Ok(gitdir) = std::fs::read_to_string(admin.join("gitdir")) {
-            let dotgit = admin.join(gitdir.trim());
-            let points_here = std::fs::read_to_string(&dotgit).is_ok_and(|text| {
-                text.trim()
-                    .strip_prefix("gitdir:")
-                    .and_then(|to| dotgit.parent().map(|worktree| worktree.join(to.trim())))
-                    .is_some_and(|to| normalized(&to) == normalized(&admin))
-            });
-            // git adds only into a missing or empty directory, and deletes it when an add
-            // fails: all there is in it came from the add that died.
-            if let (true, Some(worktree)) = (points_here, dotgit.parent()) {
-                std::fs::remove_dir_all(worktree)?;
-            }
+        // git adds only into a missing or empty directory, and deletes it when an add fails:
+        // all there is in it came from the add that died.
+        if let Some(worktree) = worktree_of(&admin)
+            && admin_dir(&worktree).is_some_and(|to| normalized(&to) == normalized(&admin))
+        {
+            std::fs::remove_dir_all(worktree)?;
         }
         std::fs::remove_dir_all(&admin)?;
     }
     Ok(())
+}
+
+/// The administrative directories of the linked worktrees (`<common-dir>/worktrees/*`).
+fn admin_dirs(git: &GixGit) -> io::Result<Vec<PathBuf>> {
+    match std::fs::read_dir(crate::Git::common_dir(git).join("worktrees")) {
+        Ok(entries) => entries
+            .map(|entry| entry.map(|entry| entry.path()))
+            .collect(),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(error) => Err(error),
+    }
+}
+
+/// The worktree an administrative directory registers: its `gitdir` file names the worktree's
+/// `.git`, absolute or (`worktree.useRelativePaths`) relative to the administrative directory.
+fn worktree_of(admin: &Path) -> Option<PathBuf> {
+    let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
+    admin.join(gitdir.trim()).parent().map(Path::to_path_buf)
+}
+
+/// Whether the `locked` file of an administrative directory is the lock of an add under way.
+fn locked_by_add(admin: &Path) -> bool {
+    std::fs::read_to_string(admin.join("locked")).is_ok_and(|reason| reason.trim() == ADDING)
 }
 
 /// Unlocks the registration of the missing or half-made worktree at `path` when what locks it
@@ -307,24 +317,11 @@ fn drop_dead_adds(git: &GixGit) -> io::Result<()> {
 /// adds. Whether a lock was removed.
 fn unlock_interrupted_add(git: &GixGit, path: &Path) -> io::Result<bool> {
     let wanted = normalized(path);
-    let admins = match std::fs::read_dir(crate::Git::common_dir(git).join("worktrees")) {
-        Ok(admins) => admins,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(error) => return Err(error),
-    };
-    for admin in admins {
-        let admin = admin?.path();
-        let Ok(gitdir) = std::fs::read_to_string(admin.join("gitdir")) else {
-            continue;
-        };
-        // The worktree's `.git`, absolute or (`worktree.useRelativePaths`) relative to here.
-        let dotgit = admin.join(gitdir.trim());
-        if dotgit.parent().map(normalized) != Some(wanted.clone()) {
-            continue;
-        }
-        let lock = admin.join("locked");
-        if std::fs::read_to_string(&lock).is_ok_and(|reason| reason.trim() == ADDING) {
-            std::fs::remove_file(&lock)?;
+    for admin in admin_dirs(git)? {
+        if worktree_of(&admin).is_some_and(|worktree| normalized(&worktree) == wanted)
+            && locked_by_add(&admin)
+        {
+            std::fs::remove_file(admin.join("locked"))?;
             return Ok(true);
         }
     }
@@ -366,9 +363,7 @@ fn admin_dir(path: &Path) -> Option<PathBuf> {
 /// }
 /// ```
 pub fn add_interrupted(path: &Path) -> bool {
-    admin_dir(path).is_some_and(|admin| {
-        std::fs::read_to_string(admin.join("locked")).is_ok_and(|reason| reason.trim() == ADDING)
-    })
+    admin_dir(path).is_some_and(|admin| locked_by_add(&admin))
 }
 
 pub(crate) fn move_to(git: &GixGit, from: &Path, to: &Path) -> Result<(), WorktreeError> {

@@ -9,7 +9,7 @@ use executor::{Event, RunError};
 use state_store::{EpicLock, StoryState, StoryStatus};
 use tokio_util::sync::CancellationToken;
 
-use crate::epic_support::{EpicFixture, diamond, plan, statuses};
+use crate::epic_support::{EpicFixture, diamond, lock_as_if_adding, plan, statuses};
 use crate::support::Events;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -337,9 +337,7 @@ async fn an_epic_worktree_whose_add_was_killed_half_way_is_added_again() {
     // What a `git worktree add` of it killed during its checkout leaves: the add's lock, and
     // files not checked out yet (which would read as deleted: a dirty epic worktree).
     let worktree = ep.epic_worktree();
-    let dotgit = std::fs::read_to_string(worktree.join(".git")).expect(".git");
-    let admin = worktree.join(dotgit.trim().trim_start_matches("gitdir:").trim());
-    std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
+    lock_as_if_adding(&worktree);
     std::fs::remove_file(worktree.join("README.md")).expect("remove");
     let mut changed = plan.plan().clone();
     changed.stories[0].description = "again".into();

@@ -3,7 +3,7 @@
 //! and end (to measure how many ran at once) and run a per-story hook script the test writes.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -74,6 +74,24 @@ impl EpicFixture {
 
     pub(crate) fn epic_worktree(&self) -> PathBuf {
         self.fx.root.join("repo.worktrees").join("e").join("_epic")
+    }
+
+    /// Runs a plan of story b alone, whose agent fails its first turn: b fails, keeping its
+    /// worktree and branch. The plan and b's worktree.
+    pub(crate) async fn fail_b_once(&self) -> (ValidPlan, PathBuf) {
+        self.hook(
+            "b",
+            "if [ ! -f \"$ROOT/b-once\" ]; then touch \"$ROOT/b-once\"; exit 1; fi\n",
+        );
+        let only_b = plan(&[("b", &[])]);
+        let outcome = self
+            .run(&only_b, self.config(), &Events::default())
+            .await
+            .expect("run");
+        assert_eq!(statuses(&outcome), ["b:failed"]);
+        let worktree = self.fx.root.join("repo.worktrees/e/b");
+        assert!(worktree.join(".git").exists());
+        (only_b, worktree)
     }
 
     /// Runs the epic.
@@ -172,6 +190,14 @@ impl EpicFixture {
         }
         usize::try_from(max).expect("non-negative")
     }
+}
+
+/// Writes the lock a `git worktree add` of `worktree` holds until it is done ("initializing" in
+/// its administrative directory): what an add killed half way leaves.
+pub(crate) fn lock_as_if_adding(worktree: &Path) {
+    let dotgit = std::fs::read_to_string(worktree.join(".git")).expect(".git");
+    let admin = worktree.join(dotgit.trim().trim_start_matches("gitdir:").trim());
+    std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
 }
 
 /// A plan of epic `e`: `(id, depends_on)`, each story owning `src/<id>`.

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use executor::{Event, RunError};
 use story_plan::ValidPlan;
 
-use crate::epic_support::{EpicFixture, plan, statuses};
+use crate::epic_support::{EpicFixture, lock_as_if_adding, plan, statuses};
 use crate::support::{Events, wait_dead};
 
 /// The merge commits of the epic branch's first-parent history, oldest first.
@@ -296,17 +296,7 @@ async fn an_agent_that_deletes_its_own_worktree_fails_and_a_rerun_recovers() {
 async fn a_worktree_deleted_during_the_run_is_pruned_and_added_again() {
     let ep = EpicFixture::new();
     // First run: b fails, keeping its worktree and branch.
-    ep.hook(
-        "b",
-        "if [ ! -f \"$ROOT/b-once\" ]; then touch \"$ROOT/b-once\"; exit 1; fi\n",
-    );
-    let only_b = plan(&[("b", &[])]);
-    let outcome = ep
-        .run(&only_b, ep.config(), &Events::default())
-        .await
-        .expect("run");
-    assert_eq!(statuses(&outcome), ["b:failed"]);
-    assert!(ep.fx.root.join("repo.worktrees/e/b/.git").exists());
+    ep.fail_b_once().await;
     // Second run: a, first, deletes b's worktree by hand after the run's one prune; it is still
     // registered when b resumes, so b's add fails, prunes and tries again.
     ep.hook("a", "rm -rf \"$ROOT/repo.worktrees/e/b\"\n");
@@ -335,22 +325,10 @@ async fn a_worktree_whose_re_add_was_killed_half_way_is_added_again_not_worked_i
     ep.fx
         .git_in(&ep.fx.repo, &["commit", "-q", "-m", "b's file"]);
     // First run: b fails, keeping its worktree and branch.
-    ep.hook(
-        "b",
-        "if [ ! -f \"$ROOT/b-once\" ]; then touch \"$ROOT/b-once\"; exit 1; fi\n",
-    );
-    let only_b = plan(&[("b", &[])]);
-    let outcome = ep
-        .run(&only_b, ep.config(), &Events::default())
-        .await
-        .expect("run");
-    assert_eq!(statuses(&outcome), ["b:failed"]);
+    let (only_b, worktree) = ep.fail_b_once().await;
     // What a `git worktree add` of it killed during its checkout leaves: the add's lock, and
     // files not checked out yet.
-    let worktree = ep.fx.root.join("repo.worktrees/e/b");
-    let dotgit = std::fs::read_to_string(worktree.join(".git")).expect(".git");
-    let admin = worktree.join(dotgit.trim().trim_start_matches("gitdir:").trim());
-    std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
+    lock_as_if_adding(&worktree);
     std::fs::remove_file(worktree.join("src/b/keep.txt")).expect("remove");
     assert!(git_ops::add_interrupted(&worktree));
 
@@ -371,16 +349,7 @@ async fn a_worktree_whose_re_add_was_killed_half_way_is_added_again_not_worked_i
 async fn a_merge_a_dead_run_left_unfinished_in_a_worktree_is_aborted_on_resume() {
     let ep = EpicFixture::new();
     // First run: b fails, keeping its worktree and branch.
-    ep.hook(
-        "b",
-        "if [ ! -f \"$ROOT/b-once\" ]; then touch \"$ROOT/b-once\"; exit 1; fi\n",
-    );
-    let only_b = plan(&[("b", &[])]);
-    let outcome = ep
-        .run(&only_b, ep.config(), &Events::default())
-        .await
-        .expect("run");
-    assert_eq!(statuses(&outcome), ["b:failed"]);
+    let (only_b, worktree) = ep.fail_b_once().await;
     // What a catch-up merge killed before its commit leaves: the merge state, its result staged.
     ep.fx.git_in(&ep.fx.repo, &["branch", "side", "main"]);
     let side = ep.fx.root.join("side");
@@ -391,7 +360,6 @@ async fn a_merge_a_dead_run_left_unfinished_in_a_worktree_is_aborted_on_resume()
     std::fs::write(side.join("side.txt"), "side\n").expect("write");
     ep.fx.git_in(&side, &["add", "-A"]);
     ep.fx.git_in(&side, &["commit", "-q", "-m", "side"]);
-    let worktree = ep.fx.root.join("repo.worktrees/e/b");
     ep.fx.git_in(
         &worktree,
         &["merge", "--no-ff", "--no-commit", "-q", "side"],

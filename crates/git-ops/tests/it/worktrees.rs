@@ -155,6 +155,12 @@ fn removes_a_dirty_worktree_and_prunes_one_deleted_by_hand() {
     repo.fsck();
 }
 
+/// The administrative directory the `.git` file of the linked worktree `worktree` points to.
+fn admin_of(worktree: &std::path::Path) -> std::path::PathBuf {
+    let dotgit = std::fs::read_to_string(worktree.join(".git")).expect(".git");
+    std::path::PathBuf::from(dotgit.trim().trim_start_matches("gitdir:").trim())
+}
+
 #[test]
 fn removes_a_worktree_whose_add_was_killed_half_way() {
     // What a `git worktree add` killed mid-way leaves: a registered directory whose `.git`
@@ -164,8 +170,7 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
     let half = repo.beside("half");
     git.add_worktree_new_branch(&half, "story/e/half", "main")
         .expect("add");
-    let admin = std::fs::read_to_string(half.join(".git")).expect(".git");
-    let admin = std::path::PathBuf::from(admin.trim().trim_start_matches("gitdir:").trim());
+    let admin = admin_of(&half);
     // git locks a worktree it is adding until the add is done: a killed add leaves the lock.
     let adding = || std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
     assert!(!git_ops::add_interrupted(&half));
@@ -226,8 +231,7 @@ fn prune_drops_a_registration_a_killed_add_left_unreadable() {
     let dead = repo.beside("dead");
     git.add_worktree_new_branch(&dead, "story/e/dead", "main")
         .expect("add");
-    let admin = std::fs::read_to_string(dead.join(".git")).expect(".git");
-    let admin = std::path::PathBuf::from(admin.trim().trim_start_matches("gitdir:").trim());
+    let admin = admin_of(&dead);
     // A whole registration locked with the same words is another matter: kept.
     let kept = repo.beside("kept");
     git.add_worktree_new_branch(&kept, "story/e/kept", "main")
