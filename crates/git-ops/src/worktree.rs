@@ -263,8 +263,8 @@ const ADDING: &str = "initializing";
 /// left: still locked by the add ("initializing"), with `HEAD` or `commondir` missing or empty.
 /// git cannot read them (`git worktree list` fails on the whole repository: "failed to read
 /// .git/worktrees/…/commondir") and `prune` skips them as locked. The administrative directory
-/// is deleted, and the worktree's directory with it when the add got as far as writing the
-/// `.git` file there (what git does itself when an add fails). Called holding the
+/// is deleted, and the worktree's directory with it unless its `.git` file points to another
+/// (what git does itself when an add fails). Called holding the
 /// administration lock.
 fn drop_dead_adds(git: &GixGit) -> io::Result<()> {
     let unreadable = |file: PathBuf| std::fs::metadata(file).map_or(true, |meta| meta.len() == 0);
@@ -275,11 +275,15 @@ fn drop_dead_adds(git: &GixGit) -> io::Result<()> {
             continue;
         }
         // git adds only into a missing or empty directory, and deletes it when an add fails:
-        // all there is in it came from the add that died.
+        // all there is in it came from the add that died, its `.git` file (pointing here, or
+        // not written whole yet) included.
         if let Some(worktree) = worktree_of(&admin)
-            && admin_dir(&worktree).is_some_and(|to| normalized(&to) == normalized(&admin))
+            && admin_dir(&worktree).is_none_or(|to| normalized(&to) == normalized(&admin))
         {
-            std::fs::remove_dir_all(worktree)?;
+            match std::fs::remove_dir_all(worktree) {
+                Err(error) if error.kind() != io::ErrorKind::NotFound => return Err(error),
+                _ => {}
+            }
         }
         std::fs::remove_dir_all(&admin)?;
     }

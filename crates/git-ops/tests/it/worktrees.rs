@@ -251,6 +251,15 @@ fn prune_drops_a_registration_a_killed_add_left_unreadable() {
     let listed = repo.git(&["worktree", "list", "--porcelain"]);
     assert_eq!(listed.matches("worktree ").count(), 2, "{listed}");
     git.add_worktree(&dead, "story/e/dead").expect("re-add");
+
+    // Killed while writing the worktree's `.git` too: the directory is the add's all the same.
+    let admin = admin_of(&dead);
+    std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
+    std::fs::write(admin.join("HEAD"), "").expect("truncate");
+    std::fs::write(dead.join(".git"), "").expect("truncate .git");
+    git.prune_worktrees().expect("prune");
+    assert!(!admin.exists() && !dead.exists());
+    git.add_worktree(&dead, "story/e/dead").expect("re-add");
     repo.fsck();
 }
 
