@@ -19,32 +19,32 @@ struct Bench {
 const BENCHES: &[Bench] = &[
     Bench {
         name: "plan-scale",
-        package: "story-plan",
+        package: "epic-story-plan",
         target: "scale",
     },
     Bench {
         name: "fuzz",
-        package: "story-plan",
+        package: "epic-story-plan",
         target: "fuzz",
     },
     Bench {
         name: "git-ops",
-        package: "git-ops",
+        package: "epic-git-ops",
         target: "ops",
     },
     Bench {
         name: "makespan",
-        package: "cli",
+        package: "epic",
         target: "makespan",
     },
     Bench {
         name: "overhead",
-        package: "cli",
+        package: "epic",
         target: "overhead",
     },
     Bench {
         name: "memory",
-        package: "cli",
+        package: "epic",
         target: "memory",
     },
 ];

@@ -139,19 +139,19 @@ enum Knows {
 
 /// The makespan `policy` would reach with no per-story cost at all: each story takes exactly
 /// its sleep, a freed slot is filled at once. The scheduler is the executor's own
-/// ([`executor::Schedule`]), weighing stories by what it `knows` (the true durations stand for
+/// ([`epic_executor::Schedule`]), weighing stories by what it `knows` (the true durations stand for
 /// a rerun's measured ones). In seconds.
-fn replay(dag: &Dag, concurrency: usize, policy: executor::Policy, knows: Knows) -> f64 {
-    let plan = story_plan::StoryPlan::parse(
+fn replay(dag: &Dag, concurrency: usize, policy: epic_executor::Policy, knows: Knows) -> f64 {
+    let plan = epic_story_plan::StoryPlan::parse(
         &dag.plan_json(knows == Knows::Estimates),
-        story_plan::PlanFormat::Json,
+        epic_story_plan::PlanFormat::Json,
     )
     .expect("the generated plan parses")
     .validate()
     .expect("the generated plan is valid");
     // As `epic run` weighs them (the estimates); the true durations stand for a rerun's.
-    let (estimated, _) = plan.weights_by(story_plan::Story::estimated_duration);
-    let mut schedule = executor::Schedule::new(
+    let (estimated, _) = plan.weights_by(epic_story_plan::Story::estimated_duration);
+    let mut schedule = epic_executor::Schedule::new(
         &plan,
         policy,
         |story| {
@@ -225,7 +225,7 @@ fn replays() -> String {
 
 /// Plan order, then critical-path knowing nothing, the estimates, the durations: replayed.
 fn replays_of(dag: &Dag, concurrency: usize) -> [f64; 4] {
-    use executor::Policy::{CriticalPath, PlanOrder};
+    use epic_executor::Policy::{CriticalPath, PlanOrder};
     [
         (PlanOrder, Knows::Nothing),
         (CriticalPath, Knows::Nothing),
@@ -622,4 +622,4 @@ fn per_seed(out: &mut String, measured: &[(usize, Vec<SeedRuns>)], all_met: bool
 }
 
 /// Why the figures are what they are.
-const NOTES: &str = "\nNotes: the lower bound counts only the agents' sleep; every story also costs `epic` its own work (from `events.jsonl`, on a quiet moment: worktree add 11–24 ms, commit 12–16 ms, catch-up merge 10–14 ms, merge 9–11 ms, the planner and coder spawns about 9 ms, the rest in checks and state writes, 50–70 ms in all, some twenty processes, nearly all of them git); along a chain of 11 stories that is about 0.7 s of a 12.9 s bound, 5 %. This machine (an Intel Xeon, shared) is noisy, and not from `epic`'s load: with its 2 cores 90 % idle (vmstat), one and the same run (concurrency 8, seed 1) took 13.6–15.5 s within minutes, `epic`'s cost along the chain 0.7–2.5 s of it; four full runs of this benchmark over one day put plan order at 1.09–1.18 of the bound at concurrency 2 and 1.16–1.28 at 4, and cold critical-path at 1.07–1.18 at 4; the figures above are from the quietest of them (concurrency 4, seed 1, critical-path: 13.8 s at the median here, 15.3 s in the run before). Concurrency 4 is the hard case: there the two bounds nearly meet (seed 1: chain 12.94 s, work / 4 11.76 s; seed 3: 9.47 and 10.08 s), so no story has slack and `epic`'s cost on every story, not only on the chain's, adds to the makespan (40 stories over 4 slots, ten per slot); when the machine is noisy that cost doubles or triples, and concurrency 4 is where the goal goes first (1.11–1.18 in the day's noisier runs). Hence, for the two policies the goal compares, five runs per seed taking turns, medians, and \"slower\" only when every cold run is slower than every plan-order run: were the two alike, that happens by chance once in 252 seeds (three runs against three: once in 20, so about once in every two full runs; the estimated and rerun kinds, three runs each, are shown, not judged). Before a run, critical-path plays its order and plan order through the weights it has on the run's concurrency and keeps plan order where that finishes strictly sooner (`executor::Schedule`), so with true durations it never trails plan order in the replay (0 of 60), and with estimates to a tenth of a second it trails in 4 of 60 by at most 0.4 %. A cold run knows no durations: it orders by chain length in stories, and where the plan is bound by total work (concurrency 2) the tail decides, a coin toss (cold trails plan order in 12 of 60 replays, by up to 2.9 %; on two of the seeds measured here, by 0.25 and 0.5 %, below what this machine can tell apart). No order chosen without durations avoids that on every plan; `estimated_time` in the plan, or a previous run's report, is what lets critical-path keep its promise. On the disk, each story's five durable state writes wait for two fsyncs each, which the disk rows show.\n";
+const NOTES: &str = "\nNotes: the lower bound counts only the agents' sleep; every story also costs `epic` its own work (from `events.jsonl`, on a quiet moment: worktree add 11–24 ms, commit 12–16 ms, catch-up merge 10–14 ms, merge 9–11 ms, the planner and coder spawns about 9 ms, the rest in checks and state writes, 50–70 ms in all, some twenty processes, nearly all of them git); along a chain of 11 stories that is about 0.7 s of a 12.9 s bound, 5 %. This machine (an Intel Xeon, shared) is noisy, and not from `epic`'s load: with its 2 cores 90 % idle (vmstat), one and the same run (concurrency 8, seed 1) took 13.6–15.5 s within minutes, `epic`'s cost along the chain 0.7–2.5 s of it; four full runs of this benchmark over one day put plan order at 1.09–1.18 of the bound at concurrency 2 and 1.16–1.28 at 4, and cold critical-path at 1.07–1.18 at 4; the figures above are from the quietest of them (concurrency 4, seed 1, critical-path: 13.8 s at the median here, 15.3 s in the run before). Concurrency 4 is the hard case: there the two bounds nearly meet (seed 1: chain 12.94 s, work / 4 11.76 s; seed 3: 9.47 and 10.08 s), so no story has slack and `epic`'s cost on every story, not only on the chain's, adds to the makespan (40 stories over 4 slots, ten per slot); when the machine is noisy that cost doubles or triples, and concurrency 4 is where the goal goes first (1.11–1.18 in the day's noisier runs). Hence, for the two policies the goal compares, five runs per seed taking turns, medians, and \"slower\" only when every cold run is slower than every plan-order run: were the two alike, that happens by chance once in 252 seeds (three runs against three: once in 20, so about once in every two full runs; the estimated and rerun kinds, three runs each, are shown, not judged). Before a run, critical-path plays its order and plan order through the weights it has on the run's concurrency and keeps plan order where that finishes strictly sooner (`epic_executor::Schedule`), so with true durations it never trails plan order in the replay (0 of 60), and with estimates to a tenth of a second it trails in 4 of 60 by at most 0.4 %. A cold run knows no durations: it orders by chain length in stories, and where the plan is bound by total work (concurrency 2) the tail decides, a coin toss (cold trails plan order in 12 of 60 replays, by up to 2.9 %; on two of the seeds measured here, by 0.25 and 0.5 %, below what this machine can tell apart). No order chosen without durations avoids that on every plan; `estimated_time` in the plan, or a previous run's report, is what lets critical-path keep its promise. On the disk, each story's five durable state writes wait for two fsyncs each, which the disk rows show.\n";

@@ -331,7 +331,7 @@ impl RunOptions {
             schedule: merged.schedule.unwrap_or_default(),
             test_patterns: merged.test_pattern.map_or_else(
                 || {
-                    executor::DEFAULT_TEST_PATTERNS
+                    epic_executor::DEFAULT_TEST_PATTERNS
                         .iter()
                         .map(|pattern| (*pattern).to_owned())
                         .collect()
@@ -351,24 +351,23 @@ impl RunOptions {
 
     /// The report's price table: the config's overrides, longest prefix first, over the built-in
     /// prices.
-    pub(crate) fn price_table(&self) -> report::PriceTable {
+    pub(crate) fn price_table(&self) -> epic_report::PriceTable {
         let mut overrides: Vec<(&String, &PriceOverride)> = self.prices.iter().collect();
         // A table tries its rates in order; the most specific prefix must come first.
         overrides.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(b.0)));
-        let table = overrides
-            .into_iter()
-            .fold(report::PriceTable::empty(), |table, (prefix, price)| {
-                table.with(prefix.clone(), price.price())
-            });
-        report::PriceTable::default().merge(table)
+        let table = overrides.into_iter().fold(
+            epic_report::PriceTable::empty(),
+            |table, (prefix, price)| table.with(prefix.clone(), price.price()),
+        );
+        epic_report::PriceTable::default().merge(table)
     }
 }
 
 impl RunOptions {
     /// What the executor runs epic `epic_id` with: these options, each seat made a running
     /// agent, the schedule the executor's policy, the prices with the config's overrides.
-    pub(crate) fn run_config(&self, epic_id: &str) -> executor::RunConfig {
-        let mut config = executor::RunConfig::new(self.coder.to_seat());
+    pub(crate) fn run_config(&self, epic_id: &str) -> epic_executor::RunConfig {
+        let mut config = epic_executor::RunConfig::new(self.coder.to_seat());
         config.base.clone_from(&self.base);
         config.epic_branch = Some(self.epic_branch_for(epic_id));
         config.concurrency = self.concurrency;
@@ -411,11 +410,11 @@ pub(crate) enum Schedule {
 
 impl Schedule {
     /// The executor's policy of the same name.
-    pub(crate) fn policy(self) -> executor::Policy {
+    pub(crate) fn policy(self) -> epic_executor::Policy {
         match self {
-            Self::CriticalPath => executor::Policy::CriticalPath,
-            Self::PlanOrder => executor::Policy::PlanOrder,
-            Self::Waves => executor::Policy::Waves,
+            Self::CriticalPath => epic_executor::Policy::CriticalPath,
+            Self::PlanOrder => epic_executor::Policy::PlanOrder,
+            Self::Waves => epic_executor::Policy::Waves,
         }
     }
 }
@@ -474,8 +473,8 @@ pub(crate) enum Seat {
 impl Seat {
     /// The agent this seat names: a preset's command line, the built-in script seat, or the
     /// `exec:` command run with `sh -c`.
-    pub(crate) fn to_seat(&self) -> std::sync::Arc<dyn executor::Seat> {
-        use executor::{CommandSeat, Preset as Cli, ScriptSeat};
+    pub(crate) fn to_seat(&self) -> std::sync::Arc<dyn epic_executor::Seat> {
+        use epic_executor::{CommandSeat, Preset as Cli, ScriptSeat};
         let preset = match self {
             Self::Exec(command) => return std::sync::Arc::new(CommandSeat::shell(command.clone())),
             Self::Preset(Preset::Script) => return std::sync::Arc::new(ScriptSeat),
@@ -725,9 +724,9 @@ pub(crate) struct PriceOverride {
 
 impl PriceOverride {
     /// As the report's price.
-    pub(crate) fn price(self) -> report::Price {
+    pub(crate) fn price(self) -> epic_report::Price {
         // Checked when read: both figures are finite and non-negative.
-        report::Price::new(self.input, self.output).unwrap_or(report::Price::FREE)
+        epic_report::Price::new(self.input, self.output).unwrap_or(epic_report::Price::FREE)
     }
 }
 
@@ -749,7 +748,8 @@ impl TryFrom<RawPrice> for PriceOverride {
     type Error = ValueError;
 
     fn try_from(raw: RawPrice) -> Result<Self, ValueError> {
-        report::Price::new(raw.input, raw.output).map_err(|error| ValueError(error.to_string()))?;
+        epic_report::Price::new(raw.input, raw.output)
+            .map_err(|error| ValueError(error.to_string()))?;
         Ok(Self {
             input: raw.input,
             output: raw.output,
@@ -996,7 +996,7 @@ mod tests {
                 keep_worktrees: false,
                 allow_red_baseline: false,
                 schedule: Schedule::CriticalPath,
-                test_patterns: executor::DEFAULT_TEST_PATTERNS
+                test_patterns: epic_executor::DEFAULT_TEST_PATTERNS
                     .iter()
                     .map(|pattern| (*pattern).to_owned())
                     .collect(),
@@ -1077,16 +1077,16 @@ aider = { input = 0.5, output = 1.5 }
         let prices = options.price_table();
         assert_eq!(
             prices.price_of("aider"),
-            Some(report::Price::new(0.5, 1.5).unwrap())
+            Some(epic_report::Price::new(0.5, 1.5).unwrap())
         );
         assert_eq!(
             prices.price_of("claude-opus-4-1"),
-            Some(report::Price::new(15.0, 75.0).unwrap())
+            Some(epic_report::Price::new(15.0, 75.0).unwrap())
         );
         // Not overridden: the built-in price.
         assert_eq!(
             prices.price_of("claude"),
-            Some(report::Price::new(3.0, 15.0).unwrap())
+            Some(epic_report::Price::new(3.0, 15.0).unwrap())
         );
     }
 
@@ -1100,11 +1100,11 @@ aider = { input = 0.5, output = 1.5 }
         let prices = options.price_table();
         assert_eq!(
             prices.price_of("claude-x1"),
-            Some(report::Price::new(7.0, 8.0).unwrap())
+            Some(epic_report::Price::new(7.0, 8.0).unwrap())
         );
         assert_eq!(
             prices.price_of("claude"),
-            Some(report::Price::new(1.0, 2.0).unwrap())
+            Some(epic_report::Price::new(1.0, 2.0).unwrap())
         );
     }
 

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use executor::ReportDocument;
-use state_store::EpicDir;
+use epic_executor::ReportDocument;
+use epic_state_store::EpicDir;
 
 use crate::error::{CliError, Kind, Message};
 use crate::repo::Repo;
@@ -80,8 +80,8 @@ fn no_epics(message: &str) -> CliError {
 }
 
 /// The epic's last report (`report.json`), if it has one.
-pub(crate) fn load_report(dir: &EpicDir) -> Result<Option<report::EpicReport>, CliError> {
-    state_store::load::<ReportDocument>(dir.report_json())
+pub(crate) fn load_report(dir: &EpicDir) -> Result<Option<epic_report::EpicReport>, CliError> {
+    epic_state_store::load::<ReportDocument>(dir.report_json())
         .map(|document| document.map(|document| document.0))
         .map_err(|error| CliError::new(Kind::Repository, error))
 }

@@ -5,7 +5,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use story_plan::{ParseError, ParseErrorKind, PlanFormat, StoryPlan};
+use epic_story_plan::{ParseError, ParseErrorKind, PlanFormat, StoryPlan};
 
 use crate::error::{CliError, Kind, WithSource};
 use crate::output::Output;

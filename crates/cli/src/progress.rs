@@ -24,9 +24,9 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use executor::{Event, EventSink};
+use epic_executor::{Event, EventSink};
+use epic_story_plan::ValidPlan;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use story_plan::ValidPlan;
 
 use crate::output;
 use crate::plan_file::count;
@@ -811,12 +811,12 @@ mod tests {
 
     #[test]
     fn the_tracker_follows_a_story() {
-        let plan = story_plan::StoryPlan {
+        let plan = epic_story_plan::StoryPlan {
             epic_id: "e".into(),
             epic: String::new(),
             stories: vec![
-                story_plan::Story::new("a", "A", ["a"]),
-                story_plan::Story::new("b", "B", ["b"]).depending_on(["a"]),
+                epic_story_plan::Story::new("a", "A", ["a"]),
+                epic_story_plan::Story::new("b", "B", ["b"]).depending_on(["a"]),
             ],
         }
         .validate()

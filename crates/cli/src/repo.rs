@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use git_ops::{Git as _, GixGit};
+use epic_git_ops::{Git as _, GixGit};
 
 use crate::error::{CliError, Kind, Message};
 

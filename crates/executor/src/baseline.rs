@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
+use epic_state_store::EpicDir;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use state_store::EpicDir;
 
 /// `gates/baseline.json`: which gate commands passed on which epic head.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -26,7 +26,7 @@ pub(crate) struct GateVerdict {
     pub(crate) passed: bool,
 }
 
-impl state_store::Document for GateBaseline {
+impl epic_state_store::Document for GateBaseline {
     const NAME: &'static str = "gate baseline";
     const VERSION: u32 = 1;
     const REMEDY: &'static str = "remove it; the next run checks the gates again";
@@ -40,7 +40,7 @@ impl GateBaseline {
 
     /// The cached verdict for `commit` and exactly these `commands`, if there is one.
     pub(crate) fn cached(dir: &EpicDir, commit: &str, commands: &[String]) -> Option<Self> {
-        let baseline = state_store::load::<Self>(Self::path(dir)).ok()??;
+        let baseline = epic_state_store::load::<Self>(Self::path(dir)).ok()??;
         let same_commands = baseline
             .gates
             .iter()
@@ -50,8 +50,8 @@ impl GateBaseline {
     }
 
     /// Saves it; a failure only costs the cache.
-    pub(crate) fn save(&self, dir: &EpicDir) -> Result<(), state_store::SaveError> {
-        state_store::save(Self::path(dir), self)
+    pub(crate) fn save(&self, dir: &EpicDir) -> Result<(), epic_state_store::SaveError> {
+        epic_state_store::save(Self::path(dir), self)
     }
 
     /// The commands that passed.

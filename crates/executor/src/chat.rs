@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use report::{PriceTable, UsageMeter};
-use story_plan::Story;
+use epic_report::{PriceTable, UsageMeter};
+use epic_story_plan::Story;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -49,7 +49,7 @@ impl fmt::Debug for Recorder {
 
 impl Recorder {
     /// A recorder for `story`'s turns, writing transcripts into `dir` (`transcripts/<story>/`,
-    /// see `state_store::EpicDir::transcripts`) and pricing usage from `prices`.
+    /// see `epic_state_store::EpicDir::transcripts`) and pricing usage from `prices`.
     ///
     /// Numbering continues after the highest-numbered transcript already in `dir`, so a resumed
     /// story does not overwrite the turns of its earlier run.
@@ -331,7 +331,11 @@ impl Chat {
             .usage
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .record(self.seat.name(), report::count_chars(rendered), reply_chars);
+            .record(
+                self.seat.name(),
+                epic_report::count_chars(rendered),
+                reply_chars,
+            );
         recorder.emit(Event::TurnEnded {
             story: recorder.story.clone(),
             role: self.role,

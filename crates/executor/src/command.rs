@@ -128,7 +128,7 @@ enum Invocation {
 /// after retries when that output looks transient ([`RetryPolicy`]).
 ///
 /// ```
-/// use executor::{CommandSeat, Preset, Seat};
+/// use epic_executor::{CommandSeat, Preset, Seat};
 ///
 /// let seat = CommandSeat::shell("./agent.sh --fast");
 /// assert_eq!(seat.name(), "exec:./agent.sh --fast");
@@ -380,7 +380,7 @@ impl Seat for CommandSeat {
 /// the HTTP statuses 429, 500, 502, 503, 504 and 529 standing alone as numbers.
 ///
 /// ```
-/// use executor::is_transient;
+/// use epic_executor::is_transient;
 ///
 /// assert!(is_transient("Error: 429 Too Many Requests"));
 /// assert!(is_transient("API error (overloaded_error): Overloaded"));

@@ -4,7 +4,7 @@ use std::error::Error;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use perimeter::Issue;
+use epic_perimeter::Issue;
 
 use crate::seat::{Role, SeatError};
 

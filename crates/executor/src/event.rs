@@ -13,7 +13,7 @@ use crate::seat::Role;
 /// scheduler adds its own kinds, hence `#[non_exhaustive]`.
 ///
 /// ```
-/// use executor::Event;
+/// use epic_executor::Event;
 ///
 /// let event = Event::TaskCommitted {
 ///     story: "cart-api".into(),

@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
-use perimeter::{Issue, Review, Severity};
+use epic_perimeter::{Issue, Review, Severity};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -41,7 +41,7 @@ pub struct GatesCancelled;
 /// most 4000 bytes; the output is never held whole in memory). No gates configured is clean.
 ///
 /// ```
-/// use executor::Gates;
+/// use epic_executor::Gates;
 ///
 /// let gates = Gates::new(["cargo fmt --check", "cargo test"], std::time::Duration::from_secs(600));
 /// assert_eq!(gates.commands(), ["cargo fmt --check", "cargo test"]);

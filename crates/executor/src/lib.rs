@@ -22,23 +22,23 @@
 //!   story's description. A [`Chat`] renders its history into each next turn, records every
 //!   turn under `transcripts/<story>/`, and estimates usage per seat.
 //! - **Gates** ([`Gates`]): the project's checks, shell commands under a deadline; the first red
-//!   one is the critical issue of a [`perimeter::Review`].
+//!   one is the critical issue of a [`epic_perimeter::Review`].
 //! - **The task loop** ([`TaskLoop`]): plan, then per task a coder chat, review rounds, a commit
 //!   `<story>: <task>` and a tick in the checkpoint ([`TaskPlan`]), or a typed [`StoryError`].
 //! - **Events** ([`Event`]): every step, sent to a caller-supplied [`EventSink`].
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use executor::{CommandSeat, Preset, RunConfig, discard_events, run_epic};
-//! use git_ops::GixGit;
+//! use epic_executor::{CommandSeat, Preset, RunConfig, discard_events, run_epic};
+//! use epic_git_ops::GixGit;
 //!
-//! # async fn run(plan: story_plan::ValidPlan) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn run(plan: epic_story_plan::ValidPlan) -> Result<(), Box<dyn std::error::Error>> {
 //! let git = Arc::new(GixGit::discover(".")?);
 //! let mut config = RunConfig::new(Arc::new(CommandSeat::preset(Preset::Claude)));
 //! config.gates = vec!["cargo test".into()];
 //! let cancel = tokio_util::sync::CancellationToken::new(); // cancelled on Ctrl-C by the CLI
 //! let outcome = run_epic(git, plan, config, discard_events(), cancel).await?;
-//! println!("{} stories done", outcome.report.count(report::StoryStatus::Done));
+//! println!("{} stories done", outcome.report.count(epic_report::StoryStatus::Done));
 //! # Ok(()) }
 //! ```
 //!
@@ -46,12 +46,12 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use executor::{CommandSeat, Gates, LoopConfig, Preset, Seats, StoryJob, TaskLoop, discard_events};
-//! use git_ops::GixGit;
+//! use epic_executor::{CommandSeat, Gates, LoopConfig, Preset, Seats, StoryJob, TaskLoop, discard_events};
+//! use epic_git_ops::GixGit;
 //!
-//! # async fn run(plan: story_plan::StoryPlan) -> Result<(), Box<dyn std::error::Error>> {
+//! # async fn run(plan: epic_story_plan::StoryPlan) -> Result<(), Box<dyn std::error::Error>> {
 //! let git = Arc::new(GixGit::discover(".")?);
-//! let dir = state_store::EpicDir::new(git_ops::Git::common_dir(git.as_ref()), &plan.epic_id)?;
+//! let dir = epic_state_store::EpicDir::new(epic_git_ops::Git::common_dir(git.as_ref()), &plan.epic_id)?;
 //! let story = Arc::new(plan.stories[0].clone());
 //! let job = StoryJob::new(&dir, Arc::new(plan), story, "../app.worktrees/e/s", "epic/e", 0)?;
 //! let seats = Seats { coder: Arc::new(CommandSeat::preset(Preset::Claude)), reviewers: vec![] };
@@ -67,7 +67,7 @@
 //!
 //! # Design
 //!
-//! - **Side effects behind seams.** Agents are [`Seat`]s, git is `git_ops::Git` (called in
+//! - **Side effects behind seams.** Agents are [`Seat`]s, git is `epic_git_ops::Git` (called in
 //!   `spawn_blocking`: it blocks), the checks are [`Gates`], progress is an [`EventSink`]. There
 //!   is no global state: no statics, no signal handlers, no change to the process environment,
 //!   so the scheduler can run many stories at once, each future `Send`.
@@ -91,7 +91,7 @@
 //!   mid-merge is undone by the next one. Stories are cut from, and catch up with, the last
 //!   proven epic head, never a merge still being gated.
 //! - **Estimates, not measurements.** Usage is estimated from character counts
-//!   (`report::estimate_tokens`), per seat name, priced from a `report::PriceTable`; failed turns
+//!   (`epic_report::estimate_tokens`), per seat name, priced from a `epic_report::PriceTable`; failed turns
 //!   count too, since their output was produced.
 
 #![warn(missing_docs)]

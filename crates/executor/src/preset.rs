@@ -102,7 +102,7 @@ impl Preset {
     /// `PROMPT_FILE` for the prompt's file.
     ///
     /// ```
-    /// use executor::Preset;
+    /// use epic_executor::Preset;
     ///
     /// assert_eq!(Preset::Claude.command_line(), "claude -p --permission-mode acceptEdits < prompt");
     /// assert_eq!(Preset::Opencode.command_line(), "opencode run < prompt");

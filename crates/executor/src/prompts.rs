@@ -4,8 +4,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use perimeter::{Review, StrayTask, Task};
-use story_plan::{Story, StoryPlan};
+use epic_perimeter::{Review, StrayTask, Task};
+use epic_story_plan::{Story, StoryPlan};
 
 use crate::task_plan::{NOOP_TOKEN, TaskPlan};
 

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use report::{EpicReport, format_usd};
+use epic_report::{EpicReport, format_usd};
+use epic_state_store::{EpicDir, EventLog};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use state_store::{EpicDir, EventLog};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -25,15 +25,15 @@ use crate::process::{self, Ending, Limits, Spec};
 /// `{"version":1,"data":…}`.
 ///
 /// ```
-/// use executor::ReportDocument;
+/// use epic_executor::ReportDocument;
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("report.json");
-/// state_store::save(&path, &ReportDocument(report::EpicReport::new("e", "epic/e")))?;
+/// epic_state_store::save(&path, &ReportDocument(epic_report::EpicReport::new("e", "epic/e")))?;
 /// let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
 /// assert_eq!(json["version"], 1);
 /// assert_eq!(json["data"]["epic_id"], "e");
-/// let back = state_store::load::<ReportDocument>(&path)?.expect("written");
+/// let back = epic_state_store::load::<ReportDocument>(&path)?.expect("written");
 /// assert_eq!(back.0.epic_branch, "epic/e");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -42,9 +42,9 @@ use crate::process::{self, Ending, Limits, Spec};
 #[schemars(transparent)]
 pub struct ReportDocument(pub EpicReport);
 
-impl state_store::Document for ReportDocument {
+impl epic_state_store::Document for ReportDocument {
     const NAME: &'static str = "report";
-    const VERSION: u32 = report::REPORT_VERSION;
+    const VERSION: u32 = epic_report::REPORT_VERSION;
     const REMEDY: &'static str = "remove it; the next `epic run` writes it again";
 }
 
@@ -81,7 +81,7 @@ fn stamped(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
     if let serde_json::Value::Object(map) = &mut value {
         map.insert(
             "at".to_owned(),
-            serde_json::Value::String(format!("{:.3}", report::Timestamp::now())),
+            serde_json::Value::String(format!("{:.3}", epic_report::Timestamp::now())),
         );
     }
     Ok(value)
@@ -89,10 +89,13 @@ fn stamped(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
 
 /// Writes `report.json` and `report.md`.
 pub(crate) fn write_report(dir: &EpicDir, report: &EpicReport) -> Result<(), String> {
-    state_store::save(dir.report_json(), &ReportDocument(report.clone()))
+    epic_state_store::save(dir.report_json(), &ReportDocument(report.clone()))
         .map_err(|error| crate::error::chain(&error))?;
-    state_store::write_atomic(dir.report_md(), report::render_markdown(report).as_bytes())
-        .map_err(|error| crate::error::chain(&error))
+    epic_state_store::write_atomic(
+        dir.report_md(),
+        epic_report::render_markdown(report).as_bytes(),
+    )
+    .map_err(|error| crate::error::chain(&error))
 }
 
 /// Where a story stands on the board.
@@ -180,7 +183,7 @@ impl Board {
     /// A board of every story, all planned.
     pub(crate) fn new(
         dir: &EpicDir,
-        plan: &story_plan::ValidPlan,
+        plan: &epic_story_plan::ValidPlan,
         hook: Option<(String, Duration)>,
         cwd: PathBuf,
         events: EventSink,
@@ -284,7 +287,7 @@ impl Board {
     }
 
     fn write(&self) {
-        if let Err(error) = state_store::write_atomic(&self.path, self.render().as_bytes()) {
+        if let Err(error) = epic_state_store::write_atomic(&self.path, self.render().as_bytes()) {
             (self.events)(Event::RunNote {
                 message: format!(
                     "the board `{}` could not be written: {}",

@@ -1,7 +1,7 @@
 //! Reading agents' replies: the planner's task list, a reviewer's verdict, the `BLOCKED_ON:`
 //! sentinel.
 
-use perimeter::{Issue, Review, Severity, Task};
+use epic_perimeter::{Issue, Review, Severity, Task};
 use serde::Deserialize;
 
 /// The candidate JSON texts of a reply, most likely first: the whole reply, each fenced block,
@@ -53,9 +53,9 @@ struct TaskList {
 /// title).
 ///
 /// ```
-/// let tasks = executor::parse_task_list("Here:\n```json\n{\"tasks\":[{\"title\":\"Add x\"}]}\n```")?;
+/// let tasks = epic_executor::parse_task_list("Here:\n```json\n{\"tasks\":[{\"title\":\"Add x\"}]}\n```")?;
 /// assert_eq!(tasks[0].title, "Add x");
-/// assert!(executor::parse_task_list("{\"tasks\":[]}").is_err());
+/// assert!(epic_executor::parse_task_list("{\"tasks\":[]}").is_err());
 /// # Ok::<(), String>(())
 /// ```
 pub fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
@@ -84,9 +84,9 @@ pub fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
 /// unreadable reply is a verdict that is not clean, with one major issue saying so.
 ///
 /// ```
-/// let verdict = executor::parse_verdict("{\"clean\":true,\"issues\":[]}");
+/// let verdict = epic_executor::parse_verdict("{\"clean\":true,\"issues\":[]}");
 /// assert!(verdict.clean);
-/// let verdict = executor::parse_verdict("looks fine to me");
+/// let verdict = epic_executor::parse_verdict("looks fine to me");
 /// assert!(!verdict.clean);
 /// assert_eq!(verdict.issues[0].title, "unreadable verdict");
 /// ```
@@ -112,7 +112,7 @@ pub fn parse_verdict(reply: &str) -> Review {
 /// carries on is not blocked.
 ///
 /// ```
-/// use executor::blocked_on;
+/// use epic_executor::blocked_on;
 ///
 /// assert_eq!(blocked_on("I cannot go on.\nBLOCKED_ON: src/pay/api.rs from story pay").as_deref(), Some("src/pay/api.rs from story pay"));
 /// assert_eq!(blocked_on("Nothing to do.\n\n`BLOCKED_ON: src/kit/x.tsx` \n").as_deref(), Some("src/kit/x.tsx"));

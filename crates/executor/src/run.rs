@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use git_ops::{CommitId, Git};
-use report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter};
-use state_store::{
+use epic_git_ops::{CommitId, Git};
+use epic_report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter};
+use epic_state_store::{
     EpicDir, EpicLock, EventLog, Holder, LockError, StoryState, StoryStatus as Saved,
 };
-use story_plan::ValidPlan;
+use epic_story_plan::ValidPlan;
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -152,7 +152,7 @@ pub enum RunError {
     },
     /// The epic's id cannot name a state directory.
     #[error("the epic id cannot name a state directory")]
-    EpicId(#[source] state_store::UnsafeId),
+    EpicId(#[source] epic_state_store::UnsafeId),
     /// Another run holds the epic's lock (exit 3).
     #[error("another run of this epic is going on ({})", holder.as_ref().map_or_else(|| "its holder has not recorded itself".to_owned(), ToString::to_string))]
     Locked {
@@ -172,7 +172,7 @@ pub enum RunError {
         base: String,
         /// The git error.
         #[source]
-        source: git_ops::RevError,
+        source: epic_git_ops::RevError,
     },
     /// The user's own checkout holds the epic branch; epic never switches or merges in it.
     #[error(
@@ -417,7 +417,7 @@ pub async fn run_epic(
         },
         Arc::clone(&events),
     );
-    let previous = state_store::load::<ReportDocument>(dir.report_json())
+    let previous = epic_state_store::load::<ReportDocument>(dir.report_json())
         .ok()
         .flatten()
         .map(|document| document.0);
@@ -571,10 +571,10 @@ async fn check_merged_stories(
         let state = dir
             .story_state(&story.id)
             .ok()
-            .and_then(|path| state_store::load::<StoryState>(path).ok().flatten());
+            .and_then(|path| epic_state_store::load::<StoryState>(path).ok().flatten());
         if let Some(state) = state
             && state.status == Saved::Merged
-            && state.hash == story_plan::story_hash(story)
+            && state.hash == epic_story_plan::story_hash(story)
         {
             merged.push((story.id.clone(), state.branch));
         }
@@ -647,7 +647,7 @@ fn report_unstarted(
 /// ```
 /// use std::path::Path;
 ///
-/// let root = executor::worktrees_root(Path::new("/src/shop"), "checkout");
+/// let root = epic_executor::worktrees_root(Path::new("/src/shop"), "checkout");
 /// assert_eq!(root, Path::new("/src/shop.worktrees/checkout"));
 /// ```
 pub fn worktrees_root(main: &Path, epic: &str) -> PathBuf {
@@ -698,7 +698,7 @@ async fn blocking_branch(git: &Arc<dyn Git>, name: &str) -> Result<Option<String
             }
             match own {
                 Some(name) => Ok(git.branches_under(&name)?.into_iter().next()),
-                None => Ok::<_, git_ops::BranchError>(None),
+                None => Ok::<_, epic_git_ops::BranchError>(None),
             }
         },
     )
@@ -749,7 +749,7 @@ async fn prepare_epic_worktree(
     .await?;
     // An add of the epic worktree killed half way (its "initializing" lock still there) left
     // a partial checkout that no run has used: removed here, it is added again below.
-    if git_ops::add_interrupted(path) {
+    if epic_git_ops::add_interrupted(path) {
         let path = path.to_path_buf();
         blocking(
             git,
@@ -827,7 +827,7 @@ async fn recover_merge(
     events: &EventSink,
 ) -> Result<(), RunError> {
     let path = MergeJournal::path(dir);
-    let journal = match state_store::load::<MergeJournal>(&path) {
+    let journal = match epic_state_store::load::<MergeJournal>(&path) {
         Ok(Some(journal)) => journal,
         Ok(None) => return Ok(()),
         Err(error) => {
@@ -840,7 +840,7 @@ async fn recover_merge(
     let merged = dir
         .story_state(&journal.story)
         .ok()
-        .and_then(|state| state_store::load::<StoryState>(state).ok().flatten())
+        .and_then(|state| epic_state_store::load::<StoryState>(state).ok().flatten())
         .is_some_and(|state| state.status == Saved::Merged);
     if !merged {
         let to: CommitId = journal
@@ -1009,10 +1009,10 @@ impl Loop {
                 .dir
                 .story_state(&story.id)
                 .ok()
-                .and_then(|path| state_store::load::<StoryState>(path).ok().flatten());
+                .and_then(|path| epic_state_store::load::<StoryState>(path).ok().flatten());
             if let Some(state) = state
                 && state.status == Saved::Merged
-                && state.hash == story_plan::story_hash(story)
+                && state.hash == epic_story_plan::story_hash(story)
             {
                 merged.insert(story.id.clone());
                 (shared.events)(Event::StoryAlreadyMerged {
@@ -1283,8 +1283,8 @@ impl Loop {
             branch: None,
             merged_worktree: None,
             usage: UsageMeter::new(self.shared.config.prices.clone()),
-            started_at: report::Timestamp::now(),
-            finished_at: report::Timestamp::now(),
+            started_at: epic_report::Timestamp::now(),
+            finished_at: epic_report::Timestamp::now(),
         });
         if let Some(worktree) = end.merged_worktree.take() {
             let story = self.plan.plan().stories[index].id.clone();
@@ -1468,8 +1468,8 @@ fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
 
 #[cfg(test)]
 mod tests {
-    use report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
-    use story_plan::{Story, StoryPlan};
+    use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
+    use epic_story_plan::{Story, StoryPlan};
 
     use super::weights;
 

@@ -18,8 +18,8 @@
 //! ```
 //! use std::collections::HashSet;
 //!
-//! use executor::{Policy, Schedule};
-//! use story_plan::{Story, StoryPlan};
+//! use epic_executor::{Policy, Schedule};
+//! use epic_story_plan::{Story, StoryPlan};
 //!
 //! // `b` stands alone; `a` heads the chain a -> c.
 //! let plan = StoryPlan {
@@ -37,13 +37,13 @@
 //! schedule.done(1);
 //! // b and c now head chains of one story each: plan order breaks the tie.
 //! assert_eq!(schedule.start_ready(1), [0]);
-//! # Ok::<(), story_plan::PlanErrors>(())
+//! # Ok::<(), epic_story_plan::PlanErrors>(())
 //! ```
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 
-use story_plan::{Story, ValidPlan};
+use epic_story_plan::{Story, ValidPlan};
 
 /// How the scheduler orders ready stories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -321,7 +321,7 @@ impl Schedule {
 mod tests {
     use std::collections::HashSet;
 
-    use story_plan::{Story, StoryPlan};
+    use epic_story_plan::{Story, StoryPlan};
 
     use super::*;
 

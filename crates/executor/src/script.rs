@@ -1,7 +1,7 @@
 //! The script seat: deterministic and offline, it applies the file blocks of a story's
 //! description. The demo and the tests use it.
 
-use perimeter::is_safe;
+use epic_perimeter::is_safe;
 use serde_json::json;
 
 use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
@@ -23,7 +23,7 @@ pub struct FileBlock {
 /// fenced blocks are skipped whole, so a `file` fence inside them is not read.
 ///
 /// ````
-/// let blocks = executor::file_blocks("Add a greeting.\n\n```file src/hello.txt\nhello\n```\n");
+/// let blocks = epic_executor::file_blocks("Add a greeting.\n\n```file src/hello.txt\nhello\n```\n");
 /// assert_eq!(blocks[0].path, "src/hello.txt");
 /// assert_eq!(blocks[0].content, "hello\n");
 /// ````
@@ -97,7 +97,7 @@ fn task_title(path: &str) -> String {
 /// then already satisfied.
 ///
 /// ```
-/// use executor::{ScriptSeat, Seat};
+/// use epic_executor::{ScriptSeat, Seat};
 /// assert_eq!(ScriptSeat.name(), "script");
 /// ```
 #[derive(Debug, Clone, Copy, Default)]

@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use epic_story_plan::Story;
 use serde::{Deserialize, Serialize};
-use story_plan::Story;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -98,10 +98,10 @@ impl TurnRequest {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// use executor::{Exchange, Role, TurnContext, TurnRequest};
+    /// use epic_executor::{Exchange, Role, TurnContext, TurnRequest};
     /// # let context = TurnContext {
     /// #     epic: "e".into(),
-    /// #     story: Arc::new(story_plan::Story::new("s", "S", ["src"])),
+    /// #     story: Arc::new(epic_story_plan::Story::new("s", "S", ["src"])),
     /// #     task: None,
     /// #     worktree: "/tmp".into(),
     /// #     slot: 0,
@@ -196,7 +196,7 @@ impl Reply {
     pub fn new(text: impl Into<String>) -> Self {
         let text = text.into();
         Self {
-            chars: report::count_chars(&text),
+            chars: epic_report::count_chars(&text),
             text,
             attempts: 1,
         }

@@ -8,13 +8,13 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use git_ops::{CommitOutcome, Git, MergeFavor, MergeOutcome};
-use perimeter::Review;
-use report::{Timestamp, UsageMeter};
+use epic_git_ops::{CommitOutcome, Git, MergeFavor, MergeOutcome};
+use epic_perimeter::Review;
+use epic_report::{Timestamp, UsageMeter};
+use epic_state_store::{EpicDir, StoryState, StoryStatus};
+use epic_story_plan::{Story, StoryPlan};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use state_store::{EpicDir, StoryState, StoryStatus};
-use story_plan::{Story, StoryPlan};
 use tokio::sync::{Mutex, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -48,7 +48,7 @@ pub(crate) struct Shared {
     /// The merge lock; it guards the gates known to pass on the epic head.
     pub(crate) merge: Mutex<EpicHead>,
     /// The proven epic head (see [`Shared::proven`]); moved forward under the merge lock.
-    pub(crate) proven: std::sync::Mutex<git_ops::CommitId>,
+    pub(crate) proven: std::sync::Mutex<epic_git_ops::CommitId>,
     /// The stories preparing their worktrees; merged worktrees are removed when none is.
     pub(crate) preparing: Preparing,
     pub(crate) events: EventSink,
@@ -56,7 +56,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// The epic head whose gates were last proven: where stories are cut and catch up.
-    pub(crate) fn proven(&self) -> git_ops::CommitId {
+    pub(crate) fn proven(&self) -> epic_git_ops::CommitId {
         *self
             .proven
             .lock()
@@ -168,7 +168,7 @@ pub(crate) struct MergeJournal {
     pub(crate) checkpoint: String,
 }
 
-impl state_store::Document for MergeJournal {
+impl epic_state_store::Document for MergeJournal {
     const NAME: &'static str = "merge journal";
     const VERSION: u32 = 1;
     const REMEDY: &'static str =
@@ -396,12 +396,12 @@ impl Work {
         let path = self.state_path()?;
         let state = StoryState {
             id: self.id().to_owned(),
-            hash: story_plan::story_hash(&self.story),
+            hash: epic_story_plan::story_hash(&self.story),
             branch: self.branch.clone(),
             worktree: self.worktree.clone(),
             status,
         };
-        let saved = blocking_io(move || state_store::save(&path, &state)).await;
+        let saved = blocking_io(move || epic_state_store::save(&path, &state)).await;
         match saved {
             Some(Ok(())) => {
                 self.has_state = true;
@@ -423,11 +423,11 @@ impl Work {
             return;
         };
         blocking_io(move || {
-            if let Ok(Some(mut state)) = state_store::load::<StoryState>(&path)
+            if let Ok(Some(mut state)) = epic_state_store::load::<StoryState>(&path)
                 && state.status != StoryStatus::Merged
             {
                 state.status = StoryStatus::Failed;
-                state_store::save(&path, &state).ok();
+                epic_state_store::save(&path, &state).ok();
             }
         })
         .await;
@@ -436,9 +436,9 @@ impl Work {
     /// The resume rules: a changed plan entry starts over, a merged story is done, a started or
     /// failed one resumes on its branch, a new one gets a branch cut from the epic head.
     async fn prepare(&mut self) -> Result<Prepared, Stop> {
-        let hash = story_plan::story_hash(&self.story);
+        let hash = epic_story_plan::story_hash(&self.story);
         let path = self.state_path()?;
-        let loaded = blocking_io(move || state_store::load::<StoryState>(&path)).await;
+        let loaded = blocking_io(move || epic_state_store::load::<StoryState>(&path)).await;
         let mut stored = match loaded {
             Some(Ok(stored)) => stored,
             Some(Err(error)) => {
@@ -508,7 +508,8 @@ impl Work {
                 // Gone, or never finished: an add of it (a re-add) killed before its checkout
                 // was complete would have the story commit the files not yet checked out as
                 // deleted.
-                if !self.worktree.join(".git").exists() || git_ops::add_interrupted(&self.worktree)
+                if !self.worktree.join(".git").exists()
+                    || epic_git_ops::add_interrupted(&self.worktree)
                 {
                     self.add_worktree().await?;
                     fresh = true;
@@ -738,7 +739,7 @@ impl Work {
     /// (the caller commits). A changed shared read-only path fails the story. Whether anything
     /// was restored.
     async fn repair_perimeter(&self) -> Result<bool, Stop> {
-        let check = perimeter::check(self.changed().await?, &self.story);
+        let check = epic_perimeter::check(self.changed().await?, &self.story);
         if !check.shared_read_only.is_empty() {
             return Err(self.violation(check));
         }
@@ -784,7 +785,7 @@ impl Work {
             move |git| git.changed_paths_vs_base(&worktree, &base, "HEAD"),
         )
         .await?;
-        let check = perimeter::check(committed, &self.story);
+        let check = epic_perimeter::check(committed, &self.story);
         if check.is_clean() {
             Ok(())
         } else {
@@ -841,7 +842,7 @@ impl Work {
         Err(Stop::Failed(reason))
     }
 
-    fn violation(&self, check: perimeter::PerimeterCheck) -> Stop {
+    fn violation(&self, check: epic_perimeter::PerimeterCheck) -> Stop {
         let shared = !check.shared_read_only.is_empty();
         let violation = check
             .into_violation(self.id())
@@ -1135,7 +1136,7 @@ impl Work {
     async fn merge(
         &self,
         journal_path: &Path,
-    ) -> Result<(git_ops::CommitId, Option<git_ops::CommitId>), Stop> {
+    ) -> Result<(epic_git_ops::CommitId, Option<epic_git_ops::CommitId>), Stop> {
         let shared = Arc::clone(&self.shared);
         let epic = shared.epic_worktree.clone();
         let checkpoint = blocking(&shared.git, "read the epic head", {
@@ -1147,7 +1148,7 @@ impl Work {
             story: self.id().to_owned(),
             checkpoint: checkpoint.to_hex(),
         };
-        state_store::save(journal_path, &journal).map_err(|error| {
+        epic_state_store::save(journal_path, &journal).map_err(|error| {
             Stop::Failed(format!(
                 "the merge journal could not be written: {}.",
                 chain(&error)
@@ -1276,7 +1277,7 @@ impl Work {
     }
 
     /// Resets the epic worktree to `checkpoint`.
-    async fn rollback(&self, checkpoint: &git_ops::CommitId, why: &str) {
+    async fn rollback(&self, checkpoint: &epic_git_ops::CommitId, why: &str) {
         let epic = self.shared.epic_worktree.clone();
         let to = *checkpoint;
         let result = blocking(&self.shared.git, "undo the merge", move |git| {

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use git_ops::{CommitId, CommitOutcome, Git};
-use perimeter::{Review, Task, stray_tasks};
-use report::{PriceTable, UsageMeter};
-use state_store::{EpicDir, UnsafeId};
-use story_plan::{Story, StoryPlan};
+use epic_git_ops::{CommitId, CommitOutcome, Git};
+use epic_perimeter::{Review, Task, stray_tasks};
+use epic_report::{PriceTable, UsageMeter};
+use epic_state_store::{EpicDir, UnsafeId};
+use epic_story_plan::{Story, StoryPlan};
 use tokio_util::sync::CancellationToken;
 
 use crate::chat::{Chat, ChatContext, Recorder};
@@ -154,7 +154,7 @@ enum TaskEnd {
 ///    story is the scheduler's to restart). The coder, as planner, replies with the task list
 ///    as JSON; an unreadable reply is asked again once with the parse error, a second one
 ///    plans a single task, the whole story. Tasks that name paths outside the story
-///    ([`perimeter::stray_tasks`]) are sent back once; tasks still naming another story's
+///    ([`epic_perimeter::stray_tasks`]) are sent back once; tasks still naming another story's
 ///    paths are then dropped, unless that would drop them all.
 /// 2. **Per open task**, a fresh coder chat whose standing instructions hold the perimeter
 ///    rules, the `BLOCKED_ON:` rule, that the runtime owns git, the story, and the plan so far.
@@ -427,7 +427,7 @@ impl Run<'_> {
         let text = plan.render();
         let target = path.clone();
         let written = tokio::task::spawn_blocking(move || {
-            state_store::write_atomic(&target, text.as_bytes())
+            epic_state_store::write_atomic(&target, text.as_bytes())
         })
         .await;
         let problem = match written {
@@ -708,7 +708,7 @@ impl Run<'_> {
         let changed = self
             .paths_changed_since(self.job.epic_branch.clone())
             .await?;
-        let check = perimeter::check(&changed, &self.job.story);
+        let check = epic_perimeter::check(&changed, &self.job.story);
         if !check.shared_read_only.is_empty() || check.outside.is_empty() {
             return Ok(false);
         }
@@ -784,7 +784,7 @@ impl Run<'_> {
         let changed = self
             .paths_changed_since(self.job.epic_branch.clone())
             .await?;
-        Ok(gates.combine(perimeter::gate(&changed, &self.job.story)))
+        Ok(gates.combine(epic_perimeter::gate(&changed, &self.job.story)))
     }
 
     /// The reviewers' verdicts on the task's changes since `start`, merged; clean without

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use perimeter::Task;
+use epic_perimeter::Task;
 
 /// The token a coder replies with to confirm that a task needs no change.
 pub const NOOP_TOKEN: &str = "TASK_ALREADY_SATISFIED";
@@ -27,15 +27,15 @@ pub const NOOP_TOKEN: &str = "TASK_ALREADY_SATISFIED";
 /// skips that task on the next run, unticking one redoes it.
 ///
 /// ```
-/// use executor::TaskPlan;
-/// use perimeter::Task;
+/// use epic_executor::TaskPlan;
+/// use epic_perimeter::Task;
 ///
 /// let mut plan = TaskPlan::new("cart-api", vec![Task::new("Add the model", "A `Cart`.\n\n- [ ] not a task")]);
 /// plan.tasks[0].completed = true;
 /// let text = plan.render();
 /// assert!(text.contains("- [x] Add the model\n  A `Cart`.\n\n  - [ ] not a task\n"));
 /// assert_eq!(TaskPlan::parse(&text)?, plan);
-/// # Ok::<(), executor::CheckpointError>(())
+/// # Ok::<(), epic_executor::CheckpointError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskPlan {

@@ -1,7 +1,7 @@
 //! Tests a story deleted or skipped: a gate goes green just as well when its tests are gone, so
 //! a story's diff is read for deleted test files and added skip markers before it may merge.
 
-use git_ops::{FileChange, FileChangeKind};
+use epic_git_ops::{FileChange, FileChangeKind};
 
 /// The default test-file patterns ([`RunConfig::test_patterns`](crate::RunConfig)): a pattern
 /// ending in `/` matches a directory of that name anywhere in the path; any other pattern is a
@@ -47,12 +47,12 @@ pub const SKIP_MARKERS: &[&str] = &[
 /// Whether `path` (repo-relative, `/`-separated) is a test file under one of `patterns`.
 ///
 /// ```
-/// let patterns: Vec<String> = executor::DEFAULT_TEST_PATTERNS.iter().map(|p| (*p).to_owned()).collect();
-/// assert!(executor::is_test_path("crates/a/tests/it/main.rs", &patterns));
-/// assert!(executor::is_test_path("lib/strings_test.sh", &patterns));
-/// assert!(executor::is_test_path("web/cart.test.ts", &patterns));
-/// assert!(executor::is_test_path("py/test_cart.py", &patterns));
-/// assert!(!executor::is_test_path("src/contest.rs", &patterns));
+/// let patterns: Vec<String> = epic_executor::DEFAULT_TEST_PATTERNS.iter().map(|p| (*p).to_owned()).collect();
+/// assert!(epic_executor::is_test_path("crates/a/tests/it/main.rs", &patterns));
+/// assert!(epic_executor::is_test_path("lib/strings_test.sh", &patterns));
+/// assert!(epic_executor::is_test_path("web/cart.test.ts", &patterns));
+/// assert!(epic_executor::is_test_path("py/test_cart.py", &patterns));
+/// assert!(!epic_executor::is_test_path("src/contest.rs", &patterns));
 /// ```
 pub fn is_test_path(path: &str, patterns: &[String]) -> bool {
     let segments: Vec<&str> = path.split('/').collect();
@@ -125,7 +125,7 @@ fn has_marker(line: &str, marker: &str) -> bool {
 }
 
 /// Whether an added line holds a skip marker: the filter for
-/// [`Git::file_changes_vs_base`](git_ops::Git::file_changes_vs_base), so only such lines are
+/// [`Git::file_changes_vs_base`](epic_git_ops::Git::file_changes_vs_base), so only such lines are
 /// kept.
 pub(crate) fn has_skip_marker(line: &str) -> bool {
     skip_marker(line).is_some()
@@ -140,7 +140,7 @@ fn skip_marker(line: &str) -> Option<&'static str> {
 }
 
 /// The deleted test files and added skip markers among a story's changes (as
-/// [`Git::file_changes_vs_base`](git_ops::Git::file_changes_vs_base) gives them): a test file
+/// [`Git::file_changes_vs_base`](epic_git_ops::Git::file_changes_vs_base) gives them): a test file
 /// deleted, or renamed to a name that is no test, is deleted.
 pub(crate) fn tampering(changes: &[FileChange], patterns: &[String]) -> Tampering {
     let mut found = Tampering::default();

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use git_ops::{Git, GixGit, MergeFavor};
+use epic_git_ops::{Git, GixGit, MergeFavor};
 
 const DIRS: usize = 2_000;
 const FILES_PER_DIR: usize = 10;
@@ -413,7 +413,7 @@ impl Bench {
                     .merge(repo, "story", "merge story", MergeFavor::None)
                     .expect("merge");
                 assert!(
-                    matches!(outcome, git_ops::MergeOutcome::Merged(_)),
+                    matches!(outcome, epic_git_ops::MergeOutcome::Merged(_)),
                     "{outcome:?}"
                 );
             },

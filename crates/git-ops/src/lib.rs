@@ -7,7 +7,7 @@
 //!
 //! ```no_run
 //! use std::path::Path;
-//! use git_ops::{CommitOutcome, Git, GixGit, MergeFavor, MergeOutcome};
+//! use epic_git_ops::{CommitOutcome, Git, GixGit, MergeFavor, MergeOutcome};
 //!
 //! let git = GixGit::discover(".")?;
 //! let repo = git.main_worktree().ok_or("bare repository")?.to_owned();

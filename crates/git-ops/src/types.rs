@@ -7,12 +7,12 @@ use std::str::FromStr;
 /// The id of a commit: a full object hash.
 ///
 /// ```
-/// use git_ops::CommitId;
+/// use epic_git_ops::CommitId;
 ///
 /// let id: CommitId = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".parse()?;
 /// assert_eq!(id.to_string(), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
 /// assert!("not a hash".parse::<CommitId>().is_err());
-/// # Ok::<(), git_ops::ParseCommitIdError>(())
+/// # Ok::<(), epic_git_ops::ParseCommitIdError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct CommitId(pub(crate) gix::ObjectId);

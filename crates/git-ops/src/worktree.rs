@@ -362,7 +362,7 @@ fn admin_dir(path: &Path) -> Option<PathBuf> {
 ///
 /// ```no_run
 /// # let worktree = std::path::Path::new("../app.worktrees/checkout/cart-api");
-/// if git_ops::add_interrupted(worktree) {
+/// if epic_git_ops::add_interrupted(worktree) {
 ///     // remove it (`Git::remove_worktree`) and add it again
 /// }
 /// ```

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use story_plan::Story;
+use epic_story_plan::Story;
 
 use crate::{safe_normalized, under_any};
 
@@ -25,7 +25,7 @@ pub enum Placement {
 /// with, and so is anything under an unsafe owned or shared prefix.
 ///
 /// ```
-/// use perimeter::{Placement, Story, classify};
+/// use epic_perimeter::{Placement, Story, classify};
 ///
 /// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
 /// assert_eq!(classify("./src/cart/mod.rs", &story), Placement::Owned);
@@ -90,7 +90,7 @@ impl PerimeterCheck {
 /// [`PerimeterCheck::outside`], in input order.
 ///
 /// ```
-/// use perimeter::{Story, check};
+/// use epic_perimeter::{Story, check};
 ///
 /// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
 /// let verdict = check(&["src/lib.rs", "src/cart/mod.rs", "Cargo.toml"], &story);
@@ -121,7 +121,7 @@ where
 /// The error lists every offending path with what to do about it; see [`PerimeterViolation`].
 ///
 /// ```
-/// use perimeter::{Story, enforce};
+/// use epic_perimeter::{Story, enforce};
 ///
 /// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
 /// assert!(enforce(&["src/cart/mod.rs"], &story).is_ok());

@@ -1,6 +1,6 @@
 //! The perimeter as one of the gates of a coder's round.
 
-use story_plan::Story;
+use epic_story_plan::Story;
 
 use crate::check::Escaped;
 use crate::{Issue, Review, Severity, check};
@@ -15,7 +15,7 @@ use crate::{Issue, Review, Severity, check};
 /// names.
 ///
 /// ```
-/// use perimeter::{Severity, Story, gate};
+/// use epic_perimeter::{Severity, Story, gate};
 ///
 /// let story = Story::new("cart-api", "Cart API", ["src/cart"]);
 /// assert_eq!(gate(&["src/cart/mod.rs"], &story).summary, "perimeter: clean");

@@ -19,7 +19,7 @@
 //! repo-relative, `/`-separated paths as git reports them.
 //!
 //! ```
-//! use perimeter::{Story, check, enforce};
+//! use epic_perimeter::{Story, check, enforce};
 //!
 //! let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
 //! let changed = ["src/cart/mod.rs", "src/lib.rs", "README.md"];
@@ -51,13 +51,13 @@ mod review;
 mod stray;
 
 pub use check::{PerimeterCheck, PerimeterViolation, Placement, check, classify, enforce};
+pub use epic_story_plan::path::{
+    UnsafePath, check_safe, is_safe, normalize, overlaps_normalized, within, within_normalized,
+};
+pub use epic_story_plan::{Story, StoryPlan};
 pub use gate::gate;
 pub use named::{owner_of, paths_named_in};
 pub use review::{Issue, Review, Severity};
-pub use story_plan::path::{
-    UnsafePath, check_safe, is_safe, normalize, overlaps_normalized, within, within_normalized,
-};
-pub use story_plan::{Story, StoryPlan};
 pub use stray::{StrayTask, Task, stray_tasks};
 
 /// The normalised form of `path`, or `None` when it is not a safe repo-relative path.

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use story_plan::{Story, StoryPlan};
+use epic_story_plan::{Story, StoryPlan};
 
 use crate::{normalize, safe_normalized, under_any};
 
@@ -12,7 +12,7 @@ use crate::{normalize, safe_normalized, under_any};
 /// ([`check_safe`](crate::check_safe)): `src/a/../../etc` belongs to nobody.
 ///
 /// ```
-/// use perimeter::{Story, StoryPlan, owner_of};
+/// use epic_perimeter::{Story, StoryPlan, owner_of};
 ///
 /// let plan = StoryPlan {
 ///     epic_id: "checkout".into(),
@@ -48,7 +48,7 @@ pub fn owner_of<'p>(plan: &'p StoryPlan, path: &str) -> Option<&'p Story> {
 /// URLs (a word followed by `://`, up to the next whitespace) are skipped.
 ///
 /// ```
-/// use perimeter::{Story, StoryPlan, paths_named_in};
+/// use epic_perimeter::{Story, StoryPlan, paths_named_in};
 ///
 /// let plan = StoryPlan {
 ///     epic_id: "bank".into(),

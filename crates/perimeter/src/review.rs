@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// `summary` (a one-line account for logs and reports) and `issues` may be left out of the input.
 ///
 /// ```
-/// use perimeter::{Review, Severity};
+/// use epic_perimeter::{Review, Severity};
 ///
 /// let review: Review = serde_json::from_str(
 ///     r#"{"clean":false,"issues":[{"severity":"major","title":"no test","description":"add one"}]}"#,
@@ -60,7 +60,7 @@ impl Review {
     /// one verdict.
     ///
     /// ```
-    /// use perimeter::{Issue, Review, Severity};
+    /// use epic_perimeter::{Issue, Review, Severity};
     ///
     /// let tests = Review::clean("tests: green");
     /// let perimeter = Review::failed(

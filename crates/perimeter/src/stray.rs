@@ -1,7 +1,7 @@
 //! Planned tasks that name paths outside their story.
 
+use epic_story_plan::{Story, StoryPlan};
 use serde::{Deserialize, Serialize};
-use story_plan::{Story, StoryPlan};
 
 use crate::named::looks_like_file;
 use crate::{is_safe, normalize, paths_named_in, safe_normalized, under_any, within_normalized};
@@ -61,7 +61,7 @@ pub struct StrayTask {
 /// re-plan, not to fail a story.
 ///
 /// ```
-/// use perimeter::{Story, StoryPlan, Task, stray_tasks};
+/// use epic_perimeter::{Story, StoryPlan, Task, stray_tasks};
 ///
 /// let plan = StoryPlan {
 ///     epic_id: "bank".into(),

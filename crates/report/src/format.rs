@@ -10,7 +10,7 @@ use std::time::Duration;
 /// written `NaN`, `inf` and `-inf`.
 ///
 /// ```
-/// use report::round_half_away;
+/// use epic_report::round_half_away;
 ///
 /// assert_eq!(round_half_away(0.125, 2), "0.13");
 /// assert_eq!(round_half_away(-0.125, 2), "-0.13");
@@ -64,8 +64,8 @@ pub fn round_half_away(value: f64, places: usize) -> String {
 /// Dollars with two decimals, rounded half away from zero: `0.125` gives `0.13`.
 ///
 /// ```
-/// assert_eq!(report::format_usd(0.004), "0.00");
-/// assert_eq!(report::format_usd(1234.5), "1234.50");
+/// assert_eq!(epic_report::format_usd(0.004), "0.00");
+/// assert_eq!(epic_report::format_usd(1234.5), "1234.50");
 /// ```
 pub fn format_usd(value: f64) -> String {
     round_half_away(value, 2)
@@ -75,7 +75,7 @@ pub fn format_usd(value: f64) -> String {
 ///
 /// ```
 /// use std::time::Duration;
-/// use report::format_duration;
+/// use epic_report::format_duration;
 ///
 /// assert_eq!(format_duration(Duration::from_millis(850)), "850ms");
 /// assert_eq!(format_duration(Duration::from_secs(185)), "3m 05s");

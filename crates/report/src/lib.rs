@@ -19,7 +19,7 @@
 //! in, and the critical path is the caller's too (story-plan's `ValidPlan::critical_path`).
 //!
 //! ```
-//! use report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter, render_markdown};
+//! use epic_report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter, render_markdown};
 //!
 //! let mut meter = UsageMeter::new(PriceTable::default());
 //! meter.record("claude", 4_000, 800);
@@ -43,7 +43,7 @@
 //! assert!(markdown.contains("| cart-api | done | `story/checkout/cart-api` | ~1200 | ~$0.01 | 12m 30s |  |"));
 //! assert!(markdown.contains("ESTIMATES"));
 //!
-//! let json = report::to_json(&report);
+//! let json = epic_report::to_json(&report);
 //! assert!(json.contains(r#""estimated": true"#));
 //! assert_eq!(serde_json::from_str::<EpicReport>(&json)?, report);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -83,9 +83,9 @@ pub const REPORT_VERSION: u32 = 1;
 /// finite number is left out too: JSON cannot write it).
 ///
 /// ```
-/// let report = report::EpicReport::new("e", "epic/e");
+/// let report = epic_report::EpicReport::new("e", "epic/e");
 /// assert_eq!(
-///     report::to_json(&report),
+///     epic_report::to_json(&report),
 ///     "{\n  \"epic_id\": \"e\",\n  \"epic_branch\": \"epic/e\",\n  \"estimated\": true,\n  \"stories\": []\n}\n"
 /// );
 /// ```

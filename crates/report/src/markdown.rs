@@ -33,7 +33,7 @@ const MISSING: &str = "—";
 /// Pure: the same report always renders the same text, ending with one newline.
 ///
 /// ```
-/// use report::{EpicReport, StoryOutcome, StoryStatus, render_markdown};
+/// use epic_report::{EpicReport, StoryOutcome, StoryStatus, render_markdown};
 ///
 /// let report = EpicReport::new("diamond", "epic/diamond").with_story(
 ///     StoryOutcome::new("a", "Story a", StoryStatus::Done)

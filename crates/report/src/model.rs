@@ -136,7 +136,7 @@ impl EpicReport {
     /// A report of no stories yet.
     ///
     /// ```
-    /// use report::{EpicReport, StoryOutcome, StoryStatus};
+    /// use epic_report::{EpicReport, StoryOutcome, StoryStatus};
     ///
     /// let mut report = EpicReport::new("checkout", "epic/checkout");
     /// report.stories.push(StoryOutcome::new("cart-api", "Cart API", StoryStatus::Done));

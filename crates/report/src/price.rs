@@ -10,13 +10,13 @@ pub const PRICES_AS_OF: &str = "2026-07";
 /// Both figures are finite and non-negative, so a cost computed from a `Price` is a cost.
 ///
 /// ```
-/// use report::{Price, Usage};
+/// use epic_report::{Price, Usage};
 ///
 /// let sonnet = Price::new(3.0, 15.0)?;
 /// let usage = Usage { prompt: 1_000_000, completion: 100_000, total: 1_100_000 };
 /// assert_eq!(sonnet.cost(&usage), 4.5);
 /// assert!(Price::new(-1.0, 15.0).is_err());
-/// # Ok::<(), report::PriceError>(())
+/// # Ok::<(), epic_report::PriceError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Price {
@@ -113,7 +113,7 @@ pub struct Rate {
 /// Prices as of [`PRICES_AS_OF`]; they go stale, hence [`merge`](Self::merge).
 ///
 /// ```
-/// use report::{Price, PriceTable};
+/// use epic_report::{Price, PriceTable};
 ///
 /// let prices = PriceTable::default();
 /// assert_eq!(prices.price_of("claude"), Some(Price::new(3.0, 15.0)?));
@@ -124,7 +124,7 @@ pub struct Rate {
 /// let ours = PriceTable::empty().with("aider", Price::new(0.5, 1.0)?);
 /// let prices = prices.merge(ours);
 /// assert_eq!(prices.price_of("aider"), Some(Price::new(0.5, 1.0)?));
-/// # Ok::<(), report::PriceError>(())
+/// # Ok::<(), epic_report::PriceError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct PriceTable {

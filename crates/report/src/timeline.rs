@@ -12,9 +12,9 @@ use crate::model::{EpicReport, StoryOutcome};
 /// are left out of every figure.
 ///
 /// ```
-/// use report::{EpicReport, StoryOutcome, StoryStatus, Timeline};
+/// use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timeline};
 ///
-/// let at = |t: &str| t.parse::<report::Timestamp>().unwrap();
+/// let at = |t: &str| t.parse::<epic_report::Timestamp>().unwrap();
 /// let story = |id: &str, start, finish| {
 ///     StoryOutcome::new(id, id, StoryStatus::Done).started(at(start)).finished(at(finish))
 /// };

@@ -34,7 +34,7 @@ pub struct Usage {
 /// The estimated usage of one turn: `ceil(chars / 4)` tokens each for the prompt and the reply.
 ///
 /// ```
-/// let usage = report::estimate_tokens(400, 101);
+/// let usage = epic_report::estimate_tokens(400, 101);
 /// assert_eq!((usage.prompt, usage.completion, usage.total), (100, 26, 126));
 /// ```
 pub fn estimate_tokens(prompt_chars: u64, reply_chars: u64) -> Usage {
@@ -50,7 +50,7 @@ pub fn estimate_tokens(prompt_chars: u64, reply_chars: u64) -> Usage {
 /// The number of characters (Unicode scalar values) in `text`, as usage estimates count them.
 ///
 /// ```
-/// assert_eq!(report::count_chars("naïve 🦀"), 7);
+/// assert_eq!(epic_report::count_chars("naïve 🦀"), 7);
 /// ```
 pub fn count_chars(text: &str) -> u64 {
     u64::try_from(text.chars().count()).unwrap_or(u64::MAX)
@@ -98,7 +98,7 @@ pub struct Estimate {
 /// [`unpriced_turns`](Self::unpriced_turns), for a rendering that says what it leaves out.
 ///
 /// ```
-/// use report::{Estimate, UsageTotals, estimate_tokens};
+/// use epic_report::{Estimate, UsageTotals, estimate_tokens};
 ///
 /// let mut totals = UsageTotals::default();
 /// totals.add(Estimate { usage: estimate_tokens(400, 100), cost_usd: Some(0.002) });
@@ -176,7 +176,7 @@ impl Sum for UsageTotals {
 /// [`EpicReport::seats`](crate::EpicReport::seats). Seats iterate in name order.
 ///
 /// ```
-/// use report::{PriceTable, UsageMeter};
+/// use epic_report::{PriceTable, UsageMeter};
 ///
 /// let mut meter = UsageMeter::new(PriceTable::default());
 /// meter.record("claude", 400, 100); // 125 tokens

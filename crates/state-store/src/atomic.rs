@@ -94,8 +94,8 @@ pub enum WriteError {
 /// ```
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("board.md");
-/// state_store::write_atomic(&path, b"# Board\n")?;
-/// state_store::write_atomic(&path, b"# Board: checkout\n")?;
+/// epic_state_store::write_atomic(&path, b"# Board\n")?;
+/// epic_state_store::write_atomic(&path, b"# Board: checkout\n")?;
 /// assert_eq!(std::fs::read_to_string(&path)?, "# Board: checkout\n");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

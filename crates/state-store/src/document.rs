@@ -28,7 +28,7 @@ use crate::atomic::{WriteError, write_atomic};
 /// ```
 /// use schemars::JsonSchema;
 /// use serde::{Deserialize, Serialize};
-/// use state_store::{Document, MigrateError, load, save};
+/// use epic_state_store::{Document, MigrateError, load, save};
 ///
 /// #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 /// struct Notes {
@@ -371,13 +371,13 @@ struct Envelope<T> {
 /// migration, or data that does not match `T` (with the element, line and column).
 ///
 /// ```
-/// # use state_store::{StoryState, StoryStatus};
+/// # use epic_state_store::{StoryState, StoryStatus};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("cart-api.json");
-/// assert_eq!(state_store::load::<StoryState>(&path)?, None);
+/// assert_eq!(epic_state_store::load::<StoryState>(&path)?, None);
 ///
 /// std::fs::write(&path, r#"{"version":1,"data":{"id":"cart-api"}}"#)?;
-/// let err = state_store::load::<StoryState>(&path).unwrap_err();
+/// let err = epic_state_store::load::<StoryState>(&path).unwrap_err();
 /// assert!(err.to_string().contains("does not match its schema at `data`"));
 /// assert!(err.to_string().ends_with("remove it to start that story over"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -513,7 +513,7 @@ pub(crate) fn reason(error: &serde_json::Error) -> String {
 /// (corrupt, torn, empty) is overwritten.
 ///
 /// ```
-/// use state_store::{StoryState, StoryStatus, load, save};
+/// use epic_state_store::{StoryState, StoryStatus, load, save};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("stories/cart-api.json");

@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 ///
 /// ```
 /// use serde::{Deserialize, Serialize};
-/// use state_store::{EventLog, read_all};
+/// use epic_state_store::{EventLog, read_all};
 ///
 /// #[derive(Debug, PartialEq, Serialize, Deserialize)]
 /// struct Event {

@@ -18,14 +18,14 @@ const EPICS: &str = "epic";
 ///
 /// ```
 /// use std::path::Path;
-/// use state_store::EpicDir;
+/// use epic_state_store::EpicDir;
 ///
 /// let dir = EpicDir::new("/src/shop/.git", "checkout")?;
 /// assert_eq!(dir.root(), Path::new("/src/shop/.git/epic/checkout"));
 /// assert_eq!(dir.story_state("cart-api")?, Path::new("/src/shop/.git/epic/checkout/stories/cart-api.json"));
 /// assert_eq!(dir.lock(), Path::new("/src/shop/.git/epic/checkout/lock"));
 /// assert!(dir.story_state("../../hooks/pre-commit").is_err());
-/// # Ok::<(), state_store::UnsafeId>(())
+/// # Ok::<(), epic_state_store::UnsafeId>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EpicDir {

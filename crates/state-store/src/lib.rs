@@ -18,7 +18,7 @@
 //! It is synchronous and knows nothing of git: callers pass the git common dir as a path.
 //!
 //! ```
-//! use state_store::{EpicDir, EpicLock, StoryState, StoryStatus, load, save};
+//! use epic_state_store::{EpicDir, EpicLock, StoryState, StoryStatus, load, save};
 //!
 //! let git = tempfile::tempdir()?; // stands for `git rev-parse --git-common-dir`
 //! let dir = EpicDir::new(git.path(), "checkout")?;
@@ -55,7 +55,7 @@
 //! #[serde(transparent)]
 //! struct ReportDocument(EpicReport);
 //!
-//! impl state_store::Document for ReportDocument {
+//! impl epic_state_store::Document for ReportDocument {
 //!     const NAME: &'static str = "report";
 //!     const VERSION: u32 = 1;
 //!     const REMEDY: &'static str = "remove it; the next run writes a new one";

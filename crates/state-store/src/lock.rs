@@ -83,7 +83,7 @@ impl fmt::Display for Holder {
 /// use std::time::{Duration, UNIX_EPOCH};
 ///
 /// let time = UNIX_EPOCH + Duration::from_secs(1_785_576_600);
-/// assert_eq!(state_store::rfc3339(time), "2026-08-01T09:30:00Z");
+/// assert_eq!(epic_state_store::rfc3339(time), "2026-08-01T09:30:00Z");
 /// ```
 pub fn rfc3339(time: SystemTime) -> String {
     let at = Timestamp::try_from(time).unwrap_or(if time < UNIX_EPOCH {
@@ -177,7 +177,7 @@ fn held_message(path: &Path, holder: Option<&Holder>) -> String {
 /// The exclusive lock of one epic, held for a whole run; released when dropped.
 ///
 /// ```
-/// use state_store::{EpicDir, EpicLock, LockError};
+/// use epic_state_store::{EpicDir, EpicLock, LockError};
 ///
 /// let git = tempfile::tempdir()?;
 /// let dir = EpicDir::new(git.path(), "checkout")?;

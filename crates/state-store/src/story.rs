@@ -68,7 +68,7 @@ impl Document for StoryState {
 /// envelope around [`StoryState`].
 ///
 /// ```
-/// let schema = state_store::state_schema();
+/// let schema = epic_state_store::state_schema();
 /// assert_eq!(schema["properties"]["version"]["const"], 1);
 /// assert_eq!(schema["required"], serde_json::json!(["version", "data"]));
 /// ```

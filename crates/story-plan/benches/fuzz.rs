@@ -18,8 +18,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
-use story_plan::path::{check_safe, normalize, overlaps_normalized};
-use story_plan::{PlanFormat, Story, StoryPlan, ViolationKind as K};
+use epic_story_plan::path::{check_safe, normalize, overlaps_normalized};
+use epic_story_plan::{PlanFormat, Story, StoryPlan, ViolationKind as K};
 
 /// xorshift64*: small, fast, and the same sequence on every machine.
 struct Rng(u64);

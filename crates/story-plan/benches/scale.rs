@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use story_plan::{PlanFormat, Story, StoryPlan};
+use epic_story_plan::{PlanFormat, Story, StoryPlan};
 
 /// A small deterministic generator (xorshift64*): the same plan on every machine.
 struct Rng(u64);

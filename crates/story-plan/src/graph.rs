@@ -219,7 +219,7 @@ impl ValidPlan {
     /// The stories grouped by the earliest wave each can run in, each wave in plan order.
     ///
     /// ```
-    /// use story_plan::{Story, StoryPlan};
+    /// use epic_story_plan::{Story, StoryPlan};
     /// let plan = StoryPlan {
     ///     epic_id: "shop".into(),
     ///     epic: String::new(),
@@ -231,7 +231,7 @@ impl ValidPlan {
     /// };
     /// let plan = plan.validate()?;
     /// assert_eq!(plan.waves(), [vec!["api", "docs"], vec!["ui"]]);
-    /// # Ok::<(), story_plan::PlanErrors>(())
+    /// # Ok::<(), epic_story_plan::PlanErrors>(())
     /// ```
     pub fn waves(&self) -> Vec<Vec<&str>> {
         self.graph
@@ -299,7 +299,7 @@ impl ValidPlan {
     /// runs through, the earliest stories in plan order.
     ///
     /// ```
-    /// use story_plan::{Story, StoryPlan};
+    /// use epic_story_plan::{Story, StoryPlan};
     /// let plan = StoryPlan {
     ///     epic_id: "shop".into(),
     ///     epic: String::new(),
@@ -313,7 +313,7 @@ impl ValidPlan {
     /// assert_eq!(plan.critical_path().stories, ["api", "ui"]);
     /// let heavy_docs = plan.critical_path_by(|s| if s.id == "docs" { 10 } else { 1 });
     /// assert_eq!((heavy_docs.stories, heavy_docs.length), (vec!["docs"], 10));
-    /// # Ok::<(), story_plan::PlanErrors>(())
+    /// # Ok::<(), epic_story_plan::PlanErrors>(())
     /// ```
     pub fn critical_path_by(&self, weight: impl Fn(&Story) -> u64) -> CriticalPath<'_> {
         let n = self.plan.stories.len();
@@ -352,7 +352,7 @@ impl ValidPlan {
     /// ```
     /// use std::time::Duration;
     ///
-    /// use story_plan::{Story, StoryPlan};
+    /// use epic_story_plan::{Story, StoryPlan};
     ///
     /// let plan = StoryPlan {
     ///     epic_id: "e".into(),
@@ -366,7 +366,7 @@ impl ValidPlan {
     /// .validate()?;
     /// assert_eq!(plan.weights_by(Story::estimated_duration), (vec![2000, 3000, 4000], 2));
     /// assert_eq!(plan.weights_by(|_| None::<Duration>), (vec![1, 1, 1], 0));
-    /// # Ok::<(), story_plan::PlanErrors>(())
+    /// # Ok::<(), epic_story_plan::PlanErrors>(())
     /// ```
     pub fn weights_by(
         &self,

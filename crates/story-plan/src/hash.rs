@@ -40,7 +40,7 @@ const DOMAIN: &str = "epic/story-hash/v1";
 /// The stable hash of a story's plan entry: 64 lowercase hex digits (see the module docs).
 ///
 /// ```
-/// use story_plan::{Story, story_hash};
+/// use epic_story_plan::{Story, story_hash};
 /// let a = Story::new("cart-api", "Cart API", ["./src/cart/"]);
 /// let b = Story::new("cart-api", "Cart API", ["src/cart"]);
 /// assert_eq!(story_hash(&a), story_hash(&b));

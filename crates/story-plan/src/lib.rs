@@ -10,7 +10,7 @@
 //! It is pure: no I/O, no async, no git. Callers read files and pass the text in.
 //!
 //! ```
-//! use story_plan::{PlanFormat, StoryPlan};
+//! use epic_story_plan::{PlanFormat, StoryPlan};
 //!
 //! let plan = StoryPlan::parse(
 //!     r#"

@@ -76,7 +76,7 @@ impl Story {
     /// A story with the required fields set and every other field at its default.
     ///
     /// ```
-    /// let story = story_plan::Story::new("cart-api", "Cart API", ["src/cart"]);
+    /// let story = epic_story_plan::Story::new("cart-api", "Cart API", ["src/cart"]);
     /// assert!(story.depends_on.is_empty());
     /// ```
     pub fn new(
@@ -105,7 +105,7 @@ impl Story {
     /// ```
     /// use std::time::Duration;
     ///
-    /// let story = story_plan::Story::new("a", "A", ["a"]).estimated("1h 30m");
+    /// let story = epic_story_plan::Story::new("a", "A", ["a"]).estimated("1h 30m");
     /// assert_eq!(story.estimated_duration(), Some(Duration::from_secs(90 * 60)));
     /// ```
     pub fn estimated_duration(&self) -> Option<std::time::Duration> {

@@ -24,7 +24,7 @@ impl PlanFormat {
     /// The format of a plan file, from its extension (case-insensitive).
     ///
     /// ```
-    /// use story_plan::PlanFormat;
+    /// use epic_story_plan::PlanFormat;
     /// assert_eq!(PlanFormat::from_path("epic/plan.MD".as_ref()), Some(PlanFormat::Markdown));
     /// assert_eq!(PlanFormat::from_path("plan.yaml".as_ref()), None);
     /// ```
@@ -139,13 +139,13 @@ impl StoryPlan {
     /// Decodes a plan written in `format`.
     ///
     /// ```
-    /// use story_plan::{PlanFormat, StoryPlan};
+    /// use epic_story_plan::{PlanFormat, StoryPlan};
     /// let plan = StoryPlan::parse(
     ///     r#"{"epicId": "shop", "stories": [{"id": "cart", "title": "Cart", "owned": ["src/cart"]}]}"#,
     ///     PlanFormat::Json,
     /// )?;
     /// assert_eq!(plan.epic_id, "shop");
-    /// # Ok::<(), story_plan::ParseError>(())
+    /// # Ok::<(), epic_story_plan::ParseError>(())
     /// ```
     pub fn parse(text: &str, format: PlanFormat) -> Result<Self, ParseError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);

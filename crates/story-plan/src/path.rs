@@ -12,7 +12,7 @@ use std::fmt;
 /// dropped like any empty segment, so check safety on the raw spelling.
 ///
 /// ```
-/// use story_plan::path::normalize;
+/// use epic_story_plan::path::normalize;
 /// assert_eq!(normalize("./src\\cart//mod.rs/"), "src/cart/mod.rs");
 /// assert_eq!(normalize("././"), "");
 /// ```
@@ -46,7 +46,7 @@ fn normalize_once(path: &str) -> String {
 /// contains everything.
 ///
 /// ```
-/// use story_plan::path::within;
+/// use epic_story_plan::path::within;
 /// assert!(within("src/cart/mod.rs", "./src/cart/"));
 /// assert!(!within("src/cart-old/mod.rs", "src/cart"));
 /// ```
@@ -103,7 +103,7 @@ impl fmt::Display for UnsafePath {
 /// Checks that a path, as written in the plan, is a safe repo-relative anchor.
 ///
 /// ```
-/// use story_plan::path::{check_safe, UnsafePath};
+/// use epic_story_plan::path::{check_safe, UnsafePath};
 /// assert_eq!(check_safe("src/cart"), Ok(()));
 /// assert_eq!(check_safe("../x"), Err(UnsafePath::ParentSegment));
 /// assert_eq!(check_safe("/etc/passwd"), Err(UnsafePath::Absolute));

@@ -33,7 +33,7 @@ impl StoryPlan {
     /// `known_files` are repo-relative file paths, such as `git ls-files` prints.
     ///
     /// ```
-    /// use story_plan::{PruneReason, Story, StoryPlan};
+    /// use epic_story_plan::{PruneReason, Story, StoryPlan};
     /// let mut story = Story::new("ui", "UI", ["src/ui"]);
     /// story.read_first = vec!["src/api".into(), "src/gone.rs".into(), "../etc".into()];
     /// let mut plan = StoryPlan { epic_id: "e".into(), epic: String::new(), stories: vec![story] };

@@ -14,7 +14,7 @@ impl StoryPlan {
     /// The plan as Markdown (see the module docs); ends with a newline.
     ///
     /// ```
-    /// use story_plan::{PlanFormat, Story, StoryPlan};
+    /// use epic_story_plan::{PlanFormat, Story, StoryPlan};
     /// let plan = StoryPlan {
     ///     epic_id: "shop".into(),
     ///     epic: "A shop.".into(),
@@ -23,7 +23,7 @@ impl StoryPlan {
     /// let markdown = plan.to_markdown();
     /// assert!(markdown.starts_with("# Epic: shop\n"));
     /// assert_eq!(StoryPlan::parse(&markdown, PlanFormat::Markdown)?, plan);
-    /// # Ok::<(), story_plan::ParseError>(())
+    /// # Ok::<(), epic_story_plan::ParseError>(())
     /// ```
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();

@@ -133,7 +133,7 @@ impl StoryPlan {
     /// in plan order, then overlaps between stories, then cycles.
     ///
     /// ```
-    /// use story_plan::{Story, StoryPlan, ViolationKind};
+    /// use epic_story_plan::{Story, StoryPlan, ViolationKind};
     /// let plan = StoryPlan {
     ///     epic_id: "shop".into(),
     ///     epic: String::new(),

@@ -4,7 +4,7 @@
 //! It takes the epic's lock for as long as it works, so it refuses (exit 3) while a run holds
 //! it, and no run can start meanwhile. It removes every registered worktree under
 //! `<repo-parent>/<repo-name>.worktrees/<epic>/` (the story worktrees and the epic branch's
-//! `_epic`, located by the executor's own [`executor::worktrees_root`]) and any other worktree a
+//! `_epic`, located by the executor's own [`epic_executor::worktrees_root`]) and any other worktree a
 //! story's state names, then prunes stale registrations. The epic branch is never touched.
 //!
 //! The state is kept, so merged stories stay merged. With `--branches`, the story branches named
@@ -16,8 +16,8 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use git_ops::{Git as _, Removal};
-use state_store::{EpicDir, EpicLock, LockError, StoryState, StoryStatus};
+use epic_git_ops::{Git as _, Removal};
+use epic_state_store::{EpicDir, EpicLock, LockError, StoryState, StoryStatus};
 
 use crate::args::{CleanArgs, GlobalArgs};
 use crate::commands::render;
@@ -44,7 +44,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &CleanArgs, out: Output) -> Result<
             Message::new("the repository is bare: it has no worktrees to clean"),
         ));
     };
-    let root = executor::worktrees_root(&main, &epic);
+    let root = epic_executor::worktrees_root(&main, &epic);
     let states = states(&dir)?;
     let listed = git.worktrees().map_err(git_error)?;
 
@@ -101,7 +101,7 @@ fn delete_branches(
     repo: &repo::Repo,
     dir: &EpicDir,
     states: &[StoryState],
-    listed: &[git_ops::WorktreeInfo],
+    listed: &[epic_git_ops::WorktreeInfo],
 ) -> Result<Vec<String>, CliError> {
     let git = repo.git.as_ref();
     let prefix = format!("story/{}/", dir.epic_id());
@@ -156,7 +156,7 @@ fn states(dir: &EpicDir) -> Result<Vec<StoryState>, CliError> {
         let path = dir
             .story_state(&id)
             .map_err(|error| CliError::new(Kind::Repository, error))?;
-        if let Some(state) = state_store::load::<StoryState>(&path)
+        if let Some(state) = epic_state_store::load::<StoryState>(&path)
             .map_err(|error| CliError::new(Kind::Repository, error))?
         {
             states.push(state);

@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use report::StoryStatus;
+use epic_report::StoryStatus;
 use serde_json::json;
 
 use crate::args::{DemoArgs, GlobalArgs};
@@ -318,24 +318,24 @@ struct Paced {
     pause: std::time::Duration,
 }
 
-impl executor::Seat for Paced {
+impl epic_executor::Seat for Paced {
     fn name(&self) -> &'static str {
         "script"
     }
 
     fn turn<'a>(
         &'a self,
-        request: &'a executor::TurnRequest,
-        progress: executor::ProgressFn<'a>,
-    ) -> executor::BoxFuture<'a, Result<executor::Reply, executor::SeatError>> {
+        request: &'a epic_executor::TurnRequest,
+        progress: epic_executor::ProgressFn<'a>,
+    ) -> epic_executor::BoxFuture<'a, Result<epic_executor::Reply, epic_executor::SeatError>> {
         Box::pin(async move {
             tokio::select! {
                 () = tokio::time::sleep(self.pause) => {}
                 () = request.context.cancel.cancelled() => {
-                    return Err(executor::SeatError::Cancelled);
+                    return Err(epic_executor::SeatError::Cancelled);
                 }
             }
-            executor::ScriptSeat.turn(request, progress).await
+            epic_executor::ScriptSeat.turn(request, progress).await
         })
     }
 }
@@ -433,7 +433,7 @@ fn io_error(action: &str, error: std::io::Error) -> CliError {
 }
 
 /// The paragraph that tells what just happened.
-fn what_happened(outcome: &executor::RunOutcome, root: &Path, kept: bool) -> String {
+fn what_happened(outcome: &epic_executor::RunOutcome, root: &Path, kept: bool) -> String {
     let report = &outcome.report;
     let ids = |status: StoryStatus| -> Vec<&str> {
         report
@@ -448,7 +448,7 @@ fn what_happened(outcome: &executor::RunOutcome, root: &Path, kept: bool) -> Str
         4 => "Four".to_owned(),
         n => n.to_string(),
     };
-    let worktrees = executor::worktrees_root(root, "demo");
+    let worktrees = epic_executor::worktrees_root(root, "demo");
     let text = render(|w| {
         writeln!(w, "\nWhat just happened")?;
         write!(
@@ -521,7 +521,7 @@ mod tests {
 
     #[test]
     fn the_plan_is_valid_with_three_waves() {
-        let plan: story_plan::StoryPlan = serde_json::from_value(plan_json()).unwrap();
+        let plan: epic_story_plan::StoryPlan = serde_json::from_value(plan_json()).unwrap();
         let plan = plan.validate().unwrap();
         assert_eq!(
             plan.waves(),
@@ -532,7 +532,7 @@ mod tests {
             ]
         );
         for story in &plan.plan().stories {
-            assert_eq!(executor::file_blocks(&story.description).len(), 2);
+            assert_eq!(epic_executor::file_blocks(&story.description).len(), 2);
         }
     }
 }

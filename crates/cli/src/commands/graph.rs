@@ -8,8 +8,8 @@
 use std::collections::HashSet;
 use std::fmt::{self, Write as _};
 
+use epic_story_plan::{Story, ValidPlan};
 use serde::Serialize;
-use story_plan::{Story, ValidPlan};
 
 use crate::args::{Format, GlobalArgs, PlanArgs};
 use crate::commands::{json, render, violations_text};

@@ -7,7 +7,7 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, Write as _};
 use std::path::Path;
 
-use story_plan::{Story, StoryPlan};
+use epic_story_plan::{Story, StoryPlan};
 
 use crate::args::{Format, GlobalArgs};
 use crate::config::FILE_NAME;
@@ -265,7 +265,7 @@ mod tests {
         );
         let markdown = plan.to_markdown();
         assert_eq!(
-            StoryPlan::parse(&markdown, story_plan::PlanFormat::Markdown).unwrap(),
+            StoryPlan::parse(&markdown, epic_story_plan::PlanFormat::Markdown).unwrap(),
             plan
         );
     }

@@ -14,7 +14,7 @@ pub(crate) mod validate;
 
 use std::fmt::Write as _;
 
-use story_plan::Violation;
+use epic_story_plan::Violation;
 
 use crate::args::{Cli, Command};
 use crate::error::CliError;

@@ -1,7 +1,7 @@
 //! `epic report [EPIC]`: the report the last run of an epic wrote.
 //!
 //! Markdown (`report.md`) by default and with `--format md`; `--format json` prints
-//! `report.json`'s data (the report without its version envelope), as `report::to_json` writes
+//! `report.json`'s data (the report without its version envelope), as `epic_report::to_json` writes
 //! it. A `report.md` that is missing beside a `report.json` is rendered from it.
 
 use std::fs;
@@ -30,7 +30,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(
     };
     let text = if format == Format::Json {
         let report = epics::load_report(&dir)?.ok_or_else(no_report)?;
-        report::to_json(&report)
+        epic_report::to_json(&report)
     } else if let Some(path) = epics::report_md(&dir) {
         out.note(&format!("read `{}`", path.display()));
         fs::read_to_string(&path).map_err(|error| {
@@ -44,7 +44,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(
         })?
     } else {
         let report = epics::load_report(&dir)?.ok_or_else(no_report)?;
-        report::render_markdown(&report)
+        epic_report::render_markdown(&report)
     };
     output::data(&text)
 }

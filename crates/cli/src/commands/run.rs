@@ -15,9 +15,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use executor::{RunConfig, RunError, RunOutcome};
-use report::{EpicReport, StoryStatus};
-use story_plan::ValidPlan;
+use epic_executor::{RunConfig, RunError, RunOutcome};
+use epic_report::{EpicReport, StoryStatus};
+use epic_story_plan::ValidPlan;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Format, GlobalArgs, RunArgs};
@@ -41,7 +41,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
     let outcome = execute(&repo, plan, config, mode, out)?;
     let rerun = format!("epic run {}", args.plan.display());
     if format == Format::Json {
-        output::data(&report::to_json(&outcome.report))?;
+        output::data(&epic_report::to_json(&outcome.report))?;
     } else if !out.quiet() {
         output::data(&summary(&outcome, Some(&rerun)))?;
     }
@@ -90,11 +90,11 @@ pub(crate) fn execute(
     let progress = Progress::start(&plan, mode, out.verbose() > 0);
     let events = progress.sink();
     let say = progress.liner();
-    let git: std::sync::Arc<dyn git_ops::Git> = repo.git.clone();
+    let git: std::sync::Arc<dyn epic_git_ops::Git> = repo.git.clone();
     let result = runtime.block_on(async move {
         let cancel = CancellationToken::new();
         let signals = tokio::spawn(watch_signals(cancel.clone(), say));
-        let result = executor::run_epic(git, plan, config, events, cancel).await;
+        let result = epic_executor::run_epic(git, plan, config, events, cancel).await;
         signals.abort();
         result
     });

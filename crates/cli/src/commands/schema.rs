@@ -5,15 +5,15 @@ use crate::commands::json;
 use crate::config::Config;
 use crate::error::CliError;
 use crate::output;
-use executor::ReportDocument;
+use epic_executor::ReportDocument;
 
 /// Prints the schema `args` names as pretty JSON (the same for `--format text` and `json`).
 pub(crate) fn run(global: &GlobalArgs, args: &SchemaArgs) -> Result<(), CliError> {
     global.format_for("schema", &[Format::Text, Format::Json])?;
     let schema = match args.name {
-        SchemaName::Plan => story_plan::plan_schema(),
-        SchemaName::State => state_store::state_schema(),
-        SchemaName::Report => state_store::envelope_schema::<ReportDocument>(),
+        SchemaName::Plan => epic_story_plan::plan_schema(),
+        SchemaName::State => epic_state_store::state_schema(),
+        SchemaName::Report => epic_state_store::envelope_schema::<ReportDocument>(),
         SchemaName::Config => serde_json::to_value(schemars::schema_for!(Config))
             .expect("a JSON Schema is a JSON value"),
     };

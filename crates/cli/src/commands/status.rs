@@ -10,8 +10,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use epic_state_store::{EpicDir, EpicLock, Holder, LockError, StoryState, StoryStatus};
 use serde::Serialize;
-use state_store::{EpicDir, EpicLock, Holder, LockError, StoryState, StoryStatus};
 
 use crate::args::{EpicArgs, Format, GlobalArgs};
 use crate::commands::{json, render};
@@ -50,7 +50,7 @@ struct StoryJson {
     /// The story's worktree (from the state file; it may have been removed since).
     worktree: Option<PathBuf>,
     /// `done`, `failed` or `skipped` in the last report; `null` when not in one.
-    outcome: Option<report::StoryStatus>,
+    outcome: Option<epic_report::StoryStatus>,
     /// Why the story failed or was skipped, per the last report.
     reason: Option<String>,
 }
@@ -142,7 +142,7 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CliError> {
             .story_state(&id)
             .map_err(|error| CliError::new(Kind::Repository, error))?;
         // A state file removed between listing and reading (`epic clean`) is no longer there.
-        if let Some(state) = state_store::load::<StoryState>(&path)
+        if let Some(state) = epic_state_store::load::<StoryState>(&path)
             .map_err(|error| CliError::new(Kind::Repository, error))?
         {
             states.push((id, state));
@@ -167,15 +167,19 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CliError> {
         holder,
         stories,
         report: report.map(|report| ReportJson {
-            done: report.count(report::StoryStatus::Done),
-            failed: report.count(report::StoryStatus::Failed),
-            skipped: report.count(report::StoryStatus::Skipped),
+            done: report.count(epic_report::StoryStatus::Done),
+            failed: report.count(epic_report::StoryStatus::Failed),
+            skipped: report.count(epic_report::StoryStatus::Skipped),
             epic_branch: report.epic_branch,
         }),
     })
 }
 
-fn story(id: &str, state: Option<StoryState>, outcome: Option<&report::StoryOutcome>) -> StoryJson {
+fn story(
+    id: &str,
+    state: Option<StoryState>,
+    outcome: Option<&epic_report::StoryOutcome>,
+) -> StoryJson {
     let (status, branch, worktree) = match state {
         Some(state) => (Some(state.status), Some(state.branch), Some(state.worktree)),
         None => (None, None, None),
@@ -190,11 +194,11 @@ fn story(id: &str, state: Option<StoryState>, outcome: Option<&report::StoryOutc
     }
 }
 
-fn outcome_name(status: report::StoryStatus) -> &'static str {
+fn outcome_name(status: epic_report::StoryStatus) -> &'static str {
     match status {
-        report::StoryStatus::Done => "done",
-        report::StoryStatus::Failed => "failed",
-        report::StoryStatus::Skipped => "skipped",
+        epic_report::StoryStatus::Done => "done",
+        epic_report::StoryStatus::Failed => "failed",
+        epic_report::StoryStatus::Skipped => "skipped",
     }
 }
 

@@ -3,8 +3,8 @@
 //! The violations are the command's data, so they go to stdout (as text or JSON) and the exit
 //! code says whether there were any: 0 valid, 1 violations, 2 unreadable or unparsable.
 
+use epic_story_plan::Violation;
 use serde::Serialize;
-use story_plan::Violation;
 
 use crate::args::{Format, GlobalArgs, PlanArgs};
 use crate::commands::{json, violations_text};

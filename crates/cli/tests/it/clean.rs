@@ -2,8 +2,8 @@
 //! `--branches` but never the epic branch, the state kept, and a refusal while a run holds the
 //! lock.
 
+use epic_state_store::EpicLock;
 use insta::assert_snapshot;
-use state_store::EpicLock;
 
 use crate::util::{Repo, file_plan};
 

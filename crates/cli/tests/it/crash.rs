@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use state_store::{StoryState, StoryStatus};
+use epic_state_store::{StoryState, StoryStatus};
 
 use crate::util::Repo;
 
@@ -349,12 +349,12 @@ fn assert_sound(repo: &Repo, reference_tree: &str, phases: &[String]) {
     let dir = repo.epic(EPIC);
     for n in 1..=12 {
         let id = format!("s{n:02}");
-        let state: StoryState = state_store::load(dir.story_state(&id).expect("path"))
+        let state: StoryState = epic_state_store::load(dir.story_state(&id).expect("path"))
             .expect("the state parses")
             .expect("the state exists");
         assert_eq!(state.status, StoryStatus::Merged, "{id}");
     }
-    let report: executor::ReportDocument = state_store::load(dir.report_json())
+    let report: epic_executor::ReportDocument = epic_state_store::load(dir.report_json())
         .expect("the report parses")
         .expect("the report exists");
     assert!(report.0.all_done());

@@ -2,12 +2,12 @@
 //! and `checkout.md` is exactly the Markdown rendering of `checkout.toml`.
 //!
 //! After editing `checkout.toml`, regenerate the Markdown with
-//! `EPIC_UPDATE_EXAMPLES=1 cargo test -p cli --test it examples`.
+//! `EPIC_UPDATE_EXAMPLES=1 cargo test -p epic --test it examples`.
 
 use std::path::Path;
 
+use epic_story_plan::StoryPlan;
 use insta::assert_snapshot;
-use story_plan::StoryPlan;
 
 use crate::util::{run_in, workspace_root};
 

@@ -12,7 +12,7 @@ fn markdown_is_the_default() {
     repo.report(&epic, &report, true);
     let run = repo.run(&["report"]);
     run.assert_code(0);
-    assert_eq!(run.stdout, report::render_markdown(&report));
+    assert_eq!(run.stdout, epic_report::render_markdown(&report));
     assert_eq!(run.stderr, "");
     assert_eq!(repo.run(&["report", "--format", "md"]).stdout, run.stdout);
     assert_eq!(repo.run(&["report", "checkout"]).stdout, run.stdout);
@@ -27,7 +27,7 @@ fn json_is_the_data_of_report_json() {
     repo.report(&epic, &report, true);
     let run = repo.run(&["report", "--format", "json"]);
     run.assert_code(0);
-    assert_eq!(run.stdout, report::to_json(&report));
+    assert_eq!(run.stdout, epic_report::to_json(&report));
     let data = run.json();
     assert_eq!(data["estimated"], true);
     assert_eq!(data["stories"][1]["status"], "failed");
@@ -42,14 +42,14 @@ fn markdown_is_rendered_when_only_report_json_exists() {
     repo.report(&epic, &report, false);
     let run = repo.run(&["report"]);
     run.assert_code(0);
-    assert_eq!(run.stdout, report::render_markdown(&report));
+    assert_eq!(run.stdout, epic_report::render_markdown(&report));
 }
 
 #[test]
 fn no_report_yet() {
     let repo = Repo::new();
     let epic = repo.epic("checkout");
-    repo.story(&epic, "cart-api", state_store::StoryStatus::Started);
+    repo.story(&epic, "cart-api", epic_state_store::StoryStatus::Started);
     let run = repo.run(&["report"]);
     run.assert_code(2);
     assert_snapshot!("missing", run);
@@ -69,7 +69,7 @@ fn no_epic_and_several_epics() {
 
     for id in ["checkout", "search"] {
         let epic = repo.epic(id);
-        repo.story(&epic, "a", state_store::StoryStatus::Started);
+        repo.story(&epic, "a", epic_state_store::StoryStatus::Started);
     }
     let run = repo.run(&["report"]);
     run.assert_code(2);

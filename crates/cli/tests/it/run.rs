@@ -5,9 +5,9 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use epic_state_store::EpicLock;
 use insta::assert_snapshot;
 use serde_json::json;
-use state_store::EpicLock;
 
 use crate::util::{Repo, file_plan};
 

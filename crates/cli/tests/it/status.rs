@@ -1,14 +1,14 @@
 //! `epic status`: each story's state, the run holding the lock (if any) and the last report's
 //! outcomes, read from real state directories written with state-store.
 
+use epic_state_store::{EpicLock, StoryStatus};
 use insta::assert_snapshot;
 use serde_json::json;
-use state_store::{EpicLock, StoryStatus};
 
 use crate::util::{Repo, checkout_report};
 
 /// A repository where epic `checkout` has run: two stories with state, no report.
-fn checkout() -> (Repo, state_store::EpicDir) {
+fn checkout() -> (Repo, epic_state_store::EpicDir) {
     let repo = Repo::new();
     let epic = repo.epic("checkout");
     repo.story(&epic, "cart-api", StoryStatus::Merged);

@@ -295,58 +295,61 @@ impl Repo {
 
 impl Repo {
     /// The state directory of epic `id` (nothing is created).
-    pub(crate) fn epic(&self, id: &str) -> state_store::EpicDir {
-        state_store::EpicDir::new(self.common_dir(), id).expect("a safe epic id")
+    pub(crate) fn epic(&self, id: &str) -> epic_state_store::EpicDir {
+        epic_state_store::EpicDir::new(self.common_dir(), id).expect("a safe epic id")
     }
 
     /// Saves story `id`'s state file in `epic`, as a run does.
     pub(crate) fn story(
         &self,
-        epic: &state_store::EpicDir,
+        epic: &epic_state_store::EpicDir,
         id: &str,
-        status: state_store::StoryStatus,
+        status: epic_state_store::StoryStatus,
     ) {
         assert!(
             epic.root().starts_with(self.common_dir()),
             "an epic of this repository"
         );
-        let state = state_store::StoryState {
+        let state = epic_state_store::StoryState {
             id: id.to_owned(),
             hash: "9f86d081884c7d65".to_owned(),
             branch: format!("story/{}/{id}", epic.epic_id()),
             worktree: format!("/src/shop.worktrees/{}/{id}", epic.epic_id()).into(),
             status,
         };
-        state_store::save(epic.story_state(id).expect("a safe story id"), &state)
+        epic_state_store::save(epic.story_state(id).expect("a safe story id"), &state)
             .expect("save a story state");
     }
 
     /// Saves `report` as the epic's `report.json`, and `report.md` beside it when `markdown`.
     pub(crate) fn report(
         &self,
-        epic: &state_store::EpicDir,
-        report: &report::EpicReport,
+        epic: &epic_state_store::EpicDir,
+        report: &epic_report::EpicReport,
         markdown: bool,
     ) {
         assert!(
             epic.root().starts_with(self.common_dir()),
             "an epic of this repository"
         );
-        state_store::save(
+        epic_state_store::save(
             epic.report_json(),
-            &executor::ReportDocument(report.clone()),
+            &epic_executor::ReportDocument(report.clone()),
         )
         .expect("save report.json");
         if markdown {
-            state_store::write_atomic(epic.report_md(), report::render_markdown(report).as_bytes())
-                .expect("write report.md");
+            epic_state_store::write_atomic(
+                epic.report_md(),
+                epic_report::render_markdown(report).as_bytes(),
+            )
+            .expect("write report.md");
         }
     }
 }
 
 /// The report of a run of epic `checkout`: one story done, one failed, one skipped.
-pub(crate) fn checkout_report() -> report::EpicReport {
-    use report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
+pub(crate) fn checkout_report() -> epic_report::EpicReport {
+    use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
     let at = |text: &str| text.parse::<Timestamp>().expect("an RFC 3339 time");
     EpicReport::new("checkout", "epic/checkout")
         .with_story(

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use executor::{
+use epic_executor::{
     Chat, ChatContext, Gates, LoopConfig, Recorder, Role, ScriptSeat, Seats, StoryJob, TaskLoop,
     discard_events,
 };
@@ -20,7 +20,7 @@ fn the_loop_and_its_futures_are_send() {
     is_send_sync::<TaskLoop>();
     is_send_sync::<Gates>();
     is_send_sync::<Recorder>();
-    is_send_sync::<executor::CommandSeat>();
+    is_send_sync::<epic_executor::CommandSeat>();
 
     let fixture = Fixture::new();
     let plan = Arc::new(plan(""));
@@ -57,7 +57,7 @@ fn the_loop_and_its_futures_are_send() {
     let recorder = Arc::new(Recorder::new(
         "s",
         fixture.root.join("t"),
-        report::PriceTable::default(),
+        epic_report::PriceTable::default(),
         discard_events(),
     ));
     let mut chat = Chat::new(

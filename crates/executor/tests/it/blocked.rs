@@ -1,6 +1,6 @@
 //! `BLOCKED_ON:` ends the story as a missing dependency.
 
-use executor::{Event, StoryError};
+use epic_executor::{Event, StoryError};
 
 use crate::support::{Events, Fixture, Run, task_list};
 

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use executor::{Event, RunError};
-use state_store::{EpicLock, StoryState, StoryStatus};
+use epic_executor::{Event, RunError};
+use epic_state_store::{EpicLock, StoryState, StoryStatus};
 use tokio_util::sync::CancellationToken;
 
 use crate::epic_support::{EpicFixture, diamond, lock_as_if_adding, plan, statuses};
@@ -42,7 +42,7 @@ async fn a_failure_skips_exactly_its_transitive_dependents() {
         "{:?}",
         report.stories[0].reason
     );
-    let state: StoryState = state_store::load(ep.dir().story_state("a").expect("path"))
+    let state: StoryState = epic_state_store::load(ep.dir().story_state("a").expect("path"))
         .expect("load")
         .expect("state");
     assert_eq!(state.status, StoryStatus::Failed);
@@ -75,7 +75,7 @@ async fn fail_fast_cancels_the_running_stories_and_still_reports() {
     );
     assert!(ep.dir().report_json().is_file());
     // b's state stays resumable.
-    let state: StoryState = state_store::load(ep.dir().story_state("b").expect("path"))
+    let state: StoryState = epic_state_store::load(ep.dir().story_state("b").expect("path"))
         .expect("load")
         .expect("state");
     assert_eq!(state.status, StoryStatus::Started);
@@ -99,7 +99,7 @@ async fn gates_red_only_on_the_merged_tree_undo_the_merge() {
         .report
         .stories
         .iter()
-        .find(|story| story.status == report::StoryStatus::Failed)
+        .find(|story| story.status == epic_report::StoryStatus::Failed)
         .expect("one failed");
     assert!(
         failed
@@ -347,7 +347,7 @@ async fn an_epic_worktree_whose_add_was_killed_half_way_is_added_again() {
         .expect("rerun");
     assert!(rerun.all_done(), "{:?}", rerun.report);
     assert!(worktree.join("README.md").is_file());
-    assert!(!git_ops::add_interrupted(&worktree));
+    assert!(!epic_git_ops::add_interrupted(&worktree));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -377,7 +377,7 @@ async fn an_interrupted_run_keeps_resumable_state_and_a_rerun_finishes() {
     assert!(began.elapsed() < Duration::from_secs(20));
     assert!(outcome.interrupted);
     assert_eq!(statuses(&outcome), ["a:done", "b:skipped"]);
-    let state: StoryState = state_store::load(ep.dir().story_state("b").expect("path"))
+    let state: StoryState = epic_state_store::load(ep.dir().story_state("b").expect("path"))
         .expect("load")
         .expect("state");
     assert_eq!(state.status, StoryStatus::Started);

@@ -2,8 +2,8 @@
 //! `concurrency` coders at once, the files a run leaves, a rerun that does nothing, and a changed
 //! plan entry that restarts only its story.
 
-use executor::{Event, Policy, ReportDocument};
-use story_plan::{Story, StoryPlan};
+use epic_executor::{Event, Policy, ReportDocument};
+use epic_story_plan::{Story, StoryPlan};
 
 use crate::epic_support::{EpicFixture, diamond, merged, plan, position, started, statuses};
 use crate::support::Events;
@@ -59,7 +59,7 @@ async fn diamond_runs_in_dependency_order_within_the_concurrency() {
 
     // The files a run leaves.
     let dir = ep.dir();
-    let report = state_store::load::<ReportDocument>(dir.report_json())
+    let report = epic_state_store::load::<ReportDocument>(dir.report_json())
         .expect("report")
         .expect("written")
         .0;

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use executor::{Event, Policy, RunConfig, RunError, RunOutcome, Seat, run_epic};
-use state_store::EpicDir;
-use story_plan::{Story, StoryPlan, ValidPlan};
+use epic_executor::{Event, Policy, RunConfig, RunError, RunOutcome, Seat, run_epic};
+use epic_state_store::EpicDir;
+use epic_story_plan::{Story, StoryPlan, ValidPlan};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Events, Fixture};

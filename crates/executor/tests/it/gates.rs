@@ -3,11 +3,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use executor::{GateResult, Gates, GatesCancelled};
-use perimeter::Severity;
+use epic_executor::{GateResult, Gates, GatesCancelled};
+use epic_perimeter::Severity;
 use tokio_util::sync::CancellationToken;
 
-async fn run(gates: &Gates, dir: &std::path::Path) -> (perimeter::Review, Vec<GateResult>) {
+async fn run(gates: &Gates, dir: &std::path::Path) -> (epic_perimeter::Review, Vec<GateResult>) {
     let results = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&results);
     let review = gates

@@ -6,8 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use executor::{Event, RunError};
-use story_plan::ValidPlan;
+use epic_executor::{Event, RunError};
+use epic_story_plan::ValidPlan;
 
 use crate::epic_support::{EpicFixture, lock_as_if_adding, plan, statuses};
 use crate::support::{Events, wait_dead};
@@ -44,7 +44,7 @@ fn commit_on_main(ep: &EpicFixture, files: &[(&str, &str)]) {
         .git_in(&ep.fx.repo, &["commit", "-q", "-m", "fixture files"]);
 }
 
-fn reason(outcome: &executor::RunOutcome, index: usize) -> String {
+fn reason(outcome: &epic_executor::RunOutcome, index: usize) -> String {
     outcome.report.stories[index]
         .reason
         .clone()
@@ -330,7 +330,7 @@ async fn a_worktree_whose_re_add_was_killed_half_way_is_added_again_not_worked_i
     // files not checked out yet.
     lock_as_if_adding(&worktree);
     std::fs::remove_file(worktree.join("src/b/keep.txt")).expect("remove");
-    assert!(git_ops::add_interrupted(&worktree));
+    assert!(epic_git_ops::add_interrupted(&worktree));
 
     let rerun = ep
         .run(&only_b, ep.config(), &Events::default())

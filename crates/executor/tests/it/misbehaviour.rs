@@ -1,6 +1,6 @@
 //! Agents that break the rules: committing on their own, switching branches.
 
-use executor::{Event, StoryError};
+use epic_executor::{Event, StoryError};
 
 use crate::support::{Events, Fixture, Run, task_list};
 

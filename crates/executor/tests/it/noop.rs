@@ -1,6 +1,6 @@
 //! A task whose turn changes nothing: confirmed as already satisfied, or not.
 
-use executor::{Event, StoryError};
+use epic_executor::{Event, StoryError};
 
 use crate::support::{Events, Fixture, Run, task_list};
 

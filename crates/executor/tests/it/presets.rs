@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use executor::{CommandSeat, Preset, Role, Seat, TurnContext, TurnRequest};
+use epic_executor::{CommandSeat, Preset, Role, Seat, TurnContext, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Fixture, plan};

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use executor::{Event, StoryError};
+use epic_executor::{Event, StoryError};
 
 use crate::support::{Events, Fixture, Run, task_list};
 

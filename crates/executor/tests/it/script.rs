@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use executor::ScriptSeat;
+use epic_executor::ScriptSeat;
 
 use crate::support::{Events, Fixture, Run};
 

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use executor::{
+use epic_executor::{
     Chat, ChatContext, CommandSeat, Progress, Recorder, ReplyLimits, Role, Seat, SeatError,
     TurnContext, TurnRequest,
 };
@@ -267,7 +267,7 @@ async fn huge_output_is_bounded_in_memory_and_in_the_transcript() {
     let events = Events::default();
     let dir = fixture.root.join("transcripts");
     let recorder = Arc::new(
-        Recorder::new("s", &dir, report::PriceTable::default(), events.sink())
+        Recorder::new("s", &dir, epic_report::PriceTable::default(), events.sink())
             .with_file_limit(64 * 1024),
     );
     let mut chat = Chat::new(

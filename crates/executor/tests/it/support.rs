@@ -10,13 +10,13 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use executor::{
+use epic_executor::{
     CommandSeat, Event, EventSink, Gates, LoopConfig, RetryPolicy, Seat, Seats, StoryJob, StoryRun,
     TaskLoop,
 };
-use git_ops::GixGit;
-use state_store::EpicDir;
-use story_plan::{Story, StoryPlan};
+use epic_git_ops::GixGit;
+use epic_state_store::EpicDir;
+use epic_story_plan::{Story, StoryPlan};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 

@@ -1,6 +1,6 @@
 //! Branches: exists, create, delete, the current branch; detached heads; revisions.
 
-use git_ops::{BranchError, CommitId, Git};
+use epic_git_ops::{BranchError, CommitId, Git};
 
 use crate::support::Repo;
 
@@ -194,15 +194,20 @@ fn a_detached_head_has_no_branch_but_commits_merges_and_checkpoints() {
     let outcome = git
         .commit_all(&repo.path, "on a detached head")
         .expect("commit");
-    let git_ops::CommitOutcome::Committed(id) = outcome else {
+    let epic_git_ops::CommitOutcome::Committed(id) = outcome else {
         panic!("expected a commit, got {outcome:?}");
     };
     assert_eq!(repo.git(&["rev-parse", "HEAD"]).trim(), id.to_string());
     let merged = git
-        .merge(&repo.path, "side", "merge side", git_ops::MergeFavor::None)
+        .merge(
+            &repo.path,
+            "side",
+            "merge side",
+            epic_git_ops::MergeFavor::None,
+        )
         .expect("merge");
     assert!(
-        matches!(merged, git_ops::MergeOutcome::Merged(_)),
+        matches!(merged, epic_git_ops::MergeOutcome::Merged(_)),
         "{merged:?}"
     );
     assert_eq!(git.current_branch(&repo.path).expect("branch"), None);

@@ -1,6 +1,6 @@
 //! Committing everything, "nothing to commit", and the fallback identity.
 
-use git_ops::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME, Git, GixGit};
+use epic_git_ops::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME, Git, GixGit};
 
 use crate::support::{Repo, isolate_handle};
 
@@ -110,10 +110,15 @@ fn without_any_identity_commits_as_epic() {
     crate::support::write_in(&repo.path, "c.txt", "c");
     git.commit_all(&repo.path, "main").expect("commit");
     let merged = git
-        .merge(&repo.path, "side", "merge side", git_ops::MergeFavor::None)
+        .merge(
+            &repo.path,
+            "side",
+            "merge side",
+            epic_git_ops::MergeFavor::None,
+        )
         .expect("merge");
     assert!(
-        matches!(merged, git_ops::MergeOutcome::Merged(_)),
+        matches!(merged, epic_git_ops::MergeOutcome::Merged(_)),
         "{merged:?}"
     );
     assert_eq!(

@@ -1,6 +1,6 @@
 //! Three-dot diffs: a branch's own changes since it left the base, text and paths.
 
-use git_ops::{DiffError, FileChange, FileChangeKind, Git};
+use epic_git_ops::{DiffError, FileChange, FileChangeKind, Git};
 
 use crate::support::{Repo, write_in};
 

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use git_ops::{Git, MergeError, MergeFavor, MergeOutcome};
+use epic_git_ops::{Git, MergeError, MergeFavor, MergeOutcome};
 
 use crate::support::{Repo, write_in};
 

@@ -1,6 +1,6 @@
 //! Discovering a repository, its directories, and what an empty repository answers.
 
-use git_ops::{Git, GixGit, RevError};
+use epic_git_ops::{Git, GixGit, RevError};
 
 use crate::support::Repo;
 
@@ -105,7 +105,7 @@ fn an_empty_repository_opens_and_says_it_has_no_commits() {
     assert!(error.to_string().contains("start point"), "{error}");
     // The first commit works, and then everything has a head.
     let outcome = git.commit_all(&repo.path, "first").expect("root commit");
-    assert!(matches!(outcome, git_ops::CommitOutcome::Committed(_)));
+    assert!(matches!(outcome, epic_git_ops::CommitOutcome::Committed(_)));
     assert_eq!(repo.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
     repo.fsck();
 }

@@ -1,6 +1,6 @@
 //! Restoring paths from another revision: checkout where it has them, delete where it has none.
 
-use git_ops::{Git, RestoreError};
+use epic_git_ops::{Git, RestoreError};
 
 use crate::support::{Repo, write_in};
 

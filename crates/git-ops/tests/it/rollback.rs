@@ -1,6 +1,6 @@
 //! Checkpoint and rollback: a rolled-back epic worktree is clean and at its checkpoint.
 
-use git_ops::{Git, MergeFavor, MergeOutcome};
+use epic_git_ops::{Git, MergeFavor, MergeOutcome};
 
 use crate::support::{Repo, write_in};
 

@@ -1,6 +1,6 @@
 //! Status: dirty or not, and the changed paths as `git status --porcelain` sees them.
 
-use git_ops::Git;
+use epic_git_ops::Git;
 
 use crate::support::{Repo, write_in};
 

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use git_ops::{Git, GixGit};
+use epic_git_ops::{Git, GixGit};
 
 use crate::status_scan::{assert_like_git, at_the_start_of_a_second, committed};
 use crate::support::Repo;

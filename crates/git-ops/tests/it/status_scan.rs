@@ -4,7 +4,7 @@
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 
-use git_ops::{Git, GixGit};
+use epic_git_ops::{Git, GixGit};
 use proptest::prelude::*;
 
 use crate::status::git_status_paths;

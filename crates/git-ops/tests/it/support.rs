@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use git_ops::GixGit;
+use epic_git_ops::GixGit;
 use tempfile::TempDir;
 
 /// Variables that would change what the git processes of a test do.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use git_ops::{Git, GixGit};
+use epic_git_ops::{Git, GixGit};
 
 use crate::support::{Repo, write_in};
 

@@ -1,6 +1,6 @@
 //! Linked worktrees: add (new and existing branch), list, remove, move, prune.
 
-use git_ops::{Git, Removal, WorktreeError};
+use epic_git_ops::{Git, Removal, WorktreeError};
 
 use crate::support::{Repo, sorted_lines};
 
@@ -173,9 +173,9 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
     let admin = admin_of(&half);
     // git locks a worktree it is adding until the add is done: a killed add leaves the lock.
     let adding = || std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
-    assert!(!git_ops::add_interrupted(&half));
+    assert!(!epic_git_ops::add_interrupted(&half));
     adding();
-    assert!(git_ops::add_interrupted(&half));
+    assert!(epic_git_ops::add_interrupted(&half));
     std::fs::write(half.join(".git"), "").expect("truncate .git");
     // Removed and unregistered, so that the story's worktree can be added there again.
     let removed_and_readded = || {
@@ -187,7 +187,7 @@ fn removes_a_worktree_whose_add_was_killed_half_way() {
         let listed = repo.git(&["worktree", "list", "--porcelain"]);
         assert_eq!(listed.matches("worktree ").count(), 1, "{listed}");
         git.add_worktree(&half, "story/e/half").expect("re-add");
-        assert!(!git_ops::add_interrupted(&half));
+        assert!(!epic_git_ops::add_interrupted(&half));
         repo.fsck();
     };
     removed_and_readded();

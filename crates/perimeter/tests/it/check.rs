@@ -1,6 +1,6 @@
 //! `check`, `classify` and `enforce`: the reference's perimeter cases and their edges.
 
-use perimeter::{PerimeterCheck, Placement, Story, check, classify, enforce};
+use epic_perimeter::{PerimeterCheck, Placement, Story, check, classify, enforce};
 
 use crate::support::conto_overview;
 

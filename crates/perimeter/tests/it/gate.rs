@@ -1,6 +1,6 @@
 //! `gate`: the perimeter as a review in the task loop.
 
-use perimeter::{Severity, gate};
+use epic_perimeter::{Severity, gate};
 
 use crate::support::{bank, conto_overview, story};
 
@@ -49,7 +49,7 @@ fn a_stray_change_is_one_critical_issue() {
 fn the_issue_says_how_to_recover_and_where_to_work() {
     let review = gate(&["README.md"], &conto_overview());
     let text = &review.issues[0].description;
-    let violation = perimeter::enforce(&["README.md"], &conto_overview())
+    let violation = epic_perimeter::enforce(&["README.md"], &conto_overview())
         .expect_err("violated")
         .to_string();
     assert!(text.starts_with(&violation), "{text}");

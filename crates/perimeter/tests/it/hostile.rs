@@ -1,6 +1,6 @@
 //! Hostile paths and prose: nothing panics and nothing unsafe counts as owned.
 
-use perimeter::{
+use epic_perimeter::{
     Placement, Story, Task, check, classify, enforce, gate, owner_of, paths_named_in, stray_tasks,
 };
 

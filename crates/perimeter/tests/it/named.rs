@@ -1,6 +1,6 @@
 //! `paths_named_in` and `owner_of`.
 
-use perimeter::{Story, StoryPlan, owner_of, paths_named_in};
+use epic_perimeter::{Story, StoryPlan, owner_of, paths_named_in};
 
 use crate::support::bank;
 

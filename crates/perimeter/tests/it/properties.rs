@@ -1,6 +1,6 @@
 //! Properties over generated stories, paths and prose.
 
-use perimeter::{
+use epic_perimeter::{
     Placement, Story, StoryPlan, Task, check, classify, gate, is_safe, normalize, owner_of,
     paths_named_in, stray_tasks,
 };

@@ -1,6 +1,6 @@
 //! `Review`: the judge and reviewer JSON of CONTRACT.md.
 
-use perimeter::{Issue, Review, Severity};
+use epic_perimeter::{Issue, Review, Severity};
 
 #[test]
 fn a_contract_verdict_reads_without_a_summary() {

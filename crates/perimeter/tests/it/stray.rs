@@ -1,6 +1,6 @@
 //! `stray_tasks`: planned tasks that wander out of their story.
 
-use perimeter::{StrayTask, Task, stray_tasks};
+use epic_perimeter::{StrayTask, Task, stray_tasks};
 
 use crate::support::{bank, story};
 

@@ -1,7 +1,7 @@
 //! The JSON rendering: `report.json`'s data, its schema, and reading it back.
 
-use report::{EpicReport, StoryOutcome, StoryStatus, report_schema, to_json};
-use story_plan::{Story, StoryPlan};
+use epic_report::{EpicReport, StoryOutcome, StoryStatus, report_schema, to_json};
+use epic_story_plan::{Story, StoryPlan};
 
 use crate::support::{diamond, diamond_with_failure};
 
@@ -190,5 +190,5 @@ fn the_schema_describes_the_contract() {
         !text.contains("\"null\""),
         "optional fields are absent, never null: {text}"
     );
-    assert_eq!(report::REPORT_VERSION, 1);
+    assert_eq!(epic_report::REPORT_VERSION, 1);
 }

@@ -1,6 +1,6 @@
 //! The Markdown rendering: the reference's example, each section, and file snapshots.
 
-use report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter, render_markdown};
+use epic_report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter, render_markdown};
 
 use crate::support::{at, diamond, diamond_with_failure, done, nine};
 

@@ -1,6 +1,6 @@
 //! The price table: defaults for the presets, first matching prefix wins, overrides.
 
-use report::{Price, PriceTable, Usage};
+use epic_report::{Price, PriceTable, Usage};
 
 /// A known price, as `price_of` returns it.
 #[expect(

@@ -3,11 +3,11 @@
 
 use std::collections::BTreeSet;
 
-use proptest::prelude::*;
-use report::{
+use epic_report::{
     EpicReport, SeatUsage, StoryOutcome, StoryStatus, Timestamp, UsageTotals, format_usd,
     render_markdown, round_half_away, to_json,
 };
+use proptest::prelude::*;
 
 /// Any text, with the characters Markdown and Mermaid care about over-represented.
 fn text() -> impl Strategy<Value = String> {
@@ -96,7 +96,7 @@ fn seat() -> impl Strategy<Value = SeatUsage> {
         .prop_map(|(name, turns, prompt, completion, cost, unpriced)| {
             let totals = UsageTotals {
                 turns: turns.max(unpriced),
-                usage: report::Usage {
+                usage: epic_report::Usage {
                     prompt,
                     completion,
                     total: prompt.saturating_add(completion),

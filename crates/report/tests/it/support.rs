@@ -1,6 +1,6 @@
 //! The reports the tests share.
 
-use report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
+use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
 
 /// A timestamp from RFC 3339 text.
 pub(crate) fn at(text: &str) -> Timestamp {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use report::{EpicReport, StoryOutcome, StoryStatus, Timeline};
+use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timeline};
 
 use crate::support::{diamond, diamond_with_failure, nine};
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use report::{StoryOutcome, StoryStatus, Timestamp};
+use epic_report::{StoryOutcome, StoryStatus, Timestamp};
 
 use crate::support::at;
 

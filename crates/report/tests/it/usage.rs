@@ -1,6 +1,6 @@
 //! Usage estimation: tokens from characters, totals by seat, costs only when known.
 
-use report::{
+use epic_report::{
     EpicReport, Estimate, PriceTable, StoryOutcome, StoryStatus, Usage, UsageMeter, UsageTotals,
     count_chars, estimate_tokens, to_json,
 };

@@ -4,7 +4,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use state_store::{load, save};
+use epic_state_store::{load, save};
 
 use crate::support::{Counter, Rng, spawn_helper, temp_files, wait_for};
 

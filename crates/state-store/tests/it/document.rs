@@ -3,13 +3,13 @@
 use std::fs;
 use std::path::Path;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-use state_store::{
+use epic_state_store::{
     Document, EnvelopeProblem, LoadError, MigrateError, SaveError, StoryState, StoryStatus, load,
     save,
 };
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 
 use crate::support::{Counter, story, temp_files};
 
@@ -438,9 +438,9 @@ fn failed_write_leaves_the_old_file_and_no_temp_file() {
     // A non-empty directory at the target: the temp file is written, the rename fails.
     fs::create_dir(&path).unwrap();
     fs::write(path.join("keep"), "x").unwrap();
-    let error = state_store::write_atomic(&path, b"# Board\n").unwrap_err();
+    let error = epic_state_store::write_atomic(&path, b"# Board\n").unwrap_err();
     assert!(
-        matches!(error, state_store::WriteError::Rename { .. }),
+        matches!(error, epic_state_store::WriteError::Rename { .. }),
         "{error:?}"
     );
     assert_eq!(temp_files(&path), Vec::<String>::new());

@@ -4,8 +4,8 @@ use std::fs;
 use std::io::Write;
 use std::sync::Arc;
 
+use epic_state_store::{EventLog, read_all};
 use serde::{Deserialize, Serialize};
-use state_store::{EventLog, read_all};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Event {

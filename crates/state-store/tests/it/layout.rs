@@ -2,7 +2,7 @@
 
 use std::path::{Component, Path};
 
-use state_store::{EpicDir, IdKind, UnsafeId, save};
+use epic_state_store::{EpicDir, IdKind, UnsafeId, save};
 
 use crate::support::story;
 
@@ -128,7 +128,7 @@ fn listing_stories_and_epics() {
     for id in ["cart-ui", "cart-api"] {
         save(
             checkout.story_state(id).unwrap(),
-            &story(id, state_store::StoryStatus::Started),
+            &story(id, epic_state_store::StoryStatus::Started),
         )
         .unwrap();
         std::fs::write(checkout.story_plan(id).unwrap(), "- [ ] task\n").unwrap();

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use state_store::{EpicDir, EpicLock, Holder, LockError, rfc3339};
+use epic_state_store::{EpicDir, EpicLock, Holder, LockError, rfc3339};
 
 use crate::support::{spawn_helper, wait_for};
 

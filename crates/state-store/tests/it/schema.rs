@@ -4,7 +4,7 @@ use serde_json::json;
 
 #[test]
 fn state_schema_describes_the_envelope_and_the_story_state() {
-    let schema = state_store::state_schema();
+    let schema = epic_state_store::state_schema();
     assert_eq!(schema["title"], "story state document");
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["required"], json!(["version", "data"]));

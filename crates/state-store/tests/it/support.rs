@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use epic_state_store::{Document, StoryState, StoryStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use state_store::{Document, StoryState, StoryStatus};
 
 /// A story state as a run would write it.
 pub(crate) fn story(id: &str, status: StoryStatus) -> StoryState {

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use story_plan::{Progress, Story};
+use epic_story_plan::{Progress, Story};
 
 use crate::support::{demo, plan};
 

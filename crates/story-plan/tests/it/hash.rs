@@ -1,6 +1,6 @@
 //! The story hash through the public API.
 
-use story_plan::{PlanFormat, Story, StoryPlan, story_hash};
+use epic_story_plan::{PlanFormat, Story, StoryPlan, story_hash};
 
 #[test]
 fn normalised_owned_paths_hash_the_same() {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use story_plan::{ParseErrorKind, PlanFormat, Story, StoryPlan};
+use epic_story_plan::{ParseErrorKind, PlanFormat, Story, StoryPlan};
 
 use crate::support::demo;
 

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
+use epic_story_plan::{PlanFormat, Story, StoryPlan, ViolationKind, story_hash};
 use proptest::prelude::*;
 use proptest::sample::Index;
-use story_plan::{PlanFormat, Story, StoryPlan, ViolationKind, story_hash};
 
 /// An acyclic plan: story `i` may depend only on stories before it (each edge is a pair of
 /// indices folded into range), and owns a directory of its own.

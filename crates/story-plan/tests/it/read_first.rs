@@ -1,7 +1,7 @@
 //! Pruning `read_first` anchors.
 
-use story_plan::path::UnsafePath;
-use story_plan::{PruneReason, Story};
+use epic_story_plan::path::UnsafePath;
+use epic_story_plan::{PruneReason, Story};
 
 use crate::support::plan;
 

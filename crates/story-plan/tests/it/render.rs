@@ -1,6 +1,6 @@
 //! The operator-facing Markdown rendering.
 
-use story_plan::{PlanFormat, Story, StoryPlan};
+use epic_story_plan::{PlanFormat, Story, StoryPlan};
 
 use crate::support::{demo, plan};
 

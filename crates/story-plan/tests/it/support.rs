@@ -1,6 +1,6 @@
 //! Plans shared by the tests.
 
-use story_plan::{Story, StoryPlan, ViolationKind};
+use epic_story_plan::{Story, StoryPlan, ViolationKind};
 
 pub(crate) fn plan(epic_id: &str, stories: Vec<Story>) -> StoryPlan {
     StoryPlan {

@@ -1,6 +1,6 @@
 //! Validation: every violation, each once, with its kind, stories and paths.
 
-use story_plan::{Story, ViolationKind as K};
+use epic_story_plan::{Story, ViolationKind as K};
 
 use crate::support::{demo, kinds, plan};
 
