@@ -1,5 +1,4 @@
-//! The dependency graph of a plan: waves, the ready set, dependents, dependencies and the critical
-//! path.
+//! The dependency graph of a plan: waves, dependents, dependencies and the critical path.
 //!
 //! Edges run from a dependency to its dependent (`u -> v` when `v` depends on `u`), so a story's
 //! wave is always greater than the waves of everything it depends on. Every output is in plan
@@ -145,20 +144,6 @@ pub struct ValidPlan {
     graph: Graph,
 }
 
-/// What the scheduler knows of each story, for [`ValidPlan::ready`]. A story in none of the sets
-/// has not started.
-#[derive(Debug, Clone, Default)]
-pub struct Progress {
-    /// Merged into the epic branch.
-    pub done: HashSet<String>,
-    /// Failed.
-    pub failed: HashSet<String>,
-    /// Skipped (on hold behind a failed dependency).
-    pub skipped: HashSet<String>,
-    /// Being implemented now.
-    pub running: HashSet<String>,
-}
-
 /// The longest dependency chain of a plan, with its total weight.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CriticalPath<'a> {
@@ -248,24 +233,6 @@ impl ValidPlan {
             .wave_numbers()
             .into_iter()
             .map(|w| w.unwrap_or(0))
-            .collect()
-    }
-
-    /// The stories that may start now: in none of the progress sets, with every dependency done.
-    /// Plan order.
-    pub fn ready(&self, progress: &Progress) -> Vec<&str> {
-        self.plan
-            .stories
-            .iter()
-            .filter(|story| {
-                let id = story.id.as_str();
-                !progress.done.contains(id)
-                    && !progress.failed.contains(id)
-                    && !progress.skipped.contains(id)
-                    && !progress.running.contains(id)
-                    && story.depends_on.iter().all(|d| progress.done.contains(d))
-            })
-            .map(|story| story.id.as_str())
             .collect()
     }
 

@@ -84,7 +84,7 @@ impl ParseError {
 
     /// This error, naming the file it came from.
     #[must_use]
-    pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
+    fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.path = Some(path.into());
         self
     }

@@ -1,7 +1,7 @@
 //! Repo-relative path prefixes: normalisation, containment and safety.
 //!
 //! Plans name paths as prefixes with `/` separators. These functions are the one definition of
-//! what two spellings of a path have in common; `perimeter` re-exports them.
+//! what two spellings of a path have in common; `epic-perimeter` and the rest of epic use them.
 
 use std::fmt;
 

@@ -11,7 +11,7 @@ use crate::path::{check_safe, normalize, overlaps_normalized, within_normalized}
 use crate::{Story, StoryPlan};
 
 /// The longest id the plan accepts, in bytes: ids name branches, directories and files.
-pub const MAX_ID_LEN: usize = 64;
+pub(crate) const MAX_ID_LEN: usize = 64;
 
 /// The stable name of a kind of violation, as CONTRACT.md lists them.
 #[derive(

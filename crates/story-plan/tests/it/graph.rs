@@ -1,14 +1,8 @@
-//! Waves, the ready set, dependents, dependencies and the critical path.
+//! Waves, dependents, dependencies and the critical path.
 
-use std::collections::HashSet;
-
-use epic_story_plan::{Progress, Story};
+use epic_story_plan::Story;
 
 use crate::support::{demo, plan};
-
-fn set(ids: &[&str]) -> HashSet<String> {
-    ids.iter().map(|&id| id.to_owned()).collect()
-}
 
 #[test]
 fn demo_waves() {
@@ -39,33 +33,6 @@ fn a_story_waits_for_its_latest_dependency() {
     .validate()
     .unwrap();
     assert_eq!(valid.waves(), [vec!["a"], vec!["b"], vec!["c"], vec!["d"]]);
-}
-
-#[test]
-fn ready_set_follows_progress() {
-    let valid = demo().validate().unwrap();
-    assert_eq!(
-        valid.ready(&Progress::default()),
-        ["accounts-contract", "payments-contract", "iban-field"]
-    );
-    let progress = Progress {
-        done: set(&["accounts-contract", "payments-contract"]),
-        failed: set(&["iban-field"]),
-        running: set(&["conto-overview"]),
-        ..Progress::default()
-    };
-    assert!(valid.ready(&progress).is_empty());
-    let progress = Progress {
-        done: set(&["accounts-contract", "payments-contract", "iban-field"]),
-        ..Progress::default()
-    };
-    assert_eq!(valid.ready(&progress), ["conto-overview", "bonifico-form"]);
-    let progress = Progress {
-        done: set(&["accounts-contract", "payments-contract", "iban-field"]),
-        skipped: set(&["conto-overview"]),
-        ..Progress::default()
-    };
-    assert_eq!(valid.ready(&progress), ["bonifico-form"]);
 }
 
 #[test]
