@@ -1,7 +1,7 @@
 //! The script seat: deterministic and offline, it applies the file blocks of a story's
 //! description. The demo and the tests use it.
 
-use epic_perimeter::is_safe;
+use epic_story_plan::path::is_safe;
 use serde_json::json;
 
 use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};

@@ -20,12 +20,13 @@ pub enum Placement {
 
 /// Places one changed path relative to `story`'s perimeter.
 ///
-/// The path is normalised first ([`normalize`](crate::normalize)). A path that is not safe
-/// ([`check_safe`](crate::check_safe)) is [`Outside`](Placement::Outside) whatever it starts
+/// The path is normalised first ([`normalize`](epic_story_plan::path::normalize)). A path that is not safe
+/// ([`check_safe`](epic_story_plan::path::check_safe)) is [`Outside`](Placement::Outside) whatever it starts
 /// with, and so is anything under an unsafe owned or shared prefix.
 ///
 /// ```
-/// use epic_perimeter::{Placement, Story, classify};
+/// use epic_perimeter::{Placement, classify};
+/// use epic_story_plan::Story;
 ///
 /// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
 /// assert_eq!(classify("./src/cart/mod.rs", &story), Placement::Owned);
@@ -90,7 +91,8 @@ impl PerimeterCheck {
 /// [`PerimeterCheck::outside`], in input order.
 ///
 /// ```
-/// use epic_perimeter::{Story, check};
+/// use epic_perimeter::check;
+/// use epic_story_plan::Story;
 ///
 /// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
 /// let verdict = check(&["src/lib.rs", "src/cart/mod.rs", "Cargo.toml"], &story);
@@ -121,7 +123,8 @@ where
 /// The error lists every offending path with what to do about it; see [`PerimeterViolation`].
 ///
 /// ```
-/// use epic_perimeter::{Story, enforce};
+/// use epic_perimeter::enforce;
+/// use epic_story_plan::Story;
 ///
 /// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
 /// assert!(enforce(&["src/cart/mod.rs"], &story).is_ok());

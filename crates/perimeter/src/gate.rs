@@ -15,7 +15,8 @@ use crate::{Issue, Review, Severity, check};
 /// names.
 ///
 /// ```
-/// use epic_perimeter::{Severity, Story, gate};
+/// use epic_perimeter::{Severity, gate};
+/// use epic_story_plan::Story;
 ///
 /// let story = Story::new("cart-api", "Cart API", ["src/cart"]);
 /// assert_eq!(gate(&["src/cart/mod.rs"], &story).summary, "perimeter: clean");

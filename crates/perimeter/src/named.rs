@@ -2,17 +2,19 @@
 
 use std::collections::{BTreeSet, HashSet};
 
+use epic_story_plan::path::normalize;
 use epic_story_plan::{Story, StoryPlan};
 
-use crate::{normalize, safe_normalized, under_any};
+use crate::{safe_normalized, under_any};
 
 /// The first story of the plan that owns a prefix containing `path`.
 ///
 /// `None` when no story owns it, and for a path that is not safe
-/// ([`check_safe`](crate::check_safe)): `src/a/../../etc` belongs to nobody.
+/// ([`check_safe`](epic_story_plan::path::check_safe)): `src/a/../../etc` belongs to nobody.
 ///
 /// ```
-/// use epic_perimeter::{Story, StoryPlan, owner_of};
+/// use epic_perimeter::owner_of;
+/// use epic_story_plan::{Story, StoryPlan};
 ///
 /// let plan = StoryPlan {
 ///     epic_id: "checkout".into(),
@@ -48,7 +50,8 @@ pub fn owner_of<'p>(plan: &'p StoryPlan, path: &str) -> Option<&'p Story> {
 /// URLs (a word followed by `://`, up to the next whitespace) are skipped.
 ///
 /// ```
-/// use epic_perimeter::{Story, StoryPlan, paths_named_in};
+/// use epic_perimeter::paths_named_in;
+/// use epic_story_plan::{Story, StoryPlan};
 ///
 /// let plan = StoryPlan {
 ///     epic_id: "bank".into(),

@@ -1,10 +1,11 @@
 //! Planned tasks that name paths outside their story.
 
+use epic_story_plan::path::{is_safe, normalize, within_normalized};
 use epic_story_plan::{Story, StoryPlan};
 use serde::{Deserialize, Serialize};
 
 use crate::named::looks_like_file;
-use crate::{is_safe, normalize, paths_named_in, safe_normalized, under_any, within_normalized};
+use crate::{paths_named_in, safe_normalized, under_any};
 
 /// One task of a story's task plan, as [`stray_tasks`] reads it.
 ///
@@ -61,7 +62,8 @@ pub struct StrayTask {
 /// re-plan, not to fail a story.
 ///
 /// ```
-/// use epic_perimeter::{Story, StoryPlan, Task, stray_tasks};
+/// use epic_perimeter::{Task, stray_tasks};
+/// use epic_story_plan::{Story, StoryPlan};
 ///
 /// let plan = StoryPlan {
 ///     epic_id: "bank".into(),

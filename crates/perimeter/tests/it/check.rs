@@ -1,6 +1,7 @@
 //! `check`, `classify` and `enforce`: the reference's perimeter cases and their edges.
 
-use epic_perimeter::{PerimeterCheck, Placement, Story, check, classify, enforce};
+use epic_perimeter::{PerimeterCheck, Placement, check, classify, enforce};
+use epic_story_plan::Story;
 
 use crate::support::conto_overview;
 

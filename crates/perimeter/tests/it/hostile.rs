@@ -1,8 +1,9 @@
 //! Hostile paths and prose: nothing panics and nothing unsafe counts as owned.
 
 use epic_perimeter::{
-    Placement, Story, Task, check, classify, enforce, gate, owner_of, paths_named_in, stray_tasks,
+    Placement, Task, check, classify, enforce, gate, owner_of, paths_named_in, stray_tasks,
 };
+use epic_story_plan::Story;
 
 use crate::support::{bank, conto_overview, story};
 

@@ -1,6 +1,7 @@
 //! `paths_named_in` and `owner_of`.
 
-use epic_perimeter::{Story, StoryPlan, owner_of, paths_named_in};
+use epic_perimeter::{owner_of, paths_named_in};
+use epic_story_plan::{Story, StoryPlan};
 
 use crate::support::bank;
 

@@ -1,9 +1,10 @@
 //! Properties over generated stories, paths and prose.
 
 use epic_perimeter::{
-    Placement, Story, StoryPlan, Task, check, classify, gate, is_safe, normalize, owner_of,
-    paths_named_in, stray_tasks,
+    Placement, Task, check, classify, gate, owner_of, paths_named_in, stray_tasks,
 };
+use epic_story_plan::path::{is_safe, normalize};
+use epic_story_plan::{Story, StoryPlan};
 use proptest::prelude::*;
 
 /// Segments that collide often, with the awkward ones among them.

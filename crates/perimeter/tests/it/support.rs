@@ -1,6 +1,6 @@
 //! The plans and stories the tests share.
 
-use epic_perimeter::{Story, StoryPlan};
+use epic_story_plan::{Story, StoryPlan};
 
 /// The reference's perimeter fixture: the account overview owns its feature folder and the
 /// accounts contract, and may read the kit and the app shell.
