@@ -72,16 +72,7 @@ pub fn format_usd(value: f64) -> String {
 }
 
 /// A duration for people: `850ms`, `42s`, `3m 05s`, `2h 03m` (shorter units truncated).
-///
-/// ```
-/// use std::time::Duration;
-/// use epic_report::format_duration;
-///
-/// assert_eq!(format_duration(Duration::from_millis(850)), "850ms");
-/// assert_eq!(format_duration(Duration::from_secs(185)), "3m 05s");
-/// assert_eq!(format_duration(Duration::from_secs(7_380)), "2h 03m");
-/// ```
-pub fn format_duration(duration: Duration) -> String {
+pub(crate) fn format_duration(duration: Duration) -> String {
     let seconds = duration.as_secs();
     match seconds {
         0 => format!("{}ms", duration.subsec_millis()),
@@ -141,6 +132,9 @@ mod tests {
     #[test]
     fn durations() {
         assert_eq!(format_duration(Duration::ZERO), "0ms");
+        assert_eq!(format_duration(Duration::from_millis(850)), "850ms");
+        assert_eq!(format_duration(Duration::from_secs(185)), "3m 05s");
+        assert_eq!(format_duration(Duration::from_mins(123)), "2h 03m");
         assert_eq!(format_duration(Duration::from_millis(1_999)), "1s");
         assert_eq!(format_duration(Duration::from_secs(59)), "59s");
         assert_eq!(format_duration(Duration::from_mins(1)), "1m 00s");

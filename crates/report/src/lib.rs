@@ -1,28 +1,16 @@
 //! The report of an epic run: what happened to each story and what it cost, estimated.
 //!
-//! An [`EpicReport`] lists every story of the plan in plan order with its outcome ([`done`,
-//! `failed` or `skipped`](StoryStatus)), branch, reason or judge note, estimated tokens and cost,
-//! and start and finish times. It renders two ways:
+//! # Using it alone
 //!
-//! - [`render_markdown`]: `report.md`, for people: a table of the stories, totals, usage by seat
-//!   and a timeline (makespan, parallelism, a Mermaid gantt chart);
-//! - [`to_json`]: `report.json`'s data, for scripts; [`report_schema`] is its JSON Schema and
-//!   [`REPORT_VERSION`] the version its envelope carries (the envelope itself is written by the
-//!   state store).
-//!
-//! Token and cost figures are **estimates** ([`estimate_tokens`]: about [`CHARS_PER_TOKEN`]
-//! characters a token, priced from a [`PriceTable`]), because the agents are command-line tools
-//! that report no usage; every rendering says so. A [`UsageMeter`] adds up a story's turns by
-//! seat; a cost is only reported when every turn had a known price.
-//!
-//! The crate is pure: no I/O and no clock. Times are [`Timestamp`]s (jiff's) the caller passes
-//! in, and the critical path is the caller's too (story-plan's `ValidPlan::critical_path`).
+//! `epic-report` depends on no other crate of epic and does no I/O: build an [`EpicReport`] from
+//! whatever your own runner knows (each story's outcome, branch, times and turns), and render it
+//! as Markdown for people or as JSON for scripts. Write the text wherever you like.
 //!
 //! ```
 //! use epic_report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter, render_markdown};
 //!
 //! let mut meter = UsageMeter::new(PriceTable::default());
-//! meter.record("claude", 4_000, 800);
+//! meter.record("claude", 4_000, 800); // one turn: 4000 characters of prompt, 800 of reply
 //!
 //! let report = EpicReport::new("checkout", "epic/checkout")
 //!     .with_story(
@@ -40,6 +28,7 @@
 //!     .with_seats(meter.seat_usage());
 //!
 //! let markdown = render_markdown(&report);
+//! println!("{markdown}");
 //! assert!(markdown.contains("| cart-api | done | `story/checkout/cart-api` | ~1200 | ~$0.01 | 12m 30s |  |"));
 //! assert!(markdown.contains("ESTIMATES"));
 //!
@@ -48,6 +37,27 @@
 //! assert_eq!(serde_json::from_str::<EpicReport>(&json)?, report);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # What it holds
+//!
+//! An [`EpicReport`] lists every story of the plan in plan order with its outcome ([`done`,
+//! `failed` or `skipped`](StoryStatus)), branch, reason or judge note, estimated tokens and cost,
+//! and start and finish times. It renders two ways:
+//!
+//! - [`render_markdown`]: `report.md`, for people: a table of the stories, totals, usage by seat
+//!   and a timeline (makespan, parallelism, a Mermaid gantt chart);
+//! - [`to_json`]: `report.json`'s data, for scripts; [`report_schema`] is its JSON Schema and
+//!   [`REPORT_VERSION`] the version its envelope carries (the envelope itself is written by
+//!   `epic-state-store`).
+//!
+//! Token and cost figures are **estimates** ([`estimate_tokens`]: about four characters a token,
+//! priced from a [`PriceTable`]), because the agents are command-line tools that report no usage;
+//! every rendering says so. A [`UsageMeter`] adds up a story's turns by seat; a cost is only
+//! reported when every turn had a known price.
+//!
+//! The crate is pure: no I/O and no clock. Times are [`Timestamp`]s (jiff's) the caller passes
+//! in, and the critical path is the caller's too (`epic-story-plan`'s
+//! `ValidPlan::critical_path`).
 
 #![warn(missing_docs)]
 
@@ -58,14 +68,12 @@ mod price;
 mod timeline;
 mod usage;
 
-pub use format::{format_duration, format_usd, round_half_away};
+pub use format::{format_usd, round_half_away};
 pub use markdown::render_markdown;
 pub use model::{EpicReport, Estimated, SeatUsage, StoryOutcome, StoryStatus};
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
 pub use timeline::{Span, Timeline};
-pub use usage::{
-    CHARS_PER_TOKEN, Estimate, Usage, UsageMeter, UsageTotals, count_chars, estimate_tokens,
-};
+pub use usage::{Estimate, Usage, UsageMeter, UsageTotals, count_chars, estimate_tokens};
 
 /// The instant type of a story's start and finish: [`jiff::Timestamp`], re-exported so callers
 /// name it without depending on jiff themselves.

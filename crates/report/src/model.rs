@@ -209,8 +209,8 @@ impl EpicReport {
             .reduce(|a, b| a + b)
     }
 
-    /// The sum of the stories' estimated costs that are known, or `None` if none is. See
-    /// [`unpriced_stories`](Self::unpriced_stories) for what it leaves out.
+    /// The sum of the stories' estimated costs that are known, or `None` if none is. It leaves
+    /// out the stories with estimated tokens but no known cost (a seat without a price).
     pub fn estimated_cost_usd(&self) -> Option<f64> {
         self.stories
             .iter()
@@ -219,7 +219,7 @@ impl EpicReport {
     }
 
     /// Stories with estimated tokens but no known cost: the cost total leaves them out.
-    pub fn unpriced_stories(&self) -> impl Iterator<Item = &StoryOutcome> {
+    pub(crate) fn unpriced_stories(&self) -> impl Iterator<Item = &StoryOutcome> {
         self.stories
             .iter()
             .filter(|story| story.estimated_tokens.is_some() && story.cost().is_none())

@@ -1,7 +1,7 @@
 //! Usage estimation: tokens from character counts, costs from a [`PriceTable`], totals by seat.
 //!
 //! The seats are command-line agents that report no usage, so every figure here is an estimate:
-//! about [`CHARS_PER_TOKEN`] characters a token over each turn's prompt and reply.
+//! about four characters a token over each turn's prompt and reply.
 //!
 //! "Characters" are Unicode scalar values (`str::chars`). The reference counted UTF-16 code
 //! units; the two differ only for characters outside the Basic Multilingual Plane (emoji, some
@@ -16,7 +16,7 @@ use crate::model::SeatUsage;
 use crate::price::PriceTable;
 
 /// About how many characters make a token.
-pub const CHARS_PER_TOKEN: u64 = 4;
+pub(crate) const CHARS_PER_TOKEN: u64 = 4;
 
 /// Token counts of one turn or many: prompt (input), completion (reply, output) and their total.
 ///
