@@ -565,7 +565,7 @@ pub fn save<T: Document>(path: impl AsRef<Path>, document: &T) -> Result<(), Sav
 }
 
 /// The bytes [`save`] writes for `document`: its envelope as pretty JSON with a trailing newline.
-pub fn encode<T: Document>(document: &T) -> Result<Vec<u8>, serde_json::Error> {
+pub(crate) fn encode<T: Document>(document: &T) -> Result<Vec<u8>, serde_json::Error> {
     let envelope = Envelope {
         version: T::VERSION,
         data: document,

@@ -1,5 +1,52 @@
 //! The durable state of an epic run, and the only code that writes it.
 //!
+//! # Using it alone
+//!
+//! `epic-state-store` depends on no other crate of epic and knows nothing of git: point it at a
+//! directory and it gives any program crash-safe, versioned JSON documents, a lock that dies with
+//! its holder, and an append-only log. Derive serde and schemars on your type, implement
+//! [`Document`] (a name and a version), and [`save`] and [`load`] it.
+//!
+//! ```
+//! use epic_state_store::{Document, EpicDir, EpicLock, EventLog, LockError, load, read_all, save};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+//! struct Checklist {
+//!     done: Vec<String>,
+//! }
+//!
+//! impl Document for Checklist {
+//!     const NAME: &'static str = "checklist";
+//!     const VERSION: u32 = 1;
+//! }
+//!
+//! let git = tempfile::tempdir()?; // stands for `git rev-parse --git-common-dir`
+//! let dir = EpicDir::new(git.path(), "checkout")?; // <git>/epic/checkout
+//!
+//! // One process per epic at a time: a second lock is refused, naming the holder.
+//! let lock = EpicLock::acquire(&dir)?;
+//! assert!(matches!(EpicLock::acquire(&dir), Err(LockError::Held { .. })));
+//!
+//! let path = dir.root().join("checklist.json");
+//! assert_eq!(load::<Checklist>(&path)?, None); // nothing saved yet
+//! let checklist = Checklist { done: vec!["cart-api".into()] };
+//! save(&path, &checklist)?; // {"version":1,"data":{"done":["cart-api"]}}, replaced atomically
+//! assert_eq!(load::<Checklist>(&path)?, Some(checklist));
+//!
+//! let log = EventLog::open(dir.events())?;
+//! log.append(&serde_json::json!({"story": "cart-api", "event": "merged"}))?;
+//! let events = read_all::<serde_json::Value>(dir.events())?;
+//! assert_eq!(events.events[0]["event"], "merged");
+//!
+//! drop(lock); // the next run may start
+//! assert!(EpicLock::holder(&dir)?.is_none());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What it holds
+//!
 //! Everything `epic` must remember between runs, or must not lose in a crash, lives under
 //! `<git-common-dir>/epic/<epic_id>/` ([`EpicDir`]). This crate writes it so that a crash at any
 //! instant leaves it readable:
@@ -17,13 +64,15 @@
 //!
 //! It is synchronous and knows nothing of git: callers pass the git common dir as a path.
 //!
+//! # The story state
+//!
+//! epic's own document per story is [`StoryState`], kept at [`EpicDir::story_state`]:
+//!
 //! ```
-//! use epic_state_store::{EpicDir, EpicLock, StoryState, StoryStatus, load, save};
+//! use epic_state_store::{EpicDir, StoryState, StoryStatus, load, save};
 //!
-//! let git = tempfile::tempdir()?; // stands for `git rev-parse --git-common-dir`
+//! let git = tempfile::tempdir()?;
 //! let dir = EpicDir::new(git.path(), "checkout")?;
-//! let _lock = EpicLock::acquire(&dir)?; // held until the run ends
-//!
 //! let path = dir.story_state("cart-api")?;
 //! assert_eq!(load::<StoryState>(&path)?, None); // never started
 //! let mut state = StoryState {
@@ -73,12 +122,12 @@ mod story;
 
 pub use atomic::{WriteError, write_atomic};
 pub use document::{
-    Document, DocumentKind, EnvelopeProblem, LoadError, Location, MigrateError, SaveError, encode,
+    Document, DocumentKind, EnvelopeProblem, LoadError, Location, MigrateError, SaveError,
     envelope_schema, load, save,
 };
 pub use events::{
     AppendError, EventLog, Events, OpenLogError, ReadLogError, SkippedLine, TornTail, read_all,
 };
 pub use layout::{EpicDir, IdKind, ListError, UnsafeId};
-pub use lock::{EpicLock, Holder, LockError, now_rfc3339, rfc3339};
+pub use lock::{EpicLock, Holder, LockError, rfc3339};
 pub use story::{StoryState, StoryStatus, state_schema};

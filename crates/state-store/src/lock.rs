@@ -96,7 +96,7 @@ pub fn rfc3339(time: SystemTime) -> String {
 }
 
 /// The current instant as [`rfc3339`] writes it.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     rfc3339(SystemTime::now())
 }
 
