@@ -24,7 +24,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::error::CliError;
+use crate::error::GitCommandError;
 
 /// Variables that would make git act on something other than the directory it runs in.
 const REMOVED: &[&str] = &[
@@ -128,13 +128,15 @@ impl Cli {
 
     /// Runs git in `dir` and returns its output whatever its exit code; fails only if git could
     /// not be started.
-    pub(crate) fn output(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, CliError> {
-        self.command(dir, args).output().map_err(|error| CliError {
-            command: describe(args),
-            code: None,
-            detail: String::new(),
-            spawn: Some(error),
-        })
+    pub(crate) fn output(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
+        self.command(dir, args)
+            .output()
+            .map_err(|error| GitCommandError {
+                command: describe(args),
+                code: None,
+                detail: String::new(),
+                spawn: Some(error),
+            })
     }
 
     /// Runs git in `dir` with `input` on its standard input; a non-zero exit is an error
@@ -144,8 +146,8 @@ impl Cli {
         dir: &Path,
         args: &[&OsStr],
         input: &[u8],
-    ) -> Result<Output, CliError> {
-        let spawn_failed = |error| CliError {
+    ) -> Result<Output, GitCommandError> {
+        let spawn_failed = |error| GitCommandError {
             command: describe(args),
             code: None,
             detail: String::new(),
@@ -177,7 +179,7 @@ impl Cli {
     }
 
     /// Runs git in `dir`; a non-zero exit is an error carrying git's words.
-    pub(crate) fn run(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, CliError> {
+    pub(crate) fn run(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
         let output = self.output(dir, args)?;
         if output.status.success() {
             Ok(output)
@@ -188,8 +190,8 @@ impl Cli {
 }
 
 /// The error for a git that ran and failed.
-pub(crate) fn failure(args: &[&OsStr], output: &Output) -> CliError {
-    CliError {
+pub(crate) fn failure(args: &[&OsStr], output: &Output) -> GitCommandError {
+    GitCommandError {
         command: describe(args),
         code: output.status.code(),
         detail: words(output),

@@ -17,7 +17,7 @@ pub enum Cause {
     Gix(#[from] gix::Error),
     /// The git command line failed.
     #[error(transparent)]
-    Cli(#[from] CliError),
+    Cli(#[from] GitCommandError),
     /// A file system operation failed.
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -37,14 +37,14 @@ impl Cause {
 
 /// A failed run of the git command line: which command, how it ended, and what git said.
 #[derive(Debug)]
-pub struct CliError {
+pub struct GitCommandError {
     pub(crate) command: String,
     pub(crate) code: Option<i32>,
     pub(crate) detail: String,
     pub(crate) spawn: Option<io::Error>,
 }
 
-impl CliError {
+impl GitCommandError {
     /// The command as run, `git <args>` joined by spaces (without the `-c` options every call adds).
     pub fn command(&self) -> &str {
         &self.command
@@ -61,7 +61,7 @@ impl CliError {
     }
 }
 
-impl fmt::Display for CliError {
+impl fmt::Display for GitCommandError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.spawn, self.code) {
             (Some(_), _) => write!(f, "failed to run `{}`", self.command),
@@ -76,7 +76,7 @@ impl fmt::Display for CliError {
     }
 }
 
-impl std::error::Error for CliError {
+impl std::error::Error for GitCommandError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.spawn
             .as_ref()

@@ -1,36 +1,56 @@
 //! The git layer of epic: branches, linked worktrees, status, commits, three-dot diffs, merges
 //! with conflict detection, checkpoints and rollback, and restoring paths from another revision.
 //!
-//! Everything goes through the synchronous [`Git`] trait, implemented by [`GixGit`]. Each
-//! operation has its own typed error; outcomes a caller must handle are values, not errors
-//! ([`CommitOutcome::NothingToCommit`], [`MergeOutcome::Conflict`], [`Removal::Pruned`]).
+//! # Using it alone
 //!
-//! ```no_run
-//! use std::path::Path;
+//! `epic-git-ops` depends on no other crate of epic: open a repository with
+//! [`GixGit::discover`] and drive it through the synchronous [`Git`] trait, from any program
+//! that wants story branches in their own worktrees, their diffs, and merges it can undo. Each
+//! operation has its own typed error; outcomes a caller must handle are values, not errors
+//! ([`CommitOutcome::NothingToCommit`], [`MergeOutcome::Conflict`], [`Removal::Pruned`]). It
+//! needs the `git` command on `PATH` (see below for what runs through it).
+//!
+//! ```
+//! use std::process::Command;
+//!
 //! use epic_git_ops::{CommitOutcome, Git, GixGit, MergeFavor, MergeOutcome};
 //!
-//! let git = GixGit::discover(".")?;
-//! let repo = git.main_worktree().ok_or("bare repository")?.to_owned();
-//! let story = Path::new("../app.worktrees/checkout/cart-api");
+//! let tmp = tempfile::tempdir()?;
+//! let (repo, home) = (tmp.path().join("app"), tmp.path().join("home"));
+//! std::fs::create_dir_all(&home)?;
+//! // A fresh repository; an empty HOME keeps this machine's git configuration out of it.
+//! let init = Command::new("git")
+//!     .args(["init", "-q", "-b", "main"])
+//!     .arg(&repo)
+//!     .env("HOME", &home)
+//!     .env("GIT_CONFIG_NOSYSTEM", "1")
+//!     .status()?;
+//! assert!(init.success());
+//! let git = GixGit::discover(&repo)?
+//!     .with_env("HOME", Some(&home))
+//!     .with_env("GIT_CONFIG_NOSYSTEM", Some("1"));
 //!
-//! git.add_worktree_new_branch(story, "story/checkout/cart-api", "epic/checkout")?;
-//! // … an agent works in the story's worktree …
-//! if git.status(story, &[])?.is_dirty() {
-//!     assert!(matches!(git.commit_all(story, "cart api")?, CommitOutcome::Committed(_)));
-//! }
-//! let touched = git.changed_paths_vs_base(story, "epic/checkout", "HEAD")?;
-//! println!("the story changed {touched:?}");
+//! std::fs::write(repo.join("README.md"), "# app\n")?;
+//! assert!(git.status(&repo, &[])?.is_dirty());
+//! assert!(matches!(git.commit_all(&repo, "first")?, CommitOutcome::Committed(_)));
 //!
+//! // A story in its own worktree, on its own branch cut from main.
+//! let story = tmp.path().join("app.worktrees/cart-api");
+//! git.add_worktree_new_branch(&story, "story/cart-api", "main")?;
+//! std::fs::create_dir_all(story.join("src"))?;
+//! std::fs::write(story.join("src/cart.rs"), "pub struct Cart;\n")?;
+//! git.commit_all(&story, "cart api")?;
+//! assert_eq!(git.changed_paths_vs_base(&story, "main", "HEAD")?, ["src/cart.rs"]);
+//!
+//! // Merge it into main, then undo the merge, as when the checks turn red on the result.
 //! let checkpoint = git.checkpoint(&repo)?;
-//! match git.merge(&repo, "story/checkout/cart-api", "merge cart-api", MergeFavor::None)? {
+//! match git.merge(&repo, "story/cart-api", "merge cart-api", MergeFavor::None)? {
 //!     MergeOutcome::Conflict { paths } => println!("conflicts in {paths:?}"),
-//!     _ => {
-//!         let gates_green = false; // the project's checks, run by the caller
-//!         if !gates_green {
-//!             git.rollback(&repo, &checkpoint)?;
-//!         }
-//!     }
+//!     outcome => println!("{outcome:?}"),
 //! }
+//! assert!(repo.join("src/cart.rs").exists());
+//! git.rollback(&repo, &checkpoint)?;
+//! assert!(!repo.join("src/cart.rs").exists());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -50,10 +70,10 @@
 //! the file's stat data stay exactly the same. On Linux, on a local file system, a monitor
 //! (`monitor`, inotify) then watches each directory the pass read, so the next status of that
 //! worktree reads and stats only the directories and files that changed since: the first status
-//! walks everything, the ones after it about as much as was written. gix's status then looks only at what is left
-//! (edited, deleted or untracked paths), by pathspec; where the pass does not apply (a
-//! case-insensitive file system, a sparse or conflicted index, a nested repository, many
-//! changes) gix's status runs in full. A status never writes the index. Reads run on
+//! walks everything, the ones after it about as much as was written. gix's status then looks
+//! only at what is left (edited, deleted or untracked paths), by pathspec; where the pass does
+//! not apply (a case-insensitive file system, a sparse or conflicted index, a nested repository,
+//! many changes) gix's status runs in full. A status never writes the index. Reads run on
 //! thread-local gix handles that are kept warm per worktree, so a diff over the same trees hits
 //! the object cache.
 //!
@@ -111,8 +131,8 @@ mod worktree;
 
 pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME};
 pub use error::{
-    BranchError, Cause, CliError, CommitError, DiffError, MergeError, OpenError, RestoreError,
-    RevError, RollbackError, StatusError, WorktreeError,
+    BranchError, Cause, CommitError, DiffError, GitCommandError, MergeError, OpenError,
+    RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
 pub use repo::{Git, GixGit};
 pub use types::{
