@@ -42,7 +42,7 @@
 //! - [`owner_of`] names the story that owns a path.
 //!
 //! Paths are compared through the path primitives of `epic-story-plan`
-//! ([`normalize`](epic_story_plan::path::normalize), [`within`](epic_story_plan::path::within),
+//! ([`normalize`], [`within`](epic_story_plan::path::within),
 //! [`check_safe`](epic_story_plan::path::check_safe), …), the one definition of what two
 //! spellings of a path have in common; import them from [`epic_story_plan::path`].
 //!

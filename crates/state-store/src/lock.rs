@@ -45,7 +45,7 @@ pub struct Holder {
 
 impl Holder {
     /// This process, now.
-    pub fn current() -> Self {
+    pub(crate) fn current() -> Self {
         Self {
             pid: std::process::id(),
             host: hostname(),
