@@ -2,11 +2,11 @@
 //!
 //! # Using it alone
 //!
-//! `epic-perimeter` needs only `epic-story-plan` (for [`Story`](epic_story_plan::Story) and
-//! [`StoryPlan`](epic_story_plan::StoryPlan)) and does no I/O: give it the paths a change
-//! touched, as `git diff --name-only` prints them, and a story, and it tells which paths the story
-//! was allowed to change. Build the story in code, or take it from a plan parsed with
-//! `epic-story-plan`.
+//! Of epic's crates, `epic-perimeter` needs only `epic-story-plan` (for
+//! [`Story`](epic_story_plan::Story) and [`StoryPlan`](epic_story_plan::StoryPlan)), and it
+//! does no I/O: give it the paths a change touched, as `git diff --name-only` prints them, and a
+//! story, and it tells which paths the story was allowed to change. Depend on both crates: build
+//! the story with `epic-story-plan`, in code or from a plan it parsed.
 //!
 //! ```
 //! use epic_perimeter::{Placement, check, classify, enforce};
