@@ -5,6 +5,9 @@
 //! - Internal dependencies in the root manifest are path-only.
 //! - Every `tests/it/*.rs` file is declared as a module of `tests/it/main.rs`, so none is
 //!   silently skipped.
+//! - The layers ARCHITECTURE.md draws hold ([`check_layers`]): each crate depends only on the
+//!   crates below it, only `epic-git-ops` depends on gix, and no library or binary source outside
+//!   `crates/git-ops` names the `git` program (tests and benches may: they build repositories).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -50,6 +53,7 @@ pub(crate) fn check(root: &Path) -> Result {
             }
         }
     }
+    check_layers(root, &files, &mut problems);
     if problems.is_empty() {
         Ok(())
     } else {
@@ -59,6 +63,140 @@ pub(crate) fn check(root: &Path) -> Result {
             problems.join("\n")
         ))
     }
+}
+
+/// Each crate directory, its package, and the internal packages it may depend on (normal,
+/// build and target-specific dependencies; dev-dependencies are free). No arrow runs up.
+const LAYERS: &[(&str, &str, &[&str])] = &[
+    ("story-plan", "epic-story-plan", &[]),
+    ("perimeter", "epic-perimeter", &["epic-story-plan"]),
+    ("report", "epic-report", &[]),
+    ("state-store", "epic-state-store", &[]),
+    ("git-ops", "epic-git-ops", &[]),
+    (
+        "executor",
+        "epic-executor",
+        &[
+            "epic-story-plan",
+            "epic-perimeter",
+            "epic-report",
+            "epic-state-store",
+            "epic-git-ops",
+        ],
+    ),
+    (
+        "cli",
+        "epic",
+        &[
+            "epic-story-plan",
+            "epic-perimeter",
+            "epic-report",
+            "epic-state-store",
+            "epic-git-ops",
+            "epic-executor",
+        ],
+    ),
+];
+
+/// The architecture's layering rules, checked on the manifests and sources: internal
+/// dependencies follow [`LAYERS`]; gix is a dependency of `epic-git-ops` alone; and the string
+/// `"git"` (a program to spawn) appears in no `src/` file outside `crates/git-ops`, so every git
+/// command goes through the git layer.
+fn check_layers(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
+    let crates = root.join("crates");
+    let mut known: Vec<String> = fs::read_dir(&crates)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|entry| entry.path().join("Cargo.toml").is_file())
+                .filter_map(|entry| entry.file_name().to_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    known.sort();
+    for dir in &known {
+        let shown = format!("crates/{dir}/Cargo.toml");
+        let Some((_, package, allowed)) = LAYERS.iter().find(|(name, _, _)| name == dir) else {
+            problems.push(format!(
+                "{shown}: a crate the layer table of xtask/src/tidy.rs does not know; add it there"
+            ));
+            continue;
+        };
+        let Ok(manifest) = fs::read_to_string(crates.join(dir).join("Cargo.toml")) else {
+            problems.push(format!("{shown}: unreadable"));
+            continue;
+        };
+        if !manifest.contains(&format!("name = \"{package}\"")) {
+            problems.push(format!("{shown}: the package should be named `{package}`"));
+        }
+        for dependency in normal_dependencies(&manifest) {
+            if dependency == "gix" && *package != "epic-git-ops" {
+                problems.push(format!(
+                    "{shown}: depends on gix; only epic-git-ops may (it is the git layer)"
+                ));
+            }
+            if dependency.starts_with("epic-") && !allowed.contains(&dependency.as_str()) {
+                problems.push(format!(
+                    "{shown}: `{package}` may not depend on `{dependency}` (see the layers in \
+                     ARCHITECTURE.md: no arrow runs up)"
+                ));
+            }
+        }
+    }
+    let git_layer = crates.join("git-ops");
+    for file in files {
+        let in_src = file.strip_prefix(&crates).is_ok_and(|inner| {
+            inner
+                .components()
+                .nth(1)
+                .is_some_and(|c| c.as_os_str() == "src")
+        });
+        if !in_src || file.starts_with(&git_layer) {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(file) else {
+            continue;
+        };
+        let shown = file.strip_prefix(root).unwrap_or(file).display();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if !code.starts_with("//") && line.contains("\"git\"") {
+                problems.push(format!(
+                    "{shown}:{}: names the git program; only epic-git-ops runs git",
+                    n + 1
+                ));
+            }
+        }
+    }
+}
+
+/// The dependency names of a manifest's `[dependencies]`, `[build-dependencies]` and
+/// `[target.'…'.dependencies]` tables (not dev-dependencies).
+fn normal_dependencies(manifest: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut counted = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            let table = line.trim_matches(|c| c == '[' || c == ']');
+            counted = table == "dependencies"
+                || table == "build-dependencies"
+                || (table.starts_with("target.") && table.ends_with(".dependencies"));
+            continue;
+        }
+        if !counted || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line
+            .split(['=', '.'])
+            .next()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+        {
+            names.push(name.to_owned());
+        }
+    }
+    names
 }
 
 fn check_modules_declared(main: &Path, text: &str, problems: &mut Vec<String>) {

@@ -59,6 +59,11 @@ impl GitCommandError {
     pub fn detail(&self) -> &str {
         &self.detail
     }
+
+    /// Whether git could not be started at all (not on `PATH`, say), rather than ran and failed.
+    pub fn not_started(&self) -> bool {
+        self.spawn.is_some()
+    }
 }
 
 impl fmt::Display for GitCommandError {

@@ -119,6 +119,7 @@ mod cli;
 mod commit;
 mod diff;
 mod error;
+mod init;
 mod merge;
 mod monitor;
 mod repo;
@@ -134,6 +135,7 @@ pub use error::{
     BranchError, Cause, CommitError, DiffError, GitCommandError, MergeError, OpenError,
     RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
+pub use init::{FirstCommit, init_repository};
 pub use repo::{Git, GixGit};
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, MergeFavor, MergeOutcome,

@@ -25,7 +25,6 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use epic_report::StoryStatus;
 use serde_json::json;
@@ -379,47 +378,30 @@ fn build_project(root: &Path) -> Result<(), CliError> {
         std::fs::write(&path, content)
             .map_err(|error| io_error(&format!("write `{}`", path.display()), error))?;
     }
-    git(root, &["init", "--quiet", "--initial-branch=main"])?;
-    git(root, &["config", "user.name", "epic demo"])?;
-    git(root, &["config", "user.email", "demo@epic.invalid"])?;
-    git(root, &["config", "commit.gpgsign", "false"])?;
-    git(root, &["add", "--all"])?;
-    git(
+    epic_git_ops::init_repository(
         root,
-        &[
-            "commit",
-            "--quiet",
-            "--no-verify",
-            "-m",
-            "textkit: the test runner",
-        ],
+        &epic_git_ops::FirstCommit {
+            branch: "main",
+            name: "epic demo",
+            email: "demo@epic.invalid",
+            message: "textkit: the test runner",
+        },
     )
-}
-
-/// Runs `git ARGS` in `dir`, isolated from the caller's repository variables.
-fn git(dir: &Path, args: &[&str]) -> Result<(), CliError> {
-    let output = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .output()
-        .map_err(|error| {
-            io_error("run git", error).hint("`epic demo` needs git (and sh) on PATH")
-        })?;
-    if output.status.success() {
-        return Ok(());
-    }
-    Err(CliError::new(
-        Kind::Repository,
-        Message::new(format!(
-            "`git {}` failed in `{}`: {}",
-            args.join(" "),
-            dir.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        )),
-    ))
+    .map_err(|error| {
+        let not_started = error.not_started();
+        let error = CliError::new(
+            Kind::Repository,
+            Message::new(format!(
+                "failed to make `{}` a git repository: {error}",
+                root.display()
+            )),
+        );
+        if not_started {
+            error.hint("`epic demo` needs git (and sh) on PATH")
+        } else {
+            error
+        }
+    })
 }
 
 fn io_error(action: &str, error: std::io::Error) -> CliError {
