@@ -288,14 +288,14 @@ impl RunOptions {
     /// code here. The `no_…` negations are not keys: lay [`given`](Self::given) options.
     #[must_use]
     pub(crate) fn over(&self, under: &Self) -> Self {
-        let mut merged = under.set();
-        merged.extend(self.set());
+        let mut merged = under.values();
+        merged.extend(self.values());
         serde_json::from_value(serde_json::Value::Object(merged))
             .expect("options written by serde read back, each value checked again")
     }
 
-    /// The keys set (not `None`) and their values.
-    fn set(&self) -> serde_json::Map<String, serde_json::Value> {
+    /// The options set (not `None`), by key.
+    fn values(&self) -> serde_json::Map<String, serde_json::Value> {
         let serde_json::Value::Object(keys) =
             serde_json::to_value(self).expect("options serialise to a JSON object")
         else {
@@ -308,7 +308,7 @@ impl RunOptions {
 
     /// The keys these options set, in [`keys`] order.
     pub(crate) fn keys_set(&self) -> Vec<&'static str> {
-        let set = self.set();
+        let set = self.values();
         keys()
             .iter()
             .copied()
@@ -448,7 +448,13 @@ impl Resolved {
             &mut config.base,
             options.base.as_ref().map(NonBlank::to_string),
         );
-        config.epic_branch = options.epic_branch.as_ref().map(NonBlank::to_string);
+        set(
+            &mut config.epic_branch,
+            options
+                .epic_branch
+                .as_ref()
+                .map(|branch| Some(branch.to_string())),
+        );
         set(
             &mut config.concurrency,
             options
@@ -456,7 +462,10 @@ impl Resolved {
                 .map(|n| usize::try_from(n.get()).unwrap_or(usize::MAX)),
         );
         set(&mut config.fail_fast, options.fail_fast);
-        config.judge = options.judge.as_ref().map(SeatSpec::to_seat);
+        set(
+            &mut config.judge,
+            options.judge.as_ref().map(|judge| Some(judge.to_seat())),
+        );
         set(
             &mut config.reviewers,
             options
@@ -1135,6 +1144,32 @@ mod tests {
             checked += 1;
         }
         assert_eq!(checked, 11, "every key with a default to state");
+    }
+
+    #[test]
+    fn a_flag_that_states_its_default_states_it_right() {
+        use clap::CommandFactory as _;
+        let defaults = serde_json::to_value(RunOptions::defaults()).unwrap();
+        let mut checked = 0;
+        for arg in Flags::command().get_arguments() {
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            let Some((_, default)) = help.split_once("[default: ") else {
+                continue;
+            };
+            let plain = |value: &serde_json::Value| match value {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            let expected = match &defaults[arg.get_id().as_str()] {
+                serde_json::Value::Array(items) => {
+                    items.iter().map(plain).collect::<Vec<_>>().join(", ")
+                }
+                value => plain(value),
+            };
+            assert_eq!(default.trim_end_matches(']'), expected, "{}", arg.get_id());
+            checked += 1;
+        }
+        assert_eq!(checked, 1, "--test-pattern");
     }
 
     #[test]

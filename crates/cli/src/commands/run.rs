@@ -26,7 +26,7 @@ use crate::config::{self, RunOptions};
 use crate::error::{CommandError, Kind, Message, WithSource};
 use crate::output::{self, Output};
 use crate::plan_file;
-use crate::progress::{self, Mode, Progress};
+use crate::progress::{self, Mode, ProgressDisplay};
 use crate::repo::{self, Repo};
 
 /// Runs `epic run`.
@@ -87,7 +87,7 @@ pub(crate) fn execute(
             )
         })?;
     let epic = plan.plan().epic_id.clone();
-    let progress = Progress::start(&plan, mode, out.verbose() > 0);
+    let progress = ProgressDisplay::start(&plan, mode, out.verbose() > 0);
     let events = progress.sink();
     let say = progress.liner();
     let git: std::sync::Arc<dyn epic_git_ops::Git> = repo.git.clone();
