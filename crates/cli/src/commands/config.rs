@@ -35,13 +35,13 @@ struct ConfigJson {
 pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result<(), CommandError> {
     let format = global.format_for("config", &[Format::Text, Format::Json])?;
     let repo = repo::discover(global.repo.as_deref())?;
-    let (file, config) = match RunOptions::load(&repo.root)? {
-        Some((path, config)) => (Some(path), config),
+    let (path, file) = match RunOptions::load(&repo.root)? {
+        Some((path, file)) => (Some(path), file),
         None => (None, RunOptions::default()),
     };
-    let from_file = config.keys_set();
+    let from_file = file.keys_set();
     let from_flags = args.options.given().keys_set();
-    let options = config::resolve(&config, &args.options)?.options;
+    let options = config::resolve(&file, &args.options)?.options;
     let sources = config::keys()
         .iter()
         .map(|&key| {
@@ -56,7 +56,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
         })
         .collect();
     let document = ConfigJson {
-        config_file: file,
+        config_file: path,
         options,
         sources,
     };
