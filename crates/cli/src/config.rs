@@ -4,13 +4,14 @@
 //! [`RunOptions`] is at once the command line's run options (clap), the file `epic.toml` (serde:
 //! every key optional, unknown keys refused), `epic config`'s output, and the file's JSON Schema
 //! (`epic schema config`); each field's doc comment is its `--help` text and its schema
-//! description. An option is one field, its doc and its flag's value name; everything else is
-//! generic over the fields:
+//! description. A new option is one field (its doc, its flag's value name) and one line in each
+//! of the two conversions from and to the executor's [`RunConfig`], whose types differ; the rest
+//! is generic over the fields:
 //!
-//! - [`RunOptions::over`] lays one layer over another, key by key, through the keys serde writes,
-//!   so no code lists the fields;
-//! - [`RunOptions::defaults`] reads the defaults from [`epic_executor::RunConfig::new`], the one
-//!   place they are written;
+//! - [`RunOptions::over`] lays one layer over another, key by key, through the keys serde writes;
+//!   [`keys`] lists them in order from serde too;
+//! - [`RunOptions::defaults`] reads the defaults from [`RunConfig::new`], the one place they are
+//!   written;
 //! - [`resolve`] layers the flags over the file over the defaults into a [`Resolved`], which
 //!   [`Resolved::run_config`] turns into the executor's [`RunConfig`].
 //!
