@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::{Config, Count, NonBlank, Schedule, Seat, Seconds};
-use crate::error::{CliError, Kind, Message};
+use crate::config::RunOptions;
+use crate::error::{CommandError, Kind, Message};
 
 const ABOUT: &str = "Run the stories of an epic in parallel with coding agents.";
 
@@ -122,12 +122,12 @@ impl GlobalArgs {
         &self,
         command: &str,
         supported: &[Format],
-    ) -> Result<Format, CliError> {
+    ) -> Result<Format, CommandError> {
         if supported.contains(&self.format) {
             return Ok(self.format);
         }
         let names: Vec<&str> = supported.iter().map(|f| f.name()).collect();
-        let error = CliError::new(
+        let error = CommandError::new(
             Kind::Usage,
             Message::new(format!(
                 "`epic {command}` cannot print --format {}",
@@ -316,7 +316,7 @@ pub(crate) struct RunArgs {
     pub(crate) plan: PathBuf,
     /// The options of the run.
     #[command(flatten)]
-    pub(crate) flags: RunFlags,
+    pub(crate) options: RunOptions,
 }
 
 /// `epic clean [EPIC] [--branches]`.
@@ -343,7 +343,7 @@ pub(crate) struct DemoArgs {
 pub(crate) struct ConfigArgs {
     /// The options of `epic run`.
     #[command(flatten)]
-    pub(crate) flags: RunFlags,
+    pub(crate) options: RunOptions,
 }
 
 /// `epic completions SHELL`.
@@ -352,140 +352,6 @@ pub(crate) struct CompletionsArgs {
     /// The shell
     #[arg(value_enum, value_name = "SHELL")]
     pub(crate) shell: clap_complete::Shell,
-}
-
-/// The options of `epic run` (CONTRACT.md), each also settable in epic.toml; a flag given here
-/// wins ([`Config::merge`]). A list option given here replaces the config's whole list. Each
-/// on/off option has a `--no-…` form to turn off what epic.toml turns on.
-///
-/// `epic run` flattens this into its arguments, as `epic config` does.
-#[derive(Debug, Clone, Default, Args)]
-#[expect(
-    clippy::struct_excessive_bools,
-    reason = "each is an on/off flag of the command line, as clap parses it"
-)]
-#[command(next_help_heading = "Run options (also settable in epic.toml; flags win)")]
-pub(crate) struct RunFlags {
-    /// Where the epic branch starts if it does not exist yet [default: HEAD]
-    #[arg(long, value_name = "REF")]
-    pub(crate) base: Option<NonBlank>,
-
-    /// The integration branch (default: `epic/<epic_id>`).
-    #[arg(
-        long,
-        value_name = "NAME",
-        help = "The integration branch [default: epic/<epic_id>]"
-    )]
-    pub(crate) epic_branch: Option<NonBlank>,
-
-    /// Stories implemented at once, at least 1 [default: 3]
-    #[arg(long, value_name = "N")]
-    pub(crate) concurrency: Option<Count>,
-
-    /// Stop at the first failed story instead of skipping its dependents
-    #[arg(long, overrides_with = "no_fail_fast")]
-    pub(crate) fail_fast: bool,
-    /// Skip a failed story's dependents and go on (the default)
-    #[arg(long, overrides_with = "fail_fast")]
-    pub(crate) no_fail_fast: bool,
-
-    /// The agent that plans and implements: claude, codex, gemini, aider, opencode, script or
-    /// exec:COMMAND [required here or in epic.toml]
-    #[arg(long, value_name = "SEAT")]
-    pub(crate) coder: Option<Seat>,
-
-    /// The story-level judge, a seat [default: no judge]
-    #[arg(long, value_name = "SEAT")]
-    pub(crate) judge: Option<Seat>,
-
-    /// A per-task reviewer, a seat; repeatable
-    #[arg(long, value_name = "SEAT")]
-    pub(crate) reviewer: Vec<Seat>,
-
-    /// A check run with `sh -c` per task and on the epic head after each merge; repeatable
-    #[arg(long, value_name = "CMD")]
-    pub(crate) gate: Vec<NonBlank>,
-
-    /// Judge attempts, each but the last followed by a coder feedback round [default: 2]
-    #[arg(long, value_name = "N")]
-    pub(crate) judge_rounds: Option<Count>,
-
-    /// Review rounds per task [default: 3]
-    #[arg(long, value_name = "N")]
-    pub(crate) max_rounds: Option<Count>,
-
-    /// Deadline of one agent turn, in seconds [default: 1800]
-    #[arg(long, value_name = "SECS")]
-    pub(crate) turn_timeout: Option<Seconds>,
-
-    /// Deadline of one gate command, in seconds [default: 1800]
-    #[arg(long, value_name = "SECS")]
-    pub(crate) gate_timeout: Option<Seconds>,
-
-    /// A command run with `sh -c` in every fresh or caught-up story worktree; repeatable
-    #[arg(long, value_name = "CMD")]
-    pub(crate) setup: Vec<NonBlank>,
-
-    /// Keep a story's worktree after it merged (its branch always stays)
-    #[arg(long, overrides_with = "no_keep_worktrees")]
-    pub(crate) keep_worktrees: bool,
-    /// Remove a story's worktree once it merged (the default)
-    #[arg(long, overrides_with = "keep_worktrees")]
-    pub(crate) no_keep_worktrees: bool,
-
-    /// Start although the gates fail on the epic head
-    #[arg(long, overrides_with = "no_allow_red_baseline")]
-    pub(crate) allow_red_baseline: bool,
-    /// Refuse to start while the gates fail on the epic head (the default)
-    #[arg(long, overrides_with = "allow_red_baseline")]
-    pub(crate) no_allow_red_baseline: bool,
-
-    /// The order among ready stories [default: critical-path]
-    #[arg(long, value_enum, value_name = "POLICY")]
-    pub(crate) schedule: Option<Schedule>,
-
-    /// What a test file looks like (`tests/`, `*_test.*`, …): deleting one, or adding a skip
-    /// marker, fails a story whose plan entry lacks `tests_change`; repeatable [default: tests/,
-    /// test/, __tests__/, spec/, *_test.*, *.test.*, *-test.*, test_*.py, *_spec.*, *.spec.*,
-    /// *Test.java, *Tests.cs]
-    #[arg(long, value_name = "PATTERN")]
-    pub(crate) test_pattern: Vec<NonBlank>,
-}
-
-/// A repeatable flag's values, if it was given at all.
-fn list<T: Clone>(items: &[T]) -> Option<Vec<T>> {
-    (!items.is_empty()).then(|| items.to_vec())
-}
-
-impl RunFlags {
-    /// The options given, as a [`Config`] that sets only those.
-    pub(crate) fn to_config(&self) -> Config {
-        let switch = |on: bool, off: bool| match (on, off) {
-            (true, _) => Some(true),
-            (false, true) => Some(false),
-            (false, false) => None,
-        };
-        Config {
-            base: self.base.clone(),
-            epic_branch: self.epic_branch.clone(),
-            concurrency: self.concurrency,
-            fail_fast: switch(self.fail_fast, self.no_fail_fast),
-            coder: self.coder.clone(),
-            judge: self.judge.clone(),
-            reviewer: list(&self.reviewer),
-            gate: list(&self.gate),
-            judge_rounds: self.judge_rounds,
-            max_rounds: self.max_rounds,
-            turn_timeout: self.turn_timeout,
-            gate_timeout: self.gate_timeout,
-            setup: list(&self.setup),
-            keep_worktrees: switch(self.keep_worktrees, self.no_keep_worktrees),
-            allow_red_baseline: switch(self.allow_red_baseline, self.no_allow_red_baseline),
-            schedule: self.schedule,
-            test_pattern: list(&self.test_pattern),
-            prices: std::collections::BTreeMap::new(),
-        }
-    }
 }
 
 /// The plan file a command reads.

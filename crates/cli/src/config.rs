@@ -1,18 +1,24 @@
-//! `epic.toml`, the run options a repository sets once, and how they meet the flags.
+//! The options of `epic run`, each defined once ([`RunOptions`]), and how their three layers
+//! meet: the flags over `epic.toml` over the executor's defaults.
 //!
-//! Three types, one per stage:
+//! [`RunOptions`] is at once the command line's run options (clap), the file `epic.toml` (serde:
+//! every key optional, unknown keys refused), `epic config`'s output, and the file's JSON Schema
+//! (`epic schema config`); each field's doc comment is its `--help` text and its schema
+//! description. A new option is one field (its doc, its flag's value name) and one line in each
+//! of the two conversions from and to the executor's [`RunConfig`], whose types differ; the rest
+//! is generic over the fields:
 //!
-//! - [`Config`]: the file as written. Every key is optional; unknown keys are refused (a typo must
-//!   not silently fall back to a default); every value is checked while it is read, so an error
-//!   points at the key, the line and the column ([`ConfigError::Parse`]).
-//! - [`RunFlags`]: the same options given on the command line; [`Config::merge`] lays them
-//!   over the file (flags win).
-//! - [`RunOptions`]: what `epic run` uses: the merged values with CONTRACT.md's defaults filled in
-//!   ([`RunOptions::resolve`]).
+//! - [`RunOptions::over`] lays one layer over another, key by key, through the keys serde writes;
+//!   [`keys`] lists them in order from serde too;
+//! - [`RunOptions::defaults`] reads the defaults from [`RunConfig::new`], the one place they are
+//!   written;
+//! - [`resolve`] layers the flags over the file over the defaults into a [`Resolved`], which
+//!   [`Resolved::run_config`] turns into the executor's [`RunConfig`].
 //!
-//! The value types ([`Count`], [`Seconds`], [`Seat`], [`NonBlank`], [`Schedule`]) check
-//! themselves the same way whether they come from the file (serde) or from a flag (`FromStr`),
-//! so a value is refused for the same reason and in the same words wherever it is written.
+//! The value types ([`Count`], [`Seconds`], [`SeatSpec`], [`NonBlank`], and the executor's
+//! [`Policy`]) check themselves the same way whether they come from the file (serde) or from a
+//! flag (`FromStr`, `ValueEnum`), so a value is refused for the same reason and in the same words
+//! wherever it is written.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -21,153 +27,187 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use clap::ValueEnum;
+use epic_executor::{CommandSeat, Policy, Preset, RunConfig, ScriptSeat};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
-use crate::args::RunFlags;
-use crate::error::{CliError, Kind};
+use crate::error::{CommandError, Kind};
 
 /// The config file's name, at the repository root.
 pub(crate) const FILE_NAME: &str = "epic.toml";
 
-/// Where the epic branch starts by default.
-pub(crate) const DEFAULT_BASE: &str = "HEAD";
-/// Stories implemented at once by default.
-pub(crate) const DEFAULT_CONCURRENCY: u32 = 3;
-/// Judge attempts by default.
-pub(crate) const DEFAULT_JUDGE_ROUNDS: u32 = 2;
-/// Review rounds per task by default.
-pub(crate) const DEFAULT_MAX_ROUNDS: u32 = 3;
-/// Deadline of one agent turn by default, in seconds.
-pub(crate) const DEFAULT_TURN_TIMEOUT: u64 = 1800;
-/// Deadline of one gate command by default, in seconds.
-pub(crate) const DEFAULT_GATE_TIMEOUT: u64 = 1800;
 /// The longest timeout accepted, in seconds (30 days): far beyond any sensible turn, and far
 /// below what would overflow a deadline computed from it.
 pub(crate) const MAX_TIMEOUT: u64 = 30 * 24 * 60 * 60;
 
-/// The keys of `epic.toml`, in CONTRACT.md's order (the order `epic config` prints them in).
-pub(crate) const KEYS: &[&str] = &[
-    "base",
-    "epic_branch",
-    "concurrency",
-    "fail_fast",
-    "coder",
-    "judge",
-    "reviewer",
-    "gate",
-    "judge_rounds",
-    "max_rounds",
-    "turn_timeout",
-    "gate_timeout",
-    "setup",
-    "keep_worktrees",
-    "allow_red_baseline",
-    "schedule",
-    "test_pattern",
-    "prices",
-];
-
-/// `epic.toml`: the options of `epic run`, each optional; a flag given on the command line wins
-/// over the same key here.
+/// The options of `epic run` (CONTRACT.md), each optional: `None` is "not set in this layer".
 ///
-/// Unknown keys are an error, so a misspelt key is caught rather than ignored.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// One layer is `epic.toml` ([`load`](Self::load)), one the command line (`epic run` and `epic
+/// config` flatten this into their arguments; a list flag given replaces the file's whole list,
+/// and each on/off option has a `--no-…` form to turn off what `epic.toml` turns on), one the
+/// defaults ([`defaults`](Self::defaults)); [`resolve`] lays them over each other.
+///
+/// The fields are in CONTRACT.md's order, which `epic config` prints them in ([`keys`]); each
+/// one's doc comment is both its `--help` text (clap drops the final period) and its description
+/// in the schema, but where the flag is written otherwise than the key: a list's flag takes one
+/// value and is repeated, and the coder's help says where else to set it. The `no_…` fields are
+/// the command line's negations only: serde skips them, and [`given`](Self::given) folds them
+/// into their options.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
-#[schemars(title = "epic.toml")]
-pub(crate) struct Config {
+#[schemars(
+    transform = unset_is_absent,
+    title = "epic.toml",
+    description = "`epic.toml`: the options of `epic run`, each optional; a flag given on the \
+                   command line wins\nover the same key here.\n\nUnknown keys are an error, so a \
+                   misspelt key is caught rather than ignored."
+)]
+#[command(next_help_heading = "Run options (also settable in epic.toml; flags win)")]
+pub(crate) struct RunOptions {
     /// Where the epic branch starts if it does not exist yet: a git revision. Default: `HEAD`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "NonBlank")]
+    #[arg(long, value_name = "REF")]
     pub(crate) base: Option<NonBlank>,
+
     /// The integration branch the stories merge into. Default: `epic/<epic_id>`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "NonBlank")]
+    #[arg(long, value_name = "NAME")]
     pub(crate) epic_branch: Option<NonBlank>,
+
     /// How many stories are implemented at once, at least 1. Default: 3.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Count")]
+    #[arg(long, value_name = "N")]
     pub(crate) concurrency: Option<Count>,
+
     /// Stop at the first failed story instead of skipping only its dependents. Default: false.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        overrides_with = "no_fail_fast"
+    )]
     pub(crate) fail_fast: Option<bool>,
+    /// Skip a failed story's dependents and go on (the default)
+    #[arg(long, overrides_with = "fail_fast")]
+    #[serde(skip)]
+    pub(crate) no_fail_fast: bool,
+
     /// The agent that plans and implements each story: a preset (`claude`, `codex`, `gemini`,
     /// `aider`, `opencode`, `script`) or `exec:COMMAND`. Required, here or as `--coder`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Seat")]
-    pub(crate) coder: Option<Seat>,
+    #[arg(
+        long,
+        value_name = "SEAT",
+        help = "The agent that plans and implements: claude, codex, gemini, aider, opencode, \
+                script or exec:COMMAND [required here or in epic.toml]"
+    )]
+    pub(crate) coder: Option<SeatSpec>,
+
     /// The story-level judge, a seat like `coder`. Default: no judge.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Seat")]
-    pub(crate) judge: Option<Seat>,
+    #[arg(long, value_name = "SEAT")]
+    pub(crate) judge: Option<SeatSpec>,
+
     /// The per-task reviewers, seats like `coder`. Default: none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<Seat>")]
-    pub(crate) reviewer: Option<Vec<Seat>>,
+    #[arg(
+        long,
+        value_name = "SEAT",
+        help = "A per-task reviewer, a seat; repeatable"
+    )]
+    pub(crate) reviewer: Option<Vec<SeatSpec>>,
+
     /// Checks run with `sh -c`, per task in the story's worktree and on the epic head after each
     /// merge. Default: none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<NonBlank>")]
+    #[arg(
+        long,
+        value_name = "CMD",
+        help = "A check run with `sh -c` per task and on the epic head after each merge; \
+                repeatable"
+    )]
     pub(crate) gate: Option<Vec<NonBlank>>,
+
     /// Judge attempts, each but the last followed by one coder feedback round; at least 1.
     /// Default: 2.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Count")]
+    #[arg(long, value_name = "N")]
     pub(crate) judge_rounds: Option<Count>,
+
     /// Review rounds per task, at least 1. Default: 3.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Count")]
+    #[arg(long, value_name = "N")]
     pub(crate) max_rounds: Option<Count>,
+
     /// Deadline of one agent turn in seconds (1 to 2592000); the turn's whole process group is
     /// killed when it passes. Default: 1800.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Seconds")]
+    #[arg(long, value_name = "SECS")]
     pub(crate) turn_timeout: Option<Seconds>,
+
     /// Deadline of one gate command in seconds (1 to 2592000). Default: 1800.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Seconds")]
+    #[arg(long, value_name = "SECS")]
     pub(crate) gate_timeout: Option<Seconds>,
+
     /// Commands run with `sh -c` in every fresh or caught-up story worktree (dependency
     /// installs). Default: none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<NonBlank>")]
+    #[arg(
+        long,
+        value_name = "CMD",
+        help = "A command run with `sh -c` in every fresh or caught-up story worktree; repeatable"
+    )]
     pub(crate) setup: Option<Vec<NonBlank>>,
+
     /// Keep a story's worktree after it merged (its branch always stays). Default: false.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        overrides_with = "no_keep_worktrees"
+    )]
     pub(crate) keep_worktrees: Option<bool>,
+    /// Remove a story's worktree once it merged (the default)
+    #[arg(long, overrides_with = "keep_worktrees")]
+    #[serde(skip)]
+    pub(crate) no_keep_worktrees: bool,
+
     /// Start although the gates fail on the epic head; a merge is then undone only if a gate
     /// that passed on the baseline fails. Default: false.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "bool")]
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        overrides_with = "no_allow_red_baseline"
+    )]
     pub(crate) allow_red_baseline: Option<bool>,
+    /// Refuse to start while the gates fail on the epic head (the default)
+    #[arg(long, overrides_with = "allow_red_baseline")]
+    #[serde(skip)]
+    pub(crate) no_allow_red_baseline: bool,
+
     /// The order among ready stories. Default: `critical-path`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Schedule")]
-    pub(crate) schedule: Option<Schedule>,
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub(crate) schedule: Option<Policy>,
+
     /// What a test file looks like: a pattern ending in `/` is a directory anywhere in the path,
     /// any other a glob (`*`) on the file name, or on the path when it holds a `/`. A story
     /// whose diff deletes such a file or adds a skip marker (`#[ignore]`, `@pytest.mark.skip`,
     /// `t.Skip(`, `xit(`, `it.skip(`, …) fails unless its plan entry sets `tests_change`.
     /// Default: `tests/`, `test/`, `__tests__/`, `spec/`, `*_test.*`, `*.test.*`, `*-test.*`,
     /// `test_*.py`, `*_spec.*`, `*.spec.*`, `*Test.java`, `*Tests.cs`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Vec<NonBlank>")]
+    #[arg(
+        long,
+        value_name = "PATTERN",
+        help = "What a test file looks like (`tests/`, `*_test.*`, …): deleting one, or adding a \
+                skip marker, fails a story whose plan entry lacks `tests_change`; repeatable \
+                [default: tests/, test/, __tests__/, spec/, *_test.*, *.test.*, *-test.*, \
+                test_*.py, *_spec.*, *.spec.*, *Test.java, *Tests.cs]"
+    )]
     pub(crate) test_pattern: Option<Vec<NonBlank>>,
+
     /// Price overrides for the report's cost estimates: a seat or model name prefix (`claude`,
     /// `aider`, `claude-opus-4`) → US dollars per million input and output tokens. The longest
     /// matching prefix wins, then the built-in prices.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) prices: BTreeMap<String, PriceOverride>,
+    #[arg(skip)]
+    pub(crate) prices: Option<BTreeMap<String, PriceOverride>>,
 }
 
-impl Config {
-    /// Reads `epic.toml` in `root`, the repository root: the default (every key unset) when there
-    /// is no such file.
+impl RunOptions {
+    /// Reads `epic.toml` in `root`, the repository root, with its path: `None` when there is no
+    /// such file.
     pub(crate) fn load(root: &Path) -> Result<Option<(PathBuf, Self)>, ConfigError> {
         let path = root.join(FILE_NAME);
         let bytes = match fs::read(&path) {
@@ -178,8 +218,8 @@ impl Config {
         let Ok(text) = String::from_utf8(bytes) else {
             return Err(ConfigError::NotUtf8 { path });
         };
-        let config = Self::parse(&text).map_err(|error| error.in_file(path.clone()))?;
-        Ok(Some((path, config)))
+        let options = Self::parse(&text).map_err(|error| error.in_file(path.clone()))?;
+        Ok(Some((path, options)))
     }
 
     /// Parses the text of an `epic.toml`.
@@ -192,312 +232,321 @@ impl Config {
         })
     }
 
-    /// This config with `flags` laid over it: each option given on the command line replaces
-    /// the file's value (a list flag replaces the file's whole list).
-    #[must_use]
-    pub(crate) fn merge(self, flags: &RunFlags) -> Self {
-        let flags = flags.to_config();
+    /// Every option at its default, as [`RunConfig::new`] sets it (the one place the defaults are
+    /// written). The coder has none; neither does the epic branch (`epic/<epic_id>`, which the
+    /// executor names) nor the judge.
+    pub(crate) fn defaults() -> Self {
+        // The coder seat is not read: the CLI's own `coder` is required.
+        let config = RunConfig::new(Arc::new(ScriptSeat));
+        let texts = |texts: Vec<String>| texts.into_iter().filter_map(NonBlank::new).collect();
         Self {
-            base: flags.base.or(self.base),
-            epic_branch: flags.epic_branch.or(self.epic_branch),
-            concurrency: flags.concurrency.or(self.concurrency),
-            fail_fast: flags.fail_fast.or(self.fail_fast),
-            coder: flags.coder.or(self.coder),
-            judge: flags.judge.or(self.judge),
-            reviewer: flags.reviewer.or(self.reviewer),
-            gate: flags.gate.or(self.gate),
-            judge_rounds: flags.judge_rounds.or(self.judge_rounds),
-            max_rounds: flags.max_rounds.or(self.max_rounds),
-            turn_timeout: flags.turn_timeout.or(self.turn_timeout),
-            gate_timeout: flags.gate_timeout.or(self.gate_timeout),
-            setup: flags.setup.or(self.setup),
-            keep_worktrees: flags.keep_worktrees.or(self.keep_worktrees),
-            allow_red_baseline: flags.allow_red_baseline.or(self.allow_red_baseline),
-            schedule: flags.schedule.or(self.schedule),
-            test_pattern: flags.test_pattern.or(self.test_pattern),
-            // Prices have no flags.
-            prices: self.prices,
+            base: NonBlank::new(config.base),
+            epic_branch: config.epic_branch.and_then(NonBlank::new),
+            concurrency: u32::try_from(config.concurrency).ok().and_then(Count::new),
+            fail_fast: Some(config.fail_fast),
+            coder: None,
+            // A seat is an agent to run, with no name to show: `RunConfig::new` has no judge and
+            // no reviewers (a unit test holds it to that).
+            judge: None,
+            reviewer: Some(Vec::new()),
+            gate: Some(texts(config.gates)),
+            judge_rounds: Count::new(config.judge_rounds),
+            max_rounds: Count::new(config.max_rounds),
+            turn_timeout: Seconds::new(config.turn_timeout),
+            gate_timeout: Seconds::new(config.gate_timeout),
+            setup: Some(texts(config.setup)),
+            keep_worktrees: Some(config.keep_worktrees),
+            allow_red_baseline: Some(config.allow_red_baseline),
+            schedule: Some(config.schedule),
+            test_pattern: Some(texts(config.test_patterns)),
+            // No overrides: the executor's own price table ([`Resolved::run_config`]).
+            prices: Some(BTreeMap::new()),
+            ..Self::default()
         }
     }
 
-    /// The keys this config sets, in [`KEYS`] order.
+    /// These options as the command line gave them: each `--no-…` flag turns its option off.
+    #[must_use]
+    pub(crate) fn given(&self) -> Self {
+        let mut given = self.clone();
+        let negations = [
+            (&mut given.fail_fast, self.no_fail_fast),
+            (&mut given.keep_worktrees, self.no_keep_worktrees),
+            (&mut given.allow_red_baseline, self.no_allow_red_baseline),
+        ];
+        for (option, off) in negations {
+            if off {
+                *option = Some(false);
+            }
+        }
+        given
+    }
+
+    /// These options laid over `under`, key by key: an option set here wins (a list as a whole),
+    /// any other keeps `under`'s value.
+    ///
+    /// Generic over the fields: it goes through the keys serde writes, so a new option needs no
+    /// code here. The `no_…` negations are not keys: lay [`given`](Self::given) options.
+    #[must_use]
+    pub(crate) fn over(&self, under: &Self) -> Self {
+        let mut merged = under.values();
+        merged.extend(self.values());
+        serde_json::from_value(serde_json::Value::Object(merged))
+            .expect("options written by serde read back, each value checked again")
+    }
+
+    /// The options set (not `None`), by key.
+    fn values(&self) -> serde_json::Map<String, serde_json::Value> {
+        let serde_json::Value::Object(keys) =
+            serde_json::to_value(self).expect("options serialise to a JSON object")
+        else {
+            return serde_json::Map::new();
+        };
+        keys.into_iter()
+            .filter(|(_, value)| !value.is_null())
+            .collect()
+    }
+
+    /// The keys these options set, in [`keys`] order.
     pub(crate) fn keys_set(&self) -> Vec<&'static str> {
-        let value = serde_json::to_value(self).unwrap_or_default();
-        KEYS.iter()
+        let set = self.values();
+        keys()
+            .iter()
             .copied()
-            .filter(|key| value.get(key).is_some())
+            .filter(|key| set.contains_key(*key))
             .collect()
     }
 }
 
-/// Every `epic run` option resolved: the config file, the flags over it, CONTRACT.md's defaults
-/// under both. What `epic run` hands to the executor; `epic config` prints it.
+/// The schema of `epic.toml` as a file's keys are written: a key not set is absent, never `null`,
+/// so each key's schema is its value's (schemars makes each `Option` field nullable, with a
+/// `null` default).
+fn unset_is_absent(schema: &mut Schema) {
+    use serde_json::Value;
+    let Some(Value::Object(properties)) = schema.get_mut("properties") else {
+        return;
+    };
+    for property in properties.values_mut() {
+        let Value::Object(property) = property else {
+            continue;
+        };
+        property.remove("default");
+        // `"type": ["boolean", "null"]`: an inline schema.
+        if let Some(Value::Array(types)) = property.get_mut("type") {
+            types.retain(|name| name != "null");
+            if let [name] = types.as_slice() {
+                let name = name.clone();
+                property.insert("type".to_owned(), name);
+            }
+        }
+        // `"anyOf": [{"$ref": …}, {"type": "null"}]`: a named one.
+        if let Some(Value::Array(choices)) = property.get("anyOf")
+            && let [Value::Object(only)] = choices
+                .iter()
+                .filter(|choice| choice.get("type").is_none_or(|name| name != "null"))
+                .collect::<Vec<_>>()
+                .as_slice()
+        {
+            let only = (*only).clone();
+            property.remove("anyOf");
+            property.extend(only);
+        }
+    }
+}
+
+/// The keys of `epic.toml`, in [`RunOptions`]' order (CONTRACT.md's, the order `epic config`
+/// prints them in): the field names serde reads.
 ///
-/// Serialised (for `epic config --format json`) with the config file's key names, timeouts in
-/// seconds.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct RunOptions {
-    /// Where the epic branch starts if it does not exist yet.
-    pub(crate) base: String,
-    /// The integration branch, when set; `None` means `epic/<epic_id>`
-    /// ([`epic_branch_for`](Self::epic_branch_for)).
-    pub(crate) epic_branch: Option<String>,
-    /// Stories implemented at once, at least 1.
-    pub(crate) concurrency: usize,
-    /// Stop at the first failed story.
-    pub(crate) fail_fast: bool,
-    /// The agent that plans and implements.
-    pub(crate) coder: Seat,
-    /// The story-level judge, if any.
-    pub(crate) judge: Option<Seat>,
-    /// Per-task reviewers, in order.
-    #[serde(rename = "reviewer")]
-    pub(crate) reviewers: Vec<Seat>,
-    /// Gate commands (`sh -c`), in order.
-    #[serde(rename = "gate")]
-    pub(crate) gates: Vec<String>,
-    /// Judge attempts, at least 1.
-    pub(crate) judge_rounds: u32,
-    /// Review rounds per task, at least 1.
-    pub(crate) max_rounds: u32,
-    /// Deadline of one agent turn, more than zero.
-    #[serde(serialize_with = "as_seconds")]
-    pub(crate) turn_timeout: Duration,
-    /// Deadline of one gate command, more than zero.
-    #[serde(serialize_with = "as_seconds")]
-    pub(crate) gate_timeout: Duration,
-    /// Setup commands (`sh -c`), in order.
-    pub(crate) setup: Vec<String>,
-    /// Keep a story's worktree after it merged.
-    pub(crate) keep_worktrees: bool,
-    /// Start although the gates fail on the epic head.
-    pub(crate) allow_red_baseline: bool,
-    /// The order among ready stories.
-    pub(crate) schedule: Schedule,
-    /// What a test file looks like (a story may delete or skip tests only with
-    /// `tests_change`).
-    #[serde(rename = "test_pattern")]
-    pub(crate) test_patterns: Vec<String>,
-    /// The config's price overrides ([`price_table`](Self::price_table) applies them).
-    pub(crate) prices: BTreeMap<String, PriceOverride>,
+/// A derived `Deserialize` hands its field names to the deserializer before it reads anything;
+/// this deserializer keeps them and reads nothing.
+pub(crate) fn keys() -> &'static [&'static str] {
+    use serde::de::{Error as _, Visitor, value::Error};
+
+    /// Takes a struct's field names.
+    struct FieldNames<'a>(&'a mut &'static [&'static str]);
+
+    impl<'de> serde::Deserializer<'de> for FieldNames<'_> {
+        type Error = Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+            Err(Error::custom("not a struct"))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Error> {
+            *self.0 = fields;
+            Err(Error::custom("only the field names are read"))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+            ignored_any
+        }
+    }
+
+    let mut names: &'static [&'static str] = &[];
+    // Always the error above: the names are all it is for.
+    RunOptions::deserialize(FieldNames(&mut names)).ok();
+    names
 }
 
-impl RunOptions {
-    /// The options `epic run` uses: `flags` over `config`, over the defaults.
-    ///
-    /// The only option without a default is the coder; without one this fails (exit 2) with a
-    /// hint naming both places to set it.
-    pub(crate) fn resolve(config: Config, flags: &RunFlags) -> Result<Self, CliError> {
-        let merged = config.merge(flags);
-        let Some(coder) = merged.coder else {
-            return Err(CliError::new(
-                Kind::Config,
-                crate::error::Message::new("no coder seat: `epic run` needs one"),
-            )
-            .hint("pass `--coder SEAT` (claude, codex, gemini, aider, opencode, script or exec:COMMAND)")
-            .hint(format!("or set `coder = \"claude\"` in {FILE_NAME} at the repository root")));
-        };
-        let strings = |list: Option<Vec<NonBlank>>| {
-            list.unwrap_or_default()
-                .into_iter()
-                .map(NonBlank::into_string)
-                .collect()
-        };
-        Ok(Self {
-            base: merged
-                .base
-                .map_or_else(|| DEFAULT_BASE.to_owned(), NonBlank::into_string),
-            epic_branch: merged.epic_branch.map(NonBlank::into_string),
-            concurrency: usize::try_from(
-                merged.concurrency.map_or(DEFAULT_CONCURRENCY, Count::get),
-            )
-            .unwrap_or(usize::MAX),
-            fail_fast: merged.fail_fast.unwrap_or(false),
-            coder,
-            judge: merged.judge,
-            reviewers: merged.reviewer.unwrap_or_default(),
-            gates: strings(merged.gate),
-            judge_rounds: merged.judge_rounds.map_or(DEFAULT_JUDGE_ROUNDS, Count::get),
-            max_rounds: merged.max_rounds.map_or(DEFAULT_MAX_ROUNDS, Count::get),
-            turn_timeout: merged
-                .turn_timeout
-                .map_or(Duration::from_secs(DEFAULT_TURN_TIMEOUT), Seconds::duration),
-            gate_timeout: merged
-                .gate_timeout
-                .map_or(Duration::from_secs(DEFAULT_GATE_TIMEOUT), Seconds::duration),
-            setup: strings(merged.setup),
-            keep_worktrees: merged.keep_worktrees.unwrap_or(false),
-            allow_red_baseline: merged.allow_red_baseline.unwrap_or(false),
-            schedule: merged.schedule.unwrap_or_default(),
-            test_patterns: merged.test_pattern.map_or_else(
-                || {
-                    epic_executor::DEFAULT_TEST_PATTERNS
-                        .iter()
-                        .map(|pattern| (*pattern).to_owned())
-                        .collect()
-                },
-                |patterns| patterns.into_iter().map(NonBlank::into_string).collect(),
-            ),
-            prices: merged.prices,
-        })
-    }
+/// Every `epic run` option resolved ([`resolve`]): the flags over `epic.toml` over the defaults.
+/// What `epic run` hands to the executor ([`run_config`](Self::run_config)); `epic config`
+/// prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Resolved {
+    /// The coder, the option without a default.
+    pub(crate) coder: SeatSpec,
+    /// Every option, each set but those without a default (`epic_branch`, `judge`); serialised
+    /// (for `epic config --format json`) with the config file's keys, timeouts in seconds.
+    pub(crate) options: RunOptions,
+}
 
-    /// The epic branch of epic `epic_id`: the configured one, else `epic/<epic_id>`.
-    pub(crate) fn epic_branch_for(&self, epic_id: &str) -> String {
-        self.epic_branch
-            .clone()
-            .unwrap_or_else(|| format!("epic/{epic_id}"))
-    }
+/// The options `epic run` uses: `flags` over `file` over the defaults.
+///
+/// The only option without a default is the coder; without one this fails (exit 2) with a hint
+/// naming both places to set it.
+pub(crate) fn resolve(file: &RunOptions, flags: &RunOptions) -> Result<Resolved, CommandError> {
+    let options = flags.given().over(&file.over(&RunOptions::defaults()));
+    let Some(coder) = options.coder.clone() else {
+        return Err(CommandError::new(
+            Kind::Config,
+            crate::error::Message::new("no coder seat: `epic run` needs one"),
+        )
+        .hint(
+            "pass `--coder SEAT` (claude, codex, gemini, aider, opencode, script or exec:COMMAND)",
+        )
+        .hint(format!(
+            "or set `coder = \"claude\"` in {FILE_NAME} at the repository root"
+        )));
+    };
+    Ok(Resolved { coder, options })
+}
 
-    /// The report's price table: the config's overrides, longest prefix first, over the built-in
-    /// prices.
-    pub(crate) fn price_table(&self) -> epic_report::PriceTable {
-        let mut overrides: Vec<(&String, &PriceOverride)> = self.prices.iter().collect();
-        // A table tries its rates in order; the most specific prefix must come first.
-        overrides.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(b.0)));
-        let table = overrides.into_iter().fold(
-            epic_report::PriceTable::empty(),
-            |table, (prefix, price)| table.with(prefix.clone(), price.price()),
+impl Resolved {
+    /// What the executor runs with: [`RunConfig::new`] with each option set here, each seat made
+    /// a running agent, the config's price overrides over the executor's prices.
+    pub(crate) fn run_config(&self) -> RunConfig {
+        /// `value`, if set, in `slot`.
+        fn set<T>(slot: &mut T, value: Option<T>) {
+            if let Some(value) = value {
+                *slot = value;
+            }
+        }
+        let texts = |texts: &Option<Vec<NonBlank>>| {
+            texts
+                .as_ref()
+                .map(|t| t.iter().map(NonBlank::to_string).collect())
+        };
+        let options = &self.options;
+        let mut config = RunConfig::new(self.coder.to_seat());
+        set(
+            &mut config.base,
+            options.base.as_ref().map(NonBlank::to_string),
         );
-        epic_report::PriceTable::default().merge(table)
-    }
-}
-
-impl RunOptions {
-    /// What the executor runs epic `epic_id` with: these options, each seat made a running
-    /// agent, the schedule the executor's policy, the prices with the config's overrides.
-    pub(crate) fn run_config(&self, epic_id: &str) -> epic_executor::RunConfig {
-        let mut config = epic_executor::RunConfig::new(self.coder.to_seat());
-        config.base.clone_from(&self.base);
-        config.epic_branch = Some(self.epic_branch_for(epic_id));
-        config.concurrency = self.concurrency;
-        config.fail_fast = self.fail_fast;
-        config.judge = self.judge.as_ref().map(Seat::to_seat);
-        config.reviewers = self.reviewers.iter().map(Seat::to_seat).collect();
-        config.gates.clone_from(&self.gates);
-        config.setup.clone_from(&self.setup);
-        config.judge_rounds = self.judge_rounds;
-        config.max_rounds = self.max_rounds;
-        config.turn_timeout = self.turn_timeout;
-        config.gate_timeout = self.gate_timeout;
-        config.keep_worktrees = self.keep_worktrees;
-        config.allow_red_baseline = self.allow_red_baseline;
-        config.schedule = self.schedule.policy();
-        config.prices = self.price_table();
-        config.test_patterns.clone_from(&self.test_patterns);
+        set(
+            &mut config.epic_branch,
+            options
+                .epic_branch
+                .as_ref()
+                .map(|branch| Some(branch.to_string())),
+        );
+        set(
+            &mut config.concurrency,
+            options
+                .concurrency
+                .map(|n| usize::try_from(n.get()).unwrap_or(usize::MAX)),
+        );
+        set(&mut config.fail_fast, options.fail_fast);
+        set(
+            &mut config.judge,
+            options.judge.as_ref().map(|judge| Some(judge.to_seat())),
+        );
+        set(
+            &mut config.reviewers,
+            options
+                .reviewer
+                .as_ref()
+                .map(|seats| seats.iter().map(SeatSpec::to_seat).collect()),
+        );
+        set(&mut config.gates, texts(&options.gate));
+        set(
+            &mut config.judge_rounds,
+            options.judge_rounds.map(Count::get),
+        );
+        set(&mut config.max_rounds, options.max_rounds.map(Count::get));
+        set(
+            &mut config.turn_timeout,
+            options.turn_timeout.map(Seconds::duration),
+        );
+        set(
+            &mut config.gate_timeout,
+            options.gate_timeout.map(Seconds::duration),
+        );
+        set(&mut config.setup, texts(&options.setup));
+        set(&mut config.keep_worktrees, options.keep_worktrees);
+        set(&mut config.allow_red_baseline, options.allow_red_baseline);
+        set(&mut config.schedule, options.schedule);
+        set(&mut config.test_patterns, texts(&options.test_pattern));
+        config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }
-}
 
-fn as_seconds<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_u64(duration.as_secs())
-}
-
-/// The order among ready stories (`--schedule`, `schedule`).
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema, ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum Schedule {
-    /// Longest remaining dependency chain first
-    #[default]
-    CriticalPath,
-    /// The plan's order
-    PlanOrder,
-    /// Each wave waits for the previous one
-    Waves,
-}
-
-impl Schedule {
-    /// The executor's policy of the same name.
-    pub(crate) fn policy(self) -> epic_executor::Policy {
-        match self {
-            Self::CriticalPath => epic_executor::Policy::CriticalPath,
-            Self::PlanOrder => epic_executor::Policy::PlanOrder,
-            Self::Waves => epic_executor::Policy::Waves,
-        }
+    /// The config's price overrides as a table, the most specific prefix first.
+    fn price_overrides(&self) -> epic_report::PriceTable {
+        let mut overrides: Vec<(&String, &PriceOverride)> =
+            self.options.prices.iter().flatten().collect();
+        // A table tries its rates in order; the most specific prefix must come first.
+        overrides.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(b.0)));
+        overrides.into_iter().fold(
+            epic_report::PriceTable::empty(),
+            |table, (prefix, price)| table.with(prefix.clone(), price.price()),
+        )
     }
 }
 
-/// A built-in agent command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Preset {
-    /// Claude Code.
-    Claude,
-    /// `OpenAI` Codex CLI.
-    Codex,
-    /// Gemini CLI.
-    Gemini,
-    /// Aider.
-    Aider,
-    /// opencode.
-    Opencode,
-    /// The built-in script seat (`epic demo`, tests): runs no model.
-    Script,
-}
-
-impl Preset {
-    /// Every preset, in CONTRACT.md's order.
-    pub(crate) const ALL: [Self; 6] = [
-        Self::Claude,
-        Self::Codex,
-        Self::Gemini,
-        Self::Aider,
-        Self::Opencode,
-        Self::Script,
-    ];
-
-    /// The preset's name.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Claude => "claude",
-            Self::Codex => "codex",
-            Self::Gemini => "gemini",
-            Self::Aider => "aider",
-            Self::Opencode => "opencode",
-            Self::Script => "script",
-        }
-    }
-}
-
-/// An agent seat: a [`Preset`] or `exec:COMMAND`, a shell command.
+/// An agent seat: a preset, the built-in script seat, or `exec:COMMAND`, a shell command; what
+/// `--coder`, `--judge` and `--reviewer` name ([`to_seat`](Self::to_seat) makes it the executor's
+/// [`Seat`](epic_executor::Seat), the agent that runs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
-pub(crate) enum Seat {
-    /// A built-in command line.
+pub(crate) enum SeatSpec {
+    /// A preset agent CLI.
     Preset(Preset),
+    /// The built-in script seat (`epic demo`, tests): runs no model.
+    Script,
     /// `exec:COMMAND`: the command, run with `sh -c`, never blank.
     Exec(String),
 }
 
-impl Seat {
+impl SeatSpec {
     /// The agent this seat names: a preset's command line, the built-in script seat, or the
     /// `exec:` command run with `sh -c`.
-    pub(crate) fn to_seat(&self) -> std::sync::Arc<dyn epic_executor::Seat> {
-        use epic_executor::{CommandSeat, Preset as Cli, ScriptSeat};
-        let preset = match self {
-            Self::Exec(command) => return std::sync::Arc::new(CommandSeat::shell(command.clone())),
-            Self::Preset(Preset::Script) => return std::sync::Arc::new(ScriptSeat),
-            Self::Preset(Preset::Claude) => Cli::Claude,
-            Self::Preset(Preset::Codex) => Cli::Codex,
-            Self::Preset(Preset::Gemini) => Cli::Gemini,
-            Self::Preset(Preset::Aider) => Cli::Aider,
-            Self::Preset(Preset::Opencode) => Cli::Opencode,
-        };
-        std::sync::Arc::new(CommandSeat::preset(preset))
+    pub(crate) fn to_seat(&self) -> Arc<dyn epic_executor::Seat> {
+        match self {
+            Self::Preset(preset) => Arc::new(CommandSeat::preset(*preset)),
+            Self::Script => Arc::new(ScriptSeat),
+            Self::Exec(command) => Arc::new(CommandSeat::shell(command.clone())),
+        }
     }
 }
 
-impl fmt::Display for Seat {
+impl fmt::Display for SeatSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Preset(preset) => f.write_str(preset.as_str()),
+            Self::Preset(preset) => f.write_str(preset.name()),
+            Self::Script => f.write_str("script"),
             Self::Exec(command) => write!(f, "exec:{command}"),
         }
     }
 }
 
-impl FromStr for Seat {
+impl FromStr for SeatSpec {
     type Err = ValueError;
 
     fn from_str(text: &str) -> Result<Self, ValueError> {
@@ -510,20 +559,19 @@ impl FromStr for Seat {
                 Ok(Self::Exec(command.to_owned()))
             };
         }
-        Preset::ALL
-            .into_iter()
-            .find(|preset| preset.as_str() == text)
-            .map(Self::Preset)
-            .ok_or_else(|| {
-                ValueError(format!(
-                    "unknown seat `{text}`: expected claude, codex, gemini, aider, opencode, \
-                     script or exec:COMMAND"
-                ))
-            })
+        if text == "script" {
+            return Ok(Self::Script);
+        }
+        text.parse().map(Self::Preset).map_err(|_| {
+            ValueError(format!(
+                "unknown seat `{text}`: expected claude, codex, gemini, aider, opencode, script \
+                 or exec:COMMAND"
+            ))
+        })
     }
 }
 
-impl TryFrom<String> for Seat {
+impl TryFrom<String> for SeatSpec {
     type Error = ValueError;
 
     fn try_from(text: String) -> Result<Self, ValueError> {
@@ -531,13 +579,13 @@ impl TryFrom<String> for Seat {
     }
 }
 
-impl From<Seat> for String {
-    fn from(seat: Seat) -> Self {
+impl From<SeatSpec> for String {
+    fn from(seat: SeatSpec) -> Self {
         seat.to_string()
     }
 }
 
-impl JsonSchema for Seat {
+impl JsonSchema for SeatSpec {
     fn schema_name() -> Cow<'static, str> {
         "Seat".into()
     }
@@ -558,6 +606,11 @@ impl JsonSchema for Seat {
 pub(crate) struct Count(u32);
 
 impl Count {
+    /// `n`, if it is at least 1.
+    pub(crate) fn new(n: u32) -> Option<Self> {
+        (n >= 1).then_some(Self(n))
+    }
+
     /// The number.
     pub(crate) fn get(self) -> u32 {
         self.0
@@ -616,6 +669,13 @@ impl JsonSchema for Count {
 pub(crate) struct Seconds(u64);
 
 impl Seconds {
+    /// `duration` in whole seconds, if it is from 1 to [`MAX_TIMEOUT`] of them.
+    pub(crate) fn new(duration: Duration) -> Option<Self> {
+        i64::try_from(duration.as_secs())
+            .ok()
+            .and_then(|n| Self::try_from(n).ok())
+    }
+
     /// The timeout.
     pub(crate) fn duration(self) -> Duration {
         Duration::from_secs(self.0)
@@ -670,9 +730,15 @@ impl JsonSchema for Seconds {
 pub(crate) struct NonBlank(String);
 
 impl NonBlank {
-    /// The string.
-    pub(crate) fn into_string(self) -> String {
-        self.0
+    /// `text`, if it is not blank.
+    pub(crate) fn new(text: String) -> Option<Self> {
+        Self::try_from(text).ok()
+    }
+}
+
+impl fmt::Display for NonBlank {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
@@ -879,7 +945,7 @@ impl ParseError {
     }
 }
 
-impl From<ConfigError> for CliError {
+impl From<ConfigError> for CommandError {
     fn from(error: ConfigError) -> Self {
         let hints: Vec<String> = match &error {
             ConfigError::Read { .. } => vec!["check the file's permissions".into()],
@@ -912,7 +978,7 @@ impl From<ConfigError> for CliError {
         };
         hints
             .into_iter()
-            .fold(Self::new(Kind::Config, error), CliError::hint)
+            .fold(Self::new(Kind::Config, error), CommandError::hint)
     }
 }
 
@@ -953,58 +1019,76 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use clap::Parser as _;
+    use epic_report::Price;
 
     use super::*;
 
-    /// The run flags of a command line, as `epic run` will parse them.
+    /// The run options of a command line, as `epic run` will parse them.
     #[derive(Debug, clap::Parser)]
     struct Flags {
         #[command(flatten)]
-        flags: RunFlags,
+        options: RunOptions,
     }
 
-    fn flags(args: &[&str]) -> RunFlags {
+    fn flags(args: &[&str]) -> RunOptions {
         Flags::try_parse_from(std::iter::once("epic").chain(args.iter().copied()))
             .unwrap()
-            .flags
+            .options
     }
 
-    fn seat(text: &str) -> Seat {
+    fn seat(text: &str) -> SeatSpec {
         text.parse().unwrap()
+    }
+
+    fn texts(texts: &[&str]) -> Vec<NonBlank> {
+        texts.iter().map(|text| text.parse().unwrap()).collect()
     }
 
     #[test]
     fn defaults_follow_the_contract() {
-        let options =
-            RunOptions::resolve(Config::default(), &flags(&["--coder", "claude"])).unwrap();
+        let resolved = resolve(&RunOptions::default(), &flags(&["--coder", "claude"])).unwrap();
+        assert_eq!(resolved.coder, SeatSpec::Preset(Preset::Claude));
+        let config = resolved.run_config();
+        assert_eq!(config.base, "HEAD");
         assert_eq!(
-            options,
+            config.epic_branch, None,
+            "the executor names it epic/<epic_id>"
+        );
+        assert_eq!(config.concurrency, 3);
+        assert!(!config.fail_fast && !config.keep_worktrees && !config.allow_red_baseline);
+        assert!(config.judge.is_none() && config.reviewers.is_empty());
+        assert!(config.gates.is_empty() && config.setup.is_empty());
+        assert_eq!((config.judge_rounds, config.max_rounds), (2, 3));
+        assert_eq!(config.turn_timeout, Duration::from_mins(30));
+        assert_eq!(config.gate_timeout, Duration::from_mins(30));
+        assert_eq!(config.schedule, Policy::CriticalPath);
+        assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
+        assert_eq!(config.prices, epic_report::PriceTable::default());
+        // What `epic config` shows: every default, from the executor's.
+        assert_eq!(
+            resolved.options,
             RunOptions {
-                base: "HEAD".into(),
-                epic_branch: None,
-                concurrency: 3,
-                fail_fast: false,
-                coder: Seat::Preset(Preset::Claude),
-                judge: None,
-                reviewers: vec![],
-                gates: vec![],
-                judge_rounds: 2,
-                max_rounds: 3,
-                turn_timeout: Duration::from_mins(30),
-                gate_timeout: Duration::from_mins(30),
-                setup: vec![],
-                keep_worktrees: false,
-                allow_red_baseline: false,
-                schedule: Schedule::CriticalPath,
-                test_patterns: epic_executor::DEFAULT_TEST_PATTERNS
-                    .iter()
-                    .map(|pattern| (*pattern).to_owned())
-                    .collect(),
-                prices: BTreeMap::new(),
+                base: NonBlank::new("HEAD".into()),
+                concurrency: Count::new(3),
+                fail_fast: Some(false),
+                coder: Some(seat("claude")),
+                reviewer: Some(vec![]),
+                gate: Some(vec![]),
+                judge_rounds: Count::new(2),
+                max_rounds: Count::new(3),
+                turn_timeout: Seconds::new(Duration::from_mins(30)),
+                gate_timeout: Seconds::new(Duration::from_mins(30)),
+                setup: Some(vec![]),
+                keep_worktrees: Some(false),
+                allow_red_baseline: Some(false),
+                schedule: Some(Policy::CriticalPath),
+                test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
+                prices: Some(BTreeMap::new()),
+                ..RunOptions::default()
             }
         );
-        let options = RunOptions::resolve(
-            Config::default(),
+        let resolved = resolve(
+            &RunOptions::default(),
             &flags(&[
                 "--coder",
                 "claude",
@@ -1015,18 +1099,110 @@ mod tests {
             ]),
         )
         .unwrap();
-        assert_eq!(options.test_patterns, ["qa/", "*.t"]);
+        assert_eq!(resolved.options.test_pattern, Some(texts(&["qa/", "*.t"])));
         assert_eq!(
-            options.run_config("e").test_patterns,
+            resolved.run_config().test_patterns,
             ["qa/", "*.t"],
             "--test-pattern reaches the executor"
         );
-        assert_eq!(options.epic_branch_for("checkout"), "epic/checkout");
+    }
+
+    #[test]
+    fn the_executor_has_no_default_seats() {
+        // `RunOptions::defaults` relies on it: a seat cannot be shown by name.
+        let config = RunConfig::new(Arc::new(ScriptSeat));
+        assert!(config.judge.is_none() && config.reviewers.is_empty());
+    }
+
+    #[test]
+    fn the_docs_state_the_defaults() {
+        let schema = serde_json::to_value(schemars::schema_for!(RunOptions)).unwrap();
+        let defaults = serde_json::to_value(RunOptions::defaults()).unwrap();
+        let shown = |value: &serde_json::Value| match value {
+            serde_json::Value::String(text) => format!("`{text}`"),
+            other => other.to_string(),
+        };
+        let mut checked = 0;
+        for key in keys() {
+            let description = schema["properties"][key]["description"]
+                .as_str()
+                .unwrap()
+                .replace('\n', " ");
+            let default = match &defaults[key] {
+                serde_json::Value::Array(items) if !items.is_empty() => {
+                    items.iter().map(shown).collect::<Vec<_>>().join(", ")
+                }
+                // None: the docs say what happens instead.
+                serde_json::Value::Null
+                | serde_json::Value::Array(_)
+                | serde_json::Value::Object(_) => continue,
+                value => shown(value),
+            };
+            assert!(
+                description.contains(&format!("Default: {default}.")),
+                "{key}: the default is {default}: {description}"
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 11, "every key with a default to state");
+    }
+
+    #[test]
+    fn a_flag_that_states_its_default_states_it_right() {
+        use clap::CommandFactory as _;
+        let defaults = serde_json::to_value(RunOptions::defaults()).unwrap();
+        let mut checked = 0;
+        for arg in Flags::command().get_arguments() {
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            let Some((_, default)) = help.split_once("[default: ") else {
+                continue;
+            };
+            let plain = |value: &serde_json::Value| match value {
+                serde_json::Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            let expected = match &defaults[arg.get_id().as_str()] {
+                serde_json::Value::Array(items) => {
+                    items.iter().map(plain).collect::<Vec<_>>().join(", ")
+                }
+                value => plain(value),
+            };
+            assert_eq!(default.trim_end_matches(']'), expected, "{}", arg.get_id());
+            checked += 1;
+        }
+        assert_eq!(checked, 1, "--test-pattern");
+    }
+
+    #[test]
+    fn the_keys_are_in_contract_order() {
+        assert_eq!(
+            keys(),
+            [
+                "base",
+                "epic_branch",
+                "concurrency",
+                "fail_fast",
+                "coder",
+                "judge",
+                "reviewer",
+                "gate",
+                "judge_rounds",
+                "max_rounds",
+                "turn_timeout",
+                "gate_timeout",
+                "setup",
+                "keep_worktrees",
+                "allow_red_baseline",
+                "schedule",
+                "test_pattern",
+                "prices",
+            ]
+        );
     }
 
     #[test]
     fn the_coder_is_required() {
-        let error = RunOptions::resolve(Config::default(), &flags(&[])).unwrap_err();
+        let error = resolve(&RunOptions::default(), &flags(&[])).unwrap_err();
         assert_eq!(error.exit_code(), 2);
         assert!(error.cause().unwrap().contains("no coder seat"));
     }
@@ -1057,62 +1233,70 @@ aider = { input = 0.5, output = 1.5 }
 
     #[test]
     fn every_key_parses() {
-        let config = Config::parse(FULL).unwrap();
-        assert_eq!(config.keys_set(), KEYS);
-        let options = RunOptions::resolve(config, &flags(&[])).unwrap();
-        assert_eq!(options.base, "main");
-        assert_eq!(options.epic_branch_for("x"), "integration/checkout");
-        assert_eq!(options.concurrency, 5);
-        assert!(options.fail_fast && options.keep_worktrees && options.allow_red_baseline);
-        assert_eq!(options.coder, Seat::Exec("./agent.sh --fast".into()));
-        assert_eq!(options.judge, Some(seat("codex")));
-        assert_eq!(options.test_patterns, ["qa/", "*.t"]);
-        assert_eq!(options.reviewers, [seat("gemini"), seat("claude")]);
-        assert_eq!(options.gates, ["cargo test", "cargo clippy"]);
-        assert_eq!((options.judge_rounds, options.max_rounds), (1, 4));
-        assert_eq!(options.turn_timeout, Duration::from_mins(10));
-        assert_eq!(options.gate_timeout, Duration::from_mins(5));
-        assert_eq!(options.setup, ["npm ci"]);
-        assert_eq!(options.schedule, Schedule::Waves);
-        let prices = options.price_table();
+        let file = RunOptions::parse(FULL).unwrap();
+        assert_eq!(file.keys_set(), keys());
+        let resolved = resolve(&file, &flags(&[])).unwrap();
+        assert_eq!(resolved.coder, SeatSpec::Exec("./agent.sh --fast".into()));
+        assert_eq!(resolved.options.judge, Some(seat("codex")));
+        assert_eq!(
+            resolved.options.reviewer,
+            Some(vec![seat("gemini"), seat("claude")])
+        );
+        let config = resolved.run_config();
+        assert_eq!(config.base, "main");
+        assert_eq!(config.epic_branch.as_deref(), Some("integration/checkout"));
+        assert_eq!(config.concurrency, 5);
+        assert!(config.fail_fast && config.keep_worktrees && config.allow_red_baseline);
+        assert!(config.judge.is_some());
+        assert_eq!(config.reviewers.len(), 2);
+        assert_eq!(config.test_patterns, ["qa/", "*.t"]);
+        assert_eq!(config.gates, ["cargo test", "cargo clippy"]);
+        assert_eq!((config.judge_rounds, config.max_rounds), (1, 4));
+        assert_eq!(config.turn_timeout, Duration::from_mins(10));
+        assert_eq!(config.gate_timeout, Duration::from_mins(5));
+        assert_eq!(config.setup, ["npm ci"]);
+        assert_eq!(config.schedule, Policy::Waves);
+        let prices = config.prices;
         assert_eq!(
             prices.price_of("aider"),
-            Some(epic_report::Price::new(0.5, 1.5).unwrap())
+            Some(Price::new(0.5, 1.5).unwrap())
         );
         assert_eq!(
             prices.price_of("claude-opus-4-1"),
-            Some(epic_report::Price::new(15.0, 75.0).unwrap())
+            Some(Price::new(15.0, 75.0).unwrap())
         );
         // Not overridden: the built-in price.
         assert_eq!(
             prices.price_of("claude"),
-            Some(epic_report::Price::new(3.0, 15.0).unwrap())
+            Some(Price::new(3.0, 15.0).unwrap())
         );
     }
 
     #[test]
     fn the_longest_price_prefix_wins() {
-        let config = Config::parse(
+        let file = RunOptions::parse(
             "[prices]\nclaude = { input = 1, output = 2 }\n\"claude-x\" = { input = 7, output = 8 }\n",
         )
         .unwrap();
-        let options = RunOptions::resolve(config, &flags(&["--coder", "script"])).unwrap();
-        let prices = options.price_table();
+        let prices = resolve(&file, &flags(&["--coder", "script"]))
+            .unwrap()
+            .run_config()
+            .prices;
         assert_eq!(
             prices.price_of("claude-x1"),
-            Some(epic_report::Price::new(7.0, 8.0).unwrap())
+            Some(Price::new(7.0, 8.0).unwrap())
         );
         assert_eq!(
             prices.price_of("claude"),
-            Some(epic_report::Price::new(1.0, 2.0).unwrap())
+            Some(Price::new(1.0, 2.0).unwrap())
         );
     }
 
     #[test]
     fn flags_win_over_the_config() {
-        let config = Config::parse(FULL).unwrap();
-        let options = RunOptions::resolve(
-            config,
+        let file = RunOptions::parse(FULL).unwrap();
+        let resolved = resolve(
+            &file,
             &flags(&[
                 "--base",
                 "v2",
@@ -1133,26 +1317,28 @@ aider = { input = 0.5, output = 1.5 }
             ]),
         )
         .unwrap();
-        assert_eq!(options.base, "v2");
-        assert_eq!(options.concurrency, 1);
-        assert!(!options.fail_fast && !options.keep_worktrees);
-        assert_eq!(options.coder, seat("claude"));
+        assert_eq!(resolved.coder, seat("claude"));
         // A list flag replaces the whole list.
-        assert_eq!(options.reviewers, [seat("aider")]);
-        assert_eq!(options.gates, ["make check"]);
-        assert_eq!(options.turn_timeout, Duration::from_mins(1));
-        assert_eq!(options.schedule, Schedule::PlanOrder);
+        assert_eq!(resolved.options.reviewer, Some(vec![seat("aider")]));
+        // Not given as a flag: the config's.
+        assert_eq!(resolved.options.judge, Some(seat("codex")));
+        let config = resolved.run_config();
+        assert_eq!(config.base, "v2");
+        assert_eq!(config.concurrency, 1);
+        assert!(!config.fail_fast && !config.keep_worktrees);
+        assert_eq!(config.gates, ["make check"]);
+        assert_eq!(config.turn_timeout, Duration::from_mins(1));
+        assert_eq!(config.schedule, Policy::PlanOrder);
         // Not given as flags: the config's.
-        assert_eq!(options.judge, Some(seat("codex")));
-        assert_eq!(options.setup, ["npm ci"]);
-        assert_eq!(options.gate_timeout, Duration::from_mins(5));
-        assert!(options.allow_red_baseline);
+        assert_eq!(config.setup, ["npm ci"]);
+        assert_eq!(config.gate_timeout, Duration::from_mins(5));
+        assert!(config.allow_red_baseline);
     }
 
     #[test]
     fn a_boolean_flag_turns_on_what_the_config_leaves_off() {
-        let options = RunOptions::resolve(
-            Config::parse("fail_fast = false").unwrap(),
+        let config = resolve(
+            &RunOptions::parse("fail_fast = false").unwrap(),
             &flags(&[
                 "--coder",
                 "claude",
@@ -1161,8 +1347,20 @@ aider = { input = 0.5, output = 1.5 }
                 "--allow-red-baseline",
             ]),
         )
-        .unwrap();
-        assert!(options.fail_fast && options.keep_worktrees && options.allow_red_baseline);
+        .unwrap()
+        .run_config();
+        assert!(config.fail_fast && config.keep_worktrees && config.allow_red_baseline);
+    }
+
+    #[test]
+    fn the_last_of_a_flag_and_its_negation_wins() {
+        let given = |args: &[&str]| flags(args).given().fail_fast;
+        assert_eq!(given(&[]), None, "neither: not set");
+        assert_eq!(given(&["--fail-fast"]), Some(true));
+        assert_eq!(given(&["--no-fail-fast"]), Some(false));
+        assert_eq!(given(&["--fail-fast", "--no-fail-fast"]), Some(false));
+        assert_eq!(given(&["--no-fail-fast", "--fail-fast"]), Some(true));
+        assert_eq!(flags(&["--no-fail-fast"]).given().keys_set(), ["fail_fast"]);
     }
 
     #[test]
@@ -1177,6 +1375,7 @@ aider = { input = 0.5, output = 1.5 }
             &["--judge", "exec: "],
             &["--schedule", "random"],
             &["--gate", " "],
+            &["--fail-fast=true"],
         ] {
             let argv = std::iter::once("epic").chain(args.iter().copied());
             assert!(Flags::try_parse_from(argv).is_err(), "{args:?}");
@@ -1184,9 +1383,8 @@ aider = { input = 0.5, output = 1.5 }
     }
 
     fn parse_error(text: &str) -> ParseError {
-        Config::parse(text).unwrap_err()
+        RunOptions::parse(text).unwrap_err()
     }
-
     #[test]
     fn errors_name_the_key_and_position() {
         let error = parse_error("coder = \"claude\"\nconcurency = 4\n");
@@ -1243,7 +1441,7 @@ aider = { input = 0.5, output = 1.5 }
             "é = 1",
             "\u{feff}base = \"x\"",
         ] {
-            drop(Config::parse(text));
+            drop(RunOptions::parse(text));
         }
     }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use epic_executor::ReportDocument;
 use epic_state_store::EpicDir;
 
-use crate::error::{CliError, Kind, Message};
+use crate::error::{CommandError, Kind, Message};
 use crate::repo::Repo;
 
 /// The epic a command that takes `[EPIC]` works on.
@@ -21,14 +21,14 @@ pub(crate) enum Selected {
 }
 
 /// The ids of the epics that have state in `repo`, sorted.
-pub(crate) fn epic_ids(repo: &Repo) -> Result<Vec<String>, CliError> {
-    EpicDir::epic_ids(&repo.common_dir).map_err(|error| CliError::new(Kind::Repository, error))
+pub(crate) fn epic_ids(repo: &Repo) -> Result<Vec<String>, CommandError> {
+    EpicDir::epic_ids(&repo.common_dir).map_err(|error| CommandError::new(Kind::Repository, error))
 }
 
 /// The epic `name` in `repo`, or without a name the only epic that has run there.
 ///
 /// Exit 2 when no epic has run, or `name` is not one that has.
-pub(crate) fn select(repo: &Repo, name: Option<&str>) -> Result<Selected, CliError> {
+pub(crate) fn select(repo: &Repo, name: Option<&str>) -> Result<Selected, CommandError> {
     let ids = epic_ids(repo)?;
     let id = match (name, ids.as_slice()) {
         (Some(name), _) if ids.iter().any(|id| id == name) => name,
@@ -38,7 +38,7 @@ pub(crate) fn select(repo: &Repo, name: Option<&str>) -> Result<Selected, CliErr
             )));
         }
         (Some(name), _) => {
-            return Err(CliError::new(
+            return Err(CommandError::new(
                 Kind::Repository,
                 Message::new(format!("no epic `{name}` has run in this repository")),
             )
@@ -50,7 +50,7 @@ pub(crate) fn select(repo: &Repo, name: Option<&str>) -> Result<Selected, CliErr
     };
     EpicDir::new(&repo.common_dir, id)
         .map(Selected::One)
-        .map_err(|error| CliError::new(Kind::Repository, error))
+        .map_err(|error| CommandError::new(Kind::Repository, error))
 }
 
 /// The epic `name` in `repo`, or the only one; for `epic <command>`, which needs exactly one, an
@@ -59,10 +59,10 @@ pub(crate) fn select_one(
     repo: &Repo,
     name: Option<&str>,
     command: &str,
-) -> Result<EpicDir, CliError> {
+) -> Result<EpicDir, CommandError> {
     match select(repo, name)? {
         Selected::One(dir) => Ok(dir),
-        Selected::Several(ids) => Err(CliError::new(
+        Selected::Several(ids) => Err(CommandError::new(
             Kind::Repository,
             Message::new(format!(
                 "several epics have run in this repository: {}",
@@ -73,17 +73,17 @@ pub(crate) fn select_one(
     }
 }
 
-fn no_epics(message: &str) -> CliError {
-    CliError::new(Kind::Repository, Message::new(message))
+fn no_epics(message: &str) -> CommandError {
+    CommandError::new(Kind::Repository, Message::new(message))
         .hint("`epic run PLAN` runs an epic; its state is kept in the repository's git directory")
         .hint("run epic in the repository the epic ran in, or name it with `--repo DIR`")
 }
 
 /// The epic's last report (`report.json`), if it has one.
-pub(crate) fn load_report(dir: &EpicDir) -> Result<Option<epic_report::EpicReport>, CliError> {
+pub(crate) fn load_report(dir: &EpicDir) -> Result<Option<epic_report::EpicReport>, CommandError> {
     epic_state_store::load::<ReportDocument>(dir.report_json())
         .map(|document| document.map(|document| document.0))
-        .map_err(|error| CliError::new(Kind::Repository, error))
+        .map_err(|error| CommandError::new(Kind::Repository, error))
 }
 
 /// The path of `report.md`, if it exists.

@@ -1,7 +1,7 @@
-//! [`CliError`]: every way a command can end other than success, with the exit code of each.
+//! [`CommandError`]: every way a command can end other than success, with the exit code of each.
 //!
-//! A command returns `Err(CliError)`; `main` prints it as `error: <cause>` followed by
-//! `hint: <what to do>` lines and exits with [`CliError::exit_code`]. The exit codes of every
+//! A command returns `Err(CommandError)`; `main` prints it as `error: <cause>` followed by
+//! `hint: <what to do>` lines and exits with [`CommandError::exit_code`]. The exit codes of every
 //! command are chosen here and nowhere else ([`Kind::exit_code`]), and documented in
 //! [`exit_code`].
 
@@ -24,7 +24,7 @@ pub(crate) mod exit_code {
     pub(crate) const INTERRUPTED: u8 = 130;
 }
 
-/// What kind of failure a [`CliError`] is; decides the exit code.
+/// What kind of failure a [`CommandError`] is; decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
     /// A plan has violations (the command printed them as its data).
@@ -68,7 +68,7 @@ impl Kind {
 
 /// A failed command: its [`Kind`], the cause, and hints on what to do about it.
 #[derive(Debug)]
-pub(crate) struct CliError {
+pub(crate) struct CommandError {
     kind: Kind,
     /// The cause, printed as `error: …` with its source chain; `None` when the command already
     /// reported it (violations printed as data, a clap usage message, a closed pipe).
@@ -77,7 +77,7 @@ pub(crate) struct CliError {
     hints: Vec<String>,
 }
 
-impl CliError {
+impl CommandError {
     /// An error of `kind` caused by `source`.
     pub(crate) fn new(kind: Kind, source: impl Into<Box<dyn Error + Send + Sync>>) -> Self {
         Self {
@@ -132,7 +132,7 @@ impl CliError {
 }
 
 /// Writing to stdout failed: a closed pipe ends quietly, anything else is reported.
-impl From<io::Error> for CliError {
+impl From<io::Error> for CommandError {
     fn from(error: io::Error) -> Self {
         if error.kind() == io::ErrorKind::BrokenPipe {
             Self::reported(Kind::BrokenPipe)
@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn the_cause_joins_the_source_chain() {
-        let error = CliError::new(
+        let error = CommandError::new(
             Kind::Input,
             WithSource {
                 message: "failed to read plan file `plan.md`".into(),
@@ -215,15 +215,15 @@ mod tests {
             error.cause().as_deref(),
             Some("failed to read plan file `plan.md`: no such file")
         );
-        assert_eq!(CliError::reported(Kind::Violations).cause(), None);
+        assert_eq!(CommandError::reported(Kind::Violations).cause(), None);
     }
 
     #[test]
     fn a_broken_pipe_is_quiet() {
-        let error = CliError::from(io::Error::from(io::ErrorKind::BrokenPipe));
+        let error = CommandError::from(io::Error::from(io::ErrorKind::BrokenPipe));
         assert_eq!(error.kind, Kind::BrokenPipe);
         assert_eq!(error.cause(), None);
-        let error = CliError::from(io::Error::other("disk full"));
+        let error = CommandError::from(io::Error::other("disk full"));
         assert_eq!(error.kind, Kind::Output);
         assert_eq!(
             error.cause().as_deref(),

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 use crate::args::Cli;
-use crate::error::{CliError, exit_code};
+use crate::error::{CommandError, exit_code};
 use crate::output::Output;
 
 fn main() -> ExitCode {
@@ -35,7 +35,7 @@ fn main() -> ExitCode {
 }
 
 /// Prints the error, if any and not reported already, and returns the exit code.
-fn exit_status(outcome: Result<&(), &CliError>, out: Output) -> u8 {
+fn exit_status(outcome: Result<&(), &CommandError>, out: Output) -> u8 {
     match outcome {
         Ok(()) => exit_code::SUCCESS,
         Err(error) => {

@@ -7,7 +7,7 @@
 use std::io::{self, Write as _};
 
 use crate::args::GlobalArgs;
-use crate::error::{CliError, Kind};
+use crate::error::{CommandError, Kind};
 
 /// Where and how much a command prints.
 #[derive(Debug, Clone, Copy, Default)]
@@ -51,7 +51,7 @@ impl Output {
 
     /// Prints an error as `error: <cause>` and `hint: …` lines (hints not with `-q`); nothing
     /// for an error the command already reported.
-    pub(crate) fn error(self, error: &CliError) {
+    pub(crate) fn error(self, error: &CommandError) {
         let Some(cause) = error.cause() else { return };
         let mut text = format!("error: {cause}\n");
         if !self.quiet {
@@ -66,7 +66,7 @@ impl Output {
 }
 
 /// Writes the command's data to stdout.
-pub(crate) fn data(text: &str) -> Result<(), CliError> {
+pub(crate) fn data(text: &str) -> Result<(), CommandError> {
     let mut stdout = io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
@@ -85,13 +85,13 @@ pub(crate) fn diagnostic(text: &str) {
 
 /// Prints clap's message for `error`: help and version on stdout (a success), usage errors on
 /// stderr (a [`Kind::Usage`] error, already reported).
-pub(crate) fn clap_error(error: &clap::Error) -> Result<(), CliError> {
+pub(crate) fn clap_error(error: &clap::Error) -> Result<(), CommandError> {
     use clap::error::ErrorKind;
     // clap prints help to stdout and errors to stderr, in colour where the stream is a terminal.
     // A closed pipe while printing help is not worth reporting.
     error.print().ok();
     match error.kind() {
         ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => Ok(()),
-        _ => Err(CliError::reported(Kind::Usage)),
+        _ => Err(CommandError::reported(Kind::Usage)),
     }
 }

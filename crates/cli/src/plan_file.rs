@@ -7,14 +7,14 @@ use std::path::Path;
 
 use epic_story_plan::{ParseError, ParseErrorKind, PlanFormat, StoryPlan};
 
-use crate::error::{CliError, Kind, WithSource};
+use crate::error::{CommandError, Kind, WithSource};
 use crate::output::Output;
 
 /// Reads and decodes the plan at `path` (as given, relative to the current directory).
-pub(crate) fn load(path: &Path, out: Output) -> Result<StoryPlan, CliError> {
+pub(crate) fn load(path: &Path, out: Output) -> Result<StoryPlan, CommandError> {
     let bytes = fs::read(path).map_err(|error| read_error(path, error))?;
     let text = String::from_utf8(bytes).map_err(|error| {
-        CliError::new(
+        CommandError::new(
             Kind::Input,
             WithSource {
                 message: format!("plan file `{}` is not UTF-8", path.display()),
@@ -41,7 +41,7 @@ pub(crate) fn load(path: &Path, out: Output) -> Result<StoryPlan, CliError> {
     Ok(plan)
 }
 
-fn read_error(path: &Path, error: io::Error) -> CliError {
+fn read_error(path: &Path, error: io::Error) -> CommandError {
     let hint = match error.kind() {
         io::ErrorKind::NotFound => format!(
             "check the path: `{}` is relative to the current directory",
@@ -51,7 +51,7 @@ fn read_error(path: &Path, error: io::Error) -> CliError {
         io::ErrorKind::IsADirectory => "name the plan file, not its directory".into(),
         _ => "check that the plan file is a readable file".into(),
     };
-    CliError::new(
+    CommandError::new(
         Kind::Input,
         WithSource {
             message: format!("failed to read plan file `{}`", path.display()),
@@ -61,7 +61,7 @@ fn read_error(path: &Path, error: io::Error) -> CliError {
     .hint(hint)
 }
 
-fn parse_error(error: &ParseError) -> CliError {
+fn parse_error(error: &ParseError) -> CommandError {
     let hint = match error.kind() {
         ParseErrorKind::UnknownFormat => {
             "name the file plan.json, plan.toml or plan.md after the syntax it is written in"
@@ -72,7 +72,7 @@ fn parse_error(error: &ParseError) -> CliError {
         ParseErrorKind::Syntax => "fix the syntax at the position shown",
         _ => "`epic schema plan` prints the plan's shape",
     };
-    CliError::new(Kind::Input, error.clone()).hint(hint)
+    CommandError::new(Kind::Input, error.clone()).hint(hint)
 }
 
 /// `n` and the noun in the right number: `1 story`, `3 stories`.

@@ -15,7 +15,7 @@
 //! prefixed by the story id (`a | …`).
 //!
 //! The executor's sink must not block, so events go through a channel to a thread of their own
-//! that owns the terminal ([`Progress`]).
+//! that owns the terminal ([`ProgressDisplay`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -57,9 +57,10 @@ impl Mode {
     }
 }
 
-/// The renderer thread and the way to it.
+/// A run's progress shown on stderr, as its [`Mode`] draws it: the renderer thread and the way
+/// to it.
 #[derive(Debug)]
-pub(crate) struct Progress {
+pub(crate) struct ProgressDisplay {
     sender: mpsc::Sender<Message>,
     thread: Option<JoinHandle<()>>,
 }
@@ -71,7 +72,7 @@ enum Message {
     Line(String),
 }
 
-impl Progress {
+impl ProgressDisplay {
     /// Starts showing the run of `plan`.
     pub(crate) fn start(plan: &ValidPlan, mode: Mode, verbose: bool) -> Self {
         let (sender, receiver) = mpsc::channel();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use epic_git_ops::{Git as _, GixGit};
 
-use crate::error::{CliError, Kind, Message};
+use crate::error::{CommandError, Kind, Message};
 
 /// A repository as a command sees it.
 #[derive(Debug, Clone)]
@@ -27,14 +27,14 @@ pub(crate) struct Repo {
 ///
 /// Not a repository (or a bare one, which has no worktree) or a missing directory: exit 2 with a
 /// hint.
-pub(crate) fn discover(dir: Option<&Path>) -> Result<Repo, CliError> {
+pub(crate) fn discover(dir: Option<&Path>) -> Result<Repo, CommandError> {
     let shown = dir.map_or_else(
         || "the current directory".to_owned(),
         |dir| format!("`{}`", dir.display()),
     );
     let start = match dir {
         Some(dir) if !dir.is_dir() => {
-            return Err(CliError::new(
+            return Err(CommandError::new(
                 Kind::Repository,
                 Message::new(format!("{shown} is not a directory")),
             )
@@ -42,14 +42,14 @@ pub(crate) fn discover(dir: Option<&Path>) -> Result<Repo, CliError> {
         }
         Some(dir) => dir.to_owned(),
         None => std::env::current_dir().map_err(|error| {
-            CliError::new(
+            CommandError::new(
                 Kind::Repository,
                 Message::new(format!("the current directory is not readable: {error}")),
             )
         })?,
     };
     let not_a_repository = || {
-        CliError::new(
+        CommandError::new(
             Kind::Repository,
             Message::new(format!(
                 "{shown} is not in a git repository with a worktree"

@@ -45,15 +45,33 @@ use std::collections::{BinaryHeap, HashSet};
 
 use epic_story_plan::{Story, ValidPlan};
 
-/// How the scheduler orders ready stories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// The order among ready stories (`--schedule`, `schedule`).
+//
+// The doc comments here are also `epic run --help`'s and `epic schema config`'s text (the CLI
+// parses `--schedule` and `epic.toml` straight into this type), so they are written for users,
+// and the module docs above say the rest (ties go in plan order). Serialised by its kebab-case
+// names, as `epic.toml` writes them; its JSON Schema is named after the CLI's key.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+#[schemars(rename = "Schedule")]
 pub enum Policy {
-    /// Longest remaining dependency chain first, then plan order.
+    /// Longest remaining dependency chain first
     #[default]
     CriticalPath,
-    /// Plan order.
+    /// The plan's order
     PlanOrder,
-    /// Plan order, and a wave starts only when every earlier wave has finished.
+    /// Each wave waits for the previous one
     Waves,
 }
 

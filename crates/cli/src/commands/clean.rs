@@ -22,24 +22,24 @@ use epic_state_store::{EpicDir, EpicLock, LockError, StoryState, StoryStatus};
 use crate::args::{CleanArgs, GlobalArgs};
 use crate::commands::render;
 use crate::epics;
-use crate::error::{CliError, Kind, Message};
+use crate::error::{CommandError, Kind, Message};
 use crate::output::{self, Output};
 use crate::repo;
 
 /// Runs `epic clean`.
-pub(crate) fn run(global: &GlobalArgs, args: &CleanArgs, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &CleanArgs, out: Output) -> Result<(), CommandError> {
     let repo = repo::discover(global.repo.as_deref())?;
     let dir = epics::select_one(&repo, args.epic.as_deref(), "clean")?;
     let epic = dir.epic_id().to_owned();
     let _lock = EpicLock::acquire(&dir).map_err(|error| match error {
-        LockError::Held { .. } => CliError::new(Kind::LockHeld, error).hint(format!(
+        LockError::Held { .. } => CommandError::new(Kind::LockHeld, error).hint(format!(
             "`epic status {epic}` shows the run; clean once it has ended"
         )),
-        error => CliError::new(Kind::Repository, error),
+        error => CommandError::new(Kind::Repository, error),
     })?;
     let git = repo.git.as_ref();
     let Some(main) = git.main_worktree().map(Path::to_path_buf) else {
-        return Err(CliError::new(
+        return Err(CommandError::new(
             Kind::Repository,
             Message::new("the repository is bare: it has no worktrees to clean"),
         ));
@@ -102,7 +102,7 @@ fn delete_branches(
     dir: &EpicDir,
     states: &[StoryState],
     listed: &[epic_git_ops::WorktreeInfo],
-) -> Result<Vec<String>, CliError> {
+) -> Result<Vec<String>, CommandError> {
     let git = repo.git.as_ref();
     let prefix = format!("story/{}/", dir.epic_id());
     let report = epics::load_report(dir).ok().flatten();
@@ -147,17 +147,17 @@ fn delete_branches(
 }
 
 /// The state of every story of the epic that has one.
-fn states(dir: &EpicDir) -> Result<Vec<StoryState>, CliError> {
+fn states(dir: &EpicDir) -> Result<Vec<StoryState>, CommandError> {
     let ids = dir
         .story_ids()
-        .map_err(|error| CliError::new(Kind::Repository, error))?;
+        .map_err(|error| CommandError::new(Kind::Repository, error))?;
     let mut states = Vec::new();
     for id in ids {
         let path = dir
             .story_state(&id)
-            .map_err(|error| CliError::new(Kind::Repository, error))?;
+            .map_err(|error| CommandError::new(Kind::Repository, error))?;
         if let Some(state) = epic_state_store::load::<StoryState>(&path)
-            .map_err(|error| CliError::new(Kind::Repository, error))?
+            .map_err(|error| CommandError::new(Kind::Repository, error))?
         {
             states.push(state);
         }
@@ -165,9 +165,9 @@ fn states(dir: &EpicDir) -> Result<Vec<StoryState>, CliError> {
     Ok(states)
 }
 
-fn remove_file(path: &Path) -> Result<(), CliError> {
+fn remove_file(path: &Path) -> Result<(), CommandError> {
     match std::fs::remove_file(path) {
-        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(CliError::new(
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(CommandError::new(
             Kind::Repository,
             crate::error::WithSource {
                 message: format!("failed to remove `{}`", path.display()),
@@ -178,8 +178,8 @@ fn remove_file(path: &Path) -> Result<(), CliError> {
     }
 }
 
-fn git_error(error: impl std::error::Error + Send + Sync + 'static) -> CliError {
-    CliError::new(Kind::Repository, error)
+fn git_error(error: impl std::error::Error + Send + Sync + 'static) -> CommandError {
+    CommandError::new(Kind::Repository, error)
 }
 
 /// `path` with symbolic links resolved where it exists, for comparing.

@@ -4,11 +4,11 @@
 use clap::CommandFactory as _;
 
 use crate::args::{Cli, CompletionsArgs, Format, GlobalArgs};
-use crate::error::CliError;
+use crate::error::CommandError;
 use crate::output;
 
 /// Prints the completion script of `args.shell`.
-pub(crate) fn run(global: &GlobalArgs, args: &CompletionsArgs) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &CompletionsArgs) -> Result<(), CommandError> {
     global.format_for("completions", &[Format::Text])?;
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "epic", &mut script);

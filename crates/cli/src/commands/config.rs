@@ -1,6 +1,6 @@
 //! `epic config [RUN OPTIONS]`: the options `epic run` would use, and where each comes from.
 //!
-//! It runs the same resolution as `epic run` ([`RunOptions::resolve`]: `epic.toml` at the
+//! It runs the same resolution as `epic run` ([`config::resolve`]: `epic.toml` at the
 //! repository root, the flags over it, the defaults under both), so it checks a command line and
 //! the config file without running anything.
 //!
@@ -14,8 +14,8 @@ use serde::Serialize;
 
 use crate::args::{ConfigArgs, Format, GlobalArgs};
 use crate::commands::{json, render};
-use crate::config::{self, Config, KEYS, RunOptions};
-use crate::error::CliError;
+use crate::config::{self, RunOptions};
+use crate::error::CommandError;
 use crate::output::{self, Output};
 use crate::repo;
 
@@ -32,17 +32,17 @@ struct ConfigJson {
 }
 
 /// Runs `epic config`.
-pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result<(), CommandError> {
     let format = global.format_for("config", &[Format::Text, Format::Json])?;
     let repo = repo::discover(global.repo.as_deref())?;
-    let (file, config) = match Config::load(&repo.root)? {
-        Some((path, config)) => (Some(path), config),
-        None => (None, Config::default()),
+    let (path, file) = match RunOptions::load(&repo.root)? {
+        Some((path, file)) => (Some(path), file),
+        None => (None, RunOptions::default()),
     };
-    let from_file = config.keys_set();
-    let from_flags = args.flags.to_config().keys_set();
-    let options = RunOptions::resolve(config, &args.flags)?;
-    let sources = KEYS
+    let from_file = file.keys_set();
+    let from_flags = args.options.given().keys_set();
+    let options = config::resolve(&file, &args.options)?.options;
+    let sources = config::keys()
         .iter()
         .map(|&key| {
             let source = if from_flags.contains(&key) {
@@ -56,7 +56,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
         })
         .collect();
     let document = ConfigJson {
-        config_file: file,
+        config_file: path,
         options,
         sources,
     };
@@ -84,8 +84,9 @@ fn text(document: &ConfigJson, out: Output) -> String {
                 )?,
             }
         }
-        let width = KEYS.iter().map(|key| key.len()).max().unwrap_or(0);
-        let values: Vec<String> = KEYS
+        let keys = config::keys();
+        let width = keys.iter().map(|key| key.len()).max().unwrap_or(0);
+        let values: Vec<String> = keys
             .iter()
             .map(|&key| show(key, options.get(key)))
             .collect();
@@ -97,7 +98,7 @@ fn text(document: &ConfigJson, out: Output) -> String {
             .filter(|&n| n <= LONG)
             .max()
             .unwrap_or(0);
-        for (key, value) in KEYS.iter().zip(&values) {
+        for (key, value) in keys.iter().zip(&values) {
             let source = document.sources.get(key).copied().unwrap_or("default");
             writeln!(w, "{key:width$}  {value:value_width$}  ({source})")?;
         }

@@ -32,8 +32,8 @@ use serde_json::json;
 use crate::args::{DemoArgs, GlobalArgs};
 use crate::commands::render;
 use crate::commands::run::{execute, summary};
-use crate::config::{Config, RunOptions};
-use crate::error::{CliError, Kind, Message, WithSource};
+use crate::config::{self, RunOptions};
+use crate::error::{CommandError, Kind, Message, WithSource};
 use crate::output::{self, Output};
 use crate::progress::Mode;
 use crate::repo;
@@ -239,7 +239,7 @@ fn plan_json() -> serde_json::Value {
 }
 
 /// Runs `epic demo`.
-pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(), CommandError> {
     // Kept alive to the end: dropping it removes the repository and its worktrees.
     let mut temporary = None;
     let root = match &args.keep {
@@ -256,13 +256,10 @@ pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(
     };
     build_project(&root)?;
     let repo = repo::discover(Some(&root))?;
-    let config = Config::load(&repo.root)?.map(|(_, config)| config);
-    let options = RunOptions::resolve(
-        config.unwrap_or_default(),
-        &crate::args::RunFlags::default(),
-    )?;
+    let file = RunOptions::load(&repo.root)?.map(|(_, file)| file);
+    let options = config::resolve(&file.unwrap_or_default(), &RunOptions::default())?;
     let plan = crate::commands::run::load_valid(&repo.root.join(PLAN_FILE), out)?;
-    let mut config = options.run_config(&plan.plan().epic_id);
+    let mut config = options.run_config();
     let mode = Mode::choose(global.no_progress, out.quiet());
     if mode == Mode::Live {
         // The script seat answers in microseconds; paced, the live view can be followed.
@@ -285,7 +282,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(
         output::data(&what_happened(&outcome, &repo.root, args.keep.is_some()))?;
     }
     if outcome.interrupted {
-        return Err(CliError::reported(Kind::Interrupted));
+        return Err(CommandError::reported(Kind::Interrupted));
     }
     let as_designed = STORIES.iter().all(|story| {
         let expected = match story.id {
@@ -299,7 +296,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(
     if as_designed {
         Ok(())
     } else {
-        Err(CliError::new(
+        Err(CommandError::new(
             Kind::NotDone,
             Message::new(
                 "the demo did not run as designed: it expects four stories merged, `stats` \
@@ -340,13 +337,13 @@ impl epic_executor::Seat for Paced {
 }
 
 /// `--keep DIR`: created if missing, refused unless empty; the absolute path.
-fn keep_dir(dir: &Path) -> Result<PathBuf, CliError> {
+fn keep_dir(dir: &Path) -> Result<PathBuf, CommandError> {
     std::fs::create_dir_all(dir)
         .map_err(|error| io_error(&format!("create the directory `{}`", dir.display()), error))?;
     let mut entries = std::fs::read_dir(dir)
         .map_err(|error| io_error(&format!("read the directory `{}`", dir.display()), error))?;
     if entries.next().is_some() {
-        return Err(CliError::new(
+        return Err(CommandError::new(
             Kind::Repository,
             Message::new(format!(
                 "`{}` is not empty; --keep needs an empty or new directory",
@@ -360,7 +357,7 @@ fn keep_dir(dir: &Path) -> Result<PathBuf, CliError> {
 }
 
 /// Writes the project, the plan and `epic.toml` into `root` and commits them on `main`.
-fn build_project(root: &Path) -> Result<(), CliError> {
+fn build_project(root: &Path) -> Result<(), CommandError> {
     let plan = crate::commands::json(&plan_json());
     let files: [(&str, &str); 5] = [
         ("README.md", README),
@@ -389,7 +386,7 @@ fn build_project(root: &Path) -> Result<(), CliError> {
     )
     .map_err(|error| {
         let not_started = error.not_started();
-        let error = CliError::new(
+        let error = CommandError::new(
             Kind::Repository,
             Message::new(format!(
                 "failed to make `{}` a git repository: {error}",
@@ -404,8 +401,8 @@ fn build_project(root: &Path) -> Result<(), CliError> {
     })
 }
 
-fn io_error(action: &str, error: std::io::Error) -> CliError {
-    CliError::new(
+fn io_error(action: &str, error: std::io::Error) -> CommandError {
+    CommandError::new(
         Kind::Repository,
         WithSource {
             message: format!("failed to {action}"),

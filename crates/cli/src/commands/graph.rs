@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::args::{Format, GlobalArgs, PlanArgs};
 use crate::commands::{json, render, violations_text};
-use crate::error::{CliError, Kind};
+use crate::error::{CommandError, Kind};
 use crate::output::{self, Output};
 use crate::plan_file::{self, count};
 
@@ -74,7 +74,7 @@ fn friendly(seconds: f64) -> String {
 }
 
 /// Runs `epic graph`.
-pub(crate) fn run(global: &GlobalArgs, args: &PlanArgs, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &PlanArgs, out: Output) -> Result<(), CommandError> {
     let format = global.format_for(
         "graph",
         &[Format::Text, Format::Json, Format::Mermaid, Format::Dot],
@@ -83,7 +83,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &PlanArgs, out: Output) -> Result<(
         Ok(plan) => plan,
         Err(errors) => {
             output::diagnostic(&violations_text(errors.violations(), &args.plan));
-            return Err(CliError::reported(Kind::Violations));
+            return Err(CommandError::reported(Kind::Violations));
         }
     };
     let text = match format {

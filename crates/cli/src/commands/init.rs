@@ -11,7 +11,7 @@ use epic_story_plan::{Story, StoryPlan};
 
 use crate::args::{Format, GlobalArgs};
 use crate::config::FILE_NAME;
-use crate::error::{CliError, Kind, Message, WithSource};
+use crate::error::{CommandError, Kind, Message, WithSource};
 use crate::output::{self, Output};
 use crate::repo;
 
@@ -135,7 +135,7 @@ pub(crate) fn example_plan() -> StoryPlan {
 }
 
 /// Runs `epic init`.
-pub(crate) fn run(global: &GlobalArgs, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, out: Output) -> Result<(), CommandError> {
     global.format_for("init", &[Format::Text])?;
     let repo = repo::discover(global.repo.as_deref())?;
     let files = [
@@ -167,8 +167,8 @@ pub(crate) fn run(global: &GlobalArgs, out: Output) -> Result<(), CliError> {
     Ok(())
 }
 
-fn exists(name: &str, root: &Path) -> CliError {
-    CliError::new(
+fn exists(name: &str, root: &Path) -> CommandError {
+    CommandError::new(
         Kind::Repository,
         Message::new(format!("`{name}` already exists in `{}`", root.display())),
     )
@@ -177,7 +177,7 @@ fn exists(name: &str, root: &Path) -> CliError {
     ))
 }
 
-fn write_new(root: &Path, name: &str, text: &str) -> Result<(), CliError> {
+fn write_new(root: &Path, name: &str, text: &str) -> Result<(), CommandError> {
     let path = root.join(name);
     let written = OpenOptions::new()
         .write(true)
@@ -187,7 +187,7 @@ fn write_new(root: &Path, name: &str, text: &str) -> Result<(), CliError> {
     match written {
         Ok(()) => Ok(()),
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Err(exists(name, root)),
-        Err(error) => Err(CliError::new(
+        Err(error) => Err(CommandError::new(
             Kind::Repository,
             WithSource {
                 message: format!("failed to write `{}`", path.display()),
@@ -201,8 +201,7 @@ fn write_new(root: &Path, name: &str, text: &str) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::RunFlags;
-    use crate::config::{Config, KEYS, RunOptions};
+    use crate::config::{RunOptions, keys, resolve};
 
     /// The template with every option line uncommented.
     fn uncommented() -> String {
@@ -225,34 +224,34 @@ mod tests {
 
     #[test]
     fn the_template_parses_and_sets_nothing() {
-        assert_eq!(Config::parse(CONFIG_TEMPLATE).unwrap(), Config::default());
+        assert_eq!(
+            RunOptions::parse(CONFIG_TEMPLATE).unwrap(),
+            RunOptions::default()
+        );
     }
 
     #[test]
     fn the_template_names_every_key_at_its_default() {
-        let config = Config::parse(&uncommented()).unwrap();
-        assert_eq!(config.keys_set(), KEYS, "every key, in contract order");
-        let options = RunOptions::resolve(config, &RunFlags::default()).unwrap();
-        let defaults = RunOptions::resolve(
-            Config::parse("coder = \"claude\"").unwrap(),
-            &RunFlags::default(),
+        let written = RunOptions::parse(&uncommented()).unwrap();
+        assert_eq!(written.keys_set(), keys(), "every key, in contract order");
+        let options = resolve(&written, &RunOptions::default()).unwrap().options;
+        let defaults = resolve(
+            &RunOptions::parse("coder = \"claude\"").unwrap(),
+            &RunOptions::default(),
         )
-        .unwrap();
+        .unwrap()
+        .options;
         // The options without a default show an example; every other line is the default.
         let examples = RunOptions {
             judge: options.judge.clone(),
-            reviewers: options.reviewers.clone(),
-            gates: options.gates.clone(),
+            reviewer: options.reviewer.clone(),
+            gate: options.gate.clone(),
             setup: options.setup.clone(),
             epic_branch: options.epic_branch.clone(),
             prices: options.prices.clone(),
             ..defaults
         };
         assert_eq!(options, examples);
-        assert_eq!(
-            options.epic_branch_for("example"),
-            examples.epic_branch_for("example")
-        );
     }
 
     #[test]

@@ -17,11 +17,11 @@ use std::fmt::Write as _;
 use epic_story_plan::Violation;
 
 use crate::args::{Cli, Command};
-use crate::error::CliError;
+use crate::error::CommandError;
 use crate::output::Output;
 
 /// Runs the command `cli` names.
-pub(crate) fn run(cli: &Cli, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(cli: &Cli, out: Output) -> Result<(), CommandError> {
     match &cli.command {
         Command::Validate(args) => validate::run(&cli.global, args, out),
         Command::Graph(args) => graph::run(&cli.global, args, out),

@@ -8,18 +8,18 @@ use std::fs;
 
 use crate::args::{EpicArgs, Format, GlobalArgs};
 use crate::epics;
-use crate::error::{CliError, Kind, Message, WithSource};
+use crate::error::{CommandError, Kind, Message, WithSource};
 use crate::output::{self, Output};
 use crate::repo;
 
 /// Runs `epic report`.
-pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(), CommandError> {
     let format = global.format_for("report", &[Format::Text, Format::Md, Format::Json])?;
     let repo = repo::discover(global.repo.as_deref())?;
     let dir = epics::select_one(&repo, args.epic.as_deref(), "report")?;
     let epic = dir.epic_id().to_owned();
     let no_report = || {
-        CliError::new(
+        CommandError::new(
             Kind::Repository,
             Message::new(format!("epic `{epic}` has no report yet")),
         )
@@ -34,7 +34,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(
     } else if let Some(path) = epics::report_md(&dir) {
         out.note(&format!("read `{}`", path.display()));
         fs::read_to_string(&path).map_err(|error| {
-            CliError::new(
+            CommandError::new(
                 Kind::Repository,
                 WithSource {
                     message: format!("failed to read report `{}`", path.display()),

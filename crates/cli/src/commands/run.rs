@@ -22,21 +22,21 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{Format, GlobalArgs, RunArgs};
 use crate::commands::{render, violations_text};
-use crate::config::{Config, RunOptions};
-use crate::error::{CliError, Kind, Message, WithSource};
+use crate::config::{self, RunOptions};
+use crate::error::{CommandError, Kind, Message, WithSource};
 use crate::output::{self, Output};
 use crate::plan_file;
-use crate::progress::{self, Mode, Progress};
+use crate::progress::{self, Mode, ProgressDisplay};
 use crate::repo::{self, Repo};
 
 /// Runs `epic run`.
-pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<(), CommandError> {
     let format = global.format_for("run", &[Format::Text, Format::Json])?;
     let repo = repo::discover(global.repo.as_deref())?;
-    let config = Config::load(&repo.root)?.map(|(_, config)| config);
-    let options = RunOptions::resolve(config.unwrap_or_default(), &args.flags)?;
+    let file = RunOptions::load(&repo.root)?.map(|(_, file)| file);
+    let options = config::resolve(&file.unwrap_or_default(), &args.options)?;
     let plan = load_valid(&args.plan, out)?;
-    let config = options.run_config(&plan.plan().epic_id);
+    let config = options.run_config();
     let mode = Mode::choose(global.no_progress, out.quiet());
     let outcome = execute(&repo, plan, config, mode, out)?;
     let rerun = format!("epic run {}", args.plan.display());
@@ -49,11 +49,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
 }
 
 /// The plan at `path`, validated: violations are exit 2 (a bad plan), listed on stderr.
-pub(crate) fn load_valid(path: &Path, out: Output) -> Result<ValidPlan, CliError> {
+pub(crate) fn load_valid(path: &Path, out: Output) -> Result<ValidPlan, CommandError> {
     let plan = plan_file::load(path, out)?;
     plan.validate().map_err(|errors| {
         output::diagnostic(&violations_text(errors.violations(), path));
-        CliError::new(
+        CommandError::new(
             Kind::Input,
             Message::new(format!(
                 "the plan `{}` is not valid; nothing was run",
@@ -71,14 +71,14 @@ pub(crate) fn execute(
     config: RunConfig,
     mode: Mode,
     out: Output,
-) -> Result<RunOutcome, CliError> {
+) -> Result<RunOutcome, CommandError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("epic-run")
         .enable_all()
         .build()
         .map_err(|error| {
-            CliError::new(
+            CommandError::new(
                 Kind::Repository,
                 WithSource {
                     message: "failed to start the runtime".to_owned(),
@@ -87,7 +87,7 @@ pub(crate) fn execute(
             )
         })?;
     let epic = plan.plan().epic_id.clone();
-    let progress = Progress::start(&plan, mode, out.verbose() > 0);
+    let progress = ProgressDisplay::start(&plan, mode, out.verbose() > 0);
     let events = progress.sink();
     let say = progress.liner();
     let git: std::sync::Arc<dyn epic_git_ops::Git> = repo.git.clone();
@@ -140,13 +140,13 @@ async fn watch_signals(cancel: CancellationToken, say: impl Fn(String)) {
 }
 
 /// A run that could not start: exit 3 when another run holds the lock, else 2.
-fn run_error(error: RunError, epic: &str) -> CliError {
+fn run_error(error: RunError, epic: &str) -> CommandError {
     if let RunError::Locked { holder, .. } = &error {
         let by = holder.as_ref().map_or_else(
             || "a process that has not recorded who it is".to_owned(),
             ToString::to_string,
         );
-        return CliError::new(
+        return CommandError::new(
             Kind::LockHeld,
             Message::new(format!(
                 "epic `{epic}` is already running: its lock is held by {by}"
@@ -164,7 +164,7 @@ fn run_error(error: RunError, epic: &str) -> CliError {
         RunError::Bare { .. } => Some("run epic in a repository with a working tree"),
         _ => Some("fix the cause above, then run again: the epic's state is kept"),
     };
-    let error = CliError::new(Kind::Repository, error);
+    let error = CommandError::new(Kind::Repository, error);
     match hint {
         Some(hint) => error.hint(hint),
         None => error,
@@ -172,13 +172,13 @@ fn run_error(error: RunError, epic: &str) -> CliError {
 }
 
 /// Exit 0 every story done, 130 interrupted, 1 otherwise (a story failed or was skipped).
-pub(crate) fn verdict(outcome: &RunOutcome) -> Result<(), CliError> {
+pub(crate) fn verdict(outcome: &RunOutcome) -> Result<(), CommandError> {
     if outcome.interrupted {
-        Err(CliError::reported(Kind::Interrupted))
+        Err(CommandError::reported(Kind::Interrupted))
     } else if outcome.all_done() {
         Ok(())
     } else {
-        Err(CliError::reported(Kind::NotDone))
+        Err(CommandError::reported(Kind::NotDone))
     }
 }
 

@@ -2,19 +2,19 @@
 
 use crate::args::{Format, GlobalArgs, SchemaArgs, SchemaName};
 use crate::commands::json;
-use crate::config::Config;
-use crate::error::CliError;
+use crate::config::RunOptions;
+use crate::error::CommandError;
 use crate::output;
 use epic_executor::ReportDocument;
 
 /// Prints the schema `args` names as pretty JSON (the same for `--format text` and `json`).
-pub(crate) fn run(global: &GlobalArgs, args: &SchemaArgs) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &SchemaArgs) -> Result<(), CommandError> {
     global.format_for("schema", &[Format::Text, Format::Json])?;
     let schema = match args.name {
         SchemaName::Plan => epic_story_plan::plan_schema(),
         SchemaName::State => epic_state_store::state_schema(),
         SchemaName::Report => epic_state_store::envelope_schema::<ReportDocument>(),
-        SchemaName::Config => serde_json::to_value(schemars::schema_for!(Config))
+        SchemaName::Config => serde_json::to_value(schemars::schema_for!(RunOptions))
             .expect("a JSON Schema is a JSON value"),
     };
     output::data(&json(&schema))

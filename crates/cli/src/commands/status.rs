@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::args::{EpicArgs, Format, GlobalArgs};
 use crate::commands::{json, render};
 use crate::epics::{self, Selected};
-use crate::error::{CliError, Kind};
+use crate::error::{CommandError, Kind};
 use crate::output::{self, Output};
 use crate::plan_file::count;
 use crate::repo;
@@ -78,7 +78,7 @@ struct EpicSummary {
 }
 
 /// Runs `epic status`.
-pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(), CommandError> {
     let format = global.format_for("status", &[Format::Text, Format::Json])?;
     let repo = repo::discover(global.repo.as_deref())?;
     match epics::select(&repo, args.epic.as_deref())? {
@@ -94,7 +94,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(
             let mut epics = Vec::with_capacity(ids.len());
             for id in ids {
                 let dir = EpicDir::new(&repo.common_dir, &id)
-                    .map_err(|error| CliError::new(Kind::Repository, error))?;
+                    .map_err(|error| CommandError::new(Kind::Repository, error))?;
                 let (running, _) = lock_holder(&dir)?;
                 epics.push(EpicSummary {
                     epic_id: id,
@@ -121,29 +121,29 @@ pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(
 }
 
 /// Whether a run holds `dir`'s lock, and who.
-fn lock_holder(dir: &EpicDir) -> Result<(bool, Option<Holder>), CliError> {
+fn lock_holder(dir: &EpicDir) -> Result<(bool, Option<Holder>), CommandError> {
     match EpicLock::holder(dir) {
         Ok(holder) => Ok((holder.is_some(), holder)),
         Err(LockError::Held { holder, .. }) => Ok((true, holder)),
-        Err(error) => Err(CliError::new(Kind::Repository, error)),
+        Err(error) => Err(CommandError::new(Kind::Repository, error)),
     }
 }
 
 /// Reads everything `epic status` shows about one epic.
-fn status(dir: &EpicDir) -> Result<StatusJson, CliError> {
+fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
     let (running, holder) = lock_holder(dir)?;
     let report = epics::load_report(dir)?;
     let ids = dir
         .story_ids()
-        .map_err(|error| CliError::new(Kind::Repository, error))?;
+        .map_err(|error| CommandError::new(Kind::Repository, error))?;
     let mut states = Vec::with_capacity(ids.len());
     for id in ids {
         let path = dir
             .story_state(&id)
-            .map_err(|error| CliError::new(Kind::Repository, error))?;
+            .map_err(|error| CommandError::new(Kind::Repository, error))?;
         // A state file removed between listing and reading (`epic clean`) is no longer there.
         if let Some(state) = epic_state_store::load::<StoryState>(&path)
-            .map_err(|error| CliError::new(Kind::Repository, error))?
+            .map_err(|error| CommandError::new(Kind::Repository, error))?
         {
             states.push((id, state));
         }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::args::{Format, GlobalArgs, PlanArgs};
 use crate::commands::{json, violations_text};
-use crate::error::{CliError, Kind};
+use crate::error::{CommandError, Kind};
 use crate::output::{self, Output};
 use crate::plan_file::{self, count};
 
@@ -20,7 +20,7 @@ struct Report<'a> {
 }
 
 /// Runs `epic validate`.
-pub(crate) fn run(global: &GlobalArgs, args: &PlanArgs, out: Output) -> Result<(), CliError> {
+pub(crate) fn run(global: &GlobalArgs, args: &PlanArgs, out: Output) -> Result<(), CommandError> {
     let format = global.format_for("validate", &[Format::Text, Format::Json])?;
     let plan = plan_file::load(&args.plan, out)?;
     let checked = plan.validate();
@@ -48,6 +48,6 @@ pub(crate) fn run(global: &GlobalArgs, args: &PlanArgs, out: Output) -> Result<(
     if violations.is_empty() {
         Ok(())
     } else {
-        Err(CliError::reported(Kind::Violations))
+        Err(CommandError::reported(Kind::Violations))
     }
 }
