@@ -3,6 +3,7 @@
 mod branches;
 mod commits;
 mod diffs;
+mod leftovers;
 mod merges;
 mod open;
 mod restore;
