@@ -103,6 +103,7 @@ mod command;
 mod error;
 mod event;
 mod gates;
+mod offload;
 mod preset;
 mod process;
 mod prompts;

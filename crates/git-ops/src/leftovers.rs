@@ -60,11 +60,11 @@ pub fn clear_stale_locks(common_dir: &Path, worktree: &Path, branch: &str) -> Ve
         .collect()
 }
 
-/// Removes the directory at `path`, where a worktree is to be added, when it holds no `.git`:
-/// what a `git worktree add` killed before it wrote `.git` leaves, which git neither lists nor
-/// removes, and which keeps the add from using the path. A `path` with a `.git` is left alone
-/// (remove it as a worktree, [`Git::remove_worktree`](crate::Git::remove_worktree)). Whether a
-/// directory was removed.
+/// Removes the directory at `path`, where a worktree is to be added, and everything in it: what
+/// a `git worktree add` killed before it wrote `.git` leaves, which git neither lists nor
+/// removes, and which keeps the add from using the path. Remove a worktree that is there as a
+/// worktree first ([`Git::remove_worktree`](crate::Git::remove_worktree)): this takes the
+/// directory as it is. Whether there was a directory to remove.
 ///
 /// ```no_run
 /// # let worktree = std::path::Path::new("../app.worktrees/checkout/cart-api");
@@ -74,7 +74,7 @@ pub fn clear_stale_locks(common_dir: &Path, worktree: &Path, branch: &str) -> Ve
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn remove_leftover_dir(path: &Path) -> io::Result<bool> {
-    if !path.is_dir() || path.join(".git").exists() {
+    if !path.is_dir() {
         return Ok(false);
     }
     std::fs::remove_dir_all(path)?;

@@ -41,7 +41,7 @@ pub enum RemoveError {
 
 impl RemoveError {
     /// The OS error underneath.
-    pub fn io_error(&self) -> &io::Error {
+    pub fn into_io_error(self) -> io::Error {
         match self {
             Self::Remove { source, .. } | Self::SyncDir { source, .. } => source,
         }

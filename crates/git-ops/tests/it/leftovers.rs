@@ -63,7 +63,7 @@ fn stale_locks_of_the_main_worktree_and_hostile_branches() {
 }
 
 #[test]
-fn a_leftover_directory_goes_but_a_worktree_stays() {
+fn a_leftover_directory_goes_and_then_an_add_succeeds() {
     let repo = Repo::new();
     let git = repo.handle();
     let half = repo.beside("half");
@@ -72,13 +72,14 @@ fn a_leftover_directory_goes_but_a_worktree_stays() {
     assert!(remove_leftover_dir(&half).unwrap());
     assert!(!half.exists());
     assert!(!remove_leftover_dir(&half).unwrap(), "nothing there");
+    // A file is no directory: left alone.
+    let file = repo.beside("file");
+    std::fs::write(&file, "x").unwrap();
+    assert!(!remove_leftover_dir(&file).unwrap());
+    assert!(file.is_file());
 
-    let wt = repo.beside("whole");
-    git.add_worktree_new_branch(&wt, "story/e/w", "main")
-        .expect("add");
-    assert!(
-        !remove_leftover_dir(&wt).unwrap(),
-        "a worktree is not a leftover"
-    );
-    assert!(wt.join(".git").exists() && wt.join("README.md").is_file());
+    git.add_worktree_new_branch(&half, "story/e/h", "main")
+        .expect("add where the leftover was");
+    assert!(half.join("README.md").is_file());
+    repo.fsck();
 }
