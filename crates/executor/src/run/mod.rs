@@ -57,7 +57,9 @@ use report::report_unstarted;
 ///
 /// Story tasks are never aborted: fail-fast and cancellation cancel their tokens and the loop
 /// drains the set, so each story kills its agent, undoes a merge whose gates had not finished,
-/// and leaves its state resumable. Merges are serialized by one merge lock; stories are cut
+/// and leaves its state resumable. The schedule records why
+/// ([`Schedule::halt`], [`Schedule::cancel_running`], [`Schedule::interrupt`]) and each story
+/// that ended cancelled ([`Schedule::cancelled`]); the loop asks it for the reasons it reports. Merges are serialized by one merge lock; stories are cut
 /// from, and catch up with, the last *proven* epic head, never a merge still being gated.
 ///
 /// Before any story: the epic's lock (held to the end), stale worktree registrations pruned

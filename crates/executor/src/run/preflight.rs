@@ -409,7 +409,7 @@ async fn recover_merge(
     epic_worktree: &Path,
     events: &EventSink,
 ) -> Result<(), RunError> {
-    let path = MergeJournal::path(dir);
+    let path = dir.merge_journal();
     let state_error = |action: &str, source: BoxError| RunError::State {
         action: action.to_owned(),
         source,

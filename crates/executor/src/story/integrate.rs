@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use epic_git_ops::{CommitId, MergeFavor, MergeOutcome};
-use epic_state_store::{EpicDir, StoryStatus};
+use epic_state_store::StoryStatus;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -20,7 +20,7 @@ use crate::event::Event;
 use crate::gates::GateResult;
 use crate::offload::{self, BoxError};
 
-/// The in-flight merge, `merging.json`: written before a merge, removed once it is proven or
+/// The in-flight merge, `merging.json` ([`EpicDir::merge_journal`](epic_state_store::EpicDir::merge_journal)): written before a merge, removed once it is proven or
 /// undone. A run that finds it at start died mid-integration and undoes the merge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct MergeJournal {
@@ -35,12 +35,6 @@ impl epic_state_store::Document for MergeJournal {
     const VERSION: u32 = 1;
     const REMEDY: &'static str =
         "check the epic branch's last merge by hand (reset it if its gates fail), then remove it";
-}
-
-impl MergeJournal {
-    pub(crate) fn path(dir: &EpicDir) -> PathBuf {
-        dir.merge_journal()
-    }
 }
 
 impl Work {
@@ -58,7 +52,7 @@ impl Work {
             head = shared.merge.lock() => head,
             () = self.cancel.cancelled() => return Err(Stop::Cancelled),
         };
-        let journal_path = MergeJournal::path(&shared.dir);
+        let journal_path = shared.dir.merge_journal();
         let epic = shared.epic_worktree.clone();
         self.check_epic_head().await?;
         let dirty = self
