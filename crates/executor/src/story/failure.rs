@@ -337,3 +337,144 @@ pub(crate) fn dirty_message(worktree: &Path, paths: &[String], after: Option<&st
     out.push_str("\nMove each change into the owning story's worktree or discard it, then rerun.");
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each reason is exactly the text the story lifecycle wrote before failures were typed:
+    /// the expected texts are those format strings, verbatim.
+    #[test]
+    fn reasons_keep_their_text() {
+        let worktree = Path::new("/src/shop.worktrees/e/a");
+        let paths = vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()];
+        let epic_branch = "epic/e";
+        let catch_up = Failure::CatchUpConflict {
+            epic_branch: epic_branch.to_owned(),
+            paths: paths.clone(),
+            worktree: worktree.to_path_buf(),
+        };
+        assert_eq!(
+            catch_up.reason(),
+            format!(
+                "catching up with {} conflicted on {} even with the epic side winning \
+                 conflicting hunks (a file changed on one side and deleted on the other). \
+                 Resolve it in the story's worktree `{}` (merge {} and commit), then rerun.",
+                epic_branch,
+                paths.join(", "),
+                worktree.display(),
+                epic_branch
+            )
+        );
+        let merge = Failure::MergeConflict {
+            branch: "story/e/a".to_owned(),
+            epic_branch: epic_branch.to_owned(),
+            paths: paths.clone(),
+        };
+        assert_eq!(
+            merge.reason(),
+            format!(
+                "merging {} into {} conflicted on: {}. The epic branch is as it was. \
+                 Another story changed these paths after this one caught up; rerun to \
+                 catch up again (the epic side wins conflicting hunks) and retry the merge.",
+                "story/e/a",
+                epic_branch,
+                paths.join(", ")
+            )
+        );
+        let proven: CommitId = "1111111111111111111111111111111111111111".parse().unwrap();
+        let head: CommitId = "2222222222222222222222222222222222222222".parse().unwrap();
+        let moved = Failure::EpicBranchMoved {
+            epic_branch: epic_branch.to_owned(),
+            proven,
+            head,
+            story: "a".to_owned(),
+            epic_worktree: Path::new("/src/shop.worktrees/e/_epic").to_path_buf(),
+        };
+        assert!(moved.halts());
+        assert_eq!(
+            moved.reason(),
+            format!(
+                "the epic branch {} was moved from {proven} (the last proven head) to {head}, which \
+                 does not contain it (found before merging story '{}'); something outside epic moved \
+                 it, and merged stories may be missing from it. epic merges nothing onto it: put it \
+                 back (`git update-ref refs/heads/{} {proven}`, then `git -C {} reset --hard`), \
+                 then rerun.",
+                epic_branch, "a", epic_branch, "/src/shop.worktrees/e/_epic"
+            )
+        );
+        assert!(!catch_up.halts() && !merge.halts());
+    }
+
+    #[test]
+    fn more_reasons_keep_their_text() {
+        let worktree = Path::new("/src/shop.worktrees/e/a");
+        let paths = vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()];
+        let epic_branch = "epic/e";
+        assert_eq!(
+            Failure::NothingToJudge {
+                epic_branch: epic_branch.to_owned()
+            }
+            .reason(),
+            format!(
+                "the story branch has no changes against {epic_branch}: there is nothing to \
+                 judge or merge. Check the task checkpoint and the coder's transcripts, then \
+                 rerun."
+            )
+        );
+        assert_eq!(
+            Failure::Blocked {
+                story: "a".to_owned(),
+                need: "an API".to_owned()
+            }
+            .reason(),
+            format!(
+                "missing dependency: story '{}' is blocked on unplanned work: {}. The \
+                 coder stopped because the story needs something that another story should \
+                 provide. Plan that work (a story this one depends on), then rerun.",
+                "a", "an API"
+            )
+        );
+        let found = Tampering {
+            deleted: vec!["tests/a.rs".to_owned()],
+            skipped: vec![("tests/b.rs".to_owned(), "#[ignore]".to_owned())],
+        };
+        assert_eq!(
+            Failure::TestsTampered {
+                story: "a".to_owned(),
+                found
+            }
+            .reason(),
+            "story 'a' deletes or skips tests, and its plan entry does not allow it \
+             (`tests_change`):\n- tests/a.rs: test file deleted\n- tests/b.rs: adds the skip \
+             marker `#[ignore]`\nA gate proves nothing once its tests are gone. Restore the \
+             tests in the story's worktree, or set `\"tests_change\": true` in the story's plan \
+             entry if changing them is the point, then rerun."
+        );
+        let dirty = Failure::EpicWorktreeDirty {
+            worktree: worktree.to_path_buf(),
+            paths: paths.clone(),
+            story: "a".to_owned(),
+        };
+        assert!(dirty.halts());
+        assert_eq!(
+            dirty.reason(),
+            format!(
+                "the epic worktree `{}` has uncommitted changes (found after story 'a' \
+                 finished); something worked outside its own worktree:\n- src/a.rs\n- \
+                 src/b.rs\nMove each change into the owning story's worktree or discard it, \
+                 then rerun.",
+                worktree.display()
+            )
+        );
+        assert_eq!(
+            Failure::Panicked.reason(),
+            "the story's task panicked; this is a bug in epic. Rerun to resume the story."
+        );
+        let git = Failure::Git(GitFailed {
+            action: "commit".to_owned(),
+            source: "index.lock exists".into(),
+        });
+        assert_eq!(git.reason(), "git failed to commit: index.lock exists.");
+    }
+}
