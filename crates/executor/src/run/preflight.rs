@@ -76,10 +76,19 @@ pub(super) async fn preflight(
     let epic = plan.plan().epic_id.as_str();
     let dir = EpicDir::new(git.common_dir(), epic).map_err(RunError::EpicId)?;
     let lock = take_lock(&dir).await?;
-    let log = EventLog::open(dir.events()).map_err(|error| RunError::State {
-        action: "open the event log".to_owned(),
-        source: Box::new(error),
-    })?;
+    let log = {
+        let path = dir.events();
+        let opened = offload::blocking(move || EventLog::open(path))
+            .await
+            .map_err(|error| RunError::State {
+                action: "open the event log".to_owned(),
+                source: Box::new(error),
+            })?;
+        opened.map_err(|error| RunError::State {
+            action: "open the event log".to_owned(),
+            source: Box::new(error),
+        })?
+    };
     let events = record::logging_sink(log, events);
     let epic_branch = config
         .epic_branch
@@ -107,35 +116,7 @@ pub(super) async fn preflight(
         });
     }
     prepare_epic_worktree(git, &main, &config.base, &epic_branch, &epic_worktree).await?;
-    // Every story branch is `story/<epic>/<id>`: a branch `story` or `story/<epic>` blocks them
-    // all, and one under `story/<epic>/<id>/` blocks that story; better said once, here, than by
-    // every story's worktree add.
-    if let Some(blocker) = blocking_branch(git, &format!("story/{epic}/")).await? {
-        return Err(RunError::BranchBlocked {
-            wanted: format!("the story branches `story/{epic}/<id>`"),
-            blocker,
-        });
-    }
-    let under = offload::git(git, "list the story branches", {
-        let directory = format!("story/{epic}");
-        move |git| git.branches_under(&directory)
-    })
-    .await?;
-    let prefix = format!("story/{epic}/");
-    for blocker in under {
-        let Some((id, _)) = blocker
-            .strip_prefix(&prefix)
-            .and_then(|rest| rest.split_once('/'))
-        else {
-            continue;
-        };
-        if plan.index_of(id).is_some() {
-            return Err(RunError::BranchBlocked {
-                wanted: format!("the branch `story/{epic}/{id}` of story '{id}'"),
-                blocker,
-            });
-        }
-    }
+    check_story_branches(git, plan, epic).await?;
     recover_merge(git, &dir, &epic_worktree, &events).await?;
     let merged = merged_on_earlier_runs(plan, &dir).await;
     // Before the status: a moved epic branch also leaves its worktree looking dirty, and the
@@ -167,6 +148,45 @@ pub(super) async fn preflight(
         head,
         merged,
     })
+}
+
+/// Fails when an existing branch keeps git from creating the story branches
+/// `story/<epic>/<id>`.
+async fn check_story_branches(
+    git: &Arc<dyn Git>,
+    plan: &ValidPlan,
+    epic: &str,
+) -> Result<(), RunError> {
+    // Every story branch is `story/<epic>/<id>`: a branch `story` or `story/<epic>` blocks them
+    // all, and one under `story/<epic>/<id>/` blocks that story; better said once, here, than by
+    // every story's worktree add.
+    if let Some(blocker) = blocking_branch(git, &format!("story/{epic}/")).await? {
+        return Err(RunError::BranchBlocked {
+            wanted: format!("the story branches `story/{epic}/<id>`"),
+            blocker,
+        });
+    }
+    let under = offload::git(git, "list the story branches", {
+        let directory = format!("story/{epic}");
+        move |git| git.branches_under(&directory)
+    })
+    .await?;
+    let prefix = format!("story/{epic}/");
+    for blocker in under {
+        let Some((id, _)) = blocker
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.split_once('/'))
+        else {
+            continue;
+        };
+        if plan.index_of(id).is_some() {
+            return Err(RunError::BranchBlocked {
+                wanted: format!("the branch `story/{epic}/{id}` of story '{id}'"),
+                blocker,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The stories whose state says merged under their current plan entry (a story whose entry
