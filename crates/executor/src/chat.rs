@@ -60,17 +60,7 @@ impl Recorder {
         events: EventSink,
     ) -> Self {
         let dir = dir.into();
-        let last = std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .filter_map(|entry| {
-                let name = entry.file_name();
-                let name = name.to_str()?;
-                name.split('-').next()?.parse::<u32>().ok()
-            })
-            .max()
-            .unwrap_or(0);
+        let last = epic_state_store::last_transcript_number(&dir);
         Self {
             story: story.into(),
             dir,
@@ -360,7 +350,7 @@ impl Chat {
             chars: 0,
             failed: None,
         };
-        match std::fs::create_dir_all(&self.recorder.dir).and_then(|()| File::create(&path)) {
+        match epic_state_store::create_transcript(&path) {
             Ok(file) => transcript.file = Some(file),
             Err(error) => {
                 transcript.failed = Some(format!("{}: {error}", path.display()));

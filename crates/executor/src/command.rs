@@ -273,21 +273,14 @@ impl CommandSeat {
                 Invocation::Preset(preset)
                     if matches!(preset.prompt_via(), PromptVia::File { .. }) =>
                 {
-                    let dir = tempfile::Builder::new()
-                        .prefix("epic-prompt-")
-                        .tempdir()
-                        .map_err(|source| SeatError::Spawn {
-                            program: self.name.clone(),
-                            source,
-                        })?;
-                    let path = dir.path().join("prompt.md");
-                    tokio::fs::write(&path, &prompt)
-                        .await
-                        .map_err(|source| SeatError::Spawn {
-                            program: self.name.clone(),
-                            source,
-                        })?;
-                    Some((dir, path))
+                    Some(
+                        prompt_file(&prompt)
+                            .await
+                            .map_err(|source| SeatError::Spawn {
+                                program: self.name.clone(),
+                                source,
+                            })?,
+                    )
                 }
                 _ => None,
             };
@@ -439,6 +432,21 @@ pub(crate) fn shell_quote(text: &str) -> String {
     } else {
         format!("'{}'", text.replace('\'', r"'\''"))
     }
+}
+
+/// Writes `prompt` to `prompt.md` in a temp directory of its own, outside the worktree (so the
+/// file never shows up as a change of the story): for a preset that takes its prompt as a file.
+/// The directory goes when the returned guard drops.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the prompt file of a file-taking preset is the seat's own temp file, outside the \
+              worktree and the state directory"
+)]
+async fn prompt_file(prompt: &str) -> std::io::Result<(tempfile::TempDir, std::path::PathBuf)> {
+    let dir = tempfile::Builder::new().prefix("epic-prompt-").tempdir()?;
+    let path = dir.path().join("prompt.md");
+    tokio::fs::write(&path, prompt).await?;
+    Ok((dir, path))
 }
 
 #[cfg(test)]

@@ -68,9 +68,12 @@
 //! # Design
 //!
 //! - **Side effects behind seams.** Agents are [`Seat`]s, git is `epic_git_ops::Git` (called in
-//!   `spawn_blocking`: it blocks), the checks are [`Gates`], progress is an [`EventSink`]. There
-//!   is no global state: no statics, no signal handlers, no change to the process environment,
-//!   so the scheduler can run many stories at once, each future `Send`.
+//!   `spawn_blocking`: it blocks), the checks are [`Gates`], progress is an [`EventSink`]. Files
+//!   are `epic_state_store`'s (the state directory) and `epic_git_ops`'s (a repository's lock
+//!   files and leftovers), their blocking I/O run in `spawn_blocking` too: the crate's
+//!   `clippy.toml` forbids `std::fs`, `tokio::fs` and `std::process::Command` here. There is no
+//!   global state: no statics, no signal handlers, no change to the process environment, so the
+//!   scheduler can run many stories at once, each future `Send`.
 //! - **Processes die with their turn.** Every agent and gate process leads its own process
 //!   group, and the group is killed with `SIGKILL` when the turn ends: at its deadline, on
 //!   cancellation, when the future is dropped, and after a normal exit (a forked `sleep 1000 &`
@@ -103,6 +106,7 @@ mod command;
 mod error;
 mod event;
 mod gates;
+mod offload;
 mod preset;
 mod process;
 mod prompts;

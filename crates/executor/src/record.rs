@@ -13,12 +13,13 @@ use epic_report::{EpicReport, format_usd};
 use epic_state_store::{EpicDir, EventLog};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::{Event, EventSink};
+use crate::offload;
 use crate::process::{self, Ending, Limits, Spec};
 
 /// `report.json` as a state-store document: the report inside the versioned envelope
@@ -72,6 +73,29 @@ pub(crate) fn logging_sink(log: EventLog, next: EventSink) -> EventSink {
         }
         next(event);
     })
+}
+
+/// Writes each rendering of `board.md` sent on `texts`, the latest one when several came during a
+/// write, on the blocking pool; a write that fails is a [`Event::RunNote`]. Ends once the sender
+/// is dropped and its last rendering written.
+async fn write_boards(path: PathBuf, mut texts: watch::Receiver<String>, events: EventSink) {
+    while texts.changed().await.is_ok() {
+        let text = texts.borrow_and_update().clone();
+        let (path, events) = (path.clone(), Arc::clone(&events));
+        offload::blocking(move || {
+            if let Err(error) = epic_state_store::write_atomic(&path, text.as_bytes()) {
+                events(Event::RunNote {
+                    message: format!(
+                        "the board `{}` could not be written: {}",
+                        path.display(),
+                        crate::error::chain(&error)
+                    ),
+                });
+            }
+        })
+        .await
+        .ok();
+    }
 }
 
 /// The event as a JSON object with its `"at"` timestamp: RFC 3339 in UTC, to the millisecond
@@ -167,14 +191,18 @@ pub(crate) struct Move {
 }
 
 /// The board: `board.md`, rewritten on every transition, and the optional hook that gets each
-/// transition as JSON. Owned by the run loop alone, so its writes are serialised.
+/// transition as JSON. Owned by the run loop alone; one writer task writes `board.md`, so its
+/// writes are serialised and the latest rendering is the last one written.
 pub(crate) struct Board {
-    path: PathBuf,
     title: String,
     cards: Vec<Card>,
     hook: Option<mpsc::UnboundedSender<Card>>,
     worker: Option<JoinHandle<()>>,
-    events: EventSink,
+    /// The latest rendering of `board.md`, for [`write_boards`] to write off the loop; `None`
+    /// once closed.
+    file: Option<watch::Sender<String>>,
+    /// The task that writes `board.md`.
+    writer: Option<JoinHandle<()>>,
     /// Moves not yet in `board.md` (see [`flush`](Self::flush)).
     dirty: bool,
 }
@@ -220,13 +248,15 @@ impl Board {
             }
             None => (None, None),
         };
+        let (file, texts) = watch::channel(String::new());
+        let writer = tokio::spawn(write_boards(dir.board(), texts, events));
         Self {
-            path: dir.board(),
             title: format!("Epic: {}", dir.epic_id()),
             cards,
             hook,
             worker,
-            events,
+            file: Some(file),
+            writer: Some(writer),
             dirty: false,
         }
     }
@@ -264,37 +294,39 @@ impl Board {
         self.dirty = true;
     }
 
-    /// Writes `board.md` if a move is not in it yet. The run loop calls it once its ready stories
-    /// are launched, so the write (and its fsync) never delays a story's start, and a burst of
-    /// moves costs one write.
+    /// Has `board.md` written if a move is not in it yet. The run loop calls it once its ready
+    /// stories are launched, and the write (and its fsync) happens off the loop, in
+    /// [`write_boards`]: it never delays a story's start, and a burst of moves, or of flushes
+    /// while a write is under way, costs one write.
     pub(crate) fn flush(&mut self) {
         if std::mem::take(&mut self.dirty) {
             self.write();
         }
     }
 
-    /// Lets the hook finish the transitions it was sent (each under its deadline).
+    /// Lets the last write of `board.md` and the hook finish the transitions they were sent (each
+    /// hook run under its deadline): `board.md` is as the board stands once it returns.
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future leaves the hook worker running until its queue is empty.
+    /// Dropping the future leaves the writer and the hook worker running until their queues are
+    /// empty.
     pub(crate) async fn close(mut self) {
         self.flush();
+        self.file = None;
+        if let Some(writer) = self.writer.take() {
+            writer.await.ok();
+        }
         self.hook = None;
         if let Some(worker) = self.worker.take() {
             worker.await.ok();
         }
     }
 
+    /// Hands the board as it stands to [`write_boards`].
     fn write(&self) {
-        if let Err(error) = epic_state_store::write_atomic(&self.path, self.render().as_bytes()) {
-            (self.events)(Event::RunNote {
-                message: format!(
-                    "the board `{}` could not be written: {}",
-                    self.path.display(),
-                    crate::error::chain(&error)
-                ),
-            });
+        if let Some(file) = &self.file {
+            file.send_replace(self.render());
         }
     }
 

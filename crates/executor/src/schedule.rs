@@ -87,6 +87,9 @@ pub enum Standing {
     Done,
     /// Failed.
     Failed,
+    /// Cancelled while it ran (an interrupt, or fail-fast: [`Schedule::cancelled`]); its state
+    /// stays resumable, and a rerun resumes it.
+    Cancelled,
     /// On hold: a story it depends on failed.
     Skipped {
         /// The failed story that holds it back.
@@ -96,7 +99,10 @@ pub enum Standing {
 
 impl Standing {
     fn is_finished(&self) -> bool {
-        matches!(self, Self::Done | Self::Failed | Self::Skipped { .. })
+        matches!(
+            self,
+            Self::Done | Self::Failed | Self::Cancelled | Self::Skipped { .. }
+        )
     }
 }
 
@@ -111,9 +117,15 @@ pub struct Schedule {
     rank: Vec<usize>,
     /// Whether `critical-path` fell back to plan order, which its simulation found faster.
     plan_order_is_faster: bool,
-    slots: Vec<Standing>,
+    /// Where each story stands, by plan index.
+    standings: Vec<Standing>,
     policy: Policy,
-    halted: bool,
+    /// Why nothing more starts ([`halt`](Self::halt)): the first reason given.
+    halted: Option<String>,
+    /// Whether the run was interrupted ([`interrupt`](Self::interrupt)).
+    interrupted: bool,
+    /// Why the running stories are being cancelled ([`cancel_running`](Self::cancel_running)).
+    cancelling: Option<String>,
 }
 
 impl Schedule {
@@ -135,7 +147,7 @@ impl Schedule {
             dependents[from].push(to);
         }
         let ids: Vec<String> = plan.plan().stories.iter().map(|s| s.id.clone()).collect();
-        let slots = ids
+        let standings = ids
             .iter()
             .map(|id| {
                 if merged.contains(id) {
@@ -153,9 +165,11 @@ impl Schedule {
             waves: plan.wave_numbers(),
             rank: plan_order.clone(),
             plan_order_is_faster: false,
-            slots,
+            standings,
             policy,
-            halted: false,
+            halted: None,
+            interrupted: false,
+            cancelling: None,
         };
         if policy == Policy::CriticalPath {
             let remaining = plan.remaining_chain_by(&weight);
@@ -183,19 +197,19 @@ impl Schedule {
     /// `concurrency` slots, and ready stories started by `rank`: the run loop played out with no
     /// cost of its own. Running stories count as just started.
     fn simulate(&self, weights: &[u64], rank: &[usize], concurrency: usize) -> u64 {
-        let n = self.slots.len();
+        let n = self.standings.len();
         let mut waiting: Vec<usize> = (0..n)
             .map(|i| {
                 self.dependencies[i]
                     .iter()
-                    .filter(|&&d| self.slots[d] != Standing::Done)
+                    .filter(|&&d| self.standings[d] != Standing::Done)
                     .count()
             })
             .collect();
         let mut ready: BinaryHeap<Reverse<(usize, usize)>> = BinaryHeap::new();
         let mut running: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
         for i in 0..n {
-            match self.slots[i] {
+            match self.standings[i] {
                 Standing::Waiting if waiting[i] == 0 => ready.push(Reverse((rank[i], i))),
                 Standing::Running => running.push(Reverse((weights[i], i))),
                 _ => {}
@@ -223,7 +237,7 @@ impl Schedule {
             for i in finished {
                 for &d in &self.dependents[i] {
                     waiting[d] -= 1;
-                    if waiting[d] == 0 && self.slots[d] == Standing::Waiting {
+                    if waiting[d] == 0 && self.standings[d] == Standing::Waiting {
                         ready.push(Reverse((rank[d], d)));
                     }
                 }
@@ -244,12 +258,12 @@ impl Schedule {
 
     /// Where story `i` stands.
     pub fn standing(&self, i: usize) -> &Standing {
-        &self.slots[i]
+        &self.standings[i]
     }
 
     /// How many stories are running.
     pub fn running(&self) -> usize {
-        self.slots
+        self.standings
             .iter()
             .filter(|s| **s == Standing::Running)
             .count()
@@ -257,23 +271,23 @@ impl Schedule {
 
     /// The stories that may start now, most urgent first, without starting them.
     pub fn ready(&self) -> Vec<usize> {
-        if self.halted {
+        if self.is_halted() {
             return Vec::new();
         }
         let barrier = match self.policy {
             // The earliest wave that still has an unfinished story.
-            Policy::Waves => (0..self.slots.len())
-                .filter(|&i| !self.slots[i].is_finished())
+            Policy::Waves => (0..self.standings.len())
+                .filter(|&i| !self.standings[i].is_finished())
                 .map(|i| self.waves[i])
                 .min(),
             Policy::CriticalPath | Policy::PlanOrder => None,
         };
-        let mut ready: Vec<usize> = (0..self.slots.len())
-            .filter(|&i| self.slots[i] == Standing::Waiting)
+        let mut ready: Vec<usize> = (0..self.standings.len())
+            .filter(|&i| self.standings[i] == Standing::Waiting)
             .filter(|&i| {
                 self.dependencies[i]
                     .iter()
-                    .all(|&d| self.slots[d] == Standing::Done)
+                    .all(|&d| self.standings[d] == Standing::Done)
             })
             .filter(|&i| barrier.is_none_or(|wave| self.waves[i] <= wave))
             .collect();
@@ -285,29 +299,29 @@ impl Schedule {
     pub fn start_ready(&mut self, free: usize) -> Vec<usize> {
         let started: Vec<usize> = self.ready().into_iter().take(free).collect();
         for &i in &started {
-            self.slots[i] = Standing::Running;
+            self.standings[i] = Standing::Running;
         }
         started
     }
 
     /// Story `i` merged.
     pub fn done(&mut self, i: usize) {
-        self.slots[i] = Standing::Done;
+        self.standings[i] = Standing::Done;
     }
 
     /// Story `i` failed: every story that depends on it, directly or not, and has not finished is
     /// skipped with `blocked by <id>`. Returns the skipped stories in plan order.
     pub fn fail(&mut self, i: usize) -> Vec<usize> {
-        self.slots[i] = Standing::Failed;
+        self.standings[i] = Standing::Failed;
         let mut skipped = Vec::new();
         let mut stack = self.dependents[i].clone();
-        let mut seen = vec![false; self.slots.len()];
+        let mut seen = vec![false; self.standings.len()];
         while let Some(d) = stack.pop() {
             if std::mem::replace(&mut seen[d], true) {
                 continue;
             }
-            if self.slots[d] == Standing::Waiting {
-                self.slots[d] = Standing::Skipped {
+            if self.standings[d] == Standing::Waiting {
+                self.standings[d] = Standing::Skipped {
                     blocked_by: self.ids[i].clone(),
                 };
                 skipped.push(d);
@@ -318,15 +332,59 @@ impl Schedule {
         skipped
     }
 
-    /// Starts nothing more (fail-fast, or an interrupt); running stories finish or are cancelled
-    /// by the caller.
-    pub fn halt(&mut self) {
-        self.halted = true;
+    /// Story `i`, running, was cancelled (after [`interrupt`](Self::interrupt) or
+    /// [`cancel_running`](Self::cancel_running)): it stops running, and stays resumable for a
+    /// rerun.
+    pub fn cancelled(&mut self, i: usize) {
+        self.standings[i] = Standing::Cancelled;
     }
 
-    /// Whether [`halt`](Self::halt) was called.
+    /// Starts nothing more because of `reason` (a failure after which no story may start);
+    /// running stories go on. The first reason is kept.
+    pub fn halt(&mut self, reason: impl Into<String>) {
+        self.halted.get_or_insert_with(|| reason.into());
+    }
+
+    /// Starts nothing more, and the caller cancels the running stories, because of `reason`
+    /// (fail-fast); each then ends [`cancelled`](Self::cancelled). The first reason is kept, as
+    /// the halt's too.
+    pub fn cancel_running(&mut self, reason: impl Into<String>) {
+        let reason = reason.into();
+        self.halt(reason.clone());
+        self.cancelling.get_or_insert(reason);
+    }
+
+    /// The run was interrupted from outside: nothing more starts, and the caller cancels the
+    /// running stories.
+    pub fn interrupt(&mut self) {
+        self.interrupted = true;
+    }
+
+    /// Whether nothing more starts ([`halt`](Self::halt), [`cancel_running`](Self::cancel_running)
+    /// or [`interrupt`](Self::interrupt)).
     pub fn is_halted(&self) -> bool {
-        self.halted
+        self.interrupted || self.halted.is_some()
+    }
+
+    /// Whether [`interrupt`](Self::interrupt) was called.
+    pub fn is_interrupted(&self) -> bool {
+        self.interrupted
+    }
+
+    /// Why nothing more starts: `the run was interrupted` after an interrupt, else the first
+    /// reason given to [`halt`](Self::halt) or [`cancel_running`](Self::cancel_running).
+    pub fn halt_reason(&self) -> Option<&str> {
+        if self.interrupted {
+            Some("the run was interrupted")
+        } else {
+            self.halted.as_deref()
+        }
+    }
+
+    /// Why the running stories are cancelled, when [`cancel_running`](Self::cancel_running)
+    /// said; `None` when only an interrupt cancels them.
+    pub fn cancel_reason(&self) -> Option<&str> {
+        self.cancelling.as_deref()
     }
 
     /// Whether the run is over: nothing running, and nothing more will start.
@@ -565,10 +623,39 @@ mod tests {
     fn halt_starts_nothing_more() {
         let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new(), 2);
         s.start_ready(1);
-        s.halt();
+        s.halt("the epic worktree is dirty");
         assert!(s.start_ready(4).is_empty());
         assert!(!s.is_finished());
         s.fail(0);
         assert!(s.is_finished());
+        s.halt("a later reason");
+        assert_eq!(s.halt_reason(), Some("the epic worktree is dirty"));
+        assert_eq!(s.cancel_reason(), None);
+        assert!(!s.is_interrupted());
+    }
+
+    #[test]
+    fn cancelled_stories_stop_running_and_the_reasons_are_kept() {
+        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new(), 2);
+        assert_eq!(s.start_ready(2), [0, 1]);
+        assert_eq!(s.fail(1), [3]);
+        s.cancel_running("--fail-fast stopped the run after story 'b' failed");
+        s.halt("later");
+        assert!(s.is_halted() && s.start_ready(2).is_empty());
+        assert_eq!(
+            s.cancel_reason(),
+            Some("--fail-fast stopped the run after story 'b' failed")
+        );
+        assert_eq!(s.halt_reason(), s.cancel_reason());
+        s.cancelled(0);
+        assert_eq!(*s.standing(0), Standing::Cancelled);
+        assert_eq!(s.running(), 0);
+        assert!(s.is_finished());
+        // An interrupt is what the stories not started hear about; the cancelled ones keep the
+        // fail-fast reason.
+        s.interrupt();
+        assert!(s.is_interrupted());
+        assert_eq!(s.halt_reason(), Some("the run was interrupted"));
+        assert!(s.cancel_reason().is_some());
     }
 }

@@ -149,27 +149,10 @@ impl ScriptSeat {
                             )));
                         }
                         let path = context.worktree.join(&block.path);
-                        let current = tokio::fs::read(&path).await.ok();
-                        if current.as_deref() == Some(block.content.as_bytes()) {
-                            NOOP_TOKEN.to_owned()
-                        } else {
-                            if let Some(parent) = path.parent() {
-                                tokio::fs::create_dir_all(parent).await.map_err(|error| {
-                                    SeatError::Other(format!(
-                                        "the script seat failed to create `{}`: {error}",
-                                        parent.display()
-                                    ))
-                                })?;
-                            }
-                            tokio::fs::write(&path, &block.content)
-                                .await
-                                .map_err(|error| {
-                                    SeatError::Other(format!(
-                                        "the script seat failed to write `{}`: {error}",
-                                        path.display()
-                                    ))
-                                })?;
+                        if write_block(&path, &block.content).await? {
                             format!("Wrote {}.", block.path)
+                        } else {
+                            NOOP_TOKEN.to_owned()
                         }
                     }
                 }
@@ -195,6 +178,36 @@ impl Seat for ScriptSeat {
             Ok(reply)
         })
     }
+}
+
+/// Writes a file block's `content` to `path` in the story's worktree, creating its directory:
+/// the agent's own work, as a coder's would be. Whether anything changed (`false`: the file was
+/// already so).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the script seat is the agent: its writes in the story's worktree are the story's \
+              work, not the executor's state"
+)]
+async fn write_block(path: &std::path::Path, content: &str) -> Result<bool, SeatError> {
+    let current = tokio::fs::read(path).await.ok();
+    if current.as_deref() == Some(content.as_bytes()) {
+        return Ok(false);
+    }
+    if let Some(parent) = path.parent() {
+        tokio::fs::create_dir_all(parent).await.map_err(|error| {
+            SeatError::Other(format!(
+                "the script seat failed to create `{}`: {error}",
+                parent.display()
+            ))
+        })?;
+    }
+    tokio::fs::write(path, content).await.map_err(|error| {
+        SeatError::Other(format!(
+            "the script seat failed to write `{}`: {error}",
+            path.display()
+        ))
+    })?;
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
+use crate::offload;
 use crate::prompts;
 use crate::replies::{blocked_on, parse_task_list, parse_verdict};
 use crate::seat::{Reply, Role, Seat, SeatError};
@@ -143,10 +144,11 @@ enum TaskEnd {
 ///
 /// Everything the loop touches is passed in ([`Git`], [`Gates`], [`Seats`], an [`EventSink`]),
 /// nothing is global, and [`run`](Self::run) borrows `&self`, so one `TaskLoop` in an `Arc` can
-/// run many stories at once on a multi-threaded runtime (its futures are `Send`). Git calls
-/// block, so each runs in `spawn_blocking`. The checkpoint is the only durable state: it is
-/// written (atomically) after the planner and after each task's commit, never before, so a run
-/// killed at any instant redoes at most the task it was in, and a rerun never re-plans.
+/// run many stories at once on a multi-threaded runtime (its futures are `Send`). Git calls and
+/// the checkpoint's reads and writes block, so each runs in `spawn_blocking`. The checkpoint is
+/// the only durable state: it is written (atomically) after the planner and after each task's
+/// commit, never before, so a run killed at any instant redoes at most the task it was in, and a
+/// rerun never re-plans.
 ///
 /// Per story:
 ///
@@ -322,7 +324,7 @@ impl Run<'_> {
 
     // --- git ---------------------------------------------------------------------------------
 
-    /// Runs a git-ops call in `spawn_blocking` on the story's worktree.
+    /// Runs a git-ops call on the story's worktree off the async workers ([`offload::git`]).
     async fn git<T, E>(
         &self,
         action: &str,
@@ -332,17 +334,13 @@ impl Run<'_> {
         T: Send + 'static,
         E: Error + Send + Sync + 'static,
     {
-        let git = Arc::clone(&self.parts.git);
         let worktree = self.job.worktree.clone();
-        let fail = |source: Box<dyn Error + Send + Sync>| StoryError::Git {
-            action: action.to_owned(),
-            source,
-        };
-        match tokio::task::spawn_blocking(move || op(git.as_ref(), &worktree)).await {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(fail(Box::new(error))),
-            Err(error) => Err(fail(Box::new(error))),
-        }
+        offload::git(&self.parts.git, action, move |git| op(git, &worktree))
+            .await
+            .map_err(|error| StoryError::Git {
+                action: error.action,
+                source: error.source,
+            })
     }
 
     /// Fails unless the worktree is on the story branch.
@@ -404,8 +402,14 @@ impl Run<'_> {
             path: path.clone(),
             problem,
         };
-        match tokio::fs::read_to_string(&path).await {
-            Ok(text) => {
+        let read = {
+            let path = path.clone();
+            offload::blocking(move || epic_state_store::read_if_exists(&path))
+                .await
+                .unwrap_or_else(|error| Err(std::io::Error::other(error)))
+        };
+        match read {
+            Ok(Some(text)) => {
                 let plan = TaskPlan::parse(&text)
                     .map_err(|error| problem(format!("is malformed: {error}")))?;
                 if plan.tasks.is_empty() {
@@ -413,7 +417,7 @@ impl Run<'_> {
                 }
                 Ok((plan, true))
             }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None) => {
                 let plan = self.plan().await?;
                 self.save(&plan).await?;
                 Ok((plan, false))
@@ -426,10 +430,9 @@ impl Run<'_> {
         let path = self.job.checkpoint.clone();
         let text = plan.render();
         let target = path.clone();
-        let written = tokio::task::spawn_blocking(move || {
-            epic_state_store::write_atomic(&target, text.as_bytes())
-        })
-        .await;
+        let written =
+            offload::blocking(move || epic_state_store::write_atomic(&target, text.as_bytes()))
+                .await;
         let problem = match written {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(error)) => error.to_string(),

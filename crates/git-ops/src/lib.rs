@@ -96,6 +96,14 @@
 //! epic's commits are bookkeeping and the project's checks run as its gates; gix runs no hooks
 //! either). [`GixGit::with_env`] adds variables on top, for tests or a chosen `HOME`.
 //!
+//! # What killed processes leave
+//!
+//! [`clear_stale_locks`] removes the lock files (`index.lock`, a branch's `.lock`) a git process
+//! killed mid-write leaves, [`remove_leftover_dir`] the directory of a worktree whose add died
+//! before it wrote `.git`, and [`add_interrupted`] tells a worktree whose add never finished.
+//! They work on files, not through git (git has no command for them), and are safe only under
+//! the caller's own lock, where no live git process of its can hold those locks.
+//!
 //! # Identity
 //!
 //! Commits and merge commits are made with the configured identity. Where git's configuration
@@ -120,6 +128,7 @@ mod commit;
 mod diff;
 mod error;
 mod init;
+mod leftovers;
 mod merge;
 mod monitor;
 mod repo;
@@ -136,6 +145,7 @@ pub use error::{
     RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
 pub use init::{FirstCommit, init_repository};
+pub use leftovers::{clear_stale_locks, remove_leftover_dir};
 pub use repo::{Git, GixGit};
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, MergeFavor, MergeOutcome,

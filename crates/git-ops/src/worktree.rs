@@ -348,7 +348,7 @@ fn intact(path: &Path) -> bool {
 }
 
 /// The administrative directory the `.git` file of the linked worktree at `path` points to.
-fn admin_dir(path: &Path) -> Option<PathBuf> {
+pub(crate) fn admin_dir(path: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(path.join(".git")).ok()?;
     let admin = text.trim().strip_prefix("gitdir:")?;
     // Relative to the worktree when git writes it so (`worktree.useRelativePaths`).

@@ -100,6 +100,12 @@ impl EpicDir {
         self.root.join("report.md")
     }
 
+    /// `merging.json`, the journal of the merge being proven: written before a story is merged
+    /// into the epic branch, removed once the merge is proven or undone.
+    pub fn merge_journal(&self) -> PathBuf {
+        self.root.join("merging.json")
+    }
+
     /// `lock`, the file [`EpicLock`](crate::EpicLock) locks.
     pub fn lock(&self) -> PathBuf {
         self.root.join("lock")

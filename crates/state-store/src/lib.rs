@@ -116,6 +116,7 @@
 mod atomic;
 mod document;
 mod events;
+mod files;
 mod layout;
 mod lock;
 mod story;
@@ -128,6 +129,7 @@ pub use document::{
 pub use events::{
     AppendError, EventLog, Events, OpenLogError, ReadLogError, SkippedLine, TornTail, read_all,
 };
+pub use files::{RemoveError, create_transcript, last_transcript_number, read_if_exists, remove};
 pub use layout::{EpicDir, IdKind, ListError, UnsafeId};
 pub use lock::{EpicLock, Holder, LockError, rfc3339};
 pub use story::{StoryState, StoryStatus, state_schema};

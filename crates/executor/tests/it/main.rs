@@ -1,6 +1,13 @@
 //! Integration tests of the executor: one binary, real git repositories, real processes as
 //! agents (shell scripts the tests write), never a mock.
 
+// The crate's clippy.toml keeps file I/O and `std::process::Command` out of the executor; its
+// tests are the user here: they build repositories, write agents and read what a run left.
+#![expect(
+    clippy::disallowed_methods,
+    reason = "tests build repositories, write agent scripts and read what a run left"
+)]
+
 mod api;
 mod blocked;
 mod epic_failures;

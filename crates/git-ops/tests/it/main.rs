@@ -4,6 +4,7 @@ mod branches;
 mod commits;
 mod diffs;
 mod init;
+mod leftovers;
 mod merges;
 mod open;
 mod restore;

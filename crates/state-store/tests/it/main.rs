@@ -7,6 +7,7 @@
 mod atomic;
 mod document;
 mod events;
+mod files;
 mod layout;
 mod lock;
 mod schema;

@@ -1,0 +1,281 @@
+//! What a run is given and what it gives back: every `epic run` option ([`RunConfig`]), how a
+//! run that started ended ([`RunOutcome`]), and why one could not start ([`RunError`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use epic_report::{EpicReport, PriceTable};
+use epic_state_store::{Holder, LockError};
+
+#[cfg(doc)]
+use super::run_epic;
+use crate::offload::GitFailed;
+use crate::schedule::Policy;
+use crate::seat::Seat;
+use crate::story;
+
+/// Every `epic run` option, resolved (CONTRACT.md, "`epic run`"): what the CLI hands to
+/// [`run_epic`].
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Where the epic branch starts if it does not exist yet (`--base`, `HEAD`); resolved in the
+    /// user's checkout.
+    pub base: String,
+    /// The integration branch (`--epic-branch`); `None` means `epic/<epic_id>`.
+    pub epic_branch: Option<String>,
+    /// Stories implemented at once, at least 1 (`--concurrency`, 3).
+    pub concurrency: usize,
+    /// Stop at the first failed story (`--fail-fast`).
+    pub fail_fast: bool,
+    /// The agent that plans and implements (`--coder`).
+    pub coder: Arc<dyn Seat>,
+    /// The story-level judge (`--judge`); none: no judge rounds.
+    pub judge: Option<Arc<dyn Seat>>,
+    /// Per-task reviewers (`--reviewer`).
+    pub reviewers: Vec<Arc<dyn Seat>>,
+    /// Gate commands, run with `sh -c` (`--gate`).
+    pub gates: Vec<String>,
+    /// Setup commands, run with `sh -c` in every fresh or caught-up story worktree (`--setup`).
+    pub setup: Vec<String>,
+    /// Judge attempts, each but the last followed by one coder round (`--judge-rounds`, 2).
+    pub judge_rounds: u32,
+    /// Review rounds per task (`--max-rounds`, 3).
+    pub max_rounds: u32,
+    /// The deadline of one agent turn (`--turn-timeout`, 1800 s).
+    pub turn_timeout: Duration,
+    /// The deadline of one gate or setup command (`--gate-timeout`, 1800 s).
+    pub gate_timeout: Duration,
+    /// Keep a story's worktree after it merged (`--keep-worktrees`).
+    pub keep_worktrees: bool,
+    /// Start although the gates fail on the epic head (`--allow-red-baseline`).
+    pub allow_red_baseline: bool,
+    /// The order among ready stories (`--schedule`).
+    pub schedule: Policy,
+    /// Prices for the usage estimates.
+    pub prices: PriceTable,
+    /// Extra standing instructions for the coder (house rules).
+    pub extra_rules: String,
+    /// The hook board: a command (`sh -c`) that gets each story transition as JSON on standard
+    /// input; `None`: only `board.md`.
+    pub board_hook: Option<String>,
+    /// The deadline of one hook run.
+    pub hook_timeout: Duration,
+    /// What a test file looks like ([`is_test_path`](crate::is_test_path)): a story whose diff
+    /// deletes one, or adds a skip marker ([`SKIP_MARKERS`](crate::SKIP_MARKERS)), fails unless
+    /// its plan entry sets `tests_change` (`--test-pattern`, [`DEFAULT_TEST_PATTERNS`](crate::DEFAULT_TEST_PATTERNS)).
+    pub test_patterns: Vec<String>,
+}
+
+impl RunConfig {
+    /// CONTRACT.md's defaults with this coder: base `HEAD`, `epic/<epic_id>`, concurrency 3, no
+    /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 1800 s deadlines,
+    /// worktrees removed after merging, a green baseline required, critical-path order, the
+    /// default prices, no hook (30 s deadline when one is set), the default test patterns.
+    pub fn new(coder: Arc<dyn Seat>) -> Self {
+        Self {
+            base: "HEAD".to_owned(),
+            epic_branch: None,
+            concurrency: 3,
+            fail_fast: false,
+            coder,
+            judge: None,
+            reviewers: Vec::new(),
+            gates: Vec::new(),
+            setup: Vec::new(),
+            judge_rounds: 2,
+            max_rounds: 3,
+            turn_timeout: Duration::from_mins(30),
+            gate_timeout: Duration::from_mins(30),
+            keep_worktrees: false,
+            allow_red_baseline: false,
+            schedule: Policy::CriticalPath,
+            prices: PriceTable::default(),
+            extra_rules: String::new(),
+            board_hook: None,
+            hook_timeout: Duration::from_secs(30),
+            test_patterns: crate::tests_guard::DEFAULT_TEST_PATTERNS
+                .iter()
+                .map(|pattern| (*pattern).to_owned())
+                .collect(),
+        }
+    }
+}
+
+/// How a run ended, once it started: the report, and whether it was interrupted.
+#[derive(Debug, Clone)]
+#[must_use = "the report says whether every story is done"]
+pub struct RunOutcome {
+    /// The report, as written to `report.json` and `report.md`.
+    pub report: EpicReport,
+    /// Whether the run was cancelled (CONTRACT.md: exit 130; the state is kept, a rerun
+    /// resumes).
+    pub interrupted: bool,
+    /// The epic branch's worktree.
+    pub epic_worktree: PathBuf,
+    /// The epic's state directory.
+    pub state_dir: PathBuf,
+}
+
+impl RunOutcome {
+    /// Whether every story is done (CONTRACT.md: exit 0; else 1, or 130 when interrupted).
+    pub fn all_done(&self) -> bool {
+        !self.interrupted && self.report.all_done()
+    }
+}
+
+/// Why a run could not start (or could not go on as a whole). [`is_locked`](Self::is_locked)
+/// is CONTRACT.md's exit 3; everything else is exit 2.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The repository has no working tree of its own (bare): nowhere to put worktrees beside.
+    #[error("the repository `{}` is bare; epic needs a repository with a working tree", common_dir.display())]
+    Bare {
+        /// Its git directory.
+        common_dir: PathBuf,
+    },
+    /// The epic's id cannot name a state directory.
+    #[error("the epic id cannot name a state directory")]
+    EpicId(#[source] epic_state_store::UnsafeId),
+    /// Another run holds the epic's lock (exit 3).
+    #[error("another run of this epic is going on ({})", holder.as_ref().map_or_else(|| "its holder has not recorded itself".to_owned(), ToString::to_string))]
+    Locked {
+        /// Who holds it, when it recorded itself.
+        holder: Option<Holder>,
+        /// The lock error.
+        #[source]
+        source: LockError,
+    },
+    /// The epic's lock could not be taken for another reason.
+    #[error("failed to take the epic's lock")]
+    Lock(#[source] LockError),
+    /// `--base` names no commit.
+    #[error("the base `{base}` of the epic branch names no commit")]
+    Base {
+        /// The base as given.
+        base: String,
+        /// The git error.
+        #[source]
+        source: epic_git_ops::RevError,
+    },
+    /// The user's own checkout holds the epic branch; epic never switches or merges in it.
+    #[error(
+        "your checkout `{}` has the epic branch `{branch}` checked out; epic merges into that \
+         branch in a worktree of its own and never touches your checkout. Switch your checkout \
+         to another branch (`git switch -`), then rerun",
+        checkout.display()
+    )]
+    EpicBranchCheckedOut {
+        /// The epic branch.
+        branch: String,
+        /// The user's checkout.
+        checkout: PathBuf,
+    },
+    /// Something other than the epic branch's worktree is in its place.
+    #[error(
+        "`{}` should be the epic branch's worktree but {found}; move it away, then rerun",
+        path.display()
+    )]
+    EpicWorktree {
+        /// The expected worktree.
+        path: PathBuf,
+        /// What is there instead.
+        found: String,
+    },
+    /// An existing branch has the name of a directory of branches epic must create (`story`
+    /// blocks `story/<epic>/<id>`), or lies under one it must create (`epic/e/old` blocks
+    /// `epic/e`): git keeps a branch as a file under `refs/heads/`, so a name cannot be both a
+    /// branch and a directory of branches.
+    #[error(
+        "the branch `{blocker}` exists, so git cannot create {wanted}: a branch name cannot also \
+         be a directory of other branches. Rename it (`git branch -m {blocker} {}-old`), then \
+         rerun",
+        .blocker.replace('/', "-")
+    )]
+    BranchBlocked {
+        /// The branch or branches epic must create, as the message names them.
+        wanted: String,
+        /// The existing branch in the way.
+        blocker: String,
+    },
+    /// The epic worktree has uncommitted changes.
+    #[error("{}", story::dirty_message(worktree, paths, None))]
+    DirtyEpicWorktree {
+        /// The epic worktree.
+        worktree: PathBuf,
+        /// Its changed paths.
+        paths: Vec<String>,
+    },
+    /// The gates fail on the epic head before any story, and a red baseline is not allowed.
+    #[error(
+        "the gates fail on the epic head {commit} before any story ran:\n{}\nFix them on the \
+         epic branch, or pass --allow-red-baseline to hold stories only to the gates that pass",
+        failing.join("\n")
+    )]
+    RedBaseline {
+        /// The epic head.
+        commit: String,
+        /// Each failing gate, with the end of its output.
+        failing: Vec<String>,
+    },
+    /// Stories whose state says merged are not on the epic branch any more: something outside
+    /// epic moved or reset it. Running on would build on a branch that lost them.
+    #[error(
+        "the epic branch `{epic_branch}` no longer contains the merged {}: {}. Something outside \
+         epic moved or reset it. Put the branch back where it was (`git reflog {epic_branch}` \
+         shows where), or delete those stories' state files to merge them again, then rerun",
+        if stories.len() == 1 { "story" } else { "stories" },
+        stories.join(", ")
+    )]
+    MergedStoriesMissing {
+        /// The epic branch.
+        epic_branch: String,
+        /// The merged stories it lacks, in plan order.
+        stories: Vec<String>,
+    },
+    /// A git operation of the preflight failed.
+    #[error("git failed to {action}")]
+    Git {
+        /// What was being done.
+        action: String,
+        /// The git-ops error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A file of the epic's state directory could not be read or written.
+    #[error("failed to {action}")]
+    State {
+        /// What was being done.
+        action: String,
+        /// The state-store error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl RunError {
+    /// Whether another run holds the epic's lock (CONTRACT.md: exit 3).
+    pub fn is_locked(&self) -> bool {
+        matches!(self, Self::Locked { .. })
+    }
+
+    pub(super) fn git(
+        action: &str,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Self::Git {
+            action: action.to_owned(),
+            source: source.into(),
+        }
+    }
+}
+
+impl From<GitFailed> for RunError {
+    fn from(error: GitFailed) -> Self {
+        Self::Git {
+            action: error.action,
+            source: error.source,
+        }
+    }
+}

@@ -1,0 +1,547 @@
+//! The scheduler loop of a run: a thin async loop around the synchronous [`Schedule`]. It
+//! starts the ready stories in free concurrency slots, records each story's end (outcome, board,
+//! report, events), spawns the removal of a merged story's worktree, carries out fail-fast and
+//! interrupts (the schedule records them and says why), and writes the final report.
+
+use std::collections::{BTreeSet, HashSet};
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use epic_report::{EpicReport, StoryOutcome, StoryStatus, UsageMeter};
+use epic_story_plan::ValidPlan;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::config::RunOutcome;
+use super::report::build_report;
+use crate::event::Event;
+use crate::offload;
+use crate::record::{self, Board, Column, Move};
+use crate::schedule::Schedule;
+use crate::story::{self, Ending, Failure, Shared, StoryEnd};
+
+/// The scheduler loop's state.
+pub(super) struct Loop {
+    shared: Arc<Shared>,
+    plan: ValidPlan,
+    schedule: Schedule,
+    outcomes: Vec<Option<StoryOutcome>>,
+    usage: UsageMeter,
+    board: Board,
+    free_slots: BTreeSet<usize>,
+    /// Worktrees of stories merged in this run, waiting for their cleanup task: (story, path).
+    removals: Vec<(String, PathBuf)>,
+}
+
+impl fmt::Debug for Loop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Loop")
+            .field("schedule", &self.schedule)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Loop {
+    /// The loop over `plan`, where `merged` (plan index and branch) are the stories an earlier
+    /// run merged, and `previous` the last run's report (its durations weigh the critical path).
+    pub(super) fn new(
+        shared: Arc<Shared>,
+        plan: &ValidPlan,
+        merged: &[(usize, String)],
+        previous: Option<&EpicReport>,
+    ) -> Self {
+        let n = plan.plan().stories.len();
+        let mut outcomes = vec![None; n];
+        let mut merged_ids = HashSet::new();
+        for (i, branch) in merged {
+            let story = &plan.plan().stories[*i];
+            merged_ids.insert(story.id.clone());
+            (shared.events)(Event::StoryAlreadyMerged {
+                story: story.id.clone(),
+                branch: branch.clone(),
+            });
+            outcomes[*i] = Some(
+                StoryOutcome::new(&story.id, &story.title, StoryStatus::Done)
+                    .on_branch(branch)
+                    .with_judge("merged on a previous run"),
+            );
+        }
+        let weights = weights(plan, previous);
+        let schedule = Schedule::new(
+            plan,
+            shared.config.schedule,
+            |story| {
+                plan.index_of(&story.id)
+                    .and_then(|i| weights.get(i).copied())
+                    .unwrap_or(1)
+            },
+            &merged_ids,
+            shared.config.concurrency.max(1),
+        );
+        if schedule.plan_order_is_faster() {
+            (shared.events)(Event::RunNote {
+                message: "critical-path: plan order finishes sooner with these stories' expected \
+                          durations, so stories start in plan order"
+                    .to_owned(),
+            });
+        }
+        let hook = shared
+            .config
+            .board_hook
+            .clone()
+            .map(|command| (command, shared.config.hook_timeout));
+        let mut board = Board::new(
+            &shared.dir,
+            plan,
+            hook,
+            shared.epic_worktree.clone(),
+            Arc::clone(&shared.events),
+        );
+        for (i, outcome) in outcomes.iter().enumerate() {
+            if let Some(outcome) = outcome {
+                board.set(
+                    i,
+                    Column::Done,
+                    Move {
+                        branch: outcome.branch.clone(),
+                        detail: outcome.judge.clone(),
+                        ..Move::default()
+                    },
+                );
+            }
+        }
+        board.publish_all();
+        let concurrency = shared.config.concurrency.max(1);
+        Self {
+            usage: UsageMeter::new(shared.config.prices.clone()),
+            shared,
+            plan: plan.clone(),
+            schedule,
+            outcomes,
+            board,
+            free_slots: (0..concurrency).collect(),
+            removals: Vec::new(),
+        }
+    }
+
+    fn emit(&self, event: Event) {
+        (self.shared.events)(event);
+    }
+
+    /// Runs the stories to the end (or the interrupt, `cancel`), then writes the final report.
+    pub(super) async fn run(mut self, cancel: CancellationToken) -> RunOutcome {
+        let stories = cancel.child_token();
+        let mut set: JoinSet<StoryEnd> = JoinSet::new();
+        // The removals of merged stories' worktrees, off the stories' path; each returns the
+        // worktree it left in place when the interrupt came first.
+        let mut cleanups: JoinSet<Option<(String, PathBuf)>> = JoinSet::new();
+        let mut left: Vec<(String, PathBuf)> = Vec::new();
+        let mut running: Vec<(tokio::task::Id, usize, usize)> = Vec::new();
+        // Set when a story ended: the report is rewritten once the freed slots are filled, in
+        // the background, so its writes (and their fsyncs) never hold up the loop; ends that
+        // come while a write is under way are in the next one.
+        let mut report_due = false;
+        let mut report_writer: Option<tokio::task::JoinHandle<Result<(), String>>> = None;
+        loop {
+            if !self.schedule.is_halted() {
+                self.launch_ready(&mut set, &mut running, &stories);
+            }
+            // After the launches: each removal waits for the stories just started to have
+            // their worktrees.
+            self.spawn_removals(&mut cleanups, &cancel);
+            self.board.flush();
+            if report_writer.is_none() && std::mem::take(&mut report_due) {
+                report_writer = Some(self.spawn_report_write());
+            }
+            if set.is_empty() && cleanups.is_empty() {
+                break;
+            }
+            tokio::select! {
+                // The interrupt first: a story that ended because of it must be recorded as
+                // interrupted, not as the last story of a finished run.
+                biased;
+                () = cancel.cancelled(), if !self.schedule.is_interrupted() => {
+                    self.schedule.interrupt();
+                    stories.cancel();
+                    self.emit(Event::RunNote {
+                        message: "interrupted: stopping every running story; their state is kept and a rerun resumes them".to_owned(),
+                    });
+                }
+                Some(joined) = set.join_next_with_id() => {
+                    self.joined(joined, &mut running, &stories);
+                    report_due = true;
+                }
+                written = async {
+                    match report_writer.as_mut() {
+                        Some(writer) => writer.await,
+                        None => std::future::pending().await,
+                    }
+                }, if report_writer.is_some() => {
+                    report_writer = None;
+                    self.report_written(written.unwrap_or_else(|error| Err(error.to_string())));
+                }
+                Some(cleaned) = cleanups.join_next(), if !cleanups.is_empty() => {
+                    // A panicked removal left its worktree too; `epic clean` removes it.
+                    if let Ok(Some(kept)) = cleaned {
+                        left.push(kept);
+                    }
+                }
+            }
+        }
+        if let Some(writer) = report_writer {
+            self.report_written(writer.await.unwrap_or_else(|error| Err(error.to_string())));
+        }
+        self.note_left(left);
+        let reason = self
+            .schedule
+            .halt_reason()
+            .map(|why| format!("not started: {why}"));
+        if let Some(reason) = reason {
+            for index in 0..self.outcomes.len() {
+                if self.outcomes[index].is_none() {
+                    self.skip(index, &reason);
+                }
+            }
+        }
+        let interrupted = self.schedule.is_interrupted();
+        let report = self.write_report().await;
+        let done = report.count(StoryStatus::Done);
+        let failed = report.count(StoryStatus::Failed);
+        self.emit(Event::RunFinished {
+            done,
+            failed,
+            skipped: report.stories.len() - done - failed,
+            interrupted,
+        });
+        let Self { board, shared, .. } = self;
+        board.close().await;
+        RunOutcome {
+            report,
+            interrupted,
+            epic_worktree: shared.epic_worktree.clone(),
+            state_dir: shared.dir.root().to_path_buf(),
+        }
+    }
+
+    /// Starts the stories the schedule has ready, one per free slot.
+    fn launch_ready(
+        &mut self,
+        set: &mut JoinSet<StoryEnd>,
+        running: &mut Vec<(tokio::task::Id, usize, usize)>,
+        stories: &CancellationToken,
+    ) {
+        for index in self.schedule.start_ready(self.free_slots.len()) {
+            let Some(slot) = self.free_slots.pop_first() else {
+                break;
+            };
+            let story = &self.plan.plan().stories[index];
+            self.emit(Event::StoryStarted {
+                story: story.id.clone(),
+                slot,
+            });
+            self.board.set(index, Column::Active, Move::default());
+            let handle = set.spawn(story::run_story(
+                Arc::clone(&self.shared),
+                index,
+                slot,
+                self.shared.preparing.enter(),
+                stories.clone(),
+            ));
+            running.push((handle.id(), index, slot));
+        }
+    }
+
+    /// Spawns the removal of each merged story's worktree queued by [`joined`](Self::joined).
+    fn spawn_removals(
+        &mut self,
+        cleanups: &mut JoinSet<Option<(String, PathBuf)>>,
+        cancel: &CancellationToken,
+    ) {
+        for (story, worktree) in self.removals.drain(..) {
+            cleanups.spawn(story::remove_merged_worktree(
+                Arc::clone(&self.shared),
+                story,
+                worktree,
+                cancel.clone(),
+            ));
+        }
+    }
+
+    /// Names the merged stories' worktrees an interrupt left in place, if any.
+    fn note_left(&self, mut left: Vec<(String, PathBuf)>) {
+        if left.is_empty() {
+            return;
+        }
+        left.sort();
+        self.emit(Event::RunNote {
+            message: format!(
+                "interrupted before removing the worktrees of merged stories: {}; `epic clean` \
+                 removes them",
+                left.iter()
+                    .map(|(story, worktree)| format!("{story} ({})", worktree.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+
+    /// Records a story task that ended (a panic or abort is the story's failure) and queues the
+    /// removal of its worktree when it merged; the caller rewrites the report and spawns the
+    /// removal.
+    fn joined(
+        &mut self,
+        joined: Result<(tokio::task::Id, StoryEnd), tokio::task::JoinError>,
+        running: &mut Vec<(tokio::task::Id, usize, usize)>,
+        stories: &CancellationToken,
+    ) {
+        let (id, end) = match joined {
+            Ok((id, end)) => (id, Ok(end)),
+            Err(error) => (error.id(), Err(error)),
+        };
+        let Some(at) = running.iter().position(|(task, _, _)| *task == id) else {
+            return;
+        };
+        let (_, index, slot) = running.swap_remove(at);
+        self.free_slots.insert(slot);
+        let mut end = end.unwrap_or_else(|error| StoryEnd {
+            ending: Ending::Failed(if error.is_panic() {
+                Failure::Panicked
+            } else {
+                Failure::TaskLost(error.to_string())
+            }),
+            branch: None,
+            merged_worktree: None,
+            usage: UsageMeter::new(self.shared.config.prices.clone()),
+            started_at: epic_report::Timestamp::now(),
+            finished_at: epic_report::Timestamp::now(),
+        });
+        if let Some(worktree) = end.merged_worktree.take() {
+            let story = self.plan.plan().stories[index].id.clone();
+            self.removals.push((story, worktree));
+        }
+        self.finish(index, end, stories);
+    }
+
+    fn skip(&mut self, index: usize, reason: &str) {
+        let story = &self.plan.plan().stories[index];
+        self.emit(Event::StorySkipped {
+            story: story.id.clone(),
+            reason: reason.to_owned(),
+        });
+        self.outcomes[index] = Some(
+            StoryOutcome::new(&story.id, &story.title, StoryStatus::Skipped).with_reason(reason),
+        );
+        self.board.set(
+            index,
+            Column::Skipped,
+            Move {
+                detail: Some(reason.to_owned()),
+                ..Move::default()
+            },
+        );
+    }
+
+    /// Records how story `index` ended and what that changes for the others.
+    fn finish(&mut self, index: usize, end: StoryEnd, stories: &CancellationToken) {
+        self.usage.absorb(&end.usage);
+        let story = &self.plan.plan().stories[index];
+        let totals = end.usage.totals();
+        let mut outcome = StoryOutcome::new(&story.id, &story.title, StoryStatus::Done)
+            .started(end.started_at)
+            .finished(end.finished_at);
+        if totals.turns > 0 {
+            outcome = outcome.with_usage(&totals);
+        }
+        if let Some(branch) = &end.branch {
+            outcome = outcome.on_branch(branch);
+        }
+        let change = Move {
+            branch: end.branch.clone(),
+            estimated_tokens: (totals.turns > 0).then_some(totals.usage.total),
+            estimated_cost_usd: (totals.turns > 0).then(|| totals.cost_usd()).flatten(),
+            detail: None,
+        };
+        match end.ending {
+            Ending::Merged { judge } => {
+                self.schedule.done(index);
+                if let Some(judge) = &judge {
+                    outcome = outcome.with_judge(judge);
+                }
+                self.outcomes[index] = Some(outcome);
+                self.board.set(
+                    index,
+                    Column::Done,
+                    Move {
+                        detail: judge,
+                        ..change
+                    },
+                );
+            }
+            Ending::Cancelled => {
+                self.schedule.cancelled(index);
+                let reason = match self.schedule.cancel_reason() {
+                    Some(why) => format!("cancelled: {why}; a rerun resumes it"),
+                    None => "interrupted; a rerun resumes it".to_owned(),
+                };
+                self.emit(Event::StorySkipped {
+                    story: story.id.clone(),
+                    reason: reason.clone(),
+                });
+                outcome.status = StoryStatus::Skipped;
+                self.outcomes[index] = Some(outcome.with_reason(&reason));
+                self.board.set(
+                    index,
+                    Column::Skipped,
+                    Move {
+                        detail: Some(reason),
+                        ..change
+                    },
+                );
+            }
+            Ending::Failed(failure) => {
+                let reason = failure.reason();
+                self.emit(Event::StoryFailed {
+                    story: story.id.clone(),
+                    reason: reason.clone(),
+                });
+                outcome.status = StoryStatus::Failed;
+                self.outcomes[index] = Some(outcome.with_reason(&reason));
+                self.board.set(
+                    index,
+                    Column::Failed,
+                    Move {
+                        detail: Some(reason.clone()),
+                        ..change
+                    },
+                );
+                let id = story.id.clone();
+                let skipped = self.schedule.fail(index);
+                for dependent in skipped {
+                    self.skip(dependent, &format!("blocked by {id}"));
+                }
+                if failure.halts() {
+                    self.schedule.halt(reason.clone());
+                    self.emit(Event::RunNote {
+                        message: format!("stopped launching stories: {reason}"),
+                    });
+                }
+                if self.shared.config.fail_fast && self.schedule.cancel_reason().is_none() {
+                    let why = format!("--fail-fast stopped the run after story '{id}' failed");
+                    self.schedule.cancel_running(why.clone());
+                    stories.cancel();
+                    self.emit(Event::RunNote { message: why });
+                }
+            }
+        }
+    }
+
+    /// Rewrites `report.json` and `report.md` with the outcomes so far; returns the report.
+    async fn write_report(&self) -> EpicReport {
+        let report = build_report(
+            &self.plan,
+            &self.shared.epic_branch,
+            &self.outcomes,
+            &self.usage,
+        );
+        let (dir, copy) = (self.shared.dir.clone(), report.clone());
+        let written = offload::blocking(move || record::write_report(&dir, &copy))
+            .await
+            .unwrap_or_else(|error| Err(error.to_string()));
+        self.report_written(written);
+        report
+    }
+
+    /// Starts rewriting the report with the outcomes so far, in the background.
+    fn spawn_report_write(&self) -> tokio::task::JoinHandle<Result<(), String>> {
+        let report = build_report(
+            &self.plan,
+            &self.shared.epic_branch,
+            &self.outcomes,
+            &self.usage,
+        );
+        let dir = self.shared.dir.clone();
+        offload::spawn(move || record::write_report(&dir, &report))
+    }
+
+    /// Notes a report that could not be written.
+    fn report_written(&self, written: Result<(), String>) {
+        if let Err(error) = written {
+            self.emit(Event::RunNote {
+                message: format!("the report could not be written: {error}"),
+            });
+        }
+    }
+}
+
+/// Each story's weight for the critical-path order, in milliseconds (whole seconds would make
+/// every story under two seconds weigh the same): its duration in the previous run's report,
+/// else its plan entry's `estimated_time`, else the mean of the known ones, else 1.
+fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
+    plan.weights_by(|story| {
+        previous
+            .and_then(|report| report.story(&story.id))
+            .and_then(StoryOutcome::duration)
+            .or_else(|| story.estimated_duration())
+    })
+    .0
+}
+
+#[cfg(test)]
+mod tests {
+    use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
+    use epic_story_plan::{Story, StoryPlan};
+
+    use super::weights;
+
+    #[test]
+    fn weights_are_the_previous_durations_in_milliseconds() {
+        let plan = StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![
+                Story::new("a", "A", ["a"]),
+                Story::new("b", "B", ["b"]),
+                Story::new("c", "C", ["c"]),
+            ],
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(weights(&plan, None), [1, 1, 1], "nothing known: all equal");
+        let at = |text: &str| text.parse::<Timestamp>().unwrap();
+        let ran = |id: &str, finish: &str| {
+            StoryOutcome::new(id, id, StoryStatus::Done)
+                .started(at("2026-01-01T00:00:00Z"))
+                .finished(at(finish))
+        };
+        let previous = EpicReport::new("e", "epic/e")
+            .with_story(ran("a", "2026-01-01T00:00:00.300Z"))
+            .with_story(ran("b", "2026-01-01T00:00:01.900Z"));
+        // Sub-second differences count (whole seconds would give 1 and 1); the unknown story
+        // gets the mean of the known ones.
+        assert_eq!(weights(&plan, Some(&previous)), [300, 1900, 1100]);
+    }
+
+    #[test]
+    fn estimated_times_weigh_what_no_run_has_measured() {
+        let plan = StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![
+                Story::new("a", "A", ["a"]).estimated("2s"),
+                Story::new("b", "B", ["b"]).estimated("1m"),
+                Story::new("c", "C", ["c"]),
+            ],
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(weights(&plan, None), [2000, 60_000, 31_000]);
+        let previous = EpicReport::new("e", "epic/e").with_story(
+            StoryOutcome::new("b", "b", StoryStatus::Done)
+                .started("2026-01-01T00:00:00Z".parse::<Timestamp>().unwrap())
+                .finished("2026-01-01T00:00:05Z".parse::<Timestamp>().unwrap()),
+        );
+        // A measured duration wins over the estimate.
+        assert_eq!(weights(&plan, Some(&previous)), [2000, 5000, 3500]);
+    }
+}

@@ -1,0 +1,191 @@
+//! Running a whole epic ([`run_epic`]), a step per file: what a run is given and gives back
+//! (`config.rs`: [`RunConfig`], [`RunOutcome`], [`RunError`]), everything before the first story
+//! (`preflight.rs`: the lock, the epic worktree, the baseline), the scheduler loop that starts
+//! ready stories in free slots and records how they end (`event_loop.rs`), and the report as it
+//! stands (`report.rs`).
+
+mod config;
+mod event_loop;
+mod preflight;
+mod report;
+
+use std::sync::Arc;
+
+use epic_git_ops::Git;
+use epic_report::EpicReport;
+use epic_state_store::EpicDir;
+use epic_story_plan::ValidPlan;
+use tokio::sync::Mutex;
+#[cfg(doc)]
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+pub use config::{RunConfig, RunError, RunOutcome};
+pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
+
+use crate::event::{Event, EventSink};
+use crate::gates::Gates;
+use crate::offload;
+use crate::record::ReportDocument;
+#[cfg(doc)]
+use crate::schedule::Schedule;
+use crate::story::{EpicHead, Preparing, Shared};
+use crate::task_loop::{LoopConfig, Seats, TaskLoop};
+use event_loop::Loop;
+use preflight::{Ready, check_baseline, preflight};
+use report::report_unstarted;
+
+/// Runs the epic: every story of `plan`, in parallel up to `config.concurrency`, each merged
+/// into the epic branch only when proven good. Events go to `events` and to `events.jsonl`.
+///
+/// # Design
+///
+/// A thin async loop around the synchronous [`Schedule`]: the schedule decides which stories
+/// may start ([`Schedule::start_ready`]) and what a finished one changes; the loop spawns each
+/// started story into a [`JoinSet`] with a free concurrency slot (`EPIC_SLOT`) and a child
+/// cancellation token, then waits in `select!` for the next story to end or for `cancel`. When
+/// a story ends the loop records its outcome (board, report, events), frees its slot, and asks
+/// the schedule again: completion of any story wakes it, there is no wave barrier (unless the
+/// `waves` policy asks for one). A panic in a story task becomes that story's failure.
+///
+/// A story's task ends as soon as its merge is recorded; the removal of its worktree (unless
+/// `keep_worktrees`) is a cleanup task in a second [`JoinSet`], spawned after the stories the
+/// merge made ready, and it waits until none of them is still adding its worktree (worktree
+/// administration is serialized). The run waits for every cleanup before its final report; an
+/// interrupt skips the removals not yet begun (a note names the worktrees left; `epic clean`
+/// removes them).
+///
+/// Story tasks are never aborted: fail-fast and cancellation cancel their tokens and the loop
+/// drains the set, so each story kills its agent, undoes a merge whose gates had not finished,
+/// and leaves its state resumable. The schedule records why
+/// ([`Schedule::halt`], [`Schedule::cancel_running`], [`Schedule::interrupt`]) and each story
+/// that ended cancelled ([`Schedule::cancelled`]); the loop asks it for the reasons it reports. Merges are serialized by one merge lock; stories are cut
+/// from, and catch up with, the last *proven* epic head, never a merge still being gated.
+///
+/// Before any story: the epic's lock (held to the end), stale worktree registrations pruned
+/// (once per run, not per story), the epic branch (created from `base` when absent) in its own
+/// worktree `<repo-parent>/<repo-name>.worktrees/<epic>/_epic`, a merge left unproven by a run
+/// that died (undone), a clean epic worktree, and the gates' baseline on the epic head (cached
+/// per commit in `gates/baseline.json`).
+///
+/// # Cancel safety
+///
+/// Cancel `cancel` rather than dropping the future: the run then stops launching, cancels every
+/// running story, waits for them (and for worktree removals under way) to wind down, writes the
+/// report and returns with
+/// [`RunOutcome::interrupted`] set. Dropping the future aborts the story tasks where they are;
+/// their states stay resumable, and an unproven merge is undone by the next run.
+pub async fn run_epic(
+    git: Arc<dyn Git>,
+    plan: ValidPlan,
+    config: RunConfig,
+    events: EventSink,
+    cancel: CancellationToken,
+) -> Result<RunOutcome, RunError> {
+    let epic = plan.plan().epic_id.clone();
+    let Ready {
+        dir,
+        lock,
+        events,
+        epic_branch,
+        worktree_root,
+        epic_worktree,
+        head,
+        merged,
+    } = preflight(&git, &plan, &config, events).await?;
+    events(Event::RunStarted {
+        epic: epic.clone(),
+        epic_branch: epic_branch.clone(),
+        epic_worktree: epic_worktree.display().to_string(),
+        stories: plan.plan().stories.len(),
+        concurrency: config.concurrency.max(1),
+    });
+    let all_gates = Gates::new(config.gates.iter().cloned(), config.gate_timeout);
+    let Some(baseline) =
+        check_baseline(&dir, &all_gates, &epic_worktree, head, &events, &cancel).await
+    else {
+        // Interrupted while the baseline ran: nothing started.
+        let report = report_unstarted(&plan, &epic_branch, &dir, &config, &events).await;
+        drop(lock);
+        return Ok(RunOutcome {
+            report,
+            interrupted: true,
+            epic_worktree,
+            state_dir: dir.root().to_path_buf(),
+        });
+    };
+    let failed = baseline.failed();
+    if !failed.is_empty() && !config.allow_red_baseline {
+        return Err(RunError::RedBaseline {
+            commit: head.to_hex(),
+            failing: failed
+                .iter()
+                .map(|command| format!("- {command}"))
+                .collect(),
+        });
+    }
+    if !failed.is_empty() {
+        events(Event::RunNote {
+            message: format!(
+                "the gates {} fail on the epic head already; stories are held to the others, \
+                 and a merge is undone only if a gate that passed before it fails",
+                failed.join(", ")
+            ),
+        });
+    }
+    let green = baseline.passed();
+    let story_gates = if config.allow_red_baseline {
+        all_gates.only(|command| green.contains(command))
+    } else {
+        all_gates.clone()
+    };
+    let tasks = TaskLoop::new(
+        Arc::clone(&git),
+        story_gates.clone(),
+        Seats {
+            coder: Arc::clone(&config.coder),
+            reviewers: config.reviewers.clone(),
+        },
+        LoopConfig {
+            max_rounds: config.max_rounds,
+            turn_timeout: config.turn_timeout,
+            extra_rules: config.extra_rules.clone(),
+            prices: config.prices.clone(),
+        },
+        Arc::clone(&events),
+    );
+    let previous = previous_report(&dir).await;
+    let shared = Arc::new(Shared {
+        git,
+        dir,
+        plan: Arc::new(plan.plan().clone()),
+        config,
+        epic_branch,
+        epic_worktree,
+        worktree_root,
+        tasks,
+        story_gates,
+        epic_gates: all_gates,
+        merge: Mutex::new(EpicHead { green }),
+        proven: std::sync::Mutex::new(head),
+        preparing: Preparing::new(),
+        events,
+    });
+    let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, previous.as_ref())
+        .run(cancel)
+        .await;
+    drop(lock);
+    Ok(outcome)
+}
+
+/// The last run's report, if there is one that can be read: its durations weigh the
+/// critical-path order.
+async fn previous_report(dir: &EpicDir) -> Option<EpicReport> {
+    let path = dir.report_json();
+    offload::blocking(move || epic_state_store::load::<ReportDocument>(path))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .flatten()
+        .map(|document| document.0)
+}

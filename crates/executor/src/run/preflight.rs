@@ -1,0 +1,560 @@
+//! Everything a run does before its first story: the epic's lock and event log, the lock files
+//! a dead run left on the epic worktree, stale worktree registrations pruned, the epic branch
+//! (created from `--base` when absent) in its own worktree, a merge left unproven undone, the
+//! stories merged on earlier runs found (and checked to be still on the epic branch), a clean
+//! epic worktree, and then the gates' baseline on its head.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use epic_git_ops::{CommitId, Git};
+use epic_state_store::{EpicDir, EpicLock, EventLog, LockError, StoryState, StoryStatus as Saved};
+use epic_story_plan::ValidPlan;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{RunConfig, RunError};
+use crate::baseline::{GateBaseline, GateVerdict};
+use crate::error::chain;
+use crate::event::{Event, EventSink};
+use crate::gates::{GateResult, Gates};
+use crate::offload::{self, BoxError};
+use crate::record;
+use crate::story::MergeJournal;
+
+/// The directory under which the epic branch's own worktree lives, beside the story worktrees.
+pub const EPIC_WORKTREE_NAME: &str = "_epic";
+
+/// Where the worktrees of epic `epic` live, for a repository whose main worktree is `main`:
+/// `<repo-parent>/<repo-name>.worktrees/<epic>` (CONTRACT.md). Each story's worktree is the
+/// story id under it, the epic branch's is [`EPIC_WORKTREE_NAME`].
+///
+/// ```
+/// use std::path::Path;
+///
+/// let root = epic_executor::worktrees_root(Path::new("/src/shop"), "checkout");
+/// assert_eq!(root, Path::new("/src/shop.worktrees/checkout"));
+/// ```
+pub fn worktrees_root(main: &Path, epic: &str) -> PathBuf {
+    let name = main.file_name().map_or_else(
+        || "repo".to_owned(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    main.parent()
+        .unwrap_or(main)
+        .join(format!("{name}.worktrees"))
+        .join(epic)
+}
+
+/// What the preflight leaves ready.
+pub(super) struct Ready {
+    pub(super) dir: EpicDir,
+    pub(super) lock: EpicLock,
+    pub(super) events: EventSink,
+    pub(super) epic_branch: String,
+    pub(super) worktree_root: PathBuf,
+    pub(super) epic_worktree: PathBuf,
+    pub(super) head: CommitId,
+    /// The stories merged on an earlier run under their current plan entry: plan index and
+    /// branch, in plan order.
+    pub(super) merged: Vec<(usize, String)>,
+}
+
+/// Everything before the baseline: the lock, the event log, stale worktree registrations
+/// pruned, the epic branch and its worktree, an unproven merge undone, every merged story still
+/// on the epic branch, a clean epic worktree, and its head.
+pub(super) async fn preflight(
+    git: &Arc<dyn Git>,
+    plan: &ValidPlan,
+    config: &RunConfig,
+    events: EventSink,
+) -> Result<Ready, RunError> {
+    let Some(main) = git.main_worktree().map(Path::to_path_buf) else {
+        return Err(RunError::Bare {
+            common_dir: git.common_dir().to_path_buf(),
+        });
+    };
+    let epic = plan.plan().epic_id.as_str();
+    let dir = EpicDir::new(git.common_dir(), epic).map_err(RunError::EpicId)?;
+    let lock = take_lock(&dir).await?;
+    let log = {
+        let path = dir.events();
+        let opened = offload::blocking(move || EventLog::open(path))
+            .await
+            .map_err(|error| RunError::State {
+                action: "open the event log".to_owned(),
+                source: Box::new(error),
+            })?;
+        opened.map_err(|error| RunError::State {
+            action: "open the event log".to_owned(),
+            source: Box::new(error),
+        })?
+    };
+    let events = record::logging_sink(log, events);
+    let epic_branch = config
+        .epic_branch
+        .clone()
+        .unwrap_or_else(|| format!("epic/{epic}"));
+    let worktree_root = worktrees_root(&main, epic);
+    let epic_worktree = worktree_root.join(EPIC_WORKTREE_NAME);
+
+    let cleared = {
+        let (common, worktree, branch) = (
+            git.common_dir().to_path_buf(),
+            epic_worktree.clone(),
+            epic_branch.clone(),
+        );
+        offload::blocking(move || epic_git_ops::clear_stale_locks(&common, &worktree, &branch))
+            .await
+            .unwrap_or_default()
+    };
+    for path in cleared {
+        events(Event::RunNote {
+            message: format!(
+                "removed {}, left by a git process of a run that died",
+                path.display()
+            ),
+        });
+    }
+    prepare_epic_worktree(git, &main, &config.base, &epic_branch, &epic_worktree).await?;
+    check_story_branches(git, plan, epic).await?;
+    recover_merge(git, &dir, &epic_worktree, &events).await?;
+    let merged = merged_on_earlier_runs(plan, &dir).await;
+    // Before the status: a moved epic branch also leaves its worktree looking dirty, and the
+    // lost stories are what the user must hear about.
+    check_merged_stories(git, plan, &merged, &epic_worktree, &epic_branch).await?;
+    let status = offload::git(git, "read the status of the epic worktree", {
+        let epic_worktree = epic_worktree.clone();
+        move |git| git.status(&epic_worktree, &[])
+    })
+    .await?;
+    if status.is_dirty() {
+        return Err(RunError::DirtyEpicWorktree {
+            worktree: epic_worktree,
+            paths: status.paths,
+        });
+    }
+    let head = offload::git(git, "read the epic head", {
+        let epic_worktree = epic_worktree.clone();
+        move |git| git.checkpoint(&epic_worktree)
+    })
+    .await?;
+    Ok(Ready {
+        dir,
+        lock,
+        events,
+        epic_branch,
+        worktree_root,
+        epic_worktree,
+        head,
+        merged,
+    })
+}
+
+/// Fails when an existing branch keeps git from creating the story branches
+/// `story/<epic>/<id>`.
+async fn check_story_branches(
+    git: &Arc<dyn Git>,
+    plan: &ValidPlan,
+    epic: &str,
+) -> Result<(), RunError> {
+    // Every story branch is `story/<epic>/<id>`: a branch `story` or `story/<epic>` blocks them
+    // all, and one under `story/<epic>/<id>/` blocks that story; better said once, here, than by
+    // every story's worktree add.
+    if let Some(blocker) = blocking_branch(git, &format!("story/{epic}/")).await? {
+        return Err(RunError::BranchBlocked {
+            wanted: format!("the story branches `story/{epic}/<id>`"),
+            blocker,
+        });
+    }
+    let under = offload::git(git, "list the story branches", {
+        let directory = format!("story/{epic}");
+        move |git| git.branches_under(&directory)
+    })
+    .await?;
+    let prefix = format!("story/{epic}/");
+    for blocker in under {
+        let Some((id, _)) = blocker
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.split_once('/'))
+        else {
+            continue;
+        };
+        if plan.index_of(id).is_some() {
+            return Err(RunError::BranchBlocked {
+                wanted: format!("the branch `story/{epic}/{id}` of story '{id}'"),
+                blocker,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The stories whose state says merged under their current plan entry (a story whose entry
+/// changed since starts over): plan index and branch, in plan order. The one place a run decides
+/// which stories an earlier run merged; a state that cannot be read counts as not merged.
+async fn merged_on_earlier_runs(plan: &ValidPlan, dir: &EpicDir) -> Vec<(usize, String)> {
+    let stories: Vec<(String, Option<PathBuf>)> = plan
+        .plan()
+        .stories
+        .iter()
+        .map(|story| {
+            (
+                epic_story_plan::story_hash(story),
+                dir.story_state(&story.id).ok(),
+            )
+        })
+        .collect();
+    offload::blocking(move || {
+        stories
+            .into_iter()
+            .enumerate()
+            .filter_map(|(index, (hash, path))| {
+                let state = epic_state_store::load::<StoryState>(path?).ok().flatten()?;
+                (state.status == Saved::Merged && state.hash == hash)
+                    .then_some((index, state.branch))
+            })
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
+}
+
+/// Fails when a story merged on an earlier run is not on the epic branch: its story branch,
+/// when it still exists, must be an ancestor of the epic head.
+async fn check_merged_stories(
+    git: &Arc<dyn Git>,
+    plan: &ValidPlan,
+    merged: &[(usize, String)],
+    epic_worktree: &Path,
+    epic_branch: &str,
+) -> Result<(), RunError> {
+    if merged.is_empty() {
+        return Ok(());
+    }
+    let merged: Vec<(String, String)> = merged
+        .iter()
+        .map(|(index, branch)| (plan.plan().stories[*index].id.clone(), branch.clone()))
+        .collect();
+    let missing = offload::git(git, "check the merged stories are on the epic branch", {
+        let (epic_worktree, epic_branch) = (epic_worktree.to_path_buf(), epic_branch.to_owned());
+        move |git| {
+            let mut missing = Vec::new();
+            for (id, branch) in merged {
+                if git.branch_exists(&branch)?
+                    && !git.is_ancestor(
+                        &epic_worktree,
+                        &format!("refs/heads/{branch}"),
+                        &format!("refs/heads/{epic_branch}"),
+                    )?
+                {
+                    missing.push(id);
+                }
+            }
+            Ok::<_, BoxError>(missing)
+        }
+    })
+    .await?;
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(RunError::MergedStoriesMissing {
+            epic_branch: epic_branch.to_owned(),
+            stories: missing,
+        })
+    }
+}
+
+async fn take_lock(dir: &EpicDir) -> Result<EpicLock, RunError> {
+    let dir = dir.clone();
+    let taken = offload::blocking(move || EpicLock::acquire(&dir))
+        .await
+        .map_err(|error| RunError::State {
+            action: "take the epic's lock".to_owned(),
+            source: Box::new(error),
+        })?;
+    taken.map_err(|error| match error {
+        LockError::Held { ref holder, .. } => RunError::Locked {
+            holder: holder.clone(),
+            source: error,
+        },
+        error => RunError::Lock(error),
+    })
+}
+
+/// The existing branch, if any, that keeps git from creating the branch `name`: one named like
+/// one of its directories (`story` and `story/e` for `story/e/a`), or one under it (`story/e/a/x`).
+/// A trailing `/` makes `name` a directory: only the branches above it count.
+async fn blocking_branch(git: &Arc<dyn Git>, name: &str) -> Result<Option<String>, RunError> {
+    let directories: Vec<String> = name
+        .match_indices('/')
+        .map(|(at, _)| name[..at].to_owned())
+        .collect();
+    let own = (!name.ends_with('/')).then(|| name.to_owned());
+    Ok(offload::git(
+        git,
+        "look up the branches in the way of a new one",
+        move |git| {
+            for directory in directories {
+                if git.branch_exists(&directory)? {
+                    return Ok(Some(directory));
+                }
+            }
+            match own {
+                Some(name) => Ok(git.branches_under(&name)?.into_iter().next()),
+                None => Ok::<_, epic_git_ops::BranchError>(None),
+            }
+        },
+    )
+    .await?)
+}
+
+/// Prunes stale worktree registrations (the run's one prune: a story's worktree add prunes
+/// again only when it fails), creates the epic branch from `base` when absent, and makes sure
+/// `path` is its worktree.
+async fn prepare_epic_worktree(
+    git: &Arc<dyn Git>,
+    main: &Path,
+    base: &str,
+    branch: &str,
+    path: &Path,
+) -> Result<(), RunError> {
+    let exists = offload::git(git, "look up the epic branch", {
+        let branch = branch.to_owned();
+        move |git| git.branch_exists(&branch)
+    })
+    .await?;
+    if !exists {
+        if let Some(blocker) = blocking_branch(git, branch).await? {
+            return Err(RunError::BranchBlocked {
+                wanted: format!("the epic branch `{branch}`"),
+                blocker,
+            });
+        }
+        let start = {
+            let (git, main, base) = (Arc::clone(git), main.to_path_buf(), base.to_owned());
+            offload::blocking(move || git.rev_parse(&main, &base))
+                .await
+                .map_err(|error| RunError::git("resolve the base", error))?
+        };
+        let start = start.map_err(|source| RunError::Base {
+            base: base.to_owned(),
+            source,
+        })?;
+        offload::git(git, "create the epic branch", {
+            let branch = branch.to_owned();
+            move |git| git.create_branch(&branch, &start)
+        })
+        .await?;
+    }
+    offload::git(git, "prune stale worktree registrations", |git| {
+        git.prune_worktrees()
+    })
+    .await?;
+    // An add of the epic worktree killed half way (its "initializing" lock still there) left
+    // a partial checkout that no run has used: removed here, it is added again below.
+    if epic_git_ops::add_interrupted(path) {
+        let path = path.to_path_buf();
+        offload::git(
+            git,
+            "remove the epic worktree an add left half made",
+            move |git| git.remove_worktree(&path),
+        )
+        .await?;
+    }
+    let worktrees = offload::git(git, "list the worktrees", |git| git.worktrees()).await?;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut registered = false;
+    for info in &worktrees {
+        let here = same_path(&info.path, &absolute);
+        let holds_branch = info.branch.as_deref() == Some(branch);
+        if info.is_main && holds_branch {
+            return Err(RunError::EpicBranchCheckedOut {
+                branch: branch.to_owned(),
+                checkout: info.path.clone(),
+            });
+        }
+        if here {
+            if info.prunable {
+                continue;
+            }
+            if !holds_branch {
+                return Err(RunError::EpicWorktree {
+                    path: absolute,
+                    found: info.branch.as_ref().map_or_else(
+                        || "it has a detached head".to_owned(),
+                        |found| format!("it has branch `{found}` checked out"),
+                    ),
+                });
+            }
+            registered = true;
+        } else if holds_branch && !info.prunable {
+            return Err(RunError::EpicWorktree {
+                path: absolute,
+                found: format!(
+                    "the epic branch is checked out in `{}` instead",
+                    info.path.display()
+                ),
+            });
+        }
+    }
+    if !registered {
+        if absolute.exists() {
+            return Err(RunError::EpicWorktree {
+                path: absolute,
+                found: "it exists and is not a worktree of this repository".to_owned(),
+            });
+        }
+        offload::git(git, "add the epic branch's worktree", {
+            let (path, branch) = (absolute.clone(), branch.to_owned());
+            move |git| git.add_worktree(&path, &branch)
+        })
+        .await?;
+    }
+    Ok(())
+}
+
+/// Whether two paths name the same directory (canonically, when both exist).
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// Undoes a merge a previous run left unproven (it died while gating it), unless that story's
+/// state says it merged.
+async fn recover_merge(
+    git: &Arc<dyn Git>,
+    dir: &EpicDir,
+    epic_worktree: &Path,
+    events: &EventSink,
+) -> Result<(), RunError> {
+    let path = dir.merge_journal();
+    let state_error = |action: &str, source: BoxError| RunError::State {
+        action: action.to_owned(),
+        source,
+    };
+    let found = {
+        let (path, dir) = (path.clone(), dir.clone());
+        offload::blocking(move || {
+            let journal = epic_state_store::load::<MergeJournal>(&path)?;
+            let merged = journal.as_ref().is_some_and(|journal| {
+                dir.story_state(&journal.story)
+                    .ok()
+                    .and_then(|state| epic_state_store::load::<StoryState>(state).ok().flatten())
+                    .is_some_and(|state| state.status == Saved::Merged)
+            });
+            Ok::<_, epic_state_store::LoadError>(journal.map(|journal| (journal, merged)))
+        })
+        .await
+    };
+    let (journal, merged) = match found {
+        Ok(Ok(Some(found))) => found,
+        Ok(Ok(None)) => return Ok(()),
+        Ok(Err(error)) => return Err(state_error("read the merge journal", Box::new(error))),
+        Err(error) => return Err(state_error("read the merge journal", Box::new(error))),
+    };
+    if !merged {
+        let to: CommitId = journal
+            .checkpoint
+            .parse()
+            .map_err(|error| state_error("read the merge journal", Box::new(error)))?;
+        let epic_worktree = epic_worktree.to_path_buf();
+        offload::git(
+            git,
+            "undo the unproven merge of an interrupted run",
+            move |git| git.rollback(&epic_worktree, &to),
+        )
+        .await?;
+        events(Event::RunNote {
+            message: format!(
+                "a previous run stopped while proving the merge of story '{}'; the merge was \
+                 undone (the epic branch is back at {})",
+                journal.story, journal.checkpoint
+            ),
+        });
+    }
+    match offload::blocking(move || epic_state_store::remove(&path)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(error)) => Err(state_error("remove the merge journal", Box::new(error))),
+        Err(error) => Err(state_error("remove the merge journal", Box::new(error))),
+    }
+}
+
+/// The gates' verdict on the epic head, per command, from the cache or by running them;
+/// `None` when cancelled.
+pub(super) async fn check_baseline(
+    dir: &EpicDir,
+    gates: &Gates,
+    epic_worktree: &Path,
+    head: CommitId,
+    events: &EventSink,
+    cancel: &CancellationToken,
+) -> Option<GateBaseline> {
+    let commit = head.to_hex();
+    let cached = {
+        let (dir, commit, commands) = (dir.clone(), commit.clone(), gates.commands().to_vec());
+        offload::blocking(move || GateBaseline::cached(&dir, &commit, &commands))
+            .await
+            .ok()
+            .flatten()
+    };
+    if let Some(cached) = cached {
+        events(Event::BaselineChecked {
+            commit,
+            passed: cached.passed().into_iter().collect(),
+            failed: cached.failed(),
+            cached: true,
+        });
+        return Some(cached);
+    }
+    let sink = Arc::clone(events);
+    let on_result = move |result: &GateResult| {
+        sink(Event::EpicGate {
+            story: None,
+            command: result.command.clone(),
+            passed: result.passed,
+            duration_ms: u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX),
+            status: result.status.clone(),
+        });
+    };
+    let env = vec![
+        ("EPIC_EPIC".to_owned(), dir.epic_id().to_owned()),
+        (
+            "EPIC_WORKTREE".to_owned(),
+            epic_worktree.display().to_string(),
+        ),
+    ];
+    let results = gates
+        .run_each(epic_worktree, &env, cancel, &on_result)
+        .await
+        .ok()?;
+    let baseline = GateBaseline {
+        commit: commit.clone(),
+        gates: results
+            .iter()
+            .map(|(result, _)| GateVerdict {
+                command: result.command.clone(),
+                passed: result.passed,
+            })
+            .collect(),
+    };
+    let saved = {
+        let (dir, baseline) = (dir.clone(), baseline.clone());
+        offload::blocking(move || baseline.save(&dir).map_err(|error| chain(&error)))
+            .await
+            .unwrap_or_else(|error| Err(error.to_string()))
+    };
+    if let Err(error) = saved {
+        events(Event::RunNote {
+            message: format!("the gate baseline could not be cached: {error}"),
+        });
+    }
+    events(Event::BaselineChecked {
+        commit,
+        passed: baseline.passed().into_iter().collect(),
+        failed: baseline.failed(),
+        cached: false,
+    });
+    Some(baseline)
+}

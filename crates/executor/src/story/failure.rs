@@ -1,0 +1,480 @@
+//! Why a story failed, as a value ([`Failure`]), and the one place that writes the reason a
+//! person reads for it: in the report, on the board and in the `story_failed` event.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use epic_git_ops::CommitId;
+use epic_perimeter::{Issue, PerimeterViolation, Review};
+use epic_state_store::{LoadError, SaveError, UnsafeId};
+
+use crate::error::{StoryError, chain};
+use crate::offload::{BoxError, GitFailed};
+use crate::prompts;
+use crate::tests_guard::Tampering;
+
+/// Why a story failed. [`reason`](Self::reason) renders it; [`halts`](Self::halts) tells the
+/// failures after which no new story may start.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The task loop, or a coder or judge turn of the judge rounds, failed (never
+    /// [`StoryError::Cancelled`], a cancellation; nor [`StoryError::Blocked`], [`Self::Blocked`]).
+    Tasks(StoryError),
+    /// The coder ended a reply with `BLOCKED_ON:`: the story needs work no story provides.
+    Blocked {
+        /// The story.
+        story: String,
+        /// What it needs, in the coder's words.
+        need: String,
+    },
+    /// A git call failed.
+    Git(GitFailed),
+    /// The story's id cannot name a file of the state directory.
+    UnsafeId(UnsafeId),
+    /// The story's state could not be read.
+    StateUnreadable(LoadError),
+    /// The story's state could not be saved (`None`: the thread saving it died).
+    StateNotSaved(Option<SaveError>),
+    /// The task checkpoint of a plan entry that changed could not be removed.
+    CheckpointNotRemoved {
+        /// The checkpoint.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A directory where the story's worktree goes could not be removed.
+    InTheWay {
+        /// The story's worktree.
+        worktree: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Catching up with the proven epic head conflicted even with the epic side winning.
+    CatchUpConflict {
+        /// The epic branch.
+        epic_branch: String,
+        /// The conflicting paths.
+        paths: Vec<String>,
+        /// The story's worktree.
+        worktree: PathBuf,
+    },
+    /// A setup command failed.
+    Setup(Review),
+    /// The story changed paths outside its perimeter that could not be put back, or a shared
+    /// read-only path.
+    Perimeter {
+        /// The violation (`None` only for a clean check, which never fails).
+        violation: Option<PerimeterViolation>,
+        /// Whether a shared read-only path was changed.
+        shared: bool,
+        /// The story's worktree.
+        worktree: PathBuf,
+    },
+    /// The story's diff deletes tests or adds skip markers, and its plan entry does not allow it.
+    TestsTampered {
+        /// The story.
+        story: String,
+        /// What it did to the tests.
+        found: Tampering,
+    },
+    /// The story branch has nothing against the epic head to judge or merge.
+    NothingToJudge {
+        /// The epic branch.
+        epic_branch: String,
+    },
+    /// The judge did not clear the story in its last round.
+    JudgeNotCleared {
+        /// How many rounds ran.
+        rounds: u32,
+        /// The last verdict.
+        verdict: Review,
+    },
+    /// The judge rounds ended without a round (never: at least one runs).
+    JudgeNeverRan,
+    /// The gates turned red while the coder addressed the judge's feedback.
+    GatesBroke(Review),
+    /// The epic worktree has uncommitted changes; no new story may start.
+    EpicWorktreeDirty {
+        /// The epic worktree.
+        worktree: PathBuf,
+        /// Its changed paths.
+        paths: Vec<String>,
+        /// The story that found it.
+        story: String,
+    },
+    /// The epic branch was moved off the proven head; no new story may start.
+    EpicBranchMoved {
+        /// The epic branch.
+        epic_branch: String,
+        /// The last proven head.
+        proven: CommitId,
+        /// Where the branch is now.
+        head: CommitId,
+        /// The story that found it.
+        story: String,
+        /// The epic worktree.
+        epic_worktree: PathBuf,
+    },
+    /// The merge journal could not be written; nothing was merged.
+    JournalNotWritten(BoxError),
+    /// Merging the story into the epic branch conflicted; the epic branch is as it was.
+    MergeConflict {
+        /// The story branch.
+        branch: String,
+        /// The epic branch.
+        epic_branch: String,
+        /// The conflicting paths.
+        paths: Vec<String>,
+    },
+    /// The gates failed on the merged epic head; the merge was undone.
+    EpicGatesRed(Review),
+    /// Gates that passed on the epic head before the merge failed after it (a red baseline
+    /// allowed); the merge was undone.
+    EpicGatesRegressed(Vec<Issue>),
+    /// The story's task panicked.
+    Panicked,
+    /// The story's task ended without a result for another reason (it was aborted).
+    TaskLost(String),
+}
+
+impl Failure {
+    /// Whether no new story may start after it: the epic worktree or branch is not as epic
+    /// left it.
+    pub(crate) fn halts(&self) -> bool {
+        matches!(
+            self,
+            Self::EpicWorktreeDirty { .. } | Self::EpicBranchMoved { .. }
+        )
+    }
+
+    /// The paragraph a person reads: what happened, with the details that matter, and what to
+    /// do about it.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one arm per failure: the one place a story's failure texts are written"
+    )]
+    pub(crate) fn reason(&self) -> String {
+        match self {
+            Self::Tasks(error) => error.reason(),
+            Self::Blocked { story, need } => format!(
+                "missing dependency: story '{story}' is blocked on unplanned work: {need}. The \
+                 coder stopped because the story needs something that another story should \
+                 provide. Plan that work (a story this one depends on), then rerun."
+            ),
+            Self::Git(error) => git_reason(error),
+            Self::UnsafeId(error) => format!("{error}."),
+            Self::StateUnreadable(error) => {
+                format!("the story's state cannot be read: {}.", chain(error))
+            }
+            Self::StateNotSaved(Some(error)) => {
+                format!("the story's state could not be saved: {}.", chain(error))
+            }
+            Self::StateNotSaved(None) => "the story's state could not be saved.".to_owned(),
+            Self::CheckpointNotRemoved { path, source } => format!(
+                "the old task checkpoint `{}` cannot be removed: {source}.",
+                path.display()
+            ),
+            Self::InTheWay { worktree, source } => format!(
+                "`{}` is in the way of the story's worktree and cannot be removed: {source}.",
+                worktree.display()
+            ),
+            Self::CatchUpConflict {
+                epic_branch,
+                paths,
+                worktree,
+            } => format!(
+                "catching up with {epic_branch} conflicted on {} even with the epic side winning \
+                 conflicting hunks (a file changed on one side and deleted on the other). \
+                 Resolve it in the story's worktree `{}` (merge {epic_branch} and commit), then \
+                 rerun.",
+                paths.join(", "),
+                worktree.display(),
+            ),
+            Self::Setup(review) => format!(
+                "worktree setup failed:\n{}\nFix the setup command or what it needs, then rerun.",
+                prompts::issue_lines(review)
+            ),
+            Self::Perimeter {
+                violation,
+                shared,
+                worktree,
+            } => {
+                let violation = violation
+                    .as_ref()
+                    .map_or_else(String::new, ToString::to_string);
+                if *shared {
+                    format!(
+                        "{violation}\nShared read-only paths belong to no story: plan the change \
+                         in a story that owns the path, then rerun."
+                    )
+                } else {
+                    format!(
+                        "{violation}\nThese paths could not be put back as the epic branch has \
+                         them; revert them in the story's worktree `{}`, then rerun.",
+                        worktree.display()
+                    )
+                }
+            }
+            Self::TestsTampered { story, found } => tampered(story, found),
+            Self::NothingToJudge { epic_branch } => format!(
+                "the story branch has no changes against {epic_branch}: there is nothing to \
+                 judge or merge. Check the task checkpoint and the coder's transcripts, then \
+                 rerun."
+            ),
+            Self::JudgeNotCleared { rounds, verdict } => format!(
+                "judge not cleared after {rounds} round(s):\n{}",
+                prompts::issue_lines(verdict)
+            ),
+            Self::JudgeNeverRan => "the judge never ran.".to_owned(),
+            Self::GatesBroke(review) => format!(
+                "gates broke while addressing judge feedback:\n{}",
+                prompts::issue_lines(review)
+            ),
+            Self::EpicWorktreeDirty {
+                worktree,
+                paths,
+                story,
+            } => dirty_message(worktree, paths, Some(story)),
+            Self::EpicBranchMoved {
+                epic_branch,
+                proven,
+                head,
+                story,
+                epic_worktree,
+            } => format!(
+                "the epic branch {epic_branch} was moved from {proven} (the last proven head) to \
+                 {head}, which does not contain it (found before merging story '{story}'); \
+                 something outside epic moved it, and merged stories may be missing from it. \
+                 epic merges nothing onto it: put it back (`git update-ref refs/heads/\
+                 {epic_branch} {proven}`, then `git -C {} reset --hard`), then rerun.",
+                epic_worktree.display()
+            ),
+            Self::JournalNotWritten(error) => format!(
+                "the merge journal could not be written: {}.",
+                chain(error.as_ref())
+            ),
+            Self::MergeConflict {
+                branch,
+                epic_branch,
+                paths,
+            } => format!(
+                "merging {branch} into {epic_branch} conflicted on: {}. The epic branch is as it \
+                 was. Another story changed these paths after this one caught up; rerun to catch \
+                 up again (the epic side wins conflicting hunks) and retry the merge.",
+                paths.join(", ")
+            ),
+            Self::EpicGatesRed(review) => format!(
+                "epic gates failed after merging; merge undone:\n{}",
+                prompts::issue_lines(review)
+            ),
+            Self::EpicGatesRegressed(issues) => format!(
+                "epic gates that passed before this merge failed after it; merge undone:\n{}",
+                issues
+                    .iter()
+                    .map(|issue| format!("- {}: {}", issue.title, issue.description))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+            Self::Panicked => "the story's task panicked; this is a bug in epic. Rerun to \
+                               resume the story."
+                .to_owned(),
+            Self::TaskLost(error) => format!("the story's task ended unexpectedly: {error}."),
+        }
+    }
+}
+
+impl From<GitFailed> for Failure {
+    fn from(error: GitFailed) -> Self {
+        Self::Git(error)
+    }
+}
+
+/// A failed git call, as a story's notes and failures say it.
+pub(crate) fn git_reason(error: &GitFailed) -> String {
+    format!(
+        "git failed to {}: {}.",
+        error.action,
+        chain(error.source.as_ref())
+    )
+}
+
+/// The reason of [`Failure::TestsTampered`].
+fn tampered(story: &str, found: &Tampering) -> String {
+    let mut reason = format!(
+        "story '{story}' deletes or skips tests, and its plan entry does not allow it \
+         (`tests_change`):"
+    );
+    for path in &found.deleted {
+        let _ = write!(reason, "\n- {path}: test file deleted");
+    }
+    for (path, marker) in &found.skipped {
+        let _ = write!(reason, "\n- {path}: adds the skip marker `{marker}`");
+    }
+    reason.push_str(
+        "\nA gate proves nothing once its tests are gone. Restore the tests in the story's \
+         worktree, or set `\"tests_change\": true` in the story's plan entry if changing them is \
+         the point, then rerun.",
+    );
+    reason
+}
+
+/// The message of a dirty epic worktree, found after story `after` finished or (`None`) before
+/// any story ran.
+pub(crate) fn dirty_message(worktree: &Path, paths: &[String], after: Option<&str>) -> String {
+    let found = after
+        .map(|story| format!(" (found after story '{story}' finished)"))
+        .unwrap_or_default();
+    let mut out = format!(
+        "the epic worktree `{}` has uncommitted changes{found}; something worked outside its \
+         own worktree:",
+        worktree.display()
+    );
+    for path in paths {
+        out.push_str("\n- ");
+        out.push_str(path);
+    }
+    out.push_str("\nMove each change into the owning story's worktree or discard it, then rerun.");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each reason is exactly the text the story lifecycle wrote before failures were typed:
+    /// the expected texts are those format strings, verbatim.
+    #[test]
+    fn reasons_keep_their_text() {
+        let worktree = Path::new("/src/shop.worktrees/e/a");
+        let paths = vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()];
+        let epic_branch = "epic/e";
+        let catch_up = Failure::CatchUpConflict {
+            epic_branch: epic_branch.to_owned(),
+            paths: paths.clone(),
+            worktree: worktree.to_path_buf(),
+        };
+        assert_eq!(
+            catch_up.reason(),
+            format!(
+                "catching up with {} conflicted on {} even with the epic side winning \
+                 conflicting hunks (a file changed on one side and deleted on the other). \
+                 Resolve it in the story's worktree `{}` (merge {} and commit), then rerun.",
+                epic_branch,
+                paths.join(", "),
+                worktree.display(),
+                epic_branch
+            )
+        );
+        let merge = Failure::MergeConflict {
+            branch: "story/e/a".to_owned(),
+            epic_branch: epic_branch.to_owned(),
+            paths: paths.clone(),
+        };
+        assert_eq!(
+            merge.reason(),
+            format!(
+                "merging {} into {} conflicted on: {}. The epic branch is as it was. \
+                 Another story changed these paths after this one caught up; rerun to \
+                 catch up again (the epic side wins conflicting hunks) and retry the merge.",
+                "story/e/a",
+                epic_branch,
+                paths.join(", ")
+            )
+        );
+        let proven: CommitId = "1111111111111111111111111111111111111111".parse().unwrap();
+        let head: CommitId = "2222222222222222222222222222222222222222".parse().unwrap();
+        let moved = Failure::EpicBranchMoved {
+            epic_branch: epic_branch.to_owned(),
+            proven,
+            head,
+            story: "a".to_owned(),
+            epic_worktree: Path::new("/src/shop.worktrees/e/_epic").to_path_buf(),
+        };
+        assert!(moved.halts());
+        assert_eq!(
+            moved.reason(),
+            format!(
+                "the epic branch {} was moved from {proven} (the last proven head) to {head}, which \
+                 does not contain it (found before merging story '{}'); something outside epic moved \
+                 it, and merged stories may be missing from it. epic merges nothing onto it: put it \
+                 back (`git update-ref refs/heads/{} {proven}`, then `git -C {} reset --hard`), \
+                 then rerun.",
+                epic_branch, "a", epic_branch, "/src/shop.worktrees/e/_epic"
+            )
+        );
+        assert!(!catch_up.halts() && !merge.halts());
+    }
+
+    #[test]
+    fn more_reasons_keep_their_text() {
+        let worktree = Path::new("/src/shop.worktrees/e/a");
+        let paths = vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()];
+        let epic_branch = "epic/e";
+        assert_eq!(
+            Failure::NothingToJudge {
+                epic_branch: epic_branch.to_owned()
+            }
+            .reason(),
+            format!(
+                "the story branch has no changes against {epic_branch}: there is nothing to \
+                 judge or merge. Check the task checkpoint and the coder's transcripts, then \
+                 rerun."
+            )
+        );
+        assert_eq!(
+            Failure::Blocked {
+                story: "a".to_owned(),
+                need: "an API".to_owned()
+            }
+            .reason(),
+            format!(
+                "missing dependency: story '{}' is blocked on unplanned work: {}. The \
+                 coder stopped because the story needs something that another story should \
+                 provide. Plan that work (a story this one depends on), then rerun.",
+                "a", "an API"
+            )
+        );
+        let found = Tampering {
+            deleted: vec!["tests/a.rs".to_owned()],
+            skipped: vec![("tests/b.rs".to_owned(), "#[ignore]".to_owned())],
+        };
+        assert_eq!(
+            Failure::TestsTampered {
+                story: "a".to_owned(),
+                found
+            }
+            .reason(),
+            "story 'a' deletes or skips tests, and its plan entry does not allow it \
+             (`tests_change`):\n- tests/a.rs: test file deleted\n- tests/b.rs: adds the skip \
+             marker `#[ignore]`\nA gate proves nothing once its tests are gone. Restore the \
+             tests in the story's worktree, or set `\"tests_change\": true` in the story's plan \
+             entry if changing them is the point, then rerun."
+        );
+        let dirty = Failure::EpicWorktreeDirty {
+            worktree: worktree.to_path_buf(),
+            paths: paths.clone(),
+            story: "a".to_owned(),
+        };
+        assert!(dirty.halts());
+        assert_eq!(
+            dirty.reason(),
+            format!(
+                "the epic worktree `{}` has uncommitted changes (found after story 'a' \
+                 finished); something worked outside its own worktree:\n- src/a.rs\n- \
+                 src/b.rs\nMove each change into the owning story's worktree or discard it, \
+                 then rerun.",
+                worktree.display()
+            )
+        );
+        assert_eq!(
+            Failure::Panicked.reason(),
+            "the story's task panicked; this is a bug in epic. Rerun to resume the story."
+        );
+        let git = Failure::Git(GitFailed {
+            action: "commit".to_owned(),
+            source: "index.lock exists".into(),
+        });
+        assert_eq!(git.reason(), "git failed to commit: index.lock exists.");
+    }
+}

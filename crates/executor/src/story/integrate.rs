@@ -1,0 +1,309 @@
+//! Step 7 of a story: integration, under the merge lock. The epic branch must still descend from
+//! the proven head and its worktree be clean; the epic head is checkpointed and journaled
+//! (`merging.json`), the story branch merged, and the gates run on the merged epic worktree:
+//! green, the merged head is the new proven head; red (or interrupted, or the merge refused),
+//! the epic worktree is reset to the checkpoint.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use epic_git_ops::{CommitId, MergeFavor, MergeOutcome};
+use epic_state_store::StoryStatus;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::failure::git_reason;
+use super::{EpicHead, Failure, Stop, Work, millis};
+use crate::baseline::{GateBaseline, GateVerdict};
+use crate::error::chain;
+use crate::event::Event;
+use crate::gates::GateResult;
+use crate::offload::{self, BoxError};
+
+/// The in-flight merge, `merging.json` ([`EpicDir::merge_journal`](epic_state_store::EpicDir::merge_journal)): written before a merge, removed once it is proven or
+/// undone. A run that finds it at start died mid-integration and undoes the merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct MergeJournal {
+    /// The story being merged.
+    pub(crate) story: String,
+    /// The epic head before the merge.
+    pub(crate) checkpoint: String,
+}
+
+impl epic_state_store::Document for MergeJournal {
+    const NAME: &'static str = "merge journal";
+    const VERSION: u32 = 1;
+    const REMEDY: &'static str =
+        "check the epic branch's last merge by hand (reset it if its gates fail), then remove it";
+}
+
+impl Work {
+    /// Merges the story into the epic branch under the merge lock and proves it with the
+    /// gates; red, the merge is undone. The judge's note passes through. Its worktree is not
+    /// removed here: the story ends once its merge is recorded, and the run loop removes the
+    /// worktree ([`remove_merged_worktree`](super::remove_merged_worktree)) while the dependents
+    /// start.
+    pub(super) async fn integrate(
+        &mut self,
+        judge: Option<String>,
+    ) -> Result<Option<String>, Stop> {
+        let shared = Arc::clone(&self.shared);
+        let mut head = tokio::select! {
+            head = shared.merge.lock() => head,
+            () = self.cancel.cancelled() => return Err(Stop::Cancelled),
+        };
+        let journal_path = shared.dir.merge_journal();
+        let epic = shared.epic_worktree.clone();
+        self.check_epic_head().await?;
+        let dirty = self
+            .git("read the status of the epic worktree", {
+                let epic = epic.clone();
+                move |git| git.status(&epic, &[])
+            })
+            .await?;
+        if dirty.is_dirty() {
+            return Err(Failure::EpicWorktreeDirty {
+                worktree: epic,
+                paths: dirty.paths,
+                story: self.id().to_owned(),
+            }
+            .into());
+        }
+        let (checkpoint, commit) = self.merge(&journal_path).await?;
+        if let Some(commit) = &commit {
+            match self.prove(&mut head, commit.to_hex()).await {
+                Ok(()) => {
+                    *shared
+                        .proven
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = *commit;
+                }
+                Err(stop) => {
+                    let why = match &stop {
+                        Stop::Cancelled => "the run was interrupted before its gates finished",
+                        Stop::Failed(_) => "the gates turned red",
+                    };
+                    self.rollback(&checkpoint, why).await;
+                    remove_journal(journal_path).await;
+                    return Err(stop);
+                }
+            }
+        }
+        self.save_state(StoryStatus::Merged).await?;
+        self.merged = true;
+        remove_journal(journal_path).await;
+        drop(head);
+        self.emit(Event::StoryMerged {
+            story: self.id().to_owned(),
+            commit: commit.map(|commit| commit.to_hex()),
+            judge: judge.clone(),
+        });
+        Ok(judge)
+    }
+
+    /// Refuses to merge onto an epic branch that something else moved off the proven head (an
+    /// agent's `git update-ref`, a reset): merged stories could be missing from it. Commits
+    /// added on top of the proven head are not refused: the gates prove the merged tree.
+    async fn check_epic_head(&self) -> Result<(), Stop> {
+        let proven = self.shared.proven();
+        let epic = self.shared.epic_worktree.clone();
+        let branch = self.shared.epic_branch.clone();
+        let (head, descends) = self
+            .git("read the epic branch", move |git| {
+                let head = git.rev_parse(&epic, &format!("refs/heads/{branch}"))?;
+                let descends =
+                    head == proven || git.is_ancestor(&epic, &proven.to_hex(), &head.to_hex())?;
+                Ok::<_, BoxError>((head, descends))
+            })
+            .await?;
+        if descends {
+            return Ok(());
+        }
+        Err(Failure::EpicBranchMoved {
+            epic_branch: self.shared.epic_branch.clone(),
+            proven,
+            head,
+            story: self.id().to_owned(),
+            epic_worktree: self.shared.epic_worktree.clone(),
+        }
+        .into())
+    }
+
+    /// Checkpoints the epic head, writes the merge journal and merges the story branch: the
+    /// checkpoint, and the merge commit (`None` when the epic branch already had it all).
+    async fn merge(&self, journal_path: &Path) -> Result<(CommitId, Option<CommitId>), Stop> {
+        let shared = Arc::clone(&self.shared);
+        let epic = shared.epic_worktree.clone();
+        let checkpoint = self
+            .git("read the epic head", {
+                let epic = epic.clone();
+                move |git| git.checkpoint(&epic)
+            })
+            .await?;
+        let journal = MergeJournal {
+            story: self.id().to_owned(),
+            checkpoint: checkpoint.to_hex(),
+        };
+        let path = journal_path.to_path_buf();
+        match offload::blocking(move || epic_state_store::save(&path, &journal)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => return Err(Failure::JournalNotWritten(Box::new(error)).into()),
+            Err(error) => return Err(Failure::JournalNotWritten(Box::new(error)).into()),
+        }
+        self.emit(Event::MergeStarted {
+            story: self.id().to_owned(),
+            checkpoint: checkpoint.to_hex(),
+        });
+        let message = format!("{}: merge story {}", shared.dir.epic_id(), self.id());
+        let merged = self
+            .git("merge the story into the epic branch", {
+                let (epic, branch) = (epic.clone(), self.branch.clone());
+                move |git| git.merge(&epic, &branch, &message, MergeFavor::None)
+            })
+            .await;
+        let outcome = match merged {
+            Ok(outcome) => outcome,
+            Err(stop) => {
+                // A refused merge leaves the epic worktree as it was; make sure of it.
+                self.rollback(&checkpoint, "the merge failed").await;
+                remove_journal(journal_path.to_path_buf()).await;
+                return Err(stop);
+            }
+        };
+        let commit = match outcome {
+            MergeOutcome::Conflict { paths } => {
+                remove_journal(journal_path.to_path_buf()).await;
+                self.emit(Event::MergeConflicted {
+                    story: self.id().to_owned(),
+                    paths: paths.clone(),
+                });
+                return Err(Failure::MergeConflict {
+                    branch: self.branch.clone(),
+                    epic_branch: shared.epic_branch.clone(),
+                    paths,
+                }
+                .into());
+            }
+            MergeOutcome::UpToDate => None,
+            MergeOutcome::Merged(commit) => Some(commit),
+        };
+        Ok((checkpoint, commit))
+    }
+
+    /// Runs the gates on the merged epic head. Strict: every gate must pass. With a red
+    /// baseline allowed: only a gate that passed on the head before the merge may not fail.
+    /// Green, the verdict becomes the new baseline.
+    async fn prove(&self, head: &mut EpicHead, commit: String) -> Result<(), Stop> {
+        let shared = &self.shared;
+        let story = self.id().to_owned();
+        let events = Arc::clone(&shared.events);
+        let on_result = move |result: &GateResult| {
+            events(Event::EpicGate {
+                story: Some(story.clone()),
+                command: result.command.clone(),
+                passed: result.passed,
+                duration_ms: millis(result),
+                status: result.status.clone(),
+            });
+        };
+        let env = vec![
+            ("EPIC_EPIC".to_owned(), shared.dir.epic_id().to_owned()),
+            ("EPIC_STORY".to_owned(), self.id().to_owned()),
+            (
+                "EPIC_WORKTREE".to_owned(),
+                shared.epic_worktree.display().to_string(),
+            ),
+        ];
+        let results = if shared.config.allow_red_baseline {
+            shared
+                .epic_gates
+                .run_each(&shared.epic_worktree, &env, &self.cancel, &on_result)
+                .await
+                .map_err(|_| Stop::Cancelled)?
+        } else {
+            let review = shared
+                .epic_gates
+                .run(&shared.epic_worktree, &env, &self.cancel, &on_result)
+                .await
+                .map_err(|_| Stop::Cancelled)?;
+            if !review.clean {
+                return Err(Failure::EpicGatesRed(review).into());
+            }
+            Vec::new()
+        };
+        let regressions: Vec<_> = results
+            .iter()
+            .filter(|(result, _)| !result.passed && head.green.contains(&result.command))
+            .filter_map(|(_, issue)| issue.clone())
+            .collect();
+        if !regressions.is_empty() {
+            return Err(Failure::EpicGatesRegressed(regressions).into());
+        }
+        let baseline = GateBaseline {
+            commit,
+            gates: shared
+                .epic_gates
+                .commands()
+                .iter()
+                .map(|command| GateVerdict {
+                    command: command.clone(),
+                    passed: !shared.config.allow_red_baseline
+                        || results
+                            .iter()
+                            .any(|(result, _)| result.command == *command && result.passed),
+                })
+                .collect(),
+        };
+        head.green = baseline.passed();
+        let dir = shared.dir.clone();
+        let saved = offload::blocking(move || baseline.save(&dir).map_err(|error| chain(&error)))
+            .await
+            .unwrap_or_else(|error| Err(error.to_string()));
+        if let Err(error) = saved {
+            self.note(format!("the gate baseline could not be cached: {error}"));
+        }
+        Ok(())
+    }
+
+    /// Resets the epic worktree to `checkpoint`.
+    async fn rollback(&self, checkpoint: &CommitId, why: &str) {
+        let epic = self.shared.epic_worktree.clone();
+        let to = *checkpoint;
+        let result = offload::git(&self.shared.git, "undo the merge", move |git| {
+            let head = git.checkpoint(&epic).map_err(|error| error.to_string());
+            let status = git
+                .status(&epic, &[])
+                .map_or(true, |status| status.is_dirty());
+            if head.as_ref().is_ok_and(|head| *head == to) && !status {
+                return Ok(false);
+            }
+            git.rollback(&epic, &to).map(|()| true)
+        })
+        .await;
+        match result {
+            Ok(true) => self.emit(Event::StoryRolledBack {
+                story: self.id().to_owned(),
+                to: checkpoint.to_hex(),
+                reason: why.to_owned(),
+            }),
+            Ok(false) => {}
+            Err(error) => self.emit(Event::RunNote {
+                message: format!(
+                    "the merge of story '{}' could not be undone ({}); reset the epic \
+                     worktree `{}` to {checkpoint} by hand",
+                    self.id(),
+                    git_reason(&error),
+                    self.shared.epic_worktree.display()
+                ),
+            }),
+        }
+    }
+}
+
+/// Removes the merge journal once its merge is proven or undone; best effort (a journal left
+/// behind names a merge the next run finds recorded or undoes again).
+async fn remove_journal(path: PathBuf) {
+    offload::blocking(move || epic_state_store::remove(&path).ok())
+        .await
+        .ok();
+}

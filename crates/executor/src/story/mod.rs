@@ -1,0 +1,425 @@
+//! The lifecycle of one story, a step per file, in the order [`run_story`] takes them:
+//!
+//! 1. [`prepare`]: its worktree and branch, with the hash-guarded resume rules, and what a run
+//!    that died left there (lock files, a half-made worktree, an unfinished merge);
+//! 2. [`catch_up`]: a merge of the proven epic head into the story branch;
+//! 3. [`setup`]: the setup commands in a fresh or caught-up worktree;
+//! 4. the task loop ([`TaskLoop`], `task_loop.rs`);
+//! 5. [`perimeter`]: strays put back, the perimeter enforced, the tests guarded;
+//! 6. [`judge`]: the judge rounds, each but the last followed by a coder round on its findings;
+//! 7. [`integrate`]: the merge under the merge lock, proven by the gates on the epic worktree or
+//!    undone;
+//!
+//! and, as a cleanup of the run loop's once the story ended, [`cleanup`]: the removal of the
+//! merged story's worktree. Here: what every story of a run shares ([`Shared`]), the story at
+//! work ([`Work`]) and how it ends ([`StoryEnd`]); a failure is a [`Failure`] (`failure.rs`, the
+//! one place its reason text is written).
+
+mod catch_up;
+mod cleanup;
+mod failure;
+mod integrate;
+mod judge;
+mod perimeter;
+mod prepare;
+mod setup;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use epic_git_ops::{CommitOutcome, Git};
+use epic_report::{Timestamp, UsageMeter};
+use epic_state_store::{EpicDir, StoryState, StoryStatus};
+use epic_story_plan::{Story, StoryPlan};
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+pub(crate) use cleanup::{Preparing, PreparingGuard, remove_merged_worktree};
+pub(crate) use failure::{Failure, dirty_message};
+pub(crate) use integrate::MergeJournal;
+
+use crate::chat::{Chat, ChatContext, Recorder};
+use crate::error::StoryError;
+use crate::event::{Event, EventSink};
+use crate::gates::{GateResult, Gates};
+use crate::offload::{self, GitFailed};
+use crate::run::RunConfig;
+use crate::seat::{Role, SeatError};
+use crate::task_loop::{StoryJob, TaskLoop};
+
+/// What every story of a run shares.
+pub(crate) struct Shared {
+    pub(crate) git: Arc<dyn Git>,
+    pub(crate) dir: EpicDir,
+    pub(crate) plan: Arc<StoryPlan>,
+    pub(crate) config: RunConfig,
+    pub(crate) epic_branch: String,
+    pub(crate) epic_worktree: PathBuf,
+    /// `<repo-parent>/<repo-name>.worktrees/<epic>`: every story's worktree is `<root>/<id>`.
+    pub(crate) worktree_root: PathBuf,
+    pub(crate) tasks: TaskLoop,
+    /// The gates stories are held to: every gate, or with a red baseline allowed, those that
+    /// passed on it.
+    pub(crate) story_gates: Gates,
+    /// Every gate, run on the epic worktree after each merge.
+    pub(crate) epic_gates: Gates,
+    /// The merge lock; it guards the gates known to pass on the epic head.
+    pub(crate) merge: Mutex<EpicHead>,
+    /// The proven epic head (see [`Shared::proven`]); moved forward under the merge lock.
+    pub(crate) proven: std::sync::Mutex<epic_git_ops::CommitId>,
+    /// The stories preparing their worktrees; merged worktrees are removed when none is.
+    pub(crate) preparing: Preparing,
+    pub(crate) events: EventSink,
+}
+
+impl Shared {
+    /// The epic head whose gates were last proven: where stories are cut and catch up.
+    pub(crate) fn proven(&self) -> epic_git_ops::CommitId {
+        *self
+            .proven
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// What the merge lock guards: the gate commands that pass on the epic head now.
+#[derive(Debug)]
+pub(crate) struct EpicHead {
+    pub(crate) green: BTreeSet<String>,
+}
+
+/// How a story ended.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    /// Merged (now, or it already was).
+    Merged { judge: Option<String> },
+    /// Failed; when [`Failure::halts`], new stories must not start (the epic worktree is dirty).
+    Failed(Failure),
+    /// Cancelled from outside; its state stays resumable.
+    Cancelled,
+}
+
+/// A story's result for the run loop.
+#[derive(Debug)]
+pub(crate) struct StoryEnd {
+    pub(crate) ending: Ending,
+    pub(crate) branch: Option<String>,
+    /// The worktree of a story that merged in this run, for the run loop to remove
+    /// ([`remove_merged_worktree`]); `None` with `keep_worktrees`.
+    pub(crate) merged_worktree: Option<PathBuf>,
+    pub(crate) usage: UsageMeter,
+    pub(crate) started_at: Timestamp,
+    pub(crate) finished_at: Timestamp,
+}
+
+/// Why a step stopped the story.
+#[derive(Debug)]
+enum Stop {
+    Failed(Failure),
+    Cancelled,
+}
+
+impl From<Failure> for Stop {
+    fn from(failure: Failure) -> Self {
+        Self::Failed(failure)
+    }
+}
+
+impl From<GitFailed> for Stop {
+    fn from(error: GitFailed) -> Self {
+        Self::Failed(Failure::Git(error))
+    }
+}
+
+impl From<StoryError> for Stop {
+    fn from(error: StoryError) -> Self {
+        match error {
+            StoryError::Cancelled => Self::Cancelled,
+            StoryError::Blocked { story, need } => Self::Failed(Failure::Blocked { story, need }),
+            error => Self::Failed(Failure::Tasks(error)),
+        }
+    }
+}
+
+/// Runs story `index` of the plan in concurrency slot `slot` to its end: right after its merge
+/// is proven and recorded, so that its dependents can start; the removal of its worktree is left
+/// to the caller ([`StoryEnd::merged_worktree`]). `preparing` counts the story in
+/// [`Shared::preparing`] until its worktree is ready.
+///
+/// # Cancel safety
+///
+/// Meant to run to completion: cancel `cancel` and await it. Cancelled, it kills the running
+/// agent or gate, undoes a merge whose gates had not finished, and leaves the state resumable.
+/// Dropping it mid-merge could leave an unproven merge on the epic branch until the next run
+/// undoes it (from `merging.json`).
+pub(crate) async fn run_story(
+    shared: Arc<Shared>,
+    index: usize,
+    slot: usize,
+    preparing: PreparingGuard,
+    cancel: CancellationToken,
+) -> StoryEnd {
+    let started_at = Timestamp::now();
+    let story = Arc::new(shared.plan.stories[index].clone());
+    let branch = format!("story/{}/{}", shared.dir.epic_id(), story.id);
+    let mut work = Work {
+        shared: Arc::clone(&shared),
+        story: Arc::clone(&story),
+        branch: branch.clone(),
+        worktree: shared.worktree_root.join(&story.id),
+        slot,
+        cancel,
+        usage: UsageMeter::new(shared.config.prices.clone()),
+        has_state: false,
+        merged: false,
+        preparing: Some(preparing),
+        base: shared.proven().to_hex(),
+    };
+    let result = work.run().await;
+    let ending = match result {
+        Ok(judge) => Ending::Merged { judge },
+        Err(Stop::Cancelled) => Ending::Cancelled,
+        Err(Stop::Failed(failure)) => Ending::Failed(failure),
+    };
+    if matches!(ending, Ending::Failed(_)) && work.has_state {
+        work.mark_failed().await;
+    }
+    let merged_worktree =
+        (work.merged && !shared.config.keep_worktrees).then(|| work.worktree.clone());
+    StoryEnd {
+        ending,
+        branch: work.has_state.then_some(branch),
+        merged_worktree,
+        usage: work.usage,
+        started_at,
+        finished_at: Timestamp::now(),
+    }
+}
+
+/// One story at work. Its steps are `impl Work` blocks in the step's own file.
+struct Work {
+    shared: Arc<Shared>,
+    story: Arc<Story>,
+    branch: String,
+    worktree: PathBuf,
+    slot: usize,
+    cancel: CancellationToken,
+    usage: UsageMeter,
+    has_state: bool,
+    /// Set once the story merged in this run and its state says so.
+    merged: bool,
+    /// Counts the story in [`Shared::preparing`]; dropped once its worktree is ready.
+    preparing: Option<PreparingGuard>,
+    /// The proven epic head the story last caught up with: the base of its diffs.
+    base: String,
+}
+
+impl Work {
+    fn id(&self) -> &str {
+        &self.story.id
+    }
+
+    fn emit(&self, event: Event) {
+        (self.shared.events)(event);
+    }
+
+    fn note(&self, message: impl Into<String>) {
+        self.emit(Event::Note {
+            story: self.id().to_owned(),
+            message: message.into(),
+        });
+    }
+
+    fn check_cancel(&self) -> Result<(), Stop> {
+        if self.cancel.is_cancelled() {
+            Err(Stop::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn env(&self) -> Vec<(String, String)> {
+        vec![
+            ("EPIC_EPIC".to_owned(), self.shared.dir.epic_id().to_owned()),
+            ("EPIC_STORY".to_owned(), self.id().to_owned()),
+            (
+                "EPIC_WORKTREE".to_owned(),
+                self.worktree.display().to_string(),
+            ),
+            ("EPIC_SLOT".to_owned(), self.slot.to_string()),
+        ]
+    }
+
+    /// Runs git-ops call `op` off the async workers ([`offload::git`]); an error is the story's
+    /// failure.
+    async fn git<T, E>(
+        &self,
+        action: &str,
+        op: impl FnOnce(&dyn Git) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, Stop>
+    where
+        T: Send + 'static,
+        E: Into<offload::BoxError> + Send + 'static,
+    {
+        Ok(offload::git(&self.shared.git, action, op).await?)
+    }
+
+    /// The steps, in order: the story's judge note once it merged.
+    async fn run(&mut self) -> Result<Option<String>, Stop> {
+        let prepared = self.prepare().await;
+        // The worktree is ready (or never will be): removals of merged ones may go on.
+        drop(self.preparing.take());
+        let fresh = match prepared? {
+            prepare::Prepared::Merged => return Ok(Some("merged on a previous run".to_owned())),
+            prepare::Prepared::Ready { fresh } => fresh,
+        };
+        self.check_cancel()?;
+        let caught_up = self.catch_up().await?;
+        if fresh || caught_up {
+            self.setup().await?;
+        }
+        self.check_cancel()?;
+        let job = StoryJob::new(
+            &self.shared.dir,
+            Arc::clone(&self.shared.plan),
+            Arc::clone(&self.story),
+            self.worktree.clone(),
+            // The proven head the story caught up with, not the branch: the branch's tip may be
+            // a merge still being proven, or moved by something outside epic.
+            self.base.clone(),
+            self.slot,
+        )
+        .map_err(Failure::UnsafeId)?;
+        let run = self.shared.tasks.run(&job, &self.cancel).await;
+        self.usage.absorb(&run.usage);
+        run.result?;
+        self.check_cancel()?;
+        self.catch_up().await?;
+        if self.repair_perimeter().await? {
+            self.commit(format!(
+                "{}: put paths outside the perimeter back",
+                self.id()
+            ))
+            .await?;
+        }
+        self.enforce_perimeter().await?;
+        self.guard_tests().await?;
+        let judge = self.judge().await?;
+        if judge.is_some() {
+            // A judge round's feedback turn may have touched the tests too.
+            self.guard_tests().await?;
+        }
+        self.check_cancel()?;
+        self.integrate(judge).await
+    }
+
+    // The story's state, read and written by every step that changes it.
+
+    fn state_path(&self) -> Result<PathBuf, Stop> {
+        Ok(self
+            .shared
+            .dir
+            .story_state(self.id())
+            .map_err(Failure::UnsafeId)?)
+    }
+
+    async fn save_state(&mut self, status: StoryStatus) -> Result<(), Stop> {
+        let path = self.state_path()?;
+        let state = StoryState {
+            id: self.id().to_owned(),
+            hash: epic_story_plan::story_hash(&self.story),
+            branch: self.branch.clone(),
+            worktree: self.worktree.clone(),
+            status,
+        };
+        match offload::blocking(move || epic_state_store::save(&path, &state)).await {
+            Ok(Ok(())) => {
+                self.has_state = true;
+                Ok(())
+            }
+            Ok(Err(error)) => Err(Failure::StateNotSaved(Some(error)).into()),
+            Err(_) => Err(Failure::StateNotSaved(None).into()),
+        }
+    }
+
+    /// Marks the state `failed` unless it says `merged`; best effort.
+    async fn mark_failed(&mut self) {
+        let Ok(path) = self.state_path() else {
+            return;
+        };
+        offload::blocking(move || {
+            if let Ok(Some(mut state)) = epic_state_store::load::<StoryState>(&path)
+                && state.status != StoryStatus::Merged
+            {
+                state.status = StoryStatus::Failed;
+                epic_state_store::save(&path, &state).ok();
+            }
+        })
+        .await
+        .ok();
+    }
+
+    /// Commits everything in the story's worktree: the commit, `None` when nothing changed.
+    async fn commit(&self, message: String) -> Result<Option<String>, Stop> {
+        let worktree = self.worktree.clone();
+        let outcome = self
+            .git("commit", move |git| git.commit_all(&worktree, &message))
+            .await?;
+        Ok(match outcome {
+            CommitOutcome::Committed(id) => Some(id.to_hex()),
+            CommitOutcome::NothingToCommit => None,
+        })
+    }
+
+    /// A chat of `role` in the story's worktree, recording into `recorder`: the judge's seat for
+    /// [`Role::Judge`] (the coder's when there is none), else the coder's.
+    fn chat(
+        &self,
+        role: Role,
+        system: String,
+        task: Option<&str>,
+        recorder: &Arc<Recorder>,
+    ) -> Chat {
+        let seat = match role {
+            Role::Judge => self
+                .shared
+                .config
+                .judge
+                .clone()
+                .unwrap_or_else(|| Arc::clone(&self.shared.config.coder)),
+            _ => Arc::clone(&self.shared.config.coder),
+        };
+        Chat::new(
+            seat,
+            role,
+            system,
+            ChatContext {
+                epic: self.shared.dir.epic_id().to_owned(),
+                story: Arc::clone(&self.story),
+                task: task.map(str::to_owned),
+                worktree: self.worktree.clone(),
+                slot: self.slot,
+                turn_timeout: self.shared.config.turn_timeout,
+                cancel: self.cancel.clone(),
+            },
+            Arc::clone(recorder),
+        )
+    }
+}
+
+fn turn_failed(role: Role, error: SeatError) -> Stop {
+    match error {
+        SeatError::Cancelled => Stop::Cancelled,
+        source => StoryError::Agent {
+            role,
+            task: None,
+            source,
+        }
+        .into(),
+    }
+}
+
+fn millis(result: &GateResult) -> u64 {
+    u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX)
+}

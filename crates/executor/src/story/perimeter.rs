@@ -1,0 +1,118 @@
+//! Step 5 of a story, once its tasks are done (and again in each judge round): its perimeter.
+//! Paths changed outside the owned ones are put back as the proven epic head has them; a
+//! changed shared read-only path, or a committed path still outside, fails the story; and a diff
+//! that deletes tests or adds skip markers fails it unless its plan entry sets `tests_change`.
+
+use std::collections::BTreeSet;
+
+use super::{Failure, Stop, Work};
+use crate::event::Event;
+use crate::offload::BoxError;
+
+impl Work {
+    /// Paths changed against the epic head the story last caught up with, committed or not.
+    async fn changed(&self) -> Result<Vec<String>, Stop> {
+        let worktree = self.worktree.clone();
+        let base = self.base.clone();
+        self.git("list the story's changed paths", move |git| {
+            let mut paths: BTreeSet<String> = git
+                .changed_paths_vs_base(&worktree, &base, "HEAD")?
+                .into_iter()
+                .collect();
+            paths.extend(git.status(&worktree, &[])?.paths);
+            Ok::<_, BoxError>(paths.into_iter().collect::<Vec<_>>())
+        })
+        .await
+    }
+
+    /// Puts paths changed outside the owned ones back as the epic head has them, uncommitted
+    /// (the caller commits). A changed shared read-only path fails the story. Whether anything
+    /// was restored.
+    pub(super) async fn repair_perimeter(&self) -> Result<bool, Stop> {
+        let check = epic_perimeter::check(self.changed().await?, &self.story);
+        if !check.shared_read_only.is_empty() {
+            return Err(self.violation(check));
+        }
+        if check.outside.is_empty() {
+            return Ok(false);
+        }
+        let (worktree, base, stray) = (
+            self.worktree.clone(),
+            self.base.clone(),
+            check.outside.clone(),
+        );
+        self.git("put paths outside the perimeter back", move |git| {
+            let paths: Vec<&str> = stray.iter().map(String::as_str).collect();
+            git.restore_paths(&worktree, &base, &paths)
+        })
+        .await?;
+        self.emit(Event::PerimeterRestored {
+            story: self.id().to_owned(),
+            paths: check.outside.clone(),
+        });
+        self.note(format!(
+            "restored {} path(s) outside its perimeter from {}: {}",
+            check.outside.len(),
+            self.shared.epic_branch,
+            check.outside.join(", ")
+        ));
+        Ok(true)
+    }
+
+    /// Fails unless every path the story's commits change (against the epic head it last caught
+    /// up with) is inside its owned paths. Only the commits: called after the story's work is
+    /// committed, and the merge takes only the branch's commits; uncommitted paths were seen by
+    /// [`repair_perimeter`](Self::repair_perimeter) before that commit.
+    pub(super) async fn enforce_perimeter(&self) -> Result<(), Stop> {
+        let (worktree, base) = (self.worktree.clone(), self.base.clone());
+        let committed = self
+            .git("list the story's changed paths", move |git| {
+                git.changed_paths_vs_base(&worktree, &base, "HEAD")
+            })
+            .await?;
+        let check = epic_perimeter::check(committed, &self.story);
+        if check.is_clean() {
+            Ok(())
+        } else {
+            Err(self.violation(check))
+        }
+    }
+
+    /// Fails the story when its diff deletes test files or adds skip markers, unless its plan
+    /// entry sets `tests_change`: a gate is as green with its tests gone.
+    pub(super) async fn guard_tests(&self) -> Result<(), Stop> {
+        if self.story.tests_change {
+            return Ok(());
+        }
+        let (worktree, base) = (self.worktree.clone(), self.base.clone());
+        let changes = self
+            .git("diff the story against the epic branch", move |git| {
+                git.file_changes_vs_base(
+                    &worktree,
+                    &base,
+                    "HEAD",
+                    &crate::tests_guard::has_skip_marker,
+                )
+            })
+            .await?;
+        let found = crate::tests_guard::tampering(&changes, &self.shared.config.test_patterns);
+        if found.is_empty() {
+            return Ok(());
+        }
+        Err(Failure::TestsTampered {
+            story: self.id().to_owned(),
+            found,
+        }
+        .into())
+    }
+
+    fn violation(&self, check: epic_perimeter::PerimeterCheck) -> Stop {
+        let shared = !check.shared_read_only.is_empty();
+        Failure::Perimeter {
+            violation: check.into_violation(self.id()),
+            shared,
+            worktree: self.worktree.clone(),
+        }
+        .into()
+    }
+}
