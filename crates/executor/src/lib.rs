@@ -38,7 +38,7 @@
 //! config.gates = vec!["cargo test".into()];
 //! let cancel = tokio_util::sync::CancellationToken::new(); // cancelled on Ctrl-C by the CLI
 //! let outcome = run_epic(git, plan, config, discard_events(), cancel).await?;
-//! println!("{} stories done", outcome.report.count(epic_report::StoryStatus::Done));
+//! println!("{} stories done", outcome.report.count(epic_report::OutcomeStatus::Done));
 //! # Ok(()) }
 //! ```
 //!

@@ -7,21 +7,21 @@
 //! as Markdown for people or as JSON for scripts. Write the text wherever you like.
 //!
 //! ```
-//! use epic_report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter, render_markdown};
+//! use epic_report::{EpicReport, PriceTable, StoryOutcome, OutcomeStatus, UsageMeter, render_markdown};
 //!
 //! let mut meter = UsageMeter::new(PriceTable::default());
 //! meter.record("claude", 4_000, 800); // one turn: 4000 characters of prompt, 800 of reply
 //!
 //! let report = EpicReport::new("checkout", "epic/checkout")
 //!     .with_story(
-//!         StoryOutcome::new("cart-api", "Cart API", StoryStatus::Done)
+//!         StoryOutcome::new("cart-api", "Cart API", OutcomeStatus::Done)
 //!             .on_branch("story/checkout/cart-api")
 //!             .with_usage(&meter.totals())
 //!             .started("2026-03-01T09:00:00Z".parse()?)
 //!             .finished("2026-03-01T09:12:30Z".parse()?),
 //!     )
 //!     .with_story(
-//!         StoryOutcome::new("cart-ui", "Cart page", StoryStatus::Skipped)
+//!         StoryOutcome::new("cart-ui", "Cart page", OutcomeStatus::Skipped)
 //!             .with_reason("depends on cart-api, which failed"),
 //!     )
 //!     .with_critical_path(["cart-api", "cart-ui"])
@@ -41,7 +41,7 @@
 //! # What it holds
 //!
 //! An [`EpicReport`] lists every story of the plan in plan order with its outcome ([`done`,
-//! `failed` or `skipped`](StoryStatus)), branch, reason or judge note, estimated tokens and cost,
+//! `failed` or `skipped`](OutcomeStatus)), branch, reason or judge note, estimated tokens and cost,
 //! and start and finish times. It renders two ways:
 //!
 //! - [`render_markdown`]: `report.md`, for people: a table of the stories, totals, usage by seat
@@ -70,7 +70,7 @@ mod usage;
 
 pub use format::{format_usd, round_half_away};
 pub use markdown::render_markdown;
-pub use model::{EpicReport, Estimated, SeatUsage, StoryOutcome, StoryStatus};
+pub use model::{EpicReport, Estimated, OutcomeStatus, SeatUsage, StoryOutcome};
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
 pub use timeline::{Span, Timeline};
 pub use usage::{Estimate, Usage, UsageMeter, UsageTotals, count_chars, estimate_tokens};

@@ -7,7 +7,7 @@ use jiff::fmt::strtime;
 use jiff::tz::Offset;
 
 use crate::format::{format_duration, format_usd, round_half_away};
-use crate::model::{EpicReport, StoryOutcome, StoryStatus};
+use crate::model::{EpicReport, OutcomeStatus, StoryOutcome};
 use crate::timeline::Timeline;
 use crate::usage::CHARS_PER_TOKEN;
 
@@ -33,10 +33,10 @@ const MISSING: &str = "—";
 /// Pure: the same report always renders the same text, ending with one newline.
 ///
 /// ```
-/// use epic_report::{EpicReport, StoryOutcome, StoryStatus, render_markdown};
+/// use epic_report::{EpicReport, StoryOutcome, OutcomeStatus, render_markdown};
 ///
 /// let report = EpicReport::new("diamond", "epic/diamond").with_story(
-///     StoryOutcome::new("a", "Story a", StoryStatus::Done)
+///     StoryOutcome::new("a", "Story a", OutcomeStatus::Done)
 ///         .on_branch("story/diamond/a")
 ///         .with_estimate(120, Some(0.01))
 ///         .with_judge("judge cleared (round 1)"),
@@ -68,9 +68,9 @@ pub fn render_markdown(report: &EpicReport) -> String {
     lines.push(format!(
         "- Stories: {} (done {}, failed {}, skipped {})",
         report.stories.len(),
-        report.count(StoryStatus::Done),
-        report.count(StoryStatus::Failed),
-        report.count(StoryStatus::Skipped),
+        report.count(OutcomeStatus::Done),
+        report.count(OutcomeStatus::Failed),
+        report.count(OutcomeStatus::Skipped),
     ));
     if !report.critical_path.is_empty() {
         let path: Vec<String> = report.critical_path.iter().map(|id| inline(id)).collect();
@@ -213,7 +213,7 @@ fn timeline_section(report: &EpicReport, timeline: &Timeline<'_>, lines: &mut Ve
         .filter_map(|span| {
             let (start, finish) = (mermaid_utc(span.start)?, mermaid_utc(span.finish)?);
             let mut tags = Vec::new();
-            if span.story.status == StoryStatus::Done {
+            if span.story.status == OutcomeStatus::Done {
                 tags.push("done");
             }
             if critical.contains(span.story.id.as_str()) {
@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn gantt_text_is_safe() {
-        let story = |title: &str| StoryOutcome::new("the-id", title, StoryStatus::Done);
+        let story = |title: &str| StoryOutcome::new("the-id", title, OutcomeStatus::Done);
         assert_eq!(gantt_text(&story("Cart: API #1; done")), "Cart API 1 done");
         assert_eq!(gantt_text(&story("a\nb %% c")), "a b c");
         assert_eq!(gantt_text(&story("  ")), "the-id");
@@ -390,7 +390,7 @@ mod tests {
         );
         assert_eq!(gantt_text(&story("gantt")), "Story gantt");
         assert_eq!(gantt_text(&story("Über straße ✓")), "Über straße ✓");
-        let no_id = StoryOutcome::new(":", "#", StoryStatus::Done);
+        let no_id = StoryOutcome::new(":", "#", OutcomeStatus::Done);
         assert_eq!(gantt_text(&no_id), "Story");
     }
 }

@@ -52,7 +52,7 @@ pub struct StoryOutcome {
     /// The story's title.
     pub title: String,
     /// How it ended.
-    pub status: StoryStatus,
+    pub status: OutcomeStatus,
     /// The story's branch, `story/<epic_id>/<id>`, once it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
@@ -94,7 +94,9 @@ pub struct StoryOutcome {
 /// How a story ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum StoryStatus {
+// The JSON Schema keeps the definition name `epic schema` has always printed.
+#[schemars(rename = "StoryStatus")]
+pub enum OutcomeStatus {
     /// Merged into the epic branch.
     Done,
     /// Failed; the outcome's `reason` says why.
@@ -136,15 +138,15 @@ impl EpicReport {
     /// A report of no stories yet.
     ///
     /// ```
-    /// use epic_report::{EpicReport, StoryOutcome, StoryStatus};
+    /// use epic_report::{EpicReport, StoryOutcome, OutcomeStatus};
     ///
     /// let mut report = EpicReport::new("checkout", "epic/checkout");
-    /// report.stories.push(StoryOutcome::new("cart-api", "Cart API", StoryStatus::Done));
+    /// report.stories.push(StoryOutcome::new("cart-api", "Cart API", OutcomeStatus::Done));
     /// report.stories.push(
-    ///     StoryOutcome::new("cart-ui", "Cart page", StoryStatus::Skipped)
+    ///     StoryOutcome::new("cart-ui", "Cart page", OutcomeStatus::Skipped)
     ///         .with_reason("depends on failed story cart-api"),
     /// );
-    /// assert_eq!(report.count(StoryStatus::Done), 1);
+    /// assert_eq!(report.count(OutcomeStatus::Done), 1);
     /// assert!(!report.all_done());
     /// ```
     pub fn new(epic_id: impl Into<String>, epic_branch: impl Into<String>) -> Self {
@@ -185,7 +187,7 @@ impl EpicReport {
     }
 
     /// How many stories ended in `status`.
-    pub fn count(&self, status: StoryStatus) -> usize {
+    pub fn count(&self, status: OutcomeStatus) -> usize {
         self.stories
             .iter()
             .filter(|story| story.status == status)
@@ -196,7 +198,7 @@ impl EpicReport {
     pub fn all_done(&self) -> bool {
         self.stories
             .iter()
-            .all(|story| story.status == StoryStatus::Done)
+            .all(|story| story.status == OutcomeStatus::Done)
     }
 
     /// The sum of the stories' estimated tokens, or `None` if no story has any. Wide enough that
@@ -233,7 +235,7 @@ impl EpicReport {
 
 impl StoryOutcome {
     /// An outcome with no optional field set.
-    pub fn new(id: impl Into<String>, title: impl Into<String>, status: StoryStatus) -> Self {
+    pub fn new(id: impl Into<String>, title: impl Into<String>, status: OutcomeStatus) -> Self {
         Self {
             id: id.into(),
             title: title.into(),
@@ -329,7 +331,7 @@ impl SeatUsage {
     }
 }
 
-impl StoryStatus {
+impl OutcomeStatus {
     /// The status as the report writes it: `done`, `failed` or `skipped`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -340,7 +342,7 @@ impl StoryStatus {
     }
 }
 
-impl fmt::Display for StoryStatus {
+impl fmt::Display for OutcomeStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }

@@ -12,11 +12,11 @@ use crate::model::{EpicReport, StoryOutcome};
 /// are left out of every figure.
 ///
 /// ```
-/// use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timeline};
+/// use epic_report::{EpicReport, StoryOutcome, OutcomeStatus, Timeline};
 ///
 /// let at = |t: &str| t.parse::<epic_report::Timestamp>().unwrap();
 /// let story = |id: &str, start, finish| {
-///     StoryOutcome::new(id, id, StoryStatus::Done).started(at(start)).finished(at(finish))
+///     StoryOutcome::new(id, id, OutcomeStatus::Done).started(at(start)).finished(at(finish))
 /// };
 /// let report = EpicReport::new("e", "epic/e")
 ///     .with_story(story("a", "2026-03-01T09:00:00Z", "2026-03-01T09:10:00Z"))

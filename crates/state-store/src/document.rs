@@ -371,7 +371,7 @@ struct Envelope<T> {
 /// migration, or data that does not match `T` (with the element, line and column).
 ///
 /// ```
-/// # use epic_state_store::{StoryState, StoryStatus};
+/// # use epic_state_store::{StoryState, StoryStage};
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("cart-api.json");
 /// assert_eq!(epic_state_store::load::<StoryState>(&path)?, None);
@@ -513,7 +513,7 @@ pub(crate) fn reason(error: &serde_json::Error) -> String {
 /// (corrupt, torn, empty) is overwritten.
 ///
 /// ```
-/// use epic_state_store::{StoryState, StoryStatus, load, save};
+/// use epic_state_store::{StoryState, StoryStage, load, save};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("stories/cart-api.json");
@@ -522,7 +522,7 @@ pub(crate) fn reason(error: &serde_json::Error) -> String {
 ///     hash: "9f86d081".into(),
 ///     branch: "story/checkout/cart-api".into(),
 ///     worktree: "/src/shop.worktrees/checkout/cart-api".into(),
-///     status: StoryStatus::Started,
+///     status: StoryStage::Started,
 /// };
 /// save(&path, &state)?;
 /// assert_eq!(load::<StoryState>(&path)?, Some(state));

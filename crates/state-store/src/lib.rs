@@ -69,7 +69,7 @@
 //! epic's own document per story is [`StoryState`], kept at [`EpicDir::story_state`]:
 //!
 //! ```
-//! use epic_state_store::{EpicDir, StoryState, StoryStatus, load, save};
+//! use epic_state_store::{EpicDir, StoryState, StoryStage, load, save};
 //!
 //! let git = tempfile::tempdir()?;
 //! let dir = EpicDir::new(git.path(), "checkout")?;
@@ -80,10 +80,10 @@
 //!     hash: "9f86d081".into(),
 //!     branch: "story/checkout/cart-api".into(),
 //!     worktree: "/src/shop.worktrees/checkout/cart-api".into(),
-//!     status: StoryStatus::Started,
+//!     status: StoryStage::Started,
 //! };
 //! save(&path, &state)?;
-//! state.status = StoryStatus::Merged;
+//! state.status = StoryStage::Merged;
 //! save(&path, &state)?;
 //! assert_eq!(load::<StoryState>(&path)?, Some(state));
 //! assert_eq!(dir.story_ids()?, ["cart-api"]);
@@ -132,4 +132,4 @@ pub use events::{
 pub use files::{RemoveError, create_transcript, last_transcript_number, read_if_exists, remove};
 pub use layout::{EpicDir, IdKind, ListError, UnsafeId};
 pub use lock::{EpicLock, Holder, LockError, rfc3339};
-pub use story::{StoryState, StoryStatus, state_schema};
+pub use story::{StoryStage, StoryState, state_schema};

@@ -26,13 +26,15 @@ pub struct StoryState {
     /// The absolute path of the story's worktree (it may since have been removed).
     pub worktree: PathBuf,
     /// How far the story got.
-    pub status: StoryStatus,
+    pub status: StoryStage,
 }
 
 /// How far a story got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum StoryStatus {
+// The JSON Schema keeps the definition name `epic schema` has always printed.
+#[schemars(rename = "StoryStatus")]
+pub enum StoryStage {
     /// Its branch and worktree exist; a rerun resumes it on its branch.
     Started,
     /// It is merged into the epic branch; a rerun skips it.
@@ -41,7 +43,7 @@ pub enum StoryStatus {
     Failed,
 }
 
-impl StoryStatus {
+impl StoryStage {
     /// The status as the file spells it: `started`, `merged` or `failed`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -52,7 +54,7 @@ impl StoryStatus {
     }
 }
 
-impl fmt::Display for StoryStatus {
+impl fmt::Display for StoryStage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use epic_git_ops::{Git as _, Removal};
-use epic_state_store::{EpicDir, EpicLock, LockError, StoryState, StoryStatus};
+use epic_state_store::{EpicDir, EpicLock, LockError, StoryStage, StoryState};
 
 use crate::args::{CleanArgs, GlobalArgs};
 use crate::commands::render;
@@ -129,7 +129,7 @@ fn delete_branches(
         lines.push(format!("deleted branch {name}"));
         for state in states
             .iter()
-            .filter(|state| state.branch == name && state.status != StoryStatus::Merged)
+            .filter(|state| state.branch == name && state.status != StoryStage::Merged)
         {
             for path in [dir.story_state(&state.id), dir.story_plan(&state.id)]
                 .into_iter()

@@ -26,7 +26,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use epic_report::StoryStatus;
+use epic_report::OutcomeStatus;
 use serde_json::json;
 
 use crate::args::{DemoArgs, GlobalArgs};
@@ -286,9 +286,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(
     }
     let as_designed = STORIES.iter().all(|story| {
         let expected = match story.id {
-            "stats" => StoryStatus::Failed,
-            "summary" => StoryStatus::Skipped,
-            _ => StoryStatus::Done,
+            "stats" => OutcomeStatus::Failed,
+            "summary" => OutcomeStatus::Skipped,
+            _ => OutcomeStatus::Done,
         };
         outcome.report.story(story.id).map(|s| s.status) == Some(expected)
     });
@@ -414,7 +414,7 @@ fn io_error(action: &str, error: std::io::Error) -> CommandError {
 /// The paragraph that tells what just happened.
 fn what_happened(outcome: &epic_executor::RunOutcome, root: &Path, kept: bool) -> String {
     let report = &outcome.report;
-    let ids = |status: StoryStatus| -> Vec<&str> {
+    let ids = |status: OutcomeStatus| -> Vec<&str> {
         report
             .stories
             .iter()
@@ -422,7 +422,7 @@ fn what_happened(outcome: &epic_executor::RunOutcome, root: &Path, kept: bool) -
             .map(|story| story.id.as_str())
             .collect()
     };
-    let merged = ids(StoryStatus::Done);
+    let merged = ids(OutcomeStatus::Done);
     let number = match merged.len() {
         4 => "Four".to_owned(),
         n => n.to_string(),

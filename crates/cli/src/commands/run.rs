@@ -16,7 +16,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use epic_executor::{RunConfig, RunError, RunOutcome};
-use epic_report::{EpicReport, StoryStatus};
+use epic_report::{EpicReport, OutcomeStatus};
 use epic_story_plan::ValidPlan;
 use tokio_util::sync::CancellationToken;
 
@@ -218,7 +218,7 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
         if previous && !report.stories.is_empty() {
             writeln!(w, "nothing to do: every story merged on a previous run")?;
         }
-        for status in [StoryStatus::Failed, StoryStatus::Skipped] {
+        for status in [OutcomeStatus::Failed, OutcomeStatus::Skipped] {
             let stories: Vec<_> = report
                 .stories
                 .iter()
@@ -274,8 +274,8 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
 /// Done, failed and skipped stories of `report`.
 pub(crate) fn counts(report: &EpicReport) -> (usize, usize, usize) {
     (
-        report.count(StoryStatus::Done),
-        report.count(StoryStatus::Failed),
-        report.count(StoryStatus::Skipped),
+        report.count(OutcomeStatus::Done),
+        report.count(OutcomeStatus::Failed),
+        report.count(OutcomeStatus::Skipped),
     )
 }

@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use epic_state_store::{EpicDir, EpicLock, Holder, LockError, StoryState, StoryStatus};
+use epic_state_store::{EpicDir, EpicLock, Holder, LockError, StoryStage, StoryState};
 use serde::Serialize;
 
 use crate::args::{EpicArgs, Format, GlobalArgs};
@@ -44,13 +44,13 @@ struct StoryJson {
     id: String,
     /// `started`, `merged` or `failed` from the story's state file; `null` when it has none
     /// (never started).
-    status: Option<StoryStatus>,
+    status: Option<StoryStage>,
     /// The story branch (from the state file, else the report).
     branch: Option<String>,
     /// The story's worktree (from the state file; it may have been removed since).
     worktree: Option<PathBuf>,
     /// `done`, `failed` or `skipped` in the last report; `null` when not in one.
-    outcome: Option<epic_report::StoryStatus>,
+    outcome: Option<epic_report::OutcomeStatus>,
     /// Why the story failed or was skipped, per the last report.
     reason: Option<String>,
 }
@@ -167,9 +167,9 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
         holder,
         stories,
         report: report.map(|report| ReportJson {
-            done: report.count(epic_report::StoryStatus::Done),
-            failed: report.count(epic_report::StoryStatus::Failed),
-            skipped: report.count(epic_report::StoryStatus::Skipped),
+            done: report.count(epic_report::OutcomeStatus::Done),
+            failed: report.count(epic_report::OutcomeStatus::Failed),
+            skipped: report.count(epic_report::OutcomeStatus::Skipped),
             epic_branch: report.epic_branch,
         }),
     })
@@ -194,11 +194,11 @@ fn story(
     }
 }
 
-fn outcome_name(status: epic_report::StoryStatus) -> &'static str {
+fn outcome_name(status: epic_report::OutcomeStatus) -> &'static str {
     match status {
-        epic_report::StoryStatus::Done => "done",
-        epic_report::StoryStatus::Failed => "failed",
-        epic_report::StoryStatus::Skipped => "skipped",
+        epic_report::OutcomeStatus::Done => "done",
+        epic_report::OutcomeStatus::Failed => "failed",
+        epic_report::OutcomeStatus::Skipped => "skipped",
     }
 }
 
@@ -262,11 +262,7 @@ fn text(status: &StatusJson, out: Output) -> String {
         }
         if !out.quiet() {
             let mut tally = Vec::new();
-            for name in [
-                StoryStatus::Merged,
-                StoryStatus::Started,
-                StoryStatus::Failed,
-            ] {
+            for name in [StoryStage::Merged, StoryStage::Started, StoryStage::Failed] {
                 let n = status
                     .stories
                     .iter()

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use epic_state_store::{StoryState, StoryStatus};
+use epic_state_store::{StoryStage, StoryState};
 
 use crate::util::Repo;
 
@@ -352,7 +352,7 @@ fn assert_sound(repo: &Repo, reference_tree: &str, phases: &[String]) {
         let state: StoryState = epic_state_store::load(dir.story_state(&id).expect("path"))
             .expect("the state parses")
             .expect("the state exists");
-        assert_eq!(state.status, StoryStatus::Merged, "{id}");
+        assert_eq!(state.status, StoryStage::Merged, "{id}");
     }
     let report: epic_executor::ReportDocument = epic_state_store::load(dir.report_json())
         .expect("the report parses")

@@ -49,7 +49,7 @@ fn markdown_is_rendered_when_only_report_json_exists() {
 fn no_report_yet() {
     let repo = Repo::new();
     let epic = repo.epic("checkout");
-    repo.story(&epic, "cart-api", epic_state_store::StoryStatus::Started);
+    repo.story(&epic, "cart-api", epic_state_store::StoryStage::Started);
     let run = repo.run(&["report"]);
     run.assert_code(2);
     assert_snapshot!("missing", run);
@@ -69,7 +69,7 @@ fn no_epic_and_several_epics() {
 
     for id in ["checkout", "search"] {
         let epic = repo.epic(id);
-        repo.story(&epic, "a", epic_state_store::StoryStatus::Started);
+        repo.story(&epic, "a", epic_state_store::StoryStage::Started);
     }
     let run = repo.run(&["report"]);
     run.assert_code(2);

@@ -1,7 +1,7 @@
 //! `epic status`: each story's state, the run holding the lock (if any) and the last report's
 //! outcomes, read from real state directories written with state-store.
 
-use epic_state_store::{EpicLock, StoryStatus};
+use epic_state_store::{EpicLock, StoryStage};
 use insta::assert_snapshot;
 use serde_json::json;
 
@@ -11,8 +11,8 @@ use crate::util::{Repo, checkout_report};
 fn checkout() -> (Repo, epic_state_store::EpicDir) {
     let repo = Repo::new();
     let epic = repo.epic("checkout");
-    repo.story(&epic, "cart-api", StoryStatus::Merged);
-    repo.story(&epic, "payments", StoryStatus::Started);
+    repo.story(&epic, "cart-api", StoryStage::Merged);
+    repo.story(&epic, "payments", StoryStage::Started);
     (repo, epic)
 }
 
@@ -119,7 +119,7 @@ fn a_run_holding_the_lock() {
 #[test]
 fn the_last_report_outcomes() {
     let (repo, epic) = checkout();
-    repo.story(&epic, "payments", StoryStatus::Failed);
+    repo.story(&epic, "payments", StoryStage::Failed);
     repo.report(&epic, &checkout_report(), true);
     let run = repo.run(&["status"]);
     run.assert_code(0);
@@ -151,7 +151,7 @@ fn the_last_report_outcomes() {
 fn several_epics_are_listed() {
     let (repo, _checkout) = checkout();
     let search = repo.epic("search");
-    repo.story(&search, "index", StoryStatus::Started);
+    repo.story(&search, "index", StoryStage::Started);
     let _lock = EpicLock::acquire(&search).unwrap();
 
     let run = repo.run(&["status"]);

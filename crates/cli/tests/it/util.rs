@@ -304,7 +304,7 @@ impl Repo {
         &self,
         epic: &epic_state_store::EpicDir,
         id: &str,
-        status: epic_state_store::StoryStatus,
+        status: epic_state_store::StoryStage,
     ) {
         assert!(
             epic.root().starts_with(self.common_dir()),
@@ -349,24 +349,24 @@ impl Repo {
 
 /// The report of a run of epic `checkout`: one story done, one failed, one skipped.
 pub(crate) fn checkout_report() -> epic_report::EpicReport {
-    use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
+    use epic_report::{EpicReport, OutcomeStatus, StoryOutcome, Timestamp};
     let at = |text: &str| text.parse::<Timestamp>().expect("an RFC 3339 time");
     EpicReport::new("checkout", "epic/checkout")
         .with_story(
-            StoryOutcome::new("cart-api", "Cart API", StoryStatus::Done)
+            StoryOutcome::new("cart-api", "Cart API", OutcomeStatus::Done)
                 .on_branch("story/checkout/cart-api")
                 .started(at("2026-03-01T09:00:00Z"))
                 .finished(at("2026-03-01T09:12:30Z")),
         )
         .with_story(
-            StoryOutcome::new("payments", "Payments", StoryStatus::Failed)
+            StoryOutcome::new("payments", "Payments", OutcomeStatus::Failed)
                 .on_branch("story/checkout/payments")
                 .with_reason("gate `cargo test` failed after 3 review rounds")
                 .started(at("2026-03-01T09:00:00Z"))
                 .finished(at("2026-03-01T09:20:00Z")),
         )
         .with_story(
-            StoryOutcome::new("cart-ui", "Cart page", StoryStatus::Skipped)
+            StoryOutcome::new("cart-ui", "Cart page", OutcomeStatus::Skipped)
                 .with_reason("depends on payments, which failed"),
         )
         .with_critical_path(["cart-api", "cart-ui"])

@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use epic_report::{EpicReport, StoryOutcome, StoryStatus, UsageMeter};
+use epic_report::{EpicReport, OutcomeStatus, StoryOutcome, UsageMeter};
 use epic_story_plan::ValidPlan;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -62,7 +62,7 @@ impl Loop {
                 branch: branch.clone(),
             });
             outcomes[*i] = Some(
-                StoryOutcome::new(&story.id, &story.title, StoryStatus::Done)
+                StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Done)
                     .on_branch(branch)
                     .with_judge("merged on a previous run"),
             );
@@ -206,8 +206,8 @@ impl Loop {
         }
         let interrupted = self.schedule.is_interrupted();
         let report = self.write_report().await;
-        let done = report.count(StoryStatus::Done);
-        let failed = report.count(StoryStatus::Failed);
+        let done = report.count(OutcomeStatus::Done);
+        let failed = report.count(OutcomeStatus::Failed);
         self.emit(Event::RunFinished {
             done,
             failed,
@@ -330,7 +330,7 @@ impl Loop {
             reason: reason.to_owned(),
         });
         self.outcomes[index] = Some(
-            StoryOutcome::new(&story.id, &story.title, StoryStatus::Skipped).with_reason(reason),
+            StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Skipped).with_reason(reason),
         );
         self.board.set(
             index,
@@ -347,7 +347,7 @@ impl Loop {
         self.usage.absorb(&end.usage);
         let story = &self.plan.plan().stories[index];
         let totals = end.usage.totals();
-        let mut outcome = StoryOutcome::new(&story.id, &story.title, StoryStatus::Done)
+        let mut outcome = StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Done)
             .started(end.started_at)
             .finished(end.finished_at);
         if totals.turns > 0 {
@@ -388,7 +388,7 @@ impl Loop {
                     story: story.id.clone(),
                     reason: reason.clone(),
                 });
-                outcome.status = StoryStatus::Skipped;
+                outcome.status = OutcomeStatus::Skipped;
                 self.outcomes[index] = Some(outcome.with_reason(&reason));
                 self.board.set(
                     index,
@@ -405,7 +405,7 @@ impl Loop {
                     story: story.id.clone(),
                     reason: reason.clone(),
                 });
-                outcome.status = StoryStatus::Failed;
+                outcome.status = OutcomeStatus::Failed;
                 self.outcomes[index] = Some(outcome.with_reason(&reason));
                 self.board.set(
                     index,
@@ -489,7 +489,7 @@ fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
 
 #[cfg(test)]
 mod tests {
-    use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
+    use epic_report::{EpicReport, OutcomeStatus, StoryOutcome, Timestamp};
     use epic_story_plan::{Story, StoryPlan};
 
     use super::weights;
@@ -510,7 +510,7 @@ mod tests {
         assert_eq!(weights(&plan, None), [1, 1, 1], "nothing known: all equal");
         let at = |text: &str| text.parse::<Timestamp>().unwrap();
         let ran = |id: &str, finish: &str| {
-            StoryOutcome::new(id, id, StoryStatus::Done)
+            StoryOutcome::new(id, id, OutcomeStatus::Done)
                 .started(at("2026-01-01T00:00:00Z"))
                 .finished(at(finish))
         };
@@ -537,7 +537,7 @@ mod tests {
         .unwrap();
         assert_eq!(weights(&plan, None), [2000, 60_000, 31_000]);
         let previous = EpicReport::new("e", "epic/e").with_story(
-            StoryOutcome::new("b", "b", StoryStatus::Done)
+            StoryOutcome::new("b", "b", OutcomeStatus::Done)
                 .started("2026-01-01T00:00:00Z".parse::<Timestamp>().unwrap())
                 .finished("2026-01-01T00:00:05Z".parse::<Timestamp>().unwrap()),
         );

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use epic_git_ops::{CommitId, Git};
-use epic_state_store::{EpicDir, EpicLock, EventLog, LockError, StoryState, StoryStatus as Saved};
+use epic_state_store::{EpicDir, EpicLock, EventLog, LockError, StoryStage, StoryState};
 use epic_story_plan::ValidPlan;
 use tokio_util::sync::CancellationToken;
 
@@ -210,7 +210,7 @@ async fn merged_on_earlier_runs(plan: &ValidPlan, dir: &EpicDir) -> Vec<(usize, 
             .enumerate()
             .filter_map(|(index, (hash, path))| {
                 let state = epic_state_store::load::<StoryState>(path?).ok().flatten()?;
-                (state.status == Saved::Merged && state.hash == hash)
+                (state.status == StoryStage::Merged && state.hash == hash)
                     .then_some((index, state.branch))
             })
             .collect()
@@ -442,7 +442,7 @@ async fn recover_merge(
                 dir.story_state(&journal.story)
                     .ok()
                     .and_then(|state| epic_state_store::load::<StoryState>(state).ok().flatten())
-                    .is_some_and(|state| state.status == Saved::Merged)
+                    .is_some_and(|state| state.status == StoryStage::Merged)
             });
             Ok::<_, epic_state_store::LoadError>(journal.map(|journal| (journal, merged)))
         })

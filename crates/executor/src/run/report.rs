@@ -2,7 +2,7 @@
 //! usage by seat ([`build_report`]), the stories that never started marked skipped, and the
 //! report of a run interrupted before any story.
 
-use epic_report::{EpicReport, StoryOutcome, StoryStatus, UsageMeter};
+use epic_report::{EpicReport, OutcomeStatus, StoryOutcome, UsageMeter};
 use epic_state_store::EpicDir;
 use epic_story_plan::ValidPlan;
 
@@ -60,7 +60,7 @@ fn skip_unfinished(
                 reason: reason.to_owned(),
             });
             *outcome = Some(
-                StoryOutcome::new(&story.id, &story.title, StoryStatus::Skipped)
+                StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Skipped)
                     .with_reason(reason),
             );
         }

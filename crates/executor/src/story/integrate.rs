@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use epic_git_ops::{CommitId, MergeFavor, MergeOutcome};
-use epic_state_store::StoryStatus;
+use epic_state_store::StoryStage;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -89,7 +89,7 @@ impl Work {
                 }
             }
         }
-        self.save_state(StoryStatus::Merged).await?;
+        self.save_state(StoryStage::Merged).await?;
         self.merged = true;
         remove_journal(journal_path).await;
         drop(head);

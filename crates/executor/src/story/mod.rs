@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use epic_git_ops::{CommitOutcome, Git};
 use epic_report::{Timestamp, UsageMeter};
-use epic_state_store::{EpicDir, StoryState, StoryStatus};
+use epic_state_store::{EpicDir, StoryStage, StoryState};
 use epic_story_plan::{Story, StoryPlan};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -324,7 +324,7 @@ impl Work {
             .map_err(Failure::UnsafeId)?)
     }
 
-    async fn save_state(&mut self, status: StoryStatus) -> Result<(), Stop> {
+    async fn save_state(&mut self, status: StoryStage) -> Result<(), Stop> {
         let path = self.state_path()?;
         let state = StoryState {
             id: self.id().to_owned(),
@@ -350,9 +350,9 @@ impl Work {
         };
         offload::blocking(move || {
             if let Ok(Some(mut state)) = epic_state_store::load::<StoryState>(&path)
-                && state.status != StoryStatus::Merged
+                && state.status != StoryStage::Merged
             {
-                state.status = StoryStatus::Failed;
+                state.status = StoryStage::Failed;
                 epic_state_store::save(&path, &state).ok();
             }
         })

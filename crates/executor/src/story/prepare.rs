@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::io;
 
-use epic_state_store::{StoryState, StoryStatus};
+use epic_state_store::{StoryStage, StoryState};
 
 use super::{Failure, Stop, Work};
 use crate::event::Event;
@@ -76,7 +76,7 @@ impl Work {
         }
         self.clear_stale_locks().await;
         let fresh = match stored {
-            Some(old) if old.status == StoryStatus::Merged => {
+            Some(old) if old.status == StoryStage::Merged => {
                 self.has_state = true;
                 return Ok(Prepared::Merged);
             }
@@ -110,7 +110,7 @@ impl Work {
             }
             None => {
                 self.add_worktree().await?;
-                self.save_state(StoryStatus::Started).await?;
+                self.save_state(StoryStage::Started).await?;
                 true
             }
         };

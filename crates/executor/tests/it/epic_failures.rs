@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use epic_executor::{Event, RunError};
-use epic_state_store::{EpicLock, StoryState, StoryStatus};
+use epic_state_store::{EpicLock, StoryStage, StoryState};
 use tokio_util::sync::CancellationToken;
 
 use crate::epic_support::{EpicFixture, diamond, lock_as_if_adding, plan, statuses};
@@ -45,7 +45,7 @@ async fn a_failure_skips_exactly_its_transitive_dependents() {
     let state: StoryState = epic_state_store::load(ep.dir().story_state("a").expect("path"))
         .expect("load")
         .expect("state");
-    assert_eq!(state.status, StoryStatus::Failed);
+    assert_eq!(state.status, StoryStage::Failed);
     assert!(!outcome.all_done());
 }
 
@@ -78,7 +78,7 @@ async fn fail_fast_cancels_the_running_stories_and_still_reports() {
     let state: StoryState = epic_state_store::load(ep.dir().story_state("b").expect("path"))
         .expect("load")
         .expect("state");
-    assert_eq!(state.status, StoryStatus::Started);
+    assert_eq!(state.status, StoryStage::Started);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -99,7 +99,7 @@ async fn gates_red_only_on_the_merged_tree_undo_the_merge() {
         .report
         .stories
         .iter()
-        .find(|story| story.status == epic_report::StoryStatus::Failed)
+        .find(|story| story.status == epic_report::OutcomeStatus::Failed)
         .expect("one failed");
     assert!(
         failed
@@ -380,7 +380,7 @@ async fn an_interrupted_run_keeps_resumable_state_and_a_rerun_finishes() {
     let state: StoryState = epic_state_store::load(ep.dir().story_state("b").expect("path"))
         .expect("load")
         .expect("state");
-    assert_eq!(state.status, StoryStatus::Started);
+    assert_eq!(state.status, StoryStage::Started);
     assert!(ep.dir().report_json().is_file());
 
     let events = Events::default();

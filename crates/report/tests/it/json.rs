@@ -1,6 +1,6 @@
 //! The JSON rendering: `report.json`'s data, its schema, and reading it back.
 
-use epic_report::{EpicReport, StoryOutcome, StoryStatus, report_schema, to_json};
+use epic_report::{EpicReport, OutcomeStatus, StoryOutcome, report_schema, to_json};
 use epic_story_plan::{Story, StoryPlan};
 
 use crate::support::{diamond, diamond_with_failure};
@@ -68,12 +68,13 @@ fn no_null_anywhere() {
     let mut report = diamond_with_failure();
     report
         .stories
-        .push(StoryOutcome::new("bare", "Bare", StoryStatus::Skipped));
+        .push(StoryOutcome::new("bare", "Bare", OutcomeStatus::Skipped));
     report.stories.push(
-        StoryOutcome::new("nan", "NaN", StoryStatus::Failed).with_estimate(1, Some(f64::NAN)),
+        StoryOutcome::new("nan", "NaN", OutcomeStatus::Failed).with_estimate(1, Some(f64::NAN)),
     );
     report.stories.push(
-        StoryOutcome::new("inf", "Inf", StoryStatus::Failed).with_estimate(1, Some(f64::INFINITY)),
+        StoryOutcome::new("inf", "Inf", OutcomeStatus::Failed)
+            .with_estimate(1, Some(f64::INFINITY)),
     );
     let json = to_json(&report);
     assert!(!json.contains("null"), "{json}");

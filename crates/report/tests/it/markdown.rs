@@ -1,6 +1,8 @@
 //! The Markdown rendering: the reference's example, each section, and file snapshots.
 
-use epic_report::{EpicReport, PriceTable, StoryOutcome, StoryStatus, UsageMeter, render_markdown};
+use epic_report::{
+    EpicReport, OutcomeStatus, PriceTable, StoryOutcome, UsageMeter, render_markdown,
+};
 
 use crate::support::{at, diamond, diamond_with_failure, done, nine};
 
@@ -62,7 +64,7 @@ fn the_note_is_the_reason_else_the_judge() {
 #[test]
 fn totals_appear_only_with_figures() {
     let bare =
-        EpicReport::new("e", "epic/e").with_story(StoryOutcome::new("a", "A", StoryStatus::Done));
+        EpicReport::new("e", "epic/e").with_story(StoryOutcome::new("a", "A", OutcomeStatus::Done));
     let markdown = render_markdown(&bare);
     assert!(!markdown.contains("Estimated tokens"));
     assert!(!markdown.contains("Estimated cost"));
@@ -75,8 +77,8 @@ fn totals_appear_only_with_figures() {
 #[test]
 fn the_cost_total_names_the_stories_it_leaves_out() {
     let report = EpicReport::new("e", "epic/e")
-        .with_story(StoryOutcome::new("a", "A", StoryStatus::Done).with_estimate(100, Some(0.5)))
-        .with_story(StoryOutcome::new("b", "B", StoryStatus::Done).with_estimate(50, None));
+        .with_story(StoryOutcome::new("a", "A", OutcomeStatus::Done).with_estimate(100, Some(0.5)))
+        .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Done).with_estimate(50, None));
     let markdown = render_markdown(&report);
     assert!(
         markdown.contains("- Estimated tokens: ~150\n"),
@@ -88,7 +90,7 @@ fn the_cost_total_names_the_stories_it_leaves_out() {
     );
 
     let unknown = EpicReport::new("e", "epic/e")
-        .with_story(StoryOutcome::new("b", "B", StoryStatus::Done).with_estimate(50, None));
+        .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Done).with_estimate(50, None));
     assert!(
         render_markdown(&unknown).contains("- Estimated cost: unknown (no known price for b)\n")
     );
@@ -130,13 +132,13 @@ fn timeline_has_makespan_parallelism_and_a_gantt_chart() {
 fn timeline_converts_offsets_to_utc_and_skips_stories_without_both_times() {
     let report = EpicReport::new("e", "epic/e")
         .with_story(
-            StoryOutcome::new("a", "A", StoryStatus::Done)
+            StoryOutcome::new("a", "A", OutcomeStatus::Done)
                 .started(at("2026-03-01T10:00:00+01:00"))
                 .finished(at("2026-03-01T09:00:30.5Z")),
         )
-        .with_story(StoryOutcome::new("b", "B", StoryStatus::Failed).started(nine(0, 10)))
+        .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Failed).started(nine(0, 10)))
         .with_story(
-            StoryOutcome::new("c", "C", StoryStatus::Failed)
+            StoryOutcome::new("c", "C", OutcomeStatus::Failed)
                 .started(nine(5, 0))
                 .finished(nine(1, 0)),
         );
@@ -162,7 +164,7 @@ fn timeline_converts_offsets_to_utc_and_skips_stories_without_both_times() {
 #[test]
 fn a_timeline_of_one_instant_has_no_parallelism() {
     let report = EpicReport::new("e", "epic/e").with_story(
-        StoryOutcome::new("a", "A", StoryStatus::Done)
+        StoryOutcome::new("a", "A", OutcomeStatus::Done)
             .started(nine(0, 0))
             .finished(nine(0, 0)),
     );
@@ -219,29 +221,29 @@ fn snapshot_failures_with_skipped_dependents() {
 fn snapshot_pipes_and_newlines_in_notes() {
     let report = EpicReport::new("notes", "epic/notes")
         .with_story(
-            StoryOutcome::new("pipes", "Pipes", StoryStatus::Failed)
+            StoryOutcome::new("pipes", "Pipes", OutcomeStatus::Failed)
                 .on_branch("story/notes/pi|pes")
                 .with_reason("gate `a | b` failed:\n\n  exit 1 |  stderr:\ttail\r\n"),
         )
         .with_story(
-            StoryOutcome::new("judged", "Judged", StoryStatus::Done)
+            StoryOutcome::new("judged", "Judged", OutcomeStatus::Done)
                 .on_branch("story/notes/with`tick")
                 .with_judge("cleared\nwith | notes\n- and a list"),
         )
         .with_story(
-            StoryOutcome::new("blank", "Blank", StoryStatus::Skipped).with_reason("   \n\t "),
+            StoryOutcome::new("blank", "Blank", OutcomeStatus::Skipped).with_reason("   \n\t "),
         )
         .with_story(
             StoryOutcome::new(
                 "time-colon",
                 "Fix: the #1 bug; then %% comment\nsection two",
-                StoryStatus::Done,
+                OutcomeStatus::Done,
             )
             .started(nine(0, 0))
             .finished(nine(1, 0)),
         )
         .with_story(
-            StoryOutcome::new("keyword", "section: not a section", StoryStatus::Done)
+            StoryOutcome::new("keyword", "section: not a section", OutcomeStatus::Done)
                 .started(nine(0, 30))
                 .finished(nine(0, 45)),
         );
@@ -255,7 +257,7 @@ fn snapshot_unicode_titles() {
             StoryOutcome::new(
                 "bonifico",
                 "Bonifico — modulo di invio ✓",
-                StoryStatus::Done,
+                OutcomeStatus::Done,
             )
             .on_branch("story/überweisung/bonifico")
             .with_judge("approvato: «va bene» 👍")
@@ -264,11 +266,15 @@ fn snapshot_unicode_titles() {
             .finished(at("2026-03-01T10:45:00+01:00")),
         )
         .with_story(
-            StoryOutcome::new("zahlung", "Zahlungsübersicht (支付概览)", StoryStatus::Done)
-                .on_branch("story/überweisung/zahlung")
-                .with_estimate(987, Some(0.015))
-                .started(at("2026-03-01T09:05:00Z"))
-                .finished(at("2026-03-01T09:50:00Z")),
+            StoryOutcome::new(
+                "zahlung",
+                "Zahlungsübersicht (支付概览)",
+                OutcomeStatus::Done,
+            )
+            .on_branch("story/überweisung/zahlung")
+            .with_estimate(987, Some(0.015))
+            .started(at("2026-03-01T09:05:00Z"))
+            .finished(at("2026-03-01T09:50:00Z")),
         )
         .with_critical_path(["bonifico"]);
     insta::assert_snapshot!(render_markdown(&report));
@@ -278,17 +284,17 @@ fn snapshot_unicode_titles() {
 fn snapshot_very_large_figures() {
     let report = EpicReport::new("huge", "epic/huge")
         .with_story(
-            StoryOutcome::new("max", "Max", StoryStatus::Done)
+            StoryOutcome::new("max", "Max", OutcomeStatus::Done)
                 .with_estimate(u64::MAX, Some(1e15 + 0.125))
                 .started(at("0001-01-01T00:00:00Z"))
                 .finished(at("9999-12-30T22:00:00.999Z")), // near jiff's last instant
         )
         .with_story(
-            StoryOutcome::new("also-max", "Also max", StoryStatus::Done)
+            StoryOutcome::new("also-max", "Also max", OutcomeStatus::Done)
                 .with_estimate(u64::MAX, Some(123_456_789_012.345)),
         )
         .with_story(
-            StoryOutcome::new("not-a-number", "NaN", StoryStatus::Failed)
+            StoryOutcome::new("not-a-number", "NaN", OutcomeStatus::Failed)
                 .with_estimate(0, Some(f64::NAN)),
         );
     insta::assert_snapshot!(render_markdown(&report));
@@ -297,18 +303,19 @@ fn snapshot_very_large_figures() {
 #[test]
 fn snapshot_missing_optional_fields() {
     let report = EpicReport::new("bare", "")
-        .with_story(StoryOutcome::new("done", "", StoryStatus::Done))
-        .with_story(StoryOutcome::new("failed", "Failed", StoryStatus::Failed))
+        .with_story(StoryOutcome::new("done", "", OutcomeStatus::Done))
+        .with_story(StoryOutcome::new("failed", "Failed", OutcomeStatus::Failed))
         .with_story(StoryOutcome::new(
             "skipped",
             "Skipped",
-            StoryStatus::Skipped,
+            OutcomeStatus::Skipped,
         ))
         .with_story(
-            StoryOutcome::new("only-start", "Only start", StoryStatus::Failed).started(nine(0, 0)),
+            StoryOutcome::new("only-start", "Only start", OutcomeStatus::Failed)
+                .started(nine(0, 0)),
         )
         .with_story(
-            StoryOutcome::new("only-tokens", "Only tokens", StoryStatus::Done)
+            StoryOutcome::new("only-tokens", "Only tokens", OutcomeStatus::Done)
                 .with_estimate(42, None),
         );
     insta::assert_snapshot!(render_markdown(&report));

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use epic_report::{
-    EpicReport, SeatUsage, StoryOutcome, StoryStatus, Timestamp, UsageTotals, format_usd,
+    EpicReport, OutcomeStatus, SeatUsage, StoryOutcome, Timestamp, UsageTotals, format_usd,
     render_markdown, round_half_away, to_json,
 };
 use proptest::prelude::*;
@@ -14,11 +14,11 @@ fn text() -> impl Strategy<Value = String> {
     prop_oneof![any::<String>(), "[a-z|`:#;%\\\\ \t\n\r\u{2014}é🦀-]{0,24}",]
 }
 
-fn status() -> impl Strategy<Value = StoryStatus> {
+fn status() -> impl Strategy<Value = OutcomeStatus> {
     prop_oneof![
-        Just(StoryStatus::Done),
-        Just(StoryStatus::Failed),
-        Just(StoryStatus::Skipped)
+        Just(OutcomeStatus::Done),
+        Just(OutcomeStatus::Failed),
+        Just(OutcomeStatus::Skipped)
     ]
 }
 

@@ -1,6 +1,6 @@
 //! The reports the tests share.
 
-use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timestamp};
+use epic_report::{EpicReport, OutcomeStatus, StoryOutcome, Timestamp};
 
 /// A timestamp from RFC 3339 text.
 pub(crate) fn at(text: &str) -> Timestamp {
@@ -14,7 +14,7 @@ pub(crate) fn nine(minute: u32, second: u32) -> Timestamp {
 
 /// A done story of the diamond epic as the reference's example has it: 120 tokens, $0.01.
 pub(crate) fn done(id: &str) -> StoryOutcome {
-    StoryOutcome::new(id, format!("Story {id}"), StoryStatus::Done)
+    StoryOutcome::new(id, format!("Story {id}"), OutcomeStatus::Done)
         .on_branch(format!("story/diamond/{id}"))
         .with_judge("judge cleared (round 1)")
         .with_estimate(120, Some(0.01))
@@ -35,7 +35,7 @@ pub(crate) fn diamond_with_failure() -> EpicReport {
     EpicReport::new("diamond", "epic/diamond")
         .with_story(done("a").started(nine(0, 0)).finished(nine(4, 0)))
         .with_story(
-            StoryOutcome::new("b", "Story b", StoryStatus::Failed)
+            StoryOutcome::new("b", "Story b", OutcomeStatus::Failed)
                 .on_branch("story/diamond/b")
                 .with_reason("gate `cargo test` failed on the epic head after merge; merge undone")
                 .with_judge("judge cleared (round 2)")
@@ -45,7 +45,7 @@ pub(crate) fn diamond_with_failure() -> EpicReport {
         )
         .with_story(done("c").started(nine(4, 12)).finished(nine(8, 0)))
         .with_story(
-            StoryOutcome::new("d", "Story d", StoryStatus::Skipped)
+            StoryOutcome::new("d", "Story d", OutcomeStatus::Skipped)
                 .with_reason("depends on b, which failed"),
         )
         .with_critical_path(["a", "b", "d"])

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use epic_report::{EpicReport, StoryOutcome, StoryStatus, Timeline};
+use epic_report::{EpicReport, OutcomeStatus, StoryOutcome, Timeline};
 
 use crate::support::{diamond, diamond_with_failure, nine};
 
@@ -35,9 +35,9 @@ fn stories_without_both_times_are_left_out() {
 #[test]
 fn no_times_no_timeline() {
     let report = EpicReport::new("e", "epic/e")
-        .with_story(StoryOutcome::new("a", "A", StoryStatus::Done).started(nine(0, 0)))
+        .with_story(StoryOutcome::new("a", "A", OutcomeStatus::Done).started(nine(0, 0)))
         .with_story(
-            StoryOutcome::new("b", "B", StoryStatus::Done)
+            StoryOutcome::new("b", "B", OutcomeStatus::Done)
                 .started(nine(1, 0))
                 .finished(nine(0, 0)),
         );
@@ -49,12 +49,12 @@ fn no_times_no_timeline() {
 fn one_at_a_time_is_parallelism_one() {
     let report = EpicReport::new("e", "epic/e")
         .with_story(
-            StoryOutcome::new("a", "A", StoryStatus::Done)
+            StoryOutcome::new("a", "A", OutcomeStatus::Done)
                 .started(nine(0, 0))
                 .finished(nine(5, 0)),
         )
         .with_story(
-            StoryOutcome::new("b", "B", StoryStatus::Done)
+            StoryOutcome::new("b", "B", OutcomeStatus::Done)
                 .started(nine(5, 0))
                 .finished(nine(10, 0)),
         );

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use epic_report::{StoryOutcome, StoryStatus, Timestamp};
+use epic_report::{OutcomeStatus, StoryOutcome, Timestamp};
 
 use crate::support::at;
 
@@ -67,7 +67,7 @@ fn equal_instants_are_equal_across_offsets() {
     let later = at("2026-03-01T09:30:00.000000001Z");
     assert!(later > paris);
     let story = |start, finish| {
-        StoryOutcome::new("a", "A", StoryStatus::Done)
+        StoryOutcome::new("a", "A", OutcomeStatus::Done)
             .started(start)
             .finished(finish)
             .duration()

@@ -1,7 +1,7 @@
 //! Usage estimation: tokens from characters, totals by seat, costs only when known.
 
 use epic_report::{
-    EpicReport, Estimate, PriceTable, StoryOutcome, StoryStatus, Usage, UsageMeter, UsageTotals,
+    EpicReport, Estimate, OutcomeStatus, PriceTable, StoryOutcome, Usage, UsageMeter, UsageTotals,
     count_chars, estimate_tokens, to_json,
 };
 
@@ -78,7 +78,7 @@ fn an_unknown_price_makes_the_cost_unknown_not_smaller() {
     assert_eq!(totals.unpriced_turns, 2);
     assert!(totals.is_cost_partial());
 
-    let story = StoryOutcome::new("a", "A", StoryStatus::Done).with_usage(&totals);
+    let story = StoryOutcome::new("a", "A", OutcomeStatus::Done).with_usage(&totals);
     assert_eq!(story.estimated_tokens, Some(1_000_000 + 2_000 + 2));
     assert_eq!(story.estimated_cost_usd, None);
     let json = to_json(&EpicReport::new("e", "epic/e").with_story(story));

@@ -4,7 +4,7 @@ use std::fs;
 use std::path::Path;
 
 use epic_state_store::{
-    Document, EnvelopeProblem, LoadError, MigrateError, SaveError, StoryState, StoryStatus, load,
+    Document, EnvelopeProblem, LoadError, MigrateError, SaveError, StoryStage, StoryState, load,
     save,
 };
 use schemars::JsonSchema;
@@ -36,11 +36,7 @@ fn assert_actionable(error: &LoadError, path: &Path) -> String {
 fn round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("stories/cart-api.json");
-    for status in [
-        StoryStatus::Started,
-        StoryStatus::Failed,
-        StoryStatus::Merged,
-    ] {
+    for status in [StoryStage::Started, StoryStage::Failed, StoryStage::Merged] {
         let state = story("cart-api", status);
         save(&path, &state).unwrap();
         assert_eq!(load::<StoryState>(&path).unwrap(), Some(state));
@@ -65,7 +61,7 @@ fn missing_file_is_none() {
 fn file_format_is_the_contract_envelope_pretty_printed() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cart-api.json");
-    save(&path, &story("cart-api", StoryStatus::Merged)).unwrap();
+    save(&path, &story("cart-api", StoryStage::Merged)).unwrap();
     let text = fs::read_to_string(&path).unwrap();
     assert_eq!(
         text,
@@ -165,7 +161,7 @@ fn corrupt_json_gives_line_and_column() {
 fn torn_file_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cart-api.json");
-    save(&path, &story("cart-api", StoryStatus::Started)).unwrap();
+    save(&path, &story("cart-api", StoryStage::Started)).unwrap();
     let whole = fs::read(&path).unwrap();
     // Every proper prefix of a document is what a non-atomic writer could leave behind.
     for cut in 1..whole.len() - 1 {
@@ -186,7 +182,7 @@ fn torn_file_is_an_error_not_a_panic() {
 fn wrong_envelope() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("cart-api.json");
-    let state = serde_json::to_value(story("cart-api", StoryStatus::Started)).unwrap();
+    let state = serde_json::to_value(story("cart-api", StoryStage::Started)).unwrap();
     let cases = [
         (json!([1, 2]), EnvelopeProblem::NotAnObject),
         // A bare document without its envelope.
@@ -304,7 +300,7 @@ fn newer_file_is_never_overwritten() {
     // Deliberately odd formatting: the check is byte for byte.
     let newer = "{\"data\":{\"future\":[1,2,3]},   \"version\":7}";
     fs::write(&path, newer).unwrap();
-    let error = save(&path, &story("cart-api", StoryStatus::Merged)).unwrap_err();
+    let error = save(&path, &story("cart-api", StoryStage::Merged)).unwrap_err();
     let SaveError::TooNew {
         found, supported, ..
     } = &error

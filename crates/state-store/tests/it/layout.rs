@@ -129,7 +129,7 @@ fn listing_stories_and_epics() {
     for id in ["cart-ui", "cart-api"] {
         save(
             checkout.story_state(id).unwrap(),
-            &story(id, epic_state_store::StoryStatus::Started),
+            &story(id, epic_state_store::StoryStage::Started),
         )
         .unwrap();
         std::fs::write(checkout.story_plan(id).unwrap(), "- [ ] task\n").unwrap();

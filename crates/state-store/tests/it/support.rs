@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use epic_state_store::{Document, StoryState, StoryStatus};
+use epic_state_store::{Document, StoryStage, StoryState};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A story state as a run would write it.
-pub(crate) fn story(id: &str, status: StoryStatus) -> StoryState {
+pub(crate) fn story(id: &str, status: StoryStage) -> StoryState {
     StoryState {
         id: id.to_owned(),
         hash: "5e3c0f6a9b1d2e47".to_owned(),
