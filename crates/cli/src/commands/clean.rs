@@ -69,12 +69,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &CleanArgs, out: Output) -> Result<
         }
     }
     git.prune_worktrees().map_err(git_error)?;
-    // Leave no empty directories behind: `<epic>/`, then `<repo-name>.worktrees/`.
-    if std::fs::remove_dir(&root).is_ok()
-        && let Some(parent) = root.parent()
-    {
-        std::fs::remove_dir(parent).ok();
-    }
+    remove_empty_worktree_dirs(&root);
 
     if args.branches {
         lines.extend(delete_branches(&repo, &dir, &states, &listed)?);
@@ -165,17 +160,28 @@ fn states(dir: &EpicDir) -> Result<Vec<StoryState>, CommandError> {
     Ok(states)
 }
 
-fn remove_file(path: &Path) -> Result<(), CommandError> {
-    match std::fs::remove_file(path) {
-        Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err(CommandError::new(
-            Kind::Repository,
-            crate::error::WithSource {
-                message: format!("failed to remove `{}`", path.display()),
-                source: error,
-            },
-        )),
-        _ => Ok(()),
+/// Leaves no empty directories behind: `<epic>/`, then `<repo-name>.worktrees/`. Neither is
+/// in the repository or the state directory: they are the directories epic made beside the
+/// repository for worktrees, and only an empty one is removed.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the empty directories epic made for worktrees, beside the repository; `remove_dir` \
+              refuses a directory that still holds anything"
+)]
+fn remove_empty_worktree_dirs(root: &Path) {
+    if std::fs::remove_dir(root).is_ok()
+        && let Some(parent) = root.parent()
+    {
+        std::fs::remove_dir(parent).ok();
     }
+}
+
+/// Removes a file of the state directory (a story's state, its checkpoint) through
+/// epic-state-store; a file already gone is fine.
+fn remove_file(path: &Path) -> Result<(), CommandError> {
+    epic_state_store::remove(path)
+        .map(drop)
+        .map_err(|error| CommandError::new(Kind::Repository, error))
 }
 
 fn git_error(error: impl std::error::Error + Send + Sync + 'static) -> CommandError {

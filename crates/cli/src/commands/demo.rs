@@ -337,6 +337,10 @@ impl epic_executor::Seat for Paced {
 }
 
 /// `--keep DIR`: created if missing, refused unless empty; the absolute path.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the directory the user named for the demo's throwaway project, not epic's state"
+)]
 fn keep_dir(dir: &Path) -> Result<PathBuf, CommandError> {
     std::fs::create_dir_all(dir)
         .map_err(|error| io_error(&format!("create the directory `{}`", dir.display()), error))?;
@@ -357,6 +361,10 @@ fn keep_dir(dir: &Path) -> Result<PathBuf, CommandError> {
 }
 
 /// Writes the project, the plan and `epic.toml` into `root` and commits them on `main`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the demo's throwaway project is the user's files, written before epic runs on it"
+)]
 fn build_project(root: &Path) -> Result<(), CommandError> {
     let plan = crate::commands::json(&plan_json());
     let files: [(&str, &str); 5] = [
