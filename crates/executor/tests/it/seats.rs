@@ -77,7 +77,10 @@ async fn a_background_child_dies_when_the_turn_ends_normally() {
     // The child keeps the turn's standard output open for 1000 s: a turn that waited for it
     // would end at this deadline, not before.
     let request = request(&fixture, "go", PATIENCE, CancellationToken::new());
-    let reply = seat.turn(&request, &|_| {}).await.expect("ok");
+    let reply = tokio::time::timeout(PATIENCE, seat.turn(&request, &|_| {}))
+        .await
+        .expect("the child's open stdout did not hold the turn")
+        .expect("ok");
     assert_eq!(reply.text, "done\n");
     assert!(
         tokio::time::Instant::now() < request.context.deadline,
