@@ -1,7 +1,9 @@
 //! Project automation, in Rust so it runs wherever cargo does.
 //!
 //! - `cargo xtask ci`: everything CI checks, in the order CI checks it: formatting, clippy with
-//!   warnings denied, the tests (nextest, then doctests), the docs with warnings denied, and tidy.
+//!   warnings denied, the tests (nextest with its `ci` profile from `.config/nextest.toml`: no
+//!   retries, no fail-fast, hung tests ended by name; then doctests), the docs with warnings
+//!   denied, and tidy.
 //!   Benchmarks are linted but not run here: they take minutes, and `cargo xtask bench` runs them.
 //! - `cargo xtask bench`: the benchmarks; rewrites the figures in `BENCHMARKS.md`.
 //! - `cargo xtask tidy`: the repository's own conventions (see [`tidy`]).
@@ -109,6 +111,8 @@ fn ci() -> Result {
             &[
                 "nextest",
                 "run",
+                "--profile",
+                "ci",
                 "--workspace",
                 "--lib",
                 "--bins",

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Repo, file_plan};
+use crate::util::{PATIENCE, Repo, file_plan};
 
 /// Writes an `exec:` agent script to the repository's temporary directory: plans one task and,
 /// as coder, runs `coder` (shell, in the story's worktree) then writes `<story>/<story>.txt`.
@@ -103,24 +103,25 @@ fn an_agent_printing_200_mb_leaves_memory_bounded_and_the_transcript_truncated()
     );
 }
 
-/// An agent whose coder turn waits for `release` in the temporary directory (at most 60 s).
+/// An agent whose coder turn waits for `release` in the temporary directory (at most twice
+/// [`PATIENCE`]).
 fn waiting(repo: &Repo, name: &str) -> String {
     let release = repo.temp().join("release").display().to_string();
     agent(
         repo,
         name,
         &format!(
-            "n=0; while [ ! -e '{release}' ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done"
+            "n=0; while [ ! -e '{release}' ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done"
         ),
     )
 }
 
-/// Whether event `kind` appears in `log` within a minute.
+/// Whether event `kind` appears in `log` within [`PATIENCE`].
 fn wait_for(log: &Path, kind: &str) -> bool {
     let start = Instant::now();
     let needle = format!("\"kind\":\"{kind}\"");
     while !std::fs::read_to_string(log).is_ok_and(|text| text.contains(&needle)) {
-        if start.elapsed() > Duration::from_secs(20) {
+        if start.elapsed() > PATIENCE {
             return false;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -132,7 +133,7 @@ fn wait_for_event(log: &Path, kind: &str) {
     let start = Instant::now();
     let needle = format!("\"kind\":\"{kind}\"");
     while !std::fs::read_to_string(log).is_ok_and(|text| text.contains(&needle)) {
-        assert!(start.elapsed() < Duration::from_secs(20), "no {kind} event");
+        assert!(start.elapsed() < PATIENCE, "no {kind} event");
         std::thread::sleep(Duration::from_millis(50));
     }
 }

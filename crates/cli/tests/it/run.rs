@@ -9,7 +9,7 @@ use epic_state_store::EpicLock;
 use insta::assert_snapshot;
 use serde_json::json;
 
-use crate::util::{Repo, file_plan};
+use crate::util::{PATIENCE, Repo, file_plan};
 
 /// The options of a quick, deterministic run: the script seat, one story at a time, plain lines.
 const QUICK: &[&str] = &[
@@ -235,7 +235,7 @@ fn waiting_agent(repo: &Repo) -> String {
          coder)\n\
            echo \"working on $EPIC_STORY\"\n\
            n=0\n\
-           while [ ! -e '{dir}/release' ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done\n\
+           while [ ! -e '{dir}/release' ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n + 1)); done\n\
            mkdir -p \"$EPIC_STORY\" && echo done > \"$EPIC_STORY/$EPIC_STORY.txt\"\n\
            echo \"wrote $EPIC_STORY\" ;;\n\
          *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\n\
@@ -254,7 +254,7 @@ fn spawn(repo: &Repo, args: &[&str]) -> Child {
         .expect("spawn epic run")
 }
 
-/// Polls `epic status --format json` until `ready` holds for it (at most 30 s).
+/// Polls `epic status --format json` until `ready` holds for it (at most [`PATIENCE`]).
 fn wait_for(repo: &Repo, ready: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
     let start = Instant::now();
     loop {
@@ -265,10 +265,7 @@ fn wait_for(repo: &Repo, ready: impl Fn(&serde_json::Value) -> bool) -> serde_js
                 return status;
             }
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "status never got there: {run}"
-        );
+        assert!(start.elapsed() < PATIENCE, "status never got there: {run}");
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -363,7 +360,7 @@ fn wait_for_event(log: &Path, kind: &str) {
     let start = Instant::now();
     let needle = format!("\"kind\":\"{kind}\"");
     while !std::fs::read_to_string(log).is_ok_and(|text| text.contains(&needle)) {
-        assert!(start.elapsed() < Duration::from_secs(30), "no {kind} event");
+        assert!(start.elapsed() < PATIENCE, "no {kind} event");
         std::thread::sleep(Duration::from_millis(50));
     }
 }

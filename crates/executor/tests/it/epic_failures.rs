@@ -52,15 +52,23 @@ async fn a_failure_skips_exactly_its_transitive_dependents() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fail_fast_cancels_the_running_stories_and_still_reports() {
     let ep = EpicFixture::new();
-    ep.hook("a", "exit 1\n");
-    ep.hook("b", "touch \"$ROOT/b-started\"; sleep 20\n");
+    // a fails once b's coder runs; b would sleep far beyond its turn's deadline.
+    ep.hook(
+        "a",
+        r#"n=0; while [ ! -e "$ROOT/b-started" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done
+exit 1
+"#,
+    );
+    ep.hook("b", "touch \"$ROOT/b-started\"; sleep 1000\n");
     let mut config = ep.config();
     config.fail_fast = true;
     config.concurrency = 2;
+    config.turn_timeout = Duration::from_mins(2);
+    let deadline = config.turn_timeout;
     let events = Events::default();
     let began = std::time::Instant::now();
     let outcome = ep.run(&diamond(), config, &events).await.expect("run");
-    assert!(began.elapsed() < Duration::from_secs(15), "b was cancelled");
+    assert!(began.elapsed() < deadline, "b was cancelled, not timed out");
     assert_eq!(
         statuses(&outcome),
         ["a:failed", "b:skipped", "c:skipped", "d:skipped"]
@@ -356,9 +364,12 @@ async fn an_interrupted_run_keeps_resumable_state_and_a_rerun_finishes() {
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
     ep.hook(
         "b",
-        r#"if [ ! -f "$ROOT/b-once" ]; then touch "$ROOT/b-once" "$ROOT/b-started"; sleep 30; fi
+        r#"if [ ! -f "$ROOT/b-once" ]; then touch "$ROOT/b-once" "$ROOT/b-started"; sleep 1000; fi
 "#,
     );
+    let mut config = ep.config();
+    config.turn_timeout = Duration::from_mins(2);
+    let deadline = config.turn_timeout;
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     let marker = ep.fx.root.join("b-started");
@@ -371,10 +382,10 @@ async fn an_interrupted_run_keeps_resumable_state_and_a_rerun_finishes() {
     let events = Events::default();
     let began = std::time::Instant::now();
     let outcome = ep
-        .run_with(&plan, ep.config(), &events, cancel)
+        .run_with(&plan, config, &events, cancel)
         .await
         .expect("run");
-    assert!(began.elapsed() < Duration::from_secs(20));
+    assert!(began.elapsed() < deadline, "b was cancelled, not timed out");
     assert!(outcome.interrupted);
     assert_eq!(statuses(&outcome), ["a:done", "b:skipped"]);
     let state: StoryState = epic_state_store::load(ep.dir().story_state("b").expect("path"))

@@ -11,10 +11,8 @@ use crate::support::Events;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diamond_runs_in_dependency_order_within_the_concurrency() {
     let ep = EpicFixture::new();
-    // Slow coders, so stories overlap when they may.
-    for id in ["a", "b", "c", "d"] {
-        ep.hook(id, "sleep 0.3\n");
-    }
+    // a and b wait for each other: they must run at once.
+    ep.rendezvous("a", "b");
     let mut config = ep.config();
     config.concurrency = 2;
     config.gates = vec!["test -f README.md".into()];
@@ -32,6 +30,7 @@ async fn diamond_runs_in_dependency_order_within_the_concurrency() {
     assert!(started(&steps, "c") > merged(&steps, "a"));
     assert!(started(&steps, "d") > merged(&steps, "b"));
     assert!(started(&steps, "d") > merged(&steps, "c"));
+    assert!(ep.met("a", "b"), "a and b ran at once: {:?}", ep.turns());
     assert!(ep.max_overlap() <= 2, "{:?}", ep.turns());
     assert_eq!(ep.max_overlap(), 2, "a and b overlap: {:?}", ep.turns());
 
@@ -157,7 +156,14 @@ async fn three_waves_wait_for_the_previous_wave() {
         ("e", &["b"]),
         ("d", &["c"]),
     ]);
-    ep.hook("b", "sleep 0.5\n");
+    // b works until a has merged, so a scheduler that started c at a's merge would do so while
+    // b still runs (b gives up waiting after 25 s, inside its turn's deadline).
+    ep.hook(
+        "b",
+        r#"n=0
+until git -C "$ROOT/repo" log --format=%s epic/e | grep -q 'merge story a' || [ $n -ge 500 ]; do sleep 0.05; n=$((n+1)); done
+"#,
+    );
     let mut config = ep.config();
     config.concurrency = 3;
     config.schedule = Policy::Waves;

@@ -1,6 +1,7 @@
 //! Whole-epic runs on real repositories: a fixture with a `main` branch and no epic branch yet,
 //! plans of stories each owning `src/<id>`, and a shell agent whose coder turns log their start
-//! and end (to measure how many ran at once) and run a per-story hook script the test writes.
+//! and end (in the order they happen, to count how many ran at once) and run a per-story hook
+//! script the test writes.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,11 +23,11 @@ const AGENT: &str = r#"prompt=$(cat)
 case "$EPIC_ROLE" in
 planner) echo '{"tasks":[{"title":"build","description":"write the story file"}]}' ;;
 coder)
-  echo "start $EPIC_STORY $(date +%s%N) slot=$EPIC_SLOT" >> "$ROOT/agents.log"
+  echo "start $EPIC_STORY slot=$EPIC_SLOT" >> "$ROOT/agents.log"
   if [ -f "$ROOT/hooks/$EPIC_STORY.sh" ]; then . "$ROOT/hooks/$EPIC_STORY.sh"; fi
   mkdir -p "src/$EPIC_STORY"
   echo "$EPIC_STORY $(date +%s%N)" > "src/$EPIC_STORY/done.txt"
-  echo "end $EPIC_STORY $(date +%s%N)" >> "$ROOT/agents.log"
+  echo "end $EPIC_STORY" >> "$ROOT/agents.log"
   echo "done"
   ;;
 *)
@@ -142,24 +143,23 @@ impl EpicFixture {
             .collect()
     }
 
-    /// The coder turns so far as (story, start ns, end ns), in log order; a turn without an
-    /// end (killed) ends at `u128::MAX`.
-    pub(crate) fn turns(&self) -> Vec<(String, u128, u128)> {
+    /// The coder turns so far as (story, line of its start, line of its end) in `agents.log`,
+    /// ordered by start; a turn without an end (killed) ends at `usize::MAX`.
+    ///
+    /// Every turn appends its lines itself (`O_APPEND`), so their order in the log is the order
+    /// in which they happened: no clock is read.
+    pub(crate) fn turns(&self) -> Vec<(String, usize, usize)> {
         let log = std::fs::read_to_string(self.fx.root.join("agents.log")).unwrap_or_default();
-        let mut open: BTreeMap<String, u128> = BTreeMap::new();
+        let mut open: BTreeMap<String, usize> = BTreeMap::new();
         let mut turns = Vec::new();
-        let mut order = Vec::new();
-        for line in log.lines() {
+        for (at, line) in log.lines().enumerate() {
             let mut words = line.split_whitespace();
-            let (Some(what), Some(story), Some(at)) = (words.next(), words.next(), words.next())
-            else {
+            let (Some(what), Some(story)) = (words.next(), words.next()) else {
                 continue;
             };
-            let at: u128 = at.parse().expect("nanoseconds");
             match what {
                 "start" => {
                     open.insert(story.to_owned(), at);
-                    order.push(story.to_owned());
                 }
                 _ => {
                     let start = open.remove(story).expect("started");
@@ -168,20 +168,20 @@ impl EpicFixture {
             }
         }
         for (story, start) in open {
-            turns.push((story, start, u128::MAX));
+            turns.push((story, start, usize::MAX));
         }
         turns.sort_by_key(|turn| turn.1);
         turns
     }
 
-    /// The most coder turns that were running at one instant.
+    /// The most coder turns that were running at once: between a turn's start and end lines,
+    /// every turn that started before and had not ended yet ran beside it.
     pub(crate) fn max_overlap(&self) -> usize {
-        let mut edges: Vec<(u128, i32)> = Vec::new();
+        let mut edges: Vec<(usize, i32)> = Vec::new();
         for (_, start, end) in self.turns() {
             edges.push((start, 1));
             edges.push((end, -1));
         }
-        // Ends before starts at the same instant.
         edges.sort_unstable();
         let (mut now, mut max) = (0i32, 0i32);
         for (_, step) in edges {
@@ -189,6 +189,32 @@ impl EpicFixture {
             max = max.max(now);
         }
         usize::try_from(max).expect("non-negative")
+    }
+
+    /// Writes hooks that make the coder turns of `a` and `b` wait for each other: each marks its
+    /// start, waits for the other's mark (giving up after 25 s, inside the turn's 30 s deadline)
+    /// and notes whether it came. Two notes prove that the two turns ran at once, whatever the
+    /// machine's speed: whichever started first was still running, waiting, when the other
+    /// started. Turns kept apart leave at most the second's note: the first gave up.
+    pub(crate) fn rendezvous(&self, a: &str, b: &str) {
+        for (me, other) in [(a, b), (b, a)] {
+            self.hook(
+                me,
+                &format!(
+                    r#"touch "$ROOT/{me}.started"
+n=0; while [ ! -e "$ROOT/{other}.started" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done
+if [ -e "$ROOT/{other}.started" ]; then touch "$ROOT/{me}.saw-{other}"; fi
+"#
+                ),
+            );
+        }
+    }
+
+    /// Whether the coder turns of `a` and `b` (set up with [`rendezvous`](Self::rendezvous))
+    /// each saw the other running.
+    pub(crate) fn met(&self, a: &str, b: &str) -> bool {
+        let root = &self.fx.root;
+        root.join(format!("{a}.saw-{b}")).exists() && root.join(format!("{b}.saw-{a}")).exists()
     }
 }
 

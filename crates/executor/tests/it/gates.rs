@@ -7,6 +7,8 @@ use epic_executor::{GateResult, Gates, GatesCancelled};
 use epic_perimeter::Severity;
 use tokio_util::sync::CancellationToken;
 
+use crate::support::{PATIENCE, pid_written, wait_dead, wait_for_pid};
+
 async fn run(gates: &Gates, dir: &std::path::Path) -> (epic_perimeter::Review, Vec<GateResult>) {
     let results = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&results);
@@ -65,10 +67,18 @@ async fn stops_at_the_first_red_gate_with_its_output_tail() {
 #[tokio::test]
 async fn a_hanging_gate_is_killed_at_its_deadline() {
     let dir = tempfile::tempdir().expect("dir");
-    let gates = Gates::new(["echo started; sleep 30"], Duration::from_millis(300));
+    // The gate says it started, then sleeps far longer than any test runs: only the kill at the
+    // deadline ends it. The deadline only has to leave the shell time to print its line.
+    let deadline = Duration::from_secs(3);
+    let gates = Gates::new(
+        ["echo $$ > gate.pid; echo started; exec sleep 1000"],
+        deadline,
+    );
     let started = Instant::now();
-    let (review, _) = run(&gates, dir.path()).await;
-    assert!(started.elapsed() < Duration::from_secs(5));
+    let (review, results) = tokio::time::timeout(PATIENCE, run(&gates, dir.path()))
+        .await
+        .expect("the gate was stopped at its deadline, not left to sleep");
+    assert!(started.elapsed() >= deadline, "not before its deadline");
     assert!(!review.clean);
     assert!(
         review.issues[0].description.contains("timed out"),
@@ -76,20 +86,33 @@ async fn a_hanging_gate_is_killed_at_its_deadline() {
         review.issues[0].description
     );
     assert!(review.issues[0].description.contains("started"));
+    assert_eq!(results.len(), 1);
+    assert!(!results[0].passed);
+    let pid = pid_written(&dir.path().join("gate.pid")).expect("the gate wrote its pid");
+    assert!(wait_dead(pid), "the gate {pid} outlived its deadline");
 }
 
 #[tokio::test]
 async fn cancelling_stops_the_gates() {
     let dir = tempfile::tempdir().expect("dir");
-    let gates = Gates::new(["sleep 30"], Duration::from_mins(1));
+    // A deadline no test reaches: only the cancellation can stop this gate.
+    let gates = Gates::new(
+        ["echo $$ > gate.pid; exec sleep 1000"],
+        Duration::from_hours(1),
+    );
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    let pid_file = dir.path().join("gate.pid");
+    // Cancel once the gate runs (it wrote its pid), not after a guess at how long it takes.
+    let running = tokio::spawn(async move {
+        let pid = wait_for_pid(&pid_file).await;
         trigger.cancel();
+        pid
     });
-    let started = Instant::now();
-    let result = gates.run(dir.path(), &[], &cancel, &|_| {}).await;
+    let result = tokio::time::timeout(PATIENCE, gates.run(dir.path(), &[], &cancel, &|_| {}))
+        .await
+        .expect("the cancelled gate was stopped, not left to sleep");
     assert_eq!(result, Err(GatesCancelled));
-    assert!(started.elapsed() < Duration::from_secs(5));
+    let pid = running.await.expect("the trigger");
+    assert!(wait_dead(pid), "the gate {pid} outlived the cancellation");
 }

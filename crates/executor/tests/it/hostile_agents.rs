@@ -10,7 +10,7 @@ use epic_executor::{Event, RunError};
 use epic_story_plan::ValidPlan;
 
 use crate::epic_support::{EpicFixture, lock_as_if_adding, plan, statuses};
-use crate::support::{Events, wait_dead};
+use crate::support::{Events, PATIENCE, wait_dead};
 
 /// The merge commits of the epic branch's first-parent history, oldest first.
 fn merges(ep: &EpicFixture) -> Vec<String> {
@@ -105,22 +105,22 @@ async fn a_shared_read_only_change_in_a_task_fails_the_story() {
 async fn a_hanging_agent_is_killed_at_its_deadline_with_its_children() {
     let ep = EpicFixture::new();
     let pid_file = ep.fx.root.join("child.pid");
+    // a forks a child and sleeps far longer than any test runs: only the kill at the deadline
+    // ends its turn. The deadline also bounds every other turn (a's planner, b's), so it leaves
+    // them ample time.
     ep.hook(
         "a",
-        "sleep 600 & echo $! > \"$ROOT/child.pid\"; sleep 600\n",
+        "sleep 1000 & echo $! > \"$ROOT/child.pid\"; sleep 1000\n",
     );
     let mut config = ep.config();
-    config.turn_timeout = Duration::from_secs(2);
-    let began = Instant::now();
-    let outcome = ep
-        .run(&plan(&[("a", &[]), ("b", &[])]), config, &Events::default())
-        .await
-        .expect("run");
-    assert!(
-        began.elapsed() < Duration::from_secs(30),
-        "{:?}",
-        began.elapsed()
-    );
+    config.turn_timeout = Duration::from_secs(10);
+    let outcome = tokio::time::timeout(
+        config.turn_timeout + PATIENCE,
+        ep.run(&plan(&[("a", &[]), ("b", &[])]), config, &Events::default()),
+    )
+    .await
+    .expect("a's turn was stopped at its deadline, not left to sleep")
+    .expect("run");
     assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
     let why = reason(&outcome, 0);
     assert!(
@@ -382,11 +382,12 @@ async fn a_merge_a_dead_run_left_unfinished_in_a_worktree_is_aborted_on_resume()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_removes_a_siblings_worktree_loses_nothing() {
     let ep = EpicFixture::new();
-    // a waits until b's worktree exists, removes it, and tells b; b waits to be told.
+    // a waits until b's worktree exists, removes it, and tells b; b waits to be told (each gives
+    // up after 25 s, inside its turn's 30 s deadline).
     ep.hook(
         "a",
         r#"if [ ! -f "$ROOT/removed" ]; then
-  n=0; while [ ! -e "$ROOT/b-working" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done
+  n=0; while [ ! -e "$ROOT/b-working" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done
   git worktree remove --force "$ROOT/repo.worktrees/e/b"; touch "$ROOT/removed"
 fi
 "#,
@@ -395,7 +396,7 @@ fi
         "b",
         r#"if [ ! -f "$ROOT/b-working" ]; then
   touch "$ROOT/b-working"
-  n=0; while [ ! -e "$ROOT/removed" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done
+  n=0; while [ ! -e "$ROOT/removed" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done
 fi
 "#,
     );
@@ -569,15 +570,19 @@ async fn a_background_process_left_behind_dies_with_the_turn() {
     let ep = EpicFixture::new();
     ep.hook(
         "a",
-        "sleep 600 > /dev/null 2>&1 & echo $! > \"$ROOT/bg.pid\"\n",
+        "sleep 1000 > /dev/null 2>&1 & echo $! > \"$ROOT/bg.pid\"\n",
     );
+    // The process outlives the turn's deadline: a turn that waited for it would end there.
+    let mut config = ep.config();
+    config.turn_timeout = Duration::from_mins(2);
+    let deadline = config.turn_timeout;
     let began = Instant::now();
     let outcome = ep
-        .run(&plan(&[("a", &[])]), ep.config(), &Events::default())
+        .run(&plan(&[("a", &[])]), config, &Events::default())
         .await
         .expect("run");
     assert!(outcome.all_done(), "{:?}", outcome.report);
-    assert!(began.elapsed() < Duration::from_secs(30));
+    assert!(began.elapsed() < deadline, "the turn did not wait for it");
     let pid: u32 = std::fs::read_to_string(ep.fx.root.join("bg.pid"))
         .expect("pid")
         .trim()

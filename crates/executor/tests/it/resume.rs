@@ -7,10 +7,13 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::support::{Events, Fixture, Run, task_list};
+use crate::support::{Events, Fixture, PATIENCE, Run, task_list};
 
-/// Tells [`child_runner`] where the fixture is; unset, it does nothing.
+/// Tells [`child_runner`] where the fixture is.
 const ROOT_VAR: &str = "EXECUTOR_IT_RESUME_ROOT";
+
+/// [`child_runner`]'s full name in this test binary.
+const CHILD_RUNNER: &str = "resume::child_runner";
 
 fn coder_body() -> String {
     format!(
@@ -33,12 +36,15 @@ esac
     )
 }
 
-/// The first run, in a child process: runs the loop on the fixture named by [`ROOT_VAR`].
+/// Helper, not a test: the first run, in a child process that
+/// [`a_run_killed_mid_task_reruns_only_that_task`] starts and kills; runs the loop on the fixture
+/// named by [`ROOT_VAR`].
 #[tokio::test]
+#[ignore = "helper: run by resume::a_run_killed_mid_task_reruns_only_that_task"]
 async fn child_runner() {
-    let Ok(root) = std::env::var(ROOT_VAR) else {
-        return;
-    };
+    let root = std::env::var(ROOT_VAR).unwrap_or_else(|_| {
+        panic!("{ROOT_VAR} is unset: this helper runs only as a child of its parent test")
+    });
     let fixture = Fixture::at(Path::new(&root));
     let seat = Arc::new(fixture.seat_for(&fixture.bin.join("coder").display().to_string()));
     let run = Run::new(seat).on(&fixture, &Events::default()).await;
@@ -52,14 +58,19 @@ async fn a_run_killed_mid_task_reruns_only_that_task() {
     std::fs::write(fixture.root.join("hang-once"), "").expect("marker");
 
     let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["resume::child_runner", "--exact", "--nocapture"])
+        .args([CHILD_RUNNER, "--exact", "--ignored", "--nocapture"])
         .env(ROOT_VAR, &fixture.root)
         .spawn()
         .expect("spawn the first run");
+    // Until its agent hangs in task two; a child that ends first (the helper did not run, or
+    // failed) fails the test at once.
     let started = Instant::now();
     while !fixture.root.join("hanging").exists() {
+        if let Some(status) = child.try_wait().expect("poll the first run") {
+            panic!("the first run ended ({status}) before its agent reached task two");
+        }
         assert!(
-            started.elapsed() < Duration::from_mins(1),
+            started.elapsed() < PATIENCE,
             "the first run never reached task two"
         );
         std::thread::sleep(Duration::from_millis(20));

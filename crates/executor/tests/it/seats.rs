@@ -10,7 +10,7 @@ use epic_executor::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{Events, Fixture, plan, wait_dead};
+use crate::support::{Events, Fixture, PATIENCE, pid_written, plan, wait_dead, wait_for_pid};
 
 fn request(
     fixture: &Fixture,
@@ -35,36 +35,31 @@ fn request(
     }
 }
 
+/// The pid the agent wrote to `name` in the fixture's root before its turn ended.
 fn pid_in(fixture: &Fixture, name: &str) -> u32 {
-    for _ in 0..100 {
-        if let Ok(text) = std::fs::read_to_string(fixture.root.join(name))
-            && let Ok(pid) = text.trim().parse()
-        {
-            return pid;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("no pid in {name}");
+    pid_written(&fixture.root.join(name))
+        .unwrap_or_else(|| panic!("the agent wrote no pid to {name} during its turn"))
 }
 
 #[tokio::test]
 async fn a_hanging_agent_is_killed_at_its_deadline_with_its_forked_child() {
     let fixture = Fixture::new();
+    // The agent forks a child, says so, then sleeps far longer than any test runs: only the kill
+    // at the deadline ends it. The deadline only has to leave the script time to start.
     let path = fixture.script(
         "hang",
         "cat >/dev/null\nsleep 1000 &\necho $! > \"$ROOT/child.pid\"\necho working\nsleep 1000\n",
     );
     let seat = fixture.seat_for(&path.display().to_string());
+    let deadline = Duration::from_secs(3);
     let started = Instant::now();
-    let request = request(
-        &fixture,
-        "go",
-        Duration::from_millis(700),
-        CancellationToken::new(),
-    );
-    let error = seat.turn(&request, &|_| {}).await.expect_err("times out");
+    let request = request(&fixture, "go", deadline, CancellationToken::new());
+    let error = tokio::time::timeout(PATIENCE, seat.turn(&request, &|_| {}))
+        .await
+        .expect("the turn was stopped at its deadline, not left to sleep")
+        .expect_err("times out");
     assert!(matches!(error, SeatError::TimedOut { .. }), "{error:?}");
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(started.elapsed() >= deadline, "not before its deadline");
     assert!(
         wait_dead(pid_in(&fixture, "child.pid")),
         "the forked child died with the turn"
@@ -79,17 +74,16 @@ async fn a_background_child_dies_when_the_turn_ends_normally() {
         "cat >/dev/null\nsleep 1000 &\necho $! > \"$ROOT/child.pid\"\necho done\n",
     );
     let seat = fixture.seat_for(&path.display().to_string());
-    let started = Instant::now();
-    let request = request(
-        &fixture,
-        "go",
-        Duration::from_secs(20),
-        CancellationToken::new(),
-    );
-    let reply = seat.turn(&request, &|_| {}).await.expect("ok");
+    // The child keeps the turn's standard output open for 1000 s: a turn that waited for it
+    // would end at this deadline, not before.
+    let request = request(&fixture, "go", PATIENCE, CancellationToken::new());
+    let reply = tokio::time::timeout(PATIENCE, seat.turn(&request, &|_| {}))
+        .await
+        .expect("the child's open stdout did not hold the turn")
+        .expect("ok");
     assert_eq!(reply.text, "done\n");
     assert!(
-        started.elapsed() < Duration::from_secs(5),
+        tokio::time::Instant::now() < request.context.deadline,
         "the child's open stdout did not hold the turn"
     );
     assert!(wait_dead(pid_in(&fixture, "child.pid")));
@@ -102,12 +96,17 @@ async fn a_cancelled_turn_kills_the_agent() {
     let seat = fixture.seat_for(&path.display().to_string());
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
+    let pid_file = fixture.root.join("agent.pid");
+    // Cancel once the agent runs (it wrote its pid), not after a guess at how long it takes.
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        wait_for_pid(&pid_file).await;
         trigger.cancel();
     });
-    let request = request(&fixture, "go", Duration::from_secs(20), cancel);
-    let error = seat.turn(&request, &|_| {}).await.expect_err("cancelled");
+    let request = request(&fixture, "go", Duration::from_hours(1), cancel);
+    let error = tokio::time::timeout(PATIENCE, seat.turn(&request, &|_| {}))
+        .await
+        .expect("the cancelled turn was stopped, not left to sleep")
+        .expect_err("cancelled");
     assert!(matches!(error, SeatError::Cancelled), "{error:?}");
     assert!(wait_dead(pid_in(&fixture, "agent.pid")));
 }

@@ -2,11 +2,15 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use epic_state_store::{load, save};
 
-use crate::support::{Counter, Rng, spawn_helper, temp_files, wait_for};
+use crate::support::{
+    Counter, PATIENCE, Rng, helper_env, spawn_helper, temp_files, until_parent_is_gone, wait_for,
+};
 
 const DOC_ENV: &str = "STATE_STORE_TEST_WRITER_DOC";
 const START_ENV: &str = "STATE_STORE_TEST_WRITER_START";
@@ -15,19 +19,20 @@ const KILLS: u64 = 200;
 const SPAN: u64 = 1_000_000_000;
 
 /// Helper, not a test: when run by [`killed_writers_never_leave_a_torn_document`], saves
-/// documents with increasing counters until it is killed (or a minute passes, should its parent
-/// have died).
+/// documents with increasing counters until it is killed (or until its parent is gone).
 #[test]
-#[ignore = "helper process of killed_writers_never_leave_a_torn_document"]
+#[ignore = "helper: run by atomic::killed_writers_never_leave_a_torn_document"]
 fn writer_child() {
-    let (Some(path), Some(start)) = (std::env::var_os(DOC_ENV), std::env::var_os(START_ENV)) else {
-        return;
-    };
-    let path = PathBuf::from(path);
-    let start: u64 = start.to_str().unwrap().parse().unwrap();
-    let began = Instant::now();
+    let path = PathBuf::from(helper_env(DOC_ENV));
+    let start: u64 = helper_env(START_ENV).to_str().unwrap().parse().unwrap();
+    let gone = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&gone);
+    std::thread::spawn(move || {
+        until_parent_is_gone();
+        flag.store(true, Ordering::Relaxed);
+    });
     let mut n = start;
-    while began.elapsed() < Duration::from_mins(1) {
+    while !gone.load(Ordering::Relaxed) {
         save(&path, &Counter::new(n)).unwrap();
         n += 1;
     }
@@ -66,7 +71,7 @@ fn killed_writers_never_leave_a_torn_document() {
             ],
         );
         // Read while the writer writes, until its first save has landed: every read is whole.
-        let seen = wait_for(&mut child, Duration::from_secs(20), || {
+        let seen = wait_for(&mut child, PATIENCE, || {
             let counter = load_whole(&path);
             if counter.n >= start {
                 Some(counter.n)
@@ -75,6 +80,13 @@ fn killed_writers_never_leave_a_torn_document() {
                 None
             }
         });
+        // Every fourth round, let the writer save twice more first (still reading: every read
+        // is whole), so that some kills land after several saves however slow the machine.
+        if round % 4 == 0 {
+            wait_for(&mut child, PATIENCE, || {
+                (load_whole(&path).n >= seen + 2).then_some(())
+            });
+        }
         // Kill at a pseudo-random instant within the next few saves.
         std::thread::sleep(Duration::from_micros(rng.below(4000)));
         child.kill().unwrap();

@@ -4,7 +4,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use epic_state_store::{EpicDir, EpicLock, Holder, LockError, rfc3339};
 
-use crate::support::{spawn_helper, wait_for};
+use crate::support::{PATIENCE, helper_env, spawn_helper, until_parent_is_gone, wait_for};
 
 const GIT_ENV: &str = "STATE_STORE_TEST_LOCK_GIT";
 
@@ -143,16 +143,13 @@ fn rfc3339_clamps_what_jiff_cannot_hold() {
 }
 
 /// Helper, not a test: when run by [`a_killed_holder_does_not_block_the_next_run`], takes the
-/// lock and holds it until killed (or a minute passes, should its parent have died).
+/// lock and holds it until killed (or until its parent is gone).
 #[test]
-#[ignore = "helper process of a_killed_holder_does_not_block_the_next_run"]
+#[ignore = "helper: run by lock::a_killed_holder_does_not_block_the_next_run"]
 fn lock_holder_child() {
-    let Some(git) = std::env::var_os(GIT_ENV) else {
-        return;
-    };
-    let dir = EpicDir::new(git, "checkout").unwrap();
+    let dir = EpicDir::new(helper_env(GIT_ENV), "checkout").unwrap();
     let _lock = EpicLock::acquire(&dir).unwrap();
-    std::thread::sleep(Duration::from_mins(1));
+    until_parent_is_gone();
 }
 
 #[test]
@@ -164,7 +161,7 @@ fn a_killed_holder_does_not_block_the_next_run() {
         &[(GIT_ENV, git.path().as_os_str())],
     );
     let pid = child.id();
-    let holder = wait_for(&mut child, Duration::from_secs(20), || {
+    let holder = wait_for(&mut child, PATIENCE, || {
         EpicLock::holder(&dir).ok().flatten()
     });
     assert_eq!(holder.pid, pid);

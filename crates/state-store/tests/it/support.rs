@@ -59,24 +59,45 @@ pub(crate) fn temp_files(target: &Path) -> Vec<String> {
     temps
 }
 
+/// How long a test waits for a helper process to get somewhere before it fails: only ever
+/// reached when something is broken, so it is generous enough that no load reaches it.
+pub(crate) const PATIENCE: Duration = Duration::from_mins(1);
+
 /// Runs the ignored helper test `name` (a full path such as `atomic::writer_child`) of this
 /// test binary in a child process, with `env` telling it what to do.
 ///
 /// Works under `cargo test` and `cargo nextest run` alike: both run the same libtest binary,
-/// which accepts the filter and flags below.
+/// which accepts the filter and flags below. `--ignored --exact` runs exactly that helper; a
+/// name that matches none runs nothing and exits at once, which [`wait_for`] reports. The
+/// helper's standard input is a pipe the returned [`Child`] holds open: it ends when the parent
+/// drops the handle or dies, and [`until_parent_is_gone`] waits for that.
 pub(crate) fn spawn_helper(name: &str, env: &[(&str, &OsStr)]) -> Child {
     let exe = std::env::current_exe().expect("the test binary's path");
     let mut command = Command::new(exe);
     command
-        .args([name, "--exact", "--include-ignored", "--nocapture"])
+        .args([name, "--exact", "--ignored", "--nocapture"])
         .args(["--test-threads", "1"])
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     for (key, value) in env {
         command.env(key, value);
     }
     command.spawn().expect("spawn the test binary as a helper")
+}
+
+/// In a helper: the variable `key` its parent set; panics when it is unset (the helper was run
+/// on its own, not by its parent).
+pub(crate) fn helper_env(key: &str) -> std::ffi::OsString {
+    std::env::var_os(key).unwrap_or_else(|| {
+        panic!("{key} is unset: this helper runs only as a child of its parent test")
+    })
+}
+
+/// In a helper: blocks until the parent that [spawned](spawn_helper) it drops its handle or dies
+/// (the end of standard input), so no helper outlives its test.
+pub(crate) fn until_parent_is_gone() {
+    std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new()).ok();
 }
 
 /// Polls `probe` until it returns `Some`, failing the test after `limit`; kills `child` first so
