@@ -23,7 +23,7 @@ use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext,
 ///
 /// Transcripts are `<dir>/NNNN-<role>.md`, one file per turn numbered from 1 in the order the
 /// turns started: the rendered prompt, then the reply as it streamed. A reply is streamed to
-/// the file up to [`file_limit`](Self::with_file_limit) bytes (8 MiB by default); past that,
+/// the file up to `file_limit` bytes (8 MiB; unit tests set less); past that,
 /// its bytes are only counted, and the file ends with a note naming how many were not stored,
 /// followed by the reply's kept tail. So a 200 MB reply costs 8 MiB of disk and, in memory, only
 /// the seat's bounded reply.

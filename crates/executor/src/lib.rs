@@ -27,7 +27,12 @@
 //! let repo = temp.path().join("app");
 //! std::fs::create_dir(&repo)?;
 //! std::fs::write(repo.join("README.md"), "# app\n")?;
-//! let first = FirstCommit { branch: "main", name: "Ada", email: "ada@example.invalid", message: "the app" };
+//! let first = FirstCommit {
+//!     branch: "main",
+//!     name: "Ada",
+//!     email: "ada@example.invalid",
+//!     message: "the app",
+//! };
 //! init_repository(&repo, &first)?;
 //!
 //! // Two stories, each owning the file it writes; `bonjour` starts once `hello` is merged.
@@ -35,8 +40,12 @@
 //! hello.description = "Greet in English.\n\n```file hello.txt\nhello\n```\n".into();
 //! let mut bonjour = Story::new("bonjour", "Say bonjour", ["bonjour.txt"]).depending_on(["hello"]);
 //! bonjour.description = "Greet in French.\n\n```file bonjour.txt\nbonjour\n```\n".into();
-//! let plan = StoryPlan { epic_id: "greetings".into(), epic: "Greetings".into(), stories: vec![hello, bonjour] }
-//!     .validate()?;
+//! let plan = StoryPlan {
+//!     epic_id: "greetings".into(),
+//!     epic: "Greetings".into(),
+//!     stories: vec![hello, bonjour],
+//! }
+//! .validate()?;
 //!
 //! // The gates must pass on the epic branch before the run, after each task in its story's
 //! // worktree, and after each merge: here, no `bonjour.txt` without `hello.txt`.
@@ -63,7 +72,8 @@
 //! assert_eq!(outcome.report.count(OutcomeStatus::Done), 2);
 //! assert_eq!(*merged.lock().unwrap(), ["hello", "bonjour"]);
 //! // The epic branch's worktree holds both stories' work.
-//! assert_eq!(std::fs::read_to_string(outcome.epic_worktree.join("bonjour.txt"))?, "bonjour\n");
+//! let bonjour = std::fs::read_to_string(outcome.epic_worktree.join("bonjour.txt"))?;
+//! assert_eq!(bonjour, "bonjour\n");
 //! assert!(outcome.epic_worktree.join("hello.txt").is_file());
 //! # Ok(()) }
 //! ```
@@ -89,6 +99,9 @@
 //!   its own process group that dies with the turn. [`ScriptSeat`] is deterministic and offline:
 //!   it applies the `file <path>` blocks ([`file_blocks`]) of the story's description. Write your
 //!   own by implementing [`Seat`]: its docs say what each [`Role`] must reply.
+//! - **The scheduler** ([`Schedule`]): which stories may start now, and what a finished or
+//!   failed one changes, as a synchronous state machine with no runtime and no I/O; the run is a
+//!   thin async loop around it, and a simulation or a benchmark can drive it alone.
 //! - **The task loop of one story** ([`TaskLoop`], on a [`StoryJob`] with [`Seats`], [`Gates`]
 //!   and a [`LoopConfig`]): plan, then per task a coder turn, review rounds, a commit
 //!   `<story>: <task>` and a tick in the checkpoint; [`TasksDone`] (with the final [`TaskPlan`]),
@@ -116,10 +129,6 @@
 //! # Ok(()) }
 //! ```
 //!
-//! - **The scheduler** ([`Schedule`]): which stories may start now, and what a finished or
-//!   failed one changes, as a synchronous state machine with no runtime and no I/O; the run is a
-//!   thin async loop around it, and a simulation or a benchmark can drive it alone.
-//!
 //! # Design
 //!
 //! - **Side effects behind seams.** Agents are [`Seat`]s, git is `epic_git_ops::Git` (called in
@@ -135,7 +144,8 @@
 //!   must not outlive the turn). Standard input is written concurrently with reading the output,
 //!   so an agent that never reads its prompt cannot deadlock.
 //! - **Bounded memory.** A reply keeps its first and last 256 KiB in memory ([`ReplyLimits`]);
-//!   a transcript stores at most 8 MiB of a reply and notes the rest; a gate keeps the last 4000 bytes of its output. Usage is still counted over all of it.
+//!   a transcript stores at most 8 MiB of a reply and notes the rest; a gate keeps the last
+//!   4000 bytes of its output. Usage is still counted over all of it.
 //! - **Transient failures are retried, others are not.** A turn that exits non-zero with output
 //!   that looks transient (rate limit, overload, 429/5xx, a reset connection) is retried with
 //!   exponential backoff and jitter ([`RetryPolicy`], 3 attempts), each retry an event; a turn
