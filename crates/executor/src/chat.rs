@@ -23,11 +23,11 @@ use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext,
 ///
 /// Transcripts are `<dir>/NNNN-<role>.md`, one file per turn numbered from 1 in the order the
 /// turns started: the rendered prompt, then the reply as it streamed. A reply is streamed to
-/// the file up to [`file_limit`](Self::with_file_limit) bytes (8 MiB by default); past that,
+/// the file up to `file_limit` bytes (8 MiB; unit tests set less); past that,
 /// its bytes are only counted, and the file ends with a note naming how many were not stored,
 /// followed by the reply's kept tail. So a 200 MB reply costs 8 MiB of disk and, in memory, only
 /// the seat's bounded reply.
-pub struct Recorder {
+pub(crate) struct Recorder {
     story: String,
     dir: PathBuf,
     turns: AtomicU32,
@@ -53,7 +53,7 @@ impl Recorder {
     ///
     /// Numbering continues after the highest-numbered transcript already in `dir`, so a resumed
     /// story does not overwrite the turns of its earlier run.
-    pub fn new(
+    pub(crate) fn new(
         story: impl Into<String>,
         dir: impl Into<PathBuf>,
         prices: PriceTable,
@@ -71,20 +71,17 @@ impl Recorder {
         }
     }
 
-    /// This recorder with another cap on the reply bytes stored per transcript file.
+    /// This recorder with another cap on the reply bytes stored per transcript file (only tests
+    /// set one: a run stores 8 MiB per reply).
+    #[cfg(test)]
     #[must_use]
-    pub fn with_file_limit(mut self, bytes: u64) -> Self {
+    pub(crate) fn with_file_limit(mut self, bytes: u64) -> Self {
         self.file_limit = bytes;
         self
     }
 
-    /// The story's id.
-    pub fn story(&self) -> &str {
-        &self.story
-    }
-
     /// The usage recorded so far, by seat.
-    pub fn usage(&self) -> UsageMeter {
+    pub(crate) fn usage(&self) -> UsageMeter {
         self.usage
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -92,12 +89,12 @@ impl Recorder {
     }
 
     /// Sends an event to the sink.
-    pub fn emit(&self, event: Event) {
+    pub(crate) fn emit(&self, event: Event) {
         (self.events)(event);
     }
 
     /// Sends a [`Event::Note`] about this story.
-    pub fn note(&self, message: impl Into<String>) {
+    pub(crate) fn note(&self, message: impl Into<String>) {
         self.emit(Event::Note {
             story: self.story.clone(),
             message: message.into(),
@@ -108,26 +105,26 @@ impl Recorder {
 /// Where and how long a chat's turns run: everything of a [`TurnContext`] but the deadline,
 /// which each turn sets afresh from `turn_timeout`.
 #[derive(Debug, Clone)]
-pub struct ChatContext {
+pub(crate) struct ChatContext {
     /// The epic's id.
-    pub epic: String,
+    pub(crate) epic: String,
     /// The story.
-    pub story: Arc<Story>,
+    pub(crate) story: Arc<Story>,
     /// The task, for coder chats.
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
     /// The story's worktree.
-    pub worktree: PathBuf,
+    pub(crate) worktree: PathBuf,
     /// The concurrency slot.
-    pub slot: usize,
+    pub(crate) slot: usize,
     /// How long one turn may take.
-    pub turn_timeout: Duration,
+    pub(crate) turn_timeout: Duration,
     /// Cancels the chat's turns.
-    pub cancel: CancellationToken,
+    pub(crate) cancel: CancellationToken,
 }
 
 /// A conversation with a stateless seat: its history is rendered into every next turn.
 #[derive(Debug)]
-pub struct Chat {
+pub(crate) struct Chat {
     seat: Arc<dyn Seat>,
     role: Role,
     system: String,
@@ -173,7 +170,7 @@ impl TranscriptFile {
 
 impl Chat {
     /// A new chat of `role` on `seat` with the standing instructions `system`.
-    pub fn new(
+    pub(crate) fn new(
         seat: Arc<dyn Seat>,
         role: Role,
         system: impl Into<String>,
@@ -190,11 +187,6 @@ impl Chat {
         }
     }
 
-    /// The exchanges so far.
-    pub fn history(&self) -> &[Exchange] {
-        &self.history
-    }
-
     /// Asks `prompt` in one turn and returns the reply; the exchange joins the history.
     ///
     /// The turn is recorded to its transcript file, its usage estimated under the seat's name
@@ -207,7 +199,7 @@ impl Chat {
     ///
     /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
     /// group is killed); the exchange is then not added to the history.
-    pub async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
+    pub(crate) async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
         let prompt = prompt.into();
         let recorder = Arc::clone(&self.recorder);
         let story = recorder.story.clone();
@@ -368,5 +360,109 @@ impl Chat {
             self.seat.name(),
         ));
         transcript
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use epic_story_plan::Story;
+
+    use super::*;
+    use crate::command::{CommandSeat, ReplyLimits};
+    use crate::event::discard_events;
+    use crate::script::ScriptSeat;
+
+    fn is_send<T: Send>(_: &T) {}
+    fn is_send_sync<T: Send + Sync>() {}
+
+    /// Story `s` of the integration tests' fixture plan.
+    fn story() -> Arc<Story> {
+        Arc::new(Story::new("s", "The story", ["src"]))
+    }
+
+    #[test]
+    fn the_recorder_and_a_chats_future_are_send() {
+        is_send_sync::<Recorder>();
+
+        let root = tempfile::tempdir().expect("dir");
+        let recorder = Arc::new(Recorder::new(
+            "s",
+            root.path().join("t"),
+            PriceTable::default(),
+            discard_events(),
+        ));
+        let mut chat = Chat::new(
+            Arc::new(ScriptSeat),
+            Role::Coder,
+            "",
+            ChatContext {
+                epic: "e".into(),
+                story: story(),
+                task: None,
+                worktree: root.path().to_path_buf(),
+                slot: 0,
+                turn_timeout: Duration::from_secs(1),
+                cancel: CancellationToken::new(),
+            },
+            recorder,
+        );
+        let future = chat.ask("hi");
+        is_send(&future);
+        drop(future);
+    }
+
+    #[tokio::test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test reads the transcript the chat left"
+    )]
+    async fn huge_output_is_bounded_in_memory_and_in_the_transcript() {
+        let root = tempfile::tempdir().expect("dir");
+        let seat = CommandSeat::shell(
+            "cat >/dev/null\nhead -c 20000000 /dev/zero | tr '\\0' a\necho\necho END\n",
+        )
+        .with_limits(ReplyLimits {
+            head: 1000,
+            tail: 1000,
+            stderr_tail: 1000,
+        });
+        let dir = root.path().join("transcripts");
+        let recorder = Arc::new(
+            Recorder::new("s", &dir, PriceTable::default(), discard_events())
+                .with_file_limit(64 * 1024),
+        );
+        let mut chat = Chat::new(
+            Arc::new(seat),
+            Role::Coder,
+            "rules",
+            ChatContext {
+                epic: "e".into(),
+                story: story(),
+                task: Some("one".into()),
+                worktree: root.path().to_path_buf(),
+                slot: 0,
+                turn_timeout: Duration::from_secs(30),
+                cancel: CancellationToken::new(),
+            },
+            Arc::clone(&recorder),
+        );
+        let reply = chat.ask("shout").await.expect("ok");
+        assert!(reply.text.len() < 3000, "{} bytes kept", reply.text.len());
+        assert!(reply.text.starts_with("aaaa"));
+        assert!(reply.text.ends_with("\nEND\n"), "the tail is kept");
+        assert!(reply.text.contains("bytes of output omitted"));
+        assert_eq!(reply.chars, 20_000_000 + 5);
+
+        let transcript = dir.join("0001-coder.md");
+        let size = std::fs::metadata(&transcript).expect("transcript").len();
+        assert!(size < 200 * 1024, "{size} bytes stored");
+        let text = std::fs::read_to_string(&transcript).expect("read");
+        assert!(text.contains("were not stored"));
+        assert!(text.trim_end().ends_with("END"));
+        let usage = recorder.usage().totals();
+        assert!(
+            usage.usage.completion >= 5_000_000,
+            "usage counts all of it"
+        );
     }
 }

@@ -27,9 +27,9 @@ const GIT_REDIRECTS: &[&str] = &[
 
 /// When a failed turn is tried again.
 ///
-/// A turn whose process exits unsuccessfully with output that looks transient
-/// ([`is_transient`]: a rate limit, an overloaded or unavailable service, an HTTP 429 or 5xx, a
-/// reset connection, a network time-out) is retried after an exponential backoff with jitter,
+/// A turn whose process exits unsuccessfully with output that looks transient (a rate limit,
+/// an overloaded or unavailable service, an HTTP 429 or 5xx standing alone, a reset or refused
+/// connection, a network time-out) is retried after an exponential backoff with jitter,
 /// up to `attempts` attempts in all; any other failure fails at once. Retries share the turn's
 /// deadline: a backoff that would end past it is not waited for, and a turn killed at its
 /// deadline is never retried (it used its whole budget). A cancelled turn is not retried.
@@ -66,7 +66,7 @@ impl RetryPolicy {
     /// The delay after failed attempt `attempt` (from 1): `first_delay × 2^(attempt-1)`, capped
     /// at `max_delay`, then scaled by a random factor in [0.5, 1] so parallel stories hitting
     /// the same rate limit do not retry in lockstep.
-    pub fn delay(&self, attempt: u32) -> Duration {
+    pub(crate) fn delay(&self, attempt: u32) -> Duration {
         let doubling = 2_u32.saturating_pow(attempt.saturating_sub(1));
         let base = self
             .first_delay
@@ -371,17 +371,7 @@ impl Seat for CommandSeat {
 /// server error`, `temporarily unavailable`, `try again later`), of the network (`connection
 /// reset`, `connection refused`, `econnreset`, `etimedout`, `timed out`, `socket hang up`), and
 /// the HTTP statuses 429, 500, 502, 503, 504 and 529 standing alone as numbers.
-///
-/// ```
-/// use epic_executor::is_transient;
-///
-/// assert!(is_transient("Error: 429 Too Many Requests"));
-/// assert!(is_transient("API error (overloaded_error): Overloaded"));
-/// assert!(is_transient("read ECONNRESET"));
-/// assert!(!is_transient("error[E0425]: cannot find value `x` in this scope"));
-/// assert!(!is_transient("failed at line 5029"));
-/// ```
-pub fn is_transient(output: &str) -> bool {
+pub(crate) fn is_transient(output: &str) -> bool {
     const PHRASES: &[&str] = &[
         "rate limit",
         "rate-limit",
@@ -468,6 +458,17 @@ mod tests {
             let capped = policy.delay(10);
             assert!(capped <= Duration::from_millis(300));
         }
+    }
+
+    #[test]
+    fn transient_phrases_and_statuses() {
+        assert!(is_transient("Error: 429 Too Many Requests"));
+        assert!(is_transient("API error (overloaded_error): Overloaded"));
+        assert!(is_transient("read ECONNRESET"));
+        assert!(!is_transient(
+            "error[E0425]: cannot find value `x` in this scope"
+        ));
+        assert!(!is_transient("failed at line 5029"));
     }
 
     #[test]

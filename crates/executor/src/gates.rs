@@ -15,30 +15,33 @@ const GATE_TAIL: usize = 4000;
 
 /// What happened to one gate command, as [`Gates::run`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GateResult {
+pub(crate) struct GateResult {
     /// The command.
-    pub command: String,
+    pub(crate) command: String,
     /// Whether it passed.
-    pub passed: bool,
+    pub(crate) passed: bool,
     /// How long it ran.
-    pub duration: Duration,
+    pub(crate) duration: Duration,
     /// What happened, in words: `passed`, `exit code 1`, `timed out after 30s`, `could not
     /// start: …`.
-    pub status: String,
+    pub(crate) status: String,
 }
 
 /// The gates were cancelled before they finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the gates were cancelled")]
-pub struct GatesCancelled;
+pub(crate) struct GatesCancelled;
 
-/// The project's gates: shell commands that must all pass for work to go on.
+/// The project's gates: shell commands that must all pass for work to go on, what a
+/// [`TaskLoop`](crate::TaskLoop) runs in a story's worktree each review round (and a run, on
+/// the epic branch before it starts and after each merge).
 ///
-/// Each runs as `sh -c COMMAND` in the given directory, in its own process group, with standard
-/// error merged into standard output, and is killed with its whole group at the deadline. They
-/// run in order and stop at the first red one, which becomes the single critical issue of the
-/// returned [`Review`]: titled `gate failed: COMMAND`, described by the end of its output (at
-/// most 4000 bytes; the output is never held whole in memory). No gates configured is clean.
+/// Each runs as `sh -c COMMAND` in that directory, in its own process group, with standard
+/// error merged into standard output, and is killed with its whole group at
+/// the deadline. They run in order and stop at the first red one, which becomes the single
+/// critical issue of the round's review: titled `gate failed: COMMAND`, described by the end of
+/// its output (at most 4000 bytes; the output is never held whole in memory). No gates
+/// configured is clean.
 ///
 /// ```
 /// use epic_executor::Gates;
@@ -78,7 +81,7 @@ impl Gates {
     ///
     /// Cancelling `cancel` kills the running command's group and returns [`GatesCancelled`];
     /// dropping the future kills it as well.
-    pub async fn run(
+    pub(crate) async fn run(
         &self,
         dir: &Path,
         env: &[(String, String)],
@@ -109,7 +112,7 @@ impl Gates {
     /// # Cancel safety
     ///
     /// As [`run`](Self::run).
-    pub async fn run_each(
+    pub(crate) async fn run_each(
         &self,
         dir: &Path,
         env: &[(String, String)],
@@ -127,7 +130,7 @@ impl Gates {
 
     /// This set of gates keeping only the commands `keep` accepts (the same timeout).
     #[must_use]
-    pub fn only(&self, keep: impl Fn(&str) -> bool) -> Self {
+    pub(crate) fn only(&self, keep: impl Fn(&str) -> bool) -> Self {
         Self {
             commands: self
                 .commands
@@ -212,5 +215,192 @@ impl Gates {
             description,
         );
         Ok((result, Some(issue)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Gates on their own: order, the first red one, deadlines, output tails.
+
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    use super::*;
+
+    async fn run(gates: &Gates, dir: &Path) -> (Review, Vec<GateResult>) {
+        let results = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&results);
+        let review = gates
+            .run(
+                dir,
+                &[("EPIC_SLOT".into(), "2".into())],
+                &CancellationToken::new(),
+                &move |result| {
+                    sink.lock().expect("results").push(result.clone());
+                },
+            )
+            .await
+            .expect("not cancelled");
+        let results = results.lock().expect("results").clone();
+        (review, results)
+    }
+
+    #[tokio::test]
+    async fn no_gates_is_clean() {
+        let dir = tempfile::tempdir().expect("dir");
+        let (review, results) = run(&Gates::none(), dir.path()).await;
+        assert!(review.clean);
+        assert!(results.is_empty());
+    }
+
+    #[tokio::test]
+    async fn stops_at_the_first_red_gate_with_its_output_tail() {
+        let dir = tempfile::tempdir().expect("dir");
+        let gates = Gates::new(
+            [
+                "test \"$EPIC_SLOT\" = 2",
+                "seq 1 100000; echo 'the real error' >&2; exit 3",
+                "touch never-ran",
+            ],
+            Duration::from_secs(20),
+        );
+        let (review, results) = run(&gates, dir.path()).await;
+        assert!(!review.clean);
+        assert_eq!(review.issues.len(), 1);
+        let issue = &review.issues[0];
+        assert_eq!(issue.severity, Severity::Critical);
+        assert!(issue.title.contains("exit 3"), "{}", issue.title);
+        assert!(issue.description.contains("exit code 3"));
+        assert!(
+            issue.description.trim_end().ends_with("the real error"),
+            "{}",
+            issue.description
+        );
+        assert!(issue.description.len() < 5000, "the output is bounded");
+        assert_eq!(results.len(), 2);
+        assert!(results[0].passed && !results[1].passed);
+        assert!(!dir.path().join("never-ran").exists());
+    }
+
+    /// How long a test waits for what must happen soon (a killed gate dying, a gate writing its
+    /// pid): reached only when the behaviour under test is broken.
+    const PATIENCE: Duration = Duration::from_mins(1);
+
+    /// The pid a gate wrote to `path` (`echo $$ > path`); `None` until the line is whole.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test reads the pid its gate wrote; no state directory is involved"
+    )]
+    fn pid_written(path: &Path) -> Option<u32> {
+        let text = std::fs::read_to_string(path).ok()?;
+        text.strip_suffix('\n')?.trim().parse().ok()
+    }
+
+    /// Waits (up to [`PATIENCE`], without blocking the runtime) for a gate to write its pid.
+    async fn wait_for_pid(path: &Path) -> u32 {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            if let Some(pid) = pid_written(path) {
+                return pid;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no pid in {} after {PATIENCE:?}",
+                path.display()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Whether `pid` is gone (or a zombie), read from `/proc`.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test reads /proc to see whether the gate's process died"
+    )]
+    fn is_dead(pid: u32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            Ok(stat) => stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        }
+    }
+
+    /// Waits (up to [`PATIENCE`]) for `pid` to die.
+    fn wait_dead(pid: u32) -> bool {
+        let deadline = Instant::now() + PATIENCE;
+        while Instant::now() < deadline {
+            if is_dead(pid) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        is_dead(pid)
+    }
+
+    #[tokio::test]
+    async fn a_hanging_gate_is_killed_at_its_deadline() {
+        let dir = tempfile::tempdir().expect("dir");
+        // The gate says it started, then sleeps far longer than any test runs: only the kill at
+        // the deadline ends it. The deadline only has to leave the shell time to print its line.
+        let deadline = Duration::from_secs(3);
+        let gates = Gates::new(
+            ["echo $$ > gate.pid; echo started; exec sleep 1000"],
+            deadline,
+        );
+        let started = Instant::now();
+        let (review, results) = tokio::time::timeout(PATIENCE, run(&gates, dir.path()))
+            .await
+            .expect("the gate was stopped at its deadline, not left to sleep");
+        assert!(started.elapsed() >= deadline, "not before its deadline");
+        assert!(!review.clean);
+        assert!(
+            review.issues[0].description.contains("timed out"),
+            "{}",
+            review.issues[0].description
+        );
+        assert!(review.issues[0].description.contains("started"));
+        assert_eq!(results.len(), 1);
+        assert!(!results[0].passed);
+        let pid = pid_written(&dir.path().join("gate.pid")).expect("the gate wrote its pid");
+        assert!(wait_dead(pid), "the gate {pid} outlived its deadline");
+    }
+
+    #[tokio::test]
+    async fn cancelling_stops_the_gates() {
+        let dir = tempfile::tempdir().expect("dir");
+        // A deadline no test reaches: only the cancellation can stop this gate.
+        let gates = Gates::new(
+            ["echo $$ > gate.pid; exec sleep 1000"],
+            Duration::from_hours(1),
+        );
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let pid_file = dir.path().join("gate.pid");
+        // Cancel once the gate runs (it wrote its pid), not after a guess at how long it takes.
+        let running = tokio::spawn(async move {
+            let pid = wait_for_pid(&pid_file).await;
+            trigger.cancel();
+            pid
+        });
+        let result = tokio::time::timeout(PATIENCE, gates.run(dir.path(), &[], &cancel, &|_| {}))
+            .await
+            .expect("the cancelled gate was stopped, not left to sleep");
+        assert_eq!(result, Err(GatesCancelled));
+        let pid = running.await.expect("the trigger");
+        assert!(wait_dead(pid), "the gate {pid} outlived the cancellation");
+    }
+
+    fn is_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn the_gates_future_is_send() {
+        let dir = tempfile::tempdir().expect("dir");
+        let cancel = CancellationToken::new();
+        let gates = Gates::none();
+        let future = gates.run(dir.path(), &[], &cancel, &|_| {});
+        is_send(&future);
+        drop(future);
     }
 }

@@ -1,48 +1,112 @@
-//! Runs an epic: every story implemented by a coding agent in its own git worktree and branch,
-//! in parallel, each merged into the epic branch only when proven good; and, inside, the inner
-//! loop of one story: the seats (agents) that plan and implement it, the gates that check it,
-//! and the task loop that turns a plan into commits.
+//! Runs an epic: every story of a plan implemented by a coding agent in its own git worktree and
+//! branch, in parallel, each merged into the epic branch only when its gates prove it good. Give
+//! [`run_epic`] a repository, a validated plan and a [`RunConfig`] naming the agent (a [`Seat`]);
+//! it returns a [`RunOutcome`] with the report, and the epic branch `epic/<epic_id>` holds every
+//! story that passed. Nothing else is needed: no CLI, no configuration file, no network.
 //!
-//! - **The run** ([`run_epic`] with a [`RunConfig`]): the epic's lock, the epic branch in its own
-//!   worktree, the gates' baseline, then the scheduler ([`Schedule`], a synchronous state
-//!   machine under a thin async loop) starting ready stories in free slots; a [`RunOutcome`]
-//!   with the report, or a [`RunError`] when the run cannot start.
-//! - **One story**: prepare its worktree (hash-guarded resume), catch up with the epic head,
-//!   set up, the task loop, strays put back, the judge rounds, and the merge under the merge
-//!   lock with the gates re-run on the epic worktree (red: the merge is undone).
-//! - **What a run leaves** under `<git-common-dir>/epic/<epic>/`: `stories/<id>.json`,
-//!   `events.jsonl`, `report.json` ([`ReportDocument`]) and `report.md`, `board.md`,
-//!   `gates/baseline.json` (the gates' verdict per epic head), and `merging.json` only while a
-//!   merge is being proven.
+//! The example runs a real epic end to end, offline: a fresh repository, two stories whose
+//! descriptions carry the files to write as `file <path>` blocks, the built-in [`ScriptSeat`]
+//! as the coder (deterministic, no model: it writes each story's file blocks) and one gate. A
+//! real run passes an agent instead: `CommandSeat::preset(Preset::Claude)` (or `Codex`,
+//! `Gemini`, `Aider`, `Opencode`; see [`CommandSeat`] and [`Preset`]), or any agent CLI as
+//! `CommandSeat::shell("my-agent --yes")`.
 //!
-//! - **Seats** ([`Seat`]): one agent turn in, a streamed reply out. [`CommandSeat`] runs any
-//!   agent CLI per turn, a [`Preset`] (`claude`, `codex`, `gemini`, `aider`, `opencode`) or a
-//!   shell command, in the worktree, in its own process group that dies with the turn.
-//!   [`ScriptSeat`] is deterministic and offline: it applies the `file <path>` blocks of the
-//!   story's description. A [`Chat`] renders its history into each next turn, records every
-//!   turn under `transcripts/<story>/`, and estimates usage per seat.
-//! - **Gates** ([`Gates`]): the project's checks, shell commands under a deadline; the first red
-//!   one is the critical issue of a [`epic_perimeter::Review`].
-//! - **The task loop** ([`TaskLoop`]): plan, then per task a coder chat, review rounds, a commit
-//!   `<story>: <task>` and a tick in the checkpoint ([`TaskPlan`]), or a typed [`StoryError`].
-//! - **Events** ([`Event`]): every step, sent to a caller-supplied [`EventSink`].
-//!
-//! ```no_run
+//! ```
 //! use std::sync::Arc;
-//! use epic_executor::{CommandSeat, Preset, RunConfig, discard_events, run_epic};
-//! use epic_git_ops::GixGit;
 //!
-//! # async fn run(plan: epic_story_plan::ValidPlan) -> Result<(), Box<dyn std::error::Error>> {
-//! let git = Arc::new(GixGit::discover(".")?);
-//! let mut config = RunConfig::new(Arc::new(CommandSeat::preset(Preset::Claude)));
-//! config.gates = vec!["cargo test".into()];
-//! let cancel = tokio_util::sync::CancellationToken::new(); // cancelled on Ctrl-C by the CLI
-//! let outcome = run_epic(git, plan, config, discard_events(), cancel).await?;
-//! println!("{} stories done", outcome.report.count(epic_report::OutcomeStatus::Done));
+//! use epic_executor::{Event, RunConfig, ScriptSeat, run_epic};
+//! use epic_git_ops::{FirstCommit, GixGit, init_repository};
+//! use epic_report::OutcomeStatus;
+//! use epic_story_plan::{Story, StoryPlan};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // A project with one commit on `main`, in a directory of its own: the stories' worktrees go
+//! // beside it, in `app.worktrees/`.
+//! let temp = tempfile::tempdir()?;
+//! let repo = temp.path().join("app");
+//! std::fs::create_dir(&repo)?;
+//! std::fs::write(repo.join("README.md"), "# app\n")?;
+//! let first = FirstCommit {
+//!     branch: "main",
+//!     name: "Ada",
+//!     email: "ada@example.invalid",
+//!     message: "the app",
+//! };
+//! init_repository(&repo, &first)?;
+//!
+//! // Two stories, each owning the file it writes; `bonjour` starts once `hello` is merged.
+//! let mut hello = Story::new("hello", "Say hello", ["hello.txt"]);
+//! hello.description = "Greet in English.\n\n```file hello.txt\nhello\n```\n".into();
+//! let mut bonjour = Story::new("bonjour", "Say bonjour", ["bonjour.txt"]).depending_on(["hello"]);
+//! bonjour.description = "Greet in French.\n\n```file bonjour.txt\nbonjour\n```\n".into();
+//! let plan = StoryPlan {
+//!     epic_id: "greetings".into(),
+//!     epic: "Greetings".into(),
+//!     stories: vec![hello, bonjour],
+//! }
+//! .validate()?;
+//!
+//! // The gates must pass on the epic branch before the run, after each task in its story's
+//! // worktree, and after each merge: here, no `bonjour.txt` without `hello.txt`.
+//! let mut config = RunConfig::new(Arc::new(ScriptSeat));
+//! config.gates = vec!["test ! -e bonjour.txt || test -f hello.txt".into()];
+//!
+//! // Every step is an `Event`; a caller shows them live (or passes `discard_events()`).
+//! let merged = Arc::new(std::sync::Mutex::new(Vec::new()));
+//! let events = {
+//!     let merged = Arc::clone(&merged);
+//!     Arc::new(move |event: Event| {
+//!         if let Event::StoryMerged { story, .. } = event {
+//!             merged.lock().unwrap().push(story);
+//!         }
+//!     })
+//! };
+//!
+//! let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+//! let git = Arc::new(GixGit::discover(&repo)?);
+//! let cancel = CancellationToken::new(); // `epic run` cancels it on Ctrl-C
+//! let outcome = runtime.block_on(run_epic(git, plan, config, events, cancel))?;
+//!
+//! assert!(outcome.all_done());
+//! assert_eq!(outcome.report.count(OutcomeStatus::Done), 2);
+//! assert_eq!(*merged.lock().unwrap(), ["hello", "bonjour"]);
+//! // The epic branch's worktree holds both stories' work.
+//! let bonjour = std::fs::read_to_string(outcome.epic_worktree.join("bonjour.txt"))?;
+//! assert_eq!(bonjour, "bonjour\n");
+//! assert!(outcome.epic_worktree.join("hello.txt").is_file());
 //! # Ok(()) }
 //! ```
 //!
-//! One story's task loop on its own:
+//! # The building blocks
+//!
+//! - **The run** ([`run_epic`] with a [`RunConfig`]): the epic's lock, the epic branch in its own
+//!   worktree (under [`worktrees_root`], named [`EPIC_WORKTREE_NAME`]), the gates' baseline,
+//!   then the scheduler starting ready stories in free slots (in the [`Policy`]'s order); a
+//!   [`RunOutcome`] with the report, or a [`RunError`] when the run cannot start. Every step is
+//!   an [`Event`], sent to a caller-supplied [`EventSink`] ([`discard_events`] for none).
+//! - **One story**, inside the run: prepare its worktree (hash-guarded resume), catch up with
+//!   the epic head, set up, the task loop, strays put back, the judge rounds, and the merge under
+//!   the merge lock with the gates re-run on the epic worktree (red: the merge is undone).
+//! - **What a run leaves** under `<git-common-dir>/epic/<epic>/`: `stories/<id>.json`,
+//!   `stories/<id>.plan.md` (each story's task checkpoint), `transcripts/<id>/` (every agent
+//!   turn), `events.jsonl`, `report.json` ([`ReportDocument`]) and `report.md`, `board.md`,
+//!   `gates/baseline.json` (the gates' verdict per epic head), and `merging.json` only while a
+//!   merge is being proven.
+//! - **Seats** ([`Seat`]): one agent turn in ([`TurnRequest`]), a streamed reply out
+//!   ([`Reply`], or a [`SeatError`]). [`CommandSeat`] runs any agent CLI per turn, a [`Preset`]
+//!   (`claude`, `codex`, `gemini`, `aider`, `opencode`) or a shell command, in the worktree, in
+//!   its own process group that dies with the turn. [`ScriptSeat`] is deterministic and offline:
+//!   it applies the `file <path>` blocks ([`file_blocks`]) of the story's description. Write your
+//!   own by implementing [`Seat`]: its docs say what each [`Role`] must reply.
+//! - **The scheduler** ([`Schedule`]): which stories may start now, and what a finished or
+//!   failed one changes, as a synchronous state machine with no runtime and no I/O; the run is a
+//!   thin async loop around it, and a simulation or a benchmark can drive it alone.
+//! - **The task loop of one story** ([`TaskLoop`], on a [`StoryJob`] with [`Seats`], [`Gates`]
+//!   and a [`LoopConfig`]): plan, then per task a coder turn, review rounds, a commit
+//!   `<story>: <task>` and a tick in the checkpoint; [`TasksDone`] (with the final [`TaskPlan`]),
+//!   or a typed [`StoryError`]. The run uses one for every story; it also runs alone, in a
+//!   worktree of your own:
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -80,8 +144,8 @@
 //!   must not outlive the turn). Standard input is written concurrently with reading the output,
 //!   so an agent that never reads its prompt cannot deadlock.
 //! - **Bounded memory.** A reply keeps its first and last 256 KiB in memory ([`ReplyLimits`]);
-//!   a transcript stores at most 8 MiB of a reply ([`Recorder::with_file_limit`]) and notes the
-//!   rest; a gate keeps the last 4000 bytes of its output. Usage is still counted over all of it.
+//!   a transcript stores at most 8 MiB of a reply and notes the rest; a gate keeps the last
+//!   4000 bytes of its output. Usage is still counted over all of it.
 //! - **Transient failures are retried, others are not.** A turn that exits non-zero with output
 //!   that looks transient (rate limit, overload, 429/5xx, a reset connection) is retried with
 //!   exponential backoff and jitter ([`RetryPolicy`], 3 attempts), each retry an event; a turn
@@ -121,21 +185,18 @@ mod task_loop;
 mod task_plan;
 mod tests_guard;
 
-pub use chat::{Chat, ChatContext, Recorder};
-pub use command::{CommandSeat, ReplyLimits, RetryPolicy, is_transient};
+pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use error::StoryError;
 pub use event::{Event, EventSink, discard_events};
-pub use gates::{GateResult, Gates, GatesCancelled};
-pub use preset::{Preset, PromptVia, UnknownPreset};
+pub use gates::Gates;
+pub use preset::{Preset, UnknownPreset};
 pub use record::ReportDocument;
-pub use replies::{blocked_on, parse_task_list, parse_verdict};
 pub use run::{EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome, run_epic, worktrees_root};
 pub use schedule::{Policy, Schedule, Standing};
 pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{
-    BoxFuture, Exchange, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnContext,
-    TurnRequest,
+    Exchange, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnContext, TurnRequest,
 };
 pub use task_loop::{LoopConfig, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
-pub use task_plan::{CheckpointError, NOOP_TOKEN, TaskPlan};
-pub use tests_guard::{DEFAULT_TEST_PATTERNS, SKIP_MARKERS, is_test_path};
+pub use task_plan::TaskPlan;
+pub use tests_guard::DEFAULT_TEST_PATTERNS;

@@ -33,7 +33,7 @@ pub enum Preset {
 
 /// How a preset takes its prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PromptVia {
+pub(crate) enum PromptVia {
     /// On standard input.
     Stdin,
     /// In a file whose path follows `flag`.
@@ -70,7 +70,7 @@ impl Preset {
     }
 
     /// The arguments before the prompt (a file-taking preset's flag and path come after them).
-    pub fn args(self) -> &'static [&'static str] {
+    pub(crate) fn args(self) -> &'static [&'static str] {
         match self {
             Self::Claude => &["-p", "--permission-mode", "acceptEdits"],
             Self::Codex => &["exec", "--sandbox", "workspace-write", "-"],
@@ -89,7 +89,7 @@ impl Preset {
     }
 
     /// How it takes the prompt.
-    pub fn prompt_via(self) -> PromptVia {
+    pub(crate) fn prompt_via(self) -> PromptVia {
         match self {
             Self::Aider => PromptVia::File {
                 flag: "--message-file",

@@ -51,14 +51,7 @@ struct TaskList {
 /// The tasks of a planner reply `{"tasks":[{"title","description"}]}`, bare or in a fenced
 /// block, all open; or why it cannot be read (no JSON, bad JSON, no tasks, a task without a
 /// title).
-///
-/// ```
-/// let tasks = epic_executor::parse_task_list("Here:\n```json\n{\"tasks\":[{\"title\":\"Add x\"}]}\n```")?;
-/// assert_eq!(tasks[0].title, "Add x");
-/// assert!(epic_executor::parse_task_list("{\"tasks\":[]}").is_err());
-/// # Ok::<(), String>(())
-/// ```
-pub fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
+pub(crate) fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
     let list: TaskList = parse_json(reply)?;
     if list.tasks.is_empty() {
         return Err("the task list is empty".to_owned());
@@ -82,15 +75,7 @@ pub fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
 /// The verdict of a judge or reviewer reply
 /// `{"clean":bool,"issues":[{"severity","title","description"}]}`, bare or fenced. An
 /// unreadable reply is a verdict that is not clean, with one major issue saying so.
-///
-/// ```
-/// let verdict = epic_executor::parse_verdict("{\"clean\":true,\"issues\":[]}");
-/// assert!(verdict.clean);
-/// let verdict = epic_executor::parse_verdict("looks fine to me");
-/// assert!(!verdict.clean);
-/// assert_eq!(verdict.issues[0].title, "unreadable verdict");
-/// ```
-pub fn parse_verdict(reply: &str) -> Review {
+pub(crate) fn parse_verdict(reply: &str) -> Review {
     parse_json::<Review>(reply).unwrap_or_else(|error| {
         Review::failed(
             "unreadable verdict",
@@ -110,16 +95,7 @@ pub fn parse_verdict(reply: &str) -> Review {
 /// The last non-empty line counts, after stripping runs of `` ` ``, `*`, `_` and whitespace
 /// from both its ends; the marker is case-sensitive. A reply that mentions the marker and then
 /// carries on is not blocked.
-///
-/// ```
-/// use epic_executor::blocked_on;
-///
-/// assert_eq!(blocked_on("I cannot go on.\nBLOCKED_ON: src/pay/api.rs from story pay").as_deref(), Some("src/pay/api.rs from story pay"));
-/// assert_eq!(blocked_on("Nothing to do.\n\n`BLOCKED_ON: src/kit/x.tsx` \n").as_deref(), Some("src/kit/x.tsx"));
-/// assert_eq!(blocked_on("BLOCKED_ON: a tool\nCarrying on without it.\nDone."), None);
-/// assert_eq!(blocked_on("done"), None);
-/// ```
-pub fn blocked_on(reply: &str) -> Option<String> {
+pub(crate) fn blocked_on(reply: &str) -> Option<String> {
     let last = reply
         .lines()
         .map(str::trim)
@@ -133,6 +109,40 @@ pub fn blocked_on(reply: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn task_list_from_a_fenced_block_and_never_empty() {
+        let tasks =
+            parse_task_list("Here:\n```json\n{\"tasks\":[{\"title\":\"Add x\"}]}\n```").unwrap();
+        assert_eq!(tasks[0].title, "Add x");
+        assert!(parse_task_list("{\"tasks\":[]}").is_err());
+    }
+
+    #[test]
+    fn verdict_clean_or_unreadable() {
+        let verdict = parse_verdict("{\"clean\":true,\"issues\":[]}");
+        assert!(verdict.clean);
+        let verdict = parse_verdict("looks fine to me");
+        assert!(!verdict.clean);
+        assert_eq!(verdict.issues[0].title, "unreadable verdict");
+    }
+
+    #[test]
+    fn blocked_on_the_last_non_empty_line_only() {
+        assert_eq!(
+            blocked_on("I cannot go on.\nBLOCKED_ON: src/pay/api.rs from story pay").as_deref(),
+            Some("src/pay/api.rs from story pay")
+        );
+        assert_eq!(
+            blocked_on("Nothing to do.\n\n`BLOCKED_ON: src/kit/x.tsx` \n").as_deref(),
+            Some("src/kit/x.tsx")
+        );
+        assert_eq!(
+            blocked_on("BLOCKED_ON: a tool\nCarrying on without it.\nDone."),
+            None
+        );
+        assert_eq!(blocked_on("done"), None);
+    }
 
     #[test]
     fn task_list_from_prose_with_braces() {

@@ -1,44 +1,5 @@
 //! The scheduler's decisions, as a synchronous state machine: which stories may start now, and
-//! what a finished or failed story changes. No runtime, no I/O; the async run loop around it only
-//! starts what [`Schedule::start_ready`] hands out and reports back.
-//!
-//! Policies ([`Policy`]): among ready stories (every dependency merged), `critical-path` starts
-//! the one with the longest remaining dependency chain first (weights from the previous run's
-//! durations when known), then plan order; `plan-order` starts them in plan order (the reference
-//! executor's policy); `waves` also waits for every story of the earlier waves to finish, as
-//! schedulers with wave barriers do.
-//!
-//! Longest-chain-first is a list-scheduling rule, and no such rule is optimal: on some plans,
-//! plan order happens to finish sooner. So before the run, `critical-path` plays both orders
-//! through the expected durations on the run's concurrency (a simulation of the loop below, in
-//! `O((n + e) log n)`) and keeps plan order when it finishes strictly sooner. With the true
-//! durations, `critical-path` is thus never slower than plan order; with estimates, it is as good
-//! as they are.
-//!
-//! ```
-//! use std::collections::HashSet;
-//!
-//! use epic_executor::{Policy, Schedule};
-//! use epic_story_plan::{Story, StoryPlan};
-//!
-//! // `b` stands alone; `a` heads the chain a -> c.
-//! let plan = StoryPlan {
-//!     epic_id: "e".into(),
-//!     epic: String::new(),
-//!     stories: vec![
-//!         Story::new("b", "B", ["b"]),
-//!         Story::new("a", "A", ["a"]),
-//!         Story::new("c", "C", ["c"]).depending_on(["a"]),
-//!     ],
-//! }
-//! .validate()?;
-//! let mut schedule = Schedule::new(&plan, Policy::CriticalPath, |_| 1, &HashSet::new(), 1);
-//! assert_eq!(schedule.start_ready(1), [1], "the chain's head goes first");
-//! schedule.done(1);
-//! // b and c now head chains of one story each: plan order breaks the tie.
-//! assert_eq!(schedule.start_ready(1), [0]);
-//! # Ok::<(), epic_story_plan::PlanErrors>(())
-//! ```
+//! what a finished or failed story changes ([`Schedule`], whose docs say how it orders them).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
@@ -49,7 +10,7 @@ use epic_story_plan::{Story, ValidPlan};
 //
 // The doc comments here are also `epic run --help`'s and `epic schema config`'s text (the CLI
 // parses `--schedule` and `epic.toml` straight into this type), so they are written for users,
-// and the module docs above say the rest (ties go in plan order). Serialised by its kebab-case
+// and the docs of `Schedule` say the rest (ties go in plan order). Serialised by its kebab-case
 // names, as `epic.toml` writes them; its JSON Schema is named after the CLI's key.
 #[derive(
     Debug,
@@ -106,7 +67,51 @@ impl Standing {
     }
 }
 
-/// The scheduling state of one run over a valid plan.
+/// The scheduling state of one run over a valid plan: which stories may start now, and what a
+/// finished or failed story changes.
+///
+/// A synchronous state machine: no runtime, no I/O. [`run_epic`](crate::run_epic) is a thin
+/// async loop around it that starts what [`start_ready`](Self::start_ready) hands out and
+/// reports back ([`done`](Self::done), [`fail`](Self::fail), [`cancelled`](Self::cancelled));
+/// a simulation or a benchmark drives it the same way, with a clock of its own.
+///
+/// Policies ([`Policy`]): among ready stories (every dependency merged), `critical-path` starts
+/// the one with the longest remaining dependency chain first (weights from the previous run's
+/// durations when known), then plan order; `plan-order` starts them in plan order (the reference
+/// executor's policy); `waves` also waits for every story of the earlier waves to finish, as
+/// schedulers with wave barriers do.
+///
+/// Longest-chain-first is a list-scheduling rule, and no such rule is optimal: on some plans,
+/// plan order happens to finish sooner. So before the run, `critical-path` plays both orders
+/// through the expected durations on the run's concurrency (a simulation of that loop, in
+/// `O((n + e) log n)`) and keeps plan order when it finishes strictly sooner. With the true
+/// durations, `critical-path` is thus never slower than plan order; with estimates, it is as good
+/// as they are.
+///
+/// ```
+/// use std::collections::HashSet;
+///
+/// use epic_executor::{Policy, Schedule};
+/// use epic_story_plan::{Story, StoryPlan};
+///
+/// // `b` stands alone; `a` heads the chain a -> c.
+/// let plan = StoryPlan {
+///     epic_id: "e".into(),
+///     epic: String::new(),
+///     stories: vec![
+///         Story::new("b", "B", ["b"]),
+///         Story::new("a", "A", ["a"]),
+///         Story::new("c", "C", ["c"]).depending_on(["a"]),
+///     ],
+/// }
+/// .validate()?;
+/// let mut schedule = Schedule::new(&plan, Policy::CriticalPath, |_| 1, &HashSet::new(), 1);
+/// assert_eq!(schedule.start_ready(1), [1], "the chain's head goes first");
+/// schedule.done(1);
+/// // b and c now head chains of one story each: plan order breaks the tie.
+/// assert_eq!(schedule.start_ready(1), [0]);
+/// # Ok::<(), epic_story_plan::PlanErrors>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Schedule {
     ids: Vec<String>,
@@ -131,7 +136,7 @@ pub struct Schedule {
 impl Schedule {
     /// A schedule over `plan` where the stories in `merged` are already done. `weight` gives each
     /// story's expected duration (any unit; 1 for all when nothing is known) for the
-    /// critical-path policy, which plans for `concurrency` stories at once (see the module docs).
+    /// critical-path policy, which plans for `concurrency` stories at once (see the type's docs).
     pub fn new(
         plan: &ValidPlan,
         policy: Policy,

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// A boxed, `Send` future: what [`Seat::turn`] returns.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed, `Send` future: what [`Seat::turn`] returns, spelled short for the crate's own seats.
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a turn is for; the seat's process sees it as `EPIC_ROLE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -248,6 +248,51 @@ pub enum SeatError {
 
 /// An agent: takes one turn at a time, remembers nothing between turns.
 ///
+/// The crate's seats are [`CommandSeat`](crate::CommandSeat) (any agent CLI) and
+/// [`ScriptSeat`](crate::ScriptSeat) (offline, deterministic); a seat of your own (an HTTP
+/// API, a test double) implements this trait. What the reply must hold depends on the turn's
+/// [`Role`] (CONTRACT.md):
+///
+/// - [`Role::Planner`]: the story's tasks as JSON, `{"tasks":[{"title":…,"description":…}]}`,
+///   bare or in a fenced block.
+/// - [`Role::Coder`]: anything; the work is the changes in the worktree. A last non-empty line
+///   `BLOCKED_ON: <need>` ends the story as blocked; asked whether a task that changed nothing
+///   is already satisfied, the reply `TASK_ALREADY_SATISFIED` confirms it.
+/// - [`Role::Judge`], [`Role::Reviewer`]: a verdict as JSON,
+///   `{"clean":bool,"issues":[{"severity":"critical|major|minor","title":…,"description":…}]}`.
+///
+/// ```
+/// use std::pin::Pin;
+///
+/// use epic_executor::{ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
+///
+/// /// A reviewer that finds every change clean.
+/// #[derive(Debug)]
+/// struct Approver;
+///
+/// impl Seat for Approver {
+///     fn name(&self) -> &str {
+///         "approver"
+///     }
+///
+///     fn turn<'a>(
+///         &'a self,
+///         request: &'a TurnRequest,
+///         _progress: ProgressFn<'a>,
+///     ) -> Pin<Box<dyn Future<Output = Result<Reply, SeatError>> + Send + 'a>> {
+///         Box::pin(async move {
+///             match request.role {
+///                 Role::Judge | Role::Reviewer => Ok(Reply::new(r#"{"clean":true,"issues":[]}"#)),
+///                 Role::Planner | Role::Coder => Err(SeatError::Other("a reviewer only".into())),
+///             }
+///         })
+///     }
+/// }
+///
+/// let mut config = epic_executor::RunConfig::new(std::sync::Arc::new(epic_executor::ScriptSeat));
+/// config.reviewers.push(std::sync::Arc::new(Approver));
+/// ```
+///
 /// # Why a boxed future
 ///
 /// The CLI picks seats at run time (`--coder claude`, `--reviewer exec:…`), so the executor
@@ -272,5 +317,5 @@ pub trait Seat: Send + Sync + fmt::Debug {
         &'a self,
         request: &'a TurnRequest,
         progress: ProgressFn<'a>,
-    ) -> BoxFuture<'a, Result<Reply, SeatError>>;
+    ) -> Pin<Box<dyn Future<Output = Result<Reply, SeatError>> + Send + 'a>>;
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use epic_perimeter::Task;
 
 /// The token a coder replies with to confirm that a task needs no change.
-pub const NOOP_TOKEN: &str = "TASK_ALREADY_SATISFIED";
+pub(crate) const NOOP_TOKEN: &str = "TASK_ALREADY_SATISFIED";
 
 /// The tasks of one story, in order, each open or done: what the checkpoint holds.
 ///
@@ -25,18 +25,6 @@ pub const NOOP_TOKEN: &str = "TASK_ALREADY_SATISFIED";
 /// Because every description line is indented, no description can be mistaken for a task line
 /// (the reference format's `## ` quirk does not exist here). A person may edit it: ticking a box
 /// skips that task on the next run, unticking one redoes it.
-///
-/// ```
-/// use epic_executor::TaskPlan;
-/// use epic_perimeter::Task;
-///
-/// let mut plan = TaskPlan::new("cart-api", vec![Task::new("Add the model", "A `Cart`.\n\n- [ ] not a task")]);
-/// plan.tasks[0].completed = true;
-/// let text = plan.render();
-/// assert!(text.contains("- [x] Add the model\n  A `Cart`.\n\n  - [ ] not a task\n"));
-/// assert_eq!(TaskPlan::parse(&text)?, plan);
-/// # Ok::<(), epic_executor::CheckpointError>(())
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskPlan {
     /// The story's id (the header).
@@ -48,29 +36,24 @@ pub struct TaskPlan {
 /// A checkpoint that cannot be read back as a [`TaskPlan`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {problem}")]
-pub struct CheckpointError {
+pub(crate) struct CheckpointError {
     /// The 1-based line.
-    pub line: usize,
+    pub(crate) line: usize,
     /// What is wrong there.
-    pub problem: String,
+    pub(crate) problem: String,
 }
 
 impl TaskPlan {
     /// A plan of these tasks for `story`.
-    pub fn new(story: impl Into<String>, tasks: Vec<Task>) -> Self {
+    pub(crate) fn new(story: impl Into<String>, tasks: Vec<Task>) -> Self {
         Self {
             story: story.into(),
             tasks,
         }
     }
 
-    /// The index of the first open task.
-    pub fn next_open(&self) -> Option<usize> {
-        self.tasks.iter().position(|task| !task.completed)
-    }
-
     /// The checkpoint text, ending with a newline.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = format!("# Plan: {}\n", one_line(&self.story));
         for task in &self.tasks {
             let mark = if task.completed { 'x' } else { ' ' };
@@ -92,7 +75,7 @@ impl TaskPlan {
     /// Before the first task, headings and blank lines are skipped. After it, every line is a
     /// task line (`- [ ] title`, `- [x] title`, `- [X] title`), an indented description line,
     /// or blank; anything else is an error, since guessing could redo or skip work.
-    pub fn parse(text: &str) -> Result<Self, CheckpointError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, CheckpointError> {
         let mut story = String::new();
         let mut tasks: Vec<Task> = Vec::new();
         for (n, line) in text.lines().enumerate() {
@@ -159,6 +142,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn descriptions_are_indented_so_none_reads_as_a_task() {
+        let mut plan = TaskPlan::new(
+            "cart-api",
+            vec![Task::new("Add the model", "A `Cart`.\n\n- [ ] not a task")],
+        );
+        plan.tasks[0].completed = true;
+        let text = plan.render();
+        assert!(text.contains("- [x] Add the model\n  A `Cart`.\n\n  - [ ] not a task\n"));
+        assert_eq!(TaskPlan::parse(&text).unwrap(), plan);
+    }
+
+    #[test]
     fn round_trips_and_skips_done_tasks() {
         let plan = TaskPlan::new(
             "s",
@@ -172,7 +167,7 @@ mod tests {
         assert_eq!(back.tasks[0], Task::new("one", "").done());
         assert_eq!(back.tasks[1].title, "two lines");
         assert_eq!(back.tasks[1].description, "  indented\n\nmore");
-        assert_eq!(back.next_open(), Some(1));
+        assert_eq!(back.tasks.iter().position(|task| !task.completed), Some(1));
         assert_eq!(back.story, "s");
     }
 

@@ -25,7 +25,7 @@ pub const DEFAULT_TEST_PATTERNS: &[&str] = &[
 /// What added lines skip a test, in any language the markers name. `.skip(` alone is not one:
 /// `iter.skip(1)` is everyday Rust; its test forms (`it.skip(`, `describe.skip(`, `test.skip(`)
 /// are.
-pub const SKIP_MARKERS: &[&str] = &[
+pub(crate) const SKIP_MARKERS: &[&str] = &[
     "#[ignore",
     "@pytest.mark.skip",
     "@unittest.skip",
@@ -45,16 +45,7 @@ pub const SKIP_MARKERS: &[&str] = &[
 ];
 
 /// Whether `path` (repo-relative, `/`-separated) is a test file under one of `patterns`.
-///
-/// ```
-/// let patterns: Vec<String> = epic_executor::DEFAULT_TEST_PATTERNS.iter().map(|p| (*p).to_owned()).collect();
-/// assert!(epic_executor::is_test_path("crates/a/tests/it/main.rs", &patterns));
-/// assert!(epic_executor::is_test_path("lib/strings_test.sh", &patterns));
-/// assert!(epic_executor::is_test_path("web/cart.test.ts", &patterns));
-/// assert!(epic_executor::is_test_path("py/test_cart.py", &patterns));
-/// assert!(!epic_executor::is_test_path("src/contest.rs", &patterns));
-/// ```
-pub fn is_test_path(path: &str, patterns: &[String]) -> bool {
+pub(crate) fn is_test_path(path: &str, patterns: &[String]) -> bool {
     let segments: Vec<&str> = path.split('/').collect();
     let (dirs, name) = segments.split_at(segments.len().saturating_sub(1));
     let name = name.first().copied().unwrap_or_default();
@@ -177,6 +168,16 @@ mod tests {
             .iter()
             .map(|pattern| (*pattern).to_owned())
             .collect()
+    }
+
+    #[test]
+    fn the_default_patterns_know_common_layouts() {
+        let patterns = defaults();
+        assert!(is_test_path("crates/a/tests/it/main.rs", &patterns));
+        assert!(is_test_path("lib/strings_test.sh", &patterns));
+        assert!(is_test_path("web/cart.test.ts", &patterns));
+        assert!(is_test_path("py/test_cart.py", &patterns));
+        assert!(!is_test_path("src/contest.rs", &patterns));
     }
 
     #[test]

@@ -25,7 +25,9 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 
+use epic_executor::{Reply, SeatError};
 use epic_report::OutcomeStatus;
 use serde_json::json;
 
@@ -323,7 +325,7 @@ impl epic_executor::Seat for Paced {
         &'a self,
         request: &'a epic_executor::TurnRequest,
         progress: epic_executor::ProgressFn<'a>,
-    ) -> epic_executor::BoxFuture<'a, Result<epic_executor::Reply, epic_executor::SeatError>> {
+    ) -> Pin<Box<dyn Future<Output = Result<Reply, SeatError>> + Send + 'a>> {
         Box::pin(async move {
             tokio::select! {
                 () = tokio::time::sleep(self.pause) => {}

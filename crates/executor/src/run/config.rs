@@ -61,9 +61,10 @@ pub struct RunConfig {
     pub board_hook: Option<String>,
     /// The deadline of one hook run.
     pub hook_timeout: Duration,
-    /// What a test file looks like ([`is_test_path`](crate::is_test_path)): a story whose diff
-    /// deletes one, or adds a skip marker ([`SKIP_MARKERS`](crate::SKIP_MARKERS)), fails unless
-    /// its plan entry sets `tests_change` (`--test-pattern`, [`DEFAULT_TEST_PATTERNS`](crate::DEFAULT_TEST_PATTERNS)).
+    /// What a test file looks like (`--test-pattern`, [`DEFAULT_TEST_PATTERNS`](crate::DEFAULT_TEST_PATTERNS),
+    /// where the patterns' syntax is): a story whose diff deletes one, or adds a line that skips a
+    /// test (`#[ignore`, `@pytest.mark.skip`, `it.skip(`, `t.Skip(`, …), fails unless its plan
+    /// entry sets `tests_change`.
     pub test_patterns: Vec<String>,
 }
 

@@ -13,7 +13,6 @@ mod blocked;
 mod epic_failures;
 mod epic_run;
 mod epic_support;
-mod gates;
 mod happy;
 mod hostile_agents;
 mod misbehaviour;
