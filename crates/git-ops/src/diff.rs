@@ -48,14 +48,12 @@ fn ends(
 ) -> Result<(gix::ObjectId, gix::ObjectId), DiffError> {
     let base_id = rev::resolve(repo, worktree, base)?;
     let head_id = rev::resolve(repo, worktree, head)?;
-    let merge_base = repo
-        .merge_base(base_id, head_id)
-        .map_err(|error| failed(base, head)(Cause::gix(error)))?
+    let merge_base = rev::merge_base(repo, base_id, head_id)
+        .map_err(|error| failed(base, head)(Cause::Gix(error)))?
         .ok_or_else(|| DiffError::NoMergeBase {
             base: base.to_owned(),
             head: head.to_owned(),
-        })?
-        .detach();
+        })?;
     Ok((merge_base, head_id))
 }
 

@@ -92,23 +92,74 @@ pub(crate) fn is_ancestor(
 }
 
 /// Whether `ancestor` is reachable from `descendant` (or is it).
+///
+/// An ancestor is a common ancestor of the two, so it is among gix's merge bases of the pair; the
+/// whole list is searched, not its first entry alone. gix's merge bases can keep a common
+/// ancestor that another one reaches, and put it first, when commits share a timestamp (commits
+/// made within one second, as epic's are: a story's last commit, the epic's merge of it); its
+/// single `merge_base` then names that older commit, and an ancestor looked like none. The test
+/// `merge_bases_of_commits_made_within_one_second_are_gits` builds such a history.
 pub(crate) fn ancestor_of(
     repo: &gix::Repository,
     worktree: &Path,
     ancestor: gix::ObjectId,
     descendant: gix::ObjectId,
 ) -> Result<bool, RevError> {
+    reaches(repo, descendant, ancestor).map_err(|source| RevError::Read {
+        worktree: worktree.to_owned(),
+        source: Cause::Gix(source),
+    })
+}
+
+/// Whether `ancestor` is reachable from `descendant`, as [`ancestor_of`] finds it.
+fn reaches(
+    repo: &gix::Repository,
+    descendant: gix::ObjectId,
+    ancestor: gix::ObjectId,
+) -> Result<bool, gix::Error> {
     if ancestor == descendant {
         return Ok(true);
     }
-    // The merge base of an ancestor and its descendant is the ancestor itself, and only then.
-    let base = repo
-        .merge_base(ancestor, descendant)
-        .map_err(|error| RevError::Read {
-            worktree: worktree.to_owned(),
-            source: Cause::gix(error),
-        })?;
-    Ok(base.is_some_and(|base| base.detach() == ancestor))
+    Ok(merge_bases(repo, ancestor, descendant)?.contains(&ancestor))
+}
+
+/// gix's merge bases of `one` and `two`: every common ancestor it found, the best among them,
+/// but possibly with others that one of them reaches (see [`ancestor_of`]); empty for unrelated
+/// histories.
+fn merge_bases(
+    repo: &gix::Repository,
+    one: gix::ObjectId,
+    two: gix::ObjectId,
+) -> Result<Vec<gix::ObjectId>, gix::Error> {
+    let bases = repo.merge_bases_many(one, &[two])?;
+    Ok(bases.into_iter().map(gix::Id::detach).collect())
+}
+
+/// The merge base `git merge-base one two` gives: the first of gix's merge bases that no other
+/// one reaches, so never an older common ancestor of the best one (see [`ancestor_of`]); `None`
+/// for unrelated histories.
+pub(crate) fn merge_base(
+    repo: &gix::Repository,
+    one: gix::ObjectId,
+    two: gix::ObjectId,
+) -> Result<Option<gix::ObjectId>, gix::Error> {
+    let bases = merge_bases(repo, one, two)?;
+    if bases.len() < 2 {
+        return Ok(bases.first().copied());
+    }
+    for &candidate in &bases {
+        let mut reached = false;
+        for &other in &bases {
+            if other != candidate && reaches(repo, other, candidate)? {
+                reached = true;
+                break;
+            }
+        }
+        if !reached {
+            return Ok(Some(candidate));
+        }
+    }
+    Ok(bases.first().copied())
 }
 
 pub(crate) fn current_branch(git: &GixGit, worktree: &Path) -> Result<Option<String>, RevError> {

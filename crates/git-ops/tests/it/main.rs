@@ -1,5 +1,6 @@
 //! Integration tests of git-ops: one binary, one module per concern, all on real repositories.
 
+mod ancestry;
 mod branches;
 mod commits;
 mod diffs;
