@@ -8,6 +8,12 @@
 //! The file itself is never removed: removing a locked file lets a second process lock a fresh
 //! file of the same name while a third still holds the old one, and then two runs hold "the"
 //! lock. On release it is emptied instead.
+//!
+//! Something else may remove it all the same (an agent runs as the user): so the lock that
+//! decides is taken on the epic's directory itself, which stays while anything is in it
+//! (removing it takes the epic's whole state with it), and the file's lock is taken under it. A second run, or `epic
+//! status`, finds the epic locked whether or not the file is still there; only the holder's record
+//! is lost with it.
 
 use std::fmt;
 use std::fs::{self, File, OpenOptions, TryLockError};
@@ -197,6 +203,8 @@ fn held_message(path: &Path, holder: Option<&Holder>) -> String {
 #[derive(Debug)]
 #[must_use = "the epic is unlocked as soon as the lock is dropped"]
 pub struct EpicLock {
+    /// The epic's directory, locked: the lock that decides (see the module docs).
+    dir: File,
     file: File,
     path: PathBuf,
     holder: Holder,
@@ -213,12 +221,19 @@ impl EpicLock {
     }
 
     fn acquire_file(path: &Path) -> Result<Self, LockError> {
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|source| LockError::CreateDir {
-                dir: parent.to_path_buf(),
-                source,
-            })?;
-        }
+        let parent = match path.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        fs::create_dir_all(parent).map_err(|source| LockError::CreateDir {
+            dir: parent.to_path_buf(),
+            source,
+        })?;
+        let dir = File::open(parent).map_err(|source| LockError::Open {
+            path: parent.to_path_buf(),
+            source,
+        })?;
+        lock_or_wait_for_record(&dir, path)?;
         // Never truncate on open: the file may be locked, and its record is the holder's.
         let mut file = OpenOptions::new()
             .read(true)
@@ -230,7 +245,9 @@ impl EpicLock {
                 path: path.to_path_buf(),
                 source,
             })?;
-        lock_or_wait_for_record(&mut file, path)?;
+        // Under the directory's lock nobody else holds the file's, but a run of an older epic
+        // that locked only the file may.
+        lock_or_wait_for_record(&file, path)?;
         let holder = Holder::current();
         let record = record_bytes(&holder);
         let recorded = file
@@ -245,6 +262,7 @@ impl EpicLock {
             });
         }
         Ok(Self {
+            dir,
             file,
             path: path.to_path_buf(),
             holder,
@@ -257,23 +275,36 @@ impl EpicLock {
     /// A holder that has not recorded itself is [`LockError::Held`] with no holder.
     pub fn holder(dir: &EpicDir) -> Result<Option<Holder>, LockError> {
         let path = dir.lock();
-        let mut file = match File::open(&path) {
-            Ok(file) => file,
+        let root = match File::open(dir.root()) {
+            Ok(root) => root,
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(LockError::Open { path, source }),
-        };
-        // A shared lock is granted only when nobody holds the exclusive one.
-        match file.try_lock_shared() {
-            Ok(()) => {
-                file.unlock().ok();
-                Ok(None)
+            Err(source) => {
+                return Err(LockError::Open {
+                    path: dir.root().to_path_buf(),
+                    source,
+                });
             }
-            Err(TryLockError::WouldBlock) => match read_record(&mut file) {
-                Some(holder) => Ok(Some(holder)),
-                None => Err(LockError::Held { path, holder: None }),
-            },
-            Err(TryLockError::Error(source)) => Err(LockError::Lock { path, source }),
+        };
+        // A shared lock is granted only when nobody holds the exclusive one: on the directory
+        // (this epic's runs), then on the file (a run of an older epic locked only the file).
+        for locked in [Some(root), File::open(&path).ok()].into_iter().flatten() {
+            match locked.try_lock_shared() {
+                Ok(()) => {
+                    locked.unlock().ok();
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return match File::open(&path)
+                        .ok()
+                        .and_then(|mut file| read_record(&mut file))
+                    {
+                        Some(holder) => Ok(Some(holder)),
+                        None => Err(LockError::Held { path, holder: None }),
+                    };
+                }
+                Err(TryLockError::Error(source)) => return Err(LockError::Lock { path, source }),
+            }
         }
+        Ok(None)
     }
 
     /// The holder this lock recorded: this process.
@@ -293,6 +324,7 @@ impl Drop for EpicLock {
         // unlock too. Best effort: a record left behind is ignored by `holder` anyway.
         self.file.set_len(0).ok();
         self.file.unlock().ok();
+        self.dir.unlock().ok();
     }
 }
 
@@ -308,10 +340,10 @@ fn record_bytes(holder: &Holder) -> Vec<u8> {
 ///
 /// Also retries the lock meanwhile: a concurrent [`EpicLock::holder`] probes with a short-lived
 /// shared lock, which must not make an acquire fail.
-fn lock_or_wait_for_record(file: &mut File, path: &Path) -> Result<(), LockError> {
+fn lock_or_wait_for_record(locked: &File, path: &Path) -> Result<(), LockError> {
     let mut waited = Duration::ZERO;
     loop {
-        match file.try_lock() {
+        match locked.try_lock() {
             Ok(()) => return Ok(()),
             Err(TryLockError::WouldBlock) => {}
             Err(TryLockError::Error(source)) => {
@@ -322,8 +354,10 @@ fn lock_or_wait_for_record(file: &mut File, path: &Path) -> Result<(), LockError
             }
         }
         // Until PROBE_WAIT has passed, the lock may only be a probe's; after it, a record names
-        // the live holder.
-        let holder = parse_record(file);
+        // the live holder. The record is read from the lock file, which may be gone.
+        let holder = File::open(path)
+            .ok()
+            .and_then(|mut file| parse_record(&mut file));
         if (holder.is_some() && waited >= PROBE_WAIT) || waited >= RECORD_WAIT {
             return Err(LockError::Held {
                 path: path.to_path_buf(),

@@ -172,6 +172,51 @@ fn a_second_run_of_the_same_epic_is_exit_3_and_clean_refuses_while_it_runs() {
     repo.run(&["clean", "shop"]).assert_code(0);
 }
 
+/// An agent runs as the user: it can delete the lock file of the run that started it. The epic
+/// stays locked all the same: `epic status` says it runs, a second run is exit 3.
+#[test]
+fn a_run_whose_lock_file_an_agent_deleted_still_holds_the_epic() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
+    let release = repo.temp().join("release").display().to_string();
+    let coder = agent(
+        &repo,
+        "unlock.sh",
+        &format!(
+            "rm -f \"$(git rev-parse --git-common-dir)/epic/$EPIC_EPIC/lock\"; \
+             n=0; while [ ! -e '{release}' ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done"
+        ),
+    );
+    let args = ["run", "plan.json", "--coder", &coder, "--no-progress"];
+    let first = spawn(&repo, &args);
+    let lock = repo.common_dir().join("epic/shop/lock");
+    wait_for_event(
+        &repo.common_dir().join("epic/shop/events.jsonl"),
+        "turn_started",
+    );
+    let start = Instant::now();
+    while lock.exists() {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the agent never deleted the lock file"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = repo.run(&["status", "shop"]);
+    status.assert_code(0);
+    assert!(
+        status.stdout.contains("epic shop: running"),
+        "the epic still runs: {status}"
+    );
+    repo.run(&args).assert_code(3);
+    repo.run(&["clean", "shop"]).assert_code(3);
+
+    std::fs::write(repo.temp().join("release"), "").expect("release");
+    let (code, stdout, stderr) = finish(first);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
+}
+
 #[test]
 fn two_epics_on_one_repository_run_side_by_side() {
     let repo = Repo::new();

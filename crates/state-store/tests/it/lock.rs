@@ -180,3 +180,51 @@ fn a_killed_holder_does_not_block_the_next_run() {
     let lock = EpicLock::acquire(&dir).unwrap();
     assert_eq!(lock.holder_record().pid, std::process::id());
 }
+
+/// Helper, not a test: when run by [`a_removed_lock_file_does_not_unlock_the_epic`], takes the
+/// lock and holds it until killed (or until its parent is gone).
+#[test]
+#[ignore = "helper: run by lock::a_removed_lock_file_does_not_unlock_the_epic"]
+fn lock_holder_child_for_removal() {
+    let dir = EpicDir::new(helper_env(GIT_ENV), "checkout").unwrap();
+    let _lock = EpicLock::acquire(&dir).unwrap();
+    until_parent_is_gone();
+}
+
+/// An agent runs as the user and can delete the lock file of the run that started it: the epic
+/// stays locked (its directory is), so `epic status` still says it runs and a second run is
+/// refused; once the holder dies, the next run takes the lock.
+#[test]
+fn a_removed_lock_file_does_not_unlock_the_epic() {
+    let git = tempfile::tempdir().unwrap();
+    let dir = epic(&git);
+    let mut child = spawn_helper(
+        "lock::lock_holder_child_for_removal",
+        &[(GIT_ENV, git.path().as_os_str())],
+    );
+    let holder = wait_for(&mut child, PATIENCE, || {
+        EpicLock::holder(&dir).ok().flatten()
+    });
+    assert_eq!(holder.pid, child.id());
+
+    std::fs::remove_file(dir.lock()).unwrap();
+
+    assert!(
+        matches!(
+            EpicLock::holder(&dir),
+            Err(LockError::Held { holder: None, .. })
+        ),
+        "the epic still reads as locked: {:?}",
+        EpicLock::holder(&dir)
+    );
+    match EpicLock::acquire(&dir) {
+        Err(LockError::Held { .. }) => {}
+        other => panic!("a second run must be refused, got {other:?}"),
+    }
+
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(EpicLock::holder(&dir).unwrap(), None);
+    let lock = EpicLock::acquire(&dir).unwrap();
+    assert_eq!(lock.holder_record().pid, std::process::id());
+}
