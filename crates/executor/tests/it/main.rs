@@ -24,3 +24,4 @@ mod review;
 mod script;
 mod seats;
 mod support;
+mod weakened_tests;
