@@ -15,6 +15,7 @@ mod epic_run;
 mod epic_support;
 mod happy;
 mod hostile_agents;
+mod hostile_replies;
 mod misbehaviour;
 mod noop;
 mod planner;
