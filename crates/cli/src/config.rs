@@ -133,6 +133,11 @@ pub(crate) struct RunOptions {
     #[arg(long, value_name = "N")]
     pub(crate) max_rounds: Option<Count>,
 
+    /// The most tasks a story's plan may have, at least 1: a longer plan is sent back to the
+    /// planner once, then fails the story. Default: 30.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_tasks: Option<Count>,
+
     /// Deadline of one agent turn in seconds (1 to 2592000); the turn's whole process group is
     /// killed when it passes. Default: 1800.
     #[arg(long, value_name = "SECS")]
@@ -252,6 +257,7 @@ impl RunOptions {
             gate: Some(texts(config.gates)),
             judge_rounds: Count::new(config.judge_rounds),
             max_rounds: Count::new(config.max_rounds),
+            max_tasks: Count::new(config.max_tasks),
             turn_timeout: Seconds::new(config.turn_timeout),
             gate_timeout: Seconds::new(config.gate_timeout),
             setup: Some(texts(config.setup)),
@@ -480,6 +486,7 @@ impl Resolved {
             options.judge_rounds.map(Count::get),
         );
         set(&mut config.max_rounds, options.max_rounds.map(Count::get));
+        set(&mut config.max_tasks, options.max_tasks.map(Count::get));
         set(
             &mut config.turn_timeout,
             options.turn_timeout.map(Seconds::duration),
@@ -1059,6 +1066,7 @@ mod tests {
         assert!(config.judge.is_none() && config.reviewers.is_empty());
         assert!(config.gates.is_empty() && config.setup.is_empty());
         assert_eq!((config.judge_rounds, config.max_rounds), (2, 3));
+        assert_eq!(config.max_tasks, 30);
         assert_eq!(config.turn_timeout, Duration::from_mins(30));
         assert_eq!(config.gate_timeout, Duration::from_mins(30));
         assert_eq!(config.schedule, Policy::CriticalPath);
@@ -1076,6 +1084,7 @@ mod tests {
                 gate: Some(vec![]),
                 judge_rounds: Count::new(2),
                 max_rounds: Count::new(3),
+                max_tasks: Count::new(30),
                 turn_timeout: Seconds::new(Duration::from_mins(30)),
                 gate_timeout: Seconds::new(Duration::from_mins(30)),
                 setup: Some(vec![]),
@@ -1144,7 +1153,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 11, "every key with a default to state");
+        assert_eq!(checked, 12, "every key with a default to state");
     }
 
     #[test]
@@ -1188,6 +1197,7 @@ mod tests {
                 "gate",
                 "judge_rounds",
                 "max_rounds",
+                "max_tasks",
                 "turn_timeout",
                 "gate_timeout",
                 "setup",
@@ -1218,6 +1228,7 @@ reviewer = ["gemini", "claude"]
 gate = ["cargo test", "cargo clippy"]
 judge_rounds = 1
 max_rounds = 4
+max_tasks = 12
 turn_timeout = 600
 gate_timeout = 300
 setup = ["npm ci"]
@@ -1252,6 +1263,7 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.test_patterns, ["qa/", "*.t"]);
         assert_eq!(config.gates, ["cargo test", "cargo clippy"]);
         assert_eq!((config.judge_rounds, config.max_rounds), (1, 4));
+        assert_eq!(config.max_tasks, 12);
         assert_eq!(config.turn_timeout, Duration::from_mins(10));
         assert_eq!(config.gate_timeout, Duration::from_mins(5));
         assert_eq!(config.setup, ["npm ci"]);
@@ -1369,6 +1381,7 @@ aider = { input = 0.5, output = 1.5 }
             &["--concurrency", "0"][..],
             &["--concurrency", "-2"],
             &["--max-rounds", "x"],
+            &["--max-tasks", "0"],
             &["--turn-timeout", "0"],
             &["--gate-timeout", "99999999999"],
             &["--coder", "claud"],

@@ -85,6 +85,24 @@ pub enum StoryError {
         #[source]
         source: Box<dyn Error + Send + Sync>,
     },
+    /// The planner planned more tasks than a story may have (`max_tasks`), and its one re-plan
+    /// was not within the cap either.
+    #[error(
+        "the planner planned {planned} tasks, and a story may have at most {cap} (max_tasks); \
+         {}",
+        replanned.map_or_else(
+            || "its re-plan could not be read".to_owned(),
+            |n| format!("its re-plan still had {n}")
+        )
+    )]
+    TooManyTasks {
+        /// The tasks of the first plan.
+        planned: usize,
+        /// The tasks of the re-plan; `None` when it could not be read.
+        replanned: Option<usize>,
+        /// The cap.
+        cap: usize,
+    },
     /// The story was cancelled from outside.
     #[error("the story was cancelled")]
     Cancelled,
@@ -132,6 +150,11 @@ impl StoryError {
                 format!("{self}. Fix it by hand, or delete it to plan the story's tasks again.")
             }
             Self::Git { source, .. } => format!("{self}: {}.", chain(source.as_ref())),
+            Self::TooManyTasks { .. } => format!(
+                "{self}. A story that needs more tasks than that is too big for one story: split \
+                 it in the plan, or raise the cap (`max_tasks` in epic.toml, `--max-tasks N`), \
+                 then rerun."
+            ),
             Self::Cancelled => {
                 "The run was interrupted; rerun to continue at the first open task.".to_owned()
             }

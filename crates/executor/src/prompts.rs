@@ -132,8 +132,8 @@ pub(crate) fn story_prompt(story: &Story) -> String {
     out
 }
 
-/// The planner's request.
-pub(crate) fn planning(story: &Story) -> String {
+/// The planner's request, for a plan of at most `cap` tasks.
+pub(crate) fn planning(story: &Story, cap: usize) -> String {
     let mut out = String::from(
         "Plan the implementation of this story as an ordered list of small tasks, each a change \
          that can be checked on its own, described by its observable result. Every task stays \
@@ -143,10 +143,18 @@ pub(crate) fn planning(story: &Story) -> String {
     let _ = write!(
         out,
         "Never plan a task that creates or changes anything outside them: wiring the story in \
-         elsewhere is another story's job. Do not start the work yet.\n\
+         elsewhere is another story's job. Plan at most {cap} tasks. Do not start the work yet.\n\
          Reply with only this JSON, bare or in one fenced block:\n{TASK_LIST_SHAPE}\n"
     );
     out
+}
+
+/// The planner's second chance after a plan of `planned` tasks, more than `cap`.
+pub(crate) fn replan_too_many(planned: usize, cap: usize) -> String {
+    format!(
+        "Your plan has {planned} tasks; a story may have at most {cap}. Plan again in at most \
+         {cap} tasks, each a larger step. Reply with only the JSON task list:\n{TASK_LIST_SHAPE}\n"
+    )
 }
 
 /// The planner's second chance after an unreadable reply.

@@ -1,5 +1,11 @@
 //! Reading agents' replies: the planner's task list, a reviewer's verdict, the `BLOCKED_ON:`
 //! sentinel.
+//!
+//! A task list is read leniently (the whole reply, a fenced block, or the object inside prose):
+//! the planner is the coder, who can do anything in its worktree anyway, and an unreadable plan
+//! only costs a re-plan. A verdict is read strictly, since it is what lets a story merge: the
+//! whole reply as one JSON object, or the one verdict its fenced blocks hold. A judge that writes
+//! "not clean" around an example verdict has given none.
 
 use epic_perimeter::{Issue, Review, Severity, Task};
 use serde::Deserialize;
@@ -72,11 +78,13 @@ pub(crate) fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
         .collect()
 }
 
-/// The verdict of a judge or reviewer reply
-/// `{"clean":bool,"issues":[{"severity","title","description"}]}`, bare or fenced. An
-/// unreadable reply is a verdict that is not clean, with one major issue saying so.
+/// The verdict of a judge or reviewer reply `{"clean":bool,"issues":[{"severity","title",
+/// "description"}]}`: the whole reply (trimmed) as that one JSON object, or the one verdict held
+/// by its fenced blocks (```` ```json ```` or bare ```` ``` ````). Prose with a JSON object in it
+/// is no verdict, and fenced verdicts that disagree are not clean (blocks that agree are their
+/// verdict). An unreadable reply is a verdict that is not clean, with one major issue saying so.
 pub(crate) fn parse_verdict(reply: &str) -> Review {
-    parse_json::<Review>(reply).unwrap_or_else(|error| {
+    read_verdict(reply).unwrap_or_else(|error| {
         Review::failed(
             "unreadable verdict",
             vec![Issue::new(
@@ -88,6 +96,106 @@ pub(crate) fn parse_verdict(reply: &str) -> Review {
             )],
         )
     })
+}
+
+/// The verdict of `reply` by the rules of [`parse_verdict`], or why it has none.
+fn read_verdict(reply: &str) -> Result<Review, String> {
+    let whole = reply.trim();
+    if whole.starts_with('{') {
+        return serde_json::from_str(whole).map_err(|error| error.to_string());
+    }
+    let candidates: Vec<Result<Review, String>> = fenced_blocks(reply)
+        .into_iter()
+        .filter(|(info, _)| info.is_empty() || info.eq_ignore_ascii_case("json"))
+        .filter_map(|(_, body)| verdict_candidate(body.trim()))
+        .collect();
+    match candidates.as_slice() {
+        [] if whole.contains('{') => Err("a JSON object inside prose is not a verdict; reply \
+                                         with the object alone, or in one fenced ```json block"
+            .to_owned()),
+        [] => Err("the reply holds no JSON object".to_owned()),
+        [only] => only.clone(),
+        several => {
+            let verdicts: Vec<&Review> = several.iter().filter_map(|c| c.as_ref().ok()).collect();
+            let agree = verdicts.len() == several.len()
+                && verdicts
+                    .iter()
+                    .all(|verdict| verdict.clean == verdicts[0].clean);
+            if agree {
+                Ok(verdicts
+                    .into_iter()
+                    .cloned()
+                    .reduce(Review::combine)
+                    .unwrap_or_else(|| Review::clean("")))
+            } else {
+                Ok(Review::failed(
+                    "conflicting verdicts",
+                    vec![Issue::new(
+                        Severity::Major,
+                        "conflicting verdicts",
+                        format!(
+                            "The reply holds {} fenced verdicts that do not agree; a verdict is \
+                             one JSON object, alone or in one fenced block.",
+                            several.len()
+                        ),
+                    )],
+                ))
+            }
+        }
+    }
+}
+
+/// Whether the body of a fenced block is a verdict: `None` when it is no JSON object or an
+/// object without `clean` (an example of some other JSON), else the verdict it reads as or why
+/// it reads as none (a body that starts like an object but is not valid JSON counts: it may be
+/// a verdict written wrong).
+fn verdict_candidate(body: &str) -> Option<Result<Review, String>> {
+    if !body.starts_with('{') {
+        return None;
+    }
+    match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Object(object)) if object.contains_key("clean") => Some(
+            serde_json::from_value(serde_json::Value::Object(object))
+                .map_err(|error| error.to_string()),
+        ),
+        Ok(_) => None,
+        Err(error) => Some(Err(error.to_string())),
+    }
+}
+
+/// The fenced code blocks of `text`, each as (the first word of its info string, its body): a
+/// line opening with three or more backticks (after up to three spaces) up to a line of at least
+/// as many backticks alone, or the end of the text, as `CommonMark` reads them.
+fn fenced_blocks(text: &str) -> Vec<(&str, &str)> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(usize, &str, usize)> = None;
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let rest = line.trim_start_matches(' ');
+        let ticks = rest.len() - rest.trim_start_matches('`').len();
+        if indent > 3 || ticks < 3 {
+            continue;
+        }
+        let after = rest[ticks..].trim();
+        match open {
+            None if !after.contains('`') => {
+                let info = after.split_whitespace().next().unwrap_or("");
+                open = Some((ticks, info, at));
+            }
+            Some((fence, info, body)) if ticks >= fence && after.is_empty() => {
+                blocks.push((info, &text[body..start]));
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((_, info, body)) = open {
+        blocks.push((info, &text[body..]));
+    }
+    blocks
 }
 
 /// The need named by a reply whose last non-empty line is `BLOCKED_ON: <need>`.
@@ -116,6 +224,65 @@ mod tests {
             parse_task_list("Here:\n```json\n{\"tasks\":[{\"title\":\"Add x\"}]}\n```").unwrap();
         assert_eq!(tasks[0].title, "Add x");
         assert!(parse_task_list("{\"tasks\":[]}").is_err());
+    }
+
+    #[test]
+    fn a_verdict_is_the_whole_reply_or_the_one_fenced_verdict() {
+        let issue =
+            r#"{"clean":false,"issues":[{"severity":"major","title":"gap","description":"d"}]}"#;
+        assert!(parse_verdict("  {\"clean\":true}\n").clean);
+        assert!(parse_verdict("Fine.\n```json\n{\"clean\":true}\n```\nThanks.").clean);
+        assert!(parse_verdict("```\n{\"clean\":true}\n```").clean);
+        let verdict = parse_verdict(&format!("Gaps:\n```JSON\n{issue}\n```"));
+        assert!(!verdict.clean);
+        assert_eq!(verdict.issues[0].title, "gap");
+        // Other blocks, and JSON that is no verdict, are not candidates.
+        let reply = "```diff\n{\"clean\":false}\n```\n```json\n{\"name\":\"x\"}\n```\n\
+                     ```json\n{\"clean\":true}\n```";
+        assert!(parse_verdict(reply).clean);
+        // Prose around an example: no verdict.
+        let verdict = parse_verdict(
+            "Not clean: the feature is missing. A clean verdict is {\"clean\":true,\"issues\":[]}.",
+        );
+        assert!(!verdict.clean);
+        assert_eq!(verdict.issues[0].title, "unreadable verdict");
+        assert!(verdict.issues[0].description.contains("inside prose"));
+        // A whole reply that is an object and more is no verdict either.
+        assert!(!parse_verdict("{\"clean\":true} and more").clean);
+    }
+
+    #[test]
+    fn fenced_verdicts_that_disagree_are_not_clean() {
+        let issue =
+            r#"{"clean":false,"issues":[{"severity":"major","title":"gap","description":"d"}]}"#;
+        let verdict = parse_verdict(&format!(
+            "Example:\n```json\n{{\"clean\":true}}\n```\nMine:\n```\n{issue}\n```\n"
+        ));
+        assert!(!verdict.clean);
+        assert_eq!(verdict.issues[0].title, "conflicting verdicts");
+        // A broken block beside a clean one is a disagreement too.
+        let verdict =
+            parse_verdict("```json\n{\"clean\":true}\n```\n```json\n{\"clean\": fal\n```");
+        assert!(!verdict.clean);
+        assert_eq!(verdict.issues[0].title, "conflicting verdicts");
+        // Blocks that agree are their verdict, issues and all.
+        let verdict = parse_verdict(&format!("```json\n{issue}\n```\n```json\n{issue}\n```"));
+        assert!(!verdict.clean);
+        assert_eq!(verdict.issues.len(), 2);
+        assert_eq!(verdict.issues[0].title, "gap");
+        assert!(
+            parse_verdict("```json\n{\"clean\":true}\n```\n```json\n{\"clean\":true}\n```").clean
+        );
+    }
+
+    #[test]
+    fn fences_as_commonmark_reads_them() {
+        assert_eq!(
+            fenced_blocks("a\n```json x\n{}\n```\nb\n   ````\nc\n```\nd\n````\n```\nopen"),
+            [("json", "{}\n"), ("", "c\n```\nd\n"), ("", "open")]
+        );
+        assert!(fenced_blocks("inline ```code``` here").is_empty());
+        assert!(fenced_blocks("    ```\nindented\n    ```").is_empty());
     }
 
     #[test]

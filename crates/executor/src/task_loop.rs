@@ -89,6 +89,9 @@ pub struct Seats {
 pub struct LoopConfig {
     /// Review rounds per task, at least 1 (`--max-rounds`).
     pub max_rounds: u32,
+    /// The most tasks a story's plan may have, at least 1 (`--max-tasks`): a longer plan is sent
+    /// back once, then fails the story.
+    pub max_tasks: usize,
     /// The deadline of one agent turn (`--turn-timeout`).
     pub turn_timeout: Duration,
     /// Extra standing instructions for the coder (house rules), after the perimeter rules.
@@ -98,10 +101,12 @@ pub struct LoopConfig {
 }
 
 impl Default for LoopConfig {
-    /// CONTRACT.md's defaults: 3 rounds, 1800 s a turn, no extra rules, the default prices.
+    /// CONTRACT.md's defaults: 3 rounds, 30 tasks, 1800 s a turn, no extra rules, the default
+    /// prices.
     fn default() -> Self {
         Self {
             max_rounds: 3,
+            max_tasks: 30,
             turn_timeout: Duration::from_mins(30),
             extra_rules: String::new(),
             prices: PriceTable::default(),
@@ -155,9 +160,12 @@ enum TaskEnd {
 /// 1. **Plan**, unless the checkpoint exists (it wins, even if the plan changed: a changed
 ///    story is the scheduler's to restart). The coder, as planner, replies with the task list
 ///    as JSON; an unreadable reply is asked again once with the parse error, a second one
-///    plans a single task, the whole story. Tasks that name paths outside the story
+///    plans a single task, the whole story. A list longer than `max_tasks` is sent back once
+///    with its length and the cap, and fails the story ([`StoryError::TooManyTasks`]) if the
+///    re-plan is not within it. Tasks that name paths outside the story
 ///    ([`epic_perimeter::stray_tasks`]) are sent back once; tasks still naming another story's
-///    paths are then dropped, unless that would drop them all.
+///    paths are then dropped, unless that would drop them all (a re-plan longer than the cap
+///    keeps the first plan).
 /// 2. **Per open task**, a fresh coder chat whose standing instructions hold the perimeter
 ///    rules, the `BLOCKED_ON:` rule, that the runtime owns git, the story, and the plan so far.
 ///    A turn that changed nothing (no dirty path, no new commit) is asked once whether the task
@@ -517,8 +525,14 @@ impl Run<'_> {
             self.context(None),
             Arc::clone(&self.recorder),
         );
+        let cap = self.parts.config.max_tasks.max(1);
         let reply = self
-            .ask(&mut chat, Role::Planner, None, prompts::planning(story))
+            .ask(
+                &mut chat,
+                Role::Planner,
+                None,
+                prompts::planning(story, cap),
+            )
             .await?;
         let mut tasks = match parse_task_list(&reply.text) {
             Ok(tasks) => tasks,
@@ -549,57 +563,114 @@ impl Run<'_> {
                 }
             }
         };
+        if tasks.len() > cap {
+            tasks = self.cut(&mut chat, tasks.len(), cap).await?;
+        }
+        let tasks = self.without_strays(&mut chat, tasks, cap).await?;
+        Ok(TaskPlan::new(story.id.clone(), tasks))
+    }
+
+    /// Sends tasks that name paths outside the story back once: the re-plan, with the tasks
+    /// that still belong to other stories dropped (unless that drops them all); the first plan
+    /// when the re-plan cannot be read or is longer than `cap`.
+    async fn without_strays(
+        &self,
+        chat: &mut Chat,
+        mut tasks: Vec<Task>,
+        cap: usize,
+    ) -> Result<Vec<Task>, StoryError> {
+        let story = &self.job.story;
         let strays = stray_tasks(&self.job.plan, story, &tasks);
-        if !strays.is_empty() {
-            let lines: Vec<String> = strays
-                .iter()
-                .map(|stray| format!("\"{}\": {}", stray.title, stray.paths.join(", ")))
-                .collect();
-            self.recorder.note(format!(
-                "{} planned task(s) name paths outside the story; re-planning: {}",
-                strays.len(),
-                lines.join("; ")
-            ));
-            let reply = self
-                .ask(
-                    &mut chat,
-                    Role::Planner,
-                    None,
-                    prompts::replan_strays(&strays),
-                )
-                .await?;
-            match parse_task_list(&reply.text) {
-                Ok(replanned) => {
-                    let still = stray_tasks(&self.job.plan, story, &replanned);
-                    let foreign: BTreeSet<&str> = still
-                        .iter()
-                        .filter(|stray| stray.foreign)
-                        .map(|stray| stray.title.as_str())
-                        .collect();
-                    let kept: Vec<Task> = replanned
-                        .iter()
-                        .filter(|task| !foreign.contains(task.title.as_str()))
-                        .cloned()
-                        .collect();
-                    if !still.is_empty() {
-                        let dropped = replanned.len() - kept.len();
-                        self.recorder.note(format!(
-                            "the re-plan still names paths outside the story{}",
-                            if dropped > 0 && !kept.is_empty() {
-                                format!("; dropped {dropped} task(s) that belong to other stories")
-                            } else {
-                                String::new()
-                            }
-                        ));
-                    }
-                    tasks = if kept.is_empty() { replanned } else { kept };
+        if strays.is_empty() {
+            return Ok(tasks);
+        }
+        let lines: Vec<String> = strays
+            .iter()
+            .map(|stray| format!("\"{}\": {}", stray.title, stray.paths.join(", ")))
+            .collect();
+        self.recorder.note(format!(
+            "{} planned task(s) name paths outside the story; re-planning: {}",
+            strays.len(),
+            lines.join("; ")
+        ));
+        let reply = self
+            .ask(chat, Role::Planner, None, prompts::replan_strays(&strays))
+            .await?;
+        match parse_task_list(&reply.text) {
+            Ok(replanned) if replanned.len() > cap => self.recorder.note(format!(
+                "the re-plan has {} tasks, more than the {cap} a story may have \
+                 (max_tasks); keeping the first plan",
+                replanned.len()
+            )),
+            Ok(replanned) => {
+                let still = stray_tasks(&self.job.plan, story, &replanned);
+                let foreign: BTreeSet<&str> = still
+                    .iter()
+                    .filter(|stray| stray.foreign)
+                    .map(|stray| stray.title.as_str())
+                    .collect();
+                let kept: Vec<Task> = replanned
+                    .iter()
+                    .filter(|task| !foreign.contains(task.title.as_str()))
+                    .cloned()
+                    .collect();
+                if !still.is_empty() {
+                    let dropped = replanned.len() - kept.len();
+                    self.recorder.note(format!(
+                        "the re-plan still names paths outside the story{}",
+                        if dropped > 0 && !kept.is_empty() {
+                            format!("; dropped {dropped} task(s) that belong to other stories")
+                        } else {
+                            String::new()
+                        }
+                    ));
                 }
-                Err(error) => self.recorder.note(format!(
-                    "the re-plan could not be read ({error}); keeping the first plan"
-                )),
+                tasks = if kept.is_empty() { replanned } else { kept };
+            }
+            Err(error) => self.recorder.note(format!(
+                "the re-plan could not be read ({error}); keeping the first plan"
+            )),
+        }
+        Ok(tasks)
+    }
+
+    /// Sends a plan of `planned` tasks, more than `cap`, back once: the re-plan, if it is
+    /// readable and within the cap; else the story fails.
+    async fn cut(
+        &self,
+        chat: &mut Chat,
+        planned: usize,
+        cap: usize,
+    ) -> Result<Vec<Task>, StoryError> {
+        self.recorder.note(format!(
+            "the plan has {planned} tasks, more than the {cap} a story may have (max_tasks); \
+             re-planning"
+        ));
+        let reply = self
+            .ask(
+                chat,
+                Role::Planner,
+                None,
+                prompts::replan_too_many(planned, cap),
+            )
+            .await?;
+        match parse_task_list(&reply.text) {
+            Ok(tasks) if tasks.len() <= cap => Ok(tasks),
+            Ok(tasks) => Err(StoryError::TooManyTasks {
+                planned,
+                replanned: Some(tasks.len()),
+                cap,
+            }),
+            Err(error) => {
+                self.recorder
+                    .note(format!("the re-plan could not be read ({error})"));
+                Err(StoryError::TooManyTasks {
+                    planned,
+                    replanned: None,
+                    cap,
+                })
             }
         }
-        Ok(TaskPlan::new(story.id.clone(), tasks))
     }
 
     // --- one task ----------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-//! Tests a story deleted or skipped: a gate goes green just as well when its tests are gone, so
-//! a story's diff is read for deleted test files and added skip markers before it may merge.
+//! Tests a story deleted, disabled or skipped: a gate goes green just as well when its tests are
+//! gone, so a story's diff is read for test files deleted, renamed out of the way, replaced by a
+//! symbolic link or emptied, and for added skip markers, before it may merge.
 
-use epic_git_ops::{FileChange, FileChangeKind};
+use epic_git_ops::{FileChange, FileChangeKind, FileMode};
 
 /// The default test-file patterns ([`RunConfig::test_patterns`](crate::RunConfig)): a pattern
 /// ending in `/` matches a directory of that name anywhere in the path; any other pattern is a
@@ -88,18 +89,29 @@ fn glob(pattern: &str, text: &str) -> bool {
     true
 }
 
-/// The tests a diff deleted or skipped.
+/// The tests a diff deleted, disabled or skipped.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Tampering {
     /// Test files deleted (or renamed to a name that is no test).
     pub(crate) deleted: Vec<String>,
+    /// `(test file, new path)` for each test renamed to a test path of another file type
+    /// (`h_test.sh` to `h_test.sh.off`): it matches a pattern still, but no runner takes it.
+    pub(crate) renamed: Vec<(String, String)>,
+    /// Test files replaced by a symbolic link (or a submodule): what runs is no longer the test.
+    pub(crate) linked: Vec<String>,
+    /// Test files left with nothing that runs: empty, or only blank lines and comments.
+    pub(crate) emptied: Vec<String>,
     /// `(file, marker)` for each added line holding a skip marker.
     pub(crate) skipped: Vec<(String, String)>,
 }
 
 impl Tampering {
     pub(crate) fn is_empty(&self) -> bool {
-        self.deleted.is_empty() && self.skipped.is_empty()
+        self.deleted.is_empty()
+            && self.renamed.is_empty()
+            && self.linked.is_empty()
+            && self.emptied.is_empty()
+            && self.skipped.is_empty()
     }
 }
 
@@ -130,9 +142,77 @@ fn skip_marker(line: &str) -> Option<&'static str> {
         .find(|marker| has_marker(line, marker))
 }
 
-/// The deleted test files and added skip markers among a story's changes (as
-/// [`Git::file_changes_vs_base`](epic_git_ops::Git::file_changes_vs_base) gives them): a test file
-/// deleted, or renamed to a name that is no test, is deleted.
+/// The file type of a path: what follows the last `.` of its name (`sh` for `a_test.sh`,
+/// `off` for `a_test.sh.off`), empty when the name has none. A runner picks its tests by it.
+fn file_type(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rfind('.') {
+        Some(at) if at > 0 => &name[at + 1..],
+        _ => "",
+    }
+}
+
+/// The line comments that mark a line as one that runs nothing, in the languages tests are
+/// written in: shell, Python, Ruby, Perl, YAML (`#`, a shebang included), C-like languages, Rust,
+/// Go, JavaScript, Java (`//`), SQL, Lua, Haskell (`--`), Lisp and assembly (`;`).
+const LINE_COMMENTS: &[&str] = &["#", "//", "--", ";"];
+
+/// The block comments, as (open, close): C-like languages (`/* */`) and markup (`<!-- -->`).
+const BLOCK_COMMENTS: &[(&str, &str)] = &[("/*", "*/"), ("<!--", "-->")];
+
+/// Whether `content` holds anything that runs: a line that is neither blank, nor a line comment,
+/// nor inside a block comment. Binary content (a NUL byte) is taken to run: it cannot be read.
+pub(crate) fn runs(content: &[u8]) -> bool {
+    if content.contains(&0) {
+        return true;
+    }
+    let text = String::from_utf8_lossy(content);
+    let mut rest: &str = &text;
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            return false;
+        }
+        if let Some((open, close)) = BLOCK_COMMENTS
+            .iter()
+            .find(|(open, _)| rest.starts_with(open))
+        {
+            match rest[open.len()..].find(close) {
+                Some(end) => rest = &rest[open.len() + end + close.len()..],
+                // An unclosed block comment: the rest is comment.
+                None => return false,
+            }
+        } else if LINE_COMMENTS.iter().any(|marker| rest.starts_with(marker)) {
+            rest = rest.split_once('\n').map_or("", |(_, after)| after);
+        } else {
+            return true;
+        }
+    }
+}
+
+/// Whether a test file was left with nothing that runs: its content before ran something, and
+/// its content now (held by [`Git::file_changes_vs_base`](epic_git_ops::Git::file_changes_vs_base)
+/// for test paths) runs nothing.
+fn emptied(change: &FileChange) -> bool {
+    match (&change.previous_content, &change.content) {
+        (Some(before), Some(now)) => runs(before) && !runs(now),
+        _ => false,
+    }
+}
+
+/// Whether a file's new entry is no file a runner could run as the test: a symbolic link or a
+/// submodule, where the test was neither.
+fn linked(change: &FileChange) -> bool {
+    let other =
+        |mode: Option<FileMode>| matches!(mode, Some(FileMode::Symlink | FileMode::Submodule));
+    other(change.mode) && !other(change.previous_mode)
+}
+
+/// What a story's changes (as [`Git::file_changes_vs_base`](epic_git_ops::Git::file_changes_vs_base)
+/// gives them, holding the content of `patterns`' test paths) do to its tests: a test file
+/// deleted, or renamed to a name that is no test, is deleted; one renamed to a test path of
+/// another file type is renamed; one replaced by a symbolic link is linked; one left with
+/// nothing that runs is emptied; and every added line with a skip marker is a skip.
 pub(crate) fn tampering(changes: &[FileChange], patterns: &[String]) -> Tampering {
     let mut found = Tampering::default();
     for change in changes {
@@ -140,10 +220,23 @@ pub(crate) fn tampering(changes: &[FileChange], patterns: &[String]) -> Tamperin
             FileChangeKind::Deleted if is_test_path(&change.path, patterns) => {
                 found.deleted.push(change.path.clone());
             }
-            FileChangeKind::Renamed { from }
-                if is_test_path(from, patterns) && !is_test_path(&change.path, patterns) =>
-            {
-                found.deleted.push(from.clone());
+            FileChangeKind::Renamed { from } if is_test_path(from, patterns) => {
+                if !is_test_path(&change.path, patterns) {
+                    found.deleted.push(from.clone());
+                } else if file_type(from) != file_type(&change.path) {
+                    found.renamed.push((from.clone(), change.path.clone()));
+                } else if linked(change) {
+                    found.linked.push(from.clone());
+                } else if emptied(change) {
+                    found.emptied.push(from.clone());
+                }
+            }
+            FileChangeKind::Modified if is_test_path(&change.path, patterns) => {
+                if linked(change) {
+                    found.linked.push(change.path.clone());
+                } else if emptied(change) {
+                    found.emptied.push(change.path.clone());
+                }
             }
             _ => {}
         }
@@ -215,6 +308,10 @@ mod tests {
             path: path.to_owned(),
             kind,
             added: added.iter().map(|line| (*line).to_owned()).collect(),
+            mode: Some(FileMode::File),
+            previous_mode: Some(FileMode::File),
+            content: None,
+            previous_content: None,
         };
         let renamed = |from: &str| FileChangeKind::Renamed {
             from: from.to_owned(),
@@ -250,5 +347,90 @@ mod tests {
         assert!(!added(&["  xit('adds', () => {});"]).is_empty());
         assert!(has_skip_marker("  xit('adds', () => {});"));
         assert!(!has_skip_marker("std::process::exit(1);"));
+    }
+
+    fn held(path: &str, kind: FileChangeKind, before: &str, now: &str) -> FileChange {
+        FileChange {
+            path: path.to_owned(),
+            kind,
+            added: Vec::new(),
+            mode: Some(FileMode::File),
+            previous_mode: Some(FileMode::File),
+            content: Some(now.as_bytes().to_vec()),
+            previous_content: Some(before.as_bytes().to_vec()),
+        }
+    }
+
+    #[test]
+    fn renames_to_another_file_type_symlinks_and_emptied_tests_are_found() {
+        let renamed = |from: &str| FileChangeKind::Renamed {
+            from: from.to_owned(),
+        };
+        let mut link = held("tests/c_test.sh", FileChangeKind::Modified, "test 1\n", "b");
+        link.mode = Some(FileMode::Symlink);
+        let changes = [
+            held(
+                "a_test.sh.off",
+                renamed("a_test.sh"),
+                "test 1\n",
+                "test 1\n",
+            ),
+            held(
+                "b_test.go",
+                renamed("tests/b_test.go"),
+                "package b\n",
+                "package b\n",
+            ),
+            link,
+            held(
+                "tests/d.rs",
+                FileChangeKind::Modified,
+                "#[test]\nfn d() {}\n",
+                "",
+            ),
+            held(
+                "tests/e.py",
+                FileChangeKind::Modified,
+                "assert f()\n",
+                "#!/usr/bin/env python\n# off for now\n\n  // and\n/* this\n too */\n",
+            ),
+            held(
+                "tests/f.rs",
+                FileChangeKind::Modified,
+                "// nothing\n",
+                "   \n",
+            ),
+            held(
+                "tests/g.sh",
+                FileChangeKind::Modified,
+                "true\n",
+                "# x\nfalse\n",
+            ),
+        ];
+        let found = tampering(&changes, &defaults());
+        assert_eq!(
+            found.renamed,
+            [("a_test.sh".to_owned(), "a_test.sh.off".to_owned())]
+        );
+        assert_eq!(found.linked, ["tests/c_test.sh"]);
+        assert_eq!(found.emptied, ["tests/d.rs", "tests/e.py"]);
+        assert!(found.deleted.is_empty() && found.skipped.is_empty());
+    }
+
+    #[test]
+    fn what_runs() {
+        assert!(!runs(b""));
+        assert!(!runs(b" \n\t\r\n"));
+        assert!(!runs(
+            b"#!/bin/sh\n# a comment\n-- sql\n; lisp\n<!-- x\n-->\n"
+        ));
+        assert!(!runs(b"/* open"));
+        assert!(runs(b"# comment\ntest 1 -eq 1\n"));
+        assert!(runs(b"/* a */ fn f() {}"));
+        assert!(runs(b"#[test]\nfn t() {}\n"));
+        assert!(runs(b"\0binary"));
+        assert_eq!(file_type("a/b_test.sh.off"), "off");
+        assert_eq!(file_type("tests/run"), "");
+        assert_eq!(file_type("tests/.hidden"), "");
     }
 }

@@ -14,7 +14,7 @@ use crate::cli::args;
 use crate::error::{Cause, DiffError};
 use crate::repo::GixGit;
 use crate::rev;
-use crate::types::{BranchDiff, CommitId, FileChange, FileChangeKind};
+use crate::types::{BranchDiff, CommitId, FileChange, FileChangeKind, FileMode};
 
 /// The merge base, the head and the changed paths of `base...head`.
 pub(crate) fn changed_paths(
@@ -58,13 +58,15 @@ fn ends(
 }
 
 /// What `head`'s own changes since its merge base with `base` do to each file, in path order,
-/// with renames found as `git diff` finds them (`diff.renames`, on unless configured off), and
-/// the lines each change adds that `keep` keeps (see [`FileChange::added`]).
+/// with renames found as `git diff` finds them (`diff.renames`, on unless configured off), the
+/// modes of both sides, the lines each change adds that `keep` keeps (see
+/// [`FileChange::added`]), and both sides' whole content for the paths `hold` names.
 pub(crate) fn file_changes(
     git: &GixGit,
     worktree: &Path,
     (base, head): (&str, &str),
     keep: &dyn Fn(&str) -> bool,
+    hold: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<FileChange>, DiffError> {
     let fail = failed(base, head);
     let repo = rev::open(git, worktree)?;
@@ -82,11 +84,13 @@ pub(crate) fn file_changes(
             continue;
         }
         let path = change.location().to_str_lossy().into_owned();
-        let (kind, old, new) = match &change {
+        let (kind, old, new): (FileChangeKind, Side, Side) = match &change {
             ChangeDetached::Addition { entry_mode, id, .. } => {
-                (FileChangeKind::Added, None, blob(*entry_mode, *id))
+                (FileChangeKind::Added, None, Some((*entry_mode, *id)))
             }
-            ChangeDetached::Deletion { .. } => (FileChangeKind::Deleted, None, None),
+            ChangeDetached::Deletion { entry_mode, id, .. } => {
+                (FileChangeKind::Deleted, Some((*entry_mode, *id)), None)
+            }
             ChangeDetached::Modification {
                 previous_entry_mode,
                 previous_id,
@@ -95,8 +99,8 @@ pub(crate) fn file_changes(
                 ..
             } => (
                 FileChangeKind::Modified,
-                blob(*previous_entry_mode, *previous_id),
-                blob(*entry_mode, *id),
+                Some((*previous_entry_mode, *previous_id)),
+                Some((*entry_mode, *id)),
             ),
             ChangeDetached::Rewrite {
                 source_location,
@@ -115,26 +119,67 @@ pub(crate) fn file_changes(
                 };
                 (
                     kind,
-                    blob(*source_entry_mode, *source_id),
-                    blob(*entry_mode, *id),
+                    Some((*source_entry_mode, *source_id)),
+                    Some((*entry_mode, *id)),
                 )
             }
         };
-        let added = match new {
+        let wanted = match &kind {
+            FileChangeKind::Renamed { from } | FileChangeKind::Copied { from } => {
+                hold(&path) || hold(from)
+            }
+            _ => hold(&path),
+        };
+        let (old_blob, new_blob) = (
+            old.and_then(|(mode, id)| blob(mode, id)),
+            new.and_then(|(mode, id)| blob(mode, id)),
+        );
+        let added = match new_blob {
             Some(new) => {
-                added_lines(&repo, old, new, keep).map_err(|error| fail(Cause::gix(error)))?
+                added_lines(&repo, old_blob, new, keep).map_err(|error| fail(Cause::gix(error)))?
             }
             None => Vec::new(),
         };
-        files.push(FileChange { path, kind, added });
+        let content = |blob: Option<gix::ObjectId>| -> Result<Option<Vec<u8>>, DiffError> {
+            match blob {
+                Some(id) if wanted => repo
+                    .find_object(id)
+                    .map(|object| Some(object.detach().data))
+                    .map_err(|error| fail(Cause::gix(error))),
+                _ => Ok(None),
+            }
+        };
+        files.push(FileChange {
+            content: content(new_blob)?,
+            previous_content: content(old_blob)?,
+            mode: new.map(|(mode, _)| file_mode(mode)),
+            previous_mode: old.map(|(mode, _)| file_mode(mode)),
+            path,
+            kind,
+            added,
+        });
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }
 
+/// One side of a file change: its tree entry's mode and object, if it has that side.
+type Side = Option<(gix::object::tree::EntryMode, gix::ObjectId)>;
+
 /// The blob of a tree entry that has lines (a file or a symbolic link), not a submodule's commit.
 fn blob(mode: gix::object::tree::EntryMode, id: gix::ObjectId) -> Option<gix::ObjectId> {
     mode.is_blob_or_symlink().then_some(id)
+}
+
+/// The [`FileMode`] of a tree entry that is not a tree.
+fn file_mode(mode: gix::object::tree::EntryMode) -> FileMode {
+    use gix::object::tree::EntryKind;
+    match mode.kind() {
+        EntryKind::BlobExecutable => FileMode::Executable,
+        EntryKind::Link => FileMode::Symlink,
+        EntryKind::Commit => FileMode::Submodule,
+        EntryKind::Blob | EntryKind::Tree => FileMode::File,
+    }
 }
 
 /// Whether `data` is binary by git's rule: a NUL byte in its first 8,000 bytes. `git diff`

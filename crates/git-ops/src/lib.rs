@@ -148,7 +148,7 @@ pub use init::{FirstCommit, init_repository};
 pub use leftovers::{clear_stale_locks, remove_leftover_dir};
 pub use repo::{Git, GixGit};
 pub use types::{
-    BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, MergeFavor, MergeOutcome,
-    ParseCommitIdError, Removal, Restored, Status, WorktreeInfo,
+    BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, FileMode, MergeFavor,
+    MergeOutcome, ParseCommitIdError, Removal, Restored, Status, WorktreeInfo,
 };
 pub use worktree::add_interrupted;

@@ -123,15 +123,18 @@ pub trait Git: Send + Sync {
     ) -> Result<Vec<String>, DiffError>;
 
     /// The files of [`diff_vs_base`](Self::diff_vs_base), each with what it became (renames
-    /// found as `git diff` finds them) and the lines added to it that `keep` keeps; in path
-    /// order. In process, and holding only the kept lines: for a question about a few lines of a
-    /// diff that may be large.
+    /// found as `git diff` finds them), its mode before and after, and the lines added to it
+    /// that `keep` keeps; in path order. The whole content of both sides is held only for the
+    /// files whose path (or, for a rename or copy, source path) `hold` names. In process, and
+    /// holding only the kept lines and held files: for a question about a few lines or files of
+    /// a diff that may be large.
     fn file_changes_vs_base(
         &self,
         worktree: &Path,
         base: &str,
         head: &str,
         keep: &dyn Fn(&str) -> bool,
+        hold: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<FileChange>, DiffError>;
 
     /// Merges `branch` into the branch checked out in `worktree` with a merge commit (never a
@@ -568,8 +571,9 @@ impl Git for GixGit {
         base: &str,
         head: &str,
         keep: &dyn Fn(&str) -> bool,
+        hold: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<FileChange>, DiffError> {
-        diff::file_changes(self, worktree, (base, head), keep)
+        diff::file_changes(self, worktree, (base, head), keep, hold)
     }
 
     fn merge(

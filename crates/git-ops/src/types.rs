@@ -125,6 +125,29 @@ pub struct FileChange {
     /// rename) has fewer times. A line only moved within the file is not added; a binary file
     /// (a NUL byte in its first 8,000 bytes, git's rule) adds none.
     pub added: Vec<String>,
+    /// What the file is on the branch; `None` for a deletion.
+    pub mode: Option<FileMode>,
+    /// What it was before (for a rename or copy, what the source was); `None` for an addition.
+    pub previous_mode: Option<FileMode>,
+    /// The file's whole content on the branch (a symbolic link's is its target), held only when
+    /// the caller's `hold` asked for it; `None` otherwise, for a deletion and for a submodule.
+    pub content: Option<Vec<u8>>,
+    /// Its whole content before (for a rename or copy, the source's), held like
+    /// [`content`](Self::content); `None` for an addition.
+    pub previous_content: Option<Vec<u8>>,
+}
+
+/// What a tree entry of a file is ([`FileChange::mode`]): git's file modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileMode {
+    /// A regular file (`100644`).
+    File,
+    /// An executable file (`100755`).
+    Executable,
+    /// A symbolic link (`120000`): its content is its target.
+    Symlink,
+    /// A submodule's commit (`160000`).
+    Submodule,
 }
 
 /// What a branch did to a file ([`FileChange::kind`]).

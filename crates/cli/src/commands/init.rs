@@ -65,6 +65,10 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # Review rounds per task.
 # max_rounds = 3
 
+# The most tasks a story's plan may have; a longer plan is sent back to the planner once, then
+# fails the story.
+# max_tasks = 30
+
 # Deadline of one agent turn, in seconds; the turn's whole process group is killed when it passes.
 # turn_timeout = 1800
 

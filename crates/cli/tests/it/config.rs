@@ -233,6 +233,7 @@ fn the_schema_describes_every_key() {
         "judge_rounds",
         "keep_worktrees",
         "max_rounds",
+        "max_tasks",
         "prices",
         "reviewer",
         "schedule",

@@ -42,6 +42,9 @@ pub struct RunConfig {
     pub judge_rounds: u32,
     /// Review rounds per task (`--max-rounds`, 3).
     pub max_rounds: u32,
+    /// The most tasks a story's plan may have (`--max-tasks`, 30): a longer plan is sent back
+    /// once, then fails the story.
+    pub max_tasks: u32,
     /// The deadline of one agent turn (`--turn-timeout`, 1800 s).
     pub turn_timeout: Duration,
     /// The deadline of one gate or setup command (`--gate-timeout`, 1800 s).
@@ -70,9 +73,10 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// CONTRACT.md's defaults with this coder: base `HEAD`, `epic/<epic_id>`, concurrency 3, no
-    /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 1800 s deadlines,
-    /// worktrees removed after merging, a green baseline required, critical-path order, the
-    /// default prices, no hook (30 s deadline when one is set), the default test patterns.
+    /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
+    /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
+    /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
+    /// default test patterns.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -86,6 +90,7 @@ impl RunConfig {
             setup: Vec::new(),
             judge_rounds: 2,
             max_rounds: 3,
+            max_tasks: 30,
             turn_timeout: Duration::from_mins(30),
             gate_timeout: Duration::from_mins(30),
             keep_worktrees: false,

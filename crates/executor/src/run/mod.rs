@@ -148,6 +148,7 @@ pub async fn run_epic(
         },
         LoopConfig {
             max_rounds: config.max_rounds,
+            max_tasks: usize::try_from(config.max_tasks).unwrap_or(usize::MAX),
             turn_timeout: config.turn_timeout,
             extra_rules: config.extra_rules.clone(),
             prices: config.prices.clone(),

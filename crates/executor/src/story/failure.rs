@@ -71,12 +71,13 @@ pub(crate) enum Failure {
         /// The story's worktree.
         worktree: PathBuf,
     },
-    /// The story's diff deletes tests or adds skip markers, and its plan entry does not allow it.
+    /// The story's diff deletes, disables or empties tests or adds skip markers, and its plan
+    /// entry does not allow it.
     TestsTampered {
         /// The story.
         story: String,
-        /// What it did to the tests.
-        found: Tampering,
+        /// What it did to the tests (boxed: it is the largest failure).
+        found: Box<Tampering>,
     },
     /// The story branch has nothing against the epic head to judge or merge.
     NothingToJudge {
@@ -308,6 +309,21 @@ fn tampered(story: &str, found: &Tampering) -> String {
     for path in &found.deleted {
         let _ = write!(reason, "\n- {path}: test file deleted");
     }
+    for (path, to) in &found.renamed {
+        let _ = write!(
+            reason,
+            "\n- {path}: test file renamed to {to}, a file type no test runner takes"
+        );
+    }
+    for path in &found.linked {
+        let _ = write!(reason, "\n- {path}: test file replaced by a symbolic link");
+    }
+    for path in &found.emptied {
+        let _ = write!(
+            reason,
+            "\n- {path}: test file emptied (nothing left but blank lines and comments)"
+        );
+    }
     for (path, marker) in &found.skipped {
         let _ = write!(reason, "\n- {path}: adds the skip marker `{marker}`");
     }
@@ -438,11 +454,12 @@ mod tests {
         let found = Tampering {
             deleted: vec!["tests/a.rs".to_owned()],
             skipped: vec![("tests/b.rs".to_owned(), "#[ignore]".to_owned())],
+            ..Tampering::default()
         };
         assert_eq!(
             Failure::TestsTampered {
                 story: "a".to_owned(),
-                found
+                found: Box::new(found)
             }
             .reason(),
             "story 'a' deletes or skips tests, and its plan entry does not allow it \

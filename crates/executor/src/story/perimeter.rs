@@ -1,7 +1,8 @@
 //! Step 5 of a story, once its tasks are done (and again in each judge round): its perimeter.
 //! Paths changed outside the owned ones are put back as the proven epic head has them; a
 //! changed shared read-only path, or a committed path still outside, fails the story; and a diff
-//! that deletes tests or adds skip markers fails it unless its plan entry sets `tests_change`.
+//! that deletes, disables or empties tests or adds skip markers fails it unless its plan entry
+//! sets `tests_change`.
 
 use std::collections::BTreeSet;
 
@@ -78,13 +79,15 @@ impl Work {
         }
     }
 
-    /// Fails the story when its diff deletes test files or adds skip markers, unless its plan
-    /// entry sets `tests_change`: a gate is as green with its tests gone.
+    /// Fails the story when its diff deletes, disables (renamed to another file type, replaced
+    /// by a symbolic link) or empties test files or adds skip markers, unless its plan entry
+    /// sets `tests_change`: a gate is as green with its tests gone.
     pub(super) async fn guard_tests(&self) -> Result<(), Stop> {
         if self.story.tests_change {
             return Ok(());
         }
         let (worktree, base) = (self.worktree.clone(), self.base.clone());
+        let patterns = self.shared.config.test_patterns.clone();
         let changes = self
             .git("diff the story against the epic branch", move |git| {
                 git.file_changes_vs_base(
@@ -92,6 +95,7 @@ impl Work {
                     &base,
                     "HEAD",
                     &crate::tests_guard::has_skip_marker,
+                    &|path| crate::tests_guard::is_test_path(path, &patterns),
                 )
             })
             .await?;
@@ -101,7 +105,7 @@ impl Work {
         }
         Err(Failure::TestsTampered {
             story: self.id().to_owned(),
-            found,
+            found: Box::new(found),
         }
         .into())
     }

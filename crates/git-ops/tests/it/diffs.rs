@@ -1,6 +1,6 @@
 //! Three-dot diffs: a branch's own changes since it left the base, text and paths.
 
-use epic_git_ops::{DiffError, FileChange, FileChangeKind, Git};
+use epic_git_ops::{DiffError, FileChange, FileChangeKind, FileMode, Git};
 
 use crate::support::{Repo, write_in};
 
@@ -137,12 +137,17 @@ fn file_changes_follow_renames_as_git_does_and_keep_only_the_wanted_added_lines(
 
     let keep = |line: &str| line.contains("SKIP");
     let changes = git
-        .file_changes_vs_base(&wt, "epic/e", "HEAD", &keep)
+        .file_changes_vs_base(&wt, "epic/e", "HEAD", &keep, &|_| false)
         .expect("changes");
+    // Every file here is a regular file on each side it has; no content is held.
     let change = |path: &str, kind: FileChangeKind, added: &[&str]| FileChange {
         path: path.to_owned(),
+        mode: (kind != FileChangeKind::Deleted).then_some(FileMode::File),
+        previous_mode: (kind != FileChangeKind::Added).then_some(FileMode::File),
         kind,
         added: added.iter().map(|line| (*line).to_owned()).collect(),
+        content: None,
+        previous_content: None,
     };
     let renamed = |from: &str| FileChangeKind::Renamed {
         from: from.to_owned(),
@@ -192,12 +197,95 @@ fn file_changes_follow_renames_as_git_does_and_keep_only_the_wanted_added_lines(
     repo.git(&["config", "diff.renames", "false"]);
     let git = repo.handle();
     let changes = git
-        .file_changes_vs_base(&wt, "epic/e", "HEAD", &keep)
+        .file_changes_vs_base(&wt, "epic/e", "HEAD", &keep, &|_| false)
         .expect("changes");
     assert!(
         changes
             .iter()
             .any(|change| change.path == "tests/old.rs" && change.kind == FileChangeKind::Deleted),
         "{changes:?}"
+    );
+}
+
+#[test]
+fn file_changes_give_each_sides_mode_and_hold_the_content_asked_for() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    for (path, content) in [
+        ("tests/a_test.sh", "test 1 -eq 1\n"),
+        ("tests/b_test.sh", "test 2 -eq 2\n"),
+        ("tests/c_test.sh", "test 3 -eq 3\n"),
+        ("src/lib.rs", "fn a() {}\n"),
+    ] {
+        repo.write(path, content);
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.git(&["branch", "epic/e"]);
+
+    let wt = repo.beside("a");
+    git.add_worktree_new_branch(&wt, "story/e/a", "epic/e")
+        .expect("add");
+    // A test replaced by a symbolic link, one emptied, one made executable; a library change.
+    std::fs::remove_file(wt.join("tests/a_test.sh")).expect("remove");
+    std::os::unix::fs::symlink("c_test.sh", wt.join("tests/a_test.sh")).expect("symlink");
+    write_in(&wt, "tests/b_test.sh", "");
+    std::fs::set_permissions(
+        wt.join("tests/c_test.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .expect("chmod");
+    write_in(&wt, "src/lib.rs", "fn a() {}\nfn b() {}\n");
+    git.commit_all(&wt, "story work").expect("commit");
+
+    let changes = git
+        .file_changes_vs_base(&wt, "epic/e", "HEAD", &|_| false, &|path| {
+            path.starts_with("tests/")
+        })
+        .expect("changes");
+    let found: Vec<_> = changes
+        .iter()
+        .map(|change| {
+            (
+                change.path.as_str(),
+                change.previous_mode,
+                change.mode,
+                change.previous_content.as_deref(),
+                change.content.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "src/lib.rs",
+                Some(FileMode::File),
+                Some(FileMode::File),
+                None,
+                None
+            ),
+            (
+                "tests/a_test.sh",
+                Some(FileMode::File),
+                Some(FileMode::Symlink),
+                Some(&b"test 1 -eq 1\n"[..]),
+                Some(&b"c_test.sh"[..])
+            ),
+            (
+                "tests/b_test.sh",
+                Some(FileMode::File),
+                Some(FileMode::File),
+                Some(&b"test 2 -eq 2\n"[..]),
+                Some(&b""[..])
+            ),
+            (
+                "tests/c_test.sh",
+                Some(FileMode::File),
+                Some(FileMode::Executable),
+                Some(&b"test 3 -eq 3\n"[..]),
+                Some(&b"test 3 -eq 3\n"[..])
+            ),
+        ]
     );
 }
