@@ -129,6 +129,7 @@ mod diff;
 mod error;
 mod init;
 mod leftovers;
+mod links;
 mod merge;
 mod monitor;
 mod repo;
@@ -149,6 +150,6 @@ pub use leftovers::{clear_stale_locks, remove_leftover_dir};
 pub use repo::{Git, GixGit};
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, MergeFavor, MergeOutcome,
-    ParseCommitIdError, Removal, Restored, Status, WorktreeInfo,
+    ParseCommitIdError, Removal, Restored, Status, Symlink, WorktreeInfo,
 };
 pub use worktree::add_interrupted;

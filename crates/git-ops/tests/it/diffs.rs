@@ -201,3 +201,89 @@ fn file_changes_follow_renames_as_git_does_and_keep_only_the_wanted_added_lines(
         "{changes:?}"
     );
 }
+
+#[test]
+fn symbolic_links_a_branch_adds_or_changes_are_listed_with_their_targets() {
+    use std::os::unix::fs::symlink;
+
+    let repo = Repo::new();
+    let git = repo.handle();
+    repo.write("keep.txt", "keep");
+    repo.write("vendor/lib/mod.rs", "mod");
+    symlink("vendor/lib", repo.path.join("lib")).expect("symlink");
+    symlink("keep.txt", repo.path.join("retarget")).expect("symlink");
+    symlink("keep.txt", repo.path.join("doomed")).expect("symlink");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.git(&["branch", "epic/e"]);
+
+    let wt = repo.beside("a");
+    git.add_worktree_new_branch(&wt, "story/e/a", "epic/e")
+        .expect("add");
+    std::fs::create_dir_all(wt.join("src/a")).expect("mkdir");
+    symlink("/etc/passwd", wt.join("src/a/passwd")).expect("symlink");
+    symlink("../../../outside.txt", wt.join("src/a/out")).expect("symlink");
+    std::fs::remove_file(wt.join("retarget")).expect("rm");
+    symlink("../b/file.txt", wt.join("retarget")).expect("symlink");
+    std::fs::remove_file(wt.join("doomed")).expect("rm");
+    std::fs::remove_file(wt.join("keep.txt")).expect("rm");
+    symlink("vendor/lib/mod.rs", wt.join("keep.txt")).expect("symlink");
+    write_in(&wt, "src/a/plain.rs", "not a link");
+    repo.git_in(&wt, &["add", "-A"]);
+    repo.git_in(&wt, &["commit", "-q", "-m", "links"]);
+
+    let links: Vec<(String, String)> = git
+        .symlinks_vs_base(&wt, "epic/e", "HEAD")
+        .expect("links")
+        .into_iter()
+        .map(|link| (link.path, link.target))
+        .collect();
+    let expected = [
+        ("keep.txt", "vendor/lib/mod.rs"),
+        ("retarget", "../b/file.txt"),
+        ("src/a/out", "../../../outside.txt"),
+        ("src/a/passwd", "/etc/passwd"),
+    ];
+    assert_eq!(
+        links,
+        expected.map(|(path, target)| (path.to_owned(), target.to_owned()))
+    );
+    // The changed links of `git diff --raw` are these (and `doomed`, deleted).
+    let raw = repo.git_in(&wt, &["diff", "--raw", "--no-renames", "epic/e...HEAD"]);
+    let raw_links: Vec<&str> = raw
+        .lines()
+        .filter(|line| line.split_whitespace().nth(1) == Some("120000"))
+        .filter_map(|line| line.split('\t').nth(1))
+        .collect();
+    assert_eq!(
+        raw_links,
+        ["keep.txt", "retarget", "src/a/out", "src/a/passwd"]
+    );
+
+    // On the way to paths in the base's tree: `lib` above two of them, listed once; a file
+    // path, a path the tree lacks and a plain directory have none.
+    let along = git
+        .symlinks_along(
+            &repo.path,
+            "epic/e",
+            &[
+                "lib/x/y.rs",
+                "./lib//z",
+                "keep.txt/below",
+                "nope/x",
+                "vendor/lib",
+                "retarget",
+            ],
+        )
+        .expect("along");
+    let along: Vec<(&str, &str)> = along
+        .iter()
+        .map(|link| (link.path.as_str(), link.target.as_str()))
+        .collect();
+    assert_eq!(along, [("lib", "vendor/lib"), ("retarget", "keep.txt")]);
+    assert!(
+        git.symlinks_along(&wt, "HEAD", &["src/a", "src/a/plain.rs"])
+            .expect("along")
+            .is_empty()
+    );
+}
