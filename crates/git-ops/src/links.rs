@@ -61,11 +61,7 @@ pub(crate) fn along(
         worktree: worktree.to_owned(),
         source: Cause::gix(error),
     };
-    let root = repo
-        .find_commit(id)
-        .map_err(|error| read(error.into()))?
-        .tree()
-        .map_err(|error| read(error.into()))?;
+    let root = repo.find_commit(id).map_err(read)?.tree().map_err(read)?;
     // By path, so a link above several of the paths is listed once, and the list is sorted.
     let mut found = BTreeMap::new();
     for path in paths {
@@ -92,7 +88,7 @@ pub(crate) fn along(
             if !mode.is_tree() {
                 break;
             }
-            tree = repo.find_tree(id).map_err(|error| read(error.into()))?;
+            tree = repo.find_tree(id).map_err(read)?;
         }
     }
     Ok(found
@@ -103,6 +99,6 @@ pub(crate) fn along(
 
 /// The target of the symbolic link whose blob is `id`.
 fn target(repo: &gix::Repository, id: gix::ObjectId) -> Result<String, gix::Error> {
-    let blob = repo.find_blob(id).map_err(gix::Error::from)?;
+    let blob = repo.find_blob(id)?;
     Ok(blob.data.to_str_lossy().into_owned())
 }
