@@ -4,6 +4,7 @@
 //! and background processes. Each asserts what must happen; none may reach the epic branch or
 //! lose a merged story.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use epic_executor::{Event, RunError};
@@ -626,5 +627,123 @@ async fn a_write_through_a_symlink_in_an_owned_path_counts_for_its_target() {
         ep.fx
             .git_in(&ep.fx.repo, &["cat-file", "-p", "epic/e:src/a/link"]),
         "../b/file"
+    );
+}
+
+/// The symbolic links (mode `120000`) of the epic branch's tree.
+fn epic_symlinks(ep: &EpicFixture) -> Vec<String> {
+    ep.fx
+        .git_in(&ep.fx.repo, &["ls-tree", "-r", "epic/e"])
+        .lines()
+        .filter(|line| line.starts_with("120000"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn committed_symlinks_out_of_the_repository_or_into_a_sibling_fail_the_story() {
+    let ep = EpicFixture::new();
+    commit_on_main(&ep, &[("src/d/file", "d's\n")]);
+    std::fs::write(ep.fx.root.join("outside.txt"), "outside\n").expect("write");
+    // Each coder commits a link of its own: to /etc/passwd, to a file beside the repository,
+    // and into story d's owned paths.
+    for (story, link, target) in [
+        ("a", "src/a/passwd", "/etc/passwd"),
+        ("b", "src/b/outside", "../../../outside.txt"),
+        ("c", "src/c/sibling", "../d/file"),
+    ] {
+        ep.hook(
+            story,
+            &format!(
+                "mkdir -p src/{story}; ln -sfn {target} {link}; git add -A; git commit -qm 'a link'\n"
+            ),
+        );
+    }
+    let outcome = ep
+        .run(
+            &plan(&[("a", &[]), ("b", &[]), ("c", &[]), ("d", &[])]),
+            ep.config(),
+            &Events::default(),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        statuses(&outcome),
+        ["a:failed", "b:failed", "c:failed", "d:done"],
+        "{:?}",
+        outcome.report
+    );
+    for (index, link, why) in [
+        (0, "src/a/passwd -> /etc/passwd", "absolute"),
+        (
+            1,
+            "src/b/outside -> ../../../outside.txt",
+            "above the repository",
+        ),
+        (2, "src/c/sibling -> ../d/file", "story `d`"),
+    ] {
+        let reason = reason(&outcome, index);
+        assert!(reason.contains("perimeter"), "{reason}");
+        assert!(reason.contains(link), "{reason}");
+        assert!(reason.contains("symbolic link"), "{reason}");
+        assert!(reason.contains(why), "{reason}");
+    }
+    assert!(epic_symlinks(&ep).is_empty(), "{:?}", epic_symlinks(&ep));
+    assert_eq!(
+        epic_files(&ep),
+        ["README.md", "src/d/done.txt", "src/d/file"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(ep.fx.root.join("outside.txt")).expect("read"),
+        "outside\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owned_path_under_a_symlink_in_the_base_tree_is_refused_before_any_agent_runs() {
+    let ep = EpicFixture::new();
+    // `src` on main is a link to a directory outside the repository: story a owns `src/a`, so
+    // its coder would write `src/a/done.txt` out there.
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(outside.path(), ep.fx.repo.join("src")).expect("symlink");
+    ep.fx.git_in(&ep.fx.repo, &["add", "-A"]);
+    ep.fx
+        .git_in(&ep.fx.repo, &["commit", "-q", "-m", "src is a link"]);
+    let error = ep
+        .run(&plan(&[("a", &[])]), ep.config(), &Events::default())
+        .await
+        .expect_err("refused before any story");
+    let RunError::SymlinkedPath {
+        story,
+        path,
+        shared,
+        link,
+        target,
+    } = &error
+    else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        (story.as_str(), path.as_str(), *shared, link.as_str()),
+        ("a", "src/a", false, "src")
+    );
+    assert_eq!(Path::new(target), outside.path());
+    let message = error.to_string();
+    for part in [
+        "story `a`",
+        "`src/a`",
+        "`src`",
+        outside.path().to_str().expect("utf-8"),
+    ] {
+        assert!(message.contains(part), "{part}: {message}");
+    }
+    assert!(
+        !ep.fx.root.join("agents.log").exists(),
+        "no agent ran before the refusal"
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).expect("read").count(),
+        0,
+        "nothing was written through the link"
     );
 }
