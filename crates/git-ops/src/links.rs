@@ -1,5 +1,6 @@
-//! Symbolic links in trees: those a branch's own changes add or change, and those on the way to
-//! given paths. In process with gix: tree entries and blobs, no process.
+//! Symbolic links: those a branch's own changes add or change and those on the way to given
+//! paths (in trees, in process with gix: tree entries and blobs, no process), and those among
+//! given paths of a worktree (the files themselves, committed or not).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -8,7 +9,7 @@ use gix::bstr::ByteSlice;
 use gix::object::tree::diff::ChangeDetached;
 
 use crate::diff::{ends, failed};
-use crate::error::{Cause, DiffError, RevError};
+use crate::error::{Cause, DiffError, RevError, StatusError};
 use crate::repo::GixGit;
 use crate::rev;
 use crate::types::Symlink;
@@ -95,6 +96,38 @@ pub(crate) fn along(
         .into_iter()
         .map(|(path, target)| Symlink { path, target })
         .collect())
+}
+
+/// The paths among `paths` that are symbolic links in `worktree`'s files, with their targets.
+pub(crate) fn in_worktree(worktree: &Path, paths: &[&str]) -> Result<Vec<Symlink>, StatusError> {
+    let failed = |source: std::io::Error| StatusError::Read {
+        worktree: worktree.to_owned(),
+        source: Cause::Io(source),
+    };
+    let mut links = Vec::new();
+    for path in paths {
+        let file = worktree.join(path);
+        match std::fs::symlink_metadata(&file) {
+            Ok(metadata) if metadata.file_type().is_symlink() => {
+                let target = std::fs::read_link(&file).map_err(failed)?;
+                links.push(Symlink {
+                    path: (*path).to_owned(),
+                    target: target.to_string_lossy().into_owned(),
+                });
+            }
+            Ok(_) => {}
+            // Deleted, or under a path that is no directory any more: no link there.
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) => {}
+            Err(error) => return Err(failed(error)),
+        }
+    }
+    links.sort();
+    links.dedup();
+    Ok(links)
 }
 
 /// The target of the symbolic link whose blob is `id`.

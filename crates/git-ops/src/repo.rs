@@ -156,6 +156,15 @@ pub trait Git: Send + Sync {
         paths: &[&str],
     ) -> Result<Vec<Symlink>, RevError>;
 
+    /// The paths among `paths` (repo-relative, as a status lists them) that are symbolic links
+    /// among `worktree`'s files, committed or not, with their targets as the file system
+    /// reads them; in path order. A path with no file is none.
+    fn symlinks_in_worktree(
+        &self,
+        worktree: &Path,
+        paths: &[&str],
+    ) -> Result<Vec<Symlink>, StatusError>;
+
     /// Merges `branch` into the branch checked out in `worktree` with a merge commit (never a
     /// fast-forward). A conflict leaves the worktree exactly as it was.
     fn merge(
@@ -610,6 +619,14 @@ impl Git for GixGit {
         paths: &[&str],
     ) -> Result<Vec<Symlink>, RevError> {
         links::along(self, worktree, rev, paths)
+    }
+
+    fn symlinks_in_worktree(
+        &self,
+        worktree: &Path,
+        paths: &[&str],
+    ) -> Result<Vec<Symlink>, StatusError> {
+        links::in_worktree(worktree, paths)
     }
 
     fn merge(

@@ -747,3 +747,39 @@ async fn an_owned_path_under_a_symlink_in_the_base_tree_is_refused_before_any_ag
         "nothing was written through the link"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlink_committed_in_a_judge_feedback_turn_fails_the_story() {
+    let ep = EpicFixture::new();
+    // The judge asks for more once; the coder's answer commits a link to /etc/passwd, after
+    // the task loop's gates.
+    ep.hook(
+        "a.judge",
+        r#"if [ ! -f "$ROOT/judged-$EPIC_STORY" ]; then
+  touch "$ROOT/judged-$EPIC_STORY"
+  echo '{"clean":false,"issues":[{"severity":"major","title":"more","description":"do more"}]}'
+  exit 0
+fi
+"#,
+    );
+    ep.hook(
+        "a",
+        r#"if [ "$EPIC_TASK" = "address judge feedback" ]; then ln -s /etc/passwd src/a/passwd; git add -A; git commit -qm 'a link'; fi
+"#,
+    );
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"], "{:?}", outcome.report);
+    let why = reason(&outcome, 0);
+    assert!(
+        why.contains("src/a/passwd -> /etc/passwd (a symbolic link: its target is absolute"),
+        "{why}"
+    );
+    assert!(why.contains("remove or repoint it"), "{why}");
+    assert!(merges(&ep).is_empty());
+    assert!(epic_symlinks(&ep).is_empty());
+}

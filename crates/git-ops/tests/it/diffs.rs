@@ -1,6 +1,6 @@
 //! Three-dot diffs: a branch's own changes since it left the base, text and paths.
 
-use epic_git_ops::{DiffError, FileChange, FileChangeKind, Git};
+use epic_git_ops::{DiffError, FileChange, FileChangeKind, Git, Symlink};
 
 use crate::support::{Repo, write_in};
 
@@ -232,12 +232,7 @@ fn symbolic_links_a_branch_adds_or_changes_are_listed_with_their_targets() {
     repo.git_in(&wt, &["add", "-A"]);
     repo.git_in(&wt, &["commit", "-q", "-m", "links"]);
 
-    let links: Vec<(String, String)> = git
-        .symlinks_vs_base(&wt, "epic/e", "HEAD")
-        .expect("links")
-        .into_iter()
-        .map(|link| (link.path, link.target))
-        .collect();
+    let links = pairs(git.symlinks_vs_base(&wt, "epic/e", "HEAD").expect("links"));
     let expected = [
         ("keep.txt", "vendor/lib/mod.rs"),
         ("retarget", "../b/file.txt"),
@@ -276,14 +271,53 @@ fn symbolic_links_a_branch_adds_or_changes_are_listed_with_their_targets() {
             ],
         )
         .expect("along");
-    let along: Vec<(&str, &str)> = along
-        .iter()
-        .map(|link| (link.path.as_str(), link.target.as_str()))
-        .collect();
-    assert_eq!(along, [("lib", "vendor/lib"), ("retarget", "keep.txt")]);
+    assert_eq!(
+        pairs(along),
+        [
+            ("lib".to_owned(), "vendor/lib".to_owned()),
+            ("retarget".to_owned(), "keep.txt".to_owned())
+        ]
+    );
     assert!(
         git.symlinks_along(&wt, "HEAD", &["src/a", "src/a/plain.rs"])
             .expect("along")
             .is_empty()
     );
+
+    // In the worktree's files, committed or not: an uncommitted link counts, a path with no
+    // file or under a file has none.
+    symlink("../../.git/config", wt.join("src/a/uncommitted")).expect("symlink");
+    let files: Vec<(String, String)> = git
+        .symlinks_in_worktree(
+            &wt,
+            &[
+                "src/a/uncommitted",
+                "src/a/plain.rs",
+                "doomed",
+                "keep.txt/x",
+                "src/a/passwd",
+            ],
+        )
+        .expect("worktree links")
+        .into_iter()
+        .map(|link| (link.path, link.target))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("src/a/passwd".to_owned(), "/etc/passwd".to_owned()),
+            (
+                "src/a/uncommitted".to_owned(),
+                "../../.git/config".to_owned()
+            ),
+        ]
+    );
+}
+
+/// Each link as its path and target.
+fn pairs(links: Vec<Symlink>) -> Vec<(String, String)> {
+    links
+        .into_iter()
+        .map(|link| (link.path, link.target))
+        .collect()
 }
