@@ -60,7 +60,9 @@
 //! revisions, is-ancestor and merge bases, branch lookup and deletion, the current
 //! branch, worktree status (untracked files included), the changed paths of a three-dot diff
 //! and its changes file by file (renames found as `git diff` finds them, added lines filtered
-//! as they are read), and the three-way merge of trees that decides whether a merge conflicts.
+//! as they are read), the symbolic links among a diff's paths and on the way to given paths of a
+//! tree, with their targets, and the three-way merge of trees that decides whether a merge
+//! conflicts. (The symbolic links among a worktree's uncommitted files are read from the files.)
 //!
 //! A status starts with a quick pass of its own (`scan`): one walk of the worktree on every
 //! core that reads each directory once and stats each tracked file relative to it, proving

@@ -68,13 +68,12 @@ impl fmt::Display for LinkViolation {
 /// its target (the link's content, as git stores it), against the plan.
 ///
 /// Only links inside the story's owned paths are judged here: any other changed path is already
-/// outside the story's perimeter for [`check()`](crate::check). Such a link is refused when its
-/// target, resolved against the link's own directory
-/// ([`resolve_link`](epic_story_plan::path::resolve_link), lexically), lies outside the
-/// repository or in `.git`; or, unless it lies in the story's own owned paths, when it lies in or
-/// holds the owned paths of another story of `plan`, or a shared read-only path of any story (a
-/// link to the directory above a sibling's opens the sibling's files as much as a link to one of
-/// them). A link to a path nobody owns is fine. The violations come in input order.
+/// outside the story's perimeter for [`check()`](crate::check()). Such a link is refused when its
+/// target, resolved against the link's own directory ([`resolve_link`], lexically), lies outside
+/// the repository or in `.git`; or, unless it lies in the story's own owned paths, when it lies
+/// in or holds the owned paths of another story of `plan`, or a shared read-only path of any
+/// story (a link to the directory above a sibling's opens the sibling's files as much as a link
+/// to one of them). A link to a path nobody owns is fine. The violations come in input order.
 ///
 /// ```
 /// use epic_perimeter::{LinkProblem, check_links};
