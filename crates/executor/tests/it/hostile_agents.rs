@@ -1,8 +1,9 @@
 //! Whole runs with agents that break every rule they can reach: strays outside the perimeter, a
 //! shared read-only edit, hanging, crashing, moving the epic branch, writing into the epic
 //! worktree, deleting worktrees, deleting or skipping tests, `BLOCKED_ON`, unreadable verdicts,
-//! and background processes. Each asserts what must happen; none may reach the epic branch or
-//! lose a merged story.
+//! background processes, and symbolic links out of the repository or into a sibling's paths
+//! (committed by a coder, or in the base under a story's path). Each asserts what must happen;
+//! none may reach the epic branch or lose a merged story.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
