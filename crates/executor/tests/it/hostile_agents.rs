@@ -642,16 +642,17 @@ fn epic_symlinks(ep: &EpicFixture) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn committed_symlinks_out_of_the_repository_or_into_a_sibling_fail_the_story() {
+async fn committed_symlinks_out_of_the_repository_into_git_or_into_a_sibling_fail_the_story() {
     let ep = EpicFixture::new();
     commit_on_main(&ep, &[("src/d/file", "d's\n")]);
     std::fs::write(ep.fx.root.join("outside.txt"), "outside\n").expect("write");
     // Each coder commits a link of its own: to /etc/passwd, to a file beside the repository,
-    // and into story d's owned paths.
+    // into story d's owned paths, and into `.git`.
     for (story, link, target) in [
         ("a", "src/a/passwd", "/etc/passwd"),
         ("b", "src/b/outside", "../../../outside.txt"),
         ("c", "src/c/sibling", "../d/file"),
+        ("g", "src/g/hooks", "../../.git/hooks"),
     ] {
         ep.hook(
             story,
@@ -662,7 +663,7 @@ async fn committed_symlinks_out_of_the_repository_or_into_a_sibling_fail_the_sto
     }
     let outcome = ep
         .run(
-            &plan(&[("a", &[]), ("b", &[]), ("c", &[]), ("d", &[])]),
+            &plan(&[("a", &[]), ("b", &[]), ("c", &[]), ("d", &[]), ("g", &[])]),
             ep.config(),
             &Events::default(),
         )
@@ -670,7 +671,7 @@ async fn committed_symlinks_out_of_the_repository_or_into_a_sibling_fail_the_sto
         .expect("run");
     assert_eq!(
         statuses(&outcome),
-        ["a:failed", "b:failed", "c:failed", "d:done"],
+        ["a:failed", "b:failed", "c:failed", "d:done", "g:failed"],
         "{:?}",
         outcome.report
     );
@@ -682,6 +683,7 @@ async fn committed_symlinks_out_of_the_repository_or_into_a_sibling_fail_the_sto
             "above the repository",
         ),
         (2, "src/c/sibling -> ../d/file", "story `d`"),
+        (4, "src/g/hooks -> ../../.git/hooks", "`.git`"),
     ] {
         let reason = reason(&outcome, index);
         assert!(reason.contains("perimeter"), "{reason}");
