@@ -819,7 +819,7 @@ impl Run<'_> {
     }
 
     /// The gates and the perimeter gate over every path changed against the epic branch,
-    /// committed or not.
+    /// committed or not, the symbolic links among them judged by where they point.
     async fn gate(&self) -> Result<Review, StoryError> {
         let story = self.story_id();
         let events = Arc::clone(&self.parts.events);
@@ -858,7 +858,24 @@ impl Run<'_> {
         let changed = self
             .paths_changed_since(self.job.epic_branch.clone())
             .await?;
-        Ok(gates.combine(epic_perimeter::gate(&changed, &self.job.story)))
+        let links = self
+            .git("read the symbolic links the story changed", {
+                let changed = changed.clone();
+                move |git, worktree| {
+                    let paths: Vec<&str> = changed.iter().map(String::as_str).collect();
+                    git.symlinks_in_worktree(worktree, &paths)
+                }
+            })
+            .await?;
+        let story = &self.job.story;
+        let perimeter = epic_perimeter::check(&changed, story)
+            .with_links(
+                links.iter().map(|link| (&link.path, &link.target)),
+                story,
+                &self.job.plan,
+            )
+            .into_review(story);
+        Ok(gates.combine(perimeter))
     }
 
     /// The reviewers' verdicts on the task's changes since `start`, merged; clean without

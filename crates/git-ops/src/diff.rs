@@ -31,7 +31,7 @@ pub(crate) fn changed_paths(
 }
 
 /// The error of a diff of `base...head` that failed for `source`.
-fn failed<'a>(base: &'a str, head: &'a str) -> impl Fn(Cause) -> DiffError + 'a {
+pub(crate) fn failed<'a>(base: &'a str, head: &'a str) -> impl Fn(Cause) -> DiffError + 'a {
     move |source| DiffError::Failed {
         base: base.to_owned(),
         head: head.to_owned(),
@@ -40,7 +40,7 @@ fn failed<'a>(base: &'a str, head: &'a str) -> impl Fn(Cause) -> DiffError + 'a 
 }
 
 /// The merge base of `base` and `head`, and `head`, resolved in `repo`.
-fn ends(
+pub(crate) fn ends(
     repo: &gix::Repository,
     worktree: &Path,
     base: &str,

@@ -60,7 +60,9 @@
 //! revisions, is-ancestor and merge bases, branch lookup and deletion, the current
 //! branch, worktree status (untracked files included), the changed paths of a three-dot diff
 //! and its changes file by file (renames found as `git diff` finds them, added lines filtered
-//! as they are read), and the three-way merge of trees that decides whether a merge conflicts.
+//! as they are read), the symbolic links among a diff's paths and on the way to given paths of a
+//! tree, with their targets, and the three-way merge of trees that decides whether a merge
+//! conflicts. (The symbolic links among a worktree's uncommitted files are read from the files.)
 //!
 //! A status starts with a quick pass of its own (`scan`): one walk of the worktree on every
 //! core that reads each directory once and stats each tracked file relative to it, proving
@@ -129,6 +131,7 @@ mod diff;
 mod error;
 mod init;
 mod leftovers;
+mod links;
 mod merge;
 mod monitor;
 mod repo;
@@ -149,6 +152,6 @@ pub use leftovers::{clear_stale_locks, remove_leftover_dir};
 pub use repo::{Git, GixGit};
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, FileMode, MergeFavor,
-    MergeOutcome, ParseCommitIdError, Removal, Restored, Status, WorktreeInfo,
+    MergeOutcome, ParseCommitIdError, Removal, Restored, Status, Symlink, WorktreeInfo,
 };
 pub use worktree::add_interrupted;

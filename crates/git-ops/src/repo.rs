@@ -14,9 +14,9 @@ use crate::error::{
 use crate::scan::Memo;
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, MergeFavor, MergeOutcome, Removal, Restored,
-    Status, WorktreeInfo,
+    Status, Symlink, WorktreeInfo,
 };
-use crate::{branch, commit, diff, merge, reset, rev, status, worktree};
+use crate::{branch, commit, diff, links, merge, reset, rev, status, worktree};
 
 /// The git operations epic needs, synchronous and shareable across threads.
 ///
@@ -136,6 +136,37 @@ pub trait Git: Send + Sync {
         keep: &dyn Fn(&str) -> bool,
         hold: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<FileChange>, DiffError>;
+
+    /// The symbolic links among the paths of
+    /// [`changed_paths_vs_base`](Self::changed_paths_vs_base): each changed path that `head`'s
+    /// tree has as a symbolic link (mode `120000`), with its target, in path order. In process.
+    fn symlinks_vs_base(
+        &self,
+        worktree: &Path,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<Symlink>, DiffError>;
+
+    /// The symbolic links on the way to `paths` in the tree of `rev`: each of the paths, or a
+    /// directory above one, that the tree has as a symbolic link, with its target; in path
+    /// order, each once. Paths are repo-relative and `/`-separated (empty and `.` segments are
+    /// skipped); a path the tree lacks has none. In process, one tree read per directory on the
+    /// way, and no process.
+    fn symlinks_along(
+        &self,
+        worktree: &Path,
+        rev: &str,
+        paths: &[&str],
+    ) -> Result<Vec<Symlink>, RevError>;
+
+    /// The paths among `paths` (repo-relative, as a status lists them) that are symbolic links
+    /// among `worktree`'s files, committed or not, with their targets as the file system
+    /// reads them; in path order. A path with no file is none.
+    fn symlinks_in_worktree(
+        &self,
+        worktree: &Path,
+        paths: &[&str],
+    ) -> Result<Vec<Symlink>, StatusError>;
 
     /// Merges `branch` into the branch checked out in `worktree` with a merge commit (never a
     /// fast-forward). A conflict leaves the worktree exactly as it was.
@@ -574,6 +605,32 @@ impl Git for GixGit {
         hold: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<FileChange>, DiffError> {
         diff::file_changes(self, worktree, (base, head), keep, hold)
+    }
+
+    fn symlinks_vs_base(
+        &self,
+        worktree: &Path,
+        base: &str,
+        head: &str,
+    ) -> Result<Vec<Symlink>, DiffError> {
+        links::changed(self, worktree, base, head)
+    }
+
+    fn symlinks_along(
+        &self,
+        worktree: &Path,
+        rev: &str,
+        paths: &[&str],
+    ) -> Result<Vec<Symlink>, RevError> {
+        links::along(self, worktree, rev, paths)
+    }
+
+    fn symlinks_in_worktree(
+        &self,
+        worktree: &Path,
+        paths: &[&str],
+    ) -> Result<Vec<Symlink>, StatusError> {
+        links::in_worktree(worktree, paths)
     }
 
     fn merge(

@@ -150,6 +150,18 @@ pub enum FileMode {
     Submodule,
 }
 
+/// A symbolic link in a tree (mode `120000`): what
+/// [`Git::symlinks_vs_base`](crate::Git::symlinks_vs_base) and
+/// [`Git::symlinks_along`](crate::Git::symlinks_along) return.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Symlink {
+    /// The link's repo-relative path, `/`-separated.
+    pub path: String,
+    /// Where it points: the content of its blob, as git checks the link out, not resolved. Bytes
+    /// that are not UTF-8 become U+FFFD; `/` and `.` are kept, so its segments stay as they are.
+    pub target: String,
+}
+
 /// What a branch did to a file ([`FileChange::kind`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileChangeKind {

@@ -2,9 +2,9 @@
 
 use std::fmt;
 
-use epic_story_plan::Story;
+use epic_story_plan::{Story, StoryPlan};
 
-use crate::{safe_normalized, under_any};
+use crate::{LinkViolation, safe_normalized, under_any};
 
 /// Where one changed path falls relative to a story's perimeter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -57,12 +57,46 @@ pub struct PerimeterCheck {
     pub shared_read_only: Vec<String>,
     /// Changed paths under none of the story's owned or shared prefixes, and unsafe paths.
     pub outside: Vec<String>,
+    /// Symbolic links in the story's owned paths that point where the story may not reach:
+    /// [`check()`] leaves it empty, [`with_links`](Self::with_links) fills it.
+    pub links: Vec<LinkViolation>,
 }
 
 impl PerimeterCheck {
-    /// Whether every changed path was inside the story's owned paths.
+    /// Whether every changed path was inside the story's owned paths, and no symbolic link
+    /// among them points where the story may not reach.
     pub fn is_clean(&self) -> bool {
-        self.shared_read_only.is_empty() && self.outside.is_empty()
+        self.shared_read_only.is_empty() && self.outside.is_empty() && self.links.is_empty()
+    }
+
+    /// This check with the symbolic links the story added or changed judged too
+    /// ([`check_links`](crate::check_links): `links` are their paths and targets, `plan` the
+    /// plan whose other stories' paths they may not point into).
+    ///
+    /// ```
+    /// use epic_perimeter::check;
+    /// use epic_story_plan::{Story, StoryPlan};
+    ///
+    /// let story = Story::new("cart", "Cart", ["src/cart"]);
+    /// let plan = StoryPlan { epic_id: "shop".into(), epic: String::new(), stories: vec![story.clone()] };
+    /// let verdict = check(&["src/cart/passwd"], &story).with_links([("src/cart/passwd", "/etc/passwd")], &story, &plan);
+    /// assert!(!verdict.is_clean());
+    /// assert_eq!(
+    ///     verdict.into_violation("cart").unwrap().to_string(),
+    ///     "story `cart` changed paths outside its perimeter:\n\
+    ///      - src/cart/passwd -> /etc/passwd (a symbolic link: its target is absolute, outside \
+    ///      the repository)"
+    /// );
+    /// ```
+    #[must_use]
+    pub fn with_links<I, L, T>(mut self, links: I, story: &Story, plan: &StoryPlan) -> Self
+    where
+        I: IntoIterator<Item = (L, T)>,
+        L: AsRef<str>,
+        T: AsRef<str>,
+    {
+        self.links = crate::check_links(links, story, plan);
+        self
     }
 
     /// Every offending path: the shared read-only ones first, then those outside.
@@ -79,6 +113,7 @@ impl PerimeterCheck {
             story: story_id.to_owned(),
             shared_read_only: self.shared_read_only,
             outside: self.outside,
+            links: self.links,
         })
     }
 }
@@ -152,7 +187,8 @@ where
 /// A story changed paths outside its owned paths; returned by [`enforce`].
 ///
 /// Its message names the story, then lists one path a line, shared read-only paths first, each
-/// with what to do about it. Control characters in a path are escaped, so a hostile file name
+/// with what to do about it, then the symbolic links that point where the story may not reach,
+/// each with its target and why. Control characters in a path are escaped, so a hostile file name
 /// cannot add lines of its own.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -163,6 +199,9 @@ pub struct PerimeterViolation {
     pub shared_read_only: Vec<String>,
     /// Changed paths outside the story's owned and shared prefixes, as passed in.
     pub outside: Vec<String>,
+    /// Symbolic links that point outside the repository, into `.git`, or into paths of other
+    /// stories or shared read-only ones.
+    pub links: Vec<LinkViolation>,
 }
 
 impl fmt::Display for PerimeterViolation {
@@ -181,6 +220,9 @@ impl fmt::Display for PerimeterViolation {
         }
         for path in &self.outside {
             write!(f, "\n- {} (not in the story's owned paths)", Escaped(path))?;
+        }
+        for link in &self.links {
+            write!(f, "\n- {link}")?;
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 use epic_story_plan::Story;
 
 use crate::check::Escaped;
-use crate::{Issue, Review, Severity, check};
+use crate::{Issue, PerimeterCheck, Review, Severity, check};
 
 /// Checks the paths a story changed and returns the verdict as a [`Review`].
 ///
@@ -32,14 +32,47 @@ where
     I: IntoIterator,
     I::Item: AsRef<str>,
 {
-    let Some(violation) = check(changed, story).into_violation(&story.id) else {
+    check(changed, story).into_review(story)
+}
+
+impl PerimeterCheck {
+    /// This check of `story` as a [`Review`], as [`gate()`] makes it: for a check that judged
+    /// symbolic links too ([`with_links`](Self::with_links)).
+    ///
+    /// ```
+    /// use epic_perimeter::check;
+    /// use epic_story_plan::{Story, StoryPlan};
+    ///
+    /// let story = Story::new("cart", "Cart", ["src/cart"]);
+    /// let plan = StoryPlan { epic_id: "shop".into(), epic: String::new(), stories: vec![story.clone()] };
+    /// let review = check(&["src/cart/up"], &story)
+    ///     .with_links([("src/cart/up", "../../..")], &story, &plan)
+    ///     .into_review(&story);
+    /// assert_eq!(review.summary, "perimeter: violated");
+    /// assert!(review.issues[0].description.contains("src/cart/up -> ../../.. (a symbolic link"));
+    /// ```
+    pub fn into_review(self, story: &Story) -> Review {
+        review(self, story)
+    }
+}
+
+fn review(check: PerimeterCheck, story: &Story) -> Review {
+    let Some(violation) = check.into_violation(&story.id) else {
         return Review::clean("perimeter: clean");
     };
     let mut description = violation.to_string();
     description.push_str(
         "\nRevert these paths: restore a file you changed from the epic branch, delete a file \
-         you created. Keep your work inside your owned paths",
+         you created",
     );
+    if !violation.links.is_empty() {
+        description.push_str(
+            ", and remove or repoint each symbolic link listed: a link may point only inside \
+             the repository, outside `.git`, and not into another story's paths or a shared \
+             read-only one",
+        );
+    }
+    description.push_str(". Keep your work inside your owned paths");
     if !story.owned.is_empty() {
         let owned: Vec<String> = story
             .owned

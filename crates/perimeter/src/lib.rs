@@ -40,6 +40,9 @@
 //! - [`paths_named_in`] and [`stray_tasks`] read a planned task's prose for paths that belong to
 //!   somebody else, so a plan that wanders can be re-planned before any code is written.
 //! - [`owner_of`] names the story that owns a path.
+//! - [`check_links`] (or [`PerimeterCheck::with_links`]) judges the symbolic links a story added
+//!   or changed, given their targets: one that points outside the repository, into `.git`, or
+//!   into another story's owned paths or a shared read-only path is a violation.
 //!
 //! Paths are compared through the path primitives of `epic-story-plan`
 //! ([`normalize`], [`within`](epic_story_plan::path::within),
@@ -63,6 +66,7 @@
 
 mod check;
 mod gate;
+mod links;
 mod named;
 mod review;
 mod stray;
@@ -71,6 +75,7 @@ use epic_story_plan::path::{is_safe, normalize, within_normalized};
 
 pub use check::{PerimeterCheck, PerimeterViolation, Placement, check, classify, enforce};
 pub use gate::gate;
+pub use links::{LinkProblem, LinkViolation, check_links};
 pub use named::{owner_of, paths_named_in};
 pub use review::{Issue, Review, Severity};
 pub use stray::{StrayTask, Task, stray_tasks};

@@ -149,6 +149,79 @@ pub fn is_safe(raw: &str) -> bool {
     check_safe(raw).is_ok()
 }
 
+/// Why a symbolic link's target leaves the repository; returned by [`resolve_link`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LinkEscape {
+    /// The target is absolute (starts with `/`): it names a file of the machine, not of the
+    /// repository.
+    Absolute,
+    /// Its `..` segments climb above the repository's root.
+    AboveRoot,
+    /// It resolves into a `.git` directory (in any letter case), which belongs to git.
+    GitDir,
+}
+
+impl fmt::Display for LinkEscape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Absolute => "its target is absolute, outside the repository",
+            Self::AboveRoot => "its target climbs above the repository's root",
+            Self::GitDir => "its target lies under `.git`, which belongs to git",
+        })
+    }
+}
+
+/// Where a symbolic link at repo-relative `link` points, resolved lexically against the link's
+/// own directory: the normalised repo-relative path of its target (`""` for the repository's
+/// root), or why that lies outside the repository.
+///
+/// Only `/` separates segments, as on the systems where git checks symbolic links out (a `\` is
+/// part of a name there; splitting on it could make `a\b/../../x`, which climbs out, look
+/// inside). Empty and `.` segments are dropped and `..` takes one segment off, lexically: the
+/// symbolic links the target passes through are not followed (each is checked on its own). A
+/// `..` above the root is an escape even when the target comes back in later (`../repo/x`): the
+/// repository's own name is not known here. A `.git` segment anywhere, in the target as
+/// written or in where it lands, is an escape too. The link's path is resolved the same way, so
+/// a hostile link path cannot open a way out either. No input panics, whatever its length.
+///
+/// ```
+/// use epic_story_plan::path::{LinkEscape, resolve_link};
+/// assert_eq!(resolve_link("src/cart/kit", "../kit/mod.rs"), Ok("src/kit/mod.rs".to_owned()));
+/// assert_eq!(resolve_link("src/cart/passwd", "/etc/passwd"), Err(LinkEscape::Absolute));
+/// assert_eq!(resolve_link("src/cart/up", "../../../x"), Err(LinkEscape::AboveRoot));
+/// assert_eq!(resolve_link("src/hooks", "../.git/hooks"), Err(LinkEscape::GitDir));
+/// assert_eq!(resolve_link("src/root", ".."), Ok(String::new()));
+/// ```
+pub fn resolve_link(link: &str, target: &str) -> Result<String, LinkEscape> {
+    if target.starts_with('/') {
+        return Err(LinkEscape::Absolute);
+    }
+    let is_git = |segment: &str| segment.eq_ignore_ascii_case(".git");
+    if target.split('/').any(is_git) {
+        return Err(LinkEscape::GitDir);
+    }
+    let mut resolved: Vec<&str> = Vec::new();
+    let mut parent = link.split('/').collect::<Vec<_>>();
+    // The link's directory: its path without its own name.
+    parent.pop();
+    for segment in parent.into_iter().chain(target.split('/')) {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                if resolved.pop().is_none() {
+                    return Err(LinkEscape::AboveRoot);
+                }
+            }
+            name => resolved.push(name),
+        }
+    }
+    if resolved.iter().copied().any(is_git) {
+        return Err(LinkEscape::GitDir);
+    }
+    Ok(resolved.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,6 +280,51 @@ mod tests {
             "a..b/c",
         ] {
             assert_eq!(check_safe(raw), Ok(()), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn link_targets_resolve_against_the_links_directory() {
+        for (link, target, expected) in [
+            ("src/a/x", "y", Ok("src/a/y")),
+            ("src/a/x", "./y/./z/", Ok("src/a/y/z")),
+            ("src/a/x", "../b/file.txt", Ok("src/b/file.txt")),
+            ("x", "src//a", Ok("src/a")),
+            ("src/a/x", "../..", Ok("")),
+            ("src/a/x", "", Ok("src/a")),
+            (
+                "src/a/x",
+                "a\\..\\..\\..\\..\\etc",
+                Ok("src/a/a\\..\\..\\..\\..\\etc"),
+            ),
+            ("src/a/x", "/etc/passwd", Err(LinkEscape::Absolute)),
+            ("src/a/x", "//server/share", Err(LinkEscape::Absolute)),
+            (
+                "src/a/x",
+                "../../../outside.txt",
+                Err(LinkEscape::AboveRoot),
+            ),
+            ("x", "..", Err(LinkEscape::AboveRoot)),
+            (
+                "src/a/x",
+                "../../../repo/src/a/y",
+                Err(LinkEscape::AboveRoot),
+            ),
+            ("src/a/x", "../../.git/config", Err(LinkEscape::GitDir)),
+            ("src/a/x", ".GIT", Err(LinkEscape::GitDir)),
+            (
+                "src/a/x",
+                "../../vendor/.git/../ok",
+                Err(LinkEscape::GitDir),
+            ),
+            ("src/.git/x", "y", Err(LinkEscape::GitDir)),
+            ("../x", "y", Err(LinkEscape::AboveRoot)),
+        ] {
+            assert_eq!(
+                resolve_link(link, target),
+                expected.map(str::to_owned),
+                "{link} -> {target}"
+            );
         }
     }
 }

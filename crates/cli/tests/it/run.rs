@@ -134,6 +134,51 @@ fn a_branch_in_the_way_of_the_branches_epic_creates_is_exit_2_before_any_story()
 }
 
 #[test]
+fn an_owned_path_under_a_symlink_on_the_base_is_exit_2_before_any_story() {
+    let repo = Repo::new();
+    // `lib` on main is a link to a directory outside the repository; story a owns `lib/a`.
+    let outside = repo.temp().join("outside");
+    std::fs::create_dir(&outside).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, repo.path().join("lib")).expect("symlink");
+    repo.git(&["add", "lib"]);
+    repo.git(&[
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.com",
+        "commit",
+        "--quiet",
+        "-m",
+        "lib is a link",
+    ]);
+    let plan = json!({
+        "epic_id": "shop",
+        "stories": [{
+            "id": "a",
+            "title": "Story a",
+            "description": "Write the file.\n\n```file lib/a/a.txt\nalpha\n```\n",
+            "owned": ["lib/a"],
+        }],
+    });
+    repo.write("plan.json", plan.to_string());
+    let run = repo.run(&run_args("plan.json", &[]));
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains(&format!(
+            "story `a` owns `lib/a`, which lies under the symbolic link `lib` -> `{}`",
+            outside.display()
+        )),
+        "{run}"
+    );
+    assert!(!run.stderr.contains("story a: started"), "{run}");
+    assert_eq!(
+        std::fs::read_dir(&outside).expect("read").count(),
+        0,
+        "nothing was written through the link"
+    );
+}
+
+#[test]
 fn a_failing_story_is_exit_1_and_its_dependent_is_skipped() {
     let repo = Repo::new();
     // b's file trips the gate: its task never turns green.

@@ -240,6 +240,30 @@ pub enum RunError {
         /// The merged stories it lacks, in plan order.
         stories: Vec<String>,
     },
+    /// An owned or shared read-only path of a story is a symbolic link, or lies under one, in
+    /// the epic head's tree: the story would write where the link points.
+    #[error(
+        "story `{story}` {} `{path}`, which {} the symbolic link `{}` -> `{}` on the epic \
+         branch: whatever the story writes there lands where the link points, outside what epic \
+         can check. Replace the link with the directory or file it stands for (or take the path \
+         out of the story), then rerun",
+        if *shared { "shares read-only" } else { "owns" },
+        if path == link { "is" } else { "lies under" },
+        link.escape_debug(),
+        target.escape_debug()
+    )]
+    SymlinkedPath {
+        /// The story.
+        story: String,
+        /// Its path, normalised.
+        path: String,
+        /// Whether the path is one of its shared read-only ones rather than an owned one.
+        shared: bool,
+        /// The symbolic link: the path itself or a directory above it.
+        link: String,
+        /// Where the link points, as its blob holds it.
+        target: String,
+    },
     /// A git operation of the preflight failed.
     #[error("git failed to {action}")]
     Git {

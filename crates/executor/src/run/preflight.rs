@@ -2,7 +2,8 @@
 //! a dead run left on the epic worktree, stale worktree registrations pruned, the epic branch
 //! (created from `--base` when absent) in its own worktree, a merge left unproven undone, the
 //! stories merged on earlier runs found (and checked to be still on the epic branch), a clean
-//! epic worktree, and then the gates' baseline on its head.
+//! epic worktree, no story path that is or lies under a symbolic link, and then the gates'
+//! baseline on its head.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use epic_git_ops::{CommitId, Git};
 use epic_state_store::{EpicDir, EpicLock, EventLog, LockError, StoryStage, StoryState};
 use epic_story_plan::ValidPlan;
+use epic_story_plan::path::{normalize, within_normalized};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{RunConfig, RunError};
@@ -61,7 +63,8 @@ pub(super) struct Ready {
 
 /// Everything before the baseline: the lock, the event log, stale worktree registrations
 /// pruned, the epic branch and its worktree, an unproven merge undone, every merged story still
-/// on the epic branch, a clean epic worktree, and its head.
+/// on the epic branch, a clean epic worktree, and its head, where no owned or shared read-only
+/// path of a story still to run is or lies under a symbolic link.
 pub(super) async fn preflight(
     git: &Arc<dyn Git>,
     plan: &ValidPlan,
@@ -138,6 +141,7 @@ pub(super) async fn preflight(
         move |git| git.checkpoint(&epic_worktree)
     })
     .await?;
+    check_symlinked_paths(git, plan, &merged, &epic_worktree, &head).await?;
     Ok(Ready {
         dir,
         lock,
@@ -148,6 +152,61 @@ pub(super) async fn preflight(
         head,
         merged,
     })
+}
+
+/// Fails when an owned or shared read-only path of a story still to run is a symbolic link, or
+/// lies under one, in the tree of the epic head: the story's work would land where the link
+/// points, outside the repository or in another story's paths, and its diff would show nothing
+/// of it. One read of the tree along the stories' paths, in process.
+async fn check_symlinked_paths(
+    git: &Arc<dyn Git>,
+    plan: &ValidPlan,
+    merged: &[(usize, String)],
+    epic_worktree: &Path,
+    head: &CommitId,
+) -> Result<(), RunError> {
+    // (story, path, shared), in plan order; stories merged on an earlier run do not run again.
+    let paths: Vec<(String, String, bool)> = plan
+        .plan()
+        .stories
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| !merged.iter().any(|(merged, _)| merged == index))
+        .flat_map(|(_, story)| {
+            let owned = story.owned.iter().map(|path| (path, false));
+            let shared = story.shared_read_only.iter().map(|path| (path, true));
+            owned
+                .chain(shared)
+                .map(|(path, shared)| (story.id.clone(), normalize(path), shared))
+        })
+        .collect();
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let links = offload::git(git, "read the epic head's tree", {
+        let (epic_worktree, head) = (epic_worktree.to_path_buf(), head.to_hex());
+        let paths: Vec<String> = paths.iter().map(|(_, path, _)| path.clone()).collect();
+        move |git| {
+            let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+            git.symlinks_along(&epic_worktree, &head, &paths)
+        }
+    })
+    .await?;
+    for (story, path, shared) in paths {
+        if let Some(link) = links
+            .iter()
+            .find(|link| within_normalized(&path, &link.path))
+        {
+            return Err(RunError::SymlinkedPath {
+                story,
+                path,
+                shared,
+                link: link.path.clone(),
+                target: link.target.clone(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Fails when an existing branch keeps git from creating the story branches

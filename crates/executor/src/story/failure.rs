@@ -62,10 +62,10 @@ pub(crate) enum Failure {
     /// A setup command failed.
     Setup(Review),
     /// The story changed paths outside its perimeter that could not be put back, or a shared
-    /// read-only path.
+    /// read-only path, or committed a symbolic link that points where it may not reach.
     Perimeter {
         /// The violation (`None` only for a clean check, which never fails).
-        violation: Option<PerimeterViolation>,
+        violation: Option<Box<PerimeterViolation>>,
         /// Whether a shared read-only path was changed.
         shared: bool,
         /// The story's worktree.
@@ -201,10 +201,24 @@ impl Failure {
                 shared,
                 worktree,
             } => {
+                let links = violation
+                    .as_ref()
+                    .is_some_and(|violation| !violation.links.is_empty());
+                let paths = violation.as_ref().is_some_and(|violation| {
+                    !violation.outside.is_empty() || !violation.shared_read_only.is_empty()
+                });
                 let violation = violation
                     .as_ref()
                     .map_or_else(String::new, ToString::to_string);
-                if *shared {
+                if links && !paths {
+                    format!(
+                        "{violation}\nA symbolic link may point only inside the repository, \
+                         outside `.git`, and not into another story's owned paths or a shared \
+                         read-only path: remove or repoint it in the story's worktree `{}`, then \
+                         rerun.",
+                        worktree.display()
+                    )
+                } else if *shared {
                     format!(
                         "{violation}\nShared read-only paths belong to no story: plan the change \
                          in a story that owns the path, then rerun."

@@ -1,8 +1,9 @@
 //! Step 5 of a story, once its tasks are done (and again in each judge round): its perimeter.
 //! Paths changed outside the owned ones are put back as the proven epic head has them; a
-//! changed shared read-only path, or a committed path still outside, fails the story; and a diff
-//! that deletes, disables or empties tests or adds skip markers fails it unless its plan entry
-//! sets `tests_change`.
+//! changed shared read-only path, a committed path still outside, or a committed symbolic link
+//! that points out of the repository, into `.git` or into somebody else's paths, fails the
+//! story; and a diff that deletes, disables or empties tests or adds skip markers fails it unless
+//! its plan entry sets `tests_change`.
 
 use std::collections::BTreeSet;
 
@@ -64,14 +65,24 @@ impl Work {
     /// up with) is inside its owned paths. Only the commits: called after the story's work is
     /// committed, and the merge takes only the branch's commits; uncommitted paths were seen by
     /// [`repair_perimeter`](Self::repair_perimeter) before that commit.
+    ///
+    /// The symbolic links among those paths are judged by where they point (their blobs'
+    /// content): one in the owned paths that leads out of the repository, into `.git`, or into
+    /// another story's owned paths or a shared read-only path fails the story too.
     pub(super) async fn enforce_perimeter(&self) -> Result<(), Stop> {
         let (worktree, base) = (self.worktree.clone(), self.base.clone());
-        let committed = self
+        let (committed, links) = self
             .git("list the story's changed paths", move |git| {
-                git.changed_paths_vs_base(&worktree, &base, "HEAD")
+                let committed = git.changed_paths_vs_base(&worktree, &base, "HEAD")?;
+                let links = git.symlinks_vs_base(&worktree, &base, "HEAD")?;
+                Ok::<_, BoxError>((committed, links))
             })
             .await?;
-        let check = epic_perimeter::check(committed, &self.story);
+        let check = epic_perimeter::check(committed, &self.story).with_links(
+            links.iter().map(|link| (&link.path, &link.target)),
+            &self.story,
+            &self.shared.plan,
+        );
         if check.is_clean() {
             Ok(())
         } else {
@@ -113,7 +124,7 @@ impl Work {
     fn violation(&self, check: epic_perimeter::PerimeterCheck) -> Stop {
         let shared = !check.shared_read_only.is_empty();
         Failure::Perimeter {
-            violation: check.into_violation(self.id()),
+            violation: check.into_violation(self.id()).map(Box::new),
             shared,
             worktree: self.worktree.clone(),
         }

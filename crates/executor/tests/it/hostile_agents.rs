@@ -1,9 +1,11 @@
 //! Whole runs with agents that break every rule they can reach: strays outside the perimeter, a
 //! shared read-only edit, hanging, crashing, moving the epic branch, writing into the epic
 //! worktree, deleting worktrees, deleting or skipping tests, `BLOCKED_ON`, unreadable verdicts,
-//! and background processes. Each asserts what must happen; none may reach the epic branch or
-//! lose a merged story.
+//! background processes, and symbolic links out of the repository or into a sibling's paths
+//! (committed by a coder, or in the base under a story's path). Each asserts what must happen;
+//! none may reach the epic branch or lose a merged story.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use epic_executor::{Event, RunError};
@@ -627,4 +629,160 @@ async fn a_write_through_a_symlink_in_an_owned_path_counts_for_its_target() {
             .git_in(&ep.fx.repo, &["cat-file", "-p", "epic/e:src/a/link"]),
         "../b/file"
     );
+}
+
+/// The symbolic links (mode `120000`) of the epic branch's tree.
+fn epic_symlinks(ep: &EpicFixture) -> Vec<String> {
+    ep.fx
+        .git_in(&ep.fx.repo, &["ls-tree", "-r", "epic/e"])
+        .lines()
+        .filter(|line| line.starts_with("120000"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn committed_symlinks_out_of_the_repository_into_git_or_into_a_sibling_fail_the_story() {
+    let ep = EpicFixture::new();
+    commit_on_main(&ep, &[("src/d/file", "d's\n")]);
+    std::fs::write(ep.fx.root.join("outside.txt"), "outside\n").expect("write");
+    // Each coder commits a link of its own: to /etc/passwd, to a file beside the repository,
+    // into story d's owned paths, and into `.git`.
+    for (story, link, target) in [
+        ("a", "src/a/passwd", "/etc/passwd"),
+        ("b", "src/b/outside", "../../../outside.txt"),
+        ("c", "src/c/sibling", "../d/file"),
+        ("g", "src/g/hooks", "../../.git/hooks"),
+    ] {
+        ep.hook(
+            story,
+            &format!(
+                "mkdir -p src/{story}; ln -sfn {target} {link}; git add -A; git commit -qm 'a link'\n"
+            ),
+        );
+    }
+    let outcome = ep
+        .run(
+            &plan(&[("a", &[]), ("b", &[]), ("c", &[]), ("d", &[]), ("g", &[])]),
+            ep.config(),
+            &Events::default(),
+        )
+        .await
+        .expect("run");
+    assert_eq!(
+        statuses(&outcome),
+        ["a:failed", "b:failed", "c:failed", "d:done", "g:failed"],
+        "{:?}",
+        outcome.report
+    );
+    for (index, link, why) in [
+        (0, "src/a/passwd -> /etc/passwd", "absolute"),
+        (
+            1,
+            "src/b/outside -> ../../../outside.txt",
+            "above the repository",
+        ),
+        (2, "src/c/sibling -> ../d/file", "story `d`"),
+        (4, "src/g/hooks -> ../../.git/hooks", "`.git`"),
+    ] {
+        let reason = reason(&outcome, index);
+        assert!(reason.contains("perimeter"), "{reason}");
+        assert!(reason.contains(link), "{reason}");
+        assert!(reason.contains("symbolic link"), "{reason}");
+        assert!(reason.contains(why), "{reason}");
+    }
+    assert!(epic_symlinks(&ep).is_empty(), "{:?}", epic_symlinks(&ep));
+    assert_eq!(
+        epic_files(&ep),
+        ["README.md", "src/d/done.txt", "src/d/file"]
+    );
+    assert_eq!(
+        std::fs::read_to_string(ep.fx.root.join("outside.txt")).expect("read"),
+        "outside\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_owned_path_under_a_symlink_in_the_base_tree_is_refused_before_any_agent_runs() {
+    let ep = EpicFixture::new();
+    // `src` on main is a link to a directory outside the repository: story a owns `src/a`, so
+    // its coder would write `src/a/done.txt` out there.
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(outside.path(), ep.fx.repo.join("src")).expect("symlink");
+    ep.fx.git_in(&ep.fx.repo, &["add", "-A"]);
+    ep.fx
+        .git_in(&ep.fx.repo, &["commit", "-q", "-m", "src is a link"]);
+    let error = ep
+        .run(&plan(&[("a", &[])]), ep.config(), &Events::default())
+        .await
+        .expect_err("refused before any story");
+    let RunError::SymlinkedPath {
+        story,
+        path,
+        shared,
+        link,
+        target,
+    } = &error
+    else {
+        panic!("{error}");
+    };
+    assert_eq!(
+        (story.as_str(), path.as_str(), *shared, link.as_str()),
+        ("a", "src/a", false, "src")
+    );
+    assert_eq!(Path::new(target), outside.path());
+    let message = error.to_string();
+    for part in [
+        "story `a`",
+        "`src/a`",
+        "`src`",
+        outside.path().to_str().expect("utf-8"),
+    ] {
+        assert!(message.contains(part), "{part}: {message}");
+    }
+    assert!(
+        !ep.fx.root.join("agents.log").exists(),
+        "no agent ran before the refusal"
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).expect("read").count(),
+        0,
+        "nothing was written through the link"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlink_committed_in_a_judge_feedback_turn_fails_the_story() {
+    let ep = EpicFixture::new();
+    // The judge asks for more once; the coder's answer commits a link to /etc/passwd, after
+    // the task loop's gates.
+    ep.hook(
+        "a.judge",
+        r#"if [ ! -f "$ROOT/judged-$EPIC_STORY" ]; then
+  touch "$ROOT/judged-$EPIC_STORY"
+  echo '{"clean":false,"issues":[{"severity":"major","title":"more","description":"do more"}]}'
+  exit 0
+fi
+"#,
+    );
+    ep.hook(
+        "a",
+        r#"if [ "$EPIC_TASK" = "address judge feedback" ]; then ln -s /etc/passwd src/a/passwd; git add -A; git commit -qm 'a link'; fi
+"#,
+    );
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"], "{:?}", outcome.report);
+    let why = reason(&outcome, 0);
+    assert!(
+        why.contains("src/a/passwd -> /etc/passwd (a symbolic link: its target is absolute"),
+        "{why}"
+    );
+    assert!(why.contains("remove or repoint it"), "{why}");
+    assert!(merges(&ep).is_empty());
+    assert!(epic_symlinks(&ep).is_empty());
 }

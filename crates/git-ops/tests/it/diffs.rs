@@ -1,6 +1,6 @@
 //! Three-dot diffs: a branch's own changes since it left the base, text and paths.
 
-use epic_git_ops::{DiffError, FileChange, FileChangeKind, FileMode, Git};
+use epic_git_ops::{DiffError, FileChange, FileChangeKind, FileMode, Git, Symlink};
 
 use crate::support::{Repo, write_in};
 
@@ -288,4 +288,124 @@ fn file_changes_give_each_sides_mode_and_hold_the_content_asked_for() {
             ),
         ]
     );
+}
+
+#[test]
+fn symbolic_links_a_branch_adds_or_changes_are_listed_with_their_targets() {
+    use std::os::unix::fs::symlink;
+
+    let repo = Repo::new();
+    let git = repo.handle();
+    repo.write("keep.txt", "keep");
+    repo.write("vendor/lib/mod.rs", "mod");
+    symlink("vendor/lib", repo.path.join("lib")).expect("symlink");
+    symlink("keep.txt", repo.path.join("retarget")).expect("symlink");
+    symlink("keep.txt", repo.path.join("doomed")).expect("symlink");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.git(&["branch", "epic/e"]);
+
+    let wt = repo.beside("a");
+    git.add_worktree_new_branch(&wt, "story/e/a", "epic/e")
+        .expect("add");
+    std::fs::create_dir_all(wt.join("src/a")).expect("mkdir");
+    symlink("/etc/passwd", wt.join("src/a/passwd")).expect("symlink");
+    symlink("../../../outside.txt", wt.join("src/a/out")).expect("symlink");
+    std::fs::remove_file(wt.join("retarget")).expect("rm");
+    symlink("../b/file.txt", wt.join("retarget")).expect("symlink");
+    std::fs::remove_file(wt.join("doomed")).expect("rm");
+    std::fs::remove_file(wt.join("keep.txt")).expect("rm");
+    symlink("vendor/lib/mod.rs", wt.join("keep.txt")).expect("symlink");
+    write_in(&wt, "src/a/plain.rs", "not a link");
+    repo.git_in(&wt, &["add", "-A"]);
+    repo.git_in(&wt, &["commit", "-q", "-m", "links"]);
+
+    let links = pairs(git.symlinks_vs_base(&wt, "epic/e", "HEAD").expect("links"));
+    let expected = [
+        ("keep.txt", "vendor/lib/mod.rs"),
+        ("retarget", "../b/file.txt"),
+        ("src/a/out", "../../../outside.txt"),
+        ("src/a/passwd", "/etc/passwd"),
+    ];
+    assert_eq!(
+        links,
+        expected.map(|(path, target)| (path.to_owned(), target.to_owned()))
+    );
+    // The changed links of `git diff --raw` are these (and `doomed`, deleted).
+    let raw = repo.git_in(&wt, &["diff", "--raw", "--no-renames", "epic/e...HEAD"]);
+    let raw_links: Vec<&str> = raw
+        .lines()
+        .filter(|line| line.split_whitespace().nth(1) == Some("120000"))
+        .filter_map(|line| line.split('\t').nth(1))
+        .collect();
+    assert_eq!(
+        raw_links,
+        ["keep.txt", "retarget", "src/a/out", "src/a/passwd"]
+    );
+
+    // On the way to paths in the base's tree: `lib` above two of them, listed once; a file
+    // path, a path the tree lacks and a plain directory have none.
+    let along = git
+        .symlinks_along(
+            &repo.path,
+            "epic/e",
+            &[
+                "lib/x/y.rs",
+                "./lib//z",
+                "keep.txt/below",
+                "nope/x",
+                "vendor/lib",
+                "retarget",
+            ],
+        )
+        .expect("along");
+    assert_eq!(
+        pairs(along),
+        [
+            ("lib".to_owned(), "vendor/lib".to_owned()),
+            ("retarget".to_owned(), "keep.txt".to_owned())
+        ]
+    );
+    assert!(
+        git.symlinks_along(&wt, "HEAD", &["src/a", "src/a/plain.rs"])
+            .expect("along")
+            .is_empty()
+    );
+
+    // In the worktree's files, committed or not: an uncommitted link counts, a path with no
+    // file or under a file has none.
+    symlink("../../.git/config", wt.join("src/a/uncommitted")).expect("symlink");
+    let files: Vec<(String, String)> = git
+        .symlinks_in_worktree(
+            &wt,
+            &[
+                "src/a/uncommitted",
+                "src/a/plain.rs",
+                "doomed",
+                "keep.txt/x",
+                "src/a/passwd",
+            ],
+        )
+        .expect("worktree links")
+        .into_iter()
+        .map(|link| (link.path, link.target))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("src/a/passwd".to_owned(), "/etc/passwd".to_owned()),
+            (
+                "src/a/uncommitted".to_owned(),
+                "../../.git/config".to_owned()
+            ),
+        ]
+    );
+}
+
+/// Each link as its path and target.
+fn pairs(links: Vec<Symlink>) -> Vec<(String, String)> {
+    links
+        .into_iter()
+        .map(|link| (link.path, link.target))
+        .collect()
 }

@@ -3,6 +3,7 @@
 mod check;
 mod gate;
 mod hostile;
+mod links;
 mod named;
 mod properties;
 mod review;

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use epic_story_plan::path::{LinkEscape, resolve_link, within_normalized};
 use epic_story_plan::{PlanFormat, Story, StoryPlan, ViolationKind, story_hash};
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -167,6 +168,58 @@ proptest! {
         let back = StoryPlan::parse(&plan.to_markdown(), PlanFormat::Markdown).unwrap();
         prop_assert_eq!(back, plan);
     }
+
+    #[test]
+    fn a_resolved_link_target_stays_inside_the_repository(
+        link in hostile_target(),
+        target in hostile_target(),
+    ) {
+        // Never panics; what resolves is a repo-relative path without an empty, `.`, `..` or
+        // `.git` segment (or the root, empty).
+        let inside = resolve_link(&link, &target);
+        if let Ok(path) = &inside {
+            prop_assert!(
+                path.is_empty()
+                    || path.split('/').all(|segment| {
+                        !matches!(segment, "" | "." | "..") && !segment.eq_ignore_ascii_case(".git")
+                    }),
+                "{path:?}"
+            );
+        }
+        // The same link in a repository two directories down lands at the same place under
+        // them; a target said to leave the repository lands outside it, or nowhere.
+        let deeper = resolve_link(&format!("outer/repo/{link}"), &target);
+        match (&inside, &deeper) {
+            (Ok(path), _) => {
+                let expected = if path.is_empty() {
+                    "outer/repo".to_owned()
+                } else {
+                    format!("outer/repo/{path}")
+                };
+                prop_assert_eq!(deeper, Ok(expected));
+            }
+            (Err(LinkEscape::AboveRoot), Ok(path)) => {
+                prop_assert!(!within_normalized(path, "outer/repo"), "{path:?}");
+            }
+            (Err(_), _) => {}
+        }
+    }
+}
+
+/// Link paths and targets: climbs, absolute paths, `.git`, separators and dots in every mix,
+/// long ones, arbitrary text (git allows any bytes but NUL in a target).
+fn hostile_target() -> impl Strategy<Value = String> {
+    prop_oneof![
+        hostile_string(),
+        Just("../../..".to_owned()),
+        Just("../".repeat(5_000)),
+        Just(format!("{}{}", "a/".repeat(5_000), "../".repeat(5_001))),
+        Just("x".repeat(70_000)),
+        Just("a\\..\\..\\etc".to_owned()),
+        "[ab/.\\\\]{0,24}",
+        "(\\.\\./|\\./|[ab]/|/|\\.git/){0,12}",
+        "[^\\x00]{0,64}",
+    ]
 }
 
 fn hostile_string() -> impl Strategy<Value = String> {
