@@ -4,17 +4,22 @@
 //! Every process starts as the leader of a new process group (`process_group(0)`), and the whole
 //! group is sent `SIGKILL` when the run ends, however it ends: at the deadline, on cancellation,
 //! when the future is dropped ([`GroupGuard`]), and also after a normal exit, so a background
-//! child the agent forked (`sleep 1000 &`) dies with the turn. A process that leaves the group on
-//! purpose (`setsid`) escapes; nothing short of a container stops that, and reading its output
-//! is given up after a short grace period so it cannot hold a turn open.
+//! child the agent forked (`sleep 1000 &`) dies with the turn.
+//!
+//! A process that leaves the group (`setsid`, as a daemonising dev server does) is found by the
+//! tag every process of the run inherits in its environment, [`TAG_VARIABLE`]: when the group is
+//! killed, every process whose environment carries the run's tag is killed too (read from
+//! `/proc`, so on Linux). Only a process that also clears its environment escapes that; a PID
+//! namespace (the sandbox) is what stops it. Reading the output of an escaped process is given up
+//! after a short grace period, so it cannot hold a turn open.
 
 use std::ffi::OsString;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::process::Command;
 use tokio::time::Instant;
@@ -68,17 +73,85 @@ pub(crate) struct Finished {
     pub(crate) stderr: BoundedText,
 }
 
-/// Kills a process group when told to, and when dropped if not told yet.
+/// The variable that tags every process of one run (a turn, a gate): its value is unique to the
+/// run, and every process the run starts inherits it, also one that leaves the process group.
+pub(crate) const TAG_VARIABLE: &str = "EPIC_PROCESS_TAG";
+
+/// How many times the processes tagged with a run's tag are looked for and killed: a process
+/// found alive may fork once more between a look and its kill; its child is found by the next.
+const TAG_SWEEPS: usize = 4;
+
+/// Kills a process group, and every process tagged as the run's, when told to, and when dropped
+/// if not told yet.
 #[derive(Debug)]
-struct GroupGuard(Option<Pid>);
+struct GroupGuard {
+    group: Option<Pid>,
+    /// `EPIC_PROCESS_TAG=<tag>`, as it appears in `/proc/<pid>/environ`; `None` once swept.
+    tag: Option<Vec<u8>>,
+}
 
 impl GroupGuard {
     fn kill(&mut self) {
-        if let Some(pgid) = self.0.take() {
+        if let Some(pgid) = self.group.take() {
             // ESRCH (the group is already gone) is the normal case after a clean exit.
             let _ = kill_process_group(pgid, Signal::KILL);
         }
+        if let Some(tag) = self.tag.take() {
+            kill_tagged(&tag);
+        }
     }
+}
+
+/// A tag no other run of any process shares: this process's id, the time to the nanosecond,
+/// and the address of the run's spec (distinct among the runs alive at once in this process).
+fn new_tag(spec: &Spec) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    format!(
+        "{}-{nanos}-{:x}",
+        std::process::id(),
+        std::ptr::from_ref(spec).addr()
+    )
+}
+
+/// Kills every process whose environment holds `entry` (`EPIC_PROCESS_TAG=<tag>`), with its
+/// process group, looking again until a look finds none (at most [`TAG_SWEEPS`] times).
+fn kill_tagged(entry: &[u8]) {
+    let me = std::process::id();
+    for _ in 0..TAG_SWEEPS {
+        let tagged = tagged_processes(Path::new("/proc"), entry, me);
+        if tagged.is_empty() {
+            return;
+        }
+        for pid in tagged {
+            if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process_group(pid, Signal::KILL);
+                let _ = kill_process(pid, Signal::KILL);
+            }
+        }
+    }
+}
+
+/// The processes under `proc` (other than `me`) whose environment holds `entry` as one of its
+/// NUL-separated variables. Processes of other users cannot be read and are not ours.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads /proc to find a run's processes; neither the state directory nor a repository"
+)]
+fn tagged_processes(proc: &Path, entry: &[u8], me: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir(proc) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read(proc.join(pid.to_string()).join("environ"))
+                .is_ok_and(|environ| environ.split(|&byte| byte == 0).any(|var| var == entry))
+        })
+        .collect()
 }
 
 impl Drop for GroupGuard {
@@ -104,13 +177,15 @@ pub(crate) async fn run(
     limits: Limits,
     on_stdout: &(dyn Fn(&str) + Send + Sync),
 ) -> io::Result<Finished> {
-    let mut child = command(spec).spawn()?;
-    let mut group = GroupGuard(
-        child
+    let tag = new_tag(spec);
+    let mut child = command(spec).env(TAG_VARIABLE, &tag).spawn()?;
+    let mut group = GroupGuard {
+        group: child
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .and_then(Pid::from_raw),
-    );
+        tag: Some(format!("{TAG_VARIABLE}={tag}").into_bytes()),
+    };
     let missing = || io::Error::other("a piped stream of the child is missing");
     let mut stdout = child.stdout.take().ok_or_else(missing)?;
     let mut stderr = child.stderr.take().ok_or_else(missing)?;

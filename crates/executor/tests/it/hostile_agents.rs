@@ -596,6 +596,30 @@ async fn a_background_process_left_behind_dies_with_the_turn() {
     );
 }
 
+/// A daemon (`setsid`: a new session, out of the turn's process group, as a dev server started
+/// in the background does) still dies with the turn: every process of a turn carries its tag.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_daemon_that_left_the_process_group_dies_with_the_turn() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "a",
+        "setsid sh -c 'echo $$ > \"$ROOT/daemon.tmp\"; mv \"$ROOT/daemon.tmp\" \"$ROOT/daemon.pid\"; \
+         exec sleep 1000' > /dev/null 2>&1 < /dev/null &\n\
+         while [ ! -s \"$ROOT/daemon.pid\" ]; do sleep 0.05; done\n",
+    );
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert!(outcome.all_done(), "{:?}", outcome.report);
+    let pid: u32 = std::fs::read_to_string(ep.fx.root.join("daemon.pid"))
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("pid");
+    assert!(wait_dead(pid), "the daemon {pid} outlived its turn");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_through_a_symlink_in_an_owned_path_counts_for_its_target() {
     let ep = EpicFixture::new();
