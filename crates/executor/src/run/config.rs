@@ -235,6 +235,40 @@ pub enum RunError {
         /// The merged stories it lacks, in plan order.
         stories: Vec<String>,
     },
+    /// A merge journal (`merging.json`) names a merge epic cannot have left: its checkpoint is
+    /// not the last proven head epic recorded, or the epic branch does not descend from that
+    /// head. Undoing it could move the epic branch onto commits nothing proved, so the branch
+    /// was not moved.
+    #[error(
+        "the merge journal `{}` says a merge of story '{story}' onto {checkpoint} was left \
+         unproven, but {} and the epic branch `{epic_branch}` is at {head}. epic did not move \
+         the branch. Check the commits on it (`git log --first-parent {epic_branch}`); if the \
+         ones after its last proven merge are not wanted, reset it to that merge (`git \
+         update-ref refs/heads/{epic_branch} <commit>`, then `git -C {} reset --hard`); then \
+         remove the journal and rerun",
+        journal.display(),
+        proven.as_ref().map_or_else(
+            || "epic recorded no proven head".to_owned(),
+            |proven| format!("the last proven head epic recorded is {proven}")
+        ),
+        epic_worktree.display()
+    )]
+    MergeJournalRefused {
+        /// The journal.
+        journal: PathBuf,
+        /// The story it names.
+        story: String,
+        /// The checkpoint it names.
+        checkpoint: String,
+        /// The last proven head epic recorded, if any.
+        proven: Option<String>,
+        /// The epic branch.
+        epic_branch: String,
+        /// Where the epic branch is.
+        head: String,
+        /// The epic worktree.
+        epic_worktree: PathBuf,
+    },
     /// A git operation of the preflight failed.
     #[error("git failed to {action}")]
     Git {
