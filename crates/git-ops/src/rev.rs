@@ -112,7 +112,9 @@ pub(crate) fn on_first_parent_line(
         if at == commit.0 {
             return Ok(true);
         }
-        let found = repo.find_commit(at).map_err(|error| read(Cause::gix(error)))?;
+        let found = repo
+            .find_commit(at)
+            .map_err(|error| read(Cause::gix(error)))?;
         let Some(parent) = found.parent_ids().next() else {
             return Ok(false);
         };

@@ -1,8 +1,10 @@
 //! Everything a run does before its first story: the epic's lock and event log, the lock files
 //! a dead run left on the epic worktree, stale worktree registrations pruned, the epic branch
-//! (created from `--base` when absent) in its own worktree, a merge left unproven undone, the
-//! stories merged on earlier runs found (and checked to be still on the epic branch), a clean
-//! epic worktree, and then the gates' baseline on its head.
+//! (created from `--base` when absent) in its own worktree, a merge left unproven undone (back to
+//! the proven head epic recorded, never where the journal alone says), the stories merged on
+//! earlier runs found (each believed only while its merge commit is on the epic branch's
+//! first-parent line), a clean epic worktree, its head recorded as the proven head, and then the
+//! gates' baseline on its head.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -147,27 +149,7 @@ pub(super) async fn preflight(
         move |git| git.checkpoint(&epic_worktree)
     })
     .await?;
-    // The head this run builds on is the proven head a merge it leaves unproven goes back to.
-    let record = ProvenHead {
-        commit: head.to_hex(),
-    };
-    let path = dir.proven_head();
-    let saved = offload::blocking(move || epic_state_store::save(&path, &record)).await;
-    match saved {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) => {
-            return Err(RunError::State {
-                action: "record the proven epic head".to_owned(),
-                source: Box::new(error),
-            });
-        }
-        Err(error) => {
-            return Err(RunError::State {
-                action: "record the proven epic head".to_owned(),
-                source: Box::new(error),
-            });
-        }
-    }
+    record_proven(&dir, head).await?;
     Ok(Ready {
         dir,
         lock,
@@ -178,6 +160,24 @@ pub(super) async fn preflight(
         head,
         merged,
     })
+}
+
+/// Records `head`, the head this run builds on, as the proven head ([`ProvenHead`]) a merge the
+/// run leaves unproven goes back to.
+async fn record_proven(dir: &EpicDir, head: CommitId) -> Result<(), RunError> {
+    let record = ProvenHead {
+        commit: head.to_hex(),
+    };
+    let path = dir.proven_head();
+    let error = |source: BoxError| RunError::State {
+        action: "record the proven epic head".to_owned(),
+        source,
+    };
+    match offload::blocking(move || epic_state_store::save(&path, &record)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(source)) => Err(error(Box::new(source))),
+        Err(source) => Err(error(Box::new(source))),
+    }
 }
 
 /// Fails when an existing branch keeps git from creating the story branches
@@ -241,8 +241,7 @@ async fn merged_on_earlier_runs(plan: &ValidPlan, dir: &EpicDir) -> Vec<(usize, 
             .enumerate()
             .filter_map(|(index, (hash, path))| {
                 let state = epic_state_store::load::<StoryState>(path?).ok().flatten()?;
-                (state.status == StoryStage::Merged && state.hash == hash)
-                    .then_some((index, state))
+                (state.status == StoryStage::Merged && state.hash == hash).then_some((index, state))
             })
             .collect()
     })
@@ -550,9 +549,7 @@ async fn recover_merge(
                 .ok()
                 .flatten()
                 .and_then(|record| record.commit.parse::<CommitId>().ok());
-            Ok::<_, epic_state_store::LoadError>(
-                journal.map(|journal| (journal, merged, proven)),
-            )
+            Ok::<_, epic_state_store::LoadError>(journal.map(|journal| (journal, merged, proven)))
         })
         .await
     };

@@ -1,8 +1,9 @@
 //! Step 7 of a story: integration, under the merge lock. The epic branch must still descend from
-//! the proven head and its worktree be clean; the epic head is checkpointed and journaled
-//! (`merging.json`), the story branch merged, and the gates run on the merged epic worktree:
-//! green, the merged head is the new proven head; red (or interrupted, or the merge refused),
-//! the epic worktree is reset to the checkpoint.
+//! the proven head and its worktree be clean, and the story branch must still be at the commit
+//! its checks passed on; the epic head is checkpointed and journaled (`merging.json`), exactly
+//! that checked commit merged, and the gates run on the merged epic worktree: green, the merged
+//! head is the new proven head (recorded in the story's state and in `proven.json`); red (or
+//! interrupted, or the merge refused), the epic worktree is reset to the checkpoint.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -113,7 +114,8 @@ impl Work {
         }
         // The merge's own commit, or (nothing to merge) the head that already had it all.
         let holds = commit.unwrap_or(checkpoint);
-        self.save_state_with(StoryStage::Merged, Some(holds)).await?;
+        self.save_state_with(StoryStage::Merged, Some(holds))
+            .await?;
         self.merged = true;
         if commit.is_some() {
             self.record_proven(holds).await;
@@ -191,7 +193,9 @@ impl Work {
         .await
         .unwrap_or_else(|error| Err(error.to_string()));
         if let Err(error) = saved {
-            self.note(format!("the proven epic head could not be recorded: {error}"));
+            self.note(format!(
+                "the proven epic head could not be recorded: {error}"
+            ));
         }
     }
 

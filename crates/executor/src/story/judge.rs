@@ -99,11 +99,7 @@ impl Work {
 
     /// One coder round on the judge's findings: the turn, strays put back, the gates (which
     /// must stay green), a commit, the perimeter enforced; the commit checked.
-    async fn address(
-        &self,
-        verdict: &Review,
-        recorder: &Arc<Recorder>,
-    ) -> Result<CommitId, Stop> {
+    async fn address(&self, verdict: &Review, recorder: &Arc<Recorder>) -> Result<CommitId, Stop> {
         let task = "address judge feedback";
         let rules = prompts::story_rules(
             &self.shared.plan,

@@ -318,7 +318,12 @@ fn merging_a_commit_id_merges_exactly_that_commit_though_its_branch_moved_on() {
     write_in(&story, "later.txt", "l\n");
     git.commit_all(&story, "later").expect("commit");
     let outcome = git
-        .merge(&repo.path, &checked.to_hex(), "merge checked", MergeFavor::None)
+        .merge(
+            &repo.path,
+            &checked.to_hex(),
+            "merge checked",
+            MergeFavor::None,
+        )
         .expect("merge");
     let MergeOutcome::Merged(id) = outcome else {
         panic!("expected a merge, got {outcome:?}");
@@ -354,10 +359,14 @@ fn the_first_parent_line_holds_the_branchs_own_merges_not_the_merged_commits() {
     assert!(on(&base));
     let head = git.checkpoint(&repo.path).expect("head");
     assert!(on(&head));
-    assert!(!on(&side), "the merged commit is on the second parent's line");
+    assert!(
+        !on(&side),
+        "the merged commit is on the second parent's line"
+    );
     let unrelated = git.checkpoint(&story).expect("story head");
-    assert!(!git
-        .on_first_parent_line(&repo.path, &merge, "story/e/a")
-        .expect("walk"));
+    assert!(
+        !git.on_first_parent_line(&repo.path, &merge, "story/e/a")
+            .expect("walk")
+    );
     assert_eq!(unrelated, side);
 }
