@@ -241,17 +241,25 @@ pub enum RunError {
     /// was not moved.
     #[error(
         "the merge journal `{}` says a merge of story '{story}' onto {checkpoint} was left \
-         unproven, but {} and the epic branch `{epic_branch}` is at {head}. epic did not move \
-         the branch. Check the commits on it (`git log --first-parent {epic_branch}`); if the \
-         ones after its last proven merge are not wanted, reset it to that merge (`git \
-         update-ref refs/heads/{epic_branch} <commit>`, then `git -C {} reset --hard`); then \
-         remove the journal and rerun",
+         unproven, but {}, and the epic branch `{epic_branch}` is at {head}. epic did not move \
+         the branch. {} Then remove the journal and rerun",
         journal.display(),
         proven.as_ref().map_or_else(
             || "epic recorded no proven head".to_owned(),
             |proven| format!("the last proven head epic recorded is {proven}")
         ),
-        epic_worktree.display()
+        proven.as_ref().map_or_else(
+            || format!(
+                "Check the epic branch's last merge by hand (`git log --first-parent \
+                 {epic_branch}`), and reset it if its gates fail.",
+            ),
+            |proven| format!(
+                "Check the commits after the proven head (`git log {proven}..{epic_branch}`); \
+                 if they are not wanted, reset the branch to it (`git update-ref \
+                 refs/heads/{epic_branch} {proven}`, then `git -C {} reset --hard`).",
+                epic_worktree.display()
+            )
+        )
     )]
     MergeJournalRefused {
         /// The journal.
