@@ -91,7 +91,8 @@
 //! - **What a run leaves** under `<git-common-dir>/epic/<epic>/`: `stories/<id>.json`,
 //!   `stories/<id>.plan.md` (each story's task checkpoint), `transcripts/<id>/` (every agent
 //!   turn), `events.jsonl`, `report.json` ([`ReportDocument`]) and `report.md`, `board.md`,
-//!   `gates/baseline.json` (the gates' verdict per epic head), and `merging.json` only while a
+//!   `gates/baseline.json` (the gates' verdict per epic head), `proven.json` (the last epic head
+//!   a run proved, the only one an unproven merge is undone to), and `merging.json` only while a
 //!   merge is being proven.
 //! - **Seats** ([`Seat`]): one agent turn in ([`TurnRequest`]), a streamed reply out
 //!   ([`Reply`], or a [`SeatError`]). [`CommandSeat`] runs any agent CLI per turn, a [`Preset`]
@@ -152,11 +153,15 @@
 //!   killed at its deadline used its budget and is not retried.
 //! - **The checkpoint is the only durable state**, written atomically after planning and after
 //!   each commit, so a crash redoes at most the task in progress and never re-plans.
-//! - **Nothing reaches the epic branch unproven.** Merges are serialized by one lock; each is
-//!   checkpointed and journaled (`merging.json`) before it is made, its gates run on the epic
-//!   worktree, and red (or interrupted) it is reset to the checkpoint; a run that died
-//!   mid-merge is undone by the next one. Stories are cut from, and catch up with, the last
-//!   proven epic head, never a merge still being gated.
+//! - **Nothing reaches the epic branch unproven.** Merges are serialized by one lock; each
+//!   takes exactly the commit of the story branch that passed the perimeter, the test guard and
+//!   the judge (a branch that moved since fails the story), is checkpointed and journaled
+//!   (`merging.json`) before it is made, its gates run on the epic worktree, and red (or
+//!   interrupted) it is reset to the checkpoint; a run that died mid-merge is undone by the next
+//!   one, back to the proven head epic recorded and nowhere else. A story counts as merged on a
+//!   later run only while the merge commit its state records is on the epic branch's
+//!   first-parent line. Stories are cut from, and catch up with, the last proven epic head,
+//!   never a merge still being gated.
 //! - **Estimates, not measurements.** Usage is estimated from character counts
 //!   (`epic_report::estimate_tokens`), per seat name, priced from a `epic_report::PriceTable`; failed turns
 //!   count too, since their output was produced.

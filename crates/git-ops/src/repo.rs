@@ -50,6 +50,16 @@ pub trait Git: Send + Sync {
         descendant: &str,
     ) -> Result<bool, RevError>;
 
+    /// Whether `commit` is on the first-parent line of `tip`: `tip` itself, its first parent,
+    /// that commit's first parent, and so on (`git rev-list --first-parent <tip>` lists it).
+    /// The line a branch's own merges make, which commits merged into it are not on.
+    fn on_first_parent_line(
+        &self,
+        worktree: &Path,
+        commit: &CommitId,
+        tip: &str,
+    ) -> Result<bool, RevError>;
+
     /// Whether the local branch `name` (short, as `story/e/a`) exists.
     fn branch_exists(&self, name: &str) -> Result<bool, BranchError>;
 
@@ -169,7 +179,10 @@ pub trait Git: Send + Sync {
     ) -> Result<Vec<Symlink>, StatusError>;
 
     /// Merges `branch` into the branch checked out in `worktree` with a merge commit (never a
-    /// fast-forward). A conflict leaves the worktree exactly as it was.
+    /// fast-forward). A conflict leaves the worktree exactly as it was. `branch` may be any
+    /// revision: a commit id ([`CommitId::to_hex`]) merges exactly that commit, wherever its
+    /// branch has moved since (the revision is resolved once, and git merges the commit it
+    /// named).
     fn merge(
         &self,
         worktree: &Path,
@@ -519,6 +532,15 @@ impl Git for GixGit {
         descendant: &str,
     ) -> Result<bool, RevError> {
         rev::is_ancestor(self, worktree, ancestor, descendant)
+    }
+
+    fn on_first_parent_line(
+        &self,
+        worktree: &Path,
+        commit: &CommitId,
+        tip: &str,
+    ) -> Result<bool, RevError> {
+        rev::on_first_parent_line(self, worktree, commit, tip)
     }
 
     fn branch_exists(&self, name: &str) -> Result<bool, BranchError> {

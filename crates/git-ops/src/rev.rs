@@ -91,6 +91,37 @@ pub(crate) fn is_ancestor(
     ancestor_of(&repo, worktree, ancestor, descendant)
 }
 
+pub(crate) fn on_first_parent_line(
+    git: &GixGit,
+    worktree: &Path,
+    commit: &CommitId,
+    tip: &str,
+) -> Result<bool, RevError> {
+    let repo = open(git, worktree)?;
+    let tip = resolve(&repo, worktree, tip)?;
+    // Not an ancestor at all: no need to walk the line down to its root.
+    if !ancestor_of(&repo, worktree, commit.0, tip)? {
+        return Ok(false);
+    }
+    let read = |source| RevError::Read {
+        worktree: worktree.to_owned(),
+        source,
+    };
+    let mut at = tip;
+    loop {
+        if at == commit.0 {
+            return Ok(true);
+        }
+        let found = repo
+            .find_commit(at)
+            .map_err(|error| read(Cause::gix(error)))?;
+        let Some(parent) = found.parent_ids().next() else {
+            return Ok(false);
+        };
+        at = parent.detach();
+    }
+}
+
 /// Whether `ancestor` is reachable from `descendant` (or is it).
 ///
 /// An ancestor is a common ancestor of the two, so it is among gix's merge bases of the pair; the

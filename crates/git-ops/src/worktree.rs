@@ -303,9 +303,17 @@ fn admin_dirs(git: &GixGit) -> io::Result<Vec<PathBuf>> {
 
 /// The worktree an administrative directory registers: its `gitdir` file names the worktree's
 /// `.git`, absolute or (`worktree.useRelativePaths`) relative to the administrative directory.
+/// An add killed while it wrote `gitdir` leaves it empty or cut short: only a path whose last
+/// component is `.git`, and whose worktree does not hold the administrative directory itself
+/// (an empty `gitdir` would name `.git/worktrees`, and its parent the main worktree), names one.
 fn worktree_of(admin: &Path) -> Option<PathBuf> {
     let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
-    admin.join(gitdir.trim()).parent().map(Path::to_path_buf)
+    let gitdir = admin.join(gitdir.trim());
+    if gitdir.file_name() != Some(std::ffi::OsStr::new(".git")) {
+        return None;
+    }
+    let worktree = gitdir.parent()?.to_path_buf();
+    (!normalized(admin).starts_with(normalized(&worktree))).then_some(worktree)
 }
 
 /// Whether the `locked` file of an administrative directory is the lock of an add under way.

@@ -523,6 +523,7 @@ pub(crate) fn reason(error: &serde_json::Error) -> String {
 ///     branch: "story/checkout/cart-api".into(),
 ///     worktree: "/src/shop.worktrees/checkout/cart-api".into(),
 ///     status: StoryStage::Started,
+///     merge: None,
 /// };
 /// save(&path, &state)?;
 /// assert_eq!(load::<StoryState>(&path)?, Some(state));

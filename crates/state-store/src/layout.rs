@@ -106,6 +106,13 @@ impl EpicDir {
         self.root.join("merging.json")
     }
 
+    /// `proven.json`, the last epic head a run proved (its merge's gates green, or the head a
+    /// run started from): the one commit a merge left unproven by a run that died may be undone
+    /// to.
+    pub fn proven_head(&self) -> PathBuf {
+        self.root.join("proven.json")
+    }
+
     /// `lock`, the file [`EpicLock`](crate::EpicLock) locks.
     pub fn lock(&self) -> PathBuf {
         self.root.join("lock")

@@ -81,9 +81,11 @@
 //!     branch: "story/checkout/cart-api".into(),
 //!     worktree: "/src/shop.worktrees/checkout/cart-api".into(),
 //!     status: StoryStage::Started,
+//!     merge: None,
 //! };
 //! save(&path, &state)?;
 //! state.status = StoryStage::Merged;
+//! state.merge = Some("4b825dc642cb6eb9a060e54bf8d69288fbee4904".into());
 //! save(&path, &state)?;
 //! assert_eq!(load::<StoryState>(&path)?, Some(state));
 //! assert_eq!(dir.story_ids()?, ["cart-api"]);

@@ -27,6 +27,13 @@ pub struct StoryState {
     pub worktree: PathBuf,
     /// How far the story got.
     pub status: StoryStage,
+    /// The commit of the epic branch that holds the story's merge (its merge commit, or the
+    /// epic head that already had all of it), recorded when it merged. A story counts as merged
+    /// only while this commit is on the epic branch's first-parent line; a state that says
+    /// `merged` without it (an older file, or one edited by hand) is not trusted. Absent from
+    /// files that have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<String>,
 }
 
 /// How far a story got.

@@ -353,6 +353,15 @@ fn assert_sound(repo: &Repo, reference_tree: &str, phases: &[String]) {
             .expect("the state parses")
             .expect("the state exists");
         assert_eq!(state.status, StoryStage::Merged, "{id}");
+        // Its recorded merge commit is its own merge on the first-parent line.
+        let merge = state.merge.expect("the merge commit is recorded");
+        assert!(
+            merges
+                .iter()
+                .any(|(sha, subject)| *sha == merge
+                    && *subject == format!("{EPIC}: merge story {id}")),
+            "{id}: {merge} is not its merge on the first-parent line"
+        );
     }
     let report: epic_executor::ReportDocument = epic_state_store::load(dir.report_json())
         .expect("the report parses")

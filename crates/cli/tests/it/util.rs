@@ -322,6 +322,7 @@ impl Repo {
             branch: format!("story/{}/{id}", epic.epic_id()),
             worktree: format!("/src/shop.worktrees/{}/{id}", epic.epic_id()).into(),
             status,
+            merge: None,
         };
         epic_state_store::save(epic.story_state(id).expect("a safe story id"), &state)
             .expect("save a story state");

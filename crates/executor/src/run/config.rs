@@ -264,6 +264,48 @@ pub enum RunError {
         /// Where the link points, as its blob holds it.
         target: String,
     },
+    /// A merge journal (`merging.json`) names a merge epic cannot have left: its checkpoint is
+    /// not the last proven head epic recorded, or the epic branch does not descend from that
+    /// head. Undoing it could move the epic branch onto commits nothing proved, so the branch
+    /// was not moved.
+    #[error(
+        "the merge journal `{}` says a merge of story '{story}' onto {checkpoint} was left \
+         unproven, but {}, and the epic branch `{epic_branch}` is at {head}. epic did not move \
+         the branch. {} Then remove the journal and rerun",
+        journal.display(),
+        proven.as_ref().map_or_else(
+            || "epic recorded no proven head".to_owned(),
+            |proven| format!("the last proven head epic recorded is {proven}")
+        ),
+        proven.as_ref().map_or_else(
+            || format!(
+                "Check the epic branch's last merge by hand (`git log --first-parent \
+                 {epic_branch}`), and reset it if its gates fail.",
+            ),
+            |proven| format!(
+                "Check the commits after the proven head (`git log {proven}..{epic_branch}`); \
+                 if they are not wanted, reset the branch to it (`git update-ref \
+                 refs/heads/{epic_branch} {proven}`, then `git -C {} reset --hard`).",
+                epic_worktree.display()
+            )
+        )
+    )]
+    MergeJournalRefused {
+        /// The journal.
+        journal: PathBuf,
+        /// The story it names.
+        story: String,
+        /// The checkpoint it names.
+        checkpoint: String,
+        /// The last proven head epic recorded, if any.
+        proven: Option<String>,
+        /// The epic branch.
+        epic_branch: String,
+        /// Where the epic branch is.
+        head: String,
+        /// The epic worktree.
+        epic_worktree: PathBuf,
+    },
     /// A git operation of the preflight failed.
     #[error("git failed to {action}")]
     Git {

@@ -1,9 +1,10 @@
 //! Everything a run does before its first story: the epic's lock and event log, the lock files
 //! a dead run left on the epic worktree, stale worktree registrations pruned, the epic branch
-//! (created from `--base` when absent) in its own worktree, a merge left unproven undone, the
-//! stories merged on earlier runs found (and checked to be still on the epic branch), a clean
-//! epic worktree, no story path that is or lies under a symbolic link, and then the gates'
-//! baseline on its head.
+//! (created from `--base` when absent) in its own worktree, a merge left unproven undone (back to
+//! the proven head epic recorded, never where the journal alone says), the stories merged on
+//! earlier runs found (each believed only while its merge commit is on the epic branch's
+//! first-parent line), a clean epic worktree, no story path that is or lies under a symbolic
+//! link, its head recorded as the proven head, and then the gates' baseline on its head.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,7 +22,7 @@ use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::offload::{self, BoxError};
 use crate::record;
-use crate::story::MergeJournal;
+use crate::story::{MergeJournal, ProvenHead};
 
 /// The directory under which the epic branch's own worktree lives, beside the story worktrees.
 pub const EPIC_WORKTREE_NAME: &str = "_epic";
@@ -120,11 +121,20 @@ pub(super) async fn preflight(
     }
     prepare_epic_worktree(git, &main, &config.base, &epic_branch, &epic_worktree).await?;
     check_story_branches(git, plan, epic).await?;
-    recover_merge(git, &dir, &epic_worktree, &events).await?;
-    let merged = merged_on_earlier_runs(plan, &dir).await;
+    recover_merge(git, &dir, &epic_worktree, &epic_branch, &events).await?;
+    let candidates = merged_on_earlier_runs(plan, &dir).await;
     // Before the status: a moved epic branch also leaves its worktree looking dirty, and the
     // lost stories are what the user must hear about.
-    check_merged_stories(git, plan, &merged, &epic_worktree, &epic_branch).await?;
+    let merged = check_merged_stories(
+        git,
+        plan,
+        &dir,
+        candidates,
+        &epic_worktree,
+        &epic_branch,
+        &events,
+    )
+    .await?;
     let status = offload::git(git, "read the status of the epic worktree", {
         let epic_worktree = epic_worktree.clone();
         move |git| git.status(&epic_worktree, &[])
@@ -142,6 +152,7 @@ pub(super) async fn preflight(
     })
     .await?;
     check_symlinked_paths(git, plan, &merged, &epic_worktree, &head).await?;
+    record_proven(&dir, head).await?;
     Ok(Ready {
         dir,
         lock,
@@ -209,6 +220,24 @@ async fn check_symlinked_paths(
     Ok(())
 }
 
+/// Records `head`, the head this run builds on, as the proven head ([`ProvenHead`]) a merge the
+/// run leaves unproven goes back to.
+async fn record_proven(dir: &EpicDir, head: CommitId) -> Result<(), RunError> {
+    let record = ProvenHead {
+        commit: head.to_hex(),
+    };
+    let path = dir.proven_head();
+    let error = |source: BoxError| RunError::State {
+        action: "record the proven epic head".to_owned(),
+        source,
+    };
+    match offload::blocking(move || epic_state_store::save(&path, &record)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(source)) => Err(error(Box::new(source))),
+        Err(source) => Err(error(Box::new(source))),
+    }
+}
+
 /// Fails when an existing branch keeps git from creating the story branches
 /// `story/<epic>/<id>`.
 async fn check_story_branches(
@@ -249,9 +278,10 @@ async fn check_story_branches(
 }
 
 /// The stories whose state says merged under their current plan entry (a story whose entry
-/// changed since starts over): plan index and branch, in plan order. The one place a run decides
-/// which stories an earlier run merged; a state that cannot be read counts as not merged.
-async fn merged_on_earlier_runs(plan: &ValidPlan, dir: &EpicDir) -> Vec<(usize, String)> {
+/// changed since starts over): plan index and state, in plan order. A state that cannot be
+/// read counts as not merged; what the states say is checked against the epic branch by
+/// [`check_merged_stories`].
+async fn merged_on_earlier_runs(plan: &ValidPlan, dir: &EpicDir) -> Vec<(usize, StoryState)> {
     let stories: Vec<(String, Option<PathBuf>)> = plan
         .plan()
         .stories
@@ -269,8 +299,7 @@ async fn merged_on_earlier_runs(plan: &ValidPlan, dir: &EpicDir) -> Vec<(usize, 
             .enumerate()
             .filter_map(|(index, (hash, path))| {
                 let state = epic_state_store::load::<StoryState>(path?).ok().flatten()?;
-                (state.status == StoryStage::Merged && state.hash == hash)
-                    .then_some((index, state.branch))
+                (state.status == StoryStage::Merged && state.hash == hash).then_some((index, state))
             })
             .collect()
     })
@@ -278,49 +307,114 @@ async fn merged_on_earlier_runs(plan: &ValidPlan, dir: &EpicDir) -> Vec<(usize, 
     .unwrap_or_default()
 }
 
-/// Fails when a story merged on an earlier run is not on the epic branch: its story branch,
-/// when it still exists, must be an ancestor of the epic head.
+/// Why a state that says merged is not believed.
+enum Unproven {
+    /// It records no merge commit (an older file, or one edited).
+    NoCommit,
+    /// Its merge commit is not on the epic branch's first-parent line.
+    OffTheLine(String),
+}
+
+/// The one place a run decides which stories an earlier run merged: of the `candidates` (states
+/// that say merged), those whose recorded merge commit is on the epic branch's first-parent
+/// line, as plan index and branch, in plan order. Fails when a story recorded with a merge
+/// commit is not on the epic branch while its story branch, not contained in it, still exists:
+/// something moved or reset the branch. Any other state that says merged without the epic
+/// branch showing it is not believed: it is set back to `started`, so the story runs again, and
+/// a run note says why.
 async fn check_merged_stories(
     git: &Arc<dyn Git>,
     plan: &ValidPlan,
-    merged: &[(usize, String)],
+    dir: &EpicDir,
+    candidates: Vec<(usize, StoryState)>,
     epic_worktree: &Path,
     epic_branch: &str,
-) -> Result<(), RunError> {
-    if merged.is_empty() {
-        return Ok(());
+    events: &EventSink,
+) -> Result<Vec<(usize, String)>, RunError> {
+    if candidates.is_empty() {
+        return Ok(Vec::new());
     }
-    let merged: Vec<(String, String)> = merged
-        .iter()
-        .map(|(index, branch)| (plan.plan().stories[*index].id.clone(), branch.clone()))
-        .collect();
-    let missing = offload::git(git, "check the merged stories are on the epic branch", {
+    let judged = offload::git(git, "check the merged stories are on the epic branch", {
         let (epic_worktree, epic_branch) = (epic_worktree.to_path_buf(), epic_branch.to_owned());
         move |git| {
-            let mut missing = Vec::new();
-            for (id, branch) in merged {
-                if git.branch_exists(&branch)?
+            let tip = format!("refs/heads/{epic_branch}");
+            let mut judged = Vec::new();
+            for (index, state) in candidates {
+                let Some(commit) = state
+                    .merge
+                    .as_deref()
+                    .and_then(|merge| merge.parse::<CommitId>().ok())
+                else {
+                    judged.push((index, state, Err(Unproven::NoCommit)));
+                    continue;
+                };
+                if git.branch_exists(&state.branch)?
                     && !git.is_ancestor(
                         &epic_worktree,
-                        &format!("refs/heads/{branch}"),
-                        &format!("refs/heads/{epic_branch}"),
+                        &format!("refs/heads/{}", state.branch),
+                        &tip,
                     )?
                 {
-                    missing.push(id);
+                    judged.push((index, state, Ok(false)));
+                } else if git.on_first_parent_line(&epic_worktree, &commit, &tip)? {
+                    judged.push((index, state, Ok(true)));
+                } else {
+                    judged.push((index, state, Err(Unproven::OffTheLine(commit.to_hex()))));
                 }
             }
-            Ok::<_, BoxError>(missing)
+            Ok::<_, BoxError>(judged)
         }
     })
     .await?;
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(RunError::MergedStoriesMissing {
+    let missing: Vec<String> = judged
+        .iter()
+        .filter(|(_, _, on)| matches!(on, Ok(false)))
+        .map(|(index, _, _)| plan.plan().stories[*index].id.clone())
+        .collect();
+    if !missing.is_empty() {
+        return Err(RunError::MergedStoriesMissing {
             epic_branch: epic_branch.to_owned(),
             stories: missing,
-        })
+        });
     }
+    let mut merged = Vec::new();
+    for (index, state, on) in judged {
+        let why = match on {
+            Ok(_) => {
+                merged.push((index, state.branch));
+                continue;
+            }
+            Err(Unproven::NoCommit) => "records no merge commit".to_owned(),
+            Err(Unproven::OffTheLine(commit)) => format!(
+                "its merge commit {commit} is not on the first-parent line of the epic branch \
+                 `{epic_branch}`"
+            ),
+        };
+        let id = state.id.clone();
+        let path = dir.story_state(&id).map_err(RunError::EpicId)?;
+        let reset = StoryState {
+            status: StoryStage::Started,
+            merge: None,
+            ..state
+        };
+        let saved = offload::blocking(move || epic_state_store::save(&path, &reset))
+            .await
+            .map_err(|error| RunError::State {
+                action: format!("set story '{id}' back to started"),
+                source: Box::new(error),
+            })?;
+        saved.map_err(|error| RunError::State {
+            action: format!("set story '{id}' back to started"),
+            source: Box::new(error),
+        })?;
+        events(Event::RunNote {
+            message: format!(
+                "the state of story '{id}' says it merged, but {why}; it is not counted as \
+                 merged and runs again"
+            ),
+        });
+    }
+    Ok(merged)
 }
 
 async fn take_lock(dir: &EpicDir) -> Result<EpicLock, RunError> {
@@ -481,11 +575,16 @@ fn same_path(a: &Path, b: &Path) -> bool {
 }
 
 /// Undoes a merge a previous run left unproven (it died while gating it), unless that story's
-/// state says it merged.
+/// state says it merged. The journal is evidence of a crash, not an order: the epic branch goes
+/// back only to the last proven head epic recorded ([`ProvenHead`]), only when the journal's
+/// checkpoint is that head and the branch descends from it. A journal that names another
+/// checkpoint, with the branch at the proven head, merged nothing and is dropped with a note;
+/// otherwise it is refused and the branch is not moved.
 async fn recover_merge(
     git: &Arc<dyn Git>,
     dir: &EpicDir,
     epic_worktree: &Path,
+    epic_branch: &str,
     events: &EventSink,
 ) -> Result<(), RunError> {
     let path = dir.merge_journal();
@@ -503,35 +602,78 @@ async fn recover_merge(
                     .and_then(|state| epic_state_store::load::<StoryState>(state).ok().flatten())
                     .is_some_and(|state| state.status == StoryStage::Merged)
             });
-            Ok::<_, epic_state_store::LoadError>(journal.map(|journal| (journal, merged)))
+            // Unreadable, the record proves nothing: the journal is then refused.
+            let proven = epic_state_store::load::<ProvenHead>(dir.proven_head())
+                .ok()
+                .flatten()
+                .and_then(|record| record.commit.parse::<CommitId>().ok());
+            Ok::<_, epic_state_store::LoadError>(journal.map(|journal| (journal, merged, proven)))
         })
         .await
     };
-    let (journal, merged) = match found {
+    let (journal, merged, proven) = match found {
         Ok(Ok(Some(found))) => found,
         Ok(Ok(None)) => return Ok(()),
         Ok(Err(error)) => return Err(state_error("read the merge journal", Box::new(error))),
         Err(error) => return Err(state_error("read the merge journal", Box::new(error))),
     };
     if !merged {
-        let to: CommitId = journal
-            .checkpoint
-            .parse()
-            .map_err(|error| state_error("read the merge journal", Box::new(error)))?;
-        let epic_worktree = epic_worktree.to_path_buf();
-        offload::git(
-            git,
-            "undo the unproven merge of an interrupted run",
-            move |git| git.rollback(&epic_worktree, &to),
-        )
+        let checkpoint = journal.checkpoint.parse::<CommitId>().ok();
+        let (head, descends) = offload::git(git, "read the epic branch", {
+            let (epic_worktree, tip) = (
+                epic_worktree.to_path_buf(),
+                format!("refs/heads/{epic_branch}"),
+            );
+            move |git| {
+                let head = git.rev_parse(&epic_worktree, &tip)?;
+                let descends = match proven {
+                    Some(proven) => git.is_ancestor(&epic_worktree, &proven.to_hex(), &tip)?,
+                    None => false,
+                };
+                Ok::<_, BoxError>((head, descends))
+            }
+        })
         .await?;
-        events(Event::RunNote {
-            message: format!(
-                "a previous run stopped while proving the merge of story '{}'; the merge was \
-                 undone (the epic branch is back at {})",
-                journal.story, journal.checkpoint
-            ),
-        });
+        match proven {
+            Some(proven) if checkpoint == Some(proven) && descends => {
+                let epic_worktree = epic_worktree.to_path_buf();
+                offload::git(
+                    git,
+                    "undo the unproven merge of an interrupted run",
+                    move |git| git.rollback(&epic_worktree, &proven),
+                )
+                .await?;
+                events(Event::RunNote {
+                    message: format!(
+                        "a previous run stopped while proving the merge of story '{}'; the merge \
+                         was undone (the epic branch is back at {})",
+                        journal.story, journal.checkpoint
+                    ),
+                });
+            }
+            Some(proven) if head == proven => events(Event::RunNote {
+                message: format!(
+                    "ignored the merge journal `{}`: it names story '{}' and checkpoint {}, \
+                     which is not the last proven epic head ({proven}), and the epic branch is \
+                     at that proven head, so no merge was left unproven; the branch was not \
+                     moved",
+                    path.display(),
+                    journal.story,
+                    journal.checkpoint
+                ),
+            }),
+            _ => {
+                return Err(RunError::MergeJournalRefused {
+                    journal: path,
+                    story: journal.story,
+                    checkpoint: journal.checkpoint,
+                    proven: proven.map(|proven| proven.to_hex()),
+                    epic_branch: epic_branch.to_owned(),
+                    head: head.to_hex(),
+                    epic_worktree: epic_worktree.to_path_buf(),
+                });
+            }
+        }
     }
     match offload::blocking(move || epic_state_store::remove(&path)).await {
         Ok(Ok(_)) => Ok(()),

@@ -117,6 +117,17 @@ pub(crate) enum Failure {
         /// The epic worktree.
         epic_worktree: PathBuf,
     },
+    /// The story branch moved after its checks (the perimeter, the test guard, the gates, the
+    /// judge) passed on `checked`: a commit made during the judge turn, or by a process the
+    /// coder left behind. Nothing was merged.
+    BranchMovedAfterChecks {
+        /// The story branch.
+        branch: String,
+        /// The commit every check passed on.
+        checked: CommitId,
+        /// Where the branch was found at the merge.
+        found: CommitId,
+    },
     /// The merge journal could not be written; nothing was merged.
     JournalNotWritten(BoxError),
     /// Merging the story into the epic branch conflicted; the epic branch is as it was.
@@ -264,6 +275,16 @@ impl Failure {
                  epic merges nothing onto it: put it back (`git update-ref refs/heads/\
                  {epic_branch} {proven}`, then `git -C {} reset --hard`), then rerun.",
                 epic_worktree.display()
+            ),
+            Self::BranchMovedAfterChecks {
+                branch,
+                checked,
+                found,
+            } => format!(
+                "the story branch {branch} moved after its checks: they passed on {checked}, \
+                 but the branch was at {found} when it was to be merged (a commit made during \
+                 the judge turn, or by a process an agent left running). Nothing was merged; \
+                 rerun to check the story again."
             ),
             Self::JournalNotWritten(error) => format!(
                 "the merge journal could not be written: {}.",

@@ -1,8 +1,9 @@
 //! Step 7 of a story: integration, under the merge lock. The epic branch must still descend from
-//! the proven head and its worktree be clean; the epic head is checkpointed and journaled
-//! (`merging.json`), the story branch merged, and the gates run on the merged epic worktree:
-//! green, the merged head is the new proven head; red (or interrupted, or the merge refused),
-//! the epic worktree is reset to the checkpoint.
+//! the proven head and its worktree be clean, and the story branch must still be at the commit
+//! its checks passed on; the epic head is checkpointed and journaled (`merging.json`), exactly
+//! that checked commit merged, and the gates run on the merged epic worktree: green, the merged
+//! head is the new proven head (recorded in the story's state and in `proven.json`); red (or
+//! interrupted, or the merge refused), the epic worktree is reset to the checkpoint.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,15 +38,36 @@ impl epic_state_store::Document for MergeJournal {
         "check the epic branch's last merge by hand (reset it if its gates fail), then remove it";
 }
 
+/// `proven.json` ([`EpicDir::proven_head`](epic_state_store::EpicDir::proven_head)): the
+/// last epic head epic itself proved, written by a run at its start (the head it builds on) and
+/// after each merge it proved and recorded. A merge journal found at start is honoured only when
+/// its checkpoint is this head, and the branch is moved back to nothing else.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct ProvenHead {
+    /// The commit.
+    pub(crate) commit: String,
+}
+
+impl epic_state_store::Document for ProvenHead {
+    const NAME: &'static str = "proven epic head";
+    const VERSION: u32 = 1;
+    const REMEDY: &'static str = "remove it; the next run records the epic head it starts from";
+}
+
 impl Work {
     /// Merges the story into the epic branch under the merge lock and proves it with the
     /// gates; red, the merge is undone. The judge's note passes through. Its worktree is not
     /// removed here: the story ends once its merge is recorded, and the run loop removes the
     /// worktree ([`remove_merged_worktree`](super::remove_merged_worktree)) while the dependents
     /// start.
+    ///
+    /// `checked` is the commit of the story branch that passed every check: exactly that commit
+    /// is merged, and a branch that moved since fails the story
+    /// ([`Failure::BranchMovedAfterChecks`]).
     pub(super) async fn integrate(
         &mut self,
         judge: Option<String>,
+        checked: CommitId,
     ) -> Result<Option<String>, Stop> {
         let shared = Arc::clone(&self.shared);
         let mut head = tokio::select! {
@@ -69,7 +91,8 @@ impl Work {
             }
             .into());
         }
-        let (checkpoint, commit) = self.merge(&journal_path).await?;
+        self.check_branch_unmoved(checked).await?;
+        let (checkpoint, commit) = self.merge(&journal_path, checked).await?;
         if let Some(commit) = &commit {
             match self.prove(&mut head, commit.to_hex()).await {
                 Ok(()) => {
@@ -89,8 +112,14 @@ impl Work {
                 }
             }
         }
-        self.save_state(StoryStage::Merged).await?;
+        // The merge's own commit, or (nothing to merge) the head that already had it all.
+        let holds = commit.unwrap_or(checkpoint);
+        self.save_state_with(StoryStage::Merged, Some(holds))
+            .await?;
         self.merged = true;
+        if commit.is_some() {
+            self.record_proven(holds).await;
+        }
         remove_journal(journal_path).await;
         drop(head);
         self.emit(Event::StoryMerged {
@@ -129,9 +158,55 @@ impl Work {
         .into())
     }
 
-    /// Checkpoints the epic head, writes the merge journal and merges the story branch: the
-    /// checkpoint, and the merge commit (`None` when the epic branch already had it all).
-    async fn merge(&self, journal_path: &Path) -> Result<(CommitId, Option<CommitId>), Stop> {
+    /// Fails unless the story branch is still at `checked`, the commit its checks passed on:
+    /// whatever moved it since (a commit made during the judge turn, a process an agent left
+    /// running) was never checked.
+    async fn check_branch_unmoved(&self, checked: CommitId) -> Result<(), Stop> {
+        let epic = self.shared.epic_worktree.clone();
+        let branch = format!("refs/heads/{}", self.branch);
+        let found = self
+            .git("read the story branch", move |git| {
+                git.rev_parse(&epic, &branch)
+            })
+            .await?;
+        if found == checked {
+            return Ok(());
+        }
+        Err(Failure::BranchMovedAfterChecks {
+            branch: self.branch.clone(),
+            checked,
+            found,
+        }
+        .into())
+    }
+
+    /// Records `commit` as the last proven epic head ([`ProvenHead`]); best effort: without it,
+    /// a merge left unproven by a crash is not undone but refused, naming what to check.
+    async fn record_proven(&self, commit: CommitId) {
+        let path = self.shared.dir.proven_head();
+        let record = ProvenHead {
+            commit: commit.to_hex(),
+        };
+        let saved = offload::blocking(move || {
+            epic_state_store::save(&path, &record).map_err(|error| chain(&error))
+        })
+        .await
+        .unwrap_or_else(|error| Err(error.to_string()));
+        if let Err(error) = saved {
+            self.note(format!(
+                "the proven epic head could not be recorded: {error}"
+            ));
+        }
+    }
+
+    /// Checkpoints the epic head, writes the merge journal and merges commit `checked` of the
+    /// story branch: the checkpoint, and the merge commit (`None` when the epic branch already
+    /// had it all).
+    async fn merge(
+        &self,
+        journal_path: &Path,
+        checked: CommitId,
+    ) -> Result<(CommitId, Option<CommitId>), Stop> {
         let shared = Arc::clone(&self.shared);
         let epic = shared.epic_worktree.clone();
         let checkpoint = self
@@ -157,8 +232,8 @@ impl Work {
         let message = format!("{}: merge story {}", shared.dir.epic_id(), self.id());
         let merged = self
             .git("merge the story into the epic branch", {
-                let (epic, branch) = (epic.clone(), self.branch.clone());
-                move |git| git.merge(&epic, &branch, &message, MergeFavor::None)
+                let (epic, commit) = (epic.clone(), checked.to_hex());
+                move |git| git.merge(&epic, &commit, &message, MergeFavor::None)
             })
             .await;
         let outcome = match merged {

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use epic_git_ops::CommitId;
 use epic_perimeter::Review;
 
 use super::{Failure, Stop, Work, millis, turn_failed};
@@ -17,10 +18,15 @@ use crate::replies::{blocked_on, parse_verdict};
 use crate::seat::Role;
 
 impl Work {
-    /// The judge rounds; the judge's note when it cleared the story, `None` without a judge.
-    pub(super) async fn judge(&mut self) -> Result<Option<String>, Stop> {
+    /// The judge rounds on commit `checked` (the one the perimeter passed): the judge's note
+    /// when it cleared the story (`None` without a judge), and the commit it cleared (after a
+    /// coder round on its findings, the one that round's perimeter check passed).
+    pub(super) async fn judge(
+        &mut self,
+        checked: CommitId,
+    ) -> Result<(Option<String>, CommitId), Stop> {
         if self.shared.config.judge.is_none() {
-            return Ok(None);
+            return Ok((None, checked));
         }
         let transcripts = self
             .shared
@@ -33,19 +39,24 @@ impl Work {
             self.shared.config.prices.clone(),
             Arc::clone(&self.shared.events),
         ));
-        let result = self.judge_rounds(&recorder).await;
+        let result = self.judge_rounds(checked, &recorder).await;
         self.usage.absorb(&recorder.usage());
-        result.map(Some)
+        result.map(|(note, cleared)| (Some(note), cleared))
     }
 
-    async fn judge_rounds(&self, recorder: &Arc<Recorder>) -> Result<String, Stop> {
+    async fn judge_rounds(
+        &self,
+        mut checked: CommitId,
+        recorder: &Arc<Recorder>,
+    ) -> Result<(String, CommitId), Stop> {
         let rounds = self.shared.config.judge_rounds.max(1);
         for round in 1..=rounds {
             self.check_cancel()?;
-            let (worktree, base) = (self.worktree.clone(), self.base.clone());
+            let (worktree, base, head) =
+                (self.worktree.clone(), self.base.clone(), checked.to_hex());
             let diff = self
                 .git("diff the story against the epic branch", move |git| {
-                    git.diff_vs_base(&worktree, &base, "HEAD")
+                    git.diff_vs_base(&worktree, &base, &head)
                 })
                 .await?;
             if diff.paths.is_empty() {
@@ -76,19 +87,19 @@ impl Work {
                     .collect(),
             });
             if verdict.clean {
-                return Ok(format!("judge cleared (round {round})"));
+                return Ok((format!("judge cleared (round {round})"), checked));
             }
             if round == rounds {
                 return Err(Failure::JudgeNotCleared { rounds, verdict }.into());
             }
-            self.address(&verdict, recorder).await?;
+            checked = self.address(&verdict, recorder).await?;
         }
         Err(Failure::JudgeNeverRan.into())
     }
 
     /// One coder round on the judge's findings: the turn, strays put back, the gates (which
-    /// must stay green), a commit.
-    async fn address(&self, verdict: &Review, recorder: &Arc<Recorder>) -> Result<(), Stop> {
+    /// must stay green), a commit, the perimeter enforced; the commit checked.
+    async fn address(&self, verdict: &Review, recorder: &Arc<Recorder>) -> Result<CommitId, Stop> {
         let task = "address judge feedback";
         let rules = prompts::story_rules(
             &self.shared.plan,

@@ -28,7 +28,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use epic_git_ops::{CommitOutcome, Git};
+use epic_git_ops::{CommitId, CommitOutcome, Git};
 use epic_report::{Timestamp, UsageMeter};
 use epic_state_store::{EpicDir, StoryStage, StoryState};
 use epic_story_plan::{Story, StoryPlan};
@@ -37,7 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use cleanup::{Preparing, PreparingGuard, remove_merged_worktree};
 pub(crate) use failure::{Failure, dirty_message};
-pub(crate) use integrate::MergeJournal;
+pub(crate) use integrate::{MergeJournal, ProvenHead};
 
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
@@ -303,15 +303,18 @@ impl Work {
             ))
             .await?;
         }
-        self.enforce_perimeter().await?;
-        self.guard_tests().await?;
-        let judge = self.judge().await?;
-        if judge.is_some() {
+        // From here on every check, and the merge, takes the commit the perimeter checked:
+        // the branch may still move (a commit in the judge turn, a process an agent left), and
+        // what moved it is never merged unchecked.
+        let checked = self.enforce_perimeter().await?;
+        self.guard_tests(&checked).await?;
+        let (judge, cleared) = self.judge(checked).await?;
+        if judge.is_some() && cleared != checked {
             // A judge round's feedback turn may have touched the tests too.
-            self.guard_tests().await?;
+            self.guard_tests(&cleared).await?;
         }
         self.check_cancel()?;
-        self.integrate(judge).await
+        self.integrate(judge, cleared).await
     }
 
     // The story's state, read and written by every step that changes it.
@@ -325,6 +328,16 @@ impl Work {
     }
 
     async fn save_state(&mut self, status: StoryStage) -> Result<(), Stop> {
+        self.save_state_with(status, None).await
+    }
+
+    /// Saves the story's state; `merge` is the epic branch's commit that holds its merge, once
+    /// it merged ([`StoryState::merge`]).
+    async fn save_state_with(
+        &mut self,
+        status: StoryStage,
+        merge: Option<CommitId>,
+    ) -> Result<(), Stop> {
         let path = self.state_path()?;
         let state = StoryState {
             id: self.id().to_owned(),
@@ -332,6 +345,7 @@ impl Work {
             branch: self.branch.clone(),
             worktree: self.worktree.clone(),
             status,
+            merge: merge.map(|commit| commit.to_hex()),
         };
         match offload::blocking(move || epic_state_store::save(&path, &state)).await {
             Ok(Ok(())) => {

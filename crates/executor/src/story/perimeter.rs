@@ -7,6 +7,8 @@
 
 use std::collections::BTreeSet;
 
+use epic_git_ops::CommitId;
+
 use super::{Failure, Stop, Work};
 use crate::event::Event;
 use crate::offload::BoxError;
@@ -63,19 +65,24 @@ impl Work {
 
     /// Fails unless every path the story's commits change (against the epic head it last caught
     /// up with) is inside its owned paths. Only the commits: called after the story's work is
-    /// committed, and the merge takes only the branch's commits; uncommitted paths were seen by
-    /// [`repair_perimeter`](Self::repair_perimeter) before that commit.
+    /// committed, and the merge takes only the checked commit; uncommitted paths were seen by
+    /// [`repair_perimeter`](Self::repair_perimeter) before that commit. The commit checked: the
+    /// story branch's tip, read once; the later checks and the merge take that commit, never
+    /// the branch's tip of their moment.
     ///
     /// The symbolic links among those paths are judged by where they point (their blobs'
     /// content): one in the owned paths that leads out of the repository, into `.git`, or into
     /// another story's owned paths or a shared read-only path fails the story too.
-    pub(super) async fn enforce_perimeter(&self) -> Result<(), Stop> {
+    pub(super) async fn enforce_perimeter(&self) -> Result<CommitId, Stop> {
         let (worktree, base) = (self.worktree.clone(), self.base.clone());
-        let (committed, links) = self
+        let branch = format!("refs/heads/{}", self.branch);
+        let (checked, committed, links) = self
             .git("list the story's changed paths", move |git| {
-                let committed = git.changed_paths_vs_base(&worktree, &base, "HEAD")?;
-                let links = git.symlinks_vs_base(&worktree, &base, "HEAD")?;
-                Ok::<_, BoxError>((committed, links))
+                let checked = git.rev_parse(&worktree, &branch)?;
+                let head = checked.to_hex();
+                let paths = git.changed_paths_vs_base(&worktree, &base, &head)?;
+                let links = git.symlinks_vs_base(&worktree, &base, &head)?;
+                Ok::<_, BoxError>((checked, paths, links))
             })
             .await?;
         let check = epic_perimeter::check(committed, &self.story).with_links(
@@ -84,27 +91,27 @@ impl Work {
             &self.shared.plan,
         );
         if check.is_clean() {
-            Ok(())
+            Ok(checked)
         } else {
             Err(self.violation(check))
         }
     }
 
-    /// Fails the story when its diff deletes, disables (renamed to another file type, replaced
-    /// by a symbolic link) or empties test files or adds skip markers, unless its plan entry
-    /// sets `tests_change`: a gate is as green with its tests gone.
-    pub(super) async fn guard_tests(&self) -> Result<(), Stop> {
+    /// Fails the story when the diff of commit `checked` deletes, disables (renamed to another
+    /// file type, replaced by a symbolic link) or empties test files or adds skip markers,
+    /// unless its plan entry sets `tests_change`: a gate is as green with its tests gone.
+    pub(super) async fn guard_tests(&self, checked: &CommitId) -> Result<(), Stop> {
         if self.story.tests_change {
             return Ok(());
         }
-        let (worktree, base) = (self.worktree.clone(), self.base.clone());
+        let (worktree, base, head) = (self.worktree.clone(), self.base.clone(), checked.to_hex());
         let patterns = self.shared.config.test_patterns.clone();
         let changes = self
             .git("diff the story against the epic branch", move |git| {
                 git.file_changes_vs_base(
                     &worktree,
                     &base,
-                    "HEAD",
+                    &head,
                     &crate::tests_guard::has_skip_marker,
                     &|path| crate::tests_guard::is_test_path(path, &patterns),
                 )

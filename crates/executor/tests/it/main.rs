@@ -10,6 +10,7 @@
 
 mod api;
 mod blocked;
+mod containment;
 mod epic_failures;
 mod epic_run;
 mod epic_support;

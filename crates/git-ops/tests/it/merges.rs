@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use epic_git_ops::{Git, MergeError, MergeFavor, MergeOutcome};
+use epic_git_ops::{CommitOutcome, Git, MergeError, MergeFavor, MergeOutcome};
 
 use crate::support::{Repo, write_in};
 
@@ -303,4 +303,70 @@ fn a_merge_killed_half_way_is_aborted_and_the_next_merge_goes_through() {
     ));
     assert!(repo.porcelain(&story).is_empty());
     repo.fsck();
+}
+
+#[test]
+fn merging_a_commit_id_merges_exactly_that_commit_though_its_branch_moved_on() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    write_in(&story, "checked.txt", "c\n");
+    let CommitOutcome::Committed(checked) = git.commit_all(&story, "checked").expect("commit")
+    else {
+        panic!("nothing committed");
+    };
+    // The branch moves on after `checked` was looked at.
+    write_in(&story, "later.txt", "l\n");
+    git.commit_all(&story, "later").expect("commit");
+    let outcome = git
+        .merge(
+            &repo.path,
+            &checked.to_hex(),
+            "merge checked",
+            MergeFavor::None,
+        )
+        .expect("merge");
+    let MergeOutcome::Merged(id) = outcome else {
+        panic!("expected a merge, got {outcome:?}");
+    };
+    let parents = repo.git(&["log", "-1", "--format=%P", &id.to_hex()]);
+    assert!(parents.trim().ends_with(&checked.to_hex()), "{parents}");
+    assert!(repo.path.join("checked.txt").is_file());
+    assert!(!repo.path.join("later.txt").exists());
+    repo.fsck();
+}
+
+#[test]
+fn the_first_parent_line_holds_the_branchs_own_merges_not_the_merged_commits() {
+    let (repo, story) = epic_and_story();
+    let git = repo.handle();
+    let base = git.checkpoint(&repo.path).expect("head");
+    write_in(&story, "story.txt", "s\n");
+    let CommitOutcome::Committed(side) = git.commit_all(&story, "story").expect("commit") else {
+        panic!("nothing committed");
+    };
+    let MergeOutcome::Merged(merge) = git
+        .merge(&repo.path, "story/e/a", "merge story a", MergeFavor::None)
+        .expect("merge")
+    else {
+        panic!("expected a merge");
+    };
+    repo.commit_file(&repo.path, "after.txt", "a\n", "after");
+    let on = |commit| {
+        git.on_first_parent_line(&repo.path, commit, "epic/e")
+            .expect("walk")
+    };
+    assert!(on(&merge));
+    assert!(on(&base));
+    let head = git.checkpoint(&repo.path).expect("head");
+    assert!(on(&head));
+    assert!(
+        !on(&side),
+        "the merged commit is on the second parent's line"
+    );
+    let unrelated = git.checkpoint(&story).expect("story head");
+    assert!(
+        !git.on_first_parent_line(&repo.path, &merge, "story/e/a")
+            .expect("walk")
+    );
+    assert_eq!(unrelated, side);
 }

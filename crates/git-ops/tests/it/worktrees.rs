@@ -264,6 +264,34 @@ fn prune_drops_a_registration_a_killed_add_left_unreadable() {
 }
 
 #[test]
+fn prune_of_an_add_killed_before_it_wrote_gitdir_keeps_every_other_registration() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let kept = repo.beside("kept");
+    git.add_worktree_new_branch(&kept, "story/e/kept", "main")
+        .expect("add");
+    let dead = repo.beside("dead");
+    git.add_worktree_new_branch(&dead, "story/e/dead", "main")
+        .expect("add");
+    let admin = admin_of(&dead);
+    // Killed right after git created `gitdir`, before it wrote a byte of it: the registration
+    // names no worktree, and must not be read as naming its parent, `.git/worktrees`.
+    std::fs::write(admin.join("locked"), "initializing\n").expect("lock");
+    std::fs::write(admin.join("gitdir"), "").expect("truncate gitdir");
+    std::fs::remove_file(admin.join("HEAD")).expect("remove HEAD");
+
+    git.prune_worktrees().expect("prune");
+    assert!(!admin.exists(), "the dead registration is dropped");
+    assert!(
+        admin_of(&kept).join("HEAD").is_file(),
+        "the other one stays"
+    );
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    assert!(listed.contains(&kept.display().to_string()), "{listed}");
+    repo.fsck();
+}
+
+#[test]
 fn moves_and_prunes_worktrees() {
     let repo = Repo::new();
     let git = repo.handle();

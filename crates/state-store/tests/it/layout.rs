@@ -32,6 +32,7 @@ fn paths_follow_the_contract() {
     assert_eq!(dir.report_md(), root.join("report.md"));
     assert_eq!(dir.lock(), root.join("lock"));
     assert_eq!(dir.merge_journal(), root.join("merging.json"));
+    assert_eq!(dir.proven_head(), root.join("proven.json"));
 }
 
 const HOSTILE: &[&str] = &[

@@ -17,6 +17,7 @@ pub(crate) fn story(id: &str, status: StoryStage) -> StoryState {
         branch: format!("story/checkout/{id}"),
         worktree: PathBuf::from(format!("/src/shop.worktrees/checkout/{id}")),
         status,
+        merge: None,
     }
 }
 

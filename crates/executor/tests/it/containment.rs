@@ -1,0 +1,246 @@
+//! Containment: what an agent does after the checks, or writes into epic's own records, never
+//! reaches the epic branch. A commit made on the story branch during the judge turn fails the
+//! story (the merge takes the commit that was checked, never the branch's tip); a forged merge
+//! journal never moves the epic branch; a story state edited to say "merged" does not make the
+//! story merged.
+
+use epic_executor::Event;
+use epic_state_store::{StoryStage, StoryState};
+
+use crate::epic_support::{EpicFixture, plan, statuses};
+use crate::support::Events;
+
+/// The paths of the epic branch's tree.
+fn epic_files(ep: &EpicFixture) -> Vec<String> {
+    ep.fx
+        .git_in(&ep.fx.repo, &["ls-tree", "-r", "--name-only", "epic/e"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn reason(outcome: &epic_executor::RunOutcome, index: usize) -> String {
+    outcome.report.stories[index]
+        .reason
+        .clone()
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_made_on_the_story_branch_during_the_judge_turn_is_never_merged() {
+    let ep = EpicFixture::new();
+    // The judge commits a file outside a's perimeter on a's branch, then clears the story: the
+    // diff it was shown was clean, the branch's tip is not.
+    std::fs::write(
+        ep.fx.root.join("hooks").join("a.judge.sh"),
+        "mkdir -p src/b; echo sneaked > src/b/judge.txt; git add -A; git commit -qm sneak\n",
+    )
+    .expect("write the judge hook");
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"], "{:?}", outcome.report);
+    let why = reason(&outcome, 0);
+    let found = ep.rev("story/e/a");
+    let checked = ep.rev("story/e/a~1");
+    assert!(
+        why.contains("moved after") && why.contains(&found) && why.contains(&checked),
+        "{why}"
+    );
+    assert_eq!(epic_files(&ep), ["README.md"], "nothing of a was merged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_merge_journal_never_moves_the_epic_branch() {
+    let ep = EpicFixture::new();
+    // b's coder commits its own work and writes a merge journal naming that commit as the
+    // checkpoint, then fails: its journal outlives the run.
+    ep.hook(
+        "b",
+        r#"mkdir -p src/b; echo forged > src/b/forged.txt; git add -A; git commit -qm forged
+printf '{"version":1,"data":{"story":"b","checkpoint":"%s"}}' "$(git rev-parse HEAD)" > "$ROOT/repo/.git/epic/e/merging.json"
+exit 1
+"#,
+    );
+    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
+    let forged = ep.rev("story/e/b");
+    assert!(
+        ep.dir().merge_journal().exists(),
+        "the forged journal is left"
+    );
+    let proven = ep.rev("epic/e");
+
+    std::fs::remove_file(ep.fx.root.join("hooks").join("b.sh")).expect("remove b's hook");
+    let events = Events::default();
+    let rerun = ep.run(&plan, ep.config(), &events).await.expect("rerun");
+    assert!(rerun.all_done(), "{:?}", statuses(&rerun));
+    assert_ne!(ep.rev("epic/e"), forged);
+    assert!(
+        !ep.epic_log().iter().any(|subject| subject == "forged"),
+        "the forged commit never became the epic head: {:?}",
+        ep.epic_log()
+    );
+    assert!(
+        ep.fx
+            .git_in(
+                &ep.fx.repo,
+                &["merge-base", "--is-ancestor", &proven, "epic/e"]
+            )
+            .is_empty(),
+        "the epic branch kept a's merge"
+    );
+    assert!(
+        events.steps().iter().any(|event| matches!(
+            event,
+            Event::RunNote { message } if message.contains("merge journal") && message.contains(&forged)
+        )),
+        "the ignored journal is reported"
+    );
+    assert!(!ep.dir().merge_journal().exists());
+}
+
+/// Runs a, then b after it, with a's first turn failing: a fails, b is skipped. Then, as a
+/// hostile process between the runs would, edits a's state to say merged, recording `merge`
+/// as its merge commit, and removes a's worktree and branch.
+async fn forge_a_merged(ep: &EpicFixture, merge: Option<String>) -> epic_story_plan::ValidPlan {
+    ep.hook(
+        "a",
+        "if [ ! -f \"$ROOT/a-once\" ]; then touch \"$ROOT/a-once\"; exit 1; fi\n",
+    );
+    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed", "b:skipped"]);
+    let path = ep.dir().story_state("a").expect("state path");
+    let mut state: StoryState = epic_state_store::load(&path)
+        .expect("a's state parses")
+        .expect("a's state exists");
+    assert_eq!(state.status, StoryStage::Failed);
+    state.status = StoryStage::Merged;
+    state.merge = merge;
+    epic_state_store::save(&path, &state).expect("forge a's state");
+    let worktree = ep.fx.root.join("repo.worktrees/e/a");
+    ep.fx.git_in(
+        &ep.fx.repo,
+        &[
+            "worktree",
+            "remove",
+            "--force",
+            &worktree.display().to_string(),
+        ],
+    );
+    ep.fx.git_in(&ep.fx.repo, &["branch", "-D", "story/e/a"]);
+    plan
+}
+
+/// Reruns the plan with well-behaved agents: a runs again (a note says why), merges, and b is
+/// built on its work.
+async fn rerun_runs_a_again(ep: &EpicFixture, plan: &epic_story_plan::ValidPlan, why: &str) {
+    let events = Events::default();
+    let rerun = ep.run(plan, ep.config(), &events).await.expect("rerun");
+    assert_eq!(statuses(&rerun), ["a:done", "b:done"]);
+    let files = epic_files(ep);
+    assert!(
+        files.iter().any(|file| file == "src/a/done.txt"),
+        "{files:?}"
+    );
+    assert!(
+        ep.fx
+            .git_in(&ep.fx.repo, &["ls-tree", "-r", "--name-only", "story/e/b"])
+            .contains("src/a/done.txt"),
+        "b was built on a's work"
+    );
+    assert!(
+        events.steps().iter().any(|event| matches!(
+            event,
+            Event::RunNote { message } if message.contains("story 'a'") && message.contains(why)
+        )),
+        "a run note says why a runs again"
+    );
+    let state: StoryState = epic_state_store::load(ep.dir().story_state("a").expect("path"))
+        .expect("parses")
+        .expect("exists");
+    let merge = state.merge.expect("a's merge commit is recorded");
+    assert!(ep.epic_log().contains(&"e: merge story a".to_owned()));
+    assert_eq!(
+        ep.fx
+            .git_in(&ep.fx.repo, &["log", "-1", "--format=%s", &merge])
+            .trim(),
+        "e: merge story a"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_story_state_edited_to_merged_runs_again_and_its_dependent_gets_its_work() {
+    let ep = EpicFixture::new();
+    let plan = forge_a_merged(&ep, None).await;
+    rerun_runs_a_again(&ep, &plan, "records no merge commit").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_story_state_naming_a_merge_commit_off_the_epic_branch_runs_again() {
+    let ep = EpicFixture::new();
+    // A commit of the hostile process's own, on no branch's first-parent line of the epic.
+    let side = ep
+        .fx
+        .git_in(
+            &ep.fx.repo,
+            &["commit-tree", "main^{tree}", "-p", "main", "-m", "side"],
+        )
+        .trim()
+        .to_owned();
+    let plan = forge_a_merged(&ep, Some(side.clone())).await;
+    rerun_runs_a_again(&ep, &plan, &side).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journal_epic_cannot_have_written_is_refused_and_the_branch_stays() {
+    let ep = EpicFixture::new();
+    let plan = plan(&[("a", &[])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done"]);
+    // A commit on top of the proven head, and a journal naming another checkpoint: undoing it
+    // would move the branch where nothing proved it belongs.
+    let epic = ep.epic_worktree();
+    std::fs::write(epic.join("extra.txt"), "extra\n").expect("write");
+    ep.fx.git_in(&epic, &["add", "-A"]);
+    ep.fx.git_in(&epic, &["commit", "-qm", "extra"]);
+    let head = ep.rev("epic/e");
+    let forged = ep.rev("main");
+    std::fs::write(
+        ep.dir().merge_journal(),
+        format!(r#"{{"version":1,"data":{{"story":"a2","checkpoint":"{forged}"}}}}"#),
+    )
+    .expect("forge the journal");
+    let error = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect_err("refused");
+    let message = error.to_string();
+    assert!(
+        matches!(error, epic_executor::RunError::MergeJournalRefused { .. }),
+        "{message}"
+    );
+    assert!(
+        message.contains(&forged) && message.contains(&head) && message.contains("did not move"),
+        "{message}"
+    );
+    assert_eq!(ep.rev("epic/e"), head, "the branch was not moved");
+    assert!(
+        ep.dir().merge_journal().exists(),
+        "the journal is left for a person to check"
+    );
+}
