@@ -1,7 +1,8 @@
-//! Step 1 of a story: its worktree and branch. The resume rules (a changed plan entry starts
-//! over, a merged story is done, a started or failed one resumes on its branch, a new one gets a
-//! branch cut from the proven epic head), and what a run that died left in the way: git's lock
-//! files, a worktree whose add never finished, a directory without `.git`, an unfinished merge.
+//! Step 1 of a story: its worktree and branch. The resume rules (a changed plan entry, or a
+//! branch deleted outside epic, starts over; a merged story is done; a started or failed one
+//! resumes on its branch; a new one gets a branch cut from the proven epic head), and what a run
+//! that died left in the way: git's lock files, a worktree whose add never finished, a directory
+//! without `.git`, an unfinished merge.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -22,8 +23,9 @@ pub(super) enum Prepared {
 }
 
 impl Work {
-    /// The resume rules: a changed plan entry starts over, a merged story is done, a started or
-    /// failed one resumes on its branch, a new one gets a branch cut from the epic head.
+    /// The resume rules: a changed plan entry, or a branch deleted outside epic, starts over; a
+    /// merged story is done; a started or failed one resumes on its branch; a new one gets a
+    /// branch cut from the epic head.
     pub(super) async fn prepare(&mut self) -> Result<Prepared, Stop> {
         let hash = epic_story_plan::story_hash(&self.story);
         let path = self.state_path()?;
@@ -34,43 +36,12 @@ impl Work {
             Err(_) => None,
         };
         let mut how = "fresh";
-        if let Some(old) = stored.as_ref().filter(|old| old.hash != hash) {
-            self.note("plan entry changed since its branch was created; starting over");
-            for worktree in BTreeSet::from([old.worktree.clone(), self.worktree.clone()]) {
-                let removed = self
-                    .git("remove the old worktree", move |git| {
-                        git.remove_worktree(&worktree)
-                    })
-                    .await;
-                if let Err(Stop::Failed(failure)) = removed {
-                    self.note(failure.reason());
-                }
-            }
-            for branch in BTreeSet::from([old.branch.clone(), self.branch.clone()]) {
-                self.git("delete the old story branch", move |git| {
-                    git.delete_branch(&branch)
-                })
-                .await?;
-            }
-            let checkpoint = self
-                .shared
-                .dir
-                .story_plan(self.id())
-                .map_err(Failure::UnsafeId)?;
-            let path = checkpoint.clone();
-            let removed = offload::blocking(move || epic_state_store::remove(&path)).await;
-            let source = match removed {
-                Ok(Ok(_)) => None,
-                Ok(Err(error)) => Some(error.into_io_error()),
-                Err(error) => Some(io::Error::other(error)),
-            };
-            if let Some(source) = source {
-                return Err(Failure::CheckpointNotRemoved {
-                    path: checkpoint,
-                    source,
-                }
-                .into());
-            }
+        let branch_gone = self.branch_gone(stored.as_ref(), &hash).await?;
+        if let Some(old) = stored
+            .as_ref()
+            .filter(|old| old.hash != hash || branch_gone)
+        {
+            self.start_over(old, branch_gone).await?;
             stored = None;
             how = "restarted";
         }
@@ -121,6 +92,73 @@ impl Work {
             how: how.to_owned(),
         });
         Ok(Prepared::Ready { fresh })
+    }
+
+    /// Whether `stored`, a story to resume (its plan entry unchanged, `hash`, and not merged),
+    /// lost its branch: deleted outside epic, its worktree's HEAD names nothing, so there is
+    /// nothing to resume on.
+    async fn branch_gone(&self, stored: Option<&StoryState>, hash: &str) -> Result<bool, Stop> {
+        match stored {
+            Some(old) if old.hash == hash && old.status != StoryStage::Merged => {
+                let branch = old.branch.clone();
+                Ok(!self
+                    .git("look for the story branch", move |git| {
+                        git.branch_exists(&branch)
+                    })
+                    .await?)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Starts the story over: its old worktree and branch removed, its checkpoint deleted. For a
+    /// changed plan entry, or a branch deleted outside epic (`branch_gone`).
+    async fn start_over(&self, old: &StoryState, branch_gone: bool) -> Result<(), Stop> {
+        if branch_gone {
+            self.note(format!(
+                "its branch `{}` is gone (deleted outside epic); starting over from the proven \
+                 epic head",
+                old.branch
+            ));
+        } else {
+            self.note("plan entry changed since its branch was created; starting over");
+        }
+        for worktree in BTreeSet::from([old.worktree.clone(), self.worktree.clone()]) {
+            let removed = self
+                .git("remove the old worktree", move |git| {
+                    git.remove_worktree(&worktree)
+                })
+                .await;
+            if let Err(Stop::Failed(failure)) = removed {
+                self.note(failure.reason());
+            }
+        }
+        for branch in BTreeSet::from([old.branch.clone(), self.branch.clone()]) {
+            self.git("delete the old story branch", move |git| {
+                git.delete_branch(&branch)
+            })
+            .await?;
+        }
+        let checkpoint = self
+            .shared
+            .dir
+            .story_plan(self.id())
+            .map_err(Failure::UnsafeId)?;
+        let path = checkpoint.clone();
+        let removed = offload::blocking(move || epic_state_store::remove(&path)).await;
+        let source = match removed {
+            Ok(Ok(_)) => None,
+            Ok(Err(error)) => Some(error.into_io_error()),
+            Err(error) => Some(io::Error::other(error)),
+        };
+        if let Some(source) = source {
+            return Err(Failure::CheckpointNotRemoved {
+                path: checkpoint,
+                source,
+            }
+            .into());
+        }
+        Ok(())
     }
 
     /// Aborts the merge a killed run left in progress in the story's worktree (a catch-up

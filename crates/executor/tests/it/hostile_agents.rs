@@ -294,6 +294,36 @@ async fn an_agent_that_deletes_its_own_worktree_fails_and_a_rerun_recovers() {
     assert!(!list.contains("prunable"), "{list}");
 }
 
+/// An agent deletes its own story branch (`git update-ref -d`): its worktree's HEAD names a
+/// branch that is gone. The story fails; the rerun starts it over from the proven epic head
+/// instead of failing the same way every time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_deletes_its_story_branch_fails_and_a_rerun_starts_it_over() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "a",
+        "if [ ! -f \"$ROOT/a-once\" ]; then touch \"$ROOT/a-once\"; \
+         git update-ref -d refs/heads/story/e/a; echo gone; exit 3; fi\n",
+    );
+    let plan = plan(&[("a", &[]), ("b", &[])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
+    let events = Events::default();
+    let rerun = ep.run(&plan, ep.config(), &events).await.expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    assert_eq!(merges(&ep), ["e: merge story b", "e: merge story a"]);
+    assert!(
+        events.steps().iter().any(|event| matches!(
+            event,
+            Event::StoryPrepared { story, how, .. } if story == "a" && how == "restarted"
+        )),
+        "a started over"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worktree_deleted_during_the_run_is_pruned_and_added_again() {
     let ep = EpicFixture::new();
