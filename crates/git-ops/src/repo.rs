@@ -100,6 +100,12 @@ pub trait Git: Send + Sync {
     /// Moves the linked worktree at `from` to `to`, creating `to`'s parent directories.
     fn move_worktree(&self, from: &Path, to: &Path) -> Result<(), WorktreeError>;
 
+    /// Points the `.git` file of the linked worktree at `path` back at its own registration
+    /// when it names another one (an agent rewrote it: every git command there then acted on
+    /// that other worktree, the epic's or a sibling's). Whether it was rewritten; a worktree
+    /// whose `.git` is its own, or that no registration names, is left as it is.
+    fn relink_worktree(&self, path: &Path) -> Result<bool, WorktreeError>;
+
     /// Drops the registrations of worktrees whose directories are gone (`git worktree prune`),
     /// and those a `git worktree add` killed half way left unreadable, which would fail every
     /// `git worktree list` (with the add's directory, where it got that far).
@@ -590,6 +596,10 @@ impl Git for GixGit {
 
     fn prune_worktrees(&self) -> Result<(), WorktreeError> {
         worktree::prune(self)
+    }
+
+    fn relink_worktree(&self, path: &Path) -> Result<bool, WorktreeError> {
+        worktree::relink(self, path)
     }
 
     fn status(&self, worktree: &Path, exclude: &[&str]) -> Result<Status, StatusError> {

@@ -378,6 +378,32 @@ pub fn add_interrupted(path: &Path) -> bool {
     admin_dir(path).is_some_and(|admin| locked_by_add(&admin))
 }
 
+/// [`Git::relink_worktree`](crate::Git::relink_worktree): the registration whose `gitdir` names
+/// `path`'s `.git` is the worktree's own; its `.git` file is rewritten to name it, as git writes
+/// it, when it names another.
+pub(crate) fn relink(git: &GixGit, path: &Path) -> Result<bool, WorktreeError> {
+    let fail = failed("relink", path);
+    let Some(named) = admin_dir(path) else {
+        return Ok(false);
+    };
+    let wanted = normalized(path);
+    if worktree_of(&named).is_some_and(|worktree| normalized(&worktree) == wanted) {
+        return Ok(false);
+    }
+    let _admin = admin_lock(git);
+    let own = admin_dirs(git)
+        .map_err(|error| failed("relink", path)(Cause::Io(error)))?
+        .into_iter()
+        .find(|admin| worktree_of(admin).is_some_and(|worktree| normalized(&worktree) == wanted));
+    let Some(own) = own else {
+        return Ok(false);
+    };
+    git.forget(path);
+    std::fs::write(path.join(".git"), format!("gitdir: {}\n", own.display()))
+        .map_err(|error| fail(Cause::Io(error)))?;
+    Ok(true)
+}
+
 pub(crate) fn move_to(git: &GixGit, from: &Path, to: &Path) -> Result<(), WorktreeError> {
     let from = absolute(from).map_err(|error| failed("move", from)(Cause::Io(error)))?;
     let to = absolute(to).map_err(|error| failed("move", &from)(Cause::Io(error)))?;

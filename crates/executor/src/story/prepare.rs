@@ -2,7 +2,7 @@
 //! branch deleted outside epic, starts over; a merged story is done; a started or failed one
 //! resumes on its branch; a new one gets a branch cut from the proven epic head), and what a run
 //! that died left in the way: git's lock files, a worktree whose add never finished, a directory
-//! without `.git`, an unfinished merge.
+//! without `.git`, an unfinished merge; and a worktree whose `.git` an agent pointed elsewhere.
 
 use std::collections::BTreeSet;
 use std::io;
@@ -72,6 +72,7 @@ impl Work {
                     self.add_worktree().await?;
                     fresh = true;
                 } else {
+                    self.relink_worktree().await?;
                     self.abort_unfinished_merge().await?;
                 }
                 if old.worktree != self.worktree {
@@ -157,6 +158,26 @@ impl Work {
                 source,
             }
             .into());
+        }
+        Ok(())
+    }
+
+    /// Points the worktree's `.git` back at its own registration when something outside epic
+    /// (an agent) made it name another worktree's, the epic's or a sibling's: every git command
+    /// in it would act on that worktree, and the story would fail on every rerun.
+    async fn relink_worktree(&self) -> Result<(), Stop> {
+        let worktree = self.worktree.clone();
+        let relinked = self
+            .git(
+                "point the worktree's .git at its own registration",
+                move |git| git.relink_worktree(&worktree),
+            )
+            .await?;
+        if relinked {
+            self.note(
+                "its worktree's `.git` named another worktree's administrative directory \
+                 (rewritten outside epic); pointed it back at its own",
+            );
         }
         Ok(())
     }

@@ -840,3 +840,35 @@ fi
     assert!(merges(&ep).is_empty());
     assert!(epic_symlinks(&ep).is_empty());
 }
+
+/// An agent points its worktree's `.git` at the epic worktree's administrative directory: git
+/// there then acts on the epic worktree. The story fails (its worktree reads as on the epic
+/// branch) and nothing reaches the epic branch; the rerun points the `.git` back at the story's
+/// own registration and merges the story, instead of failing the same way every time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worktree_whose_git_file_an_agent_redirected_is_relinked_on_the_rerun() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "a",
+        "if [ ! -f \"$ROOT/a-once\" ]; then touch \"$ROOT/a-once\"; \
+         echo \"gitdir: $(git rev-parse --git-common-dir)/worktrees/_epic\" > \"$EPIC_WORKTREE/.git\"; fi\n",
+    );
+    let plan = plan(&[("a", &[]), ("b", &[])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
+    assert_eq!(merges(&ep), ["e: merge story b"]);
+    let events = Events::default();
+    let rerun = ep.run(&plan, ep.config(), &events).await.expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    assert_eq!(merges(&ep), ["e: merge story b", "e: merge story a"]);
+    assert!(
+        events.steps().iter().any(|event| matches!(
+            event,
+            Event::Note { story, message } if story == "a" && message.contains("pointed it back")
+        )),
+        "the rerun says what it repaired"
+    );
+}

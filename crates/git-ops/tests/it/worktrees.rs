@@ -351,3 +351,47 @@ fn a_worktree_readded_at_the_same_path_is_seen_afresh() {
         Some("story/e/b".into())
     );
 }
+
+#[test]
+fn a_worktree_whose_git_file_names_another_is_pointed_back_at_its_own() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let (a, b) = (repo.beside("a"), repo.beside("b"));
+    git.add_worktree_new_branch(&a, "story/e/a", "main")
+        .expect("add a");
+    git.add_worktree_new_branch(&b, "story/e/b", "main")
+        .expect("add b");
+    assert!(!git.relink_worktree(&a).expect("relink"), "its own already");
+    let own = admin_of(&a);
+    // What an agent in a can do: its git now acts on b.
+    std::fs::write(
+        a.join(".git"),
+        format!("gitdir: {}\n", admin_of(&b).display()),
+    )
+    .expect("redirect");
+    assert_eq!(
+        repo.git_in(&a, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        "story/e/b"
+    );
+    assert!(git.relink_worktree(&a).expect("relink"));
+    assert_eq!(
+        repo.git_in(&a, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        "story/e/a"
+    );
+    assert_eq!(
+        canonical(&admin_of(&a)),
+        canonical(&own),
+        "its own registration"
+    );
+    assert_eq!(
+        repo.git_in(&b, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        "story/e/b",
+        "b is untouched"
+    );
+    assert!(!git.relink_worktree(&a).expect("relink"), "done once");
+    let list = repo.git(&["worktree", "list", "--porcelain"]);
+    assert!(!list.contains("prunable"), "{list}");
+}
