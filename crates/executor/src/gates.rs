@@ -226,6 +226,7 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
+    use crate::test_processes::{PATIENCE, pid_written, wait_dead, wait_for_pid};
 
     async fn run(gates: &Gates, dir: &Path) -> (Review, Vec<GateResult>) {
         let results = Arc::new(Mutex::new(Vec::new()));
@@ -280,63 +281,6 @@ mod tests {
         assert_eq!(results.len(), 2);
         assert!(results[0].passed && !results[1].passed);
         assert!(!dir.path().join("never-ran").exists());
-    }
-
-    /// How long a test waits for what must happen soon (a killed gate dying, a gate writing its
-    /// pid): reached only when the behaviour under test is broken.
-    const PATIENCE: Duration = Duration::from_mins(1);
-
-    /// The pid a gate wrote to `path` (`echo $$ > path`); `None` until the line is whole.
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the test reads the pid its gate wrote; no state directory is involved"
-    )]
-    fn pid_written(path: &Path) -> Option<u32> {
-        let text = std::fs::read_to_string(path).ok()?;
-        text.strip_suffix('\n')?.trim().parse().ok()
-    }
-
-    /// Waits (up to [`PATIENCE`], without blocking the runtime) for a gate to write its pid.
-    async fn wait_for_pid(path: &Path) -> u32 {
-        let deadline = tokio::time::Instant::now() + PATIENCE;
-        loop {
-            if let Some(pid) = pid_written(path) {
-                return pid;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "no pid in {} after {PATIENCE:?}",
-                path.display()
-            );
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
-    /// Whether `pid` is gone (or a zombie), read from `/proc`.
-    #[expect(
-        clippy::disallowed_methods,
-        reason = "the test reads /proc to see whether the gate's process died"
-    )]
-    fn is_dead(pid: u32) -> bool {
-        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Err(_) => true,
-            Ok(stat) => stat
-                .rsplit(')')
-                .next()
-                .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        }
-    }
-
-    /// Waits (up to [`PATIENCE`]) for `pid` to die.
-    fn wait_dead(pid: u32) -> bool {
-        let deadline = Instant::now() + PATIENCE;
-        while Instant::now() < deadline {
-            if is_dead(pid) {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        is_dead(pid)
     }
 
     #[tokio::test]

@@ -188,6 +188,8 @@ mod seat;
 mod story;
 mod task_loop;
 mod task_plan;
+#[cfg(test)]
+mod test_processes;
 mod tests_guard;
 
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};

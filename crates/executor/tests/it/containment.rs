@@ -7,24 +7,8 @@
 use epic_executor::Event;
 use epic_state_store::{StoryStage, StoryState};
 
-use crate::epic_support::{EpicFixture, plan, statuses};
+use crate::epic_support::{EpicFixture, epic_files, plan, reason, statuses};
 use crate::support::Events;
-
-/// The paths of the epic branch's tree.
-fn epic_files(ep: &EpicFixture) -> Vec<String> {
-    ep.fx
-        .git_in(&ep.fx.repo, &["ls-tree", "-r", "--name-only", "epic/e"])
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-fn reason(outcome: &epic_executor::RunOutcome, index: usize) -> String {
-    outcome.report.stories[index]
-        .reason
-        .clone()
-        .unwrap_or_default()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_made_on_the_story_branch_during_the_judge_turn_is_never_merged() {

@@ -276,3 +276,43 @@ pub(crate) fn statuses(outcome: &RunOutcome) -> Vec<String> {
         .map(|story| format!("{}:{}", story.id, story.status.as_str()))
         .collect()
 }
+
+/// The merge commits of the epic branch's first-parent history, oldest first.
+pub(crate) fn merges(ep: &EpicFixture) -> Vec<String> {
+    let mut merges: Vec<String> = ep
+        .epic_log()
+        .into_iter()
+        .filter(|line| line.starts_with("e: merge story"))
+        .collect();
+    merges.reverse();
+    merges
+}
+
+/// The paths of the epic branch's tree.
+pub(crate) fn epic_files(ep: &EpicFixture) -> Vec<String> {
+    ep.fx
+        .git_in(&ep.fx.repo, &["ls-tree", "-r", "--name-only", "epic/e"])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The report's reason for story `index` (plan order), empty when it has none.
+pub(crate) fn reason(outcome: &RunOutcome, index: usize) -> String {
+    outcome.report.stories[index]
+        .reason
+        .clone()
+        .unwrap_or_default()
+}
+
+/// Commits `files` on `main` (before the epic branch exists).
+pub(crate) fn commit_on_main(ep: &EpicFixture, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let path = ep.fx.repo.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    ep.fx.git_in(&ep.fx.repo, &["add", "-A"]);
+    ep.fx
+        .git_in(&ep.fx.repo, &["commit", "-q", "-m", "fixture files"]);
+}

@@ -11,47 +11,10 @@ use std::time::{Duration, Instant};
 use epic_executor::{Event, RunError};
 use epic_story_plan::ValidPlan;
 
-use crate::epic_support::{EpicFixture, lock_as_if_adding, plan, statuses};
+use crate::epic_support::{
+    EpicFixture, commit_on_main, epic_files, lock_as_if_adding, merges, plan, reason, statuses,
+};
 use crate::support::{Events, PATIENCE, wait_dead};
-
-/// The merge commits of the epic branch's first-parent history, oldest first.
-fn merges(ep: &EpicFixture) -> Vec<String> {
-    let mut merges: Vec<String> = ep
-        .epic_log()
-        .into_iter()
-        .filter(|line| line.starts_with("e: merge story"))
-        .collect();
-    merges.reverse();
-    merges
-}
-
-/// The paths of the epic branch's tree.
-fn epic_files(ep: &EpicFixture) -> Vec<String> {
-    ep.fx
-        .git_in(&ep.fx.repo, &["ls-tree", "-r", "--name-only", "epic/e"])
-        .lines()
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Commits `files` on `main` (before the epic branch exists).
-fn commit_on_main(ep: &EpicFixture, files: &[(&str, &str)]) {
-    for (path, text) in files {
-        let path = ep.fx.repo.join(path);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-    ep.fx.git_in(&ep.fx.repo, &["add", "-A"]);
-    ep.fx
-        .git_in(&ep.fx.repo, &["commit", "-q", "-m", "fixture files"]);
-}
-
-fn reason(outcome: &epic_executor::RunOutcome, index: usize) -> String {
-    outcome.report.stories[index]
-        .reason
-        .clone()
-        .unwrap_or_default()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_outside_owned_are_put_back_and_the_story_merges() {

@@ -6,23 +6,8 @@ use std::sync::Arc;
 
 use epic_executor::Seat;
 
-use crate::epic_support::{EpicFixture, plan, statuses};
+use crate::epic_support::{EpicFixture, merges, plan, reason, statuses};
 use crate::support::Events;
-
-/// The subjects of the epic branch's merges.
-fn merges(ep: &EpicFixture) -> Vec<String> {
-    ep.epic_log()
-        .into_iter()
-        .filter(|line| line.starts_with("e: merge story"))
-        .collect()
-}
-
-fn reason(outcome: &epic_executor::RunOutcome, index: usize) -> String {
-    outcome.report.stories[index]
-        .reason
-        .clone()
-        .unwrap_or_default()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_judge_saying_not_clean_around_an_example_verdict_does_not_clear_the_story() {

@@ -5,22 +5,18 @@
 
 use epic_story_plan::ValidPlan;
 
-use crate::epic_support::{EpicFixture, plan, statuses};
+use crate::epic_support::{EpicFixture, commit_on_main, merges, plan, reason, statuses};
 use crate::support::Events;
 
 /// A plan of story `a` owning `src/a`, which holds a test and another script on `main`.
 fn tested(ep: &EpicFixture, tests_change: bool) -> ValidPlan {
-    for (path, text) in [
-        ("src/a/tests/a_test.sh", "test 1 -eq 1\n"),
-        ("src/a/checks/extra.sh", "true\n"),
-    ] {
-        let path = ep.fx.repo.join(path);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-    ep.fx.git_in(&ep.fx.repo, &["add", "-A"]);
-    ep.fx
-        .git_in(&ep.fx.repo, &["commit", "-q", "-m", "a's test"]);
+    commit_on_main(
+        ep,
+        &[
+            ("src/a/tests/a_test.sh", "test 1 -eq 1\n"),
+            ("src/a/checks/extra.sh", "true\n"),
+        ],
+    );
     let mut plan = plan(&[("a", &[])]).into_plan();
     plan.stories[0].tests_change = tests_change;
     plan.validate().expect("valid")
@@ -36,16 +32,10 @@ async fn fails_unless_allowed(hook: &str, found: &str) {
         .run(&plan, ep.config(), &Events::default())
         .await
         .expect("run");
-    let why = outcome.report.stories[0].reason.clone().unwrap_or_default();
+    let why = reason(&outcome, 0);
     assert_eq!(statuses(&outcome), ["a:failed"], "{hook}: {why}");
     assert!(why.contains(found) && why.contains("tests_change"), "{why}");
-    assert!(
-        !ep.epic_log()
-            .iter()
-            .any(|line| line.contains("merge story")),
-        "{:?}",
-        ep.epic_log()
-    );
+    assert!(merges(&ep).is_empty(), "{:?}", ep.epic_log());
     assert_eq!(
         ep.fx
             .git_in(&ep.fx.repo, &["show", "epic/e:src/a/tests/a_test.sh"]),
