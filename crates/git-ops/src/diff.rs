@@ -14,7 +14,7 @@ use crate::cli::args;
 use crate::error::{Cause, DiffError};
 use crate::repo::GixGit;
 use crate::rev;
-use crate::types::{BranchDiff, CommitId, FileChange, FileChangeKind, FileMode};
+use crate::types::{BranchDiff, CommitId, FileChange, FileChangeKind, FileMode, Symlink};
 
 /// The merge base, the head and the changed paths of `base...head`.
 pub(crate) fn changed_paths(
@@ -238,10 +238,23 @@ fn tree_paths(
     old: gix::ObjectId,
     new: gix::ObjectId,
 ) -> Result<Vec<String>, gix::Error> {
+    tree_paths_and_links(repo, old, new, false).map(|(paths, _)| paths)
+}
+
+/// The paths a diff of the trees of commits `old` and `new` touches (both sides of a rename),
+/// sorted; and, when `links` is asked for, the symbolic links `new` has among them (added or
+/// changed), with their targets, in path order. One tree diff for both.
+pub(crate) fn tree_paths_and_links(
+    repo: &gix::Repository,
+    old: gix::ObjectId,
+    new: gix::ObjectId,
+    links: bool,
+) -> Result<(Vec<String>, Vec<Symlink>), gix::Error> {
     let old = repo.find_commit(old)?.tree()?;
     let new = repo.find_commit(new)?.tree()?;
     let changes = repo.diff_tree_to_tree(&old, &new, gix::diff::Options::default())?;
     let mut paths = Vec::new();
+    let mut found = Vec::new();
     for change in &changes {
         if change.entry_mode().is_tree() {
             continue;
@@ -251,10 +264,23 @@ fn tree_paths(
         if source != change.location() {
             paths.push(source.to_str_lossy().into_owned());
         }
+        let now = match change {
+            ChangeDetached::Addition { entry_mode, id, .. }
+            | ChangeDetached::Modification { entry_mode, id, .. }
+            | ChangeDetached::Rewrite { entry_mode, id, .. } => Some((*entry_mode, *id)),
+            ChangeDetached::Deletion { .. } => None,
+        };
+        if let Some((_, id)) = now.filter(|(mode, _)| links && mode.is_link()) {
+            found.push(Symlink {
+                path: change.location().to_str_lossy().into_owned(),
+                target: repo.find_blob(id)?.data.to_str_lossy().into_owned(),
+            });
+        }
     }
     paths.sort_unstable();
     paths.dedup();
-    Ok(paths)
+    found.sort();
+    Ok((paths, found))
 }
 
 pub(crate) fn diff_vs_base(

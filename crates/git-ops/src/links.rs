@@ -1,4 +1,4 @@
-//! Symbolic links: those a branch's own changes add or change and those on the way to given
+//! Symbolic links: those a branch's own changes add or change (with its changed paths) and those on the way to given
 //! paths (in trees, in process with gix: tree entries and blobs, no process), and those among
 //! given paths of a worktree (the files themselves, committed or not).
 
@@ -6,47 +6,25 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use gix::bstr::ByteSlice;
-use gix::object::tree::diff::ChangeDetached;
 
-use crate::diff::{ends, failed};
+use crate::diff::{ends, failed, tree_paths_and_links};
 use crate::error::{Cause, DiffError, RevError, StatusError};
 use crate::repo::GixGit;
 use crate::rev;
 use crate::types::Symlink;
 
-/// The changed paths of `base...head` that `head` has as symbolic links, with their targets.
+/// The changed paths of `base...head`, and those of them that `head` has as symbolic links,
+/// with their targets: one tree diff.
 pub(crate) fn changed(
     git: &GixGit,
     worktree: &Path,
     base: &str,
     head: &str,
-) -> Result<Vec<Symlink>, DiffError> {
-    let fail = failed(base, head);
+) -> Result<(Vec<String>, Vec<Symlink>), DiffError> {
     let repo = rev::open(git, worktree)?;
     let (merge_base, head_id) = ends(&repo, worktree, base, head)?;
-    (|| -> Result<Vec<Symlink>, gix::Error> {
-        let old = repo.find_commit(merge_base)?.tree()?;
-        let new = repo.find_commit(head_id)?.tree()?;
-        let changes = repo.diff_tree_to_tree(&old, &new, gix::diff::Options::default())?;
-        let mut links = Vec::new();
-        for change in &changes {
-            let (mode, id) = match change {
-                ChangeDetached::Addition { entry_mode, id, .. }
-                | ChangeDetached::Modification { entry_mode, id, .. }
-                | ChangeDetached::Rewrite { entry_mode, id, .. } => (*entry_mode, *id),
-                ChangeDetached::Deletion { .. } => continue,
-            };
-            if mode.is_link() {
-                links.push(Symlink {
-                    path: change.location().to_str_lossy().into_owned(),
-                    target: target(&repo, id)?,
-                });
-            }
-        }
-        links.sort();
-        Ok(links)
-    })()
-    .map_err(|error| fail(Cause::gix(error)))
+    tree_paths_and_links(&repo, merge_base, head_id, true)
+        .map_err(|error| failed(base, head)(Cause::gix(error)))
 }
 
 /// The symbolic links of `rev`'s tree that are one of `paths` or a directory above one.

@@ -153,15 +153,15 @@ pub trait Git: Send + Sync {
         hold: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<FileChange>, DiffError>;
 
-    /// The symbolic links among the paths of
-    /// [`changed_paths_vs_base`](Self::changed_paths_vs_base): each changed path that `head`'s
-    /// tree has as a symbolic link (mode `120000`), with its target, in path order. In process.
-    fn symlinks_vs_base(
+    /// The paths of [`changed_paths_vs_base`](Self::changed_paths_vs_base), and the symbolic
+    /// links among them: each changed path that `head`'s tree has as a symbolic link (mode
+    /// `120000`), with its target, in path order. In process, one tree diff for both.
+    fn changed_paths_and_links_vs_base(
         &self,
         worktree: &Path,
         base: &str,
         head: &str,
-    ) -> Result<Vec<Symlink>, DiffError>;
+    ) -> Result<(Vec<String>, Vec<Symlink>), DiffError>;
 
     /// The symbolic links on the way to `paths` in the tree of `rev`: each of the paths, or a
     /// directory above one, that the tree has as a symbolic link, with its target; in path
@@ -639,12 +639,12 @@ impl Git for GixGit {
         diff::file_changes(self, worktree, (base, head), keep, hold)
     }
 
-    fn symlinks_vs_base(
+    fn changed_paths_and_links_vs_base(
         &self,
         worktree: &Path,
         base: &str,
         head: &str,
-    ) -> Result<Vec<Symlink>, DiffError> {
+    ) -> Result<(Vec<String>, Vec<Symlink>), DiffError> {
         links::changed(self, worktree, base, head)
     }
 

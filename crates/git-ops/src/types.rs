@@ -151,7 +151,7 @@ pub enum FileMode {
 }
 
 /// A symbolic link in a tree (mode `120000`): what
-/// [`Git::symlinks_vs_base`](crate::Git::symlinks_vs_base) and
+/// [`Git::changed_paths_and_links_vs_base`](crate::Git::changed_paths_and_links_vs_base) and
 /// [`Git::symlinks_along`](crate::Git::symlinks_along) return.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Symlink {

@@ -80,8 +80,8 @@ impl Work {
             .git("list the story's changed paths", move |git| {
                 let checked = git.rev_parse(&worktree, &branch)?;
                 let head = checked.to_hex();
-                let paths = git.changed_paths_vs_base(&worktree, &base, &head)?;
-                let links = git.symlinks_vs_base(&worktree, &base, &head)?;
+                let (paths, links) =
+                    git.changed_paths_and_links_vs_base(&worktree, &base, &head)?;
                 Ok::<_, BoxError>((checked, paths, links))
             })
             .await?;

@@ -320,7 +320,12 @@ fn symbolic_links_a_branch_adds_or_changes_are_listed_with_their_targets() {
     repo.git_in(&wt, &["add", "-A"]);
     repo.git_in(&wt, &["commit", "-q", "-m", "links"]);
 
-    let links = pairs(git.symlinks_vs_base(&wt, "epic/e", "HEAD").expect("links"));
+    let (paths, links) = git
+        .changed_paths_and_links_vs_base(&wt, "epic/e", "HEAD")
+        .expect("links");
+    let only_paths = git.changed_paths_vs_base(&wt, "epic/e", "HEAD");
+    assert_eq!(paths, only_paths.expect("paths"), "changed_paths_vs_base's");
+    let links = pairs(links);
     let expected = [
         ("keep.txt", "vendor/lib/mod.rs"),
         ("retarget", "../b/file.txt"),
@@ -375,8 +380,8 @@ fn symbolic_links_a_branch_adds_or_changes_are_listed_with_their_targets() {
     // In the worktree's files, committed or not: an uncommitted link counts, a path with no
     // file or under a file has none.
     symlink("../../.git/config", wt.join("src/a/uncommitted")).expect("symlink");
-    let files: Vec<(String, String)> = git
-        .symlinks_in_worktree(
+    let files = pairs(
+        git.symlinks_in_worktree(
             &wt,
             &[
                 "src/a/uncommitted",
@@ -386,19 +391,15 @@ fn symbolic_links_a_branch_adds_or_changes_are_listed_with_their_targets() {
                 "src/a/passwd",
             ],
         )
-        .expect("worktree links")
-        .into_iter()
-        .map(|link| (link.path, link.target))
-        .collect();
+        .expect("worktree links"),
+    );
+    let expected = [
+        ("src/a/passwd", "/etc/passwd"),
+        ("src/a/uncommitted", "../../.git/config"),
+    ];
     assert_eq!(
         files,
-        [
-            ("src/a/passwd".to_owned(), "/etc/passwd".to_owned()),
-            (
-                "src/a/uncommitted".to_owned(),
-                "../../.git/config".to_owned()
-            ),
-        ]
+        expected.map(|(path, to)| (path.to_owned(), to.to_owned()))
     );
 }
 
