@@ -223,19 +223,12 @@ async fn check_symlinked_paths(
 /// Records `head`, the head this run builds on, as the proven head ([`ProvenHead`]) a merge the
 /// run leaves unproven goes back to.
 async fn record_proven(dir: &EpicDir, head: CommitId) -> Result<(), RunError> {
-    let record = ProvenHead {
-        commit: head.to_hex(),
-    };
-    let path = dir.proven_head();
-    let error = |source: BoxError| RunError::State {
-        action: "record the proven epic head".to_owned(),
-        source,
-    };
-    match offload::blocking(move || epic_state_store::save(&path, &record)).await {
-        Ok(Ok(())) => Ok(()),
-        Ok(Err(source)) => Err(error(Box::new(source))),
-        Err(source) => Err(error(Box::new(source))),
-    }
+    ProvenHead::record(dir, head)
+        .await
+        .map_err(|source| RunError::State {
+            action: "record the proven epic head".to_owned(),
+            source,
+        })
 }
 
 /// Fails when an existing branch keeps git from creating the story branches

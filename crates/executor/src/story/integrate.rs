@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use epic_git_ops::{CommitId, MergeFavor, MergeOutcome};
-use epic_state_store::StoryStage;
+use epic_state_store::{EpicDir, StoryStage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +52,20 @@ impl epic_state_store::Document for ProvenHead {
     const NAME: &'static str = "proven epic head";
     const VERSION: u32 = 1;
     const REMEDY: &'static str = "remove it; the next run records the epic head it starts from";
+}
+
+impl ProvenHead {
+    /// Records `commit` as the last proven epic head of the epic `dir`, off the async workers.
+    pub(crate) async fn record(dir: &EpicDir, commit: CommitId) -> Result<(), BoxError> {
+        let path = dir.proven_head();
+        let record = Self {
+            commit: commit.to_hex(),
+        };
+        match offload::blocking(move || epic_state_store::save(&path, &record)).await {
+            Ok(saved) => saved.map_err(Into::into),
+            Err(error) => Err(Box::new(error)),
+        }
+    }
 }
 
 impl Work {
@@ -183,18 +197,10 @@ impl Work {
     /// Records `commit` as the last proven epic head ([`ProvenHead`]); best effort: without it,
     /// a merge left unproven by a crash is not undone but refused, naming what to check.
     async fn record_proven(&self, commit: CommitId) {
-        let path = self.shared.dir.proven_head();
-        let record = ProvenHead {
-            commit: commit.to_hex(),
-        };
-        let saved = offload::blocking(move || {
-            epic_state_store::save(&path, &record).map_err(|error| chain(&error))
-        })
-        .await
-        .unwrap_or_else(|error| Err(error.to_string()));
-        if let Err(error) = saved {
+        if let Err(error) = ProvenHead::record(&self.shared.dir, commit).await {
             self.note(format!(
-                "the proven epic head could not be recorded: {error}"
+                "the proven epic head could not be recorded: {}",
+                chain(error.as_ref())
             ));
         }
     }
