@@ -15,6 +15,7 @@ use std::path::Path;
 
 use crate::cli::{args, words};
 use crate::error::{Cause, CommitError};
+use crate::path_text::path_bytes;
 use crate::repo::GixGit;
 use crate::rev;
 use crate::types::{CommitId, CommitOutcome};
@@ -98,7 +99,11 @@ pub(crate) fn commit_all(
     drop(repo);
     let mut paths = Vec::new();
     for path in &changed.paths {
-        paths.extend_from_slice(path.as_bytes());
+        // The status writes odd names quoted (see `path_text`); git stages their real bytes.
+        let Some(bytes) = path_bytes(path) else {
+            continue;
+        };
+        paths.extend_from_slice(&bytes);
         paths.push(0);
     }
     git.cli

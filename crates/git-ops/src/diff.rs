@@ -12,6 +12,7 @@ use gix::object::tree::diff::ChangeDetached;
 
 use crate::cli::args;
 use crate::error::{Cause, DiffError};
+use crate::path_text::path_text;
 use crate::repo::GixGit;
 use crate::rev;
 use crate::types::{BranchDiff, CommitId, FileChange, FileChangeKind, FileMode, Symlink};
@@ -83,7 +84,7 @@ pub(crate) fn file_changes(
         if change.entry_mode().is_tree() {
             continue;
         }
-        let path = change.location().to_str_lossy().into_owned();
+        let path = path_text(change.location());
         let (kind, old, new): (FileChangeKind, Side, Side) = match &change {
             ChangeDetached::Addition { entry_mode, id, .. } => {
                 (FileChangeKind::Added, None, Some((*entry_mode, *id)))
@@ -111,7 +112,7 @@ pub(crate) fn file_changes(
                 copy,
                 ..
             } => {
-                let from = source_location.to_str_lossy().into_owned();
+                let from = path_text(source_location);
                 let kind = if *copy {
                     FileChangeKind::Copied { from }
                 } else {
@@ -259,10 +260,10 @@ pub(crate) fn tree_paths_and_links(
         if change.entry_mode().is_tree() {
             continue;
         }
-        paths.push(change.location().to_str_lossy().into_owned());
+        paths.push(path_text(change.location()));
         let source = change.source_location();
         if source != change.location() {
-            paths.push(source.to_str_lossy().into_owned());
+            paths.push(path_text(source));
         }
         let now = match change {
             ChangeDetached::Addition { entry_mode, id, .. }
@@ -272,7 +273,7 @@ pub(crate) fn tree_paths_and_links(
         };
         if let Some((_, id)) = now.filter(|(mode, _)| links && mode.is_link()) {
             found.push(Symlink {
-                path: change.location().to_str_lossy().into_owned(),
+                path: path_text(change.location()),
                 target: repo.find_blob(id)?.data.to_str_lossy().into_owned(),
             });
         }

@@ -98,6 +98,14 @@
 //! epic's commits are bookkeeping and the project's checks run as its gates; gix runs no hooks
 //! either). [`GixGit::with_env`] adds variables on top, for tests or a chosen `HOME`.
 //!
+//! # Paths
+//!
+//! Paths are repository-relative `String`s with `/` separators. A file name git can only show
+//! quoted (a newline or another control character in it, bytes that are not UTF-8, a leading
+//! `"`) is written the way git quotes it, `"src/raw\377.txt"`, never lossily: the text names
+//! the file for a person and every method taking paths back ([`Git::restore_paths`], the
+//! staging of [`Git::commit_all`]) acts on its exact bytes.
+//!
 //! # What killed processes leave
 //!
 //! [`clear_stale_locks`] removes the lock files (`index.lock`, a branch's `.lock`) a git process
@@ -134,6 +142,7 @@ mod leftovers;
 mod links;
 mod merge;
 mod monitor;
+mod path_text;
 mod repo;
 mod reset;
 mod rev;

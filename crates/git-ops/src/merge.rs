@@ -10,12 +10,12 @@ use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 
-use gix::bstr::ByteSlice;
 use gix::merge::tree::TreatAsUnresolved;
 
 use crate::cli::{args, failure, words};
 use crate::commit::identity_args;
 use crate::error::{Cause, MergeError};
+use crate::path_text::path_text;
 use crate::repo::GixGit;
 use crate::rev;
 use crate::types::{CommitId, MergeFavor, MergeOutcome};
@@ -131,7 +131,7 @@ fn tree_conflicts(
         .entries()
         .iter()
         .filter(|entry| entry.stage_raw() != 0)
-        .map(|entry| entry.path(&index).to_str_lossy().into_owned())
+        .map(|entry| path_text(entry.path(&index)))
         .collect();
     paths.dedup();
     if paths.is_empty() {
@@ -141,7 +141,7 @@ fn tree_conflicts(
             .conflicts
             .iter()
             .filter(|conflict| conflict.is_unresolved(how))
-            .map(|conflict| conflict.ours.location().to_str_lossy().into_owned())
+            .map(|conflict| path_text(conflict.ours.location()))
             .collect();
     }
     paths.sort_unstable();
@@ -208,7 +208,7 @@ fn apply(
             out.stdout
                 .split(|byte| *byte == 0)
                 .filter(|path| !path.is_empty())
-                .map(|path| String::from_utf8_lossy(path).into_owned())
+                .map(path_text)
                 .collect::<Vec<_>>()
         });
     git.cli

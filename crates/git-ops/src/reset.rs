@@ -5,10 +5,11 @@
 //! gix resolves the revisions and decides, path by path, whether to check out or delete.
 
 use std::ffi::{OsStr, OsString};
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use crate::cli::args;
 use crate::error::{Cause, RestoreError, RollbackError};
+use crate::path_text::{path_bytes, path_text};
 use crate::repo::GixGit;
 use crate::rev;
 use crate::types::{CommitId, Restored};
@@ -31,25 +32,20 @@ pub(crate) fn rollback(git: &GixGit, worktree: &Path, to: &CommitId) -> Result<(
     Ok(())
 }
 
-/// `path` as a repository path with `/` separators, or `None` if it is empty, absolute, or
-/// leaves the worktree.
-fn clean_path(path: &str) -> Option<String> {
-    let trimmed = path.trim_end_matches('/');
-    if trimmed.is_empty() {
-        return None;
-    }
-    let mut parts = Vec::new();
-    for component in Path::new(trimmed).components() {
+/// `path` (a path as this crate writes it, see `path_text`) as a repository path with `/`
+/// separators, or `None` if it is empty, absolute, leaves the worktree or is under `.git`.
+fn clean_path(path: &str) -> Option<PathBuf> {
+    let bytes = path_bytes(path)?;
+    let mut clean = PathBuf::new();
+    for component in gix::path::from_byte_slice(&bytes).ok()?.components() {
         match component {
-            Component::Normal(part) => parts.push(part.to_str()?),
+            Component::Normal(part) => clean.push(part),
             Component::CurDir => {}
             _ => return None,
         }
     }
-    if parts.is_empty() || parts.first() == Some(&".git") {
-        return None;
-    }
-    Some(parts.join("/"))
+    let first = clean.components().next()?;
+    (first.as_os_str() != ".git").then_some(clean)
 }
 
 pub(crate) fn restore_paths(
@@ -80,21 +76,21 @@ pub(crate) fn restore_paths(
         .find_commit(source_id)
         .and_then(|commit| commit.tree())
         .map_err(|error| fail(Cause::gix(error)))?;
-    let mut restored = Restored::default();
+    let (mut checked_out, mut deleted) = (Vec::new(), Vec::new());
     for path in clean {
         let entry = tree
             .lookup_entry_by_path(&path)
             .map_err(|error| fail(Cause::gix(error)))?;
         if entry.is_some() {
-            restored.checked_out.push(path);
+            checked_out.push(path);
         } else {
-            restored.deleted.push(path);
+            deleted.push(path);
         }
     }
-    let with_paths = |head: &[&str], paths: &[String]| -> Vec<OsString> {
+    let with_paths = |head: &[&str], paths: &[PathBuf]| -> Vec<OsString> {
         let mut all: Vec<OsString> = head.iter().map(OsString::from).collect();
         all.push("--".into());
-        all.extend(paths.iter().map(OsString::from));
+        all.extend(paths.iter().map(|path| path.as_os_str().to_owned()));
         all
     };
     let run = |arguments: Vec<OsString>| {
@@ -104,20 +100,34 @@ pub(crate) fn restore_paths(
             .map(drop)
             .map_err(|error| fail(Cause::Cli(error)))
     };
-    if !restored.checked_out.is_empty() {
+    if !checked_out.is_empty() {
         run(with_paths(
             &["checkout", &source_id.to_string()],
-            &restored.checked_out,
+            &checked_out,
         ))?;
     }
-    if !restored.deleted.is_empty() {
+    if !deleted.is_empty() {
         run(with_paths(
             &["rm", "-r", "-f", "-q", "--ignore-unmatch"],
-            &restored.deleted,
+            &deleted,
         ))?;
-        run(with_paths(&["clean", "-f", "-d", "-q"], &restored.deleted))?;
+        run(with_paths(&["clean", "-f", "-d", "-q"], &deleted))?;
     }
-    Ok(restored)
+    let texts = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|path| {
+                gix::path::into_bstr(path.as_path()).map_or_else(
+                    |_| path.to_string_lossy().into_owned(),
+                    |bytes| path_text(&bytes),
+                )
+            })
+            .collect()
+    };
+    Ok(Restored {
+        checked_out: texts(&checked_out),
+        deleted: texts(&deleted),
+    })
 }
 
 #[cfg(test)]
@@ -126,9 +136,22 @@ mod tests {
 
     #[test]
     fn cleans_and_refuses_paths() {
-        assert_eq!(clean_path("src/a.rs").as_deref(), Some("src/a.rs"));
-        assert_eq!(clean_path("./src//a b.rs").as_deref(), Some("src/a b.rs"));
-        assert_eq!(clean_path("dir/").as_deref(), Some("dir"));
+        let clean = |path| {
+            clean_path(path).map(|path| {
+                gix::path::into_bstr(path)
+                    .expect("a unix path is bytes")
+                    .into_owned()
+            })
+        };
+        assert_eq!(clean("src/a.rs"), Some("src/a.rs".into()));
+        assert_eq!(clean("./src//a b.rs"), Some("src/a b.rs".into()));
+        assert_eq!(clean("dir/"), Some("dir".into()));
+        assert_eq!(
+            clean(r#""src/raw\377.txt""#),
+            Some(b"src/raw\xff.txt"[..].into())
+        );
+        assert_eq!(clean_path(r#""../x\n""#), None);
+        assert_eq!(clean_path(r#""unclosed"#), None);
         assert_eq!(clean_path(""), None);
         assert_eq!(clean_path("/etc/passwd"), None);
         assert_eq!(clean_path("../x"), None);

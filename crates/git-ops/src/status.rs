@@ -8,6 +8,7 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::status::index_worktree::Item as WorktreeItem;
 
 use crate::error::{Cause, StatusError};
+use crate::path_text::path_text;
 use crate::repo::GixGit;
 use crate::scan::{Memo, Scan};
 use crate::types::Status;
@@ -65,7 +66,7 @@ fn changed(repo: &gix::Repository, memo: &Mutex<Memo>) -> Result<Vec<String>, gi
         let mut reported = HashSet::new();
         let pathspecs = match scanned.scan {
             Scan::Found { changed, suspects } => {
-                paths.extend(changed.iter().map(|path| path.to_str_lossy().into_owned()));
+                paths.extend(changed.iter().map(|path| path_text(path)));
                 reported.extend(changed);
                 // None: nothing for gix to judge (no pathspec at all would mean everything).
                 (!suspects.is_empty()).then(|| {
@@ -98,7 +99,7 @@ fn changed(repo: &gix::Repository, memo: &Mutex<Memo>) -> Result<Vec<String>, gi
             match item? {
                 gix::status::Item::IndexWorktree(item) => paths.extend(worktree_path(&item)),
                 gix::status::Item::TreeIndex(change) => {
-                    paths.push(change.location().to_str_lossy().into_owned());
+                    paths.push(path_text(change.location()));
                 }
             }
         }
@@ -142,7 +143,7 @@ fn worktree_path(item: &WorktreeItem) -> Option<String> {
             return None;
         }
     }
-    Some(item.rela_path().to_str_lossy().into_owned())
+    Some(path_text(item.rela_path()))
 }
 
 /// Like git status, keeps the refreshed file stats so the next status need not hash files again.

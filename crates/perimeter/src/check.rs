@@ -219,13 +219,28 @@ impl fmt::Display for PerimeterViolation {
             )?;
         }
         for path in &self.outside {
-            write!(f, "\n- {} (not in the story's owned paths)", Escaped(path))?;
+            if odd_name(path) {
+                write!(
+                    f,
+                    "\n- {} (a file name with a newline, a control character or bytes that \
+                     are not UTF-8, which epic never merges: rename or delete it)",
+                    Escaped(path)
+                )?;
+            } else {
+                write!(f, "\n- {} (not in the story's owned paths)", Escaped(path))?;
+            }
         }
         for link in &self.links {
             write!(f, "\n- {link}")?;
         }
         Ok(())
     }
+}
+
+/// Whether `path` is a file name git can only show quoted (epic-git-ops writes those in double
+/// quotes, as git does) or one with a control character: never accepted, whatever its prefix.
+fn odd_name(path: &str) -> bool {
+    path.starts_with('"') || path.chars().any(char::is_control)
 }
 
 /// A path written with its control characters escaped (`\n`, `\u{0}`, …).

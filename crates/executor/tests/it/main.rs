@@ -19,6 +19,7 @@ mod hostile_agents;
 mod hostile_replies;
 mod misbehaviour;
 mod noop;
+mod odd_names;
 mod planner;
 mod presets;
 mod resume;

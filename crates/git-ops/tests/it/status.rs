@@ -129,3 +129,32 @@ fn a_file_modified_with_the_same_size_in_the_same_second_is_still_seen() {
         ["README.md"]
     );
 }
+
+#[test]
+fn odd_names_are_listed_quoted_like_git_and_staged_restored_by_their_bytes() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let repo = Repo::new();
+    let git = repo.handle();
+    assert!(!git.status(&repo.path, &[]).expect("status").is_dirty());
+    repo.write("src/done.txt", "d");
+    repo.write("src/two\nlines.txt", "x");
+    let raw = repo
+        .path
+        .join(std::ffi::OsStr::from_bytes(b"src/raw\xff.txt"));
+    std::fs::write(&raw, "y").expect("write the raw name");
+    let status = git.status(&repo.path, &[]).expect("status");
+    let quoted = [r#""src/raw\377.txt""#, r#""src/two\nlines.txt""#];
+    assert_eq!(status.paths, [quoted[0], quoted[1], "src/done.txt"]);
+    git.commit_all(&repo.path, "odd").expect("commit");
+    assert_eq!(
+        repo.git(&["ls-tree", "-r", "--name-only", "HEAD"]),
+        "README.md\nsrc/done.txt\n\"src/raw\\377.txt\"\n\"src/two\\nlines.txt\"\n",
+        "the real bytes are committed (git quotes them the same way)"
+    );
+    let restored = git
+        .restore_paths(&repo.path, "HEAD~1", &quoted)
+        .expect("restore");
+    assert_eq!(restored.deleted, quoted);
+    assert!(!raw.exists());
+    assert!(!repo.path.join("src/two\nlines.txt").exists());
+}

@@ -93,6 +93,31 @@ fn control_characters_cannot_forge_lines_in_the_message() {
 }
 
 #[test]
+fn odd_file_names_are_refused_inside_owned_paths_and_named_for_what_they_are() {
+    let story = Story::new("a", "A", ["src/a"]);
+    // As epic-git-ops writes names git can only show quoted, and a raw newline.
+    let quoted = r#""src/a/raw\377.txt""#;
+    let err = enforce(&[quoted, "src/a/two\nlines.txt", "src/b/x.rs"], &story)
+        .expect_err("odd names are never merged");
+    assert_eq!(err.outside, [quoted, "src/a/two\nlines.txt", "src/b/x.rs"]);
+    let message = err.to_string();
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines.len(), 4, "{message}");
+    for line in &lines[1..3] {
+        assert!(line.contains("a newline, a control character or bytes that are not UTF-8"));
+        assert!(line.contains("rename or delete it"), "{line}");
+    }
+    assert!(
+        lines[2].starts_with("- src/a/two\\nlines.txt "),
+        "{message}"
+    );
+    assert!(
+        lines[3].ends_with("(not in the story's owned paths)"),
+        "{message}"
+    );
+}
+
+#[test]
 fn long_and_unicode_paths_are_classified() {
     let story =
         Story::new("intl", "Intl", ["src/übersetzung", "docs/日本語"]).sharing(["assets/🎨"]);
