@@ -306,6 +306,31 @@ pub enum RunError {
         /// The epic worktree.
         epic_worktree: PathBuf,
     },
+    /// The epic branch is not at the last head epic proved, and no merge of epic's own explains
+    /// it: something other than epic moved it between runs (an agent's `git update-ref`, a
+    /// commit, amend or reset on it). Nothing was started.
+    #[error(
+        "the epic branch `{epic_branch}` is at {head}, not at {proven}, the last head epic \
+         proved: something other than epic moved it since (a commit, an amend, a reset or \
+         `git update-ref` on it). Nothing was started. To build on what epic proved, put it \
+         back: `git -C {} reset --hard {proven}` (what it held stays in `git reflog \
+         {epic_branch}`). To keep the branch as it is and have epic build on it unjudged, \
+         remove `{}`; then rerun",
+        epic_worktree.display(),
+        proven_file.display()
+    )]
+    EpicBranchMoved {
+        /// The epic branch.
+        epic_branch: String,
+        /// Where it is.
+        head: String,
+        /// The last head epic proved.
+        proven: String,
+        /// The epic worktree.
+        epic_worktree: PathBuf,
+        /// The file recording the proven head (`proven.json`).
+        proven_file: PathBuf,
+    },
     /// A git operation of the preflight failed.
     #[error("git failed to {action}")]
     Git {

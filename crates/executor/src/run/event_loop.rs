@@ -204,6 +204,24 @@ impl Loop {
                 }
             }
         }
+        // Every story has ended: whatever moved the epic branch since the last merge (a process
+        // an agent left, a judge's `git update-ref`) is undone before the run reports.
+        match self.shared.restore_epic_head().await {
+            Ok(None) => {}
+            Ok(Some(moved_to)) => {
+                let message = self
+                    .shared
+                    .note_restored_epic_head(moved_to, "found when the run ended");
+                self.emit(Event::RunNote { message });
+            }
+            Err(error) => self.emit(Event::RunNote {
+                message: format!(
+                    "could not check that the epic branch is at its proven head {}: {}",
+                    self.shared.proven(),
+                    crate::error::chain(&error)
+                ),
+            }),
+        }
         let interrupted = self.schedule.is_interrupted();
         let report = self.write_report().await;
         let done = report.count(OutcomeStatus::Done);

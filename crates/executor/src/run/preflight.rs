@@ -123,6 +123,7 @@ pub(super) async fn preflight(
     check_story_branches(git, plan, epic).await?;
     recover_merge(git, &dir, &epic_worktree, &epic_branch, &events).await?;
     let candidates = merged_on_earlier_runs(plan, &dir).await;
+    check_proven_head(git, &dir, &candidates, &epic_worktree, &epic_branch).await?;
     // Before the status: a moved epic branch also leaves its worktree looking dirty, and the
     // lost stories are what the user must hear about.
     let merged = check_merged_stories(
@@ -298,6 +299,61 @@ async fn merged_on_earlier_runs(plan: &ValidPlan, dir: &EpicDir) -> Vec<(usize, 
     })
     .await
     .unwrap_or_default()
+}
+
+/// Refuses an epic branch that is not where epic left it: at the proven head it recorded, or at
+/// the recorded merge commit of a story whose merge was proven but whose proven head a killed
+/// run did not get to record. Without a record (an epic begun before epic kept one) the branch is
+/// taken as it is.
+async fn check_proven_head(
+    git: &Arc<dyn Git>,
+    dir: &EpicDir,
+    candidates: &[(usize, StoryState)],
+    epic_worktree: &Path,
+    epic_branch: &str,
+) -> Result<(), RunError> {
+    let proven_file = dir.proven_head();
+    let recorded = {
+        let path = proven_file.clone();
+        offload::blocking(move || epic_state_store::load::<ProvenHead>(path))
+            .await
+            .map_err(|error| RunError::State {
+                action: "read the proven epic head".to_owned(),
+                source: Box::new(error),
+            })?
+            .map_err(|error| RunError::State {
+                action: "read the proven epic head".to_owned(),
+                source: Box::new(error),
+            })?
+    };
+    let Some(proven) = recorded.and_then(|record| record.commit.parse::<CommitId>().ok()) else {
+        return Ok(());
+    };
+    let merges: Vec<CommitId> = candidates
+        .iter()
+        .filter_map(|(_, state)| state.merge.as_deref()?.parse().ok())
+        .collect();
+    let (worktree, tip) = (
+        epic_worktree.to_path_buf(),
+        format!("refs/heads/{epic_branch}"),
+    );
+    let head = offload::git(git, "read the epic branch", move |git| {
+        let head = git.rev_parse(&worktree, &tip)?;
+        let explained = head == proven
+            || (merges.contains(&head) && git.is_ancestor(&worktree, &proven.to_hex(), &tip)?);
+        Ok::<_, BoxError>((!explained).then_some(head))
+    })
+    .await?;
+    match head {
+        None => Ok(()),
+        Some(head) => Err(RunError::EpicBranchMoved {
+            epic_branch: epic_branch.to_owned(),
+            head: head.to_hex(),
+            proven: proven.to_hex(),
+            epic_worktree: epic_worktree.to_path_buf(),
+            proven_file,
+        }),
+    }
 }
 
 /// Why a state that says merged is not believed.

@@ -104,19 +104,6 @@ pub(crate) enum Failure {
         /// The story that found it.
         story: String,
     },
-    /// The epic branch was moved off the proven head; no new story may start.
-    EpicBranchMoved {
-        /// The epic branch.
-        epic_branch: String,
-        /// The last proven head.
-        proven: CommitId,
-        /// Where the branch is now.
-        head: CommitId,
-        /// The story that found it.
-        story: String,
-        /// The epic worktree.
-        epic_worktree: PathBuf,
-    },
     /// The story branch moved after its checks (the perimeter, the test guard, the gates, the
     /// judge) passed on `checked`: a commit made during the judge turn, or by a process the
     /// coder left behind. Nothing was merged.
@@ -151,13 +138,9 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
-    /// Whether no new story may start after it: the epic worktree or branch is not as epic
-    /// left it.
+    /// Whether no new story may start after it: the epic worktree is not as epic left it.
     pub(crate) fn halts(&self) -> bool {
-        matches!(
-            self,
-            Self::EpicWorktreeDirty { .. } | Self::EpicBranchMoved { .. }
-        )
+        matches!(self, Self::EpicWorktreeDirty { .. })
     }
 
     /// The paragraph a person reads: what happened, with the details that matter, and what to
@@ -262,20 +245,6 @@ impl Failure {
                 paths,
                 story,
             } => dirty_message(worktree, paths, Some(story)),
-            Self::EpicBranchMoved {
-                epic_branch,
-                proven,
-                head,
-                story,
-                epic_worktree,
-            } => format!(
-                "the epic branch {epic_branch} was moved from {proven} (the last proven head) to \
-                 {head}, which does not contain it (found before merging story '{story}'); \
-                 something outside epic moved it, and merged stories may be missing from it. \
-                 epic merges nothing onto it: put it back (`git update-ref refs/heads/\
-                 {epic_branch} {proven}`, then `git -C {} reset --hard`), then rerun.",
-                epic_worktree.display()
-            ),
             Self::BranchMovedAfterChecks {
                 branch,
                 checked,
@@ -431,27 +400,6 @@ mod tests {
                 "story/e/a",
                 epic_branch,
                 paths.join(", ")
-            )
-        );
-        let proven: CommitId = "1111111111111111111111111111111111111111".parse().unwrap();
-        let head: CommitId = "2222222222222222222222222222222222222222".parse().unwrap();
-        let moved = Failure::EpicBranchMoved {
-            epic_branch: epic_branch.to_owned(),
-            proven,
-            head,
-            story: "a".to_owned(),
-            epic_worktree: Path::new("/src/shop.worktrees/e/_epic").to_path_buf(),
-        };
-        assert!(moved.halts());
-        assert_eq!(
-            moved.reason(),
-            format!(
-                "the epic branch {} was moved from {proven} (the last proven head) to {head}, which \
-                 does not contain it (found before merging story '{}'); something outside epic moved \
-                 it, and merged stories may be missing from it. epic merges nothing onto it: put it \
-                 back (`git update-ref refs/heads/{} {proven}`, then `git -C {} reset --hard`), \
-                 then rerun.",
-                epic_branch, "a", epic_branch, "/src/shop.worktrees/e/_epic"
             )
         );
         assert!(!catch_up.halts() && !merge.halts());

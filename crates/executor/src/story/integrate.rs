@@ -144,32 +144,22 @@ impl Work {
         Ok(judge)
     }
 
-    /// Refuses to merge onto an epic branch that something else moved off the proven head (an
-    /// agent's `git update-ref`, a reset): merged stories could be missing from it. Commits
-    /// added on top of the proven head are not refused: the gates prove the merged tree.
+    /// Puts the epic branch back at the proven head if something other than epic moved it
+    /// (see [`Shared::restore_epic_head`](super::Shared::restore_epic_head)): a merge builds only on what epic proved, never on a
+    /// commit an agent put there, whether or not it descends from the proven head. A note says
+    /// where the branch was.
     async fn check_epic_head(&self) -> Result<(), Stop> {
-        let proven = self.shared.proven();
-        let epic = self.shared.epic_worktree.clone();
-        let branch = self.shared.epic_branch.clone();
-        let (head, descends) = self
-            .git("read the epic branch", move |git| {
-                let head = git.rev_parse(&epic, &format!("refs/heads/{branch}"))?;
-                let descends =
-                    head == proven || git.is_ancestor(&epic, &proven.to_hex(), &head.to_hex())?;
-                Ok::<_, BoxError>((head, descends))
-            })
-            .await?;
-        if descends {
-            return Ok(());
+        if let Some(moved_to) = self.shared.restore_epic_head().await? {
+            let message = self.shared.note_restored_epic_head(
+                moved_to,
+                &format!("found before merging story '{}'", self.id()),
+            );
+            self.emit(Event::Note {
+                story: self.id().to_owned(),
+                message,
+            });
         }
-        Err(Failure::EpicBranchMoved {
-            epic_branch: self.shared.epic_branch.clone(),
-            proven,
-            head,
-            story: self.id().to_owned(),
-            epic_worktree: self.shared.epic_worktree.clone(),
-        }
-        .into())
+        Ok(())
     }
 
     /// Fails unless the story branch is still at `checked`, the commit its checks passed on:

@@ -43,7 +43,7 @@ use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
-use crate::offload::{self, GitFailed};
+use crate::offload::{self, BoxError, GitFailed};
 use crate::run::RunConfig;
 use crate::seat::{Role, SeatError};
 use crate::task_loop::{StoryJob, TaskLoop};
@@ -74,6 +74,44 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Puts the epic branch back at the proven head when something other than epic moved it
+    /// (an agent's `git update-ref`, a commit or an amend in the epic worktree, a reset): while
+    /// a run holds the lock, only epic moves the epic branch, and only to a proven head. The
+    /// worktree is reset with it, so the files the moved branch brought are gone too. Returns
+    /// where the branch was found; the commits stay in git's reflog. Call it under the merge
+    /// lock, or when no story runs.
+    pub(crate) async fn restore_epic_head(&self) -> Result<Option<CommitId>, GitFailed> {
+        let proven = self.proven();
+        let (epic, tip) = (
+            self.epic_worktree.clone(),
+            format!("refs/heads/{}", self.epic_branch),
+        );
+        offload::git(
+            &self.git,
+            "put the epic branch back at its proven head",
+            move |git| {
+                let head = git.rev_parse(&epic, &tip)?;
+                if head == proven {
+                    return Ok::<_, BoxError>(None);
+                }
+                git.rollback(&epic, &proven)?;
+                Ok(Some(head))
+            },
+        )
+        .await
+    }
+
+    /// The note saying the epic branch was found at `moved_to` and put back; `found` says when.
+    pub(crate) fn note_restored_epic_head(&self, moved_to: CommitId, found: &str) -> String {
+        format!(
+            "the epic branch {branch} was at {moved_to}, not at {proven}, the last head epic \
+             proved ({found}): something other than epic moved it; it is back at {proven}, and \
+             what it held stays in `git reflog {branch}`",
+            branch = self.epic_branch,
+            proven = self.proven(),
+        )
+    }
+
     /// The epic head whose gates were last proven: where stories are cut and catch up.
     pub(crate) fn proven(&self) -> epic_git_ops::CommitId {
         *self

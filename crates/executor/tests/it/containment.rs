@@ -228,3 +228,160 @@ async fn a_journal_epic_cannot_have_written_is_refused_and_the_branch_stays() {
         "the journal is left for a person to check"
     );
 }
+
+/// The first-parent subjects of the epic branch, newest first.
+fn first_parents(ep: &EpicFixture) -> Vec<String> {
+    ep.fx
+        .git_in(
+            &ep.fx.repo,
+            &["log", "--first-parent", "--format=%s", "epic/e"],
+        )
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_epic_branch_moved_during_a_turn_is_put_back_and_the_run_goes_on() {
+    let ep = EpicFixture::new();
+    // a's coder points the epic branch at a commit of its own, on top of the proven head; b's
+    // (the last story) amends the epic head after a's merge and then fails.
+    ep.hook(
+        "a",
+        "mkdir -p src/a; echo unproven > src/a/wip.txt; git add -A; git commit -qm wip; \
+         git update-ref refs/heads/epic/e HEAD\n",
+    );
+    ep.hook(
+        "b",
+        "git -C \"$ROOT/repo.worktrees/e/_epic\" commit -q --amend --allow-empty -m amended; exit 1\n",
+    );
+    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    let events = Events::default();
+    let outcome = ep.run(&plan, ep.config(), &events).await.expect("run");
+    assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
+    assert_eq!(first_parents(&ep), ["e: merge story a", "initial"]);
+    let state: StoryState = epic_state_store::load(ep.dir().story_state("a").expect("path"))
+        .expect("parses")
+        .expect("exists");
+    assert_eq!(
+        Some(ep.rev("epic/e")),
+        state.merge,
+        "the head is a's proven merge"
+    );
+    let steps = events.steps();
+    assert!(
+        steps.iter().any(|event| matches!(
+            event,
+            Event::Note { story, message }
+                if story == "a" && message.contains("found before merging story 'a'")
+                    && message.contains("something other than epic moved it")
+        )),
+        "a note says the branch was put back before a's merge"
+    );
+    assert!(
+        steps.iter().any(|event| matches!(
+            event,
+            Event::RunNote { message } if message.contains("found when the run ended")
+        )),
+        "a run note says the branch was put back at the end"
+    );
+    assert_eq!(
+        ep.fx
+            .git_in(&ep.epic_worktree(), &["status", "--porcelain"]),
+        "",
+        "the epic worktree is clean"
+    );
+    std::fs::remove_file(ep.fx.root.join("hooks").join("b.sh")).expect("remove b's hook");
+    let rerun = ep.run(&plan, ep.config(), &Events::default()).await;
+    assert!(rerun.expect("rerun").all_done());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_epic_branch_moved_between_runs_is_refused_with_what_to_run() {
+    let ep = EpicFixture::new();
+    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    ep.hook("b", "exit 1\n");
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
+    let proven = ep.rev("epic/e");
+    // Between runs, the head is amended with content nothing judged.
+    let epic = ep.epic_worktree();
+    std::fs::write(epic.join("README.md"), "amended\n").expect("write");
+    ep.fx
+        .git_in(&epic, &["commit", "-qam", "amended", "--amend"]);
+    let amended = ep.rev("epic/e");
+    std::fs::remove_file(ep.fx.root.join("hooks").join("b.sh")).expect("remove b's hook");
+
+    let error = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect_err("refused");
+    let message = error.to_string();
+    assert!(
+        matches!(error, epic_executor::RunError::EpicBranchMoved { .. }),
+        "{message}"
+    );
+    let put_back = format!("git -C {} reset --hard {proven}", epic.display());
+    assert!(
+        message.contains(&amended)
+            && message.contains(&put_back)
+            && message.contains("proven.json"),
+        "{message}"
+    );
+    assert_eq!(
+        ep.rev("epic/e"),
+        amended,
+        "refused, the branch is not moved"
+    );
+
+    // As the message says.
+    ep.fx.git_in(&epic, &["reset", "-q", "--hard", &proven]);
+    let rerun = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", statuses(&rerun));
+    assert_eq!(
+        first_parents(&ep),
+        ["e: merge story b", "e: merge story a", "initial"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_epic_branch_kept_as_moved_builds_on_it_once_the_record_is_removed() {
+    let ep = EpicFixture::new();
+    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    ep.hook("b", "exit 1\n");
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
+    let epic = ep.epic_worktree();
+    std::fs::write(epic.join("NOTES.md"), "mine\n").expect("write");
+    ep.fx.git_in(&epic, &["add", "-A"]);
+    ep.fx
+        .git_in(&epic, &["commit", "-qm", "a person's own commit"]);
+    std::fs::remove_file(ep.fx.root.join("hooks").join("b.sh")).expect("remove b's hook");
+    ep.run(&plan, ep.config(), &Events::default())
+        .await
+        .expect_err("refused until the person says which");
+    std::fs::remove_file(ep.dir().proven_head()).expect("remove proven.json");
+    let rerun = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", statuses(&rerun));
+    assert_eq!(
+        first_parents(&ep),
+        [
+            "e: merge story b",
+            "a person's own commit",
+            "e: merge story a",
+            "initial"
+        ]
+    );
+}

@@ -137,38 +137,6 @@ async fn gates_red_only_on_the_merged_tree_undo_the_merge() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_merge_conflict_is_a_typed_failure_naming_the_paths() {
-    let ep = EpicFixture::new();
-    let plan = plan(&[("a", &[]), ("b", &[])]);
-    // While a works, someone commits a conflicting file to the epic branch; b waits for that
-    // commit, so that its merge into the epic worktree does not race it for git's index lock.
-    ep.hook(
-        "a",
-        r#"cd "$ROOT/repo.worktrees/e/_epic" && mkdir -p src/a && echo epic > src/a/done.txt && git add -A && git commit -qm "sneaked in" && touch "$ROOT/sneaked" && cd "$EPIC_WORKTREE"
-"#,
-    );
-    ep.hook(
-        "b",
-        r#"while [ ! -f "$ROOT/sneaked" ]; do sleep 0.05; done
-"#,
-    );
-    let events = Events::default();
-    let outcome = ep.run(&plan, ep.config(), &events).await.expect("run");
-    assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
-    let reason = outcome.report.stories[0].reason.clone().expect("reason");
-    assert!(reason.contains("conflicted on: src/a/done.txt"), "{reason}");
-    assert!(events.steps().iter().any(|event| matches!(
-        event,
-        Event::MergeConflicted { story, paths } if story == "a" && paths == &["src/a/done.txt"]
-    )));
-    assert!(
-        ep.fx
-            .git_in(&ep.epic_worktree(), &["status", "--porcelain"])
-            .is_empty()
-    );
-}
-
 /// A judge that does not clear a story in round 1 and clears it in round 2.
 const JUDGE_ONCE: &str = r#"if [ ! -f "$ROOT/judged-$EPIC_STORY" ]; then
   touch "$ROOT/judged-$EPIC_STORY"
