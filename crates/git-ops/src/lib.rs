@@ -158,8 +158,8 @@ mod worktree;
 
 pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME};
 pub use error::{
-    BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError, MergeError, OpenError,
-    RestoreError, RevError, RollbackError, StatusError, WorktreeError,
+    BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError, MergeError,
+    OpenError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
 pub use init::{FirstCommit, init_repository};
 pub use leftovers::{clear_stale_locks, remove_leftover_dir};

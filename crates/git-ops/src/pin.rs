@@ -77,8 +77,11 @@ const PINNED: &[(&str, Option<&str>)] = &[
 /// the result to `%A` and exits non-zero on a conflict, as git's built-in `text` driver.
 pub(crate) const NEUTRAL_MERGE_DRIVER: &str = "git merge-file --quiet --marker-size=%L %A %O %B";
 
-/// Keys of a filter driver.
-const FILTER_KEYS: &[&str] = &["clean", "smudge", "process"];
+/// Keys of a filter driver that name a program. An empty `clean` or `smudge` is no filter for
+/// that direction; an empty `process`, though, is no filter at all (git then ignores `clean`
+/// and `smudge`), so `process` is pinned only where the driver had one at the start, or where
+/// one turns up later (see [`Pin::settings`]).
+const FILTER_KEYS: &[&str] = &["clean", "smudge"];
 
 /// The configuration pinned at the start; see the module docs.
 #[derive(Debug)]
@@ -90,6 +93,8 @@ pub(crate) struct Pin {
     pinned: Vec<(String, String)>,
     /// The filter drivers configured at the start.
     filters: BTreeSet<String>,
+    /// Those of them that had a `process`.
+    processes: BTreeSet<String>,
     /// The merge drivers configured at the start.
     merges: BTreeSet<String>,
     /// Whether epic's commits are signed (`commit.gpgSign` at the start).
@@ -147,6 +152,7 @@ impl Pin {
         };
         let filters = drivers("filter");
         let merges = drivers("merge");
+        let mut processes = BTreeSet::new();
         for name in &filters {
             for variable in FILTER_KEYS {
                 let key = format!("filter.{name}.{variable}");
@@ -154,6 +160,12 @@ impl Pin {
                 if !value.is_empty() {
                     gix.push((key.clone(), value.clone()));
                 }
+                pinned.push((key, value));
+            }
+            let key = format!("filter.{name}.process");
+            if let Some(value) = last(&key) {
+                processes.insert(name.clone());
+                gix.push((key.clone(), value.clone()));
                 pinned.push((key, value));
             }
             let key = format!("filter.{name}.required");
@@ -195,6 +207,7 @@ impl Pin {
             listing,
             pinned,
             filters,
+            processes,
             merges,
             sign,
             gix,
@@ -214,7 +227,16 @@ impl Pin {
             for variable in FILTER_KEYS {
                 all.push((format!("filter.{name}.{variable}"), String::new()));
             }
+            all.push((format!("filter.{name}.process"), String::new()));
             all.push((format!("filter.{name}.required"), "false".to_owned()));
+        }
+        // A start driver that gained a `process`: git cannot be told to forget it, only to
+        // run no process, which turns the whole driver off (files stored and checked out as
+        // they are) rather than run what was planted.
+        for name in fresh.processes.difference(&self.processes) {
+            if self.filters.contains(name) {
+                all.push((format!("filter.{name}.process"), String::new()));
+            }
         }
         for name in fresh.merges.difference(&self.merges) {
             all.push((
@@ -294,7 +316,12 @@ fn identity(last: &dyn Fn(&str) -> Option<String>, env: &dyn Env) -> Vec<(String
         ("committer.email", &email),
     ]
     .into_iter()
-    .map(|(key, fallback)| (key.to_owned(), last(key).unwrap_or_else(|| fallback.clone())))
+    .map(|(key, fallback)| {
+        (
+            key.to_owned(),
+            last(key).unwrap_or_else(|| fallback.clone()),
+        )
+    })
     .collect()
 }
 
@@ -336,6 +363,8 @@ fn default_file(env: &dyn Env, name: &str) -> Option<PathBuf> {
 #[derive(Debug, Default)]
 pub(crate) struct FreshDrivers {
     filters: BTreeSet<String>,
+    /// The filter drivers with a `process`.
+    processes: BTreeSet<String>,
     merges: BTreeSet<String>,
 }
 
@@ -409,8 +438,7 @@ fn read_drivers(
         &bytes,
         meta,
         gix::config::file::init::Options::default(),
-    )
-    else {
+    ) else {
         return;
     };
     let mut includes = Vec::new();
@@ -422,6 +450,9 @@ fn read_drivers(
             .map(|name| name.to_str_lossy().into_owned());
         match (name.as_str(), subsection) {
             ("filter", Some(driver)) => {
+                if section.value("process").is_some() {
+                    found.processes.insert(driver.clone());
+                }
                 found.filters.insert(driver);
             }
             ("merge", Some(driver)) => {
@@ -516,7 +547,13 @@ mod tests {
         fresh.filters.insert("evil".to_owned());
         fresh.merges.insert("evil".to_owned());
         let settings = pin.settings(&fresh);
+        assert!(!settings.contains(&("filter.cat.process".to_owned(), String::new())));
+        fresh.processes.insert("cat".to_owned());
+        let settings = pin.settings(&fresh);
         assert!(settings.contains(&("filter.evil.clean".to_owned(), String::new())));
+        assert!(settings.contains(&("filter.evil.process".to_owned(), String::new())));
+        // A start driver that gained a process is turned off rather than run it.
+        assert!(settings.contains(&("filter.cat.process".to_owned(), String::new())));
         assert!(settings.contains(&("filter.evil.required".to_owned(), "false".to_owned())));
         assert!(settings.contains(&(
             "merge.evil.driver".to_owned(),
@@ -531,7 +568,11 @@ mod tests {
             &listing(&[("core.bare", "false"), ("user.name", "Ann")]),
             &NoEnv,
         );
-        let now = listing(&[("core.bare", "false"), ("user.name", "Eve"), ("core.fsmonitor", "x")]);
+        let now = listing(&[
+            ("core.bare", "false"),
+            ("user.name", "Eve"),
+            ("core.fsmonitor", "x"),
+        ]);
         assert_eq!(pin.changes(&now), ["core.fsmonitor", "user.name"]);
         let mut with_command = now.clone();
         with_command.extend_from_slice(b"command\0core.hookspath\n/dev/null\0");

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::Cli;
 use crate::error::{
-    BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, OpenError, RestoreError, RevError,
-    RollbackError, StatusError, WorktreeError,
+    BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, OpenError, RestoreError,
+    RevError, RollbackError, StatusError, WorktreeError,
 };
 use crate::scan::Memo;
 use crate::types::{
