@@ -20,6 +20,7 @@ mod hostile_replies;
 mod misbehaviour;
 mod noop;
 mod planner;
+mod planted_config;
 mod presets;
 mod resume;
 mod review;
