@@ -68,7 +68,17 @@ fn plant(repo: &Repo, marks: &Path) {
         make(hook, "exit 0");
         std::fs::copy(bin.join(hook), hooks.join(hook)).expect("hook");
     }
+    // Ignore rules and attributes of the agent's choosing: its files hidden from the status.
+    let excludes = repo.beside("excludes");
+    std::fs::write(&excludes, "*.new\n").expect("excludes");
+    let attributes = repo.beside("attributes");
+    std::fs::write(&attributes, "*.new filter=evil\n").expect("attributes");
     for (key, value) in [
+        ("core.excludesFile", excludes.display().to_string().as_str()),
+        (
+            "core.attributesFile",
+            attributes.display().to_string().as_str(),
+        ),
         ("core.fsmonitor", fsmonitor.as_str()),
         ("gpg.program", gpg.as_str()),
         ("commit.gpgSign", "true"),
@@ -115,8 +125,10 @@ fn settings_planted_after_the_pin_do_not_run_in_epics_git() {
     let marks = marks(&repo);
     plant(&repo, &marks);
 
-    // A story's commit: no fsmonitor, gpg, hook or filter runs, the start identity commits.
+    // A story's commit: no fsmonitor, gpg, hook or filter runs, the start identity commits,
+    // and a file the planted ignore rules name is committed all the same.
     write_in(&story, "story.txt", "good\nstory\n");
+    write_in(&story, "extra.new", "good\n");
     let outcome = git.commit_all(&story, "story").expect("commit");
     assert!(
         matches!(outcome, CommitOutcome::Committed(_)),
@@ -162,6 +174,7 @@ fn settings_planted_after_the_pin_do_not_run_in_epics_git() {
     // The committed files and the checked-out ones are the bytes the stories wrote.
     let on_main = |path: &str| repo.git(&["cat-file", "blob", &format!("main:{path}")]);
     assert_eq!(on_main("story.txt"), "good\nstory\n");
+    assert_eq!(on_main("extra.new"), "good\n");
     assert_eq!(
         on_main("shared.txt"),
         "good\nmain\none\ntwo\nthree\nfour\nfive\nstory\n"
