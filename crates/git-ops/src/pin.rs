@@ -99,11 +99,11 @@ pub(crate) struct Pin {
     merges: BTreeSet<String>,
     /// Whether epic's commits are signed (`commit.gpgSign` at the start).
     sign: bool,
-    /// The values gix handles get on top of their files (see [`pin_gix`]).
+    /// The values gix handles get on top of their files (see [`Pin::pin_gix`]).
     gix: Vec<(String, String)>,
 }
 
-/// The environment a git command reads configuration from: what [`Pin::read`] needs beyond
+/// The environment a git command reads configuration from: what [`Pin::from_listing`] needs beyond
 /// `git config`'s output.
 pub(crate) trait Env {
     /// The value the variable has for the git commands run.

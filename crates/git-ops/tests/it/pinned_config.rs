@@ -308,3 +308,33 @@ fn a_replaced_commit_changes_nothing_epic_reads_or_merges() {
     let tree = repo.git(&["--no-replace-objects", "ls-tree", "--name-only", "main"]);
     assert!(!tree.contains("payload.sh"), "{tree}");
 }
+
+#[test]
+fn a_filter_there_at_the_start_still_filters_in_gix_reads() {
+    // A reversible filter (stored upper case, checked out lower case): a status that did not
+    // run it would find every file of a fresh checkout changed.
+    let repo = Repo::new();
+    repo.git(&["config", "filter.up.clean", "tr a-z A-Z"]);
+    repo.git(&["config", "filter.up.smudge", "tr A-Z a-z"]);
+    repo.write(".gitattributes", "*.txt filter=up\n");
+    repo.write("a.txt", "hello\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "filtered"]);
+    assert_eq!(repo.git(&["cat-file", "blob", "HEAD:a.txt"]), "HELLO\n");
+    let git = repo.handle();
+    let story = repo.beside("story");
+    git.add_worktree_new_branch(&story, "story", "main")
+        .expect("add");
+    assert_eq!(
+        std::fs::read_to_string(story.join("a.txt")).expect("read"),
+        "hello\n"
+    );
+    assert!(!git.status(&story, &[]).expect("status").is_dirty());
+    write_in(&story, "a.txt", "hello\nworld\n");
+    git.commit_all(&story, "more").expect("commit");
+    assert_eq!(
+        repo.git(&["cat-file", "blob", "story:a.txt"]),
+        "HELLO\nWORLD\n"
+    );
+    assert!(!git.status(&story, &[]).expect("status").is_dirty());
+}
