@@ -338,3 +338,47 @@ fn a_filter_there_at_the_start_still_filters_in_gix_reads() {
     );
     assert!(!git.status(&story, &[]).expect("status").is_dirty());
 }
+
+#[test]
+fn a_driver_planted_through_an_included_file_does_not_run() {
+    let (repo, git, story) = repo_with_story();
+    let marks = marks(&repo);
+    let bin = repo.beside("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let clean = script(&bin.join("clean"), &marks, "clean", "sed s/good/EVIL/");
+    let included = repo.beside("included.gitconfig");
+    std::fs::write(
+        &included,
+        format!("[filter \"hidden\"]\n\tclean = {clean}\n\trequired = true\n"),
+    )
+    .expect("included");
+    repo.git(&[
+        "config",
+        "includeIf.gitdir:/.path",
+        &included.display().to_string(),
+    ]);
+    write_in(
+        &repo.path.join(".git/info"),
+        "attributes",
+        "* filter=hidden\n",
+    );
+    write_in(&story, "story.txt", "good\nstory\n");
+    git.commit_all(&story, "story").expect("commit");
+    assert_eq!(
+        repo.git(&["cat-file", "blob", "story:story.txt"]),
+        "good\nstory\n"
+    );
+    assert_eq!(
+        left(&marks),
+        Vec::<String>::new(),
+        "the included driver ran"
+    );
+    assert_eq!(
+        git.config_changes().expect("read"),
+        [
+            "filter.hidden.clean",
+            "filter.hidden.required",
+            "includeif.gitdir:/.path"
+        ]
+    );
+}
