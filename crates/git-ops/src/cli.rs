@@ -17,14 +17,21 @@
 //!   commits and merges. Those run dozens of times per epic, each would consider (and sometimes
 //!   start) a repack in the user's repository mid-run; the user's own git keeps doing it.
 //!
+//! - `GIT_NO_REPLACE_OBJECTS=1`: replace refs (`git replace`, which an agent can make) never
+//!   change what epic's git reads;
+//! - the configuration pinned at the start (see `pin`), through `GIT_CONFIG_COUNT` and
+//!   `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>`, which beat every configuration file.
+//!
 //! The caller's identity variables (`GIT_AUTHOR_NAME`, …) and `HOME` are kept: they are how a
 //! person chooses who commits.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::GitCommandError;
+use crate::pin::{self, Pin};
 
 /// Variables that would make git act on something other than the directory it runs in.
 const REMOVED: &[&str] = &[
@@ -50,7 +57,6 @@ const REMOVED: &[&str] = &[
     "GIT_DIFF_OPTS",
     "GIT_SHALLOW_FILE",
     "GIT_REPLACE_REF_BASE",
-    "GIT_NO_REPLACE_OBJECTS",
     "GIT_TRACE",
     "LANGUAGE",
 ];
@@ -66,13 +72,30 @@ const SET: &[(&str, &str)] = &[
     ("LC_ALL", "C"),
     ("GIT_LITERAL_PATHSPECS", "1"),
     ("GIT_ADVICE", "0"),
+    ("GIT_NO_REPLACE_OBJECTS", "1"),
 ];
 
-/// How to run git: the program and the caller's environment overrides.
+/// `git config -z --list --show-scope`: the configuration, each entry with its scope.
+const LIST_CONFIG: [&str; 4] = ["config", "-z", "--list", "--show-scope"];
+
+/// How to run git: the program, the caller's environment overrides, and, for a repository,
+/// its pinned configuration.
 #[derive(Debug, Clone)]
 pub(crate) struct Cli {
     program: PathBuf,
     env: Vec<(OsString, Option<OsString>)>,
+    /// The repository whose configuration is pinned: its common git directory and where to
+    /// read the configuration. `None` (a repository being made): nothing is pinned.
+    repository: Option<(PathBuf, PathBuf)>,
+    /// The pin, read at the first command (see `pin`); shared by clones, renewed when the
+    /// environment changes before it (a test's `HOME`).
+    pin: Arc<Mutex<Option<Arc<Pin>>>>,
+}
+
+impl pin::Env for Cli {
+    fn var(&self, key: &str) -> Option<OsString> {
+        self.env_var(key)
+    }
 }
 
 impl Cli {
@@ -80,11 +103,23 @@ impl Cli {
         Self {
             program: PathBuf::from("git"),
             env: Vec::new(),
+            repository: None,
+            pin: Arc::default(),
+        }
+    }
+
+    /// A git for the repository whose common git directory is `common_dir`, reading its
+    /// configuration in `anchor`: its configuration is pinned at the first command.
+    pub(crate) fn for_repository(common_dir: PathBuf, anchor: PathBuf) -> Self {
+        Self {
+            repository: Some((common_dir, anchor)),
+            ..Self::new()
         }
     }
 
     pub(crate) fn set_program(&mut self, program: PathBuf) {
         self.program = program;
+        self.pin = Arc::default();
     }
 
     /// Sets (`Some`) or removes (`None`) a variable for every git this handle runs; the last
@@ -92,6 +127,50 @@ impl Cli {
     pub(crate) fn set_env(&mut self, key: OsString, value: Option<OsString>) {
         self.env.retain(|(existing, _)| *existing != key);
         self.env.push((key, value));
+        // The configuration git reads may depend on it (`HOME`): pinned afresh.
+        self.pin = Arc::default();
+    }
+
+    /// The pinned configuration, read now if this is the first time; `None` outside a
+    /// repository.
+    pub(crate) fn pin(&self) -> Result<Option<Arc<Pin>>, GitCommandError> {
+        let Some((_, anchor)) = &self.repository else {
+            return Ok(None);
+        };
+        let mut kept = self.pin.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pin) = kept.as_ref() {
+            return Ok(Some(Arc::clone(pin)));
+        }
+        let output = self.run_unpinned(anchor, &LIST_CONFIG.map(OsStr::new))?;
+        let pin = Arc::new(Pin::from_listing(&output.stdout, self));
+        *kept = Some(Arc::clone(&pin));
+        Ok(Some(pin))
+    }
+
+    /// `git config -z --list --show-scope` now, without the pin: to compare with it.
+    pub(crate) fn config_listing(&self) -> Result<Option<Vec<u8>>, GitCommandError> {
+        let Some((_, anchor)) = &self.repository else {
+            return Ok(None);
+        };
+        let output = self.run_unpinned(anchor, &LIST_CONFIG.map(OsStr::new))?;
+        Ok(Some(output.stdout))
+    }
+
+    fn run_unpinned(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
+        let output = self
+            .base_command(dir, args)
+            .output()
+            .map_err(|error| GitCommandError {
+                command: describe(args),
+                code: None,
+                detail: String::new(),
+                spawn: Some(error),
+            })?;
+        if output.status.success() {
+            Ok(output)
+        } else {
+            Err(failure(args, &output))
+        }
     }
 
     /// The value a variable has for the git this handle runs.
@@ -102,7 +181,23 @@ impl Cli {
         }
     }
 
-    fn command(&self, dir: &Path, args: &[&OsStr]) -> Command {
+    /// The command for `args` in `dir`, with the pinned configuration.
+    fn command(&self, dir: &Path, args: &[&OsStr]) -> Result<Command, GitCommandError> {
+        let mut command = self.base_command(dir, args);
+        if let (Some(pin), Some((common_dir, _))) = (self.pin()?, &self.repository) {
+            let fresh = pin::fresh_driver_names(common_dir, self);
+            let settings = pin.settings(&fresh);
+            command.env("GIT_CONFIG_COUNT", settings.len().to_string());
+            for (at, (key, value)) in settings.iter().enumerate() {
+                command.env(format!("GIT_CONFIG_KEY_{at}"), key);
+                command.env(format!("GIT_CONFIG_VALUE_{at}"), value);
+            }
+        }
+        Ok(command)
+    }
+
+    /// The command for `args` in `dir` in the clean environment of the module docs.
+    fn base_command(&self, dir: &Path, args: &[&OsStr]) -> Command {
         let mut command = Command::new(&self.program);
         command
             .current_dir(dir)
@@ -129,7 +224,7 @@ impl Cli {
     /// Runs git in `dir` and returns its output whatever its exit code; fails only if git could
     /// not be started.
     pub(crate) fn output(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
-        self.command(dir, args)
+        self.command(dir, args)?
             .output()
             .map_err(|error| GitCommandError {
                 command: describe(args),
@@ -154,7 +249,7 @@ impl Cli {
             spawn: Some(error),
         };
         let mut child = self
-            .command(dir, args)
+            .command(dir, args)?
             .stdin(Stdio::piped())
             .spawn()
             .map_err(spawn_failed)?;

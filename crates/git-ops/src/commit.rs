@@ -25,44 +25,6 @@ pub const FALLBACK_NAME: &str = "epic";
 /// The email epic commits as where no identity is configured.
 pub const FALLBACK_EMAIL: &str = "epic@localhost";
 
-/// `-c user.name=epic` and `-c user.email=…` for whichever of the two git would not find.
-///
-/// Configuration is what counts, as git reads it in `worktree` with this handle's environment;
-/// the variables that beat configuration (`GIT_AUTHOR_NAME`, `GIT_COMMITTER_EMAIL`, …) still win
-/// over these `-c` values, and `EMAIL` counts as an email. The machine's login name and host
-/// name, which git would otherwise guess from, do not count: a guessed identity is how commits
-/// from a fresh CI machine end up as `root@localhost.localdomain`.
-pub(crate) fn identity_args(git: &GixGit, worktree: &Path) -> Result<Vec<OsString>, Cause> {
-    Ok(commit_config(git, worktree)?.identity.clone())
-}
-
-/// The `-c` arguments for the parts of the identity that `config` (`git config --get-regexp`'s
-/// output) lacks.
-fn fallback_identity(git: &GixGit, config: &str) -> Vec<OsString> {
-    let text = config;
-    let has = |key: &str| {
-        text.lines().any(|line| {
-            line.split_once(' ')
-                .is_some_and(|(name, value)| name == key && !value.trim().is_empty())
-        })
-    };
-    let mut out = Vec::new();
-    if !has("user.name") {
-        out.push("-c".into());
-        out.push(format!("user.name={FALLBACK_NAME}").into());
-    }
-    if !has("user.email")
-        && git
-            .cli
-            .env_var("EMAIL")
-            .is_none_or(|email| email.is_empty())
-    {
-        out.push("-c".into());
-        out.push(format!("user.email={FALLBACK_EMAIL}").into());
-    }
-    out
-}
-
 pub(crate) fn commit_all(
     git: &GixGit,
     worktree: &Path,
@@ -124,13 +86,11 @@ pub(crate) fn commit_all(
         // Changes that undo each other, or stat data only.
         return Ok(CommitOutcome::NothingToCommit);
     }
-    let config = commit_config(git, worktree).map_err(fail)?;
-    let mut arguments = config.identity.clone();
-    arguments.extend(["commit-tree".into(), tree.into()]);
+    let mut arguments: Vec<OsString> = vec!["commit-tree".into(), tree.into()];
     if let Some(parent) = parent {
         arguments.extend(["-p".into(), parent.to_string().into()]);
     }
-    if config.sign {
+    if signs(git).map_err(fail)? {
         arguments.push("-S".into());
     }
     arguments.extend(["-F".into(), "-".into()]);
@@ -184,54 +144,11 @@ fn clean_message(message: &str) -> String {
     out
 }
 
-/// What a commit takes from git's configuration: the identity arguments and whether to sign.
-#[derive(Debug)]
-pub(crate) struct CommitConfig {
-    identity: Vec<OsString>,
-    sign: bool,
-}
-
-/// What [`identity_args`] needs and `commit.gpgSign`, which `git commit` honours and `git
-/// commit-tree` only as `-S`: read with one `git config` the first time the handle commits or
-/// merges in `worktree`, then kept for the handle's life (an `epic run`), so that only the first
-/// commit of a worktree pays a git process for it. The identity itself is still git's to read at
-/// each commit; what is kept is whether it lacks a name or an email, and whether to sign: a
-/// repository that gains or loses `user.name` or `commit.gpgSign` during a run sees it from the
-/// next run.
-fn commit_config(git: &GixGit, worktree: &Path) -> Result<std::sync::Arc<CommitConfig>, Cause> {
-    git.commit_config(worktree, || read_commit_config(git, worktree))
-}
-
-/// Reads [`CommitConfig`] with `git config --get-regexp` in `worktree`: exactly the
-/// configuration the committing git sees (includes, conditional includes, worktree config).
-fn read_commit_config(git: &GixGit, worktree: &Path) -> Result<CommitConfig, Cause> {
-    let pattern = r"^(user\.(name|email)|commit\.gpgsign)$";
-    let output = git
-        .cli
-        .output(worktree, args!["config", "--get-regexp", pattern])?;
-    // Exit 1: none of the keys is set.
-    if !output.status.success() && output.status.code() != Some(1) {
-        return Err(Cause::Cli(crate::cli::failure(
-            args!["config", "--get-regexp", pattern],
-            &output,
-        )));
-    }
-    let text = String::from_utf8_lossy(&output.stdout);
-    // The last value of a key wins, as in git.
-    let sign = text
-        .lines()
-        .filter_map(|line| line.split_once(' '))
-        .rfind(|(name, _)| *name == "commit.gpgsign")
-        .is_some_and(|(_, value)| {
-            matches!(
-                value.trim().to_ascii_lowercase().as_str(),
-                "true" | "yes" | "on" | "1"
-            )
-        });
-    Ok(CommitConfig {
-        identity: fallback_identity(git, &text),
-        sign,
-    })
+/// Whether epic's commits are signed: `commit.gpgSign` as the configuration had it when the
+/// handle pinned it (see `pin`), which `git commit` honours and `git commit-tree` only as `-S`.
+/// A `commit.gpgSign` (or `gpg.program`) planted during a run changes nothing.
+fn signs(git: &GixGit) -> Result<bool, Cause> {
+    Ok(git.cli.pin()?.is_some_and(|pin| pin.sign()))
 }
 
 /// `git add -A` + `git commit`, for paths the plumbing way cannot name.
@@ -247,18 +164,16 @@ fn commit_all_porcelain(
     git.cli
         .run(worktree, args!["add", "-A"])
         .map_err(|error| fail(Cause::Cli(error)))?;
-    let mut arguments = identity_args(git, worktree).map_err(fail)?;
-    arguments.extend(
-        [
-            "commit",
-            "--quiet",
-            "--no-verify",
-            "--allow-empty-message",
-            "-m",
-            message,
-        ]
-        .map(OsString::from),
-    );
+    let arguments: Vec<OsString> = [
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "--allow-empty-message",
+        "-m",
+        message,
+    ]
+    .map(OsString::from)
+    .into();
     let arguments: Vec<&std::ffi::OsStr> = arguments.iter().map(OsString::as_os_str).collect();
     let output = git
         .cli

@@ -299,6 +299,7 @@ pub(crate) fn diff_vs_base(
                 "diff",
                 "--no-color",
                 "--no-ext-diff",
+                "--no-textconv",
                 &merge_base.to_hex(),
                 &head_id.to_hex(),
             ],

@@ -182,6 +182,19 @@ pub enum BranchError {
     },
 }
 
+/// An error returned by [`Git::config_changes`](crate::Git::config_changes).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The configuration could not be read.
+    #[error("failed to read the repository's git configuration")]
+    Read {
+        /// What git said.
+        #[source]
+        source: GitCommandError,
+    },
+}
+
 /// An error returned by the linked-worktree operations.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

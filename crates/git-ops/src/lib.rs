@@ -90,11 +90,12 @@
 //! | restore paths | `git checkout <rev> -- …`, `git rm`, `git clean` | no partial checkout into a populated worktree |
 //! | create a branch | `git update-ref -m … refs/heads/<name> <commit> ""` (must not exist) | gix's ref transaction locks `packed-refs` to look the name up; a process killed inside it leaves `packed-refs.lock`, blocking every later ref change. git locks only the new ref's file |
 //! | unified diff text (for a judge to read) | `git diff <base> <head>` | gix gives hunks, not git's patch format |
-//! | identity check before a commit | `git config --get-regexp`, once per worktree and handle | so the check sees exactly the configuration the committing git sees |
+//! | the configuration pinned at the start, and its changes | `git config -z --list --show-scope`, once per handle, and once per [`Git::config_changes`] | so the pin is exactly the configuration git sees (includes, conditional includes, the handle's `HOME`) |
 //!
 //! Every git process runs with a clean, non-interactive environment: no prompts, no pager, no
 //! editor, `LC_ALL=C`, literal pathspecs, no `GIT_DIR`/`GIT_WORK_TREE`/`GIT_INDEX_FILE` or
-//! other redirection inherited from the caller, and hooks disabled (`-c core.hooksPath=/dev/null`:
+//! other redirection inherited from the caller, replace refs ignored, the configuration pinned
+//! (above), and hooks disabled (`-c core.hooksPath=/dev/null`:
 //! epic's commits are bookkeeping and the project's checks run as its gates; gix runs no hooks
 //! either). [`GixGit::with_env`] adds variables on top, for tests or a chosen `HOME`.
 //!
@@ -120,8 +121,20 @@
 //! has no `user.name` or `user.email` (a fresh CI machine), the missing part is
 //! [`FALLBACK_NAME`] `epic` / [`FALLBACK_EMAIL`] `epic@localhost`, rather than git's guess from
 //! the login and host names. `GIT_AUTHOR_*`/`GIT_COMMITTER_*` variables still take precedence.
-//! Which parts are missing is read once per worktree and handle (see `commit_config`): a
-//! configuration change during a run counts from the next run.
+//! The identity, like every setting that runs a program or changes what is committed, is
+//! pinned when the handle runs its first git command (see below): a configuration change
+//! during a run counts from the next run.
+//!
+//! # Pinned configuration
+//!
+//! Agents run as the user and can write git's configuration. A handle reads the configuration
+//! once, at its first git command, and every later git command and gix handle runs with it
+//! pinned: settings that run programs (`core.fsmonitor`, `gpg.program` and `commit.gpgSign`,
+//! filter and merge drivers, `diff.external` and textconv) or change what is committed or seen
+//! (`user.name`, `user.email`, `core.autocrlf`, `core.attributesFile`, `core.excludesFile`, …)
+//! keep their start values, or get neutral ones where they had none; a filter or merge driver
+//! configured only later never runs (its commands are emptied, its merge is git's text merge);
+//! replace refs are ignored. [`Git::config_changes`] names the keys changed since.
 //!
 //! # Threads and async
 //!
@@ -143,6 +156,7 @@ mod links;
 mod merge;
 mod monitor;
 mod path_text;
+mod pin;
 mod repo;
 mod reset;
 mod rev;
@@ -153,8 +167,8 @@ mod worktree;
 
 pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME};
 pub use error::{
-    BranchError, Cause, CommitError, DiffError, GitCommandError, MergeError, OpenError,
-    RestoreError, RevError, RollbackError, StatusError, WorktreeError,
+    BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError, MergeError,
+    OpenError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
 pub use init::{FirstCommit, init_repository};
 pub use leftovers::{clear_stale_locks, remove_leftover_dir};

@@ -13,7 +13,6 @@ use std::path::Path;
 use gix::merge::tree::TreatAsUnresolved;
 
 use crate::cli::{args, failure, words};
-use crate::commit::identity_args;
 use crate::error::{Cause, MergeError};
 use crate::path_text::path_text;
 use crate::repo::GixGit;
@@ -163,19 +162,17 @@ fn apply(
         worktree: worktree.to_owned(),
         source,
     };
-    let mut arguments = identity_args(git, worktree).map_err(fail)?;
-    arguments.extend(
-        [
-            "merge",
-            "--no-ff",
-            "--no-edit",
-            "--no-verify",
-            "--quiet",
-            "-m",
-            message,
-        ]
-        .map(OsString::from),
-    );
+    let mut arguments: Vec<OsString> = [
+        "merge",
+        "--no-ff",
+        "--no-edit",
+        "--no-verify",
+        "--quiet",
+        "-m",
+        message,
+    ]
+    .map(OsString::from)
+    .into();
     if favor == MergeFavor::Incoming {
         arguments.extend(["-X", "theirs"].map(OsString::from));
     }
@@ -202,7 +199,14 @@ fn apply(
         .cli
         .run(
             worktree,
-            args!["diff", "--name-only", "-z", "--diff-filter=U"],
+            args![
+                "diff",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--name-only",
+                "-z",
+                "--diff-filter=U"
+            ],
         )
         .map(|out| {
             out.stdout

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::Cli;
-use crate::commit::CommitConfig;
 use crate::error::{
-    BranchError, Cause, CommitError, DiffError, MergeError, OpenError, RestoreError, RevError,
-    RollbackError, StatusError, WorktreeError,
+    BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, OpenError, RestoreError,
+    RevError, RollbackError, StatusError, WorktreeError,
 };
 use crate::scan::Memo;
 use crate::types::{
@@ -216,6 +215,13 @@ pub trait Git: Send + Sync {
         source: &str,
         paths: &[&str],
     ) -> Result<Restored, RestoreError>;
+
+    /// The configuration keys whose values differ now from the configuration this handle
+    /// pinned at its first git command (added, removed or changed since, in any file git reads
+    /// for the repository), sorted, as `git config --list` names them (`core.fsmonitor`,
+    /// `filter.x.clean`). Epic's own git never honours such a change (the pin wins); this says
+    /// that someone made one. One `git config` process.
+    fn config_changes(&self) -> Result<Vec<String>, ConfigError>;
 }
 
 /// `path` made absolute against the current directory, lexically (git and gix may run elsewhere).
@@ -303,6 +309,10 @@ impl Drop for Handle<'_> {
     }
 }
 
+/// Every gix handle ignores replace refs (`git replace`), as epic's git does
+/// (`GIT_NO_REPLACE_OBJECTS`): an agent's replacement never changes what epic reads.
+const NO_REPLACE_REFS: [&str; 1] = ["core.useReplaceRefs=false"];
+
 /// How many worktree handles to keep: more than the stories that run at once.
 const CACHED: usize = 64;
 
@@ -323,8 +333,6 @@ pub struct GixGit {
     /// Per worktree root: the files a status read and found unchanged, and the monitor of its
     /// directories (see `scan` and `monitor`).
     memos: Mutex<Vec<(PathBuf, Arc<Mutex<Memo>>)>>,
-    /// Per worktree: what its commits take from git's configuration (see `commit`).
-    commit_configs: Mutex<Vec<(PathBuf, Arc<CommitConfig>)>>,
 }
 
 impl GixGit {
@@ -336,19 +344,25 @@ impl GixGit {
             dir: dir.to_owned(),
             source,
         };
-        let found = gix::discover(dir).map_err(fail)?;
+        let found = gix::ThreadSafeRepository::discover_opts(
+            dir,
+            gix::discover::upwards::Options::default(),
+            |options, _| options.config_overrides(NO_REPLACE_REFS),
+        )
+        .map(gix::Repository::from)
+        .map_err(fail)?;
         let main = found.main_repo().map_err(fail)?;
         let common_dir = absolute(main.common_dir());
         let main_worktree = main.workdir().map(absolute);
+        let anchor = main_worktree.clone().unwrap_or_else(|| common_dir.clone());
         Ok(Self {
             main: main.into_sync(),
+            cli: Cli::for_repository(common_dir.clone(), anchor),
             common_dir,
             main_worktree,
-            cli: Cli::new(),
             handles: Mutex::new(Vec::new()),
             main_idle: Mutex::new(Vec::new()),
             memos: Mutex::new(Vec::new()),
-            commit_configs: Mutex::new(Vec::new()),
         })
     }
 
@@ -402,7 +416,14 @@ impl GixGit {
             Err(error) if error.kind() == io::ErrorKind::IsADirectory => Vec::new(),
             // A subdirectory, or not a worktree at all: search upwards, uncached.
             Err(_) => {
-                let mut repo = gix::discover(dir).map_err(Cause::gix)?;
+                let mut repo = gix::ThreadSafeRepository::discover_opts(
+                    dir,
+                    gix::discover::upwards::Options::default(),
+                    |options, _| options.config_overrides(NO_REPLACE_REFS),
+                )
+                .map(gix::Repository::from)
+                .map_err(Cause::gix)?;
+                self.pin_gix(&mut repo)?;
                 repo.object_cache_size_if_unset(OBJECT_CACHE);
                 return Ok(Handle {
                     repo: Some(repo),
@@ -426,7 +447,14 @@ impl GixGit {
                 home,
             });
         }
-        let mut repo = gix::open(dir).map_err(Cause::gix)?;
+        drop(handles);
+        let mut repo = gix::open_opts(
+            dir,
+            gix::open::Options::default().config_overrides(NO_REPLACE_REFS),
+        )
+        .map_err(Cause::gix)?;
+        self.pin_gix(&mut repo)?;
+        let mut handles = self.handles.lock().unwrap_or_else(PoisonError::into_inner);
         handles.retain(|cached| cached.dir != dir);
         if handles.len() >= CACHED {
             handles.remove(0);
@@ -445,6 +473,14 @@ impl GixGit {
         })
     }
 
+    /// Gives a gix handle opened now the configuration pinned at the start (see `pin`).
+    fn pin_gix(&self, repo: &mut gix::Repository) -> Result<(), Cause> {
+        if let Some(pin) = self.cli.pin()? {
+            pin.pin_gix(repo).map_err(Cause::Gix)?;
+        }
+        Ok(())
+    }
+
     /// Forgets the cached handle of `dir` (after the worktree was removed or moved), what its
     /// statuses verified, and its monitor.
     pub(crate) fn forget(&self, dir: &Path) {
@@ -456,41 +492,6 @@ impl GixGit {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .retain(|(root, _)| root != dir);
-        self.commit_configs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(worktree, _)| worktree != dir);
-    }
-
-    /// The commit configuration of `worktree`, kept from an earlier call or else `read` (outside
-    /// the lock: it runs git) and kept.
-    pub(crate) fn commit_config(
-        &self,
-        worktree: &Path,
-        read: impl FnOnce() -> Result<CommitConfig, Cause>,
-    ) -> Result<Arc<CommitConfig>, Cause> {
-        // Absolute, as `forget` is given it.
-        let worktree = absolute(worktree);
-        let kept = self
-            .commit_configs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .find(|(dir, _)| *dir == worktree)
-            .map(|(_, config)| Arc::clone(config));
-        if let Some(config) = kept {
-            return Ok(config);
-        }
-        let config = Arc::new(read()?);
-        let mut all = self
-            .commit_configs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if all.len() >= CACHED {
-            all.remove(0);
-        }
-        all.push((worktree, Arc::clone(&config)));
-        Ok(config)
     }
 
     /// What earlier statuses of the worktree of `repo` kept for the next one.
@@ -694,5 +695,16 @@ impl Git for GixGit {
         paths: &[&str],
     ) -> Result<Restored, RestoreError> {
         reset::restore_paths(self, worktree, source, paths)
+    }
+
+    fn config_changes(&self) -> Result<Vec<String>, ConfigError> {
+        let fail = |source| ConfigError::Read { source };
+        let Some(pin) = self.cli.pin().map_err(fail)? else {
+            return Ok(Vec::new());
+        };
+        let Some(now) = self.cli.config_listing().map_err(fail)? else {
+            return Ok(Vec::new());
+        };
+        Ok(pin.changes(&now))
     }
 }

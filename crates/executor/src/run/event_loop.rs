@@ -193,6 +193,7 @@ impl Loop {
             self.report_written(writer.await.unwrap_or_else(|error| Err(error.to_string())));
         }
         self.note_left(left);
+        self.note_config_changes().await;
         let reason = self
             .schedule
             .halt_reason()
@@ -302,6 +303,29 @@ impl Loop {
                     .join(", ")
             ),
         });
+    }
+
+    /// Names the git configuration keys that changed since the run pinned them (an agent's
+    /// `git config`, a planted include): epic's own git kept the start values all along (see
+    /// `epic_git_ops::Git::config_changes`), but the next run starts from what is there now.
+    async fn note_config_changes(&self) {
+        let changed = offload::git(
+            &self.shared.git,
+            "compare the git configuration with the run's start",
+            |git| git.config_changes(),
+        )
+        .await;
+        let message = match changed {
+            Ok(keys) if keys.is_empty() => return,
+            Ok(keys) => format!(
+                "the git configuration changed during the run: {}; epic's own git kept the \
+                 values it started with, but the next run takes them as they are now (see \
+                 `git config --list --show-origin`)",
+                keys.join(", ")
+            ),
+            Err(error) => format!("{error}: {}", error.source),
+        };
+        self.emit(Event::RunNote { message });
     }
 
     /// Records a story task that ended (a panic or abort is the story's failure) and queues the

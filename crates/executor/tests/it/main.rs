@@ -21,6 +21,7 @@ mod misbehaviour;
 mod noop;
 mod odd_names;
 mod planner;
+mod planted_config;
 mod presets;
 mod resume;
 mod review;

@@ -8,6 +8,7 @@ mod init;
 mod leftovers;
 mod merges;
 mod open;
+mod pinned_config;
 mod restore;
 mod rollback;
 mod status;
