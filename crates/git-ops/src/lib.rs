@@ -127,6 +127,7 @@
 mod branch;
 mod cli;
 mod commit;
+mod confine;
 mod diff;
 mod error;
 mod init;
@@ -143,6 +144,7 @@ mod types;
 mod worktree;
 
 pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME};
+pub use confine::{ensure_logs_dir, registered_admin_dir};
 pub use error::{
     BranchError, Cause, CommitError, DiffError, GitCommandError, MergeError, OpenError,
     RestoreError, RevError, RollbackError, StatusError, WorktreeError,

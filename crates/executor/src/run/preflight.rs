@@ -22,6 +22,7 @@ use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::offload::{self, BoxError};
 use crate::record;
+use crate::sandbox::{self, Layout, Sandbox};
 use crate::story::{MergeJournal, ProvenHead};
 
 /// The directory under which the epic branch's own worktree lives, beside the story worktrees.
@@ -56,6 +57,8 @@ pub(super) struct Ready {
     pub(super) epic_branch: String,
     pub(super) worktree_root: PathBuf,
     pub(super) epic_worktree: PathBuf,
+    /// The sandbox every story process runs in.
+    pub(super) sandbox: Sandbox,
     pub(super) head: CommitId,
     /// The stories merged on an earlier run under their current plan entry: plan index and
     /// branch, in plan order.
@@ -79,6 +82,17 @@ pub(super) async fn preflight(
     };
     let epic = plan.plan().epic_id.as_str();
     let dir = EpicDir::new(git.common_dir(), epic).map_err(RunError::EpicId)?;
+    let worktree_root = worktrees_root(&main, epic);
+    // First: `--sandbox on` without a working sandbox refuses before anything is touched.
+    let sandbox = sandbox::resolve(
+        config.sandbox,
+        Layout {
+            checkout: main.clone(),
+            common_dir: git.common_dir().to_path_buf(),
+            worktrees_root: worktree_root.clone(),
+        },
+    )
+    .await?;
     let lock = take_lock(&dir).await?;
     let log = {
         let path = dir.events();
@@ -94,11 +108,22 @@ pub(super) async fn preflight(
         })?
     };
     let events = record::logging_sink(log, events);
+    if let Some(message) = sandbox.note {
+        events(Event::RunNote { message });
+    }
+    if sandbox.sandbox.is_on() {
+        // A commit in a sandboxed worktree appends to its branch's reflog; the sandbox keeps the
+        // git directory read-only but for `objects`, `refs` and `logs`, so `logs` must exist.
+        let common = git.common_dir().to_path_buf();
+        offload::blocking(move || epic_git_ops::ensure_logs_dir(&common))
+            .await
+            .map_err(|error| RunError::git("create the reflog directory", error))?
+            .map_err(|error| RunError::git("create the reflog directory", error))?;
+    }
     let epic_branch = config
         .epic_branch
         .clone()
         .unwrap_or_else(|| format!("epic/{epic}"));
-    let worktree_root = worktrees_root(&main, epic);
     let epic_worktree = worktree_root.join(EPIC_WORKTREE_NAME);
 
     let cleared = {
@@ -160,6 +185,7 @@ pub(super) async fn preflight(
         epic_branch,
         worktree_root,
         epic_worktree,
+        sandbox: sandbox.sandbox,
         head,
         merged,
     })

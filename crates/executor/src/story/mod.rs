@@ -45,6 +45,7 @@ use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::offload::{self, GitFailed};
 use crate::run::RunConfig;
+use crate::sandbox::Sandbox;
 use crate::seat::{Role, SeatError};
 use crate::task_loop::{StoryJob, TaskLoop};
 
@@ -58,6 +59,8 @@ pub(crate) struct Shared {
     pub(crate) epic_worktree: PathBuf,
     /// `<repo-parent>/<repo-name>.worktrees/<epic>`: every story's worktree is `<root>/<id>`.
     pub(crate) worktree_root: PathBuf,
+    /// The sandbox every process of a story runs in: turns, gates, setup.
+    pub(crate) sandbox: Sandbox,
     pub(crate) tasks: TaskLoop,
     /// The gates stories are held to: every gate, or with a red baseline allowed, those that
     /// passed on it.
@@ -416,6 +419,7 @@ impl Work {
                 slot: self.slot,
                 turn_timeout: self.shared.config.turn_timeout,
                 cancel: self.cancel.clone(),
+                sandbox: self.shared.sandbox.clone(),
             },
             Arc::clone(recorder),
         )

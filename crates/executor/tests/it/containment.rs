@@ -4,7 +4,7 @@
 //! journal never moves the epic branch; a story state edited to say "merged" does not make the
 //! story merged.
 
-use epic_executor::Event;
+use epic_executor::{Event, SandboxMode};
 use epic_state_store::{StoryStage, StoryState};
 
 use crate::epic_support::{EpicFixture, epic_files, plan, reason, statuses};
@@ -50,8 +50,13 @@ exit 1
 "#,
     );
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    // With the sandbox off: in it, the state directory is read-only and the journal is never
+    // written (`sandbox::sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges`).
+    // This holds what a run does with a journal that landed.
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
     let outcome = ep
-        .run(&plan, ep.config(), &Events::default())
+        .run(&plan, config, &Events::default())
         .await
         .expect("run");
     assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use epic_executor::{Event, RunError};
+use epic_executor::{Event, RunError, SandboxMode};
 use epic_state_store::{EpicLock, StoryStage, StoryState};
 use tokio_util::sync::CancellationToken;
 
@@ -154,7 +154,11 @@ async fn a_merge_conflict_is_a_typed_failure_naming_the_paths() {
 "#,
     );
     let events = Events::default();
-    let outcome = ep.run(&plan, ep.config(), &events).await.expect("run");
+    // With the sandbox off: a's agent stands in for someone committing on the epic branch, which
+    // the sandbox keeps an agent from doing.
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
+    let outcome = ep.run(&plan, config, &events).await.expect("run");
     assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
     let reason = outcome.report.stories[0].reason.clone().expect("reason");
     assert!(reason.contains("conflicted on: src/a/done.txt"), "{reason}");

@@ -23,6 +23,7 @@ mod planner;
 mod presets;
 mod resume;
 mod review;
+mod sandbox;
 mod script;
 mod seats;
 mod support;
