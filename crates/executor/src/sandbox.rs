@@ -30,7 +30,8 @@ use crate::offload;
 use crate::process::{self, Ending, Limits, Spec};
 
 /// What to install where the sandbox cannot be made, as every message about it says.
-pub const INSTALL_BUBBLEWRAP: &str = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)";
+pub const INSTALL_BUBBLEWRAP: &str =
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)";
 
 /// How long each of the probe's two processes may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -82,6 +83,18 @@ pub(crate) struct Layout {
     pub(crate) common_dir: PathBuf,
     /// `<repo-parent>/<repo-name>.worktrees/<epic>`: the epic worktree and every story's.
     pub(crate) worktrees_root: PathBuf,
+}
+
+impl Layout {
+    /// The layout of a repository checked out at `checkout`, with its git common directory at
+    /// `common_dir` and an epic's worktrees under `worktrees_root`.
+    pub(crate) fn new(checkout: &Path, common_dir: &Path, worktrees_root: &Path) -> Self {
+        Self {
+            checkout: checkout.to_path_buf(),
+            common_dir: common_dir.to_path_buf(),
+            worktrees_root: worktrees_root.to_path_buf(),
+        }
+    }
 }
 
 /// What a sandboxed process may write, besides its own worktree and that worktree's

@@ -101,8 +101,8 @@ pub async fn run_epic(
         stories: plan.plan().stories.len(),
         concurrency: config.concurrency.max(1),
     });
-    let all_gates = Gates::new(config.gates.iter().cloned(), config.gate_timeout)
-        .with_sandbox(sandbox.clone());
+    let all_gates =
+        Gates::new(config.gates.iter().cloned(), config.gate_timeout).with_sandbox(sandbox.clone());
     let Some(baseline) =
         check_baseline(&dir, &all_gates, &epic_worktree, head, &events, &cancel).await
     else {

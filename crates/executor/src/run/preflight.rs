@@ -84,15 +84,8 @@ pub(super) async fn preflight(
     let dir = EpicDir::new(git.common_dir(), epic).map_err(RunError::EpicId)?;
     let worktree_root = worktrees_root(&main, epic);
     // First: `--sandbox on` without a working sandbox refuses before anything is touched.
-    let sandbox = sandbox::resolve(
-        config.sandbox,
-        Layout {
-            checkout: main.clone(),
-            common_dir: git.common_dir().to_path_buf(),
-            worktrees_root: worktree_root.clone(),
-        },
-    )
-    .await?;
+    let layout = Layout::new(&main, git.common_dir(), &worktree_root);
+    let sandbox = sandbox::resolve(config.sandbox, layout).await?;
     let lock = take_lock(&dir).await?;
     let log = {
         let path = dir.events();
@@ -108,18 +101,7 @@ pub(super) async fn preflight(
         })?
     };
     let events = record::logging_sink(log, events);
-    if let Some(message) = sandbox.note {
-        events(Event::RunNote { message });
-    }
-    if sandbox.sandbox.is_on() {
-        // A commit in a sandboxed worktree appends to its branch's reflog; the sandbox keeps the
-        // git directory read-only but for `objects`, `refs` and `logs`, so `logs` must exist.
-        let common = git.common_dir().to_path_buf();
-        offload::blocking(move || epic_git_ops::ensure_logs_dir(&common))
-            .await
-            .map_err(|error| RunError::git("create the reflog directory", error))?
-            .map_err(|error| RunError::git("create the reflog directory", error))?;
-    }
+    let sandbox = start_sandbox(git, sandbox, &events).await?;
     let epic_branch = config
         .epic_branch
         .clone()
@@ -185,10 +167,31 @@ pub(super) async fn preflight(
         epic_branch,
         worktree_root,
         epic_worktree,
-        sandbox: sandbox.sandbox,
+        sandbox,
         head,
         merged,
     })
+}
+
+/// Says once what the run's sandbox is not (off, or unavailable), and readies the repository for
+/// it: a commit in a sandboxed worktree appends to its branch's reflog, and the sandbox keeps the
+/// git directory read-only but for `objects`, `refs` and `logs`, so `logs` must exist.
+async fn start_sandbox(
+    git: &Arc<dyn Git>,
+    resolved: sandbox::Resolved,
+    events: &EventSink,
+) -> Result<Sandbox, RunError> {
+    if let Some(message) = resolved.note {
+        events(Event::RunNote { message });
+    }
+    if resolved.sandbox.is_on() {
+        let common = git.common_dir().to_path_buf();
+        offload::blocking(move || epic_git_ops::ensure_logs_dir(&common))
+            .await
+            .map_err(|error| RunError::git("create the reflog directory", error))?
+            .map_err(|error| RunError::git("create the reflog directory", error))?;
+    }
+    Ok(resolved.sandbox)
 }
 
 /// Fails when an owned or shared read-only path of a story still to run is a symbolic link, or

@@ -6,6 +6,7 @@
 //!
 //! These tests need `bwrap` and fail, saying so, where it is missing: CI installs it.
 
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use epic_executor::{Event, RunConfig, SandboxMode};
@@ -16,7 +17,16 @@ use crate::support::{Events, PATIENCE};
 /// Fails the test, naming what to install, when `bwrap` cannot make a sandbox here.
 fn require_bwrap() {
     let works = std::process::Command::new("bwrap")
-        .args(["--dev-bind", "/", "/", "--unshare-pid", "--proc", "/proc", "--", "true"])
+        .args([
+            "--dev-bind",
+            "/",
+            "/",
+            "--unshare-pid",
+            "--proc",
+            "/proc",
+            "--",
+            "true",
+        ])
         .status()
         .is_ok_and(|status| status.success());
     assert!(
@@ -57,6 +67,7 @@ const ATTEMPTS: &[(&str, &str)] = &[
         "merge-journal",
         r#"echo '{"version":1,"data":{"story":"a","checkpoint":"0000000000000000000000000000000000000000"}}' > "$ROOT/repo/.git/epic/e/merging.json""#,
     ),
+    ("lock", r#"rm "$ROOT/repo/.git/epic/e/lock""#),
     (
         "config",
         r#"git config --file "$ROOT/repo/.git/config" core.fsmonitor "touch $ROOT/fsmonitor-ran""#,
@@ -79,10 +90,17 @@ async fn sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges() {
         // waiting after 25 s, inside its turn's 30 s deadline.
         "n=0; while [ ! -e \"$ROOT/b-working\" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done\n",
     );
+    // What the attempts aim at exists (else a failed attempt would prove nothing).
+    attempts.push_str(
+        "test -e \"$ROOT/repo/.git/epic/e/lock\" && test -e \"$ROOT/repo/.git/epic/e/stories/b.json\" \
+         && test -d \"$ROOT/repo.worktrees/e/b\" && touch \"$ROOT/targets-exist\"\n",
+    );
     for (name, command) in ATTEMPTS {
-        attempts.push_str(&format!(
-            "if ( {command} ) 2>/dev/null; then touch \"$ROOT/landed/{name}\"; fi\n"
-        ));
+        writeln!(
+            attempts,
+            "if ( {command} ) 2>/dev/null; then touch \"$ROOT/landed/{name}\"; fi"
+        )
+        .expect("write to a string");
     }
     attempts.push_str(
         "touch \"$ROOT/a-tried\"\n\
@@ -106,9 +124,19 @@ async fn sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges() {
 
     let root = &ep.fx.root;
     assert!(root.join("a-tried").exists(), "a's hook ran its attempts");
+    assert!(
+        root.join("targets-exist").exists(),
+        "b's worktree, its state and the lock existed when a tried"
+    );
     let landed: Vec<String> = std::fs::read_dir(root.join("landed"))
         .expect("landed")
-        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .map(|entry| {
+            entry
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     assert!(landed.is_empty(), "writes that landed: {landed:?}");
     assert!(
@@ -119,9 +147,7 @@ async fn sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges() {
     let mut merged = merges(&ep);
     merged.sort();
     assert_eq!(merged, ["e: merge story a", "e: merge story b"]);
-    let log = ep
-        .fx
-        .git_in(&ep.fx.repo, &["log", "--format=%s", "epic/e"]);
+    let log = ep.fx.git_in(&ep.fx.repo, &["log", "--format=%s", "epic/e"]);
     assert!(
         log.lines().any(|subject| subject == "a commits on its own"),
         "{log}"
