@@ -267,6 +267,9 @@ impl Chat {
             }
         };
         let result = self.seat.turn(&request, &progress).await;
+        for message in self.context.sandbox.sweep().await {
+            recorder.note(message);
+        }
         let transcript = transcript
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);

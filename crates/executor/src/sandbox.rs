@@ -117,6 +117,9 @@ pub(crate) enum Access {
 #[derive(Debug, Clone, Default)]
 pub struct Sandbox {
     bwrap: Option<Arc<Bwrap>>,
+    /// Without bwrap: whether this process adopts orphans ([`process::adopt_orphans`]), so
+    /// [`sweep`](Self::sweep) can find the daemons that escaped their turn.
+    adopts: bool,
 }
 
 /// A working bubblewrap and what it protects.
@@ -136,6 +139,36 @@ impl Sandbox {
     /// Whether processes run in a sandbox.
     pub fn is_on(&self) -> bool {
         self.bwrap.is_some()
+    }
+
+    /// This unsandboxed run's sandbox, once this process adopts orphans: its
+    /// [`sweep`](Self::sweep) then kills the daemons that escaped their turn.
+    #[must_use]
+    pub(crate) fn adopting(mut self) -> Self {
+        self.adopts = self.bwrap.is_none();
+        self
+    }
+
+    /// Kills what escaped its turn without the sandbox ([`process::kill_orphans`]), each with
+    /// the message that says so; nothing when the sandbox is on (a turn's PID namespace took
+    /// everything with it) or orphans are not adopted.
+    pub(crate) async fn sweep(&self) -> Vec<String> {
+        if !self.adopts {
+            return Vec::new();
+        }
+        offload::blocking(process::kill_orphans)
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .map(|orphan| {
+                format!(
+                    "a process outlived its turn: pid {}, `{}`; it left its process group and \
+                     cleared its environment, and was killed. Without the sandbox agents are not \
+                     contained: {INSTALL_BUBBLEWRAP}",
+                    orphan.pid, orphan.command
+                )
+            })
+            .collect()
     }
 
     /// `spec` as it runs in the sandbox, with `worktree` (and its registered administrative
@@ -248,7 +281,8 @@ pub(crate) async fn resolve(
             note: Some(
                 "the sandbox is off (`--sandbox off`): agents, gates and setup commands are not \
                  contained; they can write to the repository, the other stories' worktrees and \
-                 epic's state, and what they leave running is only looked for by its tag"
+                 epic's state, and what they leave running is only found by its process group, \
+                 its tag, or as an orphan epic adopts"
                     .to_owned(),
             ),
         });
@@ -257,6 +291,7 @@ pub(crate) async fn resolve(
         Ok(program) => Ok(Resolved {
             sandbox: Sandbox {
                 bwrap: Some(Arc::new(Bwrap { program, layout })),
+                adopts: false,
             },
             note: None,
         }),

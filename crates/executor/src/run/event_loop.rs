@@ -205,6 +205,8 @@ impl Loop {
             }
         }
         let interrupted = self.schedule.is_interrupted();
+        // Stories sweep at their end; this catches what the baseline's gates left.
+        self.shared.sweep_orphans(None).await;
         let report = self.write_report().await;
         let done = report.count(OutcomeStatus::Done);
         let failed = report.count(OutcomeStatus::Failed);

@@ -173,9 +173,11 @@ pub(super) async fn preflight(
     })
 }
 
-/// Says once what the run's sandbox is not (off, or unavailable), and readies the repository for
-/// it: a commit in a sandboxed worktree appends to its branch's reflog, and the sandbox keeps the
-/// git directory read-only but for `objects`, `refs` and `logs`, so `logs` must exist.
+/// Says once what the run's sandbox is not (off, or unavailable), and readies the run for it:
+/// without the sandbox, this process adopts orphans (so daemons that escape their turn are found
+/// and killed); with it, the repository gets its `logs` directory (a commit in a sandboxed
+/// worktree appends to its branch's reflog, and the sandbox keeps the git directory read-only
+/// but for `objects`, `refs` and `logs`).
 async fn start_sandbox(
     git: &Arc<dyn Git>,
     resolved: sandbox::Resolved,
@@ -184,7 +186,23 @@ async fn start_sandbox(
     if let Some(message) = resolved.note {
         events(Event::RunNote { message });
     }
-    if resolved.sandbox.is_on() {
+    if !resolved.sandbox.is_on() {
+        // Without a PID namespace per turn, a daemon that leaves its group and clears its
+        // environment is found only as an orphan this process adopts.
+        return Ok(match crate::process::adopt_orphans() {
+            Ok(()) => resolved.sandbox.adopting(),
+            Err(error) => {
+                events(Event::RunNote {
+                    message: format!(
+                        "processes that escape their turn cannot be looked for (epic could not \
+                         become their subreaper: {error})"
+                    ),
+                });
+                resolved.sandbox
+            }
+        });
+    }
+    {
         let common = git.common_dir().to_path_buf();
         offload::blocking(move || epic_git_ops::ensure_logs_dir(&common))
             .await

@@ -84,6 +84,20 @@ impl Shared {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+
+    /// Kills what escaped its turn without the sandbox ([`Sandbox::sweep`]), saying so: about
+    /// `story` when it is a story's end, else about the run.
+    pub(crate) async fn sweep_orphans(&self, story: Option<&str>) {
+        for message in self.sandbox.sweep().await {
+            (self.events)(match story {
+                Some(story) => Event::Note {
+                    story: story.to_owned(),
+                    message,
+                },
+                None => Event::RunNote { message },
+            });
+        }
+    }
 }
 
 /// What the merge lock guards: the gate commands that pass on the epic head now.
@@ -188,6 +202,7 @@ pub(crate) async fn run_story(
     if matches!(ending, Ending::Failed(_)) && work.has_state {
         work.mark_failed().await;
     }
+    shared.sweep_orphans(Some(&story.id)).await;
     let merged_worktree =
         (work.merged && !shared.config.keep_worktrees).then(|| work.worktree.clone());
     StoryEnd {

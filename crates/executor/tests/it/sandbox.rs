@@ -267,3 +267,46 @@ async fn an_env_cleared_daemon_dies_with_the_turns_namespace() {
     );
     assert!(outcome.all_done(), "{:?}", statuses(&outcome));
 }
+
+/// Without the sandbox, the same daemon is found when its turn ends (epic adopts orphans: it is
+/// their subreaper), killed, and reported with its pid and command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_sandbox_an_env_cleared_daemon_is_killed_and_reported() {
+    let ep = EpicFixture::new();
+    let marker = marker("unsandboxed");
+    ep.hook("a", &daemon_hook(&marker));
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &events)
+        .await
+        .expect("run");
+    assert!(
+        ep.fx.root.join("daemon-up").exists(),
+        "the daemon never started"
+    );
+    let left = wait_none_with(&marker);
+    assert!(
+        left.is_empty(),
+        "the daemon outlived its turn: {}",
+        kill_left(&left)
+    );
+    assert!(outcome.all_done(), "{:?}", statuses(&outcome));
+    let reported: Vec<String> = events
+        .steps()
+        .iter()
+        .filter_map(|event| match event {
+            Event::Note { story, message }
+                if story == "a" && message.starts_with("a process outlived its turn") =>
+            {
+                Some(message.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(
+        reported.iter().any(|message| message.contains(&marker)),
+        "the daemon was reported: {reported:?}"
+    );
+}
