@@ -108,12 +108,12 @@ pub(crate) enum Access {
     Commit,
 }
 
-/// The sandbox of a run, resolved once ([`resolve`]): bubblewrap with the epic's layout, or
-/// none.
+/// The sandbox of a run: bubblewrap with the epic's layout, or none.
 ///
 /// [`Sandbox::off`] (the default) runs every process as it is. A library user who drives
 /// [`TaskLoop`](crate::TaskLoop) or a [`Seat`](crate::Seat) alone gets no sandbox; a run
-/// ([`run_epic`](crate::run_epic)) makes its own from [`RunConfig::sandbox`](crate::RunConfig::sandbox).
+/// ([`run_epic`](crate::run_epic)) makes its own, once before it starts, from
+/// [`RunConfig::sandbox`](crate::RunConfig::sandbox).
 #[derive(Debug, Clone, Default)]
 pub struct Sandbox {
     bwrap: Option<Arc<Bwrap>>,
