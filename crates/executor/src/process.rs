@@ -10,8 +10,9 @@
 //! tag every process of the run inherits in its environment, [`TAG_VARIABLE`]: when the group is
 //! killed, every process whose environment carries the run's tag is killed too (read from
 //! `/proc`, so on Linux). Only a process that also clears its environment escapes that; a PID
-//! namespace (the sandbox) is what stops it. Reading the output of an escaped process is given up
-//! after a short grace period, so it cannot hold a turn open.
+//! namespace (the sandbox) is what stops it, and without the sandbox a run adopts orphans
+//! ([`adopt_orphans`]) and kills those that escaped ([`kill_orphans`]). Reading the output of an
+//! escaped process is given up after a short grace period, so it cannot hold a turn open.
 
 use std::ffi::OsString;
 use std::io;

@@ -287,7 +287,7 @@ pub(crate) async fn resolve(
             ),
         });
     }
-    match probe(&layout.checkout).await {
+    match probe(&layout).await {
         Ok(program) => Ok(Resolved {
             sandbox: Sandbox {
                 bwrap: Some(Arc::new(Bwrap { program, layout })),
@@ -307,15 +307,16 @@ pub(crate) async fn resolve(
     }
 }
 
-/// Finds `bwrap` on `PATH` and runs `true` in a sandbox of the kind a run makes: the program's
-/// path, or why there is no working sandbox.
-async fn probe(dir: &Path) -> Result<PathBuf, String> {
+/// Finds `bwrap` on `PATH` and runs `true` in a sandbox of the kind a run makes, with the
+/// layout's places read-only: the program's path, or why there is no working sandbox.
+async fn probe(layout: &Layout) -> Result<PathBuf, String> {
+    let dir = &layout.checkout;
     // `command -v` finds it as a spawn would, on this process's PATH; the path found is used
     // for every sandbox of the run, so an agent's own PATH does not have to hold it.
     let found = probe_run(Spec {
         program: "sh".into(),
         args: vec!["-c".into(), "command -v bwrap".into()],
-        cwd: dir.to_path_buf(),
+        cwd: dir.clone(),
         env: Vec::new(),
         stdin: None,
     })
@@ -325,21 +326,25 @@ async fn probe(dir: &Path) -> Result<PathBuf, String> {
         (true, out) if Path::new(out.trim()).is_absolute() => PathBuf::from(out.trim()),
         _ => return Err("`bwrap` is not installed (not found on PATH)".to_owned()),
     };
-    let args = [
-        "--dev-bind",
-        "/",
-        "/",
-        "--unshare-pid",
-        "--die-with-parent",
-        "--proc",
-        "/proc",
-        "--",
-        "true",
-    ];
+    let mut args: Vec<OsString> = vec!["--dev-bind".into(), "/".into(), "/".into()];
+    for path in [&layout.checkout, &layout.worktrees_root, &layout.common_dir] {
+        args.extend(["--ro-bind-try".into(), path.into(), path.into()]);
+    }
+    args.extend(
+        [
+            "--unshare-pid",
+            "--die-with-parent",
+            "--proc",
+            "/proc",
+            "--",
+            "true",
+        ]
+        .map(OsString::from),
+    );
     let tried = probe_run(Spec {
         program: program.clone().into(),
-        args: args.into_iter().map(OsString::from).collect(),
-        cwd: dir.to_path_buf(),
+        args,
+        cwd: dir.clone(),
         env: Vec::new(),
         stdin: None,
     })
