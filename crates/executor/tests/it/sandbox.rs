@@ -79,8 +79,9 @@ const ATTEMPTS: &[(&str, &str)] = &[
 ];
 
 /// A sandboxed coder tries every write of [`ATTEMPTS`] while its sibling runs, then does its
-/// own work and commits it itself. Every attempt fails, none of it reaches the epic branch,
-/// `main` or the repository's files, and both stories merge, the coder's own commit with them.
+/// own work and commits it itself; a gate and a setup command try to write into the main
+/// checkout. Every attempt fails, none of it reaches the epic branch, `main` or the
+/// repository's files, and both stories merge, the coder's own commit with them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges() {
     let ep = EpicFixture::new();
@@ -114,6 +115,15 @@ async fn sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges() {
     );
     let mut config = sandboxed(&ep);
     config.concurrency = 2;
+    // A gate and a setup command are sandboxed too: their writes into the main checkout fail,
+    // while git in their own worktree (which refreshes its index) works.
+    let (repo, landed) = (ep.fx.repo.display(), root_landed(&ep));
+    for (kind, list) in [("gate", &mut config.gates), ("setup", &mut config.setup)] {
+        list.push(format!(
+            "git status --porcelain > /dev/null && \
+             if (echo evil > '{repo}/{kind}-evil.txt') 2>/dev/null; then touch '{landed}/{kind}'; fi"
+        ));
+    }
     let main_before = ep.rev("main");
     let config_before = std::fs::read_to_string(ep.fx.repo.join(".git/config")).expect("config");
     let events = Events::default();
@@ -180,6 +190,11 @@ async fn sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges() {
         )),
         "a sandboxed run says nothing about the sandbox"
     );
+}
+
+/// Where the attempts that landed are marked, as a shell word's text.
+fn root_landed(ep: &EpicFixture) -> String {
+    ep.fx.root.join("landed").display().to_string()
 }
 
 /// The processes whose command line holds `marker`.
