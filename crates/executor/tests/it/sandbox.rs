@@ -324,4 +324,12 @@ async fn without_the_sandbox_an_env_cleared_daemon_is_killed_and_reported() {
         reported.iter().any(|message| message.contains(&marker)),
         "the daemon was reported: {reported:?}"
     );
+    let off = events
+        .steps()
+        .iter()
+        .filter(|event| {
+            matches!(event, Event::RunNote { message } if message.starts_with("the sandbox is off"))
+        })
+        .count();
+    assert_eq!(off, 1, "the run says once that agents are not contained");
 }
