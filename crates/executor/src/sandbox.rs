@@ -1,8 +1,8 @@
 //! The sandbox every process a story starts runs in (agent turns, gates, setup commands): a
 //! bubblewrap (`bwrap`) container that sees the whole file system as the user has it (tools,
-//! caches, configuration, network), except that the main checkout, the epic's worktrees (the
-//! epic worktree `_epic` and the other stories'), the git directory and the epic's state in it
-//! are read-only. Writable again, exactly: the worktree the process works in, the
+//! caches, configuration, network), except that the main checkout, the worktrees of every epic
+//! (`<repo>.worktrees/`: this epic's `_epic` and other stories', another epic's), the git
+//! directory and the epic's state in it are read-only. Writable again, exactly: the worktree the process works in, the
 //! administrative directory git registered for it (its `HEAD`, index, reflog) and, for an agent
 //! turn, what a commit writes in the git directory (`objects`, `refs`, `logs`). Each process
 //! gets its own PID namespace: when the process the turn started ends, everything it left
@@ -81,18 +81,23 @@ pub(crate) struct Layout {
     /// The git common directory: config, hooks, `info/`, every worktree's administrative
     /// directory, and the epic's state (`epic/`).
     pub(crate) common_dir: PathBuf,
-    /// `<repo-parent>/<repo-name>.worktrees/<epic>`: the epic worktree and every story's.
-    pub(crate) worktrees_root: PathBuf,
+    /// `<repo-parent>/<repo-name>.worktrees`: the worktrees of every epic of the repository
+    /// (this epic's `_epic` and stories', and those of an epic run beside it).
+    pub(crate) worktrees: PathBuf,
 }
 
 impl Layout {
     /// The layout of a repository checked out at `checkout`, with its git common directory at
-    /// `common_dir` and an epic's worktrees under `worktrees_root`.
+    /// `common_dir` and an epic's worktrees under `worktrees_root`
+    /// (`<repo-parent>/<repo-name>.worktrees/<epic>`, whose parent holds every epic's).
     pub(crate) fn new(checkout: &Path, common_dir: &Path, worktrees_root: &Path) -> Self {
         Self {
             checkout: checkout.to_path_buf(),
             common_dir: common_dir.to_path_buf(),
-            worktrees_root: worktrees_root.to_path_buf(),
+            worktrees: worktrees_root
+                .parent()
+                .unwrap_or(worktrees_root)
+                .to_path_buf(),
         }
     }
 }
@@ -213,7 +218,7 @@ impl Bwrap {
             args.push(path.into());
             args.push(path.into());
         };
-        for path in [&layout.checkout, &layout.worktrees_root, &layout.common_dir] {
+        for path in [&layout.checkout, &layout.worktrees, &layout.common_dir] {
             bind("--ro-bind-try", path);
         }
         bind("--bind-try", worktree);
@@ -327,7 +332,7 @@ async fn probe(layout: &Layout) -> Result<PathBuf, String> {
         _ => return Err("`bwrap` is not installed (not found on PATH)".to_owned()),
     };
     let mut args: Vec<OsString> = vec!["--dev-bind".into(), "/".into(), "/".into()];
-    for path in [&layout.checkout, &layout.worktrees_root, &layout.common_dir] {
+    for path in [&layout.checkout, &layout.worktrees, &layout.common_dir] {
         args.extend(["--ro-bind-try".into(), path.into(), path.into()]);
     }
     args.extend(
@@ -405,7 +410,7 @@ mod tests {
             layout: Layout {
                 checkout: "/src/shop".into(),
                 common_dir: "/src/shop/.git".into(),
-                worktrees_root: "/src/shop.worktrees/e".into(),
+                worktrees: "/src/shop.worktrees".into(),
             },
         }
     }
@@ -439,7 +444,7 @@ mod tests {
         let words = words(&wrapped).join(" ");
         let expected = "--dev-bind / / \
              --ro-bind-try /src/shop /src/shop \
-             --ro-bind-try /src/shop.worktrees/e /src/shop.worktrees/e \
+             --ro-bind-try /src/shop.worktrees /src/shop.worktrees \
              --ro-bind-try /src/shop/.git /src/shop/.git \
              --bind-try /src/shop.worktrees/e/a /src/shop.worktrees/e/a \
              --bind-try /src/shop/.git/worktrees/a /src/shop/.git/worktrees/a \

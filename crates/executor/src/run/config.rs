@@ -72,6 +72,9 @@ pub struct RunConfig {
     pub test_patterns: Vec<String>,
     /// Whether agents, gates and setup commands run in a bubblewrap sandbox that keeps the
     /// repository, the other worktrees and the epic's state read-only (`--sandbox`, `auto`).
+    /// A run without the sandbox makes the calling process the child subreaper of what it
+    /// starts (`PR_SET_CHILD_SUBREAPER`, for the rest of its life), so that a daemon that
+    /// escapes its turn is found and killed.
     pub sandbox: SandboxMode,
 }
 
