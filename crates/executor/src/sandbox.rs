@@ -209,7 +209,9 @@ impl Bwrap {
     /// (`PR_SET_PDEATHSIG` follows the thread that spawned it, not the process): `process::run`
     /// spawns from the thread polling it, a tokio worker (or the thread of a current-thread
     /// runtime), which lives as long as the runtime; blocking-pool threads, which end when idle,
-    /// never spawn agents. So epic killed outright takes its sandboxes down with it.
+    /// never spawn agents (the workspace has no `block_in_place`, which would turn a worker into
+    /// one). So epic killed outright (`SIGKILL`) takes its sandboxes down with it, daemons
+    /// included: checked by hand, the inner PID 1 dies with the outer `bwrap`.
     fn wrap(&self, spec: Spec, worktree: &Path, admin: Option<&Path>, access: Access) -> Spec {
         let layout = &self.layout;
         let mut args: Vec<OsString> = vec!["--dev-bind".into(), "/".into(), "/".into()];
