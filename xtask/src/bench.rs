@@ -47,6 +47,11 @@ const BENCHES: &[Bench] = &[
         package: "epic",
         target: "memory",
     },
+    Bench {
+        name: "sandbox",
+        package: "epic",
+        target: "sandbox",
+    },
 ];
 
 pub(crate) fn run(args: &[String]) -> Result {

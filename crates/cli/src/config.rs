@@ -30,7 +30,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{CommandSeat, Policy, Preset, RunConfig, ScriptSeat};
+use epic_executor::{CommandSeat, Policy, Preset, RunConfig, SandboxMode, ScriptSeat};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
@@ -203,6 +203,12 @@ pub(crate) struct RunOptions {
     )]
     pub(crate) test_pattern: Option<Vec<NonBlank>>,
 
+    /// Agents, gates and setup run in a bubblewrap sandbox that keeps the repository, the other
+    /// worktrees and the epic's state read-only: `auto` where `bwrap` works (saying once when it
+    /// does not), `on` or the run does not start (exit 2), `off` uncontained. Default: `auto`.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) sandbox: Option<SandboxMode>,
+
     /// Price overrides for the report's cost estimates: a seat or model name prefix (`claude`,
     /// `aider`, `claude-opus-4`) → US dollars per million input and output tokens. The longest
     /// matching prefix wins, then the built-in prices.
@@ -265,6 +271,7 @@ impl RunOptions {
             allow_red_baseline: Some(config.allow_red_baseline),
             schedule: Some(config.schedule),
             test_pattern: Some(texts(config.test_patterns)),
+            sandbox: Some(config.sandbox),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
             ..Self::default()
@@ -500,6 +507,7 @@ impl Resolved {
         set(&mut config.allow_red_baseline, options.allow_red_baseline);
         set(&mut config.schedule, options.schedule);
         set(&mut config.test_patterns, texts(&options.test_pattern));
+        set(&mut config.sandbox, options.sandbox);
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }
@@ -1071,6 +1079,7 @@ mod tests {
         assert_eq!(config.gate_timeout, Duration::from_mins(30));
         assert_eq!(config.schedule, Policy::CriticalPath);
         assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
+        assert_eq!(config.sandbox, SandboxMode::Auto);
         assert_eq!(config.prices, epic_report::PriceTable::default());
         // What `epic config` shows: every default, from the executor's.
         assert_eq!(
@@ -1092,6 +1101,7 @@ mod tests {
                 allow_red_baseline: Some(false),
                 schedule: Some(Policy::CriticalPath),
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
+                sandbox: Some(SandboxMode::Auto),
                 prices: Some(BTreeMap::new()),
                 ..RunOptions::default()
             }
@@ -1153,7 +1163,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 12, "every key with a default to state");
+        assert_eq!(checked, 13, "every key with a default to state");
     }
 
     #[test]
@@ -1205,6 +1215,7 @@ mod tests {
                 "allow_red_baseline",
                 "schedule",
                 "test_pattern",
+                "sandbox",
                 "prices",
             ]
         );
@@ -1236,6 +1247,7 @@ keep_worktrees = true
 allow_red_baseline = true
 schedule = "waves"
 test_pattern = ["qa/", "*.t"]
+sandbox = "off"
 
 [prices]
 aider = { input = 0.5, output = 1.5 }
@@ -1268,6 +1280,7 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.gate_timeout, Duration::from_mins(5));
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
+        assert_eq!(config.sandbox, SandboxMode::Off);
         let prices = config.prices;
         assert_eq!(
             prices.price_of("aider"),

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bounded::ceil_char_boundary;
 use crate::event::{Event, EventSink};
+use crate::sandbox::Sandbox;
 use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
 
 /// What one story's chats share: where transcripts go, the turn counter, the usage meter, the
@@ -118,6 +119,8 @@ pub(crate) struct ChatContext {
     pub(crate) slot: usize,
     /// How long one turn may take.
     pub(crate) turn_timeout: Duration,
+    /// The sandbox the turns run in.
+    pub(crate) sandbox: Sandbox,
     /// Cancels the chat's turns.
     pub(crate) cancel: CancellationToken,
 }
@@ -217,6 +220,7 @@ impl Chat {
                 slot: self.context.slot,
                 deadline: Instant::now() + self.context.turn_timeout,
                 cancel: self.context.cancel.clone(),
+                sandbox: self.context.sandbox.clone(),
             },
         };
         let rendered = request.render();
@@ -263,6 +267,9 @@ impl Chat {
             }
         };
         let result = self.seat.turn(&request, &progress).await;
+        for message in self.context.sandbox.sweep().await {
+            recorder.note(message);
+        }
         let transcript = transcript
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);
@@ -403,6 +410,7 @@ mod tests {
                 slot: 0,
                 turn_timeout: Duration::from_secs(1),
                 cancel: CancellationToken::new(),
+                sandbox: Sandbox::off(),
             },
             recorder,
         );
@@ -443,6 +451,7 @@ mod tests {
                 slot: 0,
                 turn_timeout: Duration::from_secs(30),
                 cancel: CancellationToken::new(),
+                sandbox: Sandbox::off(),
             },
             Arc::clone(&recorder),
         );

@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use crate::preset::{Preset, PromptVia};
 use crate::process::{self, Ending, Limits, Spec};
+use crate::sandbox::Access;
 use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Seat, SeatError, TurnRequest};
 
 /// How many bytes of an error's output its message carries.
@@ -122,7 +123,10 @@ enum Invocation {
 /// on standard input or as the preset takes it. Standard output is the reply, streamed as it
 /// comes; standard error is kept (bounded) for the error message. The process leads its own
 /// process group and the whole group is killed when the turn ends, at the deadline, on
-/// cancellation, or after a normal exit, so nothing the agent forked outlives the turn.
+/// cancellation, or after a normal exit, so nothing the agent forked outlives the turn. In a
+/// run, the process runs in the run's sandbox ([`TurnContext::sandbox`](crate::TurnContext::sandbox)):
+/// its worktree and what a commit writes are writable, the repository, the other worktrees and
+/// the epic's state are not, and it has a PID namespace of its own that dies with the turn.
 ///
 /// Exit status 0 ends the turn normally. Otherwise the turn fails with the tail of the output,
 /// after retries when that output looks transient ([`RetryPolicy`]).
@@ -289,6 +293,10 @@ impl CommandSeat {
                 &prompt,
                 prompt_dir.as_ref().map(|(_, path)| path.as_path()),
             );
+            let spec = context
+                .sandbox
+                .wrap(spec, &context.worktree, Access::Commit)
+                .await;
             let on_stdout = |text: &str| progress(Progress::Chunk(text));
             let mut finished =
                 process::run(&spec, context.deadline, &context.cancel, limits, &on_stdout)

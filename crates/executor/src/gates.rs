@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::process::{self, Ending, Limits, Spec};
+use crate::sandbox::{Access, Sandbox};
 
 /// How much of a red gate's output its issue carries.
 const GATE_TAIL: usize = 4000;
@@ -41,7 +42,8 @@ pub(crate) struct GatesCancelled;
 /// the deadline. They run in order and stop at the first red one, which becomes the single
 /// critical issue of the round's review: titled `gate failed: COMMAND`, described by the end of
 /// its output (at most 4000 bytes; the output is never held whole in memory). No gates
-/// configured is clean.
+/// configured is clean. In a run, each runs in the run's sandbox with only the directory it
+/// runs in (and that worktree's administrative directory) writable ([`Sandbox`]).
 ///
 /// ```
 /// use epic_executor::Gates;
@@ -53,6 +55,7 @@ pub(crate) struct GatesCancelled;
 pub struct Gates {
     commands: Vec<String>,
     timeout: Duration,
+    sandbox: Sandbox,
 }
 
 impl Gates {
@@ -61,7 +64,15 @@ impl Gates {
         Self {
             commands: commands.into_iter().map(Into::into).collect(),
             timeout,
+            sandbox: Sandbox::off(),
         }
+    }
+
+    /// These gates run in `sandbox`.
+    #[must_use]
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// No gates: every run is clean.
@@ -139,6 +150,7 @@ impl Gates {
                 .cloned()
                 .collect(),
             timeout: self.timeout,
+            sandbox: self.sandbox.clone(),
         }
     }
 
@@ -162,6 +174,7 @@ impl Gates {
                 .collect(),
             stdin: None,
         };
+        let spec = self.sandbox.wrap(spec, dir, Access::Worktree).await;
         let limits = Limits {
             stdout_head: 0,
             stdout_tail: GATE_TAIL,

@@ -182,6 +182,7 @@ mod prompts;
 mod record;
 mod replies;
 mod run;
+mod sandbox;
 mod schedule;
 mod script;
 mod seat;
@@ -199,6 +200,7 @@ pub use gates::Gates;
 pub use preset::{Preset, UnknownPreset};
 pub use record::ReportDocument;
 pub use run::{EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome, run_epic, worktrees_root};
+pub use sandbox::{INSTALL_BUBBLEWRAP, Sandbox, SandboxMode, SandboxUnavailable};
 pub use schedule::{Policy, Schedule, Standing};
 pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{

@@ -10,8 +10,9 @@
 //! tag every process of the run inherits in its environment, [`TAG_VARIABLE`]: when the group is
 //! killed, every process whose environment carries the run's tag is killed too (read from
 //! `/proc`, so on Linux). Only a process that also clears its environment escapes that; a PID
-//! namespace (the sandbox) is what stops it. Reading the output of an escaped process is given up
-//! after a short grace period, so it cannot hold a turn open.
+//! namespace (the sandbox) is what stops it, and without the sandbox a run adopts orphans
+//! ([`adopt_orphans`]) and kills those that escaped ([`kill_orphans`]). Reading the output of an
+//! escaped process is given up after a short grace period, so it cannot hold a turn open.
 
 use std::ffi::OsString;
 use std::io;
@@ -297,6 +298,136 @@ fn command(spec: &Spec) -> Command {
         };
     }
     command
+}
+
+/// A process that outlived its turn: found adopted by epic (its parent died) in a session of its
+/// own, without any run's tag (it cleared its environment), and killed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Orphan {
+    /// Its process id.
+    pub(crate) pid: u32,
+    /// Its command line, arguments joined by spaces.
+    pub(crate) command: String,
+}
+
+/// Makes this process the child subreaper of what it starts (`PR_SET_CHILD_SUBREAPER`): a
+/// process whose parent dies is then re-parented to it rather than to init, so that
+/// [`kill_orphans`] can find a daemon that left its turn's process group and cleared its
+/// environment (and with it the tag). Only a run without the sandbox needs it: in the sandbox,
+/// such a daemon dies with its turn's PID namespace.
+pub(crate) fn adopt_orphans() -> io::Result<()> {
+    rustix::process::set_child_subreaper(Some(rustix::process::getpid())).map_err(io::Error::from)
+}
+
+/// Kills (and reaps) every process adopted by this one ([`adopt_orphans`]) that runs in a session
+/// of its own and carries no run's tag: a daemon that escaped both the process-group kill and
+/// the tag sweep of its turn. Also reaps the adopted ones already dead (the killed members of
+/// a turn's process group whose leader was gone), which nothing else would.
+///
+/// Never touches what this process started itself: a [`run`]'s process leads its own group in
+/// this process's session (a group leader cannot start a session), and the git processes of
+/// `epic-git-ops` are in this process's own group. A tagged process belongs to a turn, whose
+/// own kill sweeps it. Blocking (it reads `/proc` and waits for the killed to die): call it off
+/// the async workers.
+pub(crate) fn kill_orphans() -> Vec<Orphan> {
+    let me = std::process::id();
+    let (Ok(my_session), my_group) = (rustix::process::getsid(None), rustix::process::getpgrp())
+    else {
+        return Vec::new();
+    };
+    let (my_session, my_group) = (
+        u32::try_from(my_session.as_raw_nonzero().get()).unwrap_or(0),
+        u32::try_from(my_group.as_raw_nonzero().get()).unwrap_or(0),
+    );
+    let mut killed = Vec::new();
+    for adopted in adopted_processes(Path::new("/proc"), me) {
+        let other_session = adopted.session != my_session;
+        let group_member = adopted.group != adopted.pid && adopted.group != my_group;
+        if !(other_session || group_member) {
+            continue;
+        }
+        let Some(pid) = i32::try_from(adopted.pid).ok().and_then(Pid::from_raw) else {
+            continue;
+        };
+        if adopted.zombie {
+            let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
+        } else if other_session && !adopted.tagged {
+            // With its group: what it started since (its `sleep`) goes with it.
+            let _ = kill_process_group(pid, Signal::KILL);
+            if kill_process(pid, Signal::KILL).is_ok() {
+                let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+            }
+            killed.push(Orphan {
+                pid: adopted.pid,
+                command: adopted.command,
+            });
+        }
+    }
+    killed
+}
+
+/// A child of this process as `/proc` shows it.
+#[derive(Debug)]
+struct Adopted {
+    pid: u32,
+    group: u32,
+    session: u32,
+    zombie: bool,
+    /// Whether its environment holds a run's tag ([`TAG_VARIABLE`]).
+    tagged: bool,
+    command: String,
+}
+
+/// The processes under `proc` whose parent is `me`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads /proc to find the processes epic adopted; neither the state directory nor a \
+              repository"
+)]
+fn adopted_processes(proc: &Path, me: u32) -> Vec<Adopted> {
+    let Ok(entries) = std::fs::read_dir(proc) else {
+        return Vec::new();
+    };
+    let tag = format!("{TAG_VARIABLE}=");
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            let dir = proc.join(pid.to_string());
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            // `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses.
+            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+            let state = fields.next()?;
+            let parent: u32 = fields.next()?.parse().ok()?;
+            let group: u32 = fields.next()?.parse().ok()?;
+            let session: u32 = fields.next()?.parse().ok()?;
+            if parent != me {
+                return None;
+            }
+            let tagged = std::fs::read(dir.join("environ")).is_ok_and(|environ| {
+                environ
+                    .split(|&byte| byte == 0)
+                    .any(|var| var.starts_with(tag.as_bytes()))
+            });
+            let command = std::fs::read(dir.join("cmdline"))
+                .map(|line| {
+                    String::from_utf8_lossy(&line)
+                        .split('\0')
+                        .filter(|arg| !arg.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            Some(Adopted {
+                pid,
+                group,
+                session,
+                zombie: state == "Z",
+                tagged,
+                command,
+            })
+        })
+        .collect()
 }
 
 /// The human form of an exit status: `exit code 3`, `killed by signal 9`.

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::sandbox::Sandbox;
+
 /// A boxed, `Send` future: what [`Seat::turn`] returns, spelled short for the crate's own seats.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -73,6 +75,10 @@ pub struct TurnContext {
     pub deadline: Instant,
     /// Cancels the turn (and kills its process) from outside.
     pub cancel: CancellationToken,
+    /// The sandbox a seat's processes run in, with the worktree writable ([`Sandbox`]);
+    /// [`Sandbox::off`] outside a run. A seat that runs no process (the script seat) has nothing
+    /// to put in it.
+    pub sandbox: Sandbox,
 }
 
 /// One turn: who, what for, and the conversation so far.
@@ -107,6 +113,7 @@ impl TurnRequest {
     /// #     slot: 0,
     /// #     deadline: tokio::time::Instant::now(),
     /// #     cancel: Default::default(),
+    /// #     sandbox: Default::default(),
     /// # };
     /// let request = TurnRequest {
     ///     role: Role::Coder,

@@ -22,6 +22,7 @@ use crate::gates::{GateResult, Gates};
 use crate::offload;
 use crate::prompts;
 use crate::replies::{blocked_on, parse_task_list, parse_verdict};
+use crate::sandbox::Sandbox;
 use crate::seat::{Reply, Role, Seat, SeatError};
 use crate::task_plan::{NOOP_TOKEN, TaskPlan};
 
@@ -98,6 +99,9 @@ pub struct LoopConfig {
     pub extra_rules: String,
     /// Prices for the usage estimates.
     pub prices: PriceTable,
+    /// The sandbox the agents' turns run in (a run's own, [`RunConfig::sandbox`](crate::RunConfig::sandbox));
+    /// the gates carry theirs ([`Gates::with_sandbox`]).
+    pub sandbox: Sandbox,
 }
 
 impl Default for LoopConfig {
@@ -110,6 +114,7 @@ impl Default for LoopConfig {
             turn_timeout: Duration::from_mins(30),
             extra_rules: String::new(),
             prices: PriceTable::default(),
+            sandbox: Sandbox::off(),
         }
     }
 }
@@ -463,6 +468,7 @@ impl Run<'_> {
             slot: self.job.slot,
             turn_timeout: self.parts.config.turn_timeout,
             cancel: self.cancel.clone(),
+            sandbox: self.parts.config.sandbox.clone(),
         }
     }
 

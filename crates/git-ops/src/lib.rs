@@ -148,6 +148,7 @@
 mod branch;
 mod cli;
 mod commit;
+mod confine;
 mod diff;
 mod error;
 mod init;
@@ -166,6 +167,7 @@ mod types;
 mod worktree;
 
 pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME};
+pub use confine::{ensure_logs_dir, registered_admin_dir};
 pub use error::{
     BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError, MergeError,
     OpenError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,

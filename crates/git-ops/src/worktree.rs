@@ -41,7 +41,7 @@ fn absolute(path: &Path) -> Result<PathBuf, io::Error> {
 
 /// `path` with symbolic links resolved as far as it exists, the rest appended: how git records a
 /// worktree's location.
-fn normalized(path: &Path) -> PathBuf {
+pub(crate) fn normalized(path: &Path) -> PathBuf {
     let Ok(path) = absolute(path) else {
         return path.to_owned();
     };
@@ -306,7 +306,7 @@ fn admin_dirs(git: &GixGit) -> io::Result<Vec<PathBuf>> {
 /// An add killed while it wrote `gitdir` leaves it empty or cut short: only a path whose last
 /// component is `.git`, and whose worktree does not hold the administrative directory itself
 /// (an empty `gitdir` would name `.git/worktrees`, and its parent the main worktree), names one.
-fn worktree_of(admin: &Path) -> Option<PathBuf> {
+pub(crate) fn worktree_of(admin: &Path) -> Option<PathBuf> {
     let gitdir = std::fs::read_to_string(admin.join("gitdir")).ok()?;
     let gitdir = admin.join(gitdir.trim());
     if gitdir.file_name() != Some(std::ffi::OsStr::new(".git")) {

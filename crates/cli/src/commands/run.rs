@@ -159,7 +159,7 @@ fn run_error(error: RunError, epic: &str) -> CommandError {
         .hint("a run that died released the lock with it: then just run again");
     }
     let hint = match &error {
-        RunError::RedBaseline { .. } => None,
+        RunError::RedBaseline { .. } | RunError::Sandbox(_) => None,
         RunError::Base { .. } => Some("--base names the commit the epic branch starts from"),
         RunError::Bare { .. } => Some("run epic in a repository with a working tree"),
         _ => Some("fix the cause above, then run again: the epic's state is kept"),

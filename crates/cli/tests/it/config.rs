@@ -236,6 +236,7 @@ fn the_schema_describes_every_key() {
         "max_tasks",
         "prices",
         "reviewer",
+        "sandbox",
         "schedule",
         "setup",
         "test_pattern",

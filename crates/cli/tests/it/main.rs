@@ -21,6 +21,7 @@ mod readme;
 mod reliability;
 mod report;
 mod run;
+mod sandbox;
 mod schema;
 mod status;
 mod usage;

@@ -187,7 +187,18 @@ fn a_run_whose_lock_file_an_agent_deleted_still_holds_the_epic() {
              n=0; while [ ! -e '{release}' ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done"
         ),
     );
-    let args = ["run", "plan.json", "--coder", &coder, "--no-progress"];
+    // With the sandbox off: in it, the state directory is read-only and the lock file cannot be
+    // deleted (executor `sandbox::sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges`).
+    // This holds the lock when the deletion lands.
+    let args = [
+        "run",
+        "plan.json",
+        "--coder",
+        &coder,
+        "--no-progress",
+        "--sandbox",
+        "off",
+    ];
     let first = spawn(&repo, &args);
     let lock = repo.common_dir().join("epic/shop/lock");
     wait_for_event(

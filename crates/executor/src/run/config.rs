@@ -11,6 +11,7 @@ use epic_state_store::{Holder, LockError};
 #[cfg(doc)]
 use super::run_epic;
 use crate::offload::GitFailed;
+use crate::sandbox::{SandboxMode, SandboxUnavailable};
 use crate::schedule::Policy;
 use crate::seat::Seat;
 use crate::story;
@@ -69,6 +70,12 @@ pub struct RunConfig {
     /// test (`#[ignore`, `@pytest.mark.skip`, `it.skip(`, `t.Skip(`, …), fails unless its plan
     /// entry sets `tests_change`.
     pub test_patterns: Vec<String>,
+    /// Whether agents, gates and setup commands run in a bubblewrap sandbox that keeps the
+    /// repository, the other worktrees and the epic's state read-only (`--sandbox`, `auto`).
+    /// A run without the sandbox makes the calling process the child subreaper of what it
+    /// starts (`PR_SET_CHILD_SUBREAPER`, for the rest of its life), so that a daemon that
+    /// escapes its turn is found and killed.
+    pub sandbox: SandboxMode,
 }
 
 impl RunConfig {
@@ -76,7 +83,7 @@ impl RunConfig {
     /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
     /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
-    /// default test patterns.
+    /// default test patterns, the sandbox where it works (`auto`).
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -104,6 +111,7 @@ impl RunConfig {
                 .iter()
                 .map(|pattern| (*pattern).to_owned())
                 .collect(),
+            sandbox: SandboxMode::Auto,
         }
     }
 }
@@ -331,6 +339,9 @@ pub enum RunError {
         /// The file recording the proven head (`proven.json`).
         proven_file: PathBuf,
     },
+    /// The sandbox is required (`--sandbox on`) and cannot be made on this machine.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxUnavailable),
     /// A git operation of the preflight failed.
     #[error("git failed to {action}")]
     Git {

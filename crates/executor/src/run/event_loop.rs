@@ -205,25 +205,10 @@ impl Loop {
                 }
             }
         }
-        // Every story has ended: whatever moved the epic branch since the last merge (a process
-        // an agent left, a judge's `git update-ref`) is undone before the run reports.
-        match self.shared.restore_epic_head().await {
-            Ok(None) => {}
-            Ok(Some(moved_to)) => {
-                let message = self
-                    .shared
-                    .note_restored_epic_head(moved_to, "found when the run ended");
-                self.emit(Event::RunNote { message });
-            }
-            Err(error) => self.emit(Event::RunNote {
-                message: format!(
-                    "could not check that the epic branch is at its proven head {}: {}",
-                    self.shared.proven(),
-                    crate::error::chain(&error)
-                ),
-            }),
-        }
+        self.restore_epic_head().await;
         let interrupted = self.schedule.is_interrupted();
+        // Stories sweep at their end; this catches what the baseline's gates left.
+        self.shared.sweep_orphans(None).await;
         let report = self.write_report().await;
         let done = report.count(OutcomeStatus::Done);
         let failed = report.count(OutcomeStatus::Failed);
@@ -240,6 +225,27 @@ impl Loop {
             interrupted,
             epic_worktree: shared.epic_worktree.clone(),
             state_dir: shared.dir.root().to_path_buf(),
+        }
+    }
+
+    /// Every story has ended: whatever moved the epic branch since the last merge (a process an
+    /// agent left, a judge's `git update-ref`) is undone before the run reports, with a note.
+    async fn restore_epic_head(&self) {
+        match self.shared.restore_epic_head().await {
+            Ok(None) => {}
+            Ok(Some(moved_to)) => {
+                let message = self
+                    .shared
+                    .note_restored_epic_head(moved_to, "found when the run ended");
+                self.emit(Event::RunNote { message });
+            }
+            Err(error) => self.emit(Event::RunNote {
+                message: format!(
+                    "could not check that the epic branch is at its proven head {}: {}",
+                    self.shared.proven(),
+                    crate::error::chain(&error)
+                ),
+            }),
         }
     }
 

@@ -90,6 +90,7 @@ pub async fn run_epic(
         epic_branch,
         worktree_root,
         epic_worktree,
+        sandbox,
         head,
         merged,
     } = preflight(&git, &plan, &config, events).await?;
@@ -100,7 +101,8 @@ pub async fn run_epic(
         stories: plan.plan().stories.len(),
         concurrency: config.concurrency.max(1),
     });
-    let all_gates = Gates::new(config.gates.iter().cloned(), config.gate_timeout);
+    let all_gates =
+        Gates::new(config.gates.iter().cloned(), config.gate_timeout).with_sandbox(sandbox.clone());
     let Some(baseline) =
         check_baseline(&dir, &all_gates, &epic_worktree, head, &events, &cancel).await
     else {
@@ -152,6 +154,7 @@ pub async fn run_epic(
             turn_timeout: config.turn_timeout,
             extra_rules: config.extra_rules.clone(),
             prices: config.prices.clone(),
+            sandbox: sandbox.clone(),
         },
         Arc::clone(&events),
     );
@@ -164,6 +167,7 @@ pub async fn run_epic(
         epic_branch,
         epic_worktree,
         worktree_root,
+        sandbox,
         tasks,
         story_gates,
         epic_gates: all_gates,

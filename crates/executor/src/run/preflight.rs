@@ -22,6 +22,7 @@ use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::offload::{self, BoxError};
 use crate::record;
+use crate::sandbox::{self, Layout, Sandbox};
 use crate::story::{MergeJournal, ProvenHead};
 
 /// The directory under which the epic branch's own worktree lives, beside the story worktrees.
@@ -56,6 +57,8 @@ pub(super) struct Ready {
     pub(super) epic_branch: String,
     pub(super) worktree_root: PathBuf,
     pub(super) epic_worktree: PathBuf,
+    /// The sandbox every story process runs in.
+    pub(super) sandbox: Sandbox,
     pub(super) head: CommitId,
     /// The stories merged on an earlier run under their current plan entry: plan index and
     /// branch, in plan order.
@@ -79,6 +82,10 @@ pub(super) async fn preflight(
     };
     let epic = plan.plan().epic_id.as_str();
     let dir = EpicDir::new(git.common_dir(), epic).map_err(RunError::EpicId)?;
+    let worktree_root = worktrees_root(&main, epic);
+    // First: `--sandbox on` without a working sandbox refuses before anything is touched.
+    let layout = Layout::new(&main, git.common_dir(), &worktree_root);
+    let sandbox = sandbox::resolve(config.sandbox, layout).await?;
     let lock = take_lock(&dir).await?;
     let log = {
         let path = dir.events();
@@ -94,11 +101,11 @@ pub(super) async fn preflight(
         })?
     };
     let events = record::logging_sink(log, events);
+    let sandbox = start_sandbox(git, sandbox, &events).await?;
     let epic_branch = config
         .epic_branch
         .clone()
         .unwrap_or_else(|| format!("epic/{epic}"));
-    let worktree_root = worktrees_root(&main, epic);
     let epic_worktree = worktree_root.join(EPIC_WORKTREE_NAME);
 
     let cleared = {
@@ -161,9 +168,49 @@ pub(super) async fn preflight(
         epic_branch,
         worktree_root,
         epic_worktree,
+        sandbox,
         head,
         merged,
     })
+}
+
+/// Says once what the run's sandbox is not (off, or unavailable), and readies the run for it:
+/// without the sandbox, this process adopts orphans (so daemons that escape their turn are found
+/// and killed); with it, the repository gets its `logs` directory (a commit in a sandboxed
+/// worktree appends to its branch's reflog, and the sandbox keeps the git directory read-only
+/// but for `objects`, `refs` and `logs`).
+async fn start_sandbox(
+    git: &Arc<dyn Git>,
+    resolved: sandbox::Resolved,
+    events: &EventSink,
+) -> Result<Sandbox, RunError> {
+    if let Some(message) = resolved.note {
+        events(Event::RunNote { message });
+    }
+    if !resolved.sandbox.is_on() {
+        // Without a PID namespace per turn, a daemon that leaves its group and clears its
+        // environment is found only as an orphan this process adopts.
+        return Ok(match crate::process::adopt_orphans() {
+            Ok(()) => resolved.sandbox.adopting(),
+            Err(error) => {
+                events(Event::RunNote {
+                    message: format!(
+                        "processes that escape their turn cannot be looked for (epic could not \
+                         become their subreaper: {error})"
+                    ),
+                });
+                resolved.sandbox
+            }
+        });
+    }
+    {
+        let common = git.common_dir().to_path_buf();
+        offload::blocking(move || epic_git_ops::ensure_logs_dir(&common))
+            .await
+            .map_err(|error| RunError::git("create the reflog directory", error))?
+            .map_err(|error| RunError::git("create the reflog directory", error))?;
+    }
+    Ok(resolved.sandbox)
 }
 
 /// Fails when an owned or shared read-only path of a story still to run is a symbolic link, or

@@ -45,6 +45,7 @@ use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::offload::{self, BoxError, GitFailed};
 use crate::run::RunConfig;
+use crate::sandbox::Sandbox;
 use crate::seat::{Role, SeatError};
 use crate::task_loop::{StoryJob, TaskLoop};
 
@@ -58,6 +59,8 @@ pub(crate) struct Shared {
     pub(crate) epic_worktree: PathBuf,
     /// `<repo-parent>/<repo-name>.worktrees/<epic>`: every story's worktree is `<root>/<id>`.
     pub(crate) worktree_root: PathBuf,
+    /// The sandbox every process of a story runs in: turns, gates, setup.
+    pub(crate) sandbox: Sandbox,
     pub(crate) tasks: TaskLoop,
     /// The gates stories are held to: every gate, or with a red baseline allowed, those that
     /// passed on it.
@@ -118,6 +121,20 @@ impl Shared {
             .proven
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Kills what escaped its turn without the sandbox ([`Sandbox::sweep`]), saying so: about
+    /// `story` when it is a story's end, else about the run.
+    pub(crate) async fn sweep_orphans(&self, story: Option<&str>) {
+        for message in self.sandbox.sweep().await {
+            (self.events)(match story {
+                Some(story) => Event::Note {
+                    story: story.to_owned(),
+                    message,
+                },
+                None => Event::RunNote { message },
+            });
+        }
     }
 }
 
@@ -223,6 +240,7 @@ pub(crate) async fn run_story(
     if matches!(ending, Ending::Failed(_)) && work.has_state {
         work.mark_failed().await;
     }
+    shared.sweep_orphans(Some(&story.id)).await;
     let merged_worktree =
         (work.merged && !shared.config.keep_worktrees).then(|| work.worktree.clone());
     StoryEnd {
@@ -454,6 +472,7 @@ impl Work {
                 slot: self.slot,
                 turn_timeout: self.shared.config.turn_timeout,
                 cancel: self.cancel.clone(),
+                sandbox: self.shared.sandbox.clone(),
             },
             Arc::clone(recorder),
         )

@@ -4,7 +4,7 @@
 //! journal never moves the epic branch; a story state edited to say "merged" does not make the
 //! story merged.
 
-use epic_executor::Event;
+use epic_executor::{Event, SandboxMode};
 use epic_state_store::{StoryStage, StoryState};
 
 use crate::epic_support::{EpicFixture, epic_files, plan, reason, statuses};
@@ -50,8 +50,13 @@ exit 1
 "#,
     );
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    // With the sandbox off: in it, the state directory is read-only and the journal is never
+    // written (`sandbox::sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges`).
+    // This holds what a run does with a journal that landed.
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
     let outcome = ep
-        .run(&plan, ep.config(), &Events::default())
+        .run(&plan, config, &Events::default())
         .await
         .expect("run");
     assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
@@ -257,7 +262,11 @@ async fn an_epic_branch_moved_during_a_turn_is_put_back_and_the_run_goes_on() {
     );
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
     let events = Events::default();
-    let outcome = ep.run(&plan, ep.config(), &events).await.expect("run");
+    // Sandbox off: with it on, b cannot write the epic worktree (sandbox.rs); this is what epic
+    // does when the amend lands. a's `update-ref` works either way (refs are writable).
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
+    let outcome = ep.run(&plan, config, &events).await.expect("run");
     assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
     assert_eq!(first_parents(&ep), ["e: merge story a", "initial"]);
     let state: StoryState = epic_state_store::load(ep.dir().story_state("a").expect("path"))

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use epic_executor::{Event, RunError};
+use epic_executor::{Event, RunError, SandboxMode};
 use epic_story_plan::ValidPlan;
 
 use crate::epic_support::{
@@ -79,6 +79,11 @@ async fn a_hanging_agent_is_killed_at_its_deadline_with_its_children() {
     );
     let mut config = ep.config();
     config.turn_timeout = Duration::from_secs(10);
+    // With the sandbox off: the agent writes pids as it sees them, which in the sandbox are its
+    // PID namespace's, not the host's. What this holds (the process group and the tag killed
+    // with the turn) is what contains processes without the sandbox; the sandbox's own case is
+    // `sandbox::an_env_cleared_daemon_dies_with_the_turns_namespace`.
+    config.sandbox = SandboxMode::Off;
     let outcome = tokio::time::timeout(
         config.turn_timeout + PATIENCE,
         ep.run(&plan(&[("a", &[]), ("b", &[])]), config, &Events::default()),
@@ -209,6 +214,10 @@ async fn writing_into_the_epic_worktree_stops_new_launches_naming_the_paths() {
     ep.hook("a", "echo x > \"$ROOT/repo.worktrees/e/_epic/stray.txt\"\n");
     let mut config = ep.config();
     config.concurrency = 1;
+    // With the sandbox off: in it, the epic worktree is read-only
+    // (`sandbox::sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges`). This
+    // holds what epic does when the write lands.
+    config.sandbox = SandboxMode::Off;
     let plan = plan(&[("a", &[]), ("b", &[])]);
     let outcome = ep
         .run(&plan, config, &Events::default())
@@ -265,13 +274,18 @@ async fn an_agent_that_deletes_its_story_branch_fails_and_a_rerun_starts_it_over
          git update-ref -d refs/heads/story/e/a; echo gone; exit 3; fi\n",
     );
     let plan = plan(&[("a", &[]), ("b", &[])]);
+    // With the sandbox off: in it, deleting a branch fails (git rewrites `packed-refs`, and the
+    // git directory is read-only but for objects, refs and logs). This holds the rerun's
+    // recovery when the deletion lands.
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
     let outcome = ep
-        .run(&plan, ep.config(), &Events::default())
+        .run(&plan, config.clone(), &Events::default())
         .await
         .expect("run");
     assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
     let events = Events::default();
-    let rerun = ep.run(&plan, ep.config(), &events).await.expect("rerun");
+    let rerun = ep.run(&plan, config, &events).await.expect("rerun");
     assert!(rerun.all_done(), "{:?}", rerun.report);
     assert_eq!(merges(&ep), ["e: merge story b", "e: merge story a"]);
     assert!(
@@ -393,6 +407,10 @@ fi
     );
     let mut config = ep.config();
     config.concurrency = 2;
+    // With the sandbox off: in it, a sibling's worktree and the worktree registrations are
+    // read-only (`sandbox::sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges`).
+    // This holds what epic does when the removal lands.
+    config.sandbox = SandboxMode::Off;
     let plan = plan(&[("a", &[]), ("b", &[])]);
     let outcome = ep
         .run(&plan, config.clone(), &Events::default())
@@ -566,6 +584,11 @@ async fn a_background_process_left_behind_dies_with_the_turn() {
     // The process outlives the turn's deadline: a turn that waited for it would end there.
     let mut config = ep.config();
     config.turn_timeout = Duration::from_mins(2);
+    // With the sandbox off: the agent writes pids as it sees them, which in the sandbox are its
+    // PID namespace's, not the host's. What this holds (the process group and the tag killed
+    // with the turn) is what contains processes without the sandbox; the sandbox's own case is
+    // `sandbox::an_env_cleared_daemon_dies_with_the_turns_namespace`.
+    config.sandbox = SandboxMode::Off;
     let deadline = config.turn_timeout;
     let began = Instant::now();
     let outcome = ep
@@ -596,8 +619,14 @@ async fn a_daemon_that_left_the_process_group_dies_with_the_turn() {
          exec sleep 1000' > /dev/null 2>&1 < /dev/null &\n\
          while [ ! -s \"$ROOT/daemon.pid\" ]; do sleep 0.05; done\n",
     );
+    let mut config = ep.config();
+    // With the sandbox off: the agent writes pids as it sees them, which in the sandbox are its
+    // PID namespace's, not the host's. What this holds (the process group and the tag killed
+    // with the turn) is what contains processes without the sandbox; the sandbox's own case is
+    // `sandbox::an_env_cleared_daemon_dies_with_the_turns_namespace`.
+    config.sandbox = SandboxMode::Off;
     let outcome = ep
-        .run(&plan(&[("a", &[])]), ep.config(), &Events::default())
+        .run(&plan(&[("a", &[])]), config, &Events::default())
         .await
         .expect("run");
     assert!(outcome.all_done(), "{:?}", outcome.report);

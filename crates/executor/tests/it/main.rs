@@ -25,6 +25,7 @@ mod planted_config;
 mod presets;
 mod resume;
 mod review;
+mod sandbox;
 mod script;
 mod seats;
 mod support;

@@ -10,6 +10,7 @@
 use std::path::Path;
 
 use epic_executor::Event;
+use epic_executor::SandboxMode;
 
 use crate::epic_support::{EpicFixture, commit_on_main, merges, plan, statuses};
 use crate::support::Events;
@@ -84,7 +85,10 @@ async fn configuration_planted_by_an_agent_does_not_run_in_epics_git() {
     // all under the planted configuration.
     ep.hook("b", "echo good > src/b/new.txt\n");
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
-    let config = ep.config(); // sandbox: off
+    // Sandbox off: with it on, the agent cannot write the repository's configuration at all
+    // (sandbox.rs); this is what epic's own git does when the write lands.
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");
     assert_eq!(
@@ -153,7 +157,10 @@ async fn configuration_there_at_the_start_keeps_working() {
         .git_in(&ep.fx.repo, &["config", "commit.gpgSign", "false"]);
     commit_on_main(&ep, &[(".gitattributes", "*.txt filter=cat\n")]);
     std::fs::remove_file(marks_dir.join("cat")).ok();
-    let config = ep.config(); // sandbox: off
+    // Sandbox off: with it on, the agent cannot write the repository's configuration at all
+    // (sandbox.rs); this is what epic's own git does when the write lands.
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &Events::default())
         .await
@@ -189,7 +196,10 @@ echo done
 exit 0
 "#,
     );
-    let config = ep.config(); // sandbox: off
+    // Sandbox off: with it on, the agent cannot write the repository's configuration at all
+    // (sandbox.rs); this is what epic's own git does when the write lands.
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &Events::default())
         .await
@@ -210,7 +220,10 @@ exit 0
 
     // The replacement is still there; a rerun with a well-behaved story works past it.
     let again = plan(&[("a", &[]), ("b", &[])]);
-    let config = ep.config(); // sandbox: off
+    // Sandbox off: with it on, the agent cannot write the repository's configuration at all
+    // (sandbox.rs); this is what epic's own git does when the write lands.
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
     let outcome = ep
         .run(&again, config, &Events::default())
         .await

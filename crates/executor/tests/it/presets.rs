@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{CommandSeat, Preset, Role, Seat, TurnContext, TurnRequest};
+use epic_executor::{CommandSeat, Preset, Role, Sandbox, Seat, TurnContext, TurnRequest};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Fixture, plan};
@@ -84,6 +84,7 @@ async fn every_preset_is_called_as_its_cli_must_be() {
                 slot: 0,
                 deadline: tokio::time::Instant::now() + Duration::from_secs(20),
                 cancel: CancellationToken::new(),
+                sandbox: Sandbox::off(),
             },
         };
         let reply = seat

@@ -5,7 +5,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use epic_executor::{CommandSeat, Progress, Role, Seat, SeatError, TurnContext, TurnRequest};
+use epic_executor::{
+    CommandSeat, Progress, Role, Sandbox, Seat, SeatError, TurnContext, TurnRequest,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Fixture, PATIENCE, pid_written, plan, wait_dead, wait_for_pid};
@@ -29,6 +31,7 @@ fn request(
             slot: 1,
             deadline: tokio::time::Instant::now() + timeout,
             cancel,
+            sandbox: Sandbox::off(),
         },
     }
 }
