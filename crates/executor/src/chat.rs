@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bounded::ceil_char_boundary;
 use crate::event::{Event, EventSink};
+use crate::guard::{Tampered, TurnGuard};
+use crate::offload;
 use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
 
 /// What one story's chats share: where transcripts go, the turn counter, the usage meter, the
@@ -34,6 +36,9 @@ pub(crate) struct Recorder {
     usage: Mutex<UsageMeter>,
     events: EventSink,
     file_limit: u64,
+    /// The guard on epic's own files, checked after every turn; `None` for a task loop run
+    /// on its own.
+    guard: Option<Arc<TurnGuard>>,
 }
 
 impl fmt::Debug for Recorder {
@@ -68,7 +73,15 @@ impl Recorder {
             usage: Mutex::new(UsageMeter::new(prices)),
             events,
             file_limit: 8 * 1024 * 1024,
+            guard: None,
         }
+    }
+
+    /// This recorder with `guard` checked after every turn of its chats.
+    #[must_use]
+    pub(crate) fn with_guard(mut self, guard: Option<Arc<TurnGuard>>) -> Self {
+        self.guard = guard;
+        self
     }
 
     /// This recorder with another cap on the reply bytes stored per transcript file (only tests
@@ -262,7 +275,25 @@ impl Chat {
                 });
             }
         };
-        let result = self.seat.turn(&request, &progress).await;
+        let turn_guard = recorder.guard.as_ref().map(|guard| guard.begin());
+        let mut result = self.seat.turn(&request, &progress).await;
+        if let (Some(guard), Some(begun)) = (&recorder.guard, turn_guard) {
+            let (guard, worktree) = (Arc::clone(guard), self.context.worktree.clone());
+            let checked = offload::blocking(move || guard.check(begun, &worktree)).await;
+            let tampered = match checked {
+                Ok(Ok(())) => None,
+                Ok(Err(tampered)) => Some(tampered),
+                Err(error) => Some(Box::new(Tampered {
+                    unreadable: Some(error.to_string()),
+                    ..Tampered::default()
+                })),
+            };
+            if let Some(tampered) = tampered
+                && !matches!(result, Err(SeatError::Cancelled))
+            {
+                result = Err(SeatError::GuardedFiles(tampered));
+            }
+        }
         let transcript = transcript
             .into_inner()
             .unwrap_or_else(PoisonError::into_inner);

@@ -69,6 +69,10 @@ pub struct RunConfig {
     /// test (`#[ignore`, `@pytest.mark.skip`, `it.skip(`, `t.Skip(`, …), fails unless its plan
     /// entry sets `tests_change`.
     pub test_patterns: Vec<String>,
+    /// Files outside the git directory that agent turns may not change, guarded like epic's own
+    /// (the CLI names the plan file and `epic.toml`; none by default): a turn that changes one
+    /// fails its story, and the file is put back.
+    pub guarded_files: Vec<PathBuf>,
 }
 
 impl RunConfig {
@@ -104,6 +108,7 @@ impl RunConfig {
                 .iter()
                 .map(|pattern| (*pattern).to_owned())
                 .collect(),
+            guarded_files: Vec::new(),
         }
     }
 }

@@ -25,6 +25,7 @@ pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
 
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
+use crate::guard::TurnGuard;
 use crate::offload;
 use crate::record::ReportDocument;
 #[cfg(doc)]
@@ -155,6 +156,27 @@ pub async fn run_epic(
         },
         Arc::clone(&events),
     );
+    // The guard's snapshot is taken once everything before the stories is written; from here
+    // on, epic's own writes to guarded files go through it.
+    let guard = {
+        let (common, dir, extra) = (
+            git.common_dir().to_path_buf(),
+            dir.clone(),
+            config.guarded_files.clone(),
+        );
+        offload::blocking(move || TurnGuard::new(&common, &dir, &extra))
+            .await
+            .map_err(|error| RunError::State {
+                action: "read the files epic guards".to_owned(),
+                source: Box::new(error),
+            })?
+            .map(Arc::new)
+            .map_err(|error| RunError::State {
+                action: "read the files epic guards".to_owned(),
+                source: Box::new(error),
+            })?
+    };
+    let tasks = tasks.with_guard(Arc::clone(&guard));
     let previous = previous_report(&dir).await;
     let shared = Arc::new(Shared {
         git,
@@ -171,6 +193,7 @@ pub async fn run_epic(
         proven: std::sync::Mutex::new(head),
         preparing: Preparing::new(),
         events,
+        guard,
     });
     let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, previous.as_ref())
         .run(cancel)

@@ -38,7 +38,8 @@ impl Work {
             transcripts,
             self.shared.config.prices.clone(),
             Arc::clone(&self.shared.events),
-        ));
+        )
+        .with_guard(Some(Arc::clone(&self.shared.guard))));
         let result = self.judge_rounds(checked, &recorder).await;
         self.usage.absorb(&recorder.usage());
         result.map(|(note, cleared)| (Some(note), cleared))

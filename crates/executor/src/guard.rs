@@ -1,0 +1,340 @@
+//! The guard on epic's own files around every agent turn ([`TurnGuard`]): the repository's
+//! configuration, `info/` and `hooks/`, the worktrees' registrations, the epic's state directory
+//! and lock, and the plan file and `epic.toml` in the user's checkout.
+//!
+//! # What is guarded
+//!
+//! In the git common dir: `config` and `config.worktree`; everything under `info/` (exclude,
+//! attributes, …) and `hooks/`; under `worktrees/`, each registration's directory and its
+//! `HEAD`, `gitdir`, `commondir`, `config.worktree` and `locked` — not its `index`, `logs/`,
+//! `ORIG_HEAD`, `MERGE_*`, `refs/` and the other files git itself churns while a worktree is
+//! worked in. The turn's own worktree's `HEAD` is left to the task loop's branch check (an agent
+//! that switched branches is told so). In the epic's state directory: everything (story states,
+//! task checkpoints, `merging.json`, `proven.json`, `gates/`, the lock), except the files epic
+//! appends to or rewrites in the background while turns run — `events.jsonl`, `transcripts/`,
+//! `report.json`, `report.md`, `board.md` — and the temp files of atomic writes. Outside the git
+//! dir: the files the caller names ([`RunConfig::guarded_files`](crate::RunConfig)), the plan
+//! file and `epic.toml`. The main worktree's own `HEAD` and `index` are not guarded: the user may
+//! work in the main checkout during a run.
+//!
+//! # One snapshot, kept up to date with epic's own writes
+//!
+//! Turns of several stories run at once, so there is one snapshot for the whole run, taken before
+//! the first story starts. Every write epic itself makes to a guarded place during the run goes
+//! through the guard ([`TurnGuard::epic_write`] for a state file, [`TurnGuard::epic_worktrees`]
+//! for worktree administration), which runs the write under the guard's lock and then takes the
+//! written paths (and nothing else) into the snapshot: so at every instant the snapshot is what
+//! epic last wrote, and a check never sees epic's own write half-done.
+//!
+//! When a turn ends, what the guarded places hold is compared with the snapshot
+//! ([`TurnGuard::check`]); every difference is undone (contents and mode restored, what was added
+//! removed) and fails the story whose turn just ended, naming each file. A change made by a turn
+//! of another story running at the same time is found by whichever turn ends first; the reason
+//! then says that the change may be the concurrent turn's ([`Tampered::concurrent`]).
+//!
+//! The guard detects and undoes; it prevents nothing. The sandbox (when on) is what keeps agents
+//! from writing these places at all.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use epic_state_store::{ChangeKind, EpicDir, GuardError, Snapshot, Watch};
+
+/// The files under `worktrees/<name>/` that are guarded.
+const REGISTRATION_FILES: &[&str] = &["HEAD", "gitdir", "commondir", "config.worktree", "locked"];
+
+/// The entries of the state directory epic writes while turns run without the guard: the event
+/// log, transcripts and the report and board, rewritten in the background.
+const UNGUARDED_STATE: &[&str] = &[
+    "events.jsonl",
+    "transcripts",
+    "report.json",
+    "report.md",
+    "board.md",
+];
+
+/// A change an agent turn made to a guarded file, undone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardedChange {
+    /// The file (absolute).
+    pub path: PathBuf,
+    /// How it had changed.
+    pub kind: ChangeKind,
+}
+
+/// What a turn did to the files epic guards: the changes found (each undone unless listed in
+/// `not_restored`), and whether another story's turn ran at the same time.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Tampered {
+    /// The changes, in path order.
+    pub changes: Vec<GuardedChange>,
+    /// The paths that could not be put back, with why.
+    pub not_restored: Vec<(PathBuf, String)>,
+    /// Why the guarded files could not be read at all, if they could not.
+    pub unreadable: Option<String>,
+    /// Whether a turn of another story overlapped this one, so the changes may be its.
+    pub concurrent: bool,
+}
+
+impl Tampered {
+    /// The changed paths, each with how it changed: `` `/repo/.git/config` (modified), … ``.
+    pub fn paths(&self) -> String {
+        if let Some(error) = &self.unreadable {
+            return format!("they could not be read: {error}");
+        }
+        self.changes
+            .iter()
+            .map(|change| format!("`{}` ({})", change.path.display(), change.kind.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A turn in progress, from [`TurnGuard::begin`] to [`TurnGuard::check`].
+#[derive(Debug)]
+#[must_use = "a turn begun must be checked"]
+pub(crate) struct Turn {
+    /// Turns running when this one began (itself excluded).
+    others_at_start: usize,
+    /// The count of turns begun, after this one.
+    begun: u64,
+}
+
+/// The guard: the snapshot of the guarded files and what reads them.
+#[derive(Debug)]
+pub(crate) struct TurnGuard {
+    watches: Vec<Watch>,
+    /// `<common>/worktrees`.
+    registrations: PathBuf,
+    snapshot: Mutex<Snapshot>,
+    running: AtomicUsize,
+    begun: AtomicU64,
+}
+
+impl TurnGuard {
+    /// The guard of the repository whose git common dir is `common_dir`, of the epic's state
+    /// directory `dir` and of the files `extra`, with its snapshot taken now.
+    pub(crate) fn new(
+        common_dir: &Path,
+        dir: &EpicDir,
+        extra: &[PathBuf],
+    ) -> Result<Self, GuardError> {
+        let mut watches = vec![
+            Watch::File(common_dir.join("config")),
+            Watch::File(common_dir.join("config.worktree")),
+            Watch::Tree {
+                root: common_dir.join("info"),
+                keep: |_| true,
+            },
+            Watch::Tree {
+                root: common_dir.join("hooks"),
+                keep: |_| true,
+            },
+            Watch::Tree {
+                root: common_dir.join("worktrees"),
+                keep: registration_file,
+            },
+            Watch::Tree {
+                root: dir.root().to_path_buf(),
+                keep: state_file,
+            },
+        ];
+        watches.extend(extra.iter().cloned().map(Watch::File));
+        let snapshot = Snapshot::take(&watches)?;
+        Ok(Self {
+            watches,
+            registrations: common_dir.join("worktrees"),
+            snapshot: Mutex::new(snapshot),
+            running: AtomicUsize::new(0),
+            begun: AtomicU64::new(0),
+        })
+    }
+
+    /// Marks a turn's start.
+    pub(crate) fn begin(&self) -> Turn {
+        let others_at_start = self.running.fetch_add(1, Ordering::SeqCst);
+        let begun = self.begun.fetch_add(1, Ordering::SeqCst) + 1;
+        Turn {
+            others_at_start,
+            begun,
+        }
+    }
+
+    /// Ends `turn`, run in `worktree`: compares the guarded files with the snapshot and undoes
+    /// every difference. Blocking (it reads and writes files).
+    pub(crate) fn check(&self, turn: Turn, worktree: &Path) -> Result<(), Box<Tampered>> {
+        let mut snapshot = self.lock();
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        let concurrent = turn.others_at_start > 0 || self.begun.load(Ordering::SeqCst) != turn.begun;
+        let now = match Snapshot::take(&self.watches) {
+            Ok(now) => now,
+            Err(error) => {
+                return Err(Box::new(Tampered {
+                    unreadable: Some(crate::error::chain(&error)),
+                    concurrent,
+                    ..Tampered::default()
+                }));
+            }
+        };
+        // The turn's own worktree's HEAD is the branch check's business, not the guard's.
+        let own_heads: Vec<PathBuf> = self
+            .registrations_of(&snapshot, &now, worktree)
+            .into_iter()
+            .map(|registration| registration.join("HEAD"))
+            .collect();
+        snapshot.absorb(&now, |path| own_heads.iter().any(|head| head == path));
+        let changes = snapshot.changes(&now);
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let mut tampered = Tampered {
+            concurrent,
+            ..Tampered::default()
+        };
+        for change in changes {
+            if let Err(error) = snapshot.restore(&change.path) {
+                tampered
+                    .not_restored
+                    .push((change.path.clone(), crate::error::chain(&error)));
+            }
+            tampered.changes.push(GuardedChange {
+                path: change.path,
+                kind: change.kind,
+            });
+        }
+        // What could not be restored is now what the next check compares with, so that each
+        // change fails one story, not every story after it.
+        if !tampered.not_restored.is_empty()
+            && let Ok(after) = Snapshot::take(&self.watches)
+        {
+            *snapshot = after;
+        }
+        Err(Box::new(tampered))
+    }
+
+    /// Runs epic's own write `op` of the guarded `path` (a state file, or a directory and what
+    /// it holds), then takes what is there into the snapshot. Blocking.
+    pub(crate) fn epic_write<T>(&self, path: &Path, op: impl FnOnce() -> T) -> T {
+        let mut snapshot = self.lock();
+        let result = op();
+        if let Ok(now) = Snapshot::take(&self.watches) {
+            snapshot.absorb(&now, |written| on_the_way(written, path));
+        }
+        result
+    }
+
+    /// Runs epic's own worktree administration `op` on the worktrees at `worktrees` (added,
+    /// removed, moved, relinked), then takes their registrations (before and after) into the
+    /// snapshot. Blocking.
+    pub(crate) fn epic_worktrees<T>(&self, worktrees: &[&Path], op: impl FnOnce() -> T) -> T {
+        let mut snapshot = self.lock();
+        let result = op();
+        if let Ok(now) = Snapshot::take(&self.watches) {
+            let registrations: Vec<PathBuf> = worktrees
+                .iter()
+                .flat_map(|worktree| self.registrations_of(&snapshot, &now, worktree))
+                .collect();
+            snapshot.absorb(&now, |path| {
+                registrations
+                    .iter()
+                    .any(|registration| on_the_way(path, registration))
+            });
+        }
+        result
+    }
+
+    /// The registration directories (`worktrees/<name>`) whose `gitdir`, in `before` or `now`,
+    /// names `worktree`.
+    fn registrations_of(&self, before: &Snapshot, now: &Snapshot, worktree: &Path) -> Vec<PathBuf> {
+        let dot_git = worktree.join(".git");
+        let mut found = Vec::new();
+        for snapshot in [before, now] {
+            for path in snapshot.paths() {
+                let Ok(relative) = path.strip_prefix(&self.registrations) else {
+                    continue;
+                };
+                if relative.components().count() != 2 || !path.ends_with("gitdir") {
+                    continue;
+                }
+                if let Some(epic_state_store::Entry::File { contents, .. }) = snapshot.get(path)
+                    && Path::new(String::from_utf8_lossy(contents).trim()) == dot_git
+                    && let Some(registration) = path.parent()
+                    && !found.iter().any(|known: &PathBuf| known == registration)
+                {
+                    found.push(registration.to_path_buf());
+                }
+            }
+        }
+        found
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {
+        self.snapshot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Whether `path` is `target`, under it, or one of the directories above it (which a write of
+/// `target` may have created).
+fn on_the_way(path: &Path, target: &Path) -> bool {
+    path.starts_with(target) || target.starts_with(path)
+}
+
+/// Whether a path under `worktrees/` is guarded: a registration's directory and its
+/// [`REGISTRATION_FILES`].
+fn registration_file(relative: &Path) -> bool {
+    let mut components = relative.components();
+    match (components.next(), components.next(), components.next()) {
+        (Some(_), None, None) => true,
+        (Some(_), Some(file), None) => REGISTRATION_FILES
+            .iter()
+            .any(|name| file.as_os_str() == *name),
+        _ => false,
+    }
+}
+
+/// Whether a path of the state directory is guarded: all but [`UNGUARDED_STATE`] and the temp
+/// files of atomic writes (`.<name>.<pid>.<random>.tmp`).
+fn state_file(relative: &Path) -> bool {
+    let top = relative.components().next();
+    if top.is_some_and(|top| {
+        UNGUARDED_STATE
+            .iter()
+            .any(|name| top.as_os_str() == *name)
+    }) {
+        return false;
+    }
+    let name = relative
+        .file_name()
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default();
+    !(name.starts_with('.') && name.ends_with(".tmp"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registrations_keep_their_stable_files_only() {
+        assert!(registration_file(Path::new("a")));
+        assert!(registration_file(Path::new("a/HEAD")));
+        assert!(registration_file(Path::new("a/gitdir")));
+        assert!(registration_file(Path::new("a/config.worktree")));
+        assert!(!registration_file(Path::new("a/index")));
+        assert!(!registration_file(Path::new("a/logs")));
+        assert!(!registration_file(Path::new("a/logs/HEAD")));
+        assert!(!registration_file(Path::new("a/ORIG_HEAD")));
+    }
+
+    #[test]
+    fn the_state_directory_leaves_out_what_epic_writes_in_the_background() {
+        assert!(state_file(Path::new("stories/a.json")));
+        assert!(state_file(Path::new("merging.json")));
+        assert!(state_file(Path::new("lock")));
+        assert!(!state_file(Path::new("events.jsonl")));
+        assert!(!state_file(Path::new("transcripts/a/0001-coder.md")));
+        assert!(!state_file(Path::new("board.md")));
+        assert!(!state_file(Path::new("stories/.a.json.123.456.tmp")));
+    }
+}
