@@ -13,6 +13,7 @@ mod config;
 mod crash;
 mod demo;
 mod examples;
+mod guarded_files;
 mod graph;
 mod init;
 mod parse_errors;
