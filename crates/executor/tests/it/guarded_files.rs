@@ -300,3 +300,61 @@ async fn a_reviewer_that_changes_the_config_fails_the_story() {
     assert_eq!(read(&config_file), before);
     rerun_succeeds(&ep, config).await;
 }
+
+/// Turns of several stories run at once, and the guard keeps one snapshot: a change is found
+/// when the first turn ends after it and fails that turn's story, whose reason says that a
+/// concurrent turn may have made it. Here b changes the configuration while a's turn runs and
+/// waits until a's turn has ended and the change is undone: a fails, b is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_during_concurrent_turns_fails_the_turn_that_ends_first_and_says_so() {
+    let ep = EpicFixture::new();
+    let config_file = git_dir(&ep).join("config");
+    let before = read(&config_file);
+    ep.hook(
+        "a",
+        r#"if [ ! -f "$ROOT/a-once" ]; then
+  touch "$ROOT/a-once" "$ROOT/a-started"
+  n=0; while [ ! -e "$ROOT/b-tampered" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done
+fi
+"#,
+    );
+    ep.hook(
+        "b",
+        r#"if [ ! -f "$ROOT/b-once" ]; then
+  touch "$ROOT/b-once"
+  n=0; while [ ! -e "$ROOT/a-started" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done
+  git config --file "$ROOT/repo/.git/config" user.name Mallory
+  touch "$ROOT/b-tampered"
+  n=0; while grep -q Mallory "$ROOT/repo/.git/config" && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done
+fi
+"#,
+    );
+    let mut config = ep.config(); // sandbox: off
+    config.concurrency = 2;
+    let plan = plan(&[("a", &[]), ("b", &[])]);
+    let outcome = ep
+        .run(&plan, config.clone(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(
+        statuses(&outcome),
+        ["a:failed", "b:done"],
+        "{:?}",
+        outcome.report
+    );
+    let reason = reason(&outcome, 0);
+    assert!(
+        reason.contains(&format!("{}: modified", config_file.display()))
+            && reason.contains("Another story's turn ran at the same time"),
+        "{reason}"
+    );
+    assert_eq!(read(&config_file), before);
+    let rerun = ep
+        .run(&plan, config, &Events::default())
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    let mut merged = merges(&ep);
+    merged.sort();
+    assert_eq!(merged, ["e: merge story a", "e: merge story b"]);
+}
