@@ -275,11 +275,11 @@ impl Chat {
                 });
             }
         };
-        let turn_guard = recorder.guard.as_ref().map(|guard| guard.begin());
+        let turn_guard = recorder.guard.as_ref().map(TurnGuard::begin);
         let mut result = self.seat.turn(&request, &progress).await;
-        if let (Some(guard), Some(begun)) = (&recorder.guard, turn_guard) {
-            let (guard, worktree) = (Arc::clone(guard), self.context.worktree.clone());
-            let checked = offload::blocking(move || guard.check(begun, &worktree)).await;
+        if let Some(begun) = turn_guard {
+            let worktree = self.context.worktree.clone();
+            let checked = offload::blocking(move || begun.end(&worktree)).await;
             let tampered = match checked {
                 Ok(Ok(())) => None,
                 Ok(Err(tampered)) => Some(tampered),

@@ -9,7 +9,9 @@
 //! `HEAD`, `gitdir`, `commondir`, `config.worktree` and `locked` — not its `index`, `logs/`,
 //! `ORIG_HEAD`, `MERGE_*`, `refs/` and the other files git itself churns while a worktree is
 //! worked in. The turn's own worktree's `HEAD` is left to the task loop's branch check (an agent
-//! that switched branches is told so). In the epic's state directory: everything (story states,
+//! that switched branches is told so). The registrations of another epic's worktrees
+//! (`<repo-name>.worktrees/<other epic>/…`) are that epic's run's to add and remove, and its guard
+//! watches them; so is a registration being added (no `gitdir` yet). In the epic's state directory: everything (story states,
 //! task checkpoints, `merging.json`, `proven.json`, `gates/`, the lock), except the files epic
 //! appends to or rewrites in the background while turns run — `events.jsonl`, `transcripts/`,
 //! `report.json`, `report.md`, `board.md` — and the temp files of atomic writes. Outside the git
@@ -27,7 +29,7 @@
 //! epic last wrote, and a check never sees epic's own write half-done.
 //!
 //! When a turn ends, what the guarded places hold is compared with the snapshot
-//! ([`TurnGuard::check`]); every difference is undone (contents and mode restored, what was added
+//! ([`Turn::end`]); every difference is undone (contents and mode restored, what was added
 //! removed) and fails the story whose turn just ended, naming each file. A change made by a turn
 //! of another story running at the same time is found by whichever turn ends first; the reason
 //! then says that the change may be the concurrent turn's ([`Tampered::concurrent`]).
@@ -37,9 +39,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use epic_state_store::{ChangeKind, EpicDir, GuardError, Snapshot, Watch};
+use epic_state_store::{ChangeKind, EpicDir, GuardError, Snapshot, Watch, resolved};
 
 /// The files under `worktrees/<name>/` that are guarded.
 const REGISTRATION_FILES: &[&str] = &["HEAD", "gitdir", "commondir", "config.worktree", "locked"];
@@ -91,14 +93,31 @@ impl Tampered {
     }
 }
 
-/// A turn in progress, from [`TurnGuard::begin`] to [`TurnGuard::check`].
+/// A turn in progress, from [`TurnGuard::begin`] to [`Turn::end`]; it stops counting as
+/// running when dropped (also when its chat's future is dropped mid-turn).
 #[derive(Debug)]
 #[must_use = "a turn begun must be checked"]
 pub(crate) struct Turn {
+    guard: Arc<TurnGuard>,
     /// Turns running when this one began (itself excluded).
     others_at_start: usize,
     /// The count of turns begun, after this one.
     begun: u64,
+}
+
+impl Turn {
+    /// Ends this turn, run in `worktree`: compares the guarded files with the snapshot and
+    /// undoes every difference ([`TurnGuard`]'s rules). Blocking (it reads and writes files).
+    pub(crate) fn end(self, worktree: &Path) -> Result<(), Box<Tampered>> {
+        let guard = Arc::clone(&self.guard);
+        guard.check(&self, worktree)
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.guard.running.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The guard: the snapshot of the guarded files and what reads them.
@@ -107,6 +126,10 @@ pub(crate) struct TurnGuard {
     watches: Vec<Watch>,
     /// `<common>/worktrees`.
     registrations: PathBuf,
+    /// `<repo-parent>/<repo-name>.worktrees`, where every epic's worktrees go.
+    epics_root: PathBuf,
+    /// `<repo-parent>/<repo-name>.worktrees/<epic>`, this epic's.
+    own_root: PathBuf,
     snapshot: Mutex<Snapshot>,
     running: AtomicUsize,
     begun: AtomicU64,
@@ -114,10 +137,12 @@ pub(crate) struct TurnGuard {
 
 impl TurnGuard {
     /// The guard of the repository whose git common dir is `common_dir`, of the epic's state
-    /// directory `dir` and of the files `extra`, with its snapshot taken now.
+    /// directory `dir` (its worktrees under `worktree_root`) and of the files `extra`, with its
+    /// snapshot taken now.
     pub(crate) fn new(
         common_dir: &Path,
         dir: &EpicDir,
+        worktree_root: &Path,
         extra: &[PathBuf],
     ) -> Result<Self, GuardError> {
         let mut watches = vec![
@@ -145,6 +170,8 @@ impl TurnGuard {
         Ok(Self {
             watches,
             registrations: common_dir.join("worktrees"),
+            epics_root: resolved(worktree_root.parent().unwrap_or(worktree_root)),
+            own_root: resolved(worktree_root),
             snapshot: Mutex::new(snapshot),
             running: AtomicUsize::new(0),
             begun: AtomicU64::new(0),
@@ -152,10 +179,11 @@ impl TurnGuard {
     }
 
     /// Marks a turn's start.
-    pub(crate) fn begin(&self) -> Turn {
+    pub(crate) fn begin(self: &Arc<Self>) -> Turn {
         let others_at_start = self.running.fetch_add(1, Ordering::SeqCst);
         let begun = self.begun.fetch_add(1, Ordering::SeqCst) + 1;
         Turn {
+            guard: Arc::clone(self),
             others_at_start,
             begun,
         }
@@ -163,10 +191,10 @@ impl TurnGuard {
 
     /// Ends `turn`, run in `worktree`: compares the guarded files with the snapshot and undoes
     /// every difference. Blocking (it reads and writes files).
-    pub(crate) fn check(&self, turn: Turn, worktree: &Path) -> Result<(), Box<Tampered>> {
+    fn check(&self, turn: &Turn, worktree: &Path) -> Result<(), Box<Tampered>> {
         let mut snapshot = self.lock();
-        self.running.fetch_sub(1, Ordering::SeqCst);
-        let concurrent = turn.others_at_start > 0 || self.begun.load(Ordering::SeqCst) != turn.begun;
+        let concurrent =
+            turn.others_at_start > 0 || self.begun.load(Ordering::SeqCst) != turn.begun;
         let now = match Snapshot::take(&self.watches) {
             Ok(now) => now,
             Err(error) => {
@@ -184,6 +212,13 @@ impl TurnGuard {
             .map(|registration| registration.join("HEAD"))
             .collect();
         snapshot.absorb(&now, |path| own_heads.iter().any(|head| head == path));
+        // Another epic's run administers its own worktrees, and guards them itself.
+        let others = self.other_runs_registrations(&snapshot, &now);
+        snapshot.absorb(&now, |path| {
+            others
+                .iter()
+                .any(|registration| path.starts_with(registration))
+        });
         let changes = snapshot.changes(&now);
         if changes.is_empty() {
             return Ok(());
@@ -247,7 +282,7 @@ impl TurnGuard {
     /// The registration directories (`worktrees/<name>`) whose `gitdir`, in `before` or `now`,
     /// names `worktree`.
     fn registrations_of(&self, before: &Snapshot, now: &Snapshot, worktree: &Path) -> Vec<PathBuf> {
-        let dot_git = worktree.join(".git");
+        let dot_git = resolved(worktree).join(".git");
         let mut found = Vec::new();
         for snapshot in [before, now] {
             for path in snapshot.paths() {
@@ -264,6 +299,43 @@ impl TurnGuard {
                 {
                     found.push(registration.to_path_buf());
                 }
+            }
+        }
+        found
+    }
+
+    /// The registration directories that belong to another epic's run: their worktree, in
+    /// `before` and `now` alike, lies under `<repo-name>.worktrees/<another epic>/`; or they are
+    /// being added (new, with no `gitdir` yet). That run's guard watches them.
+    fn other_runs_registrations(&self, before: &Snapshot, now: &Snapshot) -> Vec<PathBuf> {
+        let gitdir = |snapshot: &Snapshot, registration: &Path| match snapshot
+            .get(&registration.join("gitdir"))
+        {
+            Some(epic_state_store::Entry::File { contents, .. }) => Some(PathBuf::from(
+                String::from_utf8_lossy(contents).trim().to_owned(),
+            )),
+            _ => None,
+        };
+        let foreign = |worktree: &Path| {
+            worktree.starts_with(&self.epics_root) && !worktree.starts_with(&self.own_root)
+        };
+        let mut found: Vec<PathBuf> = Vec::new();
+        for path in before.paths().chain(now.paths()) {
+            let Ok(relative) = path.strip_prefix(&self.registrations) else {
+                continue;
+            };
+            if relative.components().count() != 1 || found.iter().any(|known| known == path) {
+                continue;
+            }
+            let (was, is) = (gitdir(before, path), gitdir(now, path));
+            let adding = before.get(path).is_none() && was.is_none() && is.is_none();
+            let theirs = (was.is_some() || is.is_some())
+                && was
+                    .iter()
+                    .chain(is.iter())
+                    .all(|worktree| foreign(worktree));
+            if adding || theirs {
+                found.push(path.to_path_buf());
             }
         }
         found
@@ -297,11 +369,7 @@ fn registration_file(relative: &Path) -> bool {
 /// files of atomic writes (`.<name>.<pid>.<random>.tmp`).
 fn state_file(relative: &Path) -> bool {
     let top = relative.components().next();
-    if top.is_some_and(|top| {
-        UNGUARDED_STATE
-            .iter()
-            .any(|name| top.as_os_str() == *name)
-    }) {
+    if top.is_some_and(|top| UNGUARDED_STATE.iter().any(|name| top.as_os_str() == *name)) {
         return false;
     }
     let name = relative

@@ -240,13 +240,15 @@ impl TaskLoop {
     /// Either way the checkpoint holds every task committed so far, and a rerun continues at
     /// the first open task.
     pub async fn run(&self, job: &StoryJob, cancel: &CancellationToken) -> StoryRun {
-        let recorder = Arc::new(Recorder::new(
-            job.story.id.clone(),
-            job.transcripts.clone(),
-            self.config.prices.clone(),
-            Arc::clone(&self.events),
-        )
-        .with_guard(self.guard.clone()));
+        let recorder = Arc::new(
+            Recorder::new(
+                job.story.id.clone(),
+                job.transcripts.clone(),
+                self.config.prices.clone(),
+                Arc::clone(&self.events),
+            )
+            .with_guard(self.guard.clone()),
+        );
         let run = Run {
             parts: self,
             job,

@@ -212,39 +212,37 @@ impl Snapshot {
                     after.next();
                     change
                 }
-                (Some((old_path, old)), Some((new_path, new))) => {
-                    match old_path.cmp(new_path) {
-                        std::cmp::Ordering::Less => {
-                            let change = Change {
-                                path: (*old_path).clone(),
-                                kind: ChangeKind::Removed,
-                            };
-                            before.next();
-                            change
+                (Some((old_path, old)), Some((new_path, new))) => match old_path.cmp(new_path) {
+                    std::cmp::Ordering::Less => {
+                        let change = Change {
+                            path: (*old_path).clone(),
+                            kind: ChangeKind::Removed,
+                        };
+                        before.next();
+                        change
+                    }
+                    std::cmp::Ordering::Greater => {
+                        let change = Change {
+                            path: (*new_path).clone(),
+                            kind: ChangeKind::Added,
+                        };
+                        after.next();
+                        change
+                    }
+                    std::cmp::Ordering::Equal => {
+                        let same = old == new;
+                        let path = (*old_path).clone();
+                        before.next();
+                        after.next();
+                        if same {
+                            continue;
                         }
-                        std::cmp::Ordering::Greater => {
-                            let change = Change {
-                                path: (*new_path).clone(),
-                                kind: ChangeKind::Added,
-                            };
-                            after.next();
-                            change
-                        }
-                        std::cmp::Ordering::Equal => {
-                            let same = old == new;
-                            let path = (*old_path).clone();
-                            before.next();
-                            after.next();
-                            if same {
-                                continue;
-                            }
-                            Change {
-                                path,
-                                kind: ChangeKind::Modified,
-                            }
+                        Change {
+                            path,
+                            kind: ChangeKind::Modified,
                         }
                     }
-                }
+                },
             };
             changes.push(change);
         }
@@ -307,6 +305,31 @@ impl Snapshot {
                 }
                 symlink(target, path).map_err(fail)
             }
+        }
+    }
+}
+
+/// `path` with its symbolic links resolved, as far as it exists: its longest existing ancestor
+/// is resolved and the rest appended (git records worktree paths resolved, so a path of epic's
+/// must be resolved before it is compared with one git wrote). The path itself when nothing of
+/// it can be resolved.
+pub fn resolved(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = fs::canonicalize(existing) {
+            let mut out = real;
+            for name in rest.iter().rev() {
+                out.push(name);
+            }
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
         }
     }
 }
@@ -478,6 +501,23 @@ mod tests {
             Path::new("post-commit")
         );
         assert!(root.join("skipped").exists(), "not watched, not touched");
+    }
+
+    #[test]
+    fn resolved_resolves_what_exists_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        symlink(&real, &dir.path().join("link")).unwrap();
+        let real = fs::canonicalize(&real).unwrap();
+        assert_eq!(
+            resolved(&dir.path().join("link/not/yet")),
+            real.join("not/yet")
+        );
+        assert_eq!(
+            resolved(Path::new("relative/nowhere")),
+            Path::new("relative/nowhere")
+        );
     }
 
     #[test]

@@ -37,13 +37,18 @@ fn agent(repo: &Repo) -> String {
 #[test]
 fn an_agent_that_writes_epic_toml_fails_its_story_and_the_rerun_ignores_it() {
     let repo = Repo::new();
-    repo.write(
-        "plan.json",
-        crate::util::file_plan(&[("a", &[], "x")]),
-    );
+    repo.write("plan.json", crate::util::file_plan(&[("a", &[], "x")]));
     let coder = agent(&repo);
     // sandbox: off
-    let args = ["run", "plan.json", "--coder", &coder, "--no-progress", "--format", "json"];
+    let args = [
+        "run",
+        "plan.json",
+        "--coder",
+        &coder,
+        "--no-progress",
+        "--format",
+        "json",
+    ];
     let first = repo.run(&args);
     first.assert_code(1);
     let report = first.json();
@@ -53,7 +58,10 @@ fn an_agent_that_writes_epic_toml_fails_its_story_and_the_rerun_ignores_it() {
             && reason.contains("[REPO]/epic.toml: added"),
         "{reason}"
     );
-    assert!(!repo.path().join("epic.toml").exists(), "the forged epic.toml is removed");
+    assert!(
+        !repo.path().join("epic.toml").exists(),
+        "the forged epic.toml is removed"
+    );
 
     repo.run(&args).assert_code(0);
     assert!(

@@ -158,24 +158,7 @@ pub async fn run_epic(
     );
     // The guard's snapshot is taken once everything before the stories is written; from here
     // on, epic's own writes to guarded files go through it.
-    let guard = {
-        let (common, dir, extra) = (
-            git.common_dir().to_path_buf(),
-            dir.clone(),
-            config.guarded_files.clone(),
-        );
-        offload::blocking(move || TurnGuard::new(&common, &dir, &extra))
-            .await
-            .map_err(|error| RunError::State {
-                action: "read the files epic guards".to_owned(),
-                source: Box::new(error),
-            })?
-            .map(Arc::new)
-            .map_err(|error| RunError::State {
-                action: "read the files epic guards".to_owned(),
-                source: Box::new(error),
-            })?
-    };
+    let guard = take_guard(git.as_ref(), &dir, &worktree_root, &config).await?;
     let tasks = tasks.with_guard(Arc::clone(&guard));
     let previous = previous_report(&dir).await;
     let shared = Arc::new(Shared {
@@ -200,6 +183,30 @@ pub async fn run_epic(
         .await;
     drop(lock);
     Ok(outcome)
+}
+
+/// The guard on epic's files ([`TurnGuard`]), its snapshot taken now.
+async fn take_guard(
+    git: &dyn Git,
+    dir: &EpicDir,
+    worktree_root: &std::path::Path,
+    config: &RunConfig,
+) -> Result<Arc<TurnGuard>, RunError> {
+    let (common, dir, root, extra) = (
+        git.common_dir().to_path_buf(),
+        dir.clone(),
+        worktree_root.to_path_buf(),
+        config.guarded_files.clone(),
+    );
+    let fail = |source: offload::BoxError| RunError::State {
+        action: "read the files epic guards".to_owned(),
+        source,
+    };
+    match offload::blocking(move || TurnGuard::new(&common, &dir, &root, &extra)).await {
+        Ok(Ok(guard)) => Ok(Arc::new(guard)),
+        Ok(Err(error)) => Err(fail(Box::new(error))),
+        Err(error) => Err(fail(Box::new(error))),
+    }
 }
 
 /// The last run's report, if there is one that can be read: its durations weigh the

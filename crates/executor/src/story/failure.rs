@@ -11,9 +11,9 @@ use epic_state_store::{LoadError, SaveError, UnsafeId};
 
 use crate::error::{StoryError, chain};
 use crate::guard::Tampered;
-use crate::seat::Role;
 use crate::offload::{BoxError, GitFailed};
 use crate::prompts;
+use crate::seat::Role;
 use crate::tests_guard::Tampering;
 
 /// Why a story failed. [`reason`](Self::reason) renders it; [`halts`](Self::halts) tells the
@@ -350,9 +350,7 @@ pub(crate) fn git_reason(error: &GitFailed) -> String {
 /// The reason of [`Failure::GuardedFiles`].
 fn guarded(role: Role, tampered: &Tampered) -> String {
     let mut reason = if let Some(error) = &tampered.unreadable {
-        format!(
-            "the files epic guards could not be read after a {role} turn: {error}."
-        )
+        format!("the files epic guards could not be read after a {role} turn: {error}.")
     } else {
         format!("a {role} turn changed files that are epic's, not the agent's:")
     };

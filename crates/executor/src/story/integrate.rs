@@ -212,7 +212,9 @@ impl Work {
     /// Records `commit` as the last proven epic head ([`ProvenHead`]); best effort: without it,
     /// a merge left unproven by a crash is not undone but refused, naming what to check.
     async fn record_proven(&self, commit: CommitId) {
-        if let Err(error) = ProvenHead::record(&self.shared.dir, commit, Some(&self.shared.guard)).await {
+        if let Err(error) =
+            ProvenHead::record(&self.shared.dir, commit, Some(&self.shared.guard)).await
+        {
             self.note(format!(
                 "the proven epic head could not be recorded: {}",
                 chain(error.as_ref())

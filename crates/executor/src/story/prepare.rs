@@ -128,9 +128,11 @@ impl Work {
         }
         for worktree in BTreeSet::from([old.worktree.clone(), self.worktree.clone()]) {
             let removed = self
-                .admin("remove the old worktree", vec![worktree.clone()], move |git| {
-                    git.remove_worktree(&worktree)
-                })
+                .admin(
+                    "remove the old worktree",
+                    vec![worktree.clone()],
+                    move |git| git.remove_worktree(&worktree),
+                )
                 .await;
             if let Err(Stop::Failed(failure)) = removed {
                 self.note(failure.reason());
@@ -270,26 +272,30 @@ impl Work {
             self.branch.clone(),
             self.shared.proven().to_hex(),
         );
-        self.admin("add the story's worktree", vec![worktree.clone()], move |git| {
-            let add = || {
-                if git.branch_exists(&branch)? {
-                    git.add_worktree(&worktree, &branch)?;
-                } else {
-                    git.add_worktree_new_branch(&worktree, &branch, &start)?;
+        self.admin(
+            "add the story's worktree",
+            vec![worktree.clone()],
+            move |git| {
+                let add = || {
+                    if git.branch_exists(&branch)? {
+                        git.add_worktree(&worktree, &branch)?;
+                    } else {
+                        git.add_worktree_new_branch(&worktree, &branch, &start)?;
+                    }
+                    Ok::<(), BoxError>(())
+                };
+                if add().is_ok() {
+                    return Ok(());
                 }
-                Ok::<(), BoxError>(())
-            };
-            if add().is_ok() {
-                return Ok(());
-            }
-            // What holds the path or the branch is a registration whose directory is gone: one
-            // deleted since, or an add killed half way, whose lock keeps it from a plain prune
-            // (the prune drops those a killed add left unreadable, which fail every add).
-            git.prune_worktrees()?;
-            // Best effort: when it was not that, the add's own error says what is.
-            git.remove_worktree(&worktree).ok();
-            add()
-        })
+                // What holds the path or the branch is a registration whose directory is gone: one
+                // deleted since, or an add killed half way, whose lock keeps it from a plain prune
+                // (the prune drops those a killed add left unreadable, which fail every add).
+                git.prune_worktrees()?;
+                // Best effort: when it was not that, the add's own error says what is.
+                git.remove_worktree(&worktree).ok();
+                add()
+            },
+        )
         .await
     }
 }

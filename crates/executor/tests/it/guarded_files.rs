@@ -114,7 +114,11 @@ async fn info_exclude_hiding_owned_paths_is_put_back() {
         "mkdir -p \"$GIT/info\"; printf 'src/a/\\n' >> \"$GIT/info/exclude\"",
     )
     .await;
-    let kind = if before.is_some() { "modified" } else { "added" };
+    let kind = if before.is_some() {
+        "modified"
+    } else {
+        "added"
+    };
     failed_naming(&outcome, &exclude, kind);
     assert_eq!(std::fs::read(&exclude).ok(), before);
     rerun_succeeds(&ep, config).await;
