@@ -362,3 +362,31 @@ fi
     merged.sort();
     assert_eq!(merged, ["e: merge story a", "e: merge story b"]);
 }
+
+/// The judge's turn is guarded like the coder's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_that_plants_a_hook_fails_the_story() {
+    let ep = EpicFixture::new();
+    let hook = git_dir(&ep).join("hooks/pre-merge-commit");
+    ep.hook(
+        "a.judge",
+        "if [ ! -f \"$ROOT/tampered\" ]; then touch \"$ROOT/tampered\"; \
+         mkdir -p \"$ROOT/repo/.git/hooks\"; printf '#!/bin/sh\\nexit 1\\n' > \
+         \"$ROOT/repo/.git/hooks/pre-merge-commit\"; chmod +x \"$ROOT/repo/.git/hooks/pre-merge-commit\"; fi\n",
+    );
+    let mut config = ep.config(); // sandbox: off
+    config.judge = Some(ep.agent());
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config.clone(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"], "{:?}", outcome.report);
+    let reason = reason(&outcome, 0);
+    assert!(
+        reason.contains("a judge turn changed files")
+            && reason.contains(&format!("{}: added", hook.display())),
+        "{reason}"
+    );
+    assert!(!hook.exists());
+    rerun_succeeds(&ep, config).await;
+}
