@@ -248,24 +248,50 @@ impl TurnGuard {
         Err(Box::new(tampered))
     }
 
-    /// Runs epic's own write `op` of the guarded `path` (a state file, or a directory and what
-    /// it holds), then takes what is there into the snapshot. Blocking.
+    /// Runs epic's own write `op` of the guarded file `path` (written or removed), then takes
+    /// what is there now into the snapshot, with the directories above it that a write may have
+    /// created: only those paths are read again. Blocking.
     pub(crate) fn epic_write<T>(&self, path: &Path, op: impl FnOnce() -> T) -> T {
         let mut snapshot = self.lock();
         let result = op();
-        if let Ok(now) = Snapshot::take(&self.watches) {
-            snapshot.absorb(&now, |written| on_the_way(written, path));
+        let written: Vec<PathBuf> = path
+            .ancestors()
+            .filter(|path| self.watched(path))
+            .map(Path::to_path_buf)
+            .collect();
+        let watches: Vec<Watch> = written.iter().cloned().map(Watch::File).collect();
+        if let Ok(now) = Snapshot::take(&watches) {
+            snapshot.absorb(&now, |path| written.iter().any(|known| known == path));
         }
         result
     }
 
+    /// Whether `path` is one the watches cover: a watched file, a tree's root, or a path under a
+    /// root whose every step the tree's rule keeps.
+    fn watched(&self, path: &Path) -> bool {
+        self.watches.iter().any(|watch| match watch {
+            Watch::File(file) => file == path,
+            Watch::Tree { root, keep } => path.strip_prefix(root).is_ok_and(|relative| {
+                relative
+                    .ancestors()
+                    .filter(|step| !step.as_os_str().is_empty())
+                    .all(keep)
+            }),
+        })
+    }
+
     /// Runs epic's own worktree administration `op` on the worktrees at `worktrees` (added,
     /// removed, moved, relinked), then takes their registrations (before and after) into the
-    /// snapshot. Blocking.
+    /// snapshot (with `worktrees/` itself, which the first add creates): only `worktrees/` is
+    /// read again. Blocking.
     pub(crate) fn epic_worktrees<T>(&self, worktrees: &[&Path], op: impl FnOnce() -> T) -> T {
         let mut snapshot = self.lock();
         let result = op();
-        if let Ok(now) = Snapshot::take(&self.watches) {
+        let watch = [Watch::Tree {
+            root: self.registrations.clone(),
+            keep: registration_file,
+        }];
+        if let Ok(now) = Snapshot::take(&watch) {
             let registrations: Vec<PathBuf> = worktrees
                 .iter()
                 .flat_map(|worktree| self.registrations_of(&snapshot, &now, worktree))
@@ -404,5 +430,56 @@ mod tests {
         assert!(!state_file(Path::new("transcripts/a/0001-coder.md")));
         assert!(!state_file(Path::new("board.md")));
         assert!(!state_file(Path::new("stories/.a.json.123.456.tmp")));
+    }
+
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plays the repository's owner and the agent, writing files directly"
+    )]
+    fn epic_writes_are_taken_into_the_snapshot_and_agent_changes_are_undone() {
+        let repo = tempfile::tempdir().unwrap();
+        let common = repo.path().join(".git");
+        std::fs::create_dir_all(common.join("hooks")).unwrap();
+        std::fs::write(common.join("config"), "[core]\n").unwrap();
+        let dir = EpicDir::new(&common, "e").unwrap();
+        let root = repo.path().join("shop.worktrees/e");
+        let guard = Arc::new(TurnGuard::new(&common, &dir, &root, &[]).unwrap());
+        assert!(guard.watched(&dir.story_state("a").unwrap()));
+        assert!(!guard.watched(&dir.events()));
+
+        // epic's own write, during a turn, is not the turn's change.
+        let turn = guard.begin();
+        let state = dir.story_state("a").unwrap();
+        guard.epic_write(&state, || {
+            epic_state_store::write_atomic(&state, b"{}").unwrap();
+        });
+        epic_state_store::write_atomic(dir.events(), b"{}\n").unwrap();
+        turn.end(&root.join("a")).unwrap();
+
+        // An agent's is, and is undone.
+        let turn = guard.begin();
+        std::fs::write(common.join("config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        std::fs::write(&state, "forged").unwrap();
+        let tampered = turn.end(&root.join("a")).unwrap_err();
+        assert_eq!(
+            tampered.changes,
+            [
+                GuardedChange {
+                    path: common.join("config"),
+                    kind: ChangeKind::Modified
+                },
+                GuardedChange {
+                    path: state.clone(),
+                    kind: ChangeKind::Modified
+                },
+            ]
+        );
+        assert!(!tampered.concurrent);
+        assert_eq!(
+            std::fs::read_to_string(common.join("config")).unwrap(),
+            "[core]\n"
+        );
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), "{}");
     }
 }

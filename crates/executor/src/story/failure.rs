@@ -581,4 +581,56 @@ mod tests {
         });
         assert_eq!(git.reason(), "git failed to commit: index.lock exists.");
     }
+
+    #[test]
+    fn a_guarded_file_reason_names_each_file_and_a_concurrent_turn() {
+        use epic_state_store::ChangeKind;
+
+        use crate::guard::GuardedChange;
+
+        let tampered = Tampered {
+            changes: vec![
+                GuardedChange {
+                    path: "/src/shop/.git/config".into(),
+                    kind: ChangeKind::Modified,
+                },
+                GuardedChange {
+                    path: "/src/shop/.git/hooks/post-commit".into(),
+                    kind: ChangeKind::Added,
+                },
+            ],
+            concurrent: true,
+            ..Tampered::default()
+        };
+        let failure = Failure::GuardedFiles {
+            role: Role::Coder,
+            tampered: Box::new(tampered.clone()),
+        };
+        assert!(!failure.halts());
+        assert_eq!(
+            failure.reason(),
+            "a coder turn changed files that are epic's, not the agent's:\n- \
+             /src/shop/.git/config: modified\n- /src/shop/.git/hooks/post-commit: added\nepic \
+             put each back as it was before the turn. Another story's turn ran at the same \
+             time, so the change may have been that turn's. An agent may change its own \
+             worktree only: the repository's configuration, `info/`, hooks and worktree \
+             registrations, epic's state directory and the plan files are epic's. Check what \
+             the agent ran (its transcript), then rerun."
+        );
+        let stuck = Failure::GuardedFiles {
+            role: Role::Judge,
+            tampered: Box::new(Tampered {
+                not_restored: vec![("/src/shop/.git/config".into(), "read-only".to_owned())],
+                concurrent: false,
+                ..tampered
+            }),
+        };
+        assert!(
+            stuck
+                .reason()
+                .contains("epic put back all but these:\n- /src/shop/.git/config: read-only\nRestore them by hand."),
+            "{}",
+            stuck.reason()
+        );
+    }
 }
