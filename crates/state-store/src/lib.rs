@@ -61,6 +61,11 @@
 //!   lock that dies with its holder, so a killed run never blocks the next.
 //! - **The event log** ([`EventLog`], [`read_all`]): JSON lines appended whole; a line torn by
 //!   a crash is skipped on reading and never glued to the next one.
+//! - **Guarded files** ([`Snapshot`], [`Watch`]): what a set of files and directory trees held
+//!   (type, mode, contents, link target), what changed since, and each change undone. epic
+//!   snapshots its state directory, the repository's configuration, hooks and worktree
+//!   registrations and the plan files around every agent turn, and puts back what a turn
+//!   changed; restoring is this crate's atomic write, wherever the watched file is.
 //!
 //! It is synchronous and knows nothing of git: callers pass the git common dir as a path.
 //!
