@@ -80,7 +80,21 @@ pub enum Entry {
         /// Where it points, as written.
         target: PathBuf,
     },
+    /// A regular file larger than [`LARGEST`], whose contents are not kept (guarded files are
+    /// small; a huge one planted there must not make its guard read it all). Compared by mode,
+    /// size and modification time; a path that held one cannot be restored.
+    Large {
+        /// Its permission bits.
+        mode: u32,
+        /// Its size in bytes.
+        len: u64,
+        /// Its modification time, in nanoseconds since the Unix epoch (0 when unknown).
+        modified: u128,
+    },
 }
+
+/// The largest file whose contents a snapshot keeps: 16 MiB.
+pub const LARGEST: u64 = 16 * 1024 * 1024;
 
 impl fmt::Debug for Entry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -95,6 +109,11 @@ impl fmt::Debug for Entry {
                 .field("mode", &format_args!("{mode:o}"))
                 .finish(),
             Self::Link { target } => f.debug_struct("Link").field("target", target).finish(),
+            Self::Large { mode, len, .. } => f
+                .debug_struct("Large")
+                .field("mode", &format_args!("{mode:o}"))
+                .field("len", len)
+                .finish_non_exhaustive(),
         }
     }
 }
@@ -268,8 +287,13 @@ impl Snapshot {
             path: path.to_path_buf(),
             source,
         };
-        let current = fs::symlink_metadata(path);
         let expected = self.entries.get(path);
+        if let Some(Entry::Large { len, .. }) = expected {
+            return Err(fail(io::Error::other(format!(
+                "it held {len} bytes, more than a snapshot keeps; left as it is"
+            ))));
+        }
+        let current = fs::symlink_metadata(path);
         // Whatever is there and is not of the expected type goes first.
         if let Ok(metadata) = &current {
             let keep = match expected {
@@ -289,7 +313,8 @@ impl Snapshot {
             }
         }
         match expected {
-            None => Ok(()),
+            // A Large entry was refused above, before anything was touched.
+            None | Some(Entry::Large { .. }) => Ok(()),
             Some(Entry::Dir { mode }) => {
                 fs::create_dir_all(path).map_err(fail)?;
                 set_mode(path, *mode).map_err(fail)
@@ -354,6 +379,16 @@ fn read_entry(path: &Path) -> Result<Option<Entry>, GuardError> {
     } else if metadata.is_dir() {
         Entry::Dir {
             mode: mode_of(&metadata),
+        }
+    } else if metadata.len() > LARGEST {
+        Entry::Large {
+            mode: mode_of(&metadata),
+            len: metadata.len(),
+            modified: metadata
+                .modified()
+                .ok()
+                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |since| since.as_nanos()),
         }
     } else {
         match fs::read(path) {
@@ -540,5 +575,22 @@ mod tests {
             }]
         );
         assert!(snapshot.get(&a).is_some());
+    }
+
+    #[test]
+    fn a_huge_file_is_not_read_and_its_removal_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        let file = fs::File::create(&big).unwrap();
+        file.set_len(LARGEST + 1).unwrap();
+        let watches = [Watch::File(big.clone())];
+        let snapshot = Snapshot::take(&watches).unwrap();
+        assert!(
+            matches!(snapshot.get(&big), Some(Entry::Large { len, .. }) if *len == LARGEST + 1)
+        );
+        fs::remove_file(&big).unwrap();
+        let changes = snapshot.changes(&Snapshot::take(&watches).unwrap());
+        assert_eq!(changes.len(), 1);
+        assert!(snapshot.restore(&big).is_err());
     }
 }
