@@ -208,6 +208,11 @@ impl Chat {
     /// transcript that cannot be written is reported as a [`Event::Note`], never as a failure
     /// of the turn.
     ///
+    /// With a guard on epic's files (a run's chats), the turn is checked when it ends
+    /// ([`crate::guard`]): a change to a guarded file is undone and the turn fails with
+    /// [`SeatError::GuardedFiles`], whatever the seat replied (a cancelled turn stays
+    /// cancelled; its changes are undone all the same).
+    ///
     /// # Cancel safety
     ///
     /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
