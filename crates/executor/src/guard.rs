@@ -34,6 +34,13 @@
 //! of another story running at the same time is found by whichever turn ends first; the reason
 //! then says that the change may be the concurrent turn's ([`Tampered::concurrent`]).
 //!
+//! Gates and setup commands run the story's code (its tests, its build scripts), so each is
+//! checked when it ends too ([`TurnGuard::begin_command`]), but only when no agent turn is
+//! running then: a running turn's end finds the change instead (its reason saying that a
+//! concurrent command may have made it). A command that changed guarded files is a red gate (or
+//! a failed setup), naming them; they are put back. So a change made outside any turn, by code
+//! a gate ran, is found as well, and never blamed on a command while an agent could have made it.
+//!
 //! The guard detects and undoes; it prevents nothing. The sandbox (when on) is what keeps agents
 //! from writing these places at all.
 
@@ -93,30 +100,45 @@ impl Tampered {
     }
 }
 
-/// A turn in progress, from [`TurnGuard::begin`] to [`Turn::end`]; it stops counting as
-/// running when dropped (also when its chat's future is dropped mid-turn).
+/// An agent turn, or a gate or setup command, in progress: from [`TurnGuard::begin`] (or
+/// [`TurnGuard::begin_command`]) to [`Turn::end`]. It stops counting as running when it ends,
+/// or when dropped (a chat's future dropped mid-turn).
 #[derive(Debug)]
 #[must_use = "a turn begun must be checked"]
 pub(crate) struct Turn {
     guard: Arc<TurnGuard>,
-    /// Turns running when this one began (itself excluded).
+    /// A gate or setup command rather than an agent turn.
+    command: bool,
+    /// Turns and commands running when this one began (itself excluded).
     others_at_start: usize,
-    /// The count of turns begun, after this one.
+    /// The count of turns and commands begun, after this one.
     begun: u64,
+    /// Whether it still counts as running.
+    counted: bool,
 }
 
 impl Turn {
     /// Ends this turn, run in `worktree`: compares the guarded files with the snapshot and
     /// undoes every difference ([`TurnGuard`]'s rules). Blocking (it reads and writes files).
-    pub(crate) fn end(self, worktree: &Path) -> Result<(), Box<Tampered>> {
+    pub(crate) fn end(mut self, worktree: &Path) -> Result<(), Box<Tampered>> {
         let guard = Arc::clone(&self.guard);
-        guard.check(&self, worktree)
+        guard.check(&mut self, worktree)
+    }
+
+    /// Stops counting this turn as running (once).
+    fn uncount(&mut self) {
+        if std::mem::take(&mut self.counted) {
+            self.guard.running.fetch_sub(1, Ordering::SeqCst);
+            if !self.command {
+                self.guard.turns_running.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
     }
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        self.guard.running.fetch_sub(1, Ordering::SeqCst);
+        self.uncount();
     }
 }
 
@@ -131,7 +153,10 @@ pub(crate) struct TurnGuard {
     /// `<repo-parent>/<repo-name>.worktrees/<epic>`, this epic's.
     own_root: PathBuf,
     snapshot: Mutex<Snapshot>,
+    /// Agent turns, gates and setup commands running.
     running: AtomicUsize,
+    /// Agent turns running.
+    turns_running: AtomicUsize,
     begun: AtomicU64,
 }
 
@@ -174,25 +199,47 @@ impl TurnGuard {
             own_root: resolved(worktree_root),
             snapshot: Mutex::new(snapshot),
             running: AtomicUsize::new(0),
+            turns_running: AtomicUsize::new(0),
             begun: AtomicU64::new(0),
         })
     }
 
-    /// Marks a turn's start.
+    /// Marks an agent turn's start.
     pub(crate) fn begin(self: &Arc<Self>) -> Turn {
+        self.turns_running.fetch_add(1, Ordering::SeqCst);
+        self.start(false)
+    }
+
+    /// Marks the start of a gate or setup command: it may run code the story's agent wrote.
+    /// When it ends, the guarded files are checked only if no agent turn is running then (a
+    /// running turn's own end finds the change, and says a concurrent command may have made
+    /// it): so a change made outside any turn is still found, and never blamed on a command
+    /// while an agent could have made it.
+    pub(crate) fn begin_command(self: &Arc<Self>) -> Turn {
+        self.start(true)
+    }
+
+    fn start(self: &Arc<Self>, command: bool) -> Turn {
         let others_at_start = self.running.fetch_add(1, Ordering::SeqCst);
         let begun = self.begun.fetch_add(1, Ordering::SeqCst) + 1;
         Turn {
             guard: Arc::clone(self),
+            command,
             others_at_start,
             begun,
+            counted: true,
         }
     }
 
     /// Ends `turn`, run in `worktree`: compares the guarded files with the snapshot and undoes
-    /// every difference. Blocking (it reads and writes files).
-    fn check(&self, turn: &Turn, worktree: &Path) -> Result<(), Box<Tampered>> {
+    /// every difference. It stops counting as running under the guard's lock, so a command that
+    /// ends after it sees it ended. Blocking (it reads and writes files).
+    fn check(&self, turn: &mut Turn, worktree: &Path) -> Result<(), Box<Tampered>> {
         let mut snapshot = self.lock();
+        turn.uncount();
+        if turn.command && self.turns_running.load(Ordering::SeqCst) > 0 {
+            return Ok(());
+        }
         let concurrent =
             turn.others_at_start > 0 || self.begun.load(Ordering::SeqCst) != turn.begun;
         let now = match Snapshot::take(&self.watches) {

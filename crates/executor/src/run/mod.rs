@@ -134,6 +134,11 @@ pub async fn run_epic(
             ),
         });
     }
+    // The guard's snapshot is taken once everything before the stories is written; from here
+    // on, epic's own writes to guarded files go through it, and every gate and setup command is
+    // checked like an agent turn.
+    let guard = take_guard(git.as_ref(), &dir, &worktree_root, &config).await?;
+    let all_gates = all_gates.with_guard(Arc::clone(&guard));
     let green = baseline.passed();
     let story_gates = if config.allow_red_baseline {
         all_gates.only(|command| green.contains(command))
@@ -156,9 +161,6 @@ pub async fn run_epic(
         },
         Arc::clone(&events),
     );
-    // The guard's snapshot is taken once everything before the stories is written; from here
-    // on, epic's own writes to guarded files go through it.
-    let guard = take_guard(git.as_ref(), &dir, &worktree_root, &config).await?;
     let tasks = tasks.with_guard(Arc::clone(&guard));
     let previous = previous_report(&dir).await;
     let shared = Arc::new(Shared {

@@ -14,7 +14,8 @@ impl Work {
         if commands.is_empty() {
             return Ok(());
         }
-        let setup = Gates::new(commands.iter().cloned(), self.shared.config.gate_timeout);
+        let setup = Gates::new(commands.iter().cloned(), self.shared.config.gate_timeout)
+            .with_guard(Arc::clone(&self.shared.guard));
         let story = self.id().to_owned();
         let events = Arc::clone(&self.shared.events);
         let on_result = move |result: &GateResult| {

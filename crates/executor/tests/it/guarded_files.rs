@@ -2,14 +2,15 @@
 //! repository's configuration, `info/`, a hook, another worktree's registration, epic's state
 //! (a story's state, the merge journal, the proven head, the lock) or the plan files in the
 //! main checkout fails its story, naming the file; the file is put back, and a rerun with a
-//! well-behaved agent succeeds.
+//! well-behaved agent succeeds. Gates and setup commands (which run the story's code) are
+//! checked too: one that changes those files is red, naming them.
 //!
 //! These are the sandbox-off behaviour: with the sandbox on, agents cannot write these places
 //! at all. Each test builds its configuration with `// sandbox: off`.
 
 use std::path::{Path, PathBuf};
 
-use epic_executor::{RunConfig, RunOutcome};
+use epic_executor::{Event, RunConfig, RunOutcome};
 
 use crate::epic_support::{EpicFixture, merges, plan, reason, statuses};
 use crate::support::Events;
@@ -389,4 +390,68 @@ async fn a_judge_that_plants_a_hook_fails_the_story() {
     );
     assert!(!hook.exists());
     rerun_succeeds(&ep, config).await;
+}
+
+/// A gate runs the story's code: code that changes epic's files makes the gate red, naming the
+/// file, which is put back. Here the coder's first turn leaves a script the gate runs; on the
+/// next round it removes it, the gate is green, and the story merges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gate_running_code_that_changes_the_config_is_red_and_the_config_put_back() {
+    let ep = EpicFixture::new();
+    let config_file = git_dir(&ep).join("config");
+    let before = read(&config_file);
+    ep.hook(
+        "a",
+        r#"if [ ! -f "$ROOT/once" ]; then
+  touch "$ROOT/once"; mkdir -p src/a; echo 'git config user.name Mallory' > src/a/evil.sh
+else
+  rm -f src/a/evil.sh
+fi
+"#,
+    );
+    let mut config = ep.config(); // sandbox: off
+    config.gates = vec!["if [ -f src/a/evil.sh ]; then sh src/a/evil.sh; fi".to_owned()];
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &events)
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done"], "{:?}", outcome.report);
+    assert_eq!(read(&config_file), before);
+    assert!(
+        events.steps().iter().any(|event| matches!(
+            event,
+            Event::GateFailed { status, .. } if status == "changed files that are epic's"
+        )),
+        "{:?}",
+        events.steps()
+    );
+    let files = ep.fx.git_in(
+        &ep.fx.repo,
+        &["ls-tree", "-r", "--name-only", "epic/e", "src/a"],
+    );
+    assert!(!files.contains("evil.sh"), "{files}");
+}
+
+/// A setup command is checked like a gate: one that changes the repository's configuration
+/// fails the story's setup, naming the file, which is put back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setup_command_that_changes_the_config_fails_the_setup() {
+    let ep = EpicFixture::new();
+    let config_file = git_dir(&ep).join("config");
+    let before = read(&config_file);
+    let mut config = ep.config(); // sandbox: off
+    config.setup = vec!["git config core.hooksPath .husky".to_owned()];
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"], "{:?}", outcome.report);
+    let reason = reason(&outcome, 0);
+    assert!(
+        reason.starts_with("worktree setup failed")
+            && reason.contains(&format!("`{}` (modified)", config_file.display())),
+        "{reason}"
+    );
+    assert_eq!(read(&config_file), before);
 }
