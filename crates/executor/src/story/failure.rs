@@ -375,8 +375,8 @@ fn guarded(role: Role, tampered: &Tampered) -> String {
     }
     if tampered.concurrent {
         reason.push_str(
-            " Another story's turn ran at the same time, so the change may have been that \
-             turn's.",
+            " Another agent turn, gate or setup command ran at the same time, so the change may \
+             have been its.",
         );
     }
     reason.push_str(
@@ -611,8 +611,8 @@ mod tests {
             failure.reason(),
             "a coder turn changed files that are epic's, not the agent's:\n- \
              /src/shop/.git/config: modified\n- /src/shop/.git/hooks/post-commit: added\nepic \
-             put each back as it was before the turn. Another story's turn ran at the same \
-             time, so the change may have been that turn's. An agent may change its own \
+             put each back as it was before the turn. Another agent turn, gate or setup command \
+             ran at the same time, so the change may have been its. An agent may change its own \
              worktree only: the repository's configuration, `info/`, hooks and worktree \
              registrations, epic's state directory and the plan files are epic's. Check what \
              the agent ran (its transcript), then rerun."

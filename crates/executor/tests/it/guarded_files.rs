@@ -350,7 +350,7 @@ fi
     let reason = reason(&outcome, 0);
     assert!(
         reason.contains(&format!("{}: modified", config_file.display()))
-            && reason.contains("Another story's turn ran at the same time"),
+            && reason.contains("Another agent turn, gate or setup command ran at the same time"),
         "{reason}"
     );
     assert_eq!(read(&config_file), before);
