@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bounded::ceil_char_boundary;
 use crate::event::{Event, EventSink};
+use crate::guard::{Tampered, TurnGuard};
+use crate::offload;
 use crate::sandbox::Sandbox;
 use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
 
@@ -35,6 +37,9 @@ pub(crate) struct Recorder {
     usage: Mutex<UsageMeter>,
     events: EventSink,
     file_limit: u64,
+    /// The guard on epic's own files, checked after every turn; `None` for a task loop run
+    /// on its own.
+    guard: Option<Arc<TurnGuard>>,
 }
 
 impl fmt::Debug for Recorder {
@@ -69,7 +74,15 @@ impl Recorder {
             usage: Mutex::new(UsageMeter::new(prices)),
             events,
             file_limit: 8 * 1024 * 1024,
+            guard: None,
         }
+    }
+
+    /// This recorder with `guard` checked after every turn of its chats.
+    #[must_use]
+    pub(crate) fn with_guard(mut self, guard: Option<Arc<TurnGuard>>) -> Self {
+        self.guard = guard;
+        self
     }
 
     /// This recorder with another cap on the reply bytes stored per transcript file (only tests
@@ -198,6 +211,11 @@ impl Chat {
     /// transcript that cannot be written is reported as a [`Event::Note`], never as a failure
     /// of the turn.
     ///
+    /// With a guard on epic's files (a run's chats), the turn is checked when it ends
+    /// ([`crate::guard`]): a change to a guarded file is undone and the turn fails with
+    /// [`SeatError::GuardedFiles`], whatever the seat replied (a cancelled turn stays
+    /// cancelled; its changes are undone all the same).
+    ///
     /// # Cancel safety
     ///
     /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
@@ -266,9 +284,29 @@ impl Chat {
                 });
             }
         };
-        let result = self.seat.turn(&request, &progress).await;
+        let turn_guard = recorder.guard.as_ref().map(TurnGuard::begin);
+        let mut result = self.seat.turn(&request, &progress).await;
+        // Without the sandbox, what escaped the turn dies before the guard looks: a daemon the
+        // agent left cannot change the guarded files after they were checked.
         for message in self.context.sandbox.sweep().await {
             recorder.note(message);
+        }
+        if let Some(begun) = turn_guard {
+            let worktree = self.context.worktree.clone();
+            let checked = offload::blocking(move || begun.end(&worktree)).await;
+            let tampered = match checked {
+                Ok(Ok(())) => None,
+                Ok(Err(tampered)) => Some(tampered),
+                Err(error) => Some(Box::new(Tampered {
+                    unreadable: Some(error.to_string()),
+                    ..Tampered::default()
+                })),
+            };
+            if let Some(tampered) = tampered
+                && !matches!(result, Err(SeatError::Cancelled))
+            {
+                result = Err(SeatError::GuardedFiles(tampered));
+            }
         }
         let transcript = transcript
             .into_inner()

@@ -2,12 +2,15 @@
 
 use std::ffi::OsString;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use epic_perimeter::{Issue, Review, Severity};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::guard::{Tampered, TurnGuard};
+use crate::offload;
 use crate::process::{self, Ending, Limits, Spec};
 use crate::sandbox::{Access, Sandbox};
 
@@ -56,6 +59,9 @@ pub struct Gates {
     commands: Vec<String>,
     timeout: Duration,
     sandbox: Sandbox,
+    /// The guard on epic's files, checked after each command ([`TurnGuard::begin_command`]);
+    /// none outside a run's stories.
+    guard: Option<Arc<TurnGuard>>,
 }
 
 impl Gates {
@@ -65,6 +71,7 @@ impl Gates {
             commands: commands.into_iter().map(Into::into).collect(),
             timeout,
             sandbox: Sandbox::off(),
+            guard: None,
         }
     }
 
@@ -72,6 +79,14 @@ impl Gates {
     #[must_use]
     pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
         self.sandbox = sandbox;
+        self
+    }
+
+    /// These gates with `guard` checked after each command: a command that changed files epic
+    /// guards is red, naming them (they are put back).
+    #[must_use]
+    pub(crate) fn with_guard(mut self, guard: Arc<TurnGuard>) -> Self {
+        self.guard = Some(guard);
         self
     }
 
@@ -151,6 +166,7 @@ impl Gates {
                 .collect(),
             timeout: self.timeout,
             sandbox: self.sandbox.clone(),
+            guard: self.guard.clone(),
         }
     }
 
@@ -181,8 +197,26 @@ impl Gates {
             stderr_tail: GATE_TAIL,
         };
         let started = Instant::now();
+        let session = self.guard.as_ref().map(TurnGuard::begin_command);
         let ran = process::run(&spec, started + self.timeout, cancel, limits, &|_: &str| {}).await;
         let duration = started.elapsed();
+        if let Some(session) = session {
+            let dir = dir.to_path_buf();
+            let checked = offload::blocking(move || session.end(&dir)).await;
+            let tampered = match checked {
+                Ok(Ok(())) => None,
+                Ok(Err(tampered)) => Some(tampered),
+                Err(error) => Some(Box::new(Tampered {
+                    unreadable: Some(error.to_string()),
+                    ..Tampered::default()
+                })),
+            };
+            if let Some(tampered) = tampered
+                && !matches!(&ran, Ok(finished) if matches!(finished.ending, Ending::Cancelled))
+            {
+                return Ok(tampered_result(command, duration, &tampered));
+            }
+        }
         let (status, output) = match ran {
             Err(error) => (format!("could not start: {error}"), String::new()),
             Ok(mut finished) => {
@@ -229,6 +263,38 @@ impl Gates {
         );
         Ok((result, Some(issue)))
     }
+}
+
+/// The red result of `command`, which changed files epic guards (put back since).
+fn tampered_result(
+    command: &str,
+    duration: Duration,
+    tampered: &Tampered,
+) -> (GateResult, Option<Issue>) {
+    let result = GateResult {
+        command: command.to_owned(),
+        passed: false,
+        duration,
+        status: "changed files that are epic's".to_owned(),
+    };
+    let concurrent = if tampered.concurrent {
+        " An agent turn or another command ran at the same time, so the change may have been \
+         its."
+    } else {
+        ""
+    };
+    let issue = Issue::new(
+        Severity::Critical,
+        format!("gate failed: {command}"),
+        format!(
+            "`{command}` changed files that are epic's, not the story's: {}. epic put them back. \
+             The story's code (its tests, its build scripts) may not change the repository's \
+             configuration, hooks or worktree registrations, epic's state or the plan \
+             files.{concurrent}",
+            tampered.paths()
+        ),
+    );
+    (result, Some(issue))
 }
 
 #[cfg(test)]

@@ -251,6 +251,11 @@ pub enum SeatError {
     /// A seat-specific failure (the script seat's missing file block, an unwritable file).
     #[error("{0}")]
     Other(String),
+    /// The turn changed files epic guards (the repository's configuration, hooks, worktree
+    /// registrations, epic's state, the plan); epic put them back. Set by epic after the turn,
+    /// never by a seat.
+    #[error("the turn changed files epic guards: {}", .0.paths())]
+    GuardedFiles(Box<crate::guard::Tampered>),
 }
 
 /// An agent: takes one turn at a time, remembers nothing between turns.

@@ -19,6 +19,7 @@ use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
+use crate::guard::TurnGuard;
 use crate::offload;
 use crate::prompts;
 use crate::replies::{blocked_on, parse_task_list, parse_verdict};
@@ -194,6 +195,8 @@ pub struct TaskLoop {
     seats: Seats,
     config: LoopConfig,
     events: EventSink,
+    /// The guard on epic's files, checked after every turn; none for a loop run on its own.
+    guard: Option<Arc<TurnGuard>>,
 }
 
 impl fmt::Debug for TaskLoop {
@@ -221,7 +224,16 @@ impl TaskLoop {
             seats,
             config,
             events,
+            guard: None,
         }
+    }
+
+    /// This loop with `guard` checked after every agent turn, and its checkpoint writes made
+    /// through it.
+    #[must_use]
+    pub(crate) fn with_guard(mut self, guard: Arc<TurnGuard>) -> Self {
+        self.guard = Some(guard);
+        self
     }
 
     /// Runs the story's open tasks in its worktree until all are done or one fails.
@@ -233,12 +245,15 @@ impl TaskLoop {
     /// Either way the checkpoint holds every task committed so far, and a rerun continues at
     /// the first open task.
     pub async fn run(&self, job: &StoryJob, cancel: &CancellationToken) -> StoryRun {
-        let recorder = Arc::new(Recorder::new(
-            job.story.id.clone(),
-            job.transcripts.clone(),
-            self.config.prices.clone(),
-            Arc::clone(&self.events),
-        ));
+        let recorder = Arc::new(
+            Recorder::new(
+                job.story.id.clone(),
+                job.transcripts.clone(),
+                self.config.prices.clone(),
+                Arc::clone(&self.events),
+            )
+            .with_guard(self.guard.clone()),
+        );
         let run = Run {
             parts: self,
             job,
@@ -443,9 +458,15 @@ impl Run<'_> {
         let path = self.job.checkpoint.clone();
         let text = plan.render();
         let target = path.clone();
-        let written =
-            offload::blocking(move || epic_state_store::write_atomic(&target, text.as_bytes()))
-                .await;
+        let guard = self.parts.guard.clone();
+        let written = offload::blocking(move || {
+            let write = || epic_state_store::write_atomic(&target, text.as_bytes());
+            match guard {
+                Some(guard) => guard.epic_write(&target, write),
+                None => write(),
+            }
+        })
+        .await;
         let problem = match written {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(error)) => error.to_string(),
@@ -914,6 +935,14 @@ impl Run<'_> {
             match result {
                 Ok(reply) => verdicts.push((n, parse_verdict(&reply.text))),
                 Err(SeatError::Cancelled) => return Err(StoryError::Cancelled),
+                // A reviewer that changed epic's files fails the story like any other turn.
+                Err(source @ SeatError::GuardedFiles(_)) => {
+                    return Err(StoryError::Agent {
+                        role: Role::Reviewer,
+                        task: Some(task.title.clone()),
+                        source,
+                    });
+                }
                 Err(error) => self.recorder.note(format!(
                     "reviewer {name} failed and is left out of this round: {error}"
                 )),

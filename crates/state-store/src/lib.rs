@@ -61,6 +61,11 @@
 //!   lock that dies with its holder, so a killed run never blocks the next.
 //! - **The event log** ([`EventLog`], [`read_all`]): JSON lines appended whole; a line torn by
 //!   a crash is skipped on reading and never glued to the next one.
+//! - **Guarded files** ([`Snapshot`], [`Watch`]): what a set of files and directory trees held
+//!   (type, mode, contents, link target), what changed since, and each change undone. epic
+//!   snapshots its state directory, the repository's configuration, hooks and worktree
+//!   registrations and the plan files around every agent turn, and puts back what a turn
+//!   changed; restoring is this crate's atomic write, wherever the watched file is.
 //!
 //! It is synchronous and knows nothing of git: callers pass the git common dir as a path.
 //!
@@ -119,6 +124,7 @@ mod atomic;
 mod document;
 mod events;
 mod files;
+mod guard;
 mod layout;
 mod lock;
 mod story;
@@ -132,6 +138,7 @@ pub use events::{
     AppendError, EventLog, Events, OpenLogError, ReadLogError, SkippedLine, TornTail, read_all,
 };
 pub use files::{RemoveError, create_transcript, last_transcript_number, read_if_exists, remove};
+pub use guard::{Change, ChangeKind, Entry, GuardError, LARGEST, Snapshot, Watch, resolved};
 pub use layout::{EpicDir, IdKind, ListError, UnsafeId};
 pub use lock::{EpicLock, Holder, LockError, rfc3339};
 pub use story::{StoryStage, StoryState, state_schema};

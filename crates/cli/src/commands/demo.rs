@@ -262,6 +262,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(
     let options = config::resolve(&file.unwrap_or_default(), &RunOptions::default())?;
     let plan = crate::commands::run::load_valid(&repo.root.join(PLAN_FILE), out)?;
     let mut config = options.run_config();
+    config.guarded_files = crate::commands::run::guarded_files(&repo, &repo.root.join(PLAN_FILE));
     let mode = Mode::choose(global.no_progress, out.quiet());
     if mode == Mode::Live {
         // The script seat answers in microseconds; paced, the live view can be followed.

@@ -12,7 +12,7 @@
 //! (with `--format json`, the report's JSON instead).
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use epic_executor::{RunConfig, RunError, RunOutcome};
@@ -36,7 +36,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
     let file = RunOptions::load(&repo.root)?.map(|(_, file)| file);
     let options = config::resolve(&file.unwrap_or_default(), &args.options)?;
     let plan = load_valid(&args.plan, out)?;
-    let config = options.run_config();
+    let mut config = options.run_config();
+    config.guarded_files = guarded_files(&repo, &args.plan);
     let mode = Mode::choose(global.no_progress, out.quiet());
     let outcome = execute(&repo, plan, config, mode, out)?;
     let rerun = format!("epic run {}", args.plan.display());
@@ -46,6 +47,14 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
         output::data(&summary(&outcome, Some(&rerun)))?;
     }
     verdict(&outcome)
+}
+
+/// The files of the user's checkout an agent turn may not change: `epic.toml` at the repository
+/// root and the plan file (an agent that wrote `epic.toml` could give the next run its setup
+/// commands).
+pub(crate) fn guarded_files(repo: &Repo, plan: &Path) -> Vec<PathBuf> {
+    let plan = std::path::absolute(plan).unwrap_or_else(|_| plan.to_path_buf());
+    vec![repo.root.join(config::FILE_NAME), plan]
 }
 
 /// The plan at `path`, validated: violations are exit 2 (a bad plan), listed on stderr.

@@ -14,6 +14,7 @@ mod crash;
 mod demo;
 mod examples;
 mod graph;
+mod guarded_files;
 mod init;
 mod parse_errors;
 mod plan_input;

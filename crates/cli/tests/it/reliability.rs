@@ -173,7 +173,9 @@ fn a_second_run_of_the_same_epic_is_exit_3_and_clean_refuses_while_it_runs() {
 }
 
 /// An agent runs as the user: it can delete the lock file of the run that started it. The epic
-/// stays locked all the same: `epic status` says it runs, a second run is exit 3.
+/// stays locked all the same: `epic status` says it runs, a second run is exit 3. When the turn
+/// ends, the guard on epic's files puts the lock file back and fails the story, naming it; a
+/// rerun with a well-behaved agent merges it.
 #[test]
 fn a_run_whose_lock_file_an_agent_deleted_still_holds_the_epic() {
     let repo = Repo::new();
@@ -224,7 +226,15 @@ fn a_run_whose_lock_file_an_agent_deleted_still_holds_the_epic() {
 
     std::fs::write(repo.temp().join("release"), "").expect("release");
     let (code, stdout, stderr) = finish(first);
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert_eq!(code, Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains(&format!("{}: removed", lock.display())),
+        "{stdout}\n{stderr}"
+    );
+    assert!(lock.exists(), "the guard put the lock file back");
+    let good = agent(&repo, "good.sh", "true");
+    repo.run(&["run", "plan.json", "--coder", &good, "--no-progress"])
+        .assert_code(0);
     assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
 }
 

@@ -76,6 +76,10 @@ pub struct RunConfig {
     /// starts (`PR_SET_CHILD_SUBREAPER`, for the rest of its life), so that a daemon that
     /// escapes its turn is found and killed.
     pub sandbox: SandboxMode,
+    /// Files outside the git directory that agent turns may not change, guarded like epic's own
+    /// (the CLI names the plan file and `epic.toml`; none by default): a turn that changes one
+    /// fails its story, and the file is put back.
+    pub guarded_files: Vec<PathBuf>,
 }
 
 impl RunConfig {
@@ -112,6 +116,7 @@ impl RunConfig {
                 .map(|pattern| (*pattern).to_owned())
                 .collect(),
             sandbox: SandboxMode::Auto,
+            guarded_files: Vec::new(),
         }
     }
 }

@@ -11,7 +11,7 @@ mod report;
 
 use std::sync::Arc;
 
-use epic_git_ops::Git;
+use epic_git_ops::{CommitId, Git};
 use epic_report::EpicReport;
 use epic_state_store::EpicDir;
 use epic_story_plan::ValidPlan;
@@ -23,8 +23,10 @@ use tokio_util::sync::CancellationToken;
 pub use config::{RunConfig, RunError, RunOutcome};
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
 
+use crate::baseline::GateBaseline;
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
+use crate::guard::TurnGuard;
 use crate::offload;
 use crate::record::ReportDocument;
 #[cfg(doc)]
@@ -116,25 +118,14 @@ pub async fn run_epic(
             state_dir: dir.root().to_path_buf(),
         });
     };
-    let failed = baseline.failed();
-    if !failed.is_empty() && !config.allow_red_baseline {
-        return Err(RunError::RedBaseline {
-            commit: head.to_hex(),
-            failing: failed
-                .iter()
-                .map(|command| format!("- {command}"))
-                .collect(),
-        });
+    if let Some(error) = red_baseline(&baseline, head, config.allow_red_baseline, &events) {
+        return Err(error);
     }
-    if !failed.is_empty() {
-        events(Event::RunNote {
-            message: format!(
-                "the gates {} fail on the epic head already; stories are held to the others, \
-                 and a merge is undone only if a gate that passed before it fails",
-                failed.join(", ")
-            ),
-        });
-    }
+    // The guard's snapshot is taken once everything before the stories is written; from here
+    // on, epic's own writes to guarded files go through it, and every gate and setup command is
+    // checked like an agent turn.
+    let guard = take_guard(git.as_ref(), &dir, &worktree_root, &config).await?;
+    let all_gates = all_gates.with_guard(Arc::clone(&guard));
     let green = baseline.passed();
     let story_gates = if config.allow_red_baseline {
         all_gates.only(|command| green.contains(command))
@@ -158,6 +149,7 @@ pub async fn run_epic(
         },
         Arc::clone(&events),
     );
+    let tasks = tasks.with_guard(Arc::clone(&guard));
     let previous = previous_report(&dir).await;
     let shared = Arc::new(Shared {
         git,
@@ -175,12 +167,68 @@ pub async fn run_epic(
         proven: std::sync::Mutex::new(head),
         preparing: Preparing::new(),
         events,
+        guard,
     });
     let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, previous.as_ref())
         .run(cancel)
         .await;
     drop(lock);
     Ok(outcome)
+}
+
+/// The error of a red baseline, unless `allow_red` (then a run note says which gates fail
+/// already and the run goes on).
+fn red_baseline(
+    baseline: &GateBaseline,
+    head: CommitId,
+    allow_red: bool,
+    events: &EventSink,
+) -> Option<RunError> {
+    let failed = baseline.failed();
+    if failed.is_empty() {
+        return None;
+    }
+    if !allow_red {
+        return Some(RunError::RedBaseline {
+            commit: head.to_hex(),
+            failing: failed
+                .iter()
+                .map(|command| format!("- {command}"))
+                .collect(),
+        });
+    }
+    events(Event::RunNote {
+        message: format!(
+            "the gates {} fail on the epic head already; stories are held to the others, and a \
+             merge is undone only if a gate that passed before it fails",
+            failed.join(", ")
+        ),
+    });
+    None
+}
+
+/// The guard on epic's files ([`TurnGuard`]), its snapshot taken now.
+async fn take_guard(
+    git: &dyn Git,
+    dir: &EpicDir,
+    worktree_root: &std::path::Path,
+    config: &RunConfig,
+) -> Result<Arc<TurnGuard>, RunError> {
+    let (common, dir, root, extra) = (
+        git.common_dir().to_path_buf(),
+        dir.clone(),
+        worktree_root.to_path_buf(),
+        config.guarded_files.clone(),
+    );
+    let fail = |source: offload::BoxError| RunError::State {
+        action: "read the files epic guards".to_owned(),
+        source,
+    };
+    match offload::blocking(move || TurnGuard::new(&common, &dir, &root, &extra)).await {
+        Ok(Ok(guard)) => Ok(Arc::new(guard)),
+        Ok(Err(error)) => Err(fail(Box::new(error))),
+        Err(error) => Err(fail(Box::new(error))),
+    }
 }
 
 /// The last run's report, if there is one that can be read: its durations weigh the

@@ -271,7 +271,7 @@ async fn check_symlinked_paths(
 /// Records `head`, the head this run builds on, as the proven head ([`ProvenHead`]) a merge the
 /// run leaves unproven goes back to.
 async fn record_proven(dir: &EpicDir, head: CommitId) -> Result<(), RunError> {
-    ProvenHead::record(dir, head)
+    ProvenHead::record(dir, head, None)
         .await
         .map_err(|source| RunError::State {
             action: "record the proven epic head".to_owned(),

@@ -75,11 +75,11 @@ pub(crate) async fn remove_merged_worktree(
     if interrupted {
         return Some((story, worktree));
     }
-    let path = worktree.clone();
+    let (path, guard) = (worktree.clone(), Arc::clone(&shared.guard));
     match offload::git(
         &shared.git,
         "remove the merged story's worktree",
-        move |git| git.remove_worktree(&path),
+        move |git| guard.epic_worktrees(&[path.as_path()], || git.remove_worktree(&path)),
     )
     .await
     {

@@ -10,8 +10,10 @@ use epic_perimeter::{Issue, PerimeterViolation, Review};
 use epic_state_store::{LoadError, SaveError, UnsafeId};
 
 use crate::error::{StoryError, chain};
+use crate::guard::Tampered;
 use crate::offload::{BoxError, GitFailed};
 use crate::prompts;
+use crate::seat::Role;
 use crate::tests_guard::Tampering;
 
 /// Why a story failed. [`reason`](Self::reason) renders it; [`halts`](Self::halts) tells the
@@ -131,6 +133,15 @@ pub(crate) enum Failure {
     /// Gates that passed on the epic head before the merge failed after it (a red baseline
     /// allowed); the merge was undone.
     EpicGatesRegressed(Vec<Issue>),
+    /// An agent turn of the story changed files epic guards (the repository's configuration,
+    /// `info/`, hooks, other worktrees' registrations, epic's state, the plan files); epic put
+    /// them back ([`crate::guard`]).
+    GuardedFiles {
+        /// The role of the turn.
+        role: Role,
+        /// What changed.
+        tampered: Box<Tampered>,
+    },
     /// The story's task panicked.
     Panicked,
     /// The story's task ended without a result for another reason (it was aborted).
@@ -281,6 +292,7 @@ impl Failure {
                     .collect::<Vec<_>>()
                     .join("\n")
             ),
+            Self::GuardedFiles { role, tampered } => guarded(*role, tampered),
             Self::Panicked => "the story's task panicked; this is a bug in epic. Rerun to \
                                resume the story."
                 .to_owned(),
@@ -302,6 +314,46 @@ pub(crate) fn git_reason(error: &GitFailed) -> String {
         error.action,
         chain(error.source.as_ref())
     )
+}
+
+/// The reason of [`Failure::GuardedFiles`].
+fn guarded(role: Role, tampered: &Tampered) -> String {
+    let mut reason = if let Some(error) = &tampered.unreadable {
+        format!("the files epic guards could not be read after a {role} turn: {error}.")
+    } else {
+        format!("a {role} turn changed files that are epic's, not the agent's:")
+    };
+    for change in &tampered.changes {
+        let _ = write!(
+            reason,
+            "\n- {}: {}",
+            change.path.display(),
+            change.kind.as_str()
+        );
+    }
+    if tampered.unreadable.is_none() {
+        if tampered.not_restored.is_empty() {
+            reason.push_str("\nepic put each back as it was before the turn.");
+        } else {
+            reason.push_str("\nepic put back all but these:");
+            for (path, error) in &tampered.not_restored {
+                let _ = write!(reason, "\n- {}: {error}", path.display());
+            }
+            reason.push_str("\nRestore them by hand.");
+        }
+    }
+    if tampered.concurrent {
+        reason.push_str(
+            " Another agent turn, gate or setup command ran at the same time, so the change may \
+             have been its.",
+        );
+    }
+    reason.push_str(
+        " An agent may change its own worktree only: the repository's configuration, `info/`, \
+         hooks and worktree registrations, epic's state directory and the plan files are \
+         epic's. Check what the agent ran (its transcript), then rerun.",
+    );
+    reason
 }
 
 /// The reason of [`Failure::TestsTampered`].
@@ -476,5 +528,57 @@ mod tests {
             source: "index.lock exists".into(),
         });
         assert_eq!(git.reason(), "git failed to commit: index.lock exists.");
+    }
+
+    #[test]
+    fn a_guarded_file_reason_names_each_file_and_a_concurrent_turn() {
+        use epic_state_store::ChangeKind;
+
+        use crate::guard::GuardedChange;
+
+        let tampered = Tampered {
+            changes: vec![
+                GuardedChange {
+                    path: "/src/shop/.git/config".into(),
+                    kind: ChangeKind::Modified,
+                },
+                GuardedChange {
+                    path: "/src/shop/.git/hooks/post-commit".into(),
+                    kind: ChangeKind::Added,
+                },
+            ],
+            concurrent: true,
+            ..Tampered::default()
+        };
+        let failure = Failure::GuardedFiles {
+            role: Role::Coder,
+            tampered: Box::new(tampered.clone()),
+        };
+        assert!(!failure.halts());
+        assert_eq!(
+            failure.reason(),
+            "a coder turn changed files that are epic's, not the agent's:\n- \
+             /src/shop/.git/config: modified\n- /src/shop/.git/hooks/post-commit: added\nepic \
+             put each back as it was before the turn. Another agent turn, gate or setup command \
+             ran at the same time, so the change may have been its. An agent may change its own \
+             worktree only: the repository's configuration, `info/`, hooks and worktree \
+             registrations, epic's state directory and the plan files are epic's. Check what \
+             the agent ran (its transcript), then rerun."
+        );
+        let stuck = Failure::GuardedFiles {
+            role: Role::Judge,
+            tampered: Box::new(Tampered {
+                not_restored: vec![("/src/shop/.git/config".into(), "read-only".to_owned())],
+                concurrent: false,
+                ..tampered
+            }),
+        };
+        assert!(
+            stuck
+                .reason()
+                .contains("epic put back all but these:\n- /src/shop/.git/config: read-only\nRestore them by hand."),
+            "{}",
+            stuck.reason()
+        );
     }
 }

@@ -14,11 +14,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::failure::git_reason;
-use super::{EpicHead, Failure, Stop, Work, millis};
+use super::{EpicHead, Failure, Shared, Stop, Work, millis};
 use crate::baseline::{GateBaseline, GateVerdict};
 use crate::error::chain;
 use crate::event::Event;
 use crate::gates::GateResult;
+use crate::guard::TurnGuard;
 use crate::offload::{self, BoxError};
 
 /// The in-flight merge, `merging.json` ([`EpicDir::merge_journal`](epic_state_store::EpicDir::merge_journal)): written before a merge, removed once it is proven or
@@ -56,12 +57,26 @@ impl epic_state_store::Document for ProvenHead {
 
 impl ProvenHead {
     /// Records `commit` as the last proven epic head of the epic `dir`, off the async workers.
-    pub(crate) async fn record(dir: &EpicDir, commit: CommitId) -> Result<(), BoxError> {
+    /// With `guard` (once stories run), the write goes through it
+    /// ([`TurnGuard::epic_write`](crate::guard::TurnGuard::epic_write)).
+    pub(crate) async fn record(
+        dir: &EpicDir,
+        commit: CommitId,
+        guard: Option<&Arc<TurnGuard>>,
+    ) -> Result<(), BoxError> {
         let path = dir.proven_head();
         let record = Self {
             commit: commit.to_hex(),
         };
-        match offload::blocking(move || epic_state_store::save(&path, &record)).await {
+        let guard = guard.map(Arc::clone);
+        let saved = offload::blocking(move || {
+            let save = || epic_state_store::save(&path, &record);
+            match guard {
+                Some(guard) => guard.epic_write(&path, save),
+                None => save(),
+            }
+        });
+        match saved.await {
             Ok(saved) => saved.map_err(Into::into),
             Err(error) => Err(Box::new(error)),
         }
@@ -121,7 +136,7 @@ impl Work {
                         Stop::Failed(_) => "the gates turned red",
                     };
                     self.rollback(&checkpoint, why).await;
-                    remove_journal(journal_path).await;
+                    remove_journal(&self.shared, journal_path).await;
                     return Err(stop);
                 }
             }
@@ -134,7 +149,7 @@ impl Work {
         if commit.is_some() {
             self.record_proven(holds).await;
         }
-        remove_journal(journal_path).await;
+        remove_journal(&self.shared, journal_path).await;
         drop(head);
         self.emit(Event::StoryMerged {
             story: self.id().to_owned(),
@@ -187,7 +202,9 @@ impl Work {
     /// Records `commit` as the last proven epic head ([`ProvenHead`]); best effort: without it,
     /// a merge left unproven by a crash is not undone but refused, naming what to check.
     async fn record_proven(&self, commit: CommitId) {
-        if let Err(error) = ProvenHead::record(&self.shared.dir, commit).await {
+        if let Err(error) =
+            ProvenHead::record(&self.shared.dir, commit, Some(&self.shared.guard)).await
+        {
             self.note(format!(
                 "the proven epic head could not be recorded: {}",
                 chain(error.as_ref())
@@ -216,7 +233,10 @@ impl Work {
             checkpoint: checkpoint.to_hex(),
         };
         let path = journal_path.to_path_buf();
-        match offload::blocking(move || epic_state_store::save(&path, &journal)).await {
+        let saved = shared
+            .write(path, move |path| epic_state_store::save(path, &journal))
+            .await;
+        match saved {
             Ok(Ok(())) => {}
             Ok(Err(error)) => return Err(Failure::JournalNotWritten(Box::new(error)).into()),
             Err(error) => return Err(Failure::JournalNotWritten(Box::new(error)).into()),
@@ -237,13 +257,13 @@ impl Work {
             Err(stop) => {
                 // A refused merge leaves the epic worktree as it was; make sure of it.
                 self.rollback(&checkpoint, "the merge failed").await;
-                remove_journal(journal_path.to_path_buf()).await;
+                remove_journal(&self.shared, journal_path.to_path_buf()).await;
                 return Err(stop);
             }
         };
         let commit = match outcome {
             MergeOutcome::Conflict { paths } => {
-                remove_journal(journal_path.to_path_buf()).await;
+                remove_journal(&self.shared, journal_path.to_path_buf()).await;
                 self.emit(Event::MergeConflicted {
                     story: self.id().to_owned(),
                     paths: paths.clone(),
@@ -327,7 +347,10 @@ impl Work {
         };
         head.green = baseline.passed();
         let dir = shared.dir.clone();
-        let saved = offload::blocking(move || baseline.save(&dir).map_err(|error| chain(&error)))
+        let saved = shared
+            .write(GateBaseline::path(&dir), move |_| {
+                baseline.save(&dir).map_err(|error| chain(&error))
+            })
             .await
             .unwrap_or_else(|error| Err(error.to_string()));
         if let Err(error) = saved {
@@ -373,8 +396,9 @@ impl Work {
 
 /// Removes the merge journal once its merge is proven or undone; best effort (a journal left
 /// behind names a merge the next run finds recorded or undoes again).
-async fn remove_journal(path: PathBuf) {
-    offload::blocking(move || epic_state_store::remove(&path).ok())
+async fn remove_journal(shared: &Shared, path: PathBuf) {
+    shared
+        .write(path, |path| epic_state_store::remove(path).ok())
         .await
         .ok();
 }

@@ -33,12 +33,15 @@ impl Work {
             .dir
             .transcripts(self.id())
             .map_err(Failure::UnsafeId)?;
-        let recorder = Arc::new(Recorder::new(
-            self.id().to_owned(),
-            transcripts,
-            self.shared.config.prices.clone(),
-            Arc::clone(&self.shared.events),
-        ));
+        let recorder = Arc::new(
+            Recorder::new(
+                self.id().to_owned(),
+                transcripts,
+                self.shared.config.prices.clone(),
+                Arc::clone(&self.shared.events),
+            )
+            .with_guard(Some(Arc::clone(&self.shared.guard))),
+        );
         let result = self.judge_rounds(checked, &recorder).await;
         self.usage.absorb(&recorder.usage());
         result.map(|(note, cleared)| (Some(note), cleared))

@@ -43,6 +43,7 @@ use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
+use crate::guard::TurnGuard;
 use crate::offload::{self, BoxError, GitFailed};
 use crate::run::RunConfig;
 use crate::sandbox::Sandbox;
@@ -74,6 +75,9 @@ pub(crate) struct Shared {
     /// The stories preparing their worktrees; merged worktrees are removed when none is.
     pub(crate) preparing: Preparing,
     pub(crate) events: EventSink,
+    /// The guard on epic's own files around every agent turn; epic's own writes to them go
+    /// through it ([`Shared::write`], [`Work::admin`]).
+    pub(crate) guard: Arc<TurnGuard>,
 }
 
 impl Shared {
@@ -136,6 +140,17 @@ impl Shared {
             });
         }
     }
+
+    /// Runs epic's own write `op` of the guarded file `path` off the async workers, through the
+    /// guard ([`TurnGuard::epic_write`]): it does not count as an agent's change.
+    pub(crate) async fn write<T: Send + 'static>(
+        &self,
+        path: PathBuf,
+        op: impl FnOnce(&std::path::Path) -> T + Send + 'static,
+    ) -> Result<T, tokio::task::JoinError> {
+        let guard = Arc::clone(&self.guard);
+        offload::blocking(move || guard.epic_write(&path, || op(&path))).await
+    }
 }
 
 /// What the merge lock guards: the gate commands that pass on the epic head now.
@@ -192,6 +207,11 @@ impl From<StoryError> for Stop {
         match error {
             StoryError::Cancelled => Self::Cancelled,
             StoryError::Blocked { story, need } => Self::Failed(Failure::Blocked { story, need }),
+            StoryError::Agent {
+                role,
+                source: SeatError::GuardedFiles(tampered),
+                ..
+            } => Self::Failed(Failure::GuardedFiles { role, tampered }),
             error => Self::Failed(Failure::Tasks(error)),
         }
     }
@@ -321,6 +341,27 @@ impl Work {
         Ok(offload::git(&self.shared.git, action, op).await?)
     }
 
+    /// Runs git-ops call `op`, which administers the worktrees at `worktrees` (adds, removes,
+    /// moves, relinks them), through the guard ([`TurnGuard::epic_worktrees`]): the
+    /// registrations it writes do not count as an agent's change.
+    async fn admin<T, E>(
+        &self,
+        action: &str,
+        worktrees: Vec<PathBuf>,
+        op: impl FnOnce(&dyn Git) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, Stop>
+    where
+        T: Send + 'static,
+        E: Into<offload::BoxError> + Send + 'static,
+    {
+        let guard = Arc::clone(&self.shared.guard);
+        self.git(action, move |git| {
+            let worktrees: Vec<&std::path::Path> = worktrees.iter().map(PathBuf::as_path).collect();
+            guard.epic_worktrees(&worktrees, || op(git))
+        })
+        .await
+    }
+
     /// The steps, in order: the story's judge note once it merged.
     async fn run(&mut self) -> Result<Option<String>, Stop> {
         let prepared = self.prepare().await;
@@ -403,7 +444,11 @@ impl Work {
             status,
             merge: merge.map(|commit| commit.to_hex()),
         };
-        match offload::blocking(move || epic_state_store::save(&path, &state)).await {
+        let saved = self
+            .shared
+            .write(path, move |path| epic_state_store::save(path, &state))
+            .await;
+        match saved {
             Ok(Ok(())) => {
                 self.has_state = true;
                 Ok(())
@@ -418,16 +463,17 @@ impl Work {
         let Ok(path) = self.state_path() else {
             return;
         };
-        offload::blocking(move || {
-            if let Ok(Some(mut state)) = epic_state_store::load::<StoryState>(&path)
-                && state.status != StoryStage::Merged
-            {
-                state.status = StoryStage::Failed;
-                epic_state_store::save(&path, &state).ok();
-            }
-        })
-        .await
-        .ok();
+        self.shared
+            .write(path, |path| {
+                if let Ok(Some(mut state)) = epic_state_store::load::<StoryState>(path)
+                    && state.status != StoryStage::Merged
+                {
+                    state.status = StoryStage::Failed;
+                    epic_state_store::save(path, &state).ok();
+                }
+            })
+            .await
+            .ok();
     }
 
     /// Commits everything in the story's worktree: the commit, `None` when nothing changed.

@@ -57,9 +57,11 @@ impl Work {
                 let mut fresh = false;
                 if old.worktree != self.worktree && old.worktree.join(".git").exists() {
                     let (from, to) = (old.worktree.clone(), self.worktree.clone());
-                    self.git("move the story's worktree", move |git| {
-                        git.move_worktree(&from, &to)
-                    })
+                    self.admin(
+                        "move the story's worktree",
+                        vec![from.clone(), to.clone()],
+                        move |git| git.move_worktree(&from, &to),
+                    )
                     .await?;
                     self.note(format!("moved its worktree to {}", self.worktree.display()));
                 }
@@ -126,9 +128,11 @@ impl Work {
         }
         for worktree in BTreeSet::from([old.worktree.clone(), self.worktree.clone()]) {
             let removed = self
-                .git("remove the old worktree", move |git| {
-                    git.remove_worktree(&worktree)
-                })
+                .admin(
+                    "remove the old worktree",
+                    vec![worktree.clone()],
+                    move |git| git.remove_worktree(&worktree),
+                )
                 .await;
             if let Err(Stop::Failed(failure)) = removed {
                 self.note(failure.reason());
@@ -146,7 +150,10 @@ impl Work {
             .story_plan(self.id())
             .map_err(Failure::UnsafeId)?;
         let path = checkpoint.clone();
-        let removed = offload::blocking(move || epic_state_store::remove(&path)).await;
+        let removed = self
+            .shared
+            .write(path, |path| epic_state_store::remove(path))
+            .await;
         let source = match removed {
             Ok(Ok(_)) => None,
             Ok(Err(error)) => Some(error.into_io_error()),
@@ -168,8 +175,9 @@ impl Work {
     async fn relink_worktree(&self) -> Result<(), Stop> {
         let worktree = self.worktree.clone();
         let relinked = self
-            .git(
+            .admin(
                 "point the worktree's .git at its own registration",
+                vec![worktree.clone()],
                 move |git| git.relink_worktree(&worktree),
             )
             .await?;
@@ -229,9 +237,11 @@ impl Work {
         // state was first saved (then the story has no state, and no agent ever ran in it).
         if self.worktree.join(".git").exists() {
             let leftover = self.worktree.clone();
-            self.git("remove a worktree left by a run that died", move |git| {
-                git.remove_worktree(&leftover)
-            })
+            self.admin(
+                "remove a worktree left by a run that died",
+                vec![leftover.clone()],
+                move |git| git.remove_worktree(&leftover),
+            )
             .await?;
         }
         let leftover = self.worktree.clone();
@@ -262,26 +272,30 @@ impl Work {
             self.branch.clone(),
             self.shared.proven().to_hex(),
         );
-        self.git("add the story's worktree", move |git| {
-            let add = || {
-                if git.branch_exists(&branch)? {
-                    git.add_worktree(&worktree, &branch)?;
-                } else {
-                    git.add_worktree_new_branch(&worktree, &branch, &start)?;
+        self.admin(
+            "add the story's worktree",
+            vec![worktree.clone()],
+            move |git| {
+                let add = || {
+                    if git.branch_exists(&branch)? {
+                        git.add_worktree(&worktree, &branch)?;
+                    } else {
+                        git.add_worktree_new_branch(&worktree, &branch, &start)?;
+                    }
+                    Ok::<(), BoxError>(())
+                };
+                if add().is_ok() {
+                    return Ok(());
                 }
-                Ok::<(), BoxError>(())
-            };
-            if add().is_ok() {
-                return Ok(());
-            }
-            // What holds the path or the branch is a registration whose directory is gone: one
-            // deleted since, or an add killed half way, whose lock keeps it from a plain prune
-            // (the prune drops those a killed add left unreadable, which fail every add).
-            git.prune_worktrees()?;
-            // Best effort: when it was not that, the add's own error says what is.
-            git.remove_worktree(&worktree).ok();
-            add()
-        })
+                // What holds the path or the branch is a registration whose directory is gone: one
+                // deleted since, or an add killed half way, whose lock keeps it from a plain prune
+                // (the prune drops those a killed add left unreadable, which fail every add).
+                git.prune_worktrees()?;
+                // Best effort: when it was not that, the add's own error says what is.
+                git.remove_worktree(&worktree).ok();
+                add()
+            },
+        )
         .await
     }
 }

@@ -15,7 +15,8 @@ impl Work {
             return Ok(());
         }
         let setup = Gates::new(commands.iter().cloned(), self.shared.config.gate_timeout)
-            .with_sandbox(self.shared.sandbox.clone());
+            .with_sandbox(self.shared.sandbox.clone())
+            .with_guard(Arc::clone(&self.shared.guard));
         let story = self.id().to_owned();
         let events = Arc::clone(&self.shared.events);
         let on_result = move |result: &GateResult| {

@@ -61,10 +61,18 @@ exit 1
         .expect("run");
     assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
     let forged = ep.rev("story/e/b");
+    // The guard on epic's files undid the journal the turn wrote (guarded_files.rs); one
+    // written outside any turn (by a process that outlived it, with the sandbox off) is what the
+    // recovery itself must refuse.
     assert!(
-        ep.dir().merge_journal().exists(),
-        "the forged journal is left"
+        !ep.dir().merge_journal().exists(),
+        "the guard removed the journal the agent wrote"
     );
+    std::fs::write(
+        ep.dir().merge_journal(),
+        format!(r#"{{"version":1,"data":{{"story":"b","checkpoint":"{forged}"}}}}"#),
+    )
+    .expect("plant the forged journal");
     let proven = ep.rev("epic/e");
 
     std::fs::remove_file(ep.fx.root.join("hooks").join("b.sh")).expect("remove b's hook");

@@ -416,9 +416,16 @@ fi
         .run(&plan, config.clone(), &Events::default())
         .await
         .expect("run");
+    // Removing b's worktree removed its registration, which the guard on epic's files puts back
+    // and fails a for (guarded_files.rs); b lost its worktree.
     assert_eq!(
         statuses(&outcome),
-        ["a:done", "b:failed"],
+        ["a:failed", "b:failed"],
+        "{:?}",
+        outcome.report
+    );
+    assert!(
+        reason(&outcome, 0).contains("worktrees/b"),
         "{:?}",
         outcome.report
     );

@@ -14,6 +14,7 @@ mod containment;
 mod epic_failures;
 mod epic_run;
 mod epic_support;
+mod guarded_files;
 mod happy;
 mod hostile_agents;
 mod hostile_replies;

@@ -9,7 +9,6 @@
 
 use std::path::Path;
 
-use epic_executor::Event;
 use epic_executor::SandboxMode;
 
 use crate::epic_support::{EpicFixture, commit_on_main, merges, plan, statuses};
@@ -80,24 +79,40 @@ async fn configuration_planted_by_an_agent_does_not_run_in_epics_git() {
     let ep = EpicFixture::new();
     // A sibling's file, committed before the run, that the planted filter would rewrite.
     commit_on_main(&ep, &[("src/b/keep.txt", "good\n")]);
-    ep.hook("a", PLANT);
-    // b, after a merged: its worktree is checked out, its file committed, its branch merged,
-    // all under the planted configuration.
+    // a plants, then keeps its turn open until b has merged: b's task commit, its merge and the
+    // epic worktree's checkout all run under the planted configuration. (When a's turn ends,
+    // the guard puts the configuration back and fails a: `guarded_files.rs`.)
+    ep.hook(
+        "a",
+        &format!(
+            "{PLANT}touch \"$ROOT/planted-done\"
+n=0; while ! git log --format=%s epic/e | grep -q 'merge story b' && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done
+"
+        ),
+    );
     ep.hook("b", "echo good > src/b/new.txt\n");
-    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    let plan = plan(&[("a", &[]), ("b", &[])]);
     // Sandbox off: with it on, the agent cannot write the repository's configuration at all
     // (sandbox.rs); this is what epic's own git does when the write lands.
     let mut config = ep.config();
     config.sandbox = SandboxMode::Off;
+    // b's gate, after its coder turn and before its task commit, waits for the planting (a
+    // gate running while a turn runs is not checked by the guard; a turn would be).
+    config.gates = vec![format!(
+        r#"case "$PWD" in */e/b) while [ ! -e "{}/planted-done" ]; do sleep 0.05; done ;; esac"#,
+        ep.fx.root.display()
+    )];
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");
     assert_eq!(
         statuses(&outcome),
-        ["a:done", "b:done"],
+        ["a:failed", "b:done"],
         "{:?}",
         outcome.report
     );
-    assert_eq!(merges(&ep).len(), 2);
+    let why = outcome.report.stories[0].reason.clone().unwrap_or_default();
+    assert!(why.contains(".git/config"), "{why}");
+    assert_eq!(merges(&ep).len(), 1);
     assert_eq!(marks(&ep), Vec::<String>::new(), "planted programs ran");
     // The bytes the stories wrote, on the epic branch and in the epic worktree.
     assert_eq!(
@@ -124,21 +139,6 @@ async fn configuration_planted_by_an_agent_does_not_run_in_epics_git() {
             "{who}"
         );
     }
-    // The run says what changed.
-    let noted = events.steps().into_iter().any(|event| {
-        matches!(
-            &event,
-            Event::RunNote { message } if message.contains("git configuration changed")
-                && message.contains("core.fsmonitor")
-                && message.contains("filter.evil.clean")
-                && message.contains("user.name")
-        )
-    });
-    assert!(
-        noted,
-        "no note names the changed keys: {:?}",
-        events.steps()
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,532 @@
+//! The guard on epic's own files around every agent turn ([`TurnGuard`]): the repository's
+//! configuration, `info/` and `hooks/`, the worktrees' registrations, the epic's state directory
+//! and lock, and the plan file and `epic.toml` in the user's checkout.
+//!
+//! # What is guarded
+//!
+//! In the git common dir: `config` and `config.worktree`; everything under `info/` (exclude,
+//! attributes, …) and `hooks/`; under `worktrees/`, each registration's directory and its
+//! `HEAD`, `gitdir`, `commondir`, `config.worktree` and `locked` — not its `index`, `logs/`,
+//! `ORIG_HEAD`, `MERGE_*`, `refs/` and the other files git itself churns while a worktree is
+//! worked in. The turn's own worktree's `HEAD` is left to the task loop's branch check (an agent
+//! that switched branches is told so). The registrations of another epic's worktrees
+//! (`<repo-name>.worktrees/<other epic>/…`) are that epic's run's to add and remove, and its guard
+//! watches them; so is a registration being added (no `gitdir` yet). In the epic's state directory: everything (story states,
+//! task checkpoints, `merging.json`, `proven.json`, `gates/`, the lock), except the files epic
+//! appends to or rewrites in the background while turns run — `events.jsonl`, `transcripts/`,
+//! `report.json`, `report.md`, `board.md` — and the temp files of atomic writes. Outside the git
+//! dir: the files the caller names ([`RunConfig::guarded_files`](crate::RunConfig)), the plan
+//! file and `epic.toml`. The main worktree's own `HEAD` and `index` are not guarded: the user may
+//! work in the main checkout during a run.
+//!
+//! # One snapshot, kept up to date with epic's own writes
+//!
+//! Turns of several stories run at once, so there is one snapshot for the whole run, taken before
+//! the first story starts. Every write epic itself makes to a guarded place during the run goes
+//! through the guard ([`TurnGuard::epic_write`] for a state file, [`TurnGuard::epic_worktrees`]
+//! for worktree administration), which runs the write under the guard's lock and then takes the
+//! written paths (and nothing else) into the snapshot: so at every instant the snapshot is what
+//! epic last wrote, and a check never sees epic's own write half-done.
+//!
+//! When a turn ends, what the guarded places hold is compared with the snapshot
+//! ([`Turn::end`]); every difference is undone (contents and mode restored, what was added
+//! removed) and fails the story whose turn just ended, naming each file. A change made by a turn
+//! of another story running at the same time is found by whichever turn ends first; the reason
+//! then says that the change may be the concurrent turn's ([`Tampered::concurrent`]).
+//!
+//! Gates and setup commands run the story's code (its tests, its build scripts), so each is
+//! checked when it ends too ([`TurnGuard::begin_command`]), but only when no agent turn is
+//! running then: a running turn's end finds the change instead (its reason saying that a
+//! concurrent command may have made it). A command that changed guarded files is a red gate (or
+//! a failed setup), naming them; they are put back. So a change made outside any turn, by code
+//! a gate ran, is found as well, and never blamed on a command while an agent could have made it.
+//!
+//! The guard detects and undoes; it prevents nothing. The sandbox (when on) is what keeps agents
+//! from writing these places at all.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use epic_state_store::{ChangeKind, EpicDir, GuardError, Snapshot, Watch, resolved};
+
+/// The files under `worktrees/<name>/` that are guarded.
+const REGISTRATION_FILES: &[&str] = &["HEAD", "gitdir", "commondir", "config.worktree", "locked"];
+
+/// The entries of the state directory epic writes while turns run without the guard: the event
+/// log, transcripts and the report and board, rewritten in the background.
+const UNGUARDED_STATE: &[&str] = &[
+    "events.jsonl",
+    "transcripts",
+    "report.json",
+    "report.md",
+    "board.md",
+];
+
+/// A change an agent turn made to a guarded file, undone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardedChange {
+    /// The file (absolute).
+    pub path: PathBuf,
+    /// How it had changed.
+    pub kind: ChangeKind,
+}
+
+/// What a turn did to the files epic guards: the changes found (each undone unless listed in
+/// `not_restored`), and whether another story's turn ran at the same time.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Tampered {
+    /// The changes, in path order.
+    pub changes: Vec<GuardedChange>,
+    /// The paths that could not be put back, with why.
+    pub not_restored: Vec<(PathBuf, String)>,
+    /// Why the guarded files could not be read at all, if they could not.
+    pub unreadable: Option<String>,
+    /// Whether a turn of another story overlapped this one, so the changes may be its.
+    pub concurrent: bool,
+}
+
+impl Tampered {
+    /// The changed paths, each with how it changed: `` `/repo/.git/config` (modified), … ``.
+    pub fn paths(&self) -> String {
+        if let Some(error) = &self.unreadable {
+            return format!("they could not be read: {error}");
+        }
+        self.changes
+            .iter()
+            .map(|change| format!("`{}` ({})", change.path.display(), change.kind.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// An agent turn, or a gate or setup command, in progress: from [`TurnGuard::begin`] (or
+/// [`TurnGuard::begin_command`]) to [`Turn::end`]. It stops counting as running when it ends,
+/// or when dropped (a chat's future dropped mid-turn).
+#[derive(Debug)]
+#[must_use = "a turn begun must be checked"]
+pub(crate) struct Turn {
+    guard: Arc<TurnGuard>,
+    /// A gate or setup command rather than an agent turn.
+    command: bool,
+    /// Turns and commands running when this one began (itself excluded).
+    others_at_start: usize,
+    /// The count of turns and commands begun, after this one.
+    begun: u64,
+    /// Whether it still counts as running.
+    counted: bool,
+}
+
+impl Turn {
+    /// Ends this turn, run in `worktree`: compares the guarded files with the snapshot and
+    /// undoes every difference ([`TurnGuard`]'s rules). Blocking (it reads and writes files).
+    pub(crate) fn end(mut self, worktree: &Path) -> Result<(), Box<Tampered>> {
+        let guard = Arc::clone(&self.guard);
+        guard.check(&mut self, worktree)
+    }
+
+    /// Stops counting this turn as running (once).
+    fn uncount(&mut self) {
+        if std::mem::take(&mut self.counted) {
+            self.guard.running.fetch_sub(1, Ordering::SeqCst);
+            if !self.command {
+                self.guard.turns_running.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        self.uncount();
+    }
+}
+
+/// The guard: the snapshot of the guarded files and what reads them.
+#[derive(Debug)]
+pub(crate) struct TurnGuard {
+    watches: Vec<Watch>,
+    /// `<common>/worktrees`.
+    registrations: PathBuf,
+    /// `<repo-parent>/<repo-name>.worktrees`, where every epic's worktrees go.
+    epics_root: PathBuf,
+    /// `<repo-parent>/<repo-name>.worktrees/<epic>`, this epic's.
+    own_root: PathBuf,
+    snapshot: Mutex<Snapshot>,
+    /// Agent turns, gates and setup commands running.
+    running: AtomicUsize,
+    /// Agent turns running.
+    turns_running: AtomicUsize,
+    begun: AtomicU64,
+}
+
+impl TurnGuard {
+    /// The guard of the repository whose git common dir is `common_dir`, of the epic's state
+    /// directory `dir` (its worktrees under `worktree_root`) and of the files `extra`, with its
+    /// snapshot taken now.
+    pub(crate) fn new(
+        common_dir: &Path,
+        dir: &EpicDir,
+        worktree_root: &Path,
+        extra: &[PathBuf],
+    ) -> Result<Self, GuardError> {
+        let mut watches = vec![
+            Watch::File(common_dir.join("config")),
+            Watch::File(common_dir.join("config.worktree")),
+            Watch::Tree {
+                root: common_dir.join("info"),
+                keep: |_| true,
+            },
+            Watch::Tree {
+                root: common_dir.join("hooks"),
+                keep: |_| true,
+            },
+            Watch::Tree {
+                root: common_dir.join("worktrees"),
+                keep: registration_file,
+            },
+            Watch::Tree {
+                root: dir.root().to_path_buf(),
+                keep: state_file,
+            },
+        ];
+        watches.extend(extra.iter().cloned().map(Watch::File));
+        let snapshot = Snapshot::take(&watches)?;
+        Ok(Self {
+            watches,
+            registrations: common_dir.join("worktrees"),
+            epics_root: resolved(worktree_root.parent().unwrap_or(worktree_root)),
+            own_root: resolved(worktree_root),
+            snapshot: Mutex::new(snapshot),
+            running: AtomicUsize::new(0),
+            turns_running: AtomicUsize::new(0),
+            begun: AtomicU64::new(0),
+        })
+    }
+
+    /// Marks an agent turn's start.
+    pub(crate) fn begin(self: &Arc<Self>) -> Turn {
+        self.turns_running.fetch_add(1, Ordering::SeqCst);
+        self.start(false)
+    }
+
+    /// Marks the start of a gate or setup command: it may run code the story's agent wrote.
+    /// When it ends, the guarded files are checked only if no agent turn is running then (a
+    /// running turn's own end finds the change, and says a concurrent command may have made
+    /// it): so a change made outside any turn is still found, and never blamed on a command
+    /// while an agent could have made it.
+    pub(crate) fn begin_command(self: &Arc<Self>) -> Turn {
+        self.start(true)
+    }
+
+    fn start(self: &Arc<Self>, command: bool) -> Turn {
+        let others_at_start = self.running.fetch_add(1, Ordering::SeqCst);
+        let begun = self.begun.fetch_add(1, Ordering::SeqCst) + 1;
+        Turn {
+            guard: Arc::clone(self),
+            command,
+            others_at_start,
+            begun,
+            counted: true,
+        }
+    }
+
+    /// Ends `turn`, run in `worktree`: compares the guarded files with the snapshot and undoes
+    /// every difference. It stops counting as running under the guard's lock, so a command that
+    /// ends after it sees it ended. Blocking (it reads and writes files).
+    fn check(&self, turn: &mut Turn, worktree: &Path) -> Result<(), Box<Tampered>> {
+        let mut snapshot = self.lock();
+        turn.uncount();
+        if turn.command && self.turns_running.load(Ordering::SeqCst) > 0 {
+            return Ok(());
+        }
+        let concurrent =
+            turn.others_at_start > 0 || self.begun.load(Ordering::SeqCst) != turn.begun;
+        let now = match Snapshot::take(&self.watches) {
+            Ok(now) => now,
+            Err(error) => {
+                return Err(Box::new(Tampered {
+                    unreadable: Some(crate::error::chain(&error)),
+                    concurrent,
+                    ..Tampered::default()
+                }));
+            }
+        };
+        // The turn's own worktree's HEAD is the branch check's business, not the guard's.
+        let own_heads: Vec<PathBuf> = self
+            .registrations_of(&snapshot, &now, worktree)
+            .into_iter()
+            .map(|registration| registration.join("HEAD"))
+            .collect();
+        snapshot.absorb(&now, |path| own_heads.iter().any(|head| head == path));
+        // Another epic's run administers its own worktrees, and guards them itself.
+        let others = self.other_runs_registrations(&snapshot, &now);
+        snapshot.absorb(&now, |path| {
+            others
+                .iter()
+                .any(|registration| path.starts_with(registration))
+        });
+        let changes = snapshot.changes(&now);
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let mut tampered = Tampered {
+            concurrent,
+            ..Tampered::default()
+        };
+        for change in changes {
+            if let Err(error) = snapshot.restore(&change.path) {
+                tampered
+                    .not_restored
+                    .push((change.path.clone(), crate::error::chain(&error)));
+            }
+            tampered.changes.push(GuardedChange {
+                path: change.path,
+                kind: change.kind,
+            });
+        }
+        // What could not be restored is now what the next check compares with, so that each
+        // change fails one story, not every story after it.
+        if !tampered.not_restored.is_empty()
+            && let Ok(after) = Snapshot::take(&self.watches)
+        {
+            *snapshot = after;
+        }
+        Err(Box::new(tampered))
+    }
+
+    /// Runs epic's own write `op` of the guarded file `path` (written or removed), then takes
+    /// what is there now into the snapshot, with the directories above it that a write may have
+    /// created: only those paths are read again. Blocking.
+    pub(crate) fn epic_write<T>(&self, path: &Path, op: impl FnOnce() -> T) -> T {
+        let mut snapshot = self.lock();
+        let result = op();
+        let written: Vec<PathBuf> = path
+            .ancestors()
+            .filter(|path| self.watched(path))
+            .map(Path::to_path_buf)
+            .collect();
+        let watches: Vec<Watch> = written.iter().cloned().map(Watch::File).collect();
+        if let Ok(now) = Snapshot::take(&watches) {
+            snapshot.absorb(&now, |path| written.iter().any(|known| known == path));
+        }
+        result
+    }
+
+    /// Whether `path` is one the watches cover: a watched file, a tree's root, or a path under a
+    /// root whose every step the tree's rule keeps.
+    fn watched(&self, path: &Path) -> bool {
+        self.watches.iter().any(|watch| match watch {
+            Watch::File(file) => file == path,
+            Watch::Tree { root, keep } => path.strip_prefix(root).is_ok_and(|relative| {
+                relative
+                    .ancestors()
+                    .filter(|step| !step.as_os_str().is_empty())
+                    .all(keep)
+            }),
+        })
+    }
+
+    /// Runs epic's own worktree administration `op` on the worktrees at `worktrees` (added,
+    /// removed, moved, relinked), then takes their registrations (before and after) into the
+    /// snapshot (with `worktrees/` itself, which the first add creates): only `worktrees/` is
+    /// read again. Blocking.
+    pub(crate) fn epic_worktrees<T>(&self, worktrees: &[&Path], op: impl FnOnce() -> T) -> T {
+        let mut snapshot = self.lock();
+        let result = op();
+        let watch = [Watch::Tree {
+            root: self.registrations.clone(),
+            keep: registration_file,
+        }];
+        if let Ok(now) = Snapshot::take(&watch) {
+            let registrations: Vec<PathBuf> = worktrees
+                .iter()
+                .flat_map(|worktree| self.registrations_of(&snapshot, &now, worktree))
+                .collect();
+            snapshot.absorb(&now, |path| {
+                registrations
+                    .iter()
+                    .any(|registration| on_the_way(path, registration))
+            });
+        }
+        result
+    }
+
+    /// The registration directories (`worktrees/<name>`) whose `gitdir`, in `before` or `now`,
+    /// names `worktree`.
+    fn registrations_of(&self, before: &Snapshot, now: &Snapshot, worktree: &Path) -> Vec<PathBuf> {
+        let dot_git = resolved(worktree).join(".git");
+        let mut found = Vec::new();
+        for snapshot in [before, now] {
+            for path in snapshot.paths() {
+                let Ok(relative) = path.strip_prefix(&self.registrations) else {
+                    continue;
+                };
+                if relative.components().count() != 2 || !path.ends_with("gitdir") {
+                    continue;
+                }
+                if let Some(epic_state_store::Entry::File { contents, .. }) = snapshot.get(path)
+                    && Path::new(String::from_utf8_lossy(contents).trim()) == dot_git
+                    && let Some(registration) = path.parent()
+                    && !found.iter().any(|known: &PathBuf| known == registration)
+                {
+                    found.push(registration.to_path_buf());
+                }
+            }
+        }
+        found
+    }
+
+    /// The registration directories that belong to another epic's run: their worktree, in
+    /// `before` and `now` alike, lies under `<repo-name>.worktrees/<another epic>/`; or they are
+    /// being added (new, with no `gitdir` yet). That run's guard watches them.
+    fn other_runs_registrations(&self, before: &Snapshot, now: &Snapshot) -> Vec<PathBuf> {
+        let gitdir = |snapshot: &Snapshot, registration: &Path| match snapshot
+            .get(&registration.join("gitdir"))
+        {
+            Some(epic_state_store::Entry::File { contents, .. }) => Some(PathBuf::from(
+                String::from_utf8_lossy(contents).trim().to_owned(),
+            )),
+            _ => None,
+        };
+        let foreign = |worktree: &Path| {
+            worktree.starts_with(&self.epics_root) && !worktree.starts_with(&self.own_root)
+        };
+        let mut found: Vec<PathBuf> = Vec::new();
+        for path in before.paths().chain(now.paths()) {
+            let Ok(relative) = path.strip_prefix(&self.registrations) else {
+                continue;
+            };
+            if relative.components().count() != 1 || found.iter().any(|known| known == path) {
+                continue;
+            }
+            let (was, is) = (gitdir(before, path), gitdir(now, path));
+            let adding = before.get(path).is_none() && was.is_none() && is.is_none();
+            let theirs = (was.is_some() || is.is_some())
+                && was
+                    .iter()
+                    .chain(is.iter())
+                    .all(|worktree| foreign(worktree));
+            if adding || theirs {
+                found.push(path.to_path_buf());
+            }
+        }
+        found
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {
+        self.snapshot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Whether `path` is `target`, under it, or one of the directories above it (which a write of
+/// `target` may have created).
+fn on_the_way(path: &Path, target: &Path) -> bool {
+    path.starts_with(target) || target.starts_with(path)
+}
+
+/// Whether a path under `worktrees/` is guarded: a registration's directory and its
+/// [`REGISTRATION_FILES`].
+fn registration_file(relative: &Path) -> bool {
+    let mut components = relative.components();
+    match (components.next(), components.next(), components.next()) {
+        (Some(_), None, None) => true,
+        (Some(_), Some(file), None) => REGISTRATION_FILES
+            .iter()
+            .any(|name| file.as_os_str() == *name),
+        _ => false,
+    }
+}
+
+/// Whether a path of the state directory is guarded: all but [`UNGUARDED_STATE`] and the temp
+/// files of atomic writes (`.<name>.<pid>.<random>.tmp`).
+fn state_file(relative: &Path) -> bool {
+    let top = relative.components().next();
+    if top.is_some_and(|top| UNGUARDED_STATE.iter().any(|name| top.as_os_str() == *name)) {
+        return false;
+    }
+    let name = relative
+        .file_name()
+        .map(|name| name.to_string_lossy())
+        .unwrap_or_default();
+    !(name.starts_with('.') && name.ends_with(".tmp"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registrations_keep_their_stable_files_only() {
+        assert!(registration_file(Path::new("a")));
+        assert!(registration_file(Path::new("a/HEAD")));
+        assert!(registration_file(Path::new("a/gitdir")));
+        assert!(registration_file(Path::new("a/config.worktree")));
+        assert!(!registration_file(Path::new("a/index")));
+        assert!(!registration_file(Path::new("a/logs")));
+        assert!(!registration_file(Path::new("a/logs/HEAD")));
+        assert!(!registration_file(Path::new("a/ORIG_HEAD")));
+    }
+
+    #[test]
+    fn the_state_directory_leaves_out_what_epic_writes_in_the_background() {
+        assert!(state_file(Path::new("stories/a.json")));
+        assert!(state_file(Path::new("merging.json")));
+        assert!(state_file(Path::new("lock")));
+        assert!(!state_file(Path::new("events.jsonl")));
+        assert!(!state_file(Path::new("transcripts/a/0001-coder.md")));
+        assert!(!state_file(Path::new("board.md")));
+        assert!(!state_file(Path::new("stories/.a.json.123.456.tmp")));
+    }
+
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plays the repository's owner and the agent, writing files directly"
+    )]
+    fn epic_writes_are_taken_into_the_snapshot_and_agent_changes_are_undone() {
+        let repo = tempfile::tempdir().unwrap();
+        let common = repo.path().join(".git");
+        std::fs::create_dir_all(common.join("hooks")).unwrap();
+        std::fs::write(common.join("config"), "[core]\n").unwrap();
+        let dir = EpicDir::new(&common, "e").unwrap();
+        let root = repo.path().join("shop.worktrees/e");
+        let guard = Arc::new(TurnGuard::new(&common, &dir, &root, &[]).unwrap());
+        assert!(guard.watched(&dir.story_state("a").unwrap()));
+        assert!(!guard.watched(&dir.events()));
+
+        // epic's own write, during a turn, is not the turn's change.
+        let turn = guard.begin();
+        let state = dir.story_state("a").unwrap();
+        guard.epic_write(&state, || {
+            epic_state_store::write_atomic(&state, b"{}").unwrap();
+        });
+        epic_state_store::write_atomic(dir.events(), b"{}\n").unwrap();
+        turn.end(&root.join("a")).unwrap();
+
+        // An agent's is, and is undone.
+        let turn = guard.begin();
+        std::fs::write(common.join("config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+        std::fs::write(&state, "forged").unwrap();
+        let tampered = turn.end(&root.join("a")).unwrap_err();
+        assert_eq!(
+            tampered.changes,
+            [
+                GuardedChange {
+                    path: common.join("config"),
+                    kind: ChangeKind::Modified
+                },
+                GuardedChange {
+                    path: state.clone(),
+                    kind: ChangeKind::Modified
+                },
+            ]
+        );
+        assert!(!tampered.concurrent);
+        assert_eq!(
+            std::fs::read_to_string(common.join("config")).unwrap(),
+            "[core]\n"
+        );
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), "{}");
+    }
+}

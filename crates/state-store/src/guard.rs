@@ -1,0 +1,596 @@
+//! Snapshots of files a program guards against other processes, and their restoration: what a
+//! set of watched files and directory trees holds (each entry's type, mode, contents or link
+//! target), what changed since, and a change undone.
+//!
+//! epic takes one of the repository's configuration, hooks and worktree registrations, of its own
+//! state directory and of the plan files before agent turns, and after each turn puts back what
+//! the agent changed there. The files are small (configuration, hooks, JSON documents), so a
+//! snapshot keeps their contents whole: a restored file is byte for byte what was read.
+//!
+//! It knows nothing of git or of epic's layout: the caller says which paths to watch
+//! ([`Watch`]) and, for a tree, which of its paths count ([`Watch::Tree`]'s `keep`).
+//!
+//! ```
+//! use epic_state_store::{ChangeKind, Snapshot, Watch};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let config = dir.path().join("config");
+//! std::fs::write(&config, "[core]\n")?;
+//! let watches = [Watch::File(config.clone()), Watch::Tree { root: dir.path().join("hooks"), keep: |_| true }];
+//! let snapshot = Snapshot::take(&watches)?;
+//!
+//! std::fs::write(&config, "[core]\n\tfsmonitor = evil\n")?;
+//! std::fs::create_dir(dir.path().join("hooks"))?;
+//! std::fs::write(dir.path().join("hooks/pre-commit"), "#!/bin/sh\n")?;
+//! let now = Snapshot::take(&watches)?;
+//! let changes = snapshot.changes(&now);
+//! assert_eq!(changes.len(), 3); // config modified, hooks/ and hooks/pre-commit added
+//! assert_eq!(changes[0].kind, ChangeKind::Modified);
+//! for change in &changes {
+//!     snapshot.restore(&change.path)?;
+//! }
+//! assert_eq!(std::fs::read_to_string(&config)?, "[core]\n");
+//! assert!(!dir.path().join("hooks").exists());
+//! assert!(snapshot.changes(&Snapshot::take(&watches)?).is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::atomic::{sync_dir, write_atomic};
+
+/// Something to watch.
+#[derive(Debug, Clone)]
+pub enum Watch {
+    /// One path, whatever it is (a file, a directory taken alone, a symbolic link) or whether it
+    /// is there at all.
+    File(PathBuf),
+    /// A directory and everything under it (symbolic links are recorded, never followed), less
+    /// what `keep` refuses. `keep` is given each path relative to `root`; a directory it refuses
+    /// is not entered.
+    Tree {
+        /// The directory.
+        root: PathBuf,
+        /// Whether a path under `root` (relative to it) is watched.
+        keep: fn(&Path) -> bool,
+    },
+}
+
+/// What a path held when a snapshot was taken.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A regular file.
+    File {
+        /// Its permission bits (`0o755`).
+        mode: u32,
+        /// Its contents.
+        contents: Vec<u8>,
+    },
+    /// A directory.
+    Dir {
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// A symbolic link.
+    Link {
+        /// Where it points, as written.
+        target: PathBuf,
+    },
+    /// A regular file larger than [`LARGEST`], whose contents are not kept (guarded files are
+    /// small; a huge one planted there must not make its guard read it all). Compared by mode,
+    /// size and modification time; a path that held one cannot be restored.
+    Large {
+        /// Its permission bits.
+        mode: u32,
+        /// Its size in bytes.
+        len: u64,
+        /// Its modification time, in nanoseconds since the Unix epoch (0 when unknown).
+        modified: u128,
+    },
+}
+
+/// The largest file whose contents a snapshot keeps: 16 MiB.
+pub const LARGEST: u64 = 16 * 1024 * 1024;
+
+impl fmt::Debug for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::File { mode, contents } => f
+                .debug_struct("File")
+                .field("mode", &format_args!("{mode:o}"))
+                .field("bytes", &contents.len())
+                .finish(),
+            Self::Dir { mode } => f
+                .debug_struct("Dir")
+                .field("mode", &format_args!("{mode:o}"))
+                .finish(),
+            Self::Link { target } => f.debug_struct("Link").field("target", target).finish(),
+            Self::Large { mode, len, .. } => f
+                .debug_struct("Large")
+                .field("mode", &format_args!("{mode:o}"))
+                .field("len", len)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+/// How a path differs from its snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// It was not there.
+    Added,
+    /// It is no longer there.
+    Removed,
+    /// Its contents, mode, link target or type changed.
+    Modified,
+}
+
+impl ChangeKind {
+    /// `added`, `removed`, `modified`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Removed => "removed",
+            Self::Modified => "modified",
+        }
+    }
+}
+
+/// One path that differs between two snapshots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The path.
+    pub path: PathBuf,
+    /// How it differs.
+    pub kind: ChangeKind,
+}
+
+/// The watched paths and what each held, keyed by path (so in path order: a directory before
+/// what it holds).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    entries: BTreeMap<PathBuf, Entry>,
+}
+
+/// An error returned by [`Snapshot::take`] and [`Snapshot::restore`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GuardError {
+    /// A watched path could not be read.
+    #[error("failed to read `{}`", path.display())]
+    Read {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// A path could not be put back as the snapshot has it.
+    #[error("failed to restore `{}`", path.display())]
+    Restore {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Snapshot {
+    /// What `watches` hold now. A watched path that is not there is simply absent from it.
+    pub fn take(watches: &[Watch]) -> Result<Self, GuardError> {
+        let mut entries = BTreeMap::new();
+        for watch in watches {
+            match watch {
+                Watch::File(path) => {
+                    if let Some(entry) = read_entry(path)? {
+                        entries.insert(path.clone(), entry);
+                    }
+                }
+                Watch::Tree { root, keep } => read_tree(root, root, *keep, &mut entries)?,
+            }
+        }
+        Ok(Self { entries })
+    }
+
+    /// What `path` held, `None` when it was not there (or is not watched).
+    pub fn get(&self, path: &Path) -> Option<&Entry> {
+        self.entries.get(path)
+    }
+
+    /// The watched paths that were there, in path order.
+    pub fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.entries.keys().map(PathBuf::as_path)
+    }
+
+    /// Every path that differs between this snapshot and `now`, in path order.
+    pub fn changes(&self, now: &Self) -> Vec<Change> {
+        let mut changes = Vec::new();
+        let mut before = self.entries.iter().peekable();
+        let mut after = now.entries.iter().peekable();
+        loop {
+            let change = match (before.peek(), after.peek()) {
+                (None, None) => break,
+                (Some((path, _)), None) => {
+                    let change = Change {
+                        path: (*path).clone(),
+                        kind: ChangeKind::Removed,
+                    };
+                    before.next();
+                    change
+                }
+                (None, Some((path, _))) => {
+                    let change = Change {
+                        path: (*path).clone(),
+                        kind: ChangeKind::Added,
+                    };
+                    after.next();
+                    change
+                }
+                (Some((old_path, old)), Some((new_path, new))) => match old_path.cmp(new_path) {
+                    std::cmp::Ordering::Less => {
+                        let change = Change {
+                            path: (*old_path).clone(),
+                            kind: ChangeKind::Removed,
+                        };
+                        before.next();
+                        change
+                    }
+                    std::cmp::Ordering::Greater => {
+                        let change = Change {
+                            path: (*new_path).clone(),
+                            kind: ChangeKind::Added,
+                        };
+                        after.next();
+                        change
+                    }
+                    std::cmp::Ordering::Equal => {
+                        let same = old == new;
+                        let path = (*old_path).clone();
+                        before.next();
+                        after.next();
+                        if same {
+                            continue;
+                        }
+                        Change {
+                            path,
+                            kind: ChangeKind::Modified,
+                        }
+                    }
+                },
+            };
+            changes.push(change);
+        }
+        changes
+    }
+
+    /// Takes into this snapshot what `now` holds for every path `take` selects (present in
+    /// either): how a caller records its own writes, so that they do not count as changes.
+    pub fn absorb(&mut self, now: &Self, take: impl Fn(&Path) -> bool) {
+        self.entries.retain(|path, _| !take(path));
+        for (path, entry) in &now.entries {
+            if take(path) {
+                self.entries.insert(path.clone(), entry.clone());
+            }
+        }
+    }
+
+    /// Puts `path` back as this snapshot has it: a file's contents and mode (written
+    /// atomically), a directory (with its mode), a symbolic link; a path the snapshot does not
+    /// have is removed, with everything under it. Missing parent directories are created.
+    pub fn restore(&self, path: &Path) -> Result<(), GuardError> {
+        let fail = |source| GuardError::Restore {
+            path: path.to_path_buf(),
+            source,
+        };
+        let expected = self.entries.get(path);
+        if let Some(Entry::Large { len, .. }) = expected {
+            return Err(fail(io::Error::other(format!(
+                "it held {len} bytes, more than a snapshot keeps; left as it is"
+            ))));
+        }
+        let current = fs::symlink_metadata(path);
+        // Whatever is there and is not of the expected type goes first.
+        if let Ok(metadata) = &current {
+            let keep = match expected {
+                Some(Entry::Dir { .. }) => metadata.is_dir(),
+                Some(Entry::File { .. }) => metadata.is_file(),
+                _ => false,
+            };
+            if !keep {
+                if metadata.is_dir() {
+                    fs::remove_dir_all(path).map_err(fail)?;
+                } else {
+                    fs::remove_file(path).map_err(fail)?;
+                }
+                if let Some(parent) = path.parent() {
+                    sync_dir(parent).map_err(fail)?;
+                }
+            }
+        }
+        match expected {
+            // A Large entry was refused above, before anything was touched.
+            None | Some(Entry::Large { .. }) => Ok(()),
+            Some(Entry::Dir { mode }) => {
+                fs::create_dir_all(path).map_err(fail)?;
+                set_mode(path, *mode).map_err(fail)
+            }
+            Some(Entry::File { mode, contents }) => {
+                write_atomic(path, contents)
+                    .map_err(|error| fail(io::Error::other(error.to_string())))?;
+                set_mode(path, *mode).map_err(fail)
+            }
+            Some(Entry::Link { target }) => {
+                if let Some(parent) = path.parent() {
+                    fs::create_dir_all(parent).map_err(fail)?;
+                }
+                symlink(target, path).map_err(fail)
+            }
+        }
+    }
+}
+
+/// `path` with its symbolic links resolved, as far as it exists: its longest existing ancestor
+/// is resolved and the rest appended (git records worktree paths resolved, so a path of epic's
+/// must be resolved before it is compared with one git wrote). The path itself when nothing of
+/// it can be resolved.
+pub fn resolved(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = fs::canonicalize(existing) {
+            let mut out = real;
+            for name in rest.iter().rev() {
+                out.push(name);
+            }
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// What `path` holds, `None` when nothing is there.
+fn read_entry(path: &Path) -> Result<Option<Entry>, GuardError> {
+    let fail = |source| GuardError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let metadata = match fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(fail(error)),
+    };
+    let entry = if metadata.is_symlink() {
+        match fs::read_link(path) {
+            Ok(target) => Entry::Link { target },
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(fail(error)),
+        }
+    } else if metadata.is_dir() {
+        Entry::Dir {
+            mode: mode_of(&metadata),
+        }
+    } else if metadata.len() > LARGEST {
+        Entry::Large {
+            mode: mode_of(&metadata),
+            len: metadata.len(),
+            modified: metadata
+                .modified()
+                .ok()
+                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |since| since.as_nanos()),
+        }
+    } else {
+        match fs::read(path) {
+            Ok(contents) => Entry::File {
+                mode: mode_of(&metadata),
+                contents,
+            },
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(fail(error)),
+        }
+    };
+    Ok(Some(entry))
+}
+
+/// Reads `dir` (under `root`) and what it holds into `entries`.
+fn read_tree(
+    root: &Path,
+    dir: &Path,
+    keep: fn(&Path) -> bool,
+    entries: &mut BTreeMap<PathBuf, Entry>,
+) -> Result<(), GuardError> {
+    let Some(entry) = read_entry(dir)? else {
+        return Ok(());
+    };
+    let is_dir = matches!(entry, Entry::Dir { .. });
+    entries.insert(dir.to_path_buf(), entry);
+    if !is_dir {
+        return Ok(());
+    }
+    let listing = match fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(GuardError::Read {
+                path: dir.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let mut children = Vec::new();
+    for child in listing {
+        let child = child.map_err(|source| GuardError::Read {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        children.push(child.path());
+    }
+    children.sort();
+    for child in children {
+        let relative = child.strip_prefix(root).unwrap_or(&child);
+        if keep(relative) {
+            read_tree(root, &child, keep, entries)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn mode_of(metadata: &fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    metadata.permissions().mode() & 0o7777
+}
+
+#[cfg(not(unix))]
+fn mode_of(metadata: &fs::Metadata) -> u32 {
+    if metadata.permissions().readonly() {
+        0o444
+    } else {
+        0o644
+    }
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    let mut permissions = fs::metadata(path)?.permissions();
+    permissions.set_readonly(mode & 0o200 == 0);
+    fs::set_permissions(path, permissions)
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, path: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, path)
+}
+
+#[cfg(not(unix))]
+fn symlink(target: &Path, path: &Path) -> io::Result<()> {
+    std::os::windows::fs::symlink_file(target, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tree_is_restored_with_modes_links_and_removals() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("hooks");
+        fs::create_dir(&root).unwrap();
+        fs::write(root.join("post-commit"), "#!/bin/sh\n").unwrap();
+        set_mode(&root.join("post-commit"), 0o755).unwrap();
+        symlink(Path::new("post-commit"), &root.join("link")).unwrap();
+        let watches = [Watch::Tree {
+            root: root.clone(),
+            keep: |path| path != Path::new("skipped"),
+        }];
+        let snapshot = Snapshot::take(&watches).unwrap();
+
+        fs::write(root.join("post-commit"), "#!/bin/sh\nevil\n").unwrap();
+        fs::remove_file(root.join("link")).unwrap();
+        fs::create_dir(root.join("link")).unwrap();
+        fs::create_dir_all(root.join("new/deeper")).unwrap();
+        fs::write(root.join("skipped"), "not watched").unwrap();
+        let now = Snapshot::take(&watches).unwrap();
+        let changes = snapshot.changes(&now);
+        let kinds: Vec<_> = changes
+            .iter()
+            .map(|change| {
+                (
+                    change.path.strip_prefix(&root).unwrap().to_owned(),
+                    change.kind,
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (PathBuf::from("link"), ChangeKind::Modified),
+                (PathBuf::from("new"), ChangeKind::Added),
+                (PathBuf::from("new/deeper"), ChangeKind::Added),
+                (PathBuf::from("post-commit"), ChangeKind::Modified),
+            ]
+        );
+        for change in &changes {
+            snapshot.restore(&change.path).unwrap();
+        }
+        assert_eq!(snapshot, Snapshot::take(&watches).unwrap());
+        assert_eq!(
+            fs::read_link(root.join("link")).unwrap(),
+            Path::new("post-commit")
+        );
+        assert!(root.join("skipped").exists(), "not watched, not touched");
+    }
+
+    #[test]
+    fn resolved_resolves_what_exists_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        symlink(&real, &dir.path().join("link")).unwrap();
+        let real = fs::canonicalize(&real).unwrap();
+        assert_eq!(
+            resolved(&dir.path().join("link/not/yet")),
+            real.join("not/yet")
+        );
+        assert_eq!(
+            resolved(Path::new("relative/nowhere")),
+            Path::new("relative/nowhere")
+        );
+    }
+
+    #[test]
+    fn absorb_takes_only_the_selected_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        let watches = [Watch::File(a.clone()), Watch::File(b.clone())];
+        let mut snapshot = Snapshot::take(&watches).unwrap();
+        fs::write(&a, "1").unwrap();
+        fs::write(&b, "2").unwrap();
+        let now = Snapshot::take(&watches).unwrap();
+        snapshot.absorb(&now, |path| path == a);
+        let changes = snapshot.changes(&now);
+        assert_eq!(
+            changes,
+            [Change {
+                path: b,
+                kind: ChangeKind::Added
+            }]
+        );
+        assert!(snapshot.get(&a).is_some());
+    }
+
+    #[test]
+    fn a_huge_file_is_not_read_and_its_removal_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        let file = fs::File::create(&big).unwrap();
+        file.set_len(LARGEST + 1).unwrap();
+        let watches = [Watch::File(big.clone())];
+        let snapshot = Snapshot::take(&watches).unwrap();
+        assert!(
+            matches!(snapshot.get(&big), Some(Entry::Large { len, .. }) if *len == LARGEST + 1)
+        );
+        fs::remove_file(&big).unwrap();
+        let changes = snapshot.changes(&Snapshot::take(&watches).unwrap());
+        assert_eq!(changes.len(), 1);
+        assert!(snapshot.restore(&big).is_err());
+    }
+}
