@@ -112,7 +112,9 @@ fn main() {
         "## The sandbox's cost per process\n\n\
          Spawning and waiting for `true`, as it is and in the bubblewrap sandbox an agent's turn \
          runs in (`--sandbox`: binds, a PID namespace with its own `/proc`), in turns; medians. \
-         An agent turn, a gate and a setup command each pay it once.\n\n",
+         An agent turn, a gate and a setup command each pay it once: a story of one task with no \
+         gates and no judge (the overhead benchmark's) pays it twice, its planner's and its \
+         coder's turn, a few milliseconds of the hundreds `epic` spends on a story.\n\n",
     );
     if !works {
         out.push_str("`bwrap` does not work on this machine: nothing measured.\n");
