@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use crate::preset::{Preset, PromptVia};
 use crate::process::{self, Ending, Limits, Spec};
 use crate::sandbox::Access;
-use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Seat, SeatError, TurnRequest};
+use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
 
 /// How many bytes of an error's output its message carries.
 const ERROR_TAIL: usize = 4000;
@@ -293,10 +293,13 @@ impl CommandSeat {
                 &prompt,
                 prompt_dir.as_ref().map(|(_, path)| path.as_path()),
             );
-            let spec = context
-                .sandbox
-                .wrap(spec, &context.worktree, Access::Commit)
-                .await;
+            // The architect reads the repository and replies; everyone else works in it.
+            let access = if request.role == Role::Architect {
+                Access::ReadOnly
+            } else {
+                Access::Commit
+            };
+            let spec = context.sandbox.wrap(spec, &context.worktree, access).await;
             let on_stdout = |text: &str| progress(Progress::Chunk(text));
             let mut finished =
                 process::run(&spec, context.deadline, &context.cancel, limits, &on_stdout)

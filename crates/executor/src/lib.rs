@@ -168,6 +168,7 @@
 
 #![warn(missing_docs)]
 
+mod architect;
 mod baseline;
 mod bounded;
 mod chat;
@@ -194,6 +195,9 @@ mod task_plan;
 mod test_processes;
 mod tests_guard;
 
+pub use architect::{
+    ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
+};
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use error::StoryError;
 pub use event::{Event, EventSink, discard_events};

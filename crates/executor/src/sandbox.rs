@@ -106,6 +106,9 @@ impl Layout {
 /// administrative directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Access {
+    /// Nothing: the process's own directory stays read-only too (the architect of `epic plan`,
+    /// which reads the repository and replies with a plan).
+    ReadOnly,
     /// Only those: a gate, a setup command.
     Worktree,
     /// Also what a commit writes in the git directory (`objects`, `refs`, `logs`): an agent's
@@ -223,9 +226,11 @@ impl Bwrap {
         for path in [&layout.checkout, &layout.worktrees, &layout.common_dir] {
             bind("--ro-bind-try", path);
         }
-        bind("--bind-try", worktree);
-        if let Some(admin) = admin {
-            bind("--bind-try", admin);
+        if access != Access::ReadOnly {
+            bind("--bind-try", worktree);
+            if let Some(admin) = admin {
+                bind("--bind-try", admin);
+            }
         }
         if access == Access::Commit {
             for part in ["objects", "refs", "logs"] {
