@@ -265,7 +265,7 @@ fn the_brief_from_a_file_the_architect_from_epic_toml_and_the_format_from_the_ex
 }
 
 #[test]
-fn bad_usage_is_exit_2_before_any_turn() {
+fn bad_usage_and_an_architect_that_cannot_run_are_exit_2() {
     let repo = Repo::new();
     let seat = architect(&repo, &[&valid()]);
     // No seat anywhere.
@@ -286,6 +286,23 @@ fn bad_usage_is_exit_2_before_any_turn() {
     repo.run(&["plan", "Greet.", "--architect", &seat, "--rounds", "0"])
         .assert_code(2);
     assert_eq!(rounds(&repo), "", "no turn was taken");
+    // An architect that cannot run: exit 2, the turn's failure said, nothing written.
+    let run = repo.run(&[
+        "plan",
+        "Greet.",
+        "--architect",
+        "exec:echo broken >&2; exit 3",
+    ]);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("the architect's turn 1 failed") && run.stderr.contains("broken"),
+        "{}",
+        run.stderr
+    );
+    let run = repo.run(&["plan", "Greet.", "--architect", "script"]);
+    run.assert_code(2);
+    assert!(run.stderr.contains("runs no model"), "{}", run.stderr);
+    assert!(!repo.path().join("epic-plan.md").exists());
     // The coder is the architect's default.
     repo.write("epic.toml", format!("coder = \"{seat}\"\n"));
     repo.run(&["plan", "Greet.", "-q"]).assert_code(0);
