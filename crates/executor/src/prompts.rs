@@ -487,6 +487,8 @@ const ARCHITECT_FORMAT: &str = r#"
 - `acceptance`: "done when" criteria, each one a reader can check.
 - `read_first`: paths the agent should read before it starts.
 - `tests_change`: true only when the story must delete, skip or rewrite existing tests.
+- `estimated_time`: how long the story's work is expected to take (`20m`, `1h 30m`, `90s`); the
+  scheduler weighs the critical path by it until runs have measured durations.
 "#;
 
 /// Every validation rule, as `epic validate` checks them.
@@ -506,6 +508,7 @@ below a path it owns.
 - `unsafe_path`: every owned or shared path is repo-relative: not empty, not `.`, not absolute, \
 no drive letter, no `..` segment, nothing under `.git`.
 - `empty_plan`: the plan has at least one story.
+- `invalid_estimate`: an `estimated_time`, where given, is a positive duration.
 - Paths use `/` separators; `./` and a trailing `/` are dropped.
 ";
 
