@@ -214,27 +214,31 @@ impl CommandSeat {
         prompt: &str,
         prompt_file: Option<&std::path::Path>,
     ) -> Spec {
-        let (program, args, stdin): (OsString, Vec<OsString>, Option<Vec<u8>>) = match &self
-            .invocation
-        {
-            Invocation::Shell(command) => (
-                "sh".into(),
-                vec!["-c".into(), command.into()],
-                Some(prompt.as_bytes().to_vec()),
-            ),
-            Invocation::Preset(preset) => {
-                let mut args: Vec<OsString> = preset.args().iter().map(OsString::from).collect();
-                let stdin = match preset.prompt_via() {
-                    PromptVia::Stdin => Some(prompt.as_bytes().to_vec()),
-                    PromptVia::File { flag } => {
-                        args.push(flag.into());
-                        args.push(prompt_file.map(OsString::from).unwrap_or_default());
-                        None
-                    }
-                };
-                (preset.program().into(), args, stdin)
-            }
-        };
+        let (program, args, stdin): (OsString, Vec<OsString>, Option<Vec<u8>>) =
+            match &self.invocation {
+                Invocation::Shell(command) => (
+                    "sh".into(),
+                    vec!["-c".into(), command.into()],
+                    Some(prompt.as_bytes().to_vec()),
+                ),
+                Invocation::Preset(preset) => {
+                    let base = if request.role == Role::Architect {
+                        preset.architect_args()
+                    } else {
+                        preset.args()
+                    };
+                    let mut args: Vec<OsString> = base.iter().map(OsString::from).collect();
+                    let stdin = match preset.prompt_via() {
+                        PromptVia::Stdin => Some(prompt.as_bytes().to_vec()),
+                        PromptVia::File { flag } => {
+                            args.push(flag.into());
+                            args.push(prompt_file.map(OsString::from).unwrap_or_default());
+                            None
+                        }
+                    };
+                    (preset.program().into(), args, stdin)
+                }
+            };
         let mut env: Vec<(OsString, Option<OsString>)> = GIT_REDIRECTS
             .iter()
             .map(|key| (OsString::from(key), None))
