@@ -399,19 +399,9 @@ fn write_plan(
     force: bool,
 ) -> Result<(), CommandError> {
     let text = plan_text(plan, format)?;
-    let failed = |error: Box<dyn std::error::Error + Send + Sync>| {
-        CommandError::new(
-            Kind::Output,
-            WithSource {
-                message: format!("failed to write `{}`", path.display()),
-                source: ErrorText(error.to_string()),
-            },
-        )
-        .hint("check that the directory exists and is writable")
-    };
     if force {
         return epic_state_store::write_atomic(path, text.as_bytes())
-            .map_err(|error| failed(Box::new(error)));
+            .map_err(|error| write_failed(path, error));
     }
     let written = OpenOptions::new()
         .write(true)
@@ -422,21 +412,24 @@ fn write_plan(
         Ok(()) => Ok(()),
         // Made while the architect worked.
         Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Err(exists(path)),
-        Err(error) => Err(failed(Box::new(error))),
+        Err(error) => Err(write_failed(path, error)),
     }
 }
 
-/// An error's text, as the source of a [`WithSource`].
-#[derive(Debug)]
-struct ErrorText(String);
-
-impl std::fmt::Display for ErrorText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// The plan file could not be written.
+fn write_failed(
+    path: &Path,
+    error: impl std::error::Error + Send + Sync + 'static,
+) -> CommandError {
+    CommandError::new(
+        Kind::Output,
+        WithSource {
+            message: format!("failed to write `{}`", path.display()),
+            source: error,
+        },
+    )
+    .hint("check that the directory exists and is writable")
 }
-
-impl std::error::Error for ErrorText {}
 
 /// What `epic plan` prints once the plan is written: where, in how many rounds, the waves and
 /// critical path, where the transcripts are, and what to run next.
