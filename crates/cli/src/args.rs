@@ -25,6 +25,8 @@ Examples:
   epic init                             write a commented epic.toml and an example plan
   epic run plan.md --coder claude --gate 'cargo test'
                                         run the epic: every story by an agent, merged when green
+  epic plan 'Add a shopping cart' --architect claude
+                                        an agent splits the epic into epic-plan.md
   epic validate plan.md                 check a plan and list every violation
   epic graph plan.md                    show the waves and the critical path
   epic graph --format mermaid plan.md   draw the dependency graph as a Mermaid flowchart
@@ -36,9 +38,10 @@ Examples:
 const EXIT_STATUS: &str = "\
 Exit status:
   0    success (the plan is valid; every story is done)
-  1    the plan has violations; a story failed or was skipped
+  1    the plan has violations; a story failed or was skipped; `epic plan`'s plan is still
+       invalid after its rounds
   2    bad usage, an unreadable, unparsable or invalid plan (`epic run`), a bad epic.toml, not a
-       repository, no such epic or report, or a file `epic init` would overwrite
+       repository, no such epic or report, or a file `epic init` or `epic plan` would overwrite
   3    another run holds the epic's lock
   130  interrupted (the state is kept: a rerun resumes)";
 
@@ -280,6 +283,30 @@ pub(crate) enum Command {
     )]
     Config(ConfigArgs),
 
+    /// Have an agent (the architect) split an epic into a plan that validates
+    #[command(
+        long_about = "Have an agent, the architect seat, split an epic into a plan: it is \
+                      given the epic (TEXT, or --from FILE), the repository's tracked files, the \
+                      head of its README, the plan format, every validation rule and the plan's \
+                      JSON Schema, and replies with the plan. A reply that cannot be read or \
+                      breaks a rule goes back to it with every violation, for up to --rounds \
+                      rounds. The architect runs in the repository's root with \
+                      EPIC_ROLE=architect, in the sandbox (as `--sandbox` or epic.toml says) with \
+                      the whole repository read-only.\n\n\
+                      A valid plan is written to epic-plan.md at the repository root (-o PATH \
+                      chooses: .md, .json or .toml, by extension) and its waves and critical \
+                      path are printed. Its turns are kept as transcripts, with their estimated \
+                      usage, under <git-common-dir>/epic-plans/. Exits 0 when the plan is \
+                      written, 1 when it is still invalid after the rounds (the violations are \
+                      printed, nothing is written), 2 on bad usage or when the file exists \
+                      (--force overwrites it).",
+        after_help = "Examples:\n  \
+                      epic plan 'Add a shopping cart with quantities and a total' --architect claude\n  \
+                      epic plan --from brief.md -o plans/cart.json --rounds 5\n  \
+                      epic plan 'Dark mode' && epic run epic-plan.md"
+    )]
+    Plan(PlanEpicArgs),
+
     /// Write a commented epic.toml and an example plan at the repository root
     #[command(
         long_about = "Write epic.toml (every option of `epic run`, commented out, with its default \
@@ -352,6 +379,40 @@ pub(crate) struct CompletionsArgs {
     /// The shell
     #[arg(value_enum, value_name = "SHELL")]
     pub(crate) shell: clap_complete::Shell,
+}
+
+/// `epic plan TEXT | --from FILE [OPTIONS]`.
+#[derive(Debug, Args)]
+pub(crate) struct PlanEpicArgs {
+    /// The epic, in a sentence or more
+    #[arg(
+        value_name = "TEXT",
+        required_unless_present = "from",
+        conflicts_with = "from"
+    )]
+    pub(crate) text: Option<String>,
+    /// Read the epic from FILE (a longer brief) instead of TEXT
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    pub(crate) from: Option<PathBuf>,
+    /// The architect: claude, codex, gemini, aider, opencode or exec:COMMAND [default:
+    /// `architect` in epic.toml, else the coder]
+    #[arg(long, value_name = "SEAT")]
+    pub(crate) architect: Option<crate::config::SeatSpec>,
+    /// Rounds in all: a reply that is not a valid plan goes back with every violation while
+    /// rounds are left
+    #[arg(long, value_name = "N", default_value = "3")]
+    pub(crate) rounds: crate::config::Count,
+    /// Where to write the plan; its extension (.md, .json, .toml) is its format [default:
+    /// epic-plan.md at the repository root]
+    #[arg(short, long, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
+    pub(crate) output: Option<PathBuf>,
+    /// Overwrite the plan file if it exists
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Run the architect in the sandbox: auto, on or off [default: `sandbox` in epic.toml, else
+    /// auto]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) sandbox: Option<epic_executor::SandboxMode>,
 }
 
 /// The plan file a command reads.

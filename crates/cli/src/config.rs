@@ -114,6 +114,12 @@ pub(crate) struct RunOptions {
     )]
     pub(crate) reviewer: Option<Vec<SeatSpec>>,
 
+    /// The architect of `epic plan`, which splits an epic into a plan: a seat like `coder`.
+    /// Default: the coder. (`epic plan --architect` sets it on the command line; `epic run`
+    /// does not read it.)
+    #[arg(skip)]
+    pub(crate) architect: Option<SeatSpec>,
+
     /// Checks run with `sh -c`, per task in the story's worktree and on the epic head after each
     /// merge. Default: none.
     #[arg(
@@ -1204,6 +1210,7 @@ mod tests {
                 "coder",
                 "judge",
                 "reviewer",
+                "architect",
                 "gate",
                 "judge_rounds",
                 "max_rounds",
@@ -1236,6 +1243,7 @@ fail_fast = true
 coder = "exec:./agent.sh --fast"
 judge = "codex"
 reviewer = ["gemini", "claude"]
+architect = "claude"
 gate = ["cargo test", "cargo clippy"]
 judge_rounds = 1
 max_rounds = 4
@@ -1265,6 +1273,7 @@ aider = { input = 0.5, output = 1.5 }
             resolved.options.reviewer,
             Some(vec![seat("gemini"), seat("claude")])
         );
+        assert_eq!(resolved.options.architect, Some(seat("claude")));
         let config = resolved.run_config();
         assert_eq!(config.base, "main");
         assert_eq!(config.epic_branch.as_deref(), Some("integration/checkout"));

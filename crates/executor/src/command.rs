@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use crate::preset::{Preset, PromptVia};
 use crate::process::{self, Ending, Limits, Spec};
 use crate::sandbox::Access;
-use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Seat, SeatError, TurnRequest};
+use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
 
 /// How many bytes of an error's output its message carries.
 const ERROR_TAIL: usize = 4000;
@@ -214,27 +214,31 @@ impl CommandSeat {
         prompt: &str,
         prompt_file: Option<&std::path::Path>,
     ) -> Spec {
-        let (program, args, stdin): (OsString, Vec<OsString>, Option<Vec<u8>>) = match &self
-            .invocation
-        {
-            Invocation::Shell(command) => (
-                "sh".into(),
-                vec!["-c".into(), command.into()],
-                Some(prompt.as_bytes().to_vec()),
-            ),
-            Invocation::Preset(preset) => {
-                let mut args: Vec<OsString> = preset.args().iter().map(OsString::from).collect();
-                let stdin = match preset.prompt_via() {
-                    PromptVia::Stdin => Some(prompt.as_bytes().to_vec()),
-                    PromptVia::File { flag } => {
-                        args.push(flag.into());
-                        args.push(prompt_file.map(OsString::from).unwrap_or_default());
-                        None
-                    }
-                };
-                (preset.program().into(), args, stdin)
-            }
-        };
+        let (program, args, stdin): (OsString, Vec<OsString>, Option<Vec<u8>>) =
+            match &self.invocation {
+                Invocation::Shell(command) => (
+                    "sh".into(),
+                    vec!["-c".into(), command.into()],
+                    Some(prompt.as_bytes().to_vec()),
+                ),
+                Invocation::Preset(preset) => {
+                    let base = if request.role == Role::Architect {
+                        preset.architect_args()
+                    } else {
+                        preset.args()
+                    };
+                    let mut args: Vec<OsString> = base.iter().map(OsString::from).collect();
+                    let stdin = match preset.prompt_via() {
+                        PromptVia::Stdin => Some(prompt.as_bytes().to_vec()),
+                        PromptVia::File { flag } => {
+                            args.push(flag.into());
+                            args.push(prompt_file.map(OsString::from).unwrap_or_default());
+                            None
+                        }
+                    };
+                    (preset.program().into(), args, stdin)
+                }
+            };
         let mut env: Vec<(OsString, Option<OsString>)> = GIT_REDIRECTS
             .iter()
             .map(|key| (OsString::from(key), None))
@@ -293,10 +297,13 @@ impl CommandSeat {
                 &prompt,
                 prompt_dir.as_ref().map(|(_, path)| path.as_path()),
             );
-            let spec = context
-                .sandbox
-                .wrap(spec, &context.worktree, Access::Commit)
-                .await;
+            // The architect reads the repository and replies; everyone else works in it.
+            let access = if request.role == Role::Architect {
+                Access::ReadOnly
+            } else {
+                Access::Commit
+            };
+            let spec = context.sandbox.wrap(spec, &context.worktree, access).await;
             let on_stdout = |text: &str| progress(Progress::Chunk(text));
             let mut finished =
                 process::run(&spec, context.deadline, &context.cancel, limits, &on_stdout)

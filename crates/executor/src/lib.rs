@@ -100,6 +100,10 @@
 //!   its own process group that dies with the turn. [`ScriptSeat`] is deterministic and offline:
 //!   it applies the `file <path>` blocks ([`file_blocks`]) of the story's description. Write your
 //!   own by implementing [`Seat`]: its docs say what each [`Role`] must reply.
+//! - **The architect** ([`plan_epic`] with an [`ArchitectJob`]): a seat of [`Role::Architect`]
+//!   splits an epic into a plan from an [`ArchitectBrief`] (the epic, the repository's files, its
+//!   README), round after round until the plan validates; every violation of a round goes back
+//!   to it. What `epic plan` runs.
 //! - **The scheduler** ([`Schedule`]): which stories may start now, and what a finished or
 //!   failed one changes, as a synchronous state machine with no runtime and no I/O; the run is a
 //!   thin async loop around it, and a simulation or a benchmark can drive it alone.
@@ -168,6 +172,7 @@
 
 #![warn(missing_docs)]
 
+mod architect;
 mod baseline;
 mod bounded;
 mod chat;
@@ -194,6 +199,9 @@ mod task_plan;
 mod test_processes;
 mod tests_guard;
 
+pub use architect::{
+    ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
+};
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use error::StoryError;
 pub use event::{Event, EventSink, discard_events};

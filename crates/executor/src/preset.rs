@@ -88,6 +88,31 @@ impl Preset {
         }
     }
 
+    /// The arguments of an architect's turn (`epic plan`): the CLI's own read-only mode where it
+    /// has one, since the architect only reads the repository and replies with a plan. Claude
+    /// Code in print mode without `acceptEdits` refuses edits and commands; Codex runs in its
+    /// `read-only` sandbox; Gemini CLI without `--yolo` approves no tool that writes; aider in
+    /// `ask` mode never edits; opencode's `plan` agent denies edits.
+    pub(crate) fn architect_args(self) -> &'static [&'static str] {
+        match self {
+            Self::Claude => &["-p"],
+            Self::Codex => &["exec", "--sandbox", "read-only", "-"],
+            Self::Gemini => &["--prompt", "Carry out the request above."],
+            Self::Aider => &[
+                "--chat-mode",
+                "ask",
+                "--yes-always",
+                "--no-auto-commits",
+                "--no-gitignore",
+                "--chat-history-file",
+                "/dev/null",
+                "--input-history-file",
+                "/dev/null",
+            ],
+            Self::Opencode => &["run", "--agent", "plan"],
+        }
+    }
+
     /// How it takes the prompt.
     pub(crate) fn prompt_via(self) -> PromptVia {
         match self {

@@ -1,11 +1,12 @@
-//! What the executor tells agents: the story's rules, and the prompts of the task loop.
+//! What the executor tells agents: the story's rules, the prompts of the task loop, and the
+//! architect's brief of `epic plan` with its feedback rounds.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use epic_perimeter::{Review, StrayTask, Task};
-use epic_story_plan::{Story, StoryPlan};
+use epic_story_plan::{Story, StoryPlan, Violation};
 
 use crate::task_plan::{NOOP_TOKEN, TaskPlan};
 
@@ -334,4 +335,292 @@ pub(crate) fn issue_lines(review: &Review) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// How many entries the architect's view of the repository's files holds at most: a tree of
+/// this size fits any agent's context with room to spare, and beyond it directories are
+/// summarised ([`file_tree`]).
+pub(crate) const FILE_TREE_CAP: usize = 400;
+
+/// The head of the README the architect sees, in bytes at most.
+pub(crate) const README_HEAD: usize = 6000;
+
+/// The repository's tracked `files` (sorted, `/`-separated) as at most about `cap` lines: every
+/// file when they fit; otherwise the deepest summary that fits, where a file deeper than the
+/// summary's depth is counted under its directory at that depth (`src/cart/ (42 files)`), and
+/// the files above it are listed. A root too wide even for that lists its first entries and
+/// says how many it left out.
+pub(crate) fn file_tree(files: &[String], cap: usize) -> String {
+    /// Each entry of the summary at `depth`: a file, or a directory with how many files it holds.
+    fn entries(files: &[String], depth: usize) -> Vec<(String, usize)> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for file in files {
+            let parts: Vec<&str> = file.split('/').collect();
+            let entry = if parts.len() > depth + 1 {
+                (format!("{}/", parts[..=depth].join("/")), 1)
+            } else {
+                (file.clone(), 0)
+            };
+            match out.last_mut() {
+                Some((name, count)) if *count > 0 && *name == entry.0 => *count += 1,
+                _ => out.push(entry),
+            }
+        }
+        out
+    }
+    let deepest = files
+        .iter()
+        .map(|f| f.split('/').count())
+        .max()
+        .unwrap_or(0);
+    let mut chosen = entries(files, 0);
+    if files.len() <= cap {
+        chosen = files.iter().map(|file| (file.clone(), 0)).collect();
+    } else {
+        for depth in 1..deepest {
+            let candidate = entries(files, depth);
+            if candidate.len() > cap {
+                break;
+            }
+            chosen = candidate;
+        }
+    }
+    let mut out = String::new();
+    for (name, count) in chosen.iter().take(cap) {
+        let _ = match count {
+            0 => writeln!(out, "{name}"),
+            1 => writeln!(out, "{name} (1 file)"),
+            n => writeln!(out, "{name} ({n} files)"),
+        };
+    }
+    if chosen.len() > cap {
+        let _ = writeln!(out, "… and {} more entries", chosen.len() - cap);
+    }
+    out
+}
+
+/// The architect's brief (`epic plan`): what a good split needs to be written, in one prompt.
+///
+/// The epic as the user phrased it; the repository's tracked files ([`file_tree`]); the head of
+/// its README; the plan format with every field; every validation rule; what makes a split
+/// good; the plan's JSON Schema; and the reply expected.
+pub(crate) fn architect(epic: &str, files: &[String], readme: Option<&str>) -> String {
+    let mut out = String::from(
+        "You are the architect of an epic. Split the epic below into stories that coding \
+         agents will implement in parallel, each in its own git worktree and branch, each merged \
+         into the epic branch only once its checks pass. You write the plan only: do not change \
+         any file (the repository is read-only to you). Read the repository as much as you need \
+         to, from your working directory, its root.\n\n# The epic\n\n",
+    );
+    out.push_str(epic.trim());
+    let _ = write!(
+        out,
+        "\n\n# The repository's tracked files ({} in all)\n\n```text\n{}```\n",
+        files.len(),
+        file_tree(files, FILE_TREE_CAP)
+    );
+    if let Some(readme) = readme.map(str::trim).filter(|text| !text.is_empty()) {
+        let end = crate::bounded::floor_char_boundary(readme, README_HEAD);
+        let cut = if end < readme.len() {
+            "\n… (the README goes on)"
+        } else {
+            ""
+        };
+        let _ = write!(
+            out,
+            "\n# The head of the README\n\n````markdown\n{}{cut}\n````\n",
+            &readme[..end]
+        );
+    }
+    out.push_str(ARCHITECT_FORMAT);
+    out.push_str(ARCHITECT_RULES);
+    out.push_str(ARCHITECT_GOOD_SPLIT);
+    let schema = serde_json::to_string_pretty(&epic_story_plan::plan_schema()).unwrap_or_default();
+    let _ = write!(
+        out,
+        "\n# The plan's JSON Schema\n\n```json\n{schema}\n```\n\n# Your reply\n\nReply with the \
+         plan and nothing else: one JSON object, alone or in one fenced ```json block. Prose \
+         around a JSON object is not read.\n"
+    );
+    out
+}
+
+/// The plan format, field by field.
+const ARCHITECT_FORMAT: &str = r#"
+# The plan format
+
+```json
+{
+  "epic_id": "checkout",
+  "epic": "What the epic is, as the operator phrased it.",
+  "stories": [
+    {
+      "id": "cart-api",
+      "title": "Cart API",
+      "description": "What to build, in prose.",
+      "depends_on": [],
+      "owned": ["src/cart"],
+      "shared_read_only": ["src/lib.rs"],
+      "provides": ["cart::Cart"],
+      "acceptance": ["adding an item twice increments its quantity"],
+      "read_first": ["src/catalog/mod.rs"],
+      "tests_change": false
+    }
+  ]
+}
+```
+
+- `epic_id` (required): the epic's id, kebab-case; it names the epic branch `epic/<epic_id>`.
+- `epic`: the epic as the operator phrased it.
+- `stories` (required): the stories, in plan order (the tie-breaker of every ordering).
+- `id` (required): the story's id, kebab-case, unique; it names the branch
+  `story/<epic_id>/<id>`.
+- `title` (required): one line.
+- `description`: what to build, in prose, precise enough for an agent that sees only this story
+  and the repository.
+- `depends_on`: ids of the stories that must be merged before this one starts.
+- `owned` (required): repo-relative path prefixes (files or directories) the story may create or
+  change, and nothing else. A path that does not exist yet is fine: the story creates it.
+- `shared_read_only`: path prefixes the story reads but must never change.
+- `provides`: what the stories after it may rely on (a module, a function, a route, a file
+  format): the contract between stories.
+- `acceptance`: "done when" criteria, each one a reader can check.
+- `read_first`: paths the agent should read before it starts.
+- `tests_change`: true only when the story must delete, skip or rewrite existing tests.
+- `estimated_time`: how long the story's work is expected to take (`20m`, `1h 30m`, `90s`); the
+  scheduler weighs the critical path by it until runs have measured durations.
+"#;
+
+/// Every validation rule, as `epic validate` checks them.
+const ARCHITECT_RULES: &str = "
+# The rules a plan must pass (each is checked; a plan that breaks one is sent back)
+
+- `duplicate_id`: no two stories share an id.
+- `invalid_id`: `epic_id` and every story id are kebab-case, `^[a-z0-9][a-z0-9-]*$`, at most 64 \
+characters.
+- `no_owned_paths`: every story owns at least one path.
+- `self_dependency`: no story depends on itself.
+- `unknown_dependency`: every id in `depends_on` is a story of the plan.
+- `owned_shared_overlap`: no story lists a path as shared read-only that it owns, or one above or \
+below a path it owns.
+- `owned_overlap`: no two stories own overlapping paths (one equal to, or under, the other).
+- `cycle`: the dependencies have no cycle.
+- `unsafe_path`: every owned or shared path is repo-relative: not empty, not `.`, not absolute, \
+no drive letter, no `..` segment, nothing under `.git`.
+- `empty_plan`: the plan has at least one story.
+- `invalid_estimate`: an `estimated_time`, where given, is a positive duration.
+- Paths use `/` separators; `./` and a trailing `/` are dropped.
+";
+
+/// What makes a split good.
+const ARCHITECT_GOOD_SPLIT: &str = "
+# What makes a good split
+
+- Small stories, each one coherent change an agent can finish in one sitting, each owning its \
+own disjoint paths: a story can change nothing outside what it owns.
+- The tests go with the code they test: the story that owns a module owns its tests too.
+- `provides` is the contract between stories: name exactly what a later story will use, and \
+make the later story's description use it by that name.
+- `acceptance` criteria a reader can check against the code or by running it, not wishes.
+- Depend only where a story really needs another's work: stories without dependencies between \
+them run at the same time, so the fewer edges, the sooner the epic is done.
+- Files every story would touch (a shared registry, a manifest) belong to one story, usually \
+the first; the others read them (`shared_read_only`) or depend on it.
+";
+
+/// The architect's next round: why the last reply was not a valid plan (the reason it could not
+/// be read, or every violation with its kind, stories and paths), and what to reply.
+pub(crate) fn architect_feedback(
+    unreadable: Option<&str>,
+    violations: &[Violation],
+    round: u32,
+    rounds: u32,
+) -> String {
+    let mut out = format!(
+        "Your plan was not accepted (round {round} of {rounds}). Reply with the whole corrected \
+         plan, as before: one JSON object, alone or in one fenced ```json block.\n\n"
+    );
+    if let Some(reason) = unreadable {
+        let _ = writeln!(out, "It could not be read: {reason}");
+    }
+    if !violations.is_empty() {
+        let _ = writeln!(out, "It breaks {} rule(s):\n", violations.len());
+        for violation in violations {
+            let _ = write!(out, "- `{}`: {}", violation.kind, violation.message);
+            if !violation.stories.is_empty() {
+                let _ = write!(out, " (stories: {})", violation.stories.join(", "));
+            }
+            if !violation.paths.is_empty() {
+                let _ = write!(out, " (paths: {})", violation.paths.join(", "));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(names: &[&str]) -> Vec<String> {
+        names.iter().map(|name| (*name).to_owned()).collect()
+    }
+
+    /// The architect's whole brief, pinned: a change to what `epic plan` tells the architect is
+    /// a change to review.
+    #[test]
+    fn the_architects_brief() {
+        let prompt = architect(
+            "Add a shopping cart: items, quantities and a total, with tests.",
+            &files(&[
+                "Cargo.toml",
+                "README.md",
+                "src/catalog.rs",
+                "src/lib.rs",
+                "tests/catalog.rs",
+            ]),
+            Some("# shop\n\nA small web shop.\n"),
+        );
+        insta::assert_snapshot!(prompt);
+    }
+
+    #[test]
+    fn the_architects_feedback_names_kinds_stories_and_paths() {
+        let plan = StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![
+                Story::new("a", "A", ["src"]),
+                Story::new("b", "B", ["src/b"]),
+            ],
+        };
+        let violations = plan.violations();
+        let text = architect_feedback(None, &violations, 1, 3);
+        assert!(text.contains("round 1 of 3"), "{text}");
+        assert!(text.contains("`owned_overlap`"), "{text}");
+        assert!(text.contains("(stories: a, b)"), "{text}");
+        assert!(text.contains("src/b"), "{text}");
+        let text = architect_feedback(Some("no JSON"), &[], 2, 3);
+        assert!(text.contains("It could not be read: no JSON"), "{text}");
+    }
+
+    #[test]
+    fn a_big_tree_is_summarised_per_directory() {
+        let small = files(&["a.txt", "src/x.rs", "src/y.rs"]);
+        assert_eq!(file_tree(&small, 10), "a.txt\nsrc/x.rs\nsrc/y.rs\n");
+        let mut big: Vec<String> = (0..100_000)
+            .map(|n| format!("pkg{}/mod{}/file{n}.rs", n % 7, n % 13))
+            .collect();
+        big.push("README.md".into());
+        big.sort();
+        let tree = file_tree(&big, FILE_TREE_CAP);
+        assert!(tree.lines().count() <= FILE_TREE_CAP + 1, "{tree}");
+        assert!(tree.contains("README.md\n"), "{tree}");
+        assert!(tree.contains("pkg0/mod0/ ("), "{tree}");
+        let wide: Vec<String> = (0..1000).map(|n| format!("f{n:04}")).collect();
+        let tree = file_tree(&wide, 10);
+        assert_eq!(tree.lines().count(), 11);
+        assert!(tree.ends_with("… and 990 more entries\n"), "{tree}");
+    }
 }

@@ -1,5 +1,5 @@
-//! Reading agents' replies: the planner's task list, a reviewer's verdict, the `BLOCKED_ON:`
-//! sentinel.
+//! Reading agents' replies: the planner's task list, a reviewer's verdict, the architect's plan,
+//! the `BLOCKED_ON:` sentinel.
 //!
 //! A task list is read leniently (the whole reply, a fenced block, or the object inside prose):
 //! the planner is the coder, who can do anything in its worktree anyway, and an unreadable plan
@@ -8,6 +8,7 @@
 //! "not clean" around an example verdict has given none.
 
 use epic_perimeter::{Issue, Review, Severity, Task};
+use epic_story_plan::{PlanFormat, StoryPlan};
 use serde::Deserialize;
 
 /// The candidate JSON texts of a reply, most likely first: the whole reply, each fenced block,
@@ -76,6 +77,42 @@ pub(crate) fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
             }
         })
         .collect()
+}
+
+/// The plan of an architect reply: the whole reply (trimmed) as one JSON object, or the body of
+/// its one fenced block (```` ```json storyplan ````, ```` ```json ```` or a bare ```` ``` ````);
+/// or why the reply holds no plan, in words the architect can act on. Read strictly, like a
+/// verdict: prose around a JSON object, or several candidate blocks, is no plan.
+pub(crate) fn parse_plan_reply(reply: &str) -> Result<StoryPlan, String> {
+    let whole = reply.trim();
+    let parse = |text: &str| {
+        StoryPlan::parse(text, PlanFormat::Json)
+            .map_err(|error| format!("the plan's JSON could not be read: {error}"))
+    };
+    if whole.starts_with('{') {
+        return parse(whole);
+    }
+    let blocks: Vec<&str> = fenced_blocks(reply)
+        .into_iter()
+        .filter(|(info, _)| info.is_empty() || info.eq_ignore_ascii_case("json"))
+        .map(|(_, body)| body)
+        .collect();
+    match blocks.as_slice() {
+        [only] => parse(only),
+        [] if whole.contains('{') => Err("a JSON object inside prose is not a plan; reply with \
+                                         the plan's JSON object alone, or in one fenced \
+                                         ```json block"
+            .to_owned()),
+        [] => Err(
+            "the reply holds no JSON object; reply with the plan's JSON object alone, or \
+                   in one fenced ```json block"
+                .to_owned(),
+        ),
+        several => Err(format!(
+            "the reply holds {} fenced JSON blocks; reply with exactly one: the plan",
+            several.len()
+        )),
+    }
 }
 
 /// The verdict of a judge or reviewer reply `{"clean":bool,"issues":[{"severity","title",
@@ -217,6 +254,25 @@ pub(crate) fn blocked_on(reply: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plan_is_one_object_or_one_fenced_block() {
+        let plan = r#"{"epic_id":"e","stories":[{"id":"a","title":"A","owned":["src"]}]}"#;
+        assert_eq!(parse_plan_reply(plan).unwrap().epic_id, "e");
+        let fenced = format!("Here is the plan.\n\n```json storyplan\n{plan}\n```\n");
+        assert_eq!(parse_plan_reply(&fenced).unwrap().stories[0].id, "a");
+        let error = parse_plan_reply(&format!("The plan: {plan} as asked.")).unwrap_err();
+        assert!(error.contains("inside prose"), "{error}");
+        let two = format!("```json\n{plan}\n```\nor\n```json\n{plan}\n```\n");
+        assert!(parse_plan_reply(&two).unwrap_err().contains("2 fenced"));
+        assert!(
+            parse_plan_reply("I could not.")
+                .unwrap_err()
+                .contains("no JSON")
+        );
+        let error = parse_plan_reply(r#"{"epic_id": 3}"#).unwrap_err();
+        assert!(error.contains("could not be read"), "{error}");
+    }
 
     #[test]
     fn task_list_from_a_fenced_block_and_never_empty() {

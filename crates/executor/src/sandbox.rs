@@ -4,7 +4,8 @@
 //! (`<repo>.worktrees/`: this epic's `_epic` and other stories', another epic's), the git
 //! directory and the epic's state in it are read-only. Writable again, exactly: the worktree the process works in, the
 //! administrative directory git registered for it (its `HEAD`, index, reflog) and, for an agent
-//! turn, what a commit writes in the git directory (`objects`, `refs`, `logs`). Each process
+//! turn, what a commit writes in the git directory (`objects`, `refs`, `logs`); for `epic plan`'s
+//! architect, which works in the main checkout and only reads, nothing of it. Each process
 //! gets its own PID namespace: when the process the turn started ends, everything it left
 //! running (a daemon that cleared its environment and left the process group included) is
 //! killed by the kernel with the namespace.
@@ -106,6 +107,9 @@ impl Layout {
 /// administrative directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Access {
+    /// Nothing: the process's own directory stays read-only too (the architect of `epic plan`,
+    /// which reads the repository and replies with a plan).
+    ReadOnly,
     /// Only those: a gate, a setup command.
     Worktree,
     /// Also what a commit writes in the git directory (`objects`, `refs`, `logs`): an agent's
@@ -223,9 +227,11 @@ impl Bwrap {
         for path in [&layout.checkout, &layout.worktrees, &layout.common_dir] {
             bind("--ro-bind-try", path);
         }
-        bind("--bind-try", worktree);
-        if let Some(admin) = admin {
-            bind("--bind-try", admin);
+        if access != Access::ReadOnly {
+            bind("--bind-try", worktree);
+            if let Some(admin) = admin {
+                bind("--bind-try", admin);
+            }
         }
         if access == Access::Commit {
             for part in ["objects", "refs", "logs"] {
@@ -470,6 +476,28 @@ mod tests {
         assert!(words.contains("--bind-try /src/shop.worktrees/e/_epic "));
         assert!(!words.contains("objects"));
         assert!(!words.contains("refs"));
+    }
+
+    #[test]
+    fn the_architect_writes_nothing_of_the_repository() {
+        let mut root = spec();
+        root.cwd = "/src/shop".into();
+        let wrapped = bwrap().wrap(
+            root,
+            Path::new("/src/shop"),
+            Some(Path::new("/src/shop/.git")),
+            Access::ReadOnly,
+        );
+        let words = words(&wrapped).join(" ");
+        assert!(
+            words.contains("--ro-bind-try /src/shop /src/shop "),
+            "{words}"
+        );
+        assert!(!words.contains("--bind-try"), "{words}");
+        assert!(
+            words.ends_with("--chdir /src/shop -- sh -c true"),
+            "{words}"
+        );
     }
 
     #[tokio::test]

@@ -134,6 +134,13 @@ impl ScriptSeat {
                 json!({ "tasks": tasks }).to_string()
             }
             Role::Judge | Role::Reviewer => json!({"clean": true, "issues": []}).to_string(),
+            Role::Architect => {
+                return Err(SeatError::Other(
+                    "the script seat runs no model and cannot split an epic into a plan: name \
+                     an agent with --architect"
+                        .to_owned(),
+                ));
+            }
             Role::Coder => {
                 let block = context
                     .task

@@ -29,6 +29,9 @@ pub enum Role {
     Judge,
     /// A per-task reviewer; replies with a verdict as JSON.
     Reviewer,
+    /// The architect of `epic plan`, splitting an epic into a plan; replies with the plan as
+    /// JSON. Runs in the repository's root, which it may read but not change.
+    Architect,
 }
 
 impl Role {
@@ -39,6 +42,7 @@ impl Role {
             Self::Coder => "coder",
             Self::Judge => "judge",
             Self::Reviewer => "reviewer",
+            Self::Architect => "architect",
         }
     }
 }
@@ -272,6 +276,7 @@ pub enum SeatError {
 ///   is already satisfied, the reply `TASK_ALREADY_SATISFIED` confirms it.
 /// - [`Role::Judge`], [`Role::Reviewer`]: a verdict as JSON,
 ///   `{"clean":bool,"issues":[{"severity":"critical|major|minor","title":…,"description":…}]}`.
+/// - [`Role::Architect`]: a whole plan (`epic schema plan`), bare JSON or in one fenced block.
 ///
 /// ```
 /// use std::pin::Pin;
@@ -295,7 +300,7 @@ pub enum SeatError {
 ///         Box::pin(async move {
 ///             match request.role {
 ///                 Role::Judge | Role::Reviewer => Ok(Reply::new(r#"{"clean":true,"issues":[]}"#)),
-///                 Role::Planner | Role::Coder => Err(SeatError::Other("a reviewer only".into())),
+///                 _ => Err(SeatError::Other("a reviewer only".into())),
 ///             }
 ///         })
 ///     }

@@ -336,6 +336,13 @@ pub struct GixGit {
 }
 
 impl GixGit {
+    /// The files tracked in the index of `worktree` (any directory of a worktree of this
+    /// repository), sorted, as repo-relative `/`-separated text; a name git can only show quoted
+    /// is shown as git quotes it. What `epic plan` shows the architect of the repository.
+    pub fn tracked_files(&self, worktree: &Path) -> Result<Vec<String>, RevError> {
+        rev::tracked_files(self, worktree)
+    }
+
     /// Opens the repository that contains `dir`, which may be any directory of any of its
     /// worktrees.
     pub fn discover(dir: impl AsRef<Path>) -> Result<Self, OpenError> {

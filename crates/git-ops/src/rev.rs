@@ -13,6 +13,21 @@ pub(crate) fn open<'a>(git: &'a GixGit, worktree: &Path) -> Result<Handle<'a>, R
     })
 }
 
+/// The paths the index of `worktree` tracks, in the index's order (sorted), each as text: a name
+/// git can only show quoted is shown as git quotes it.
+pub(crate) fn tracked_files(git: &GixGit, worktree: &Path) -> Result<Vec<String>, RevError> {
+    let repo = open(git, worktree)?;
+    let index = repo.index_or_empty().map_err(|error| RevError::Read {
+        worktree: worktree.to_owned(),
+        source: Cause::gix(error),
+    })?;
+    Ok(index
+        .entries()
+        .iter()
+        .map(|entry| crate::path_text::path_text(entry.path(&index)))
+        .collect())
+}
+
 pub(crate) fn worktree_root(git: &GixGit, dir: &Path) -> Result<PathBuf, RevError> {
     let repo = open(git, dir)?;
     repo.workdir()

@@ -112,6 +112,7 @@ fn show(key: &str, value: Option<&serde_json::Value>) -> String {
     use serde_json::Value;
     match (key, value) {
         ("epic_branch", None | Some(Value::Null)) => "epic/<epic_id>".to_owned(),
+        ("architect", None | Some(Value::Null)) => "the coder".to_owned(),
         (_, None | Some(Value::Null)) => "none".to_owned(),
         (_, Some(Value::Array(items))) if items.is_empty() => "none".to_owned(),
         (_, Some(Value::Object(map))) if map.is_empty() => "none".to_owned(),

@@ -100,7 +100,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &PlanArgs, out: Output) -> Result<(
 }
 
 /// The waves, one line each, then the critical path; with `-v`, each story under its wave.
-fn text(plan: &ValidPlan, out: Output) -> String {
+pub(crate) fn text(plan: &ValidPlan, out: Output) -> String {
     let waves = plan.waves();
     let critical = plan.critical_path().stories;
     render(|w| {

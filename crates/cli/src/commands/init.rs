@@ -39,6 +39,10 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # Per-task reviewers, seats like coder. Default: none.
 # reviewer = ["gemini"]
 
+# The architect of `epic plan`, which splits an epic into a plan, a seat like coder.
+# Default: the coder.
+# architect = "claude"
+
 # Checks run with `sh -c`, per task in the story's worktree and on the epic head after each merge.
 # Default: none.
 # gate = ["cargo test"]
@@ -260,6 +264,7 @@ mod tests {
         let examples = RunOptions {
             judge: options.judge.clone(),
             reviewer: options.reviewer.clone(),
+            architect: options.architect.clone(),
             gate: options.gate.clone(),
             setup: options.setup.clone(),
             epic_branch: options.epic_branch.clone(),

@@ -222,6 +222,7 @@ fn the_schema_describes_every_key() {
     keys.sort_unstable();
     let mut expected = vec![
         "allow_red_baseline",
+        "architect",
         "base",
         "coder",
         "concurrency",

@@ -17,6 +17,7 @@ mod graph;
 mod guarded_files;
 mod init;
 mod parse_errors;
+mod plan;
 mod plan_input;
 mod readme;
 mod reliability;

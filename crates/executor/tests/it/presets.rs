@@ -98,6 +98,63 @@ async fn every_preset_is_called_as_its_cli_must_be() {
     }
 }
 
+/// Each preset's arguments for an architect's turn (`epic plan`): its read-only mode.
+const EXPECTED_ARCHITECT: &[(Preset, &str, bool)] = &[
+    (Preset::Claude, "-p", true),
+    (Preset::Codex, "exec --sandbox read-only -", true),
+    (
+        Preset::Gemini,
+        "--prompt Carry out the request above.",
+        true,
+    ),
+    (
+        Preset::Aider,
+        "--chat-mode ask --yes-always --no-auto-commits --no-gitignore --chat-history-file /dev/null --input-history-file /dev/null --message-file $file",
+        false,
+    ),
+    (Preset::Opencode, "run --agent plan", true),
+];
+
+#[tokio::test]
+async fn an_architect_runs_each_preset_in_its_read_only_mode() {
+    let fixture = Fixture::new();
+    for &(preset, args, stdin) in EXPECTED_ARCHITECT {
+        stand_in(&fixture, preset, args, stdin);
+    }
+    let path = format!(
+        "{}:{}",
+        fixture.bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for &(preset, _, _) in EXPECTED_ARCHITECT {
+        let seat = CommandSeat::preset(preset).with_env("PATH", &path);
+        let request = TurnRequest {
+            role: Role::Architect,
+            system: "the brief".into(),
+            history: Vec::new(),
+            prompt: "Write the plan. PRESET-MARKER".into(),
+            context: TurnContext {
+                epic: String::new(),
+                story: Arc::new(epic_story_plan::Story::new("", "", Vec::<String>::new())),
+                task: None,
+                worktree: fixture.worktree.clone(),
+                slot: 0,
+                deadline: tokio::time::Instant::now() + Duration::from_secs(20),
+                cancel: CancellationToken::new(),
+                sandbox: Sandbox::off(),
+            },
+        };
+        let reply = seat
+            .turn(&request, &|_| {})
+            .await
+            .unwrap_or_else(|error| panic!("{preset}: {error}"));
+        assert_eq!(reply.text, format!("edited by {preset}\n"));
+        let role = std::fs::read_to_string(fixture.worktree.join(format!("src/{preset}.txt")))
+            .expect("the stand-in ran");
+        assert_eq!(role, "architect\n");
+    }
+}
+
 #[test]
 fn command_lines_are_data() {
     let lines: Vec<String> = Preset::ALL
