@@ -366,6 +366,81 @@ pub(crate) fn kill_orphans() -> Vec<Orphan> {
     killed
 }
 
+/// Kills every process a dead run of this epic left behind: one that carries a run's tag
+/// ([`TAG_VARIABLE`]: epic started it, for an agent turn, a gate or a setup command) and works
+/// under `root` (the epic's worktrees), with its process group. Call it under the epic's lock,
+/// before anything starts: no live run of the epic then has a process there, and a person's own
+/// shell or editor in a worktree carries no tag. Returns what was killed. Blocking (it reads
+/// `/proc`): call it off the async workers.
+pub(crate) fn end_leftovers(root: &Path) -> Vec<Orphan> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let me = std::process::id();
+    let mut killed: Vec<Orphan> = Vec::new();
+    for _ in 0..TAG_SWEEPS {
+        let found = left_under(Path::new("/proc"), &root, me);
+        if found.is_empty() {
+            break;
+        }
+        for orphan in found {
+            if let Some(pid) = i32::try_from(orphan.pid).ok().and_then(Pid::from_raw) {
+                let _ = kill_process_group(pid, Signal::KILL);
+                let _ = kill_process(pid, Signal::KILL);
+            }
+            if !killed.iter().any(|known| known.pid == orphan.pid) {
+                killed.push(orphan);
+            }
+        }
+    }
+    killed
+}
+
+/// The live processes under `proc` (other than `me`) that carry a run's tag and whose working
+/// directory is `root` or under it.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads /proc to find what a dead run left; neither the state directory nor a \
+              repository"
+)]
+fn left_under(proc: &Path, root: &Path, me: u32) -> Vec<Orphan> {
+    let Ok(entries) = std::fs::read_dir(proc) else {
+        return Vec::new();
+    };
+    let tag = format!("{TAG_VARIABLE}=");
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter_map(|pid| {
+            let dir = proc.join(pid.to_string());
+            let cwd = std::fs::read_link(dir.join("cwd")).ok()?;
+            if !cwd.starts_with(root) {
+                return None;
+            }
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            if stat.rsplit_once(')')?.1.split_whitespace().next()? == "Z" {
+                return None;
+            }
+            let environ = std::fs::read(dir.join("environ")).ok()?;
+            if !environ
+                .split(|&byte| byte == 0)
+                .any(|var| var.starts_with(tag.as_bytes()))
+            {
+                return None;
+            }
+            let command = std::fs::read(dir.join("cmdline"))
+                .map(|line| {
+                    String::from_utf8_lossy(&line)
+                        .split('\0')
+                        .filter(|arg| !arg.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            Some(Orphan { pid, command })
+        })
+        .collect()
+}
+
 /// A child of this process as `/proc` shows it.
 #[derive(Debug)]
 struct Adopted {

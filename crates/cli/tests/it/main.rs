@@ -16,6 +16,7 @@ mod examples;
 mod graph;
 mod guarded_files;
 mod init;
+mod leftovers;
 mod parse_errors;
 mod plan;
 mod plan_input;

@@ -65,6 +65,28 @@ pub(super) struct Ready {
     pub(super) merged: Vec<(usize, String)>,
 }
 
+/// Ends what a dead run of the epic left running in its worktrees (a gate, a setup command or an
+/// agent of a run killed with SIGKILL without the sandbox), saying so in a run note.
+async fn end_leftovers(worktree_root: &Path, events: &EventSink) {
+    let root = worktree_root.to_path_buf();
+    let killed = offload::blocking(move || crate::process::end_leftovers(&root))
+        .await
+        .unwrap_or_default();
+    if !killed.is_empty() {
+        events(Event::RunNote {
+            message: format!(
+                "ended {} process(es) a run that died left running in the epic's worktrees: {}",
+                killed.len(),
+                killed
+                    .iter()
+                    .map(|orphan| format!("pid {} (`{}`)", orphan.pid, orphan.command))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+}
+
 /// Everything before the baseline: the lock, the event log, stale worktree registrations
 /// pruned, the epic branch and its worktree, an unproven merge undone, every merged story still
 /// on the epic branch, a clean epic worktree, and its head, where no owned or shared read-only
@@ -101,6 +123,7 @@ pub(super) async fn preflight(
         })?
     };
     let events = record::logging_sink(log, events);
+    end_leftovers(&worktree_root, &events).await;
     let sandbox = start_sandbox(git, sandbox, &events).await?;
     let epic_branch = config
         .epic_branch
