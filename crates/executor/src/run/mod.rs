@@ -84,7 +84,6 @@ pub async fn run_epic(
     events: EventSink,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, RunError> {
-    let epic = plan.plan().epic_id.clone();
     let Ready {
         dir,
         lock,
@@ -96,13 +95,6 @@ pub async fn run_epic(
         head,
         merged,
     } = preflight(&git, &plan, &config, events).await?;
-    events(Event::RunStarted {
-        epic: epic.clone(),
-        epic_branch: epic_branch.clone(),
-        epic_worktree: epic_worktree.display().to_string(),
-        stories: plan.plan().stories.len(),
-        concurrency: config.concurrency.max(1),
-    });
     let all_gates =
         Gates::new(config.gates.iter().cloned(), config.gate_timeout).with_sandbox(sandbox.clone());
     let Some(baseline) =

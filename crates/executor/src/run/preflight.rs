@@ -123,13 +123,21 @@ pub(super) async fn preflight(
         })?
     };
     let events = record::logging_sink(log, events);
-    end_leftovers(&worktree_root, &events).await;
-    let sandbox = start_sandbox(git, sandbox, &events).await?;
     let epic_branch = config
         .epic_branch
         .clone()
         .unwrap_or_else(|| format!("epic/{epic}"));
     let epic_worktree = worktree_root.join(EPIC_WORKTREE_NAME);
+    // First in the log: every note of the run (the sandbox's, what a dead run left) follows it.
+    events(Event::RunStarted {
+        epic: epic.to_owned(),
+        epic_branch: epic_branch.clone(),
+        epic_worktree: epic_worktree.display().to_string(),
+        stories: plan.plan().stories.len(),
+        concurrency: config.concurrency.max(1),
+    });
+    end_leftovers(&worktree_root, &events).await;
+    let sandbox = start_sandbox(git, sandbox, &events).await?;
 
     let cleared = {
         let (common, worktree, branch) = (

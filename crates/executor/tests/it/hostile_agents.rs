@@ -387,8 +387,9 @@ async fn a_merge_a_dead_run_left_unfinished_in_a_worktree_is_aborted_on_resume()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_removes_a_siblings_worktree_loses_nothing() {
     let ep = EpicFixture::new();
-    // a waits until b's worktree exists, removes it, and tells b; b waits to be told (each gives
-    // up after 25 s, inside its turn's 30 s deadline).
+    // a waits until b's worktree exists, removes it, and tells b; b waits to be told, then for
+    // a to have failed, so that a's turn is the one that ends first (each gives up after 25 s,
+    // inside its turn's 30 s deadline).
     ep.hook(
         "a",
         r#"if [ ! -f "$ROOT/removed" ]; then
@@ -402,6 +403,7 @@ fi
         r#"if [ ! -f "$ROOT/b-working" ]; then
   touch "$ROOT/b-working"
   n=0; while [ ! -e "$ROOT/removed" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done
+  n=0; while ! grep -q '"kind":"story_failed".*"story":"a"' "$ROOT/repo/.git/epic/e/events.jsonl" && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done
 fi
 "#,
     );
