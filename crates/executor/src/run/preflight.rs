@@ -65,6 +65,19 @@ pub(super) struct Ready {
     pub(super) merged: Vec<(usize, String)>,
 }
 
+/// The epic's event log, opened for appending.
+async fn open_log(dir: &EpicDir) -> Result<EventLog, RunError> {
+    let path = dir.events();
+    let failed = |source: Box<dyn std::error::Error + Send + Sync>| RunError::State {
+        action: "open the event log".to_owned(),
+        source,
+    };
+    offload::blocking(move || EventLog::open(path))
+        .await
+        .map_err(|error| failed(Box::new(error)))?
+        .map_err(|error| failed(Box::new(error)))
+}
+
 /// Ends what a dead run of the epic left running in its worktrees (a gate, a setup command or an
 /// agent of a run killed with SIGKILL without the sandbox), saying so in a run note.
 async fn end_leftovers(worktree_root: &Path, events: &EventSink) {
@@ -109,20 +122,7 @@ pub(super) async fn preflight(
     let layout = Layout::new(&main, git.common_dir(), &worktree_root);
     let sandbox = sandbox::resolve(config.sandbox, layout).await?;
     let lock = take_lock(&dir).await?;
-    let log = {
-        let path = dir.events();
-        let opened = offload::blocking(move || EventLog::open(path))
-            .await
-            .map_err(|error| RunError::State {
-                action: "open the event log".to_owned(),
-                source: Box::new(error),
-            })?;
-        opened.map_err(|error| RunError::State {
-            action: "open the event log".to_owned(),
-            source: Box::new(error),
-        })?
-    };
-    let events = record::logging_sink(log, events);
+    let events = record::logging_sink(open_log(&dir).await?, events);
     let epic_branch = config
         .epic_branch
         .clone()
