@@ -57,13 +57,15 @@ struct TaskList {
 
 /// The tasks of a planner reply `{"tasks":[{"title","description"}]}`, bare or in a fenced
 /// block, all open; or why it cannot be read (no JSON, bad JSON, no tasks, a task without a
-/// title).
+/// title). Titles are made unique (a repeated one gains ` (2)`, ` (3)`, …): a task is named by
+/// its title in `EPIC_TASK`, the checkpoint and the report.
 pub(crate) fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
     let list: TaskList = parse_json(reply)?;
     if list.tasks.is_empty() {
         return Err("the task list is empty".to_owned());
     }
-    list.tasks
+    let mut tasks = list
+        .tasks
         .into_iter()
         .enumerate()
         .map(|(n, mut task)| {
@@ -76,7 +78,18 @@ pub(crate) fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
                 Ok(task)
             }
         })
-        .collect()
+        .collect::<Result<Vec<Task>, String>>()?;
+    let mut taken = std::collections::HashSet::new();
+    for task in &mut tasks {
+        let mut title = task.title.clone();
+        let mut n = 1;
+        while !taken.insert(title.clone()) {
+            n += 1;
+            title = format!("{} ({n})", task.title);
+        }
+        task.title = title;
+    }
+    Ok(tasks)
 }
 
 /// The plan of an architect reply: the whole reply (trimmed) as one JSON object, or the body of
@@ -365,6 +378,16 @@ mod tests {
             None
         );
         assert_eq!(blocked_on("done"), None);
+    }
+
+    #[test]
+    fn repeated_task_titles_are_made_unique() {
+        let tasks = parse_task_list(
+            r#"{"tasks":[{"title":"tests"},{"title":" tests "},{"title":"tests (2)"},{"title":"docs"}]}"#,
+        )
+        .expect("a task list");
+        let titles: Vec<&str> = tasks.iter().map(|task| task.title.as_str()).collect();
+        assert_eq!(titles, ["tests", "tests (2)", "tests (2) (2)", "docs"]);
     }
 
     #[test]
