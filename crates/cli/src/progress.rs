@@ -665,9 +665,9 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             index,
             of,
         } if verbose => format!("story {story}: task {index}/{of}: {task}"),
-        Event::TaskCommitted { story, task, .. } => format!("story {story}: committed \"{task}\""),
+        Event::TaskCommitted { story, task, .. } => format!("story {story}: committed {task:?}"),
         Event::TaskNoop { story, task } => {
-            format!("story {story}: \"{task}\" was already satisfied")
+            format!("story {story}: {task:?} was already satisfied")
         }
         Event::ReviewRound {
             story,
@@ -677,7 +677,7 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             summary,
             ..
         } if verbose || !clean => {
-            format!("story {story}: review round {round} of \"{task}\": {summary}")
+            format!("story {story}: review round {round} of {task:?}: {summary}")
         }
         Event::GatePassed { story, command, .. } if verbose => {
             format!("story {story}: gate `{command}` passed")
@@ -798,6 +798,19 @@ mod tests {
         assert_eq!(lines.push("a", "lo\nworld\n"), ["a | hello", "a | world"]);
         assert_eq!(lines.flush("b"), ["b | tw"]);
         assert!(lines.flush("a").is_empty());
+    }
+
+    #[test]
+    fn task_titles_are_quoted_with_their_quotes_escaped() {
+        let line = describe(
+            &Event::TaskCommitted {
+                story: "a".into(),
+                task: r#"use "compose""#.into(),
+                commit: None,
+            },
+            false,
+        );
+        assert_eq!(line.as_deref(), Some(r#"story a: committed "use \"compose\"""#));
     }
 
     #[test]
