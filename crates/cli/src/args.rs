@@ -244,7 +244,8 @@ pub(crate) enum Command {
                       worktree; whether a run holds the epic's lock (and which process); and, when \
                       a run has finished, each story's outcome in its report. Reads only: safe \
                       while a run is going. Without EPIC: the only epic that has run here, or a \
-                      list of them.\n\n\
+                      list of them. With --plan, every story of the plan is listed in plan \
+                      order, also those no run has started yet, and the epic is the plan's.\n\n\
                       --format json prints {\"epic_id\", \"running\", \"holder\": {\"pid\", \
                       \"host\", \"started_at\", \"command\"} or null, \"stories\": [{\"id\", \
                       \"status\", \"branch\", \"worktree\", \"outcome\", \"reason\"}], \
@@ -253,9 +254,10 @@ pub(crate) enum Command {
                       \"running\"}]}.",
         after_help = "Examples:\n  \
                       epic status\n  \
-                      epic status checkout --format json | jq -r '.stories[] | \"\\(.id) \\(.status)\"'"
+                      epic status checkout --format json | jq -r '.stories[] | \"\\(.id) \\(.status)\"'\n  \
+                      epic status --plan plan.md"
     )]
-    Status(EpicArgs),
+    Status(StatusArgs),
 
     /// Print the last report of an epic's run
     #[command(
@@ -333,6 +335,18 @@ pub(crate) struct EpicArgs {
     /// The epic's id [default: the only epic that has run in this repository]
     #[arg(value_name = "EPIC")]
     pub(crate) epic: Option<String>,
+}
+
+/// `epic status [EPIC] [--plan PLAN]`.
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    /// The epic's id [default: the plan's, with --plan; else the only epic that has run in this
+    /// repository]
+    #[arg(value_name = "EPIC")]
+    pub(crate) epic: Option<String>,
+    /// List every story of this plan, in plan order, started or not
+    #[arg(long, value_name = "PLAN", value_hint = clap::ValueHint::FilePath)]
+    pub(crate) plan: Option<PathBuf>,
 }
 
 /// `epic run PLAN [RUN OPTIONS]`.

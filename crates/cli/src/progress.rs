@@ -810,7 +810,10 @@ mod tests {
             },
             false,
         );
-        assert_eq!(line.as_deref(), Some(r#"story a: committed "use \"compose\"""#));
+        assert_eq!(
+            line.as_deref(),
+            Some(r#"story a: committed "use \"compose\"""#)
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use epic_state_store::{EpicDir, EpicLock, Holder, LockError, StoryStage, StoryState};
 use serde::Serialize;
 
-use crate::args::{EpicArgs, Format, GlobalArgs};
+use crate::args::{Format, GlobalArgs, StatusArgs};
 use crate::commands::{json, render};
 use crate::epics::{self, Selected};
 use crate::error::{CommandError, Kind};
@@ -47,7 +47,7 @@ struct StoryJson {
     status: Option<StoryStage>,
     /// The story branch (from the state file, else the report).
     branch: Option<String>,
-    /// The story's worktree (from the state file; it may have been removed since).
+    /// The story's worktree (from the state file), when it still exists.
     worktree: Option<PathBuf>,
     /// `done`, `failed` or `skipped` in the last report; `null` when not in one.
     outcome: Option<epic_report::OutcomeStatus>,
@@ -78,12 +78,32 @@ struct EpicSummary {
 }
 
 /// Runs `epic status`.
-pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(), CommandError> {
+pub(crate) fn run(global: &GlobalArgs, args: &StatusArgs, out: Output) -> Result<(), CommandError> {
     let format = global.format_for("status", &[Format::Text, Format::Json])?;
+    let plan = args
+        .plan
+        .as_deref()
+        .map(|path| crate::plan_file::load(path, out))
+        .transpose()?;
     let repo = repo::discover(global.repo.as_deref())?;
-    match epics::select(&repo, args.epic.as_deref())? {
+    let epic = args
+        .epic
+        .clone()
+        .or_else(|| plan.as_ref().map(|plan| plan.epic_id.clone()));
+    let selected = match (&plan, &epic) {
+        // The plan's epic, run or not: its stories are listed either way.
+        (Some(_), Some(epic)) => Selected::One(
+            EpicDir::new(&repo.common_dir, epic)
+                .map_err(|error| CommandError::new(Kind::Input, error))?,
+        ),
+        _ => epics::select(&repo, epic.as_deref())?,
+    };
+    match selected {
         Selected::One(dir) => {
-            let status = status(&dir)?;
+            let mut status = status(&dir)?;
+            if let Some(plan) = &plan {
+                in_plan_order(&mut status, plan);
+            }
             let text = match format {
                 Format::Json => json(&status),
                 _ => text(&status, out),
@@ -118,6 +138,20 @@ pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(
             Ok(())
         }
     }
+}
+
+/// Puts `status`'s stories in `plan`'s order, adding the plan's stories no run has started (no
+/// state, no outcome); stories the plan no longer has follow, as they were.
+fn in_plan_order(status: &mut StatusJson, plan: &epic_story_plan::StoryPlan) {
+    let mut known = std::mem::take(&mut status.stories);
+    for planned in &plan.stories {
+        let found = known.iter().position(|story| story.id == planned.id);
+        status.stories.push(match found {
+            Some(index) => known.remove(index),
+            None => story(&planned.id, None, None),
+        });
+    }
+    status.stories.append(&mut known);
 }
 
 /// Whether a run holds `dir`'s lock, and who.
@@ -181,7 +215,12 @@ fn story(
     outcome: Option<&epic_report::StoryOutcome>,
 ) -> StoryJson {
     let (status, branch, worktree) = match state {
-        Some(state) => (Some(state.status), Some(state.branch), Some(state.worktree)),
+        // A merged story's worktree is removed after its merge: only one still there is shown.
+        Some(state) => (
+            Some(state.status),
+            Some(state.branch),
+            Some(state.worktree).filter(|worktree| worktree.exists()),
+        ),
         None => (None, None, None),
     };
     StoryJson {

@@ -52,7 +52,8 @@ fn the_only_epic_without_a_run_going() {
                     "id": "cart-api",
                     "status": "merged",
                     "branch": "story/checkout/cart-api",
-                    "worktree": "/src/shop.worktrees/checkout/cart-api",
+                    // Merged: its worktree was removed after the merge.
+                    "worktree": null,
                     "outcome": null,
                     "reason": null
                 },
@@ -60,7 +61,7 @@ fn the_only_epic_without_a_run_going() {
                     "id": "payments",
                     "status": "started",
                     "branch": "story/checkout/payments",
-                    "worktree": "/src/shop.worktrees/checkout/payments",
+                    "worktree": "[REPO].worktrees/checkout/payments",
                     "outcome": null,
                     "reason": null
                 }
@@ -220,4 +221,48 @@ fn formats_status_cannot_print() {
             .starts_with("error: `epic status` cannot print --format md\n"),
         "{run}"
     );
+}
+
+#[test]
+fn with_the_plan_every_story_is_listed_in_plan_order() {
+    let (repo, epic) = checkout();
+    repo.write(
+        "plan.json",
+        r#"{"epic_id":"checkout","stories":[
+            {"id":"receipts","title":"Receipts","owned":["src/receipts"],"depends_on":["payments"]},
+            {"id":"payments","title":"Payments","owned":["src/payments"]},
+            {"id":"cart-api","title":"Cart API","owned":["src/cart"]}]}"#,
+    );
+    let run = repo.run(&["status", "--plan", "plan.json", "--format", "json"]);
+    run.assert_code(0);
+    let status = run.json();
+    let listed: Vec<(&str, &serde_json::Value)> = status["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .map(|story| (story["id"].as_str().unwrap_or_default(), &story["status"]))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("receipts", &json!(null)),
+            ("payments", &json!("started")),
+            ("cart-api", &json!("merged"))
+        ],
+        "{status}"
+    );
+    // Without the plan, only the stories with state.
+    let run = repo.run(&["status", "--format", "json"]);
+    assert_eq!(run.json()["stories"].as_array().map(Vec::len), Some(2));
+    // The epic is the plan's, even before any run of it.
+    let other = Repo::new();
+    other.write(
+        "plan.json",
+        r#"{"epic_id":"fresh","stories":[{"id":"a","title":"A","owned":["a"]}]}"#,
+    );
+    let run = other.run(&["status", "--plan", "plan.json", "--format", "json"]);
+    run.assert_code(0);
+    assert_eq!(run.json()["stories"][0]["id"], "a");
+    assert_eq!(run.json()["running"], false);
+    drop(epic);
 }

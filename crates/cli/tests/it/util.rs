@@ -305,6 +305,20 @@ impl Repo {
         epic_state_store::EpicDir::new(self.common_dir(), id).expect("a safe epic id")
     }
 
+    /// Where story `id` of `epic` has its worktree: `<repo>.worktrees/<epic>/<id>`, which
+    /// reads `[REPO].worktrees/…` in the output.
+    pub(crate) fn worktree_of(
+        &self,
+        epic: &epic_state_store::EpicDir,
+        id: &str,
+    ) -> std::path::PathBuf {
+        std::path::PathBuf::from(format!(
+            "{}.worktrees/{}/{id}",
+            self.root.display(),
+            epic.epic_id()
+        ))
+    }
+
     /// Saves story `id`'s state file in `epic`, as a run does.
     pub(crate) fn story(
         &self,
@@ -320,10 +334,14 @@ impl Repo {
             id: id.to_owned(),
             hash: "9f86d081884c7d65".to_owned(),
             branch: format!("story/{}/{id}", epic.epic_id()),
-            worktree: format!("/src/shop.worktrees/{}/{id}", epic.epic_id()).into(),
+            worktree: self.worktree_of(epic, id),
             status,
             merge: None,
         };
+        if status == epic_state_store::StoryStage::Started {
+            // A started story's worktree is there; a merged one's was removed after its merge.
+            std::fs::create_dir_all(self.worktree_of(epic, id)).expect("the story's worktree");
+        }
         epic_state_store::save(epic.story_state(id).expect("a safe story id"), &state)
             .expect("save a story state");
     }
