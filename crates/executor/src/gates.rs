@@ -246,9 +246,9 @@ impl Gates {
         };
         let output = output.trim();
         let description = if output.is_empty() {
-            format!("`{command}` failed ({status}) without output.")
+            format!("failed ({status}) without output.")
         } else {
-            format!("`{command}` failed ({status}); its output ends with:\n{output}")
+            format!("failed ({status}); its output ends with:\n{output}")
         };
         let result = GateResult {
             command: command.to_owned(),
@@ -256,11 +256,8 @@ impl Gates {
             duration,
             status,
         };
-        let issue = Issue::new(
-            Severity::Critical,
-            format!("gate failed: {command}"),
-            description,
-        );
+        // The command once, in the title: the reason a person reads names it with the task.
+        let issue = Issue::new(Severity::Critical, format!("gate `{command}`"), description);
         Ok((result, Some(issue)))
     }
 }
@@ -285,9 +282,9 @@ fn tampered_result(
     };
     let issue = Issue::new(
         Severity::Critical,
-        format!("gate failed: {command}"),
+        format!("gate `{command}`"),
         format!(
-            "`{command}` changed files that are epic's, not the story's: {}. epic put them back. \
+            "changed files that are epic's, not the story's: {}. epic put them back. \
              The story's code (its tests, its build scripts) may not change the repository's \
              configuration, hooks or worktree registrations, epic's state or the plan \
              files.{concurrent}",

@@ -66,9 +66,15 @@ async fn a_gate_never_green_fails_the_story_naming_it() {
     let StoryError::GateNeverGreen { gate, rounds, .. } = &error else {
         panic!("{error:?}");
     };
-    assert_eq!(gate, "gate failed: echo broken; exit 4");
+    assert_eq!(gate, "gate `echo broken; exit 4`");
     assert_eq!(*rounds, 3);
-    assert!(error.reason().contains("echo broken; exit 4"));
+    // The command once in the headline and once in the issue list, not three times.
+    assert_eq!(
+        error.reason().matches("echo broken; exit 4").count(),
+        2,
+        "{}",
+        error.reason()
+    );
     assert!(error.reason().contains("broken"));
     assert!(fixture.story_commits().is_empty(), "nothing committed");
     assert!(
