@@ -67,14 +67,15 @@ pub(crate) fn worktree_patch(
     // reading every file; a worktree without one starts from an empty index.
     let own = git
         .cli
-        .run(worktree, args!["rev-parse", "--path-format=absolute", "--git-path", "index"])
+        .run(
+            worktree,
+            args!["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        )
         .map_err(|error| fail(Cause::Cli(error)))?;
     let own = PathBuf::from(String::from_utf8_lossy(&own.stdout).trim_end());
     let n = PATCH_INDEXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let index = TempIndex(std::env::temp_dir().join(format!(
-        "{PATCH_INDEX}-{}-{n}",
-        std::process::id()
-    )));
+    let index =
+        TempIndex(std::env::temp_dir().join(format!("{PATCH_INDEX}-{}-{n}", std::process::id())));
     match std::fs::copy(&own, &index.0) {
         Ok(_) => {}
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}

@@ -87,7 +87,11 @@ fn a_worktree_patch_holds_every_change_and_applies_to_the_checkpoint() {
     let before = repo.porcelain(&story);
 
     let patch = git.worktree_patch(&story, &checkpoint).expect("patch");
-    assert_eq!(repo.porcelain(&story), before, "the worktree and index stay as they were");
+    assert_eq!(
+        repo.porcelain(&story),
+        before,
+        "the worktree and index stay as they were"
+    );
     let text = String::from_utf8_lossy(&patch);
     for path in [
         "committed.txt",
@@ -117,6 +121,9 @@ fn a_worktree_patch_holds_every_change_and_applies_to_the_checkpoint() {
     );
     assert!(!story.join("gone.txt").exists());
     assert!(story.join("committed.txt").exists());
-    assert!(story.join("target/cache.bin").exists(), "ignored files stay");
+    assert!(
+        story.join("target/cache.bin").exists(),
+        "ignored files stay"
+    );
     repo.fsck();
 }
