@@ -374,14 +374,27 @@ impl Run<'_> {
     /// [`StoryJob::rejected`], then puts the worktree back at `start`, so that a rerun starts
     /// the task again from its checkpoint instead of committing the rejected work as work in
     /// progress. Where the patch is, if one was kept. A cancelled run keeps its work in place
-    /// (a rerun resumes it), and a worktree on another branch is not touched; when the patch
-    /// cannot be kept, the worktree stays as it is. Best effort: what goes wrong is noted.
+    /// (a rerun resumes it), and a worktree on another branch, or whose branch is gone, is not
+    /// touched; when the patch cannot be kept, the worktree stays as it is. Best effort: what
+    /// goes wrong is noted.
     async fn reject(&self, error: &StoryError, title: &str, start: &CommitId) -> Option<PathBuf> {
         if matches!(
             error,
             StoryError::Cancelled | StoryError::BranchSwitched { .. }
         ) || self.cancel.is_cancelled()
             || self.check_branch().await.is_err()
+        {
+            return None;
+        }
+        // A story branch an agent deleted is left for the rerun to start over: resetting the
+        // worktree would make it again.
+        let branch = format!("refs/heads/{}", self.job.branch);
+        if self
+            .git("read the story branch", move |git, worktree| {
+                git.rev_parse(worktree, &branch)
+            })
+            .await
+            .is_err()
         {
             return None;
         }
