@@ -456,13 +456,13 @@ impl Run<'_> {
         }
         self.recorder.note(match &kept {
             Some(path) => format!(
-                "the worktree is back at the checkpoint of the failed task \"{title}\" ({base}); \
-                 its rejected changes are kept in `{}`",
+                "the worktree is back at the checkpoint of the failed task \"{title}\"; its \
+                 rejected changes are kept in `{}`",
                 path.display()
             ),
-            None => format!(
-                "the worktree is back at the checkpoint of the failed task \"{title}\" ({base})"
-            ),
+            None => {
+                format!("the worktree is back at the checkpoint of the failed task \"{title}\"")
+            }
         });
         kept
     }
