@@ -399,13 +399,13 @@ impl Run<'_> {
             return None;
         }
         let base = *start;
-        let patch = match self
+        let diff = match self
             .git("keep the failed task's changes", move |git, worktree| {
                 git.worktree_patch(worktree, &base)
             })
             .await
         {
-            Ok(patch) => patch,
+            Ok(diff) => diff,
             Err(error) => {
                 self.recorder.note(format!(
                     "the changes of the failed task \"{title}\" could not be kept, so the \
@@ -415,14 +415,14 @@ impl Run<'_> {
                 return None;
             }
         };
-        let kept = if patch.is_empty() {
+        let kept = if diff.is_empty() {
             None
         } else {
             let path = self.job.rejected.clone();
             let target = path.clone();
             let guard = self.parts.guard.clone();
             let written = offload::blocking(move || {
-                let write = || epic_state_store::write_atomic(&target, &patch);
+                let write = || epic_state_store::write_atomic(&target, &diff);
                 match guard {
                     Some(guard) => guard.epic_write(&target, write),
                     None => write(),

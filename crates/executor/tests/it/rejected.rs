@@ -56,9 +56,9 @@ async fn a_failed_tasks_rejected_edits_are_kept_as_a_patch_and_never_merged() {
     assert!(text.contains("-good\n+broken\n"), "{text}");
     assert!(text.contains("src/a/done.txt"), "{text}");
     assert!(text.contains("GIT binary patch"), "{text}");
-    let path = patch.to_str().expect("utf-8 path");
-    git(&["apply", "--check", path]);
-    git(&["apply", path]);
+    let kept = patch.to_str().expect("utf-8 path");
+    git(&["apply", "--check", kept]);
+    git(&["apply", kept]);
     assert_eq!(
         std::fs::read_to_string(worktree.join("src/a/lib.txt")).expect("read"),
         "broken\n"
