@@ -48,6 +48,8 @@ pub struct StoryJob {
     pub slot: usize,
     /// The task checkpoint, `stories/<id>.plan.md`.
     pub checkpoint: PathBuf,
+    /// Where a failed task's rejected changes are kept, `stories/<id>.rejected.patch`.
+    pub rejected: PathBuf,
     /// The story's transcript directory, `transcripts/<id>/`.
     pub transcripts: PathBuf,
 }
@@ -67,6 +69,7 @@ impl StoryJob {
             epic: dir.epic_id().to_owned(),
             branch: format!("story/{}/{}", dir.epic_id(), story.id),
             checkpoint: dir.story_plan(&story.id)?,
+            rejected: dir.rejected_patch(&story.id)?,
             transcripts: dir.transcripts(&story.id)?,
             plan,
             story,
@@ -128,6 +131,10 @@ pub struct StoryRun {
     pub result: Result<TasksDone, StoryError>,
     /// The estimated usage of this run's turns, by seat (failed runs cost too).
     pub usage: UsageMeter,
+    /// Where the changes of the task that failed were kept ([`StoryJob::rejected`]) when its
+    /// worktree went back to the task's checkpoint; `None` when the run did not fail in a task,
+    /// the task changed nothing, or they could not be kept (the worktree then stays as it was).
+    pub rejected: Option<PathBuf>,
 }
 
 /// A story whose tasks are all done.
@@ -254,16 +261,18 @@ impl TaskLoop {
             )
             .with_guard(self.guard.clone()),
         );
-        let run = Run {
+        let mut run = Run {
             parts: self,
             job,
             recorder: Arc::clone(&recorder),
             cancel: cancel.clone(),
+            rejected: None,
         };
         let result = run.run().await;
         StoryRun {
             result,
             usage: recorder.usage(),
+            rejected: run.rejected,
         }
     }
 }
@@ -274,6 +283,8 @@ struct Run<'a> {
     job: &'a StoryJob,
     recorder: Arc<Recorder>,
     cancel: CancellationToken,
+    /// Where the failed task's rejected changes were kept ([`Run::reject`]).
+    rejected: Option<PathBuf>,
 }
 
 impl Run<'_> {
@@ -293,7 +304,7 @@ impl Run<'_> {
         }
     }
 
-    async fn run(&self) -> Result<TasksDone, StoryError> {
+    async fn run(&mut self) -> Result<TasksDone, StoryError> {
         self.check_branch().await?;
         let (mut plan, resumed) = self.load_or_plan().await?;
         let already_done = plan.tasks.iter().filter(|task| task.completed).count();
@@ -320,7 +331,15 @@ impl Run<'_> {
                 index: index + 1,
                 of,
             });
-            let end = self.task(&plan, index, interrupted).await?;
+            self.check_branch().await?;
+            let start = self.head().await?;
+            let end = match self.task(&plan, index, interrupted, &start).await {
+                Ok(end) => end,
+                Err(error) => {
+                    self.rejected = self.reject(&error, &title, &start).await;
+                    return Err(error);
+                }
+            };
             interrupted = false;
             plan.tasks[index].completed = true;
             self.save(&plan).await?;
@@ -348,6 +367,104 @@ impl Run<'_> {
             noop,
             already_done,
         })
+    }
+
+    /// After task `title`, started at `start`, failed with `error`: keeps what it changed (its
+    /// commits and uncommitted files, new ones included, ignored ones not) as a patch at
+    /// [`StoryJob::rejected`], then puts the worktree back at `start`, so that a rerun starts
+    /// the task again from its checkpoint instead of committing the rejected work as work in
+    /// progress. Where the patch is, if one was kept. A cancelled run keeps its work in place
+    /// (a rerun resumes it), and a worktree on another branch, or whose branch is gone, is not
+    /// touched; when the patch cannot be kept, the worktree stays as it is. Best effort: what
+    /// goes wrong is noted.
+    async fn reject(&self, error: &StoryError, title: &str, start: &CommitId) -> Option<PathBuf> {
+        if matches!(
+            error,
+            StoryError::Cancelled | StoryError::BranchSwitched { .. }
+        ) || self.cancel.is_cancelled()
+            || self.check_branch().await.is_err()
+        {
+            return None;
+        }
+        // A story branch an agent deleted is left for the rerun to start over: resetting the
+        // worktree would make it again.
+        let branch = format!("refs/heads/{}", self.job.branch);
+        if self
+            .git("read the story branch", move |git, worktree| {
+                git.rev_parse(worktree, &branch)
+            })
+            .await
+            .is_err()
+        {
+            return None;
+        }
+        let base = *start;
+        let diff = match self
+            .git("keep the failed task's changes", move |git, worktree| {
+                git.worktree_patch(worktree, &base)
+            })
+            .await
+        {
+            Ok(diff) => diff,
+            Err(error) => {
+                self.recorder.note(format!(
+                    "the changes of the failed task \"{title}\" could not be kept, so the \
+                     worktree stays as it is: {}",
+                    error.reason()
+                ));
+                return None;
+            }
+        };
+        let kept = if diff.is_empty() {
+            None
+        } else {
+            let path = self.job.rejected.clone();
+            let target = path.clone();
+            let guard = self.parts.guard.clone();
+            let written = offload::blocking(move || {
+                let write = || epic_state_store::write_atomic(&target, &diff);
+                match guard {
+                    Some(guard) => guard.epic_write(&target, write),
+                    None => write(),
+                }
+            })
+            .await;
+            let problem = match written {
+                Ok(Ok(())) => None,
+                Ok(Err(error)) => Some(error.to_string()),
+                Err(error) => Some(error.to_string()),
+            };
+            if let Some(problem) = problem {
+                self.recorder.note(format!(
+                    "the changes of the failed task \"{title}\" could not be kept in `{}`, so \
+                     the worktree stays as it is: {problem}",
+                    path.display()
+                ));
+                return None;
+            }
+            Some(path)
+        };
+        if let Err(error) = self
+            .git(
+                "put the worktree back at the task's checkpoint",
+                move |git, worktree| git.rollback(worktree, &base),
+            )
+            .await
+        {
+            self.recorder.note(error.reason());
+            return kept;
+        }
+        self.recorder.note(match &kept {
+            Some(path) => format!(
+                "the worktree is back at the checkpoint of the failed task \"{title}\"; its \
+                 rejected changes are kept in `{}`",
+                path.display()
+            ),
+            None => {
+                format!("the worktree is back at the checkpoint of the failed task \"{title}\"")
+            }
+        });
+        kept
     }
 
     // --- git ---------------------------------------------------------------------------------
@@ -702,18 +819,18 @@ impl Run<'_> {
 
     // --- one task ----------------------------------------------------------------------------
 
-    /// One task. `interrupted`: the first open task of a resumed run, which may already hold
-    /// the work of the turn a crashed run was in.
+    /// One task, started on the story branch at `start`. `interrupted`: the first open task of
+    /// a resumed run, which may already hold the work of the turn a crashed run was in.
     async fn task(
         &self,
         plan: &TaskPlan,
         index: usize,
         interrupted: bool,
+        start: &CommitId,
     ) -> Result<TaskEnd, StoryError> {
         let task = &plan.tasks[index];
         let title = task.title.as_str();
-        self.check_branch().await?;
-        let start = self.head().await?;
+        let start = *start;
         let mut chat = Chat::new(
             Arc::clone(&self.parts.seats.coder),
             Role::Coder,

@@ -273,6 +273,31 @@ impl Cli {
         }
     }
 
+    /// Runs git in `dir` on the index file `index` instead of the worktree's own
+    /// (`GIT_INDEX_FILE`); a non-zero exit is an error carrying git's words.
+    pub(crate) fn run_on_index(
+        &self,
+        dir: &Path,
+        index: &Path,
+        args: &[&OsStr],
+    ) -> Result<Output, GitCommandError> {
+        let output = self
+            .command(dir, args)?
+            .env("GIT_INDEX_FILE", index)
+            .output()
+            .map_err(|error| GitCommandError {
+                command: describe(args),
+                code: None,
+                detail: String::new(),
+                spawn: Some(error),
+            })?;
+        if output.status.success() {
+            Ok(output)
+        } else {
+            Err(failure(args, &output))
+        }
+    }
+
     /// Runs git in `dir`; a non-zero exit is an error carrying git's words.
     pub(crate) fn run(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
         let output = self.output(dir, args)?;

@@ -207,6 +207,12 @@ pub trait Git: Send + Sync {
     /// not ignored (`git reset --hard <to> && git clean -fd`).
     fn rollback(&self, worktree: &Path, to: &CommitId) -> Result<(), RollbackError>;
 
+    /// Everything `worktree` changed against `base`, committed or not, untracked files
+    /// included and ignored ones not, as a binary patch that `git apply` takes in a worktree at
+    /// `base` (`git diff --binary <base>` over a temporary index holding every file); empty
+    /// when nothing changed. The worktree, its index and its branch are left as they are.
+    fn worktree_patch(&self, worktree: &Path, base: &CommitId) -> Result<Vec<u8>, DiffError>;
+
     /// Restores each path from `source`: checked out where `source` has it, deleted where it has
     /// none. The changes are left uncommitted.
     fn restore_paths(
@@ -693,6 +699,10 @@ impl Git for GixGit {
 
     fn rollback(&self, worktree: &Path, to: &CommitId) -> Result<(), RollbackError> {
         reset::rollback(self, worktree, to)
+    }
+
+    fn worktree_patch(&self, worktree: &Path, base: &CommitId) -> Result<Vec<u8>, DiffError> {
+        reset::worktree_patch(self, worktree, base)
     }
 
     fn restore_paths(

@@ -1,6 +1,7 @@
-//! Rolling a worktree back to a checkpoint, and restoring paths from another revision.
+//! Rolling a worktree back to a checkpoint, the patch of what it changed since one, and
+//! restoring paths from another revision.
 //!
-//! Both rewrite files of a worktree and its index, which gix 0.91 cannot do for a set of
+//! They rewrite (or, for the patch, stage into a temporary index) files of a worktree and its index, which gix 0.91 cannot do for a set of
 //! changes (it checks out whole trees into empty directories); the git command line does it.
 //! gix resolves the revisions and decides, path by path, whether to check out or delete.
 
@@ -8,7 +9,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 
 use crate::cli::args;
-use crate::error::{Cause, RestoreError, RollbackError};
+use crate::error::{Cause, DiffError, RestoreError, RollbackError};
 use crate::path_text::{path_bytes, path_text};
 use crate::repo::GixGit;
 use crate::rev;
@@ -30,6 +31,80 @@ pub(crate) fn rollback(git: &GixGit, worktree: &Path, to: &CommitId) -> Result<(
         .run(worktree, args!["clean", "-f", "-d", "--quiet"])
         .map_err(|error| fail(Cause::Cli(error)))?;
     Ok(())
+}
+
+/// The head of the temporary index file names of [`worktree_patch`]; a counter and the process
+/// id follow.
+const PATCH_INDEX: &str = "epic-patch-index";
+
+/// Tells apart the temporary index files of one process's calls.
+static PATCH_INDEXES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A temporary index file, removed (with the lock git may have left beside it) when dropped.
+struct TempIndex(PathBuf);
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        std::fs::remove_file(&self.0).ok();
+        let mut lock = self.0.clone().into_os_string();
+        lock.push(".lock");
+        std::fs::remove_file(lock).ok();
+    }
+}
+
+pub(crate) fn worktree_patch(
+    git: &GixGit,
+    worktree: &Path,
+    base: &CommitId,
+) -> Result<Vec<u8>, DiffError> {
+    let base_hex = base.to_hex();
+    let fail = |source| DiffError::Failed {
+        base: base_hex.clone(),
+        head: format!("the worktree `{}`", worktree.display()),
+        source,
+    };
+    // A copy of the worktree's index, so that `add -A` stats what it already knows instead of
+    // reading every file; a worktree without one starts from an empty index.
+    let own = git
+        .cli
+        .run(
+            worktree,
+            args!["rev-parse", "--path-format=absolute", "--git-path", "index"],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    let own = PathBuf::from(String::from_utf8_lossy(&own.stdout).trim_end());
+    let n = PATCH_INDEXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let index =
+        TempIndex(std::env::temp_dir().join(format!("{PATCH_INDEX}-{}-{n}", std::process::id())));
+    match std::fs::copy(&own, &index.0) {
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(fail(Cause::Io(error))),
+    }
+    git.cli
+        .run_on_index(worktree, &index.0, args!["add", "-A"])
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    let diff = git
+        .cli
+        .run_on_index(
+            worktree,
+            &index.0,
+            args![
+                "diff",
+                "--cached",
+                "--binary",
+                "--full-index",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                &base_hex,
+                "--",
+            ],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    Ok(diff.stdout)
 }
 
 /// `path` (a path as this crate writes it, see `path_text`) as a repository path with `/`

@@ -69,6 +69,12 @@ impl EpicDir {
         self.story_file(story_id, ".plan.md")
     }
 
+    /// `stories/<id>.rejected.patch`, the changes of the story's last failed task, kept when
+    /// its worktree went back to the task's checkpoint (`git apply` it there to look at them).
+    pub fn rejected_patch(&self, story_id: &str) -> Result<PathBuf, UnsafeId> {
+        self.story_file(story_id, ".rejected.patch")
+    }
+
     /// `transcripts/`.
     pub fn transcripts_dir(&self) -> PathBuf {
         self.root.join("transcripts")

@@ -12,6 +12,11 @@ impl Work {
     /// Merges the proven epic head into the story branch (the epic side winning conflicting
     /// hunks), committing uncommitted work first. Whether anything was merged.
     ///
+    /// Uncommitted work here is a killed run's, or the tasks' of this run: a task that failed
+    /// left its worktree at its checkpoint and its rejected changes in a patch
+    /// ([`StoryJob::rejected`](crate::task_loop::StoryJob::rejected)), so they are never
+    /// committed as work in progress.
+    ///
     /// The proven head, not the epic branch's tip: while a merge is being proven the tip is a
     /// merge that may yet be undone, and a story that caught up with it would carry the undone
     /// story's work into the epic branch later.

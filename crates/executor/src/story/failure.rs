@@ -142,6 +142,14 @@ pub(crate) enum Failure {
         /// What changed.
         tampered: Box<Tampered>,
     },
+    /// A task failed (`failure`), and its worktree went back to the task's checkpoint: what the
+    /// task changed is kept as a patch at `patch` ([`StoryJob::rejected`](crate::task_loop::StoryJob::rejected)).
+    Rejected {
+        /// Why the task failed.
+        failure: Box<Failure>,
+        /// The patch of its rejected changes.
+        patch: PathBuf,
+    },
     /// The story's task panicked.
     Panicked,
     /// The story's task ended without a result for another reason (it was aborted).
@@ -151,7 +159,21 @@ pub(crate) enum Failure {
 impl Failure {
     /// Whether no new story may start after it: the epic worktree is not as epic left it.
     pub(crate) fn halts(&self) -> bool {
-        matches!(self, Self::EpicWorktreeDirty { .. })
+        match self {
+            Self::Rejected { failure, .. } => failure.halts(),
+            failure => matches!(failure, Self::EpicWorktreeDirty { .. }),
+        }
+    }
+
+    /// This failure of a task whose rejected changes were kept at `patch`, if any.
+    pub(crate) fn rejected(self, patch: Option<PathBuf>) -> Self {
+        match patch {
+            Some(patch) => Self::Rejected {
+                failure: Box::new(self),
+                patch,
+            },
+            None => self,
+        }
     }
 
     /// The paragraph a person reads: what happened, with the details that matter, and what to
@@ -293,6 +315,12 @@ impl Failure {
                     .join("\n")
             ),
             Self::GuardedFiles { role, tampered } => guarded(*role, tampered),
+            Self::Rejected { failure, patch } => format!(
+                "{}\nThe rejected changes are kept in {path}: `git apply {path}` in the worktree \
+                 to look at them.",
+                failure.reason(),
+                path = patch.display()
+            ),
             Self::Panicked => "the story's task panicked; this is a bug in epic. Rerun to \
                                resume the story."
                 .to_owned(),
@@ -528,6 +556,32 @@ mod tests {
             source: "index.lock exists".into(),
         });
         assert_eq!(git.reason(), "git failed to commit: index.lock exists.");
+    }
+
+    /// A failed task's reason names the patch of its rejected changes after its own text.
+    #[test]
+    fn a_rejected_task_names_its_patch() {
+        let patch = PathBuf::from("/src/shop/.git/epic/e/stories/a.rejected.patch");
+        let blocked = Failure::Blocked {
+            story: "a".to_owned(),
+            need: "an API".to_owned(),
+        };
+        let text = blocked.reason();
+        let rejected = blocked.rejected(Some(patch));
+        assert!(!rejected.halts());
+        assert_eq!(
+            rejected.reason(),
+            format!(
+                "{text}\nThe rejected changes are kept in \
+                 /src/shop/.git/epic/e/stories/a.rejected.patch: `git apply \
+                 /src/shop/.git/epic/e/stories/a.rejected.patch` in the worktree to look at \
+                 them."
+            )
+        );
+        assert!(matches!(
+            Failure::Panicked.rejected(None),
+            Failure::Panicked
+        ));
     }
 
     #[test]

@@ -390,7 +390,12 @@ impl Work {
         .map_err(Failure::UnsafeId)?;
         let run = self.shared.tasks.run(&job, &self.cancel).await;
         self.usage.absorb(&run.usage);
-        run.result?;
+        if let Err(error) = run.result {
+            return Err(match Stop::from(error) {
+                Stop::Failed(failure) => Stop::Failed(failure.rejected(run.rejected)),
+                Stop::Cancelled => Stop::Cancelled,
+            });
+        }
         self.check_cancel()?;
         self.catch_up().await?;
         if self.repair_perimeter().await? {

@@ -60,7 +60,15 @@ exit 1
         .await
         .expect("run");
     assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
-    let forged = ep.rev("story/e/b");
+    // The failed task's worktree went back to its checkpoint; the agent's commit is the one
+    // the story branch was at before.
+    let forged = ep.rev("story/e/b@{1}");
+    assert_eq!(
+        ep.fx
+            .git_in(&ep.fx.repo, &["log", "-1", "--format=%s", &forged])
+            .trim(),
+        "forged"
+    );
     // The guard on epic's files undid the journal the turn wrote (guarded_files.rs); one
     // written outside any turn (by a process that outlived it, with the sandbox off) is what the
     // recovery itself must refuse.

@@ -53,6 +53,26 @@ async fn odd_file_names_left_by_an_earlier_run_do_not_stick_the_rerun() {
         .expect("run");
     assert_eq!(statuses(&outcome), ["a:failed"]);
     let worktree = ep.fx.root.join("repo.worktrees/e/a");
+    // The failed task's worktree went back to its checkpoint, the names kept in its patch;
+    // a run killed in the turn (or an epic before the patch) leaves them in the worktree.
+    assert!(!worktree.join("src/b/two\nlines.txt").exists());
+    let patch = std::fs::read(ep.dir().rejected_patch("a").expect("path")).expect("the patch");
+    assert!(
+        String::from_utf8_lossy(&patch).contains(r#""b/src/b/two\nlines.txt""#),
+        "{}",
+        String::from_utf8_lossy(&patch)
+    );
+    ep.fx.git_in(
+        &worktree,
+        &[
+            "apply",
+            ep.dir()
+                .rejected_patch("a")
+                .expect("path")
+                .to_str()
+                .expect("utf-8"),
+        ],
+    );
     assert!(worktree.join("src/b/two\nlines.txt").exists());
 
     std::fs::remove_file(ep.fx.root.join("hooks").join("a.sh")).expect("remove a's hook");

@@ -52,3 +52,78 @@ fn rolls_a_merge_back_and_removes_what_it_left() {
     );
     repo.fsck();
 }
+
+/// The patch of a worktree against a checkpoint holds its commits, edits, deletions and new
+/// files (binary ones too), not its ignored files; taking it changes nothing, and it applies to
+/// the checkpoint once the worktree is rolled back there.
+#[test]
+fn a_worktree_patch_holds_every_change_and_applies_to_the_checkpoint() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    repo.write(".gitignore", "target/\n");
+    repo.write("gone.txt", "to delete\n");
+    git.commit_all(&repo.path, "ignore target").expect("commit");
+    repo.git(&["branch", "story/e/a"]);
+    let story = repo.beside("a");
+    git.add_worktree(&story, "story/e/a").expect("add");
+    let checkpoint = git.checkpoint(&story).expect("checkpoint");
+    assert!(
+        git.worktree_patch(&story, &checkpoint)
+            .expect("patch")
+            .is_empty(),
+        "nothing changed, nothing to keep"
+    );
+
+    // An agent's own commit, an edit, a deletion, a new text file, a new binary file, a
+    // staged file, and ignored build output.
+    repo.commit_file(&story, "committed.txt", "by the agent\n", "agent commit");
+    write_in(&story, "README.md", "broken\n");
+    std::fs::remove_file(story.join("gone.txt")).expect("delete");
+    write_in(&story, "src/new file.rs", "new\n");
+    std::fs::write(story.join("blob.bin"), [0_u8, 159, 146, 150, 0, 255]).expect("binary");
+    write_in(&story, "staged.txt", "staged\n");
+    repo.git_in(&story, &["add", "staged.txt"]);
+    write_in(&story, "target/cache.bin", "ignored");
+    let before = repo.porcelain(&story);
+
+    let patch = git.worktree_patch(&story, &checkpoint).expect("patch");
+    assert_eq!(
+        repo.porcelain(&story),
+        before,
+        "the worktree and index stay as they were"
+    );
+    let text = String::from_utf8_lossy(&patch);
+    for path in [
+        "committed.txt",
+        "README.md",
+        "gone.txt",
+        "src/new file.rs",
+        "blob.bin",
+        "staged.txt",
+    ] {
+        assert!(text.contains(path), "{path} is in the patch:\n{text}");
+    }
+    assert!(text.contains("GIT binary patch"), "{text}");
+    assert!(!text.contains("target/cache.bin"), "{text}");
+
+    git.rollback(&story, &checkpoint).expect("rollback");
+    assert!(repo.porcelain(&story).is_empty());
+    let file = repo.beside("rejected.patch");
+    std::fs::write(&file, &patch).expect("write the patch");
+    repo.git_in(&story, &["apply", "--index", file.to_str().expect("utf-8")]);
+    assert_eq!(
+        std::fs::read_to_string(story.join("README.md")).expect("read"),
+        "broken\n"
+    );
+    assert_eq!(
+        std::fs::read(story.join("blob.bin")).expect("read"),
+        [0_u8, 159, 146, 150, 0, 255]
+    );
+    assert!(!story.join("gone.txt").exists());
+    assert!(story.join("committed.txt").exists());
+    assert!(
+        story.join("target/cache.bin").exists(),
+        "ignored files stay"
+    );
+    repo.fsck();
+}

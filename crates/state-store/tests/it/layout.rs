@@ -21,6 +21,10 @@ fn paths_follow_the_contract() {
         dir.story_plan("cart-api").unwrap(),
         root.join("stories/cart-api.plan.md")
     );
+    assert_eq!(
+        dir.rejected_patch("cart-api").unwrap(),
+        root.join("stories/cart-api.rejected.patch")
+    );
     assert_eq!(dir.transcripts_dir(), root.join("transcripts"));
     assert_eq!(
         dir.transcripts("cart-api").unwrap(),
@@ -102,9 +106,14 @@ fn accepted_ids_stay_one_component_inside_the_epic_dir() {
         "a b",
     ];
     for id in odd.iter().chain(HOSTILE) {
-        for path in [dir.story_state(id), dir.story_plan(id), dir.transcripts(id)]
-            .into_iter()
-            .flatten()
+        for path in [
+            dir.story_state(id),
+            dir.story_plan(id),
+            dir.rejected_patch(id),
+            dir.transcripts(id),
+        ]
+        .into_iter()
+        .flatten()
         {
             let rest = path.strip_prefix(dir.root()).unwrap();
             let components: Vec<_> = rest.components().collect();
