@@ -447,6 +447,158 @@ pub(crate) fn resolve(file: &RunOptions, flags: &RunOptions) -> Result<Resolved,
     Ok(Resolved { coder, options })
 }
 
+/// The options a run was given, kept in the epic's state ([`EpicDir::run_options`]) for the next
+/// run: the flags over `epic.toml` over the run before's, not the defaults (a newer build's
+/// defaults apply to a rerun), and never the architect (`epic run` does not read it).
+///
+/// [`EpicDir::run_options`]: epic_state_store::EpicDir::run_options
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct LastRun(pub(crate) RunOptions);
+
+impl epic_state_store::Document for LastRun {
+    const NAME: &'static str = "run options";
+    const VERSION: u32 = 1;
+    const REMEDY: &'static str =
+        "remove it, and give the run its options again (the next run records them)";
+}
+
+/// The options of a run that may follow another ([`resolve_rerun`]): what it runs with, what it
+/// records for the next one, and what to tell the user about them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Rerun {
+    /// What the run uses.
+    pub(crate) resolved: Resolved,
+    /// What the run records ([`LastRun`]).
+    pub(crate) record: RunOptions,
+    /// Lines for stderr, before the run: the options taken from the last run, each seat or gate
+    /// list that changed since it, and a warning when no gate proves a merge.
+    pub(crate) lines: Vec<String>,
+}
+
+/// The options that decide what proves a merge and who works, with how a message names them.
+const WATCHED: [(&str, &str); 4] = [
+    ("coder", "the coder"),
+    ("judge", "the judge"),
+    ("reviewer", "the reviewers"),
+    ("gate", "the gates"),
+];
+
+/// The options `epic run` uses: `flags` over `file` over `last` (the options the last run of the
+/// epic recorded, if any) over the defaults.
+///
+/// Fails like [`resolve`] without a coder in any layer.
+pub(crate) fn resolve_rerun(
+    file: &RunOptions,
+    flags: &RunOptions,
+    last: Option<&RunOptions>,
+) -> Result<Rerun, CommandError> {
+    let given = flags.given().over(file);
+    let mut record = given.over(last.unwrap_or(&RunOptions::default()));
+    record.architect = None;
+    let resolved = resolve(&record, &RunOptions::default())?;
+    let mut lines = Vec::new();
+    if let Some(last) = last {
+        let set = given.values();
+        let reused: Vec<&str> = last
+            .keys_set()
+            .into_iter()
+            .filter(|key| !set.contains_key(*key) && has_flag(key))
+            .collect();
+        if !reused.is_empty() {
+            lines.push(format!(
+                "using the options of the last run: {}",
+                last.as_flags(&reused)
+            ));
+        }
+        let defaults = RunOptions::defaults();
+        let (before, now) = (last.over(&defaults), record.over(&defaults));
+        let (before_values, now_values) = (before.values(), now.values());
+        for (key, what) in WATCHED {
+            if before_values.get(key) != now_values.get(key) {
+                lines.push(format!(
+                    "{what} changed since the last run: was {}, now {}",
+                    before.as_flags_or_none(key),
+                    now.as_flags_or_none(key)
+                ));
+            }
+        }
+    }
+    if resolved.options.gate.as_ref().is_none_or(Vec::is_empty) {
+        lines.push(format!(
+            "warning: no gate: nothing proves a merge (a story merges on its agents' word \
+             alone); pass `--gate CMD` or set `gate` in {FILE_NAME}"
+        ));
+    }
+    Ok(Rerun {
+        resolved,
+        record,
+        lines,
+    })
+}
+
+/// Whether option `key` has a flag of the same name (`prices` and `architect` are set only in
+/// `epic.toml`).
+fn has_flag(key: &str) -> bool {
+    !matches!(key, "prices" | "architect")
+}
+
+impl RunOptions {
+    /// The options `keys` as `epic run` flags, each value quoted for a POSIX shell where it needs
+    /// it: `--coder exec:./agent.sh --gate 'cargo test'`. An empty list reads `no --gate`.
+    pub(crate) fn as_flags(&self, keys: &[&str]) -> String {
+        use serde_json::Value;
+        let values = self.values();
+        let mut words = Vec::new();
+        for key in keys {
+            let Some(value) = values.get(*key) else {
+                continue;
+            };
+            let flag = format!("--{}", key.replace('_', "-"));
+            let text = |value: &Value| match value {
+                Value::String(text) => shell_quote(text),
+                other => shell_quote(&other.to_string()),
+            };
+            match value {
+                Value::Bool(true) => words.push(flag),
+                Value::Bool(false) => words.push(format!("--no-{}", &flag[2..])),
+                Value::Array(items) if items.is_empty() => words.push(format!("no {flag}")),
+                Value::Array(items) => {
+                    for item in items {
+                        words.push(format!("{flag} {}", text(item)));
+                    }
+                }
+                other => words.push(format!("{flag} {}", text(other))),
+            }
+        }
+        words.join(" ")
+    }
+
+    /// Option `key` as flags ([`as_flags`](Self::as_flags)), or `none` when it is unset or an
+    /// empty list.
+    fn as_flags_or_none(&self, key: &str) -> String {
+        match self.values().get(key) {
+            None => "none".to_owned(),
+            Some(serde_json::Value::Array(items)) if items.is_empty() => "none".to_owned(),
+            Some(_) => self.as_flags(&[key]),
+        }
+    }
+}
+
+/// `text` as one word for a POSIX shell: as it is when it is made only of characters no shell
+/// reads specially, else in single quotes.
+pub(crate) fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
 impl Resolved {
     /// What the executor runs with: [`RunConfig::new`] with each option set here, each seat made
     /// a running agent, the config's price overrides over the executor's prices.
