@@ -1218,6 +1218,75 @@ mod tests {
     }
 
     #[test]
+    fn a_rerun_takes_flags_then_the_file_then_the_last_run() {
+        let last = flags(&[
+            "--coder",
+            "script",
+            "--gate",
+            "make test",
+            "--max-rounds",
+            "1",
+            "--fail-fast",
+        ]);
+        let file = RunOptions::parse("max_rounds = 4\narchitect = \"claude\"\n").unwrap();
+        let rerun = resolve_rerun(&file, &flags(&["--no-fail-fast"]), Some(&last)).unwrap();
+        let options = &rerun.resolved.options;
+        assert_eq!(rerun.resolved.coder, SeatSpec::Script);
+        assert_eq!(options.gate, Some(texts(&["make test"])));
+        assert_eq!(options.max_rounds, Count::new(4));
+        assert_eq!(options.fail_fast, Some(false));
+        // What is recorded: no defaults, no architect.
+        assert_eq!(rerun.record.architect, None);
+        assert_eq!(rerun.record.concurrency, None);
+        assert_eq!(
+            rerun.lines,
+            ["using the options of the last run: --coder script --gate 'make test'"]
+        );
+    }
+
+    #[test]
+    fn a_first_run_records_what_it_was_given_and_warns_without_a_gate() {
+        let rerun = resolve_rerun(
+            &RunOptions::default(),
+            &flags(&["--coder", "script", "--setup", "npm ci"]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(rerun.record.setup, Some(texts(&["npm ci"])));
+        assert_eq!(rerun.lines.len(), 1);
+        assert!(
+            rerun.lines[0].starts_with("warning: no gate: nothing proves a merge"),
+            "{:?}",
+            rerun.lines
+        );
+    }
+
+    #[test]
+    fn a_rerun_says_which_seats_and_gates_changed() {
+        let last = flags(&["--coder", "script", "--judge", "codex", "--gate", "true"]);
+        let now = flags(&["--coder", "claude", "--gate", "true", "--gate", "false"]);
+        let file = RunOptions::parse("judge = \"codex\"\n").unwrap();
+        let rerun = resolve_rerun(&file, &now, Some(&last)).unwrap();
+        assert_eq!(
+            rerun.lines,
+            [
+                "the coder changed since the last run: was --coder script, now --coder claude",
+                "the gates changed since the last run: was --gate true, now --gate true --gate \
+                 false",
+            ]
+        );
+    }
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_quote("plan.json"), "plan.json");
+        assert_eq!(shell_quote("exec:./agent.sh"), "exec:./agent.sh");
+        assert_eq!(shell_quote("my plan.md"), "'my plan.md'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
     fn defaults_follow_the_contract() {
         let resolved = resolve(&RunOptions::default(), &flags(&["--coder", "claude"])).unwrap();
         assert_eq!(resolved.coder, SeatSpec::Preset(Preset::Claude));
