@@ -13,7 +13,10 @@
 //! - [`RunOptions::defaults`] reads the defaults from [`RunConfig::new`], the one place they are
 //!   written;
 //! - [`resolve`] layers the flags over the file over the defaults into a [`Resolved`], which
-//!   [`Resolved::run_config`] turns into the executor's [`RunConfig`].
+//!   [`Resolved::run_config`] turns into the executor's [`RunConfig`];
+//! - [`resolve_rerun`], for `epic run`, slips one more layer between the file and the defaults:
+//!   the options the epic's last run recorded ([`LastRun`]), and says what it took from them and
+//!   which seats and gates changed.
 //!
 //! The value types ([`Count`], [`Seconds`], [`SeatSpec`], [`NonBlank`], and the executor's
 //! [`Policy`]) check themselves the same way whether they come from the file (serde) or from a

@@ -1,8 +1,11 @@
 //! `epic run PLAN`: execute an epic, with live progress, Ctrl-C handling and CONTRACT.md's exit
 //! codes.
 //!
-//! The order: the repository, `epic.toml` with the flags over it, the plan (parsed and validated:
-//! a bad plan is exit 2 with every violation listed), then the run on a multi-thread tokio
+//! The order: the repository, `epic.toml`, the plan (parsed and validated: a bad plan is exit 2
+//! with every violation listed), the options (the flags over `epic.toml` over the options the
+//! epic's last run recorded, [`config::resolve_rerun`]; this run's are recorded in turn, and the
+//! lines saying what was reused or changed, or that no gate proves a merge, go to stderr before
+//! anything runs), then the run on a multi-thread tokio
 //! runtime (the executor runs git in `spawn_blocking` and agents concurrently). SIGINT and
 //! SIGTERM cancel the run: it stops launching, ends every agent's process group, writes the
 //! report and exits 130; a second one exits at once (the executor's writes are atomic, so the
@@ -45,8 +48,10 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
         &args.options,
         last.as_ref().map(|last| &last.0),
     )?;
-    for line in &rerun.lines {
-        output::diagnostic(&format!("{line}\n"));
+    if !out.quiet() {
+        for line in &rerun.lines {
+            output::diagnostic(&format!("{line}\n"));
+        }
     }
     record(&state, rerun.record)?;
     let mut config = rerun.resolved.run_config();

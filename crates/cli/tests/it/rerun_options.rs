@@ -215,3 +215,19 @@ fn a_run_without_a_gate_warns_that_nothing_proves_a_merge() {
     gated.assert_code(0);
     assert!(!gated.stderr.contains("warning: no gate"), "{gated}");
 }
+
+#[test]
+fn unreadable_recorded_options_are_exit_2_naming_the_file() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let dir = repo.epic("shop");
+    std::fs::create_dir_all(dir.root()).expect("create the state directory");
+    std::fs::write(dir.run_options(), "{\"version\":1,\"data\":{\"coder\":3}}").expect("write");
+    let run = repo.run(&["run", "plan.json", "--no-progress"]);
+    run.assert_code(2);
+    assert!(
+        run.stderr
+            .contains("run options file `[REPO]/.git/epic/shop/options.json`"),
+        "{run}"
+    );
+}
