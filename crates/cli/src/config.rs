@@ -452,7 +452,9 @@ pub(crate) fn resolve(file: &RunOptions, flags: &RunOptions) -> Result<Resolved,
 
 /// The options a run was given, kept in the epic's state ([`EpicDir::run_options`]) for the next
 /// run: the flags over `epic.toml` over the run before's, not the defaults (a newer build's
-/// defaults apply to a rerun), and never the architect (`epic run` does not read it).
+/// defaults apply to a rerun), and never the architect (`epic run` does not read it) nor the
+/// prices (only `epic.toml` sets them, and they change no outcome: a rerun would keep prices
+/// removed from the file without a flag to show them by).
 ///
 /// [`EpicDir::run_options`]: epic_state_store::EpicDir::run_options
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -499,7 +501,9 @@ pub(crate) fn resolve_rerun(
     let given = flags.given().over(file);
     let mut record = given.over(last.unwrap_or(&RunOptions::default()));
     record.architect = None;
+    record.prices.clone_from(&file.prices);
     let resolved = resolve(&record, &RunOptions::default())?;
+    record.prices = None;
     let mut lines = Vec::new();
     if let Some(last) = last {
         let set = given.values();
@@ -1241,6 +1245,14 @@ mod tests {
         // What is recorded: no defaults, no architect.
         assert_eq!(rerun.record.architect, None);
         assert_eq!(rerun.record.concurrency, None);
+        let priced = RunOptions {
+            prices: Some(BTreeMap::new()),
+            ..last.clone()
+        };
+        let file = RunOptions::parse("[prices.claude]\ninput = 1.0\noutput = 2.0\n").unwrap();
+        let rerun_priced = resolve_rerun(&file, &flags(&[]), Some(&priced)).unwrap();
+        assert_eq!(rerun_priced.record.prices, None);
+        assert_eq!(rerun_priced.resolved.options.prices, file.prices);
         assert_eq!(
             rerun.lines,
             ["using the options of the last run: --coder script --gate 'make test'"]
