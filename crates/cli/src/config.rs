@@ -13,7 +13,10 @@
 //! - [`RunOptions::defaults`] reads the defaults from [`RunConfig::new`], the one place they are
 //!   written;
 //! - [`resolve`] layers the flags over the file over the defaults into a [`Resolved`], which
-//!   [`Resolved::run_config`] turns into the executor's [`RunConfig`].
+//!   [`Resolved::run_config`] turns into the executor's [`RunConfig`];
+//! - [`resolve_rerun`], for `epic run`, slips one more layer between the file and the defaults:
+//!   the options the epic's last run recorded ([`LastRun`]), and says what it took from them and
+//!   which seats and gates changed.
 //!
 //! The value types ([`Count`], [`Seconds`], [`SeatSpec`], [`NonBlank`], and the executor's
 //! [`Policy`]) check themselves the same way whether they come from the file (serde) or from a
@@ -445,6 +448,162 @@ pub(crate) fn resolve(file: &RunOptions, flags: &RunOptions) -> Result<Resolved,
         )));
     };
     Ok(Resolved { coder, options })
+}
+
+/// The options a run was given, kept in the epic's state ([`EpicDir::run_options`]) for the next
+/// run: the flags over `epic.toml` over the run before's, not the defaults (a newer build's
+/// defaults apply to a rerun), and never the architect (`epic run` does not read it) nor the
+/// prices (only `epic.toml` sets them, and they change no outcome: a rerun would keep prices
+/// removed from the file without a flag to show them by).
+///
+/// [`EpicDir::run_options`]: epic_state_store::EpicDir::run_options
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub(crate) struct LastRun(pub(crate) RunOptions);
+
+impl epic_state_store::Document for LastRun {
+    const NAME: &'static str = "run options";
+    const VERSION: u32 = 1;
+    const REMEDY: &'static str =
+        "remove it, and give the run its options again (the next run records them)";
+}
+
+/// The options of a run that may follow another ([`resolve_rerun`]): what it runs with, what it
+/// records for the next one, and what to tell the user about them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Rerun {
+    /// What the run uses.
+    pub(crate) resolved: Resolved,
+    /// What the run records ([`LastRun`]).
+    pub(crate) record: RunOptions,
+    /// Lines for stderr, before the run: the options taken from the last run, each seat or gate
+    /// list that changed since it, and a warning when no gate proves a merge.
+    pub(crate) lines: Vec<String>,
+}
+
+/// The options that decide what proves a merge and who works, with how a message names them.
+const WATCHED: [(&str, &str); 4] = [
+    ("coder", "the coder"),
+    ("judge", "the judge"),
+    ("reviewer", "the reviewers"),
+    ("gate", "the gates"),
+];
+
+/// The options `epic run` uses: `flags` over `file` over `last` (the options the last run of the
+/// epic recorded, if any) over the defaults.
+///
+/// Fails like [`resolve`] without a coder in any layer.
+pub(crate) fn resolve_rerun(
+    file: &RunOptions,
+    flags: &RunOptions,
+    last: Option<&RunOptions>,
+) -> Result<Rerun, CommandError> {
+    let given = flags.given().over(file);
+    let mut record = given.over(last.unwrap_or(&RunOptions::default()));
+    record.architect = None;
+    record.prices.clone_from(&file.prices);
+    let resolved = resolve(&record, &RunOptions::default())?;
+    record.prices = None;
+    let mut lines = Vec::new();
+    if let Some(last) = last {
+        let set = given.values();
+        let reused: Vec<&str> = last
+            .keys_set()
+            .into_iter()
+            .filter(|key| !set.contains_key(*key) && has_flag(key))
+            .collect();
+        if !reused.is_empty() {
+            lines.push(format!(
+                "using the options of the last run: {}",
+                last.as_flags(&reused)
+            ));
+        }
+        let defaults = RunOptions::defaults();
+        let (before, now) = (last.over(&defaults), record.over(&defaults));
+        let (before_values, now_values) = (before.values(), now.values());
+        for (key, what) in WATCHED {
+            if before_values.get(key) != now_values.get(key) {
+                lines.push(format!(
+                    "{what} changed since the last run: was {}, now {}",
+                    before.as_flags_or_none(key),
+                    now.as_flags_or_none(key)
+                ));
+            }
+        }
+    }
+    if resolved.options.gate.as_ref().is_none_or(Vec::is_empty) {
+        lines.push(format!(
+            "warning: no gate: nothing proves a merge (a story merges on its agents' word \
+             alone); pass `--gate CMD` or set `gate` in {FILE_NAME}"
+        ));
+    }
+    Ok(Rerun {
+        resolved,
+        record,
+        lines,
+    })
+}
+
+/// Whether option `key` has a flag of the same name (`prices` and `architect` are set only in
+/// `epic.toml`).
+fn has_flag(key: &str) -> bool {
+    !matches!(key, "prices" | "architect")
+}
+
+impl RunOptions {
+    /// The options `keys` as `epic run` flags, each value quoted for a POSIX shell where it needs
+    /// it: `--coder exec:./agent.sh --gate 'cargo test'`. An empty list reads `no --gate`.
+    pub(crate) fn as_flags(&self, keys: &[&str]) -> String {
+        use serde_json::Value;
+        let values = self.values();
+        let mut words = Vec::new();
+        for key in keys {
+            let Some(value) = values.get(*key) else {
+                continue;
+            };
+            let flag = format!("--{}", key.replace('_', "-"));
+            let text = |value: &Value| match value {
+                Value::String(text) => shell_quote(text),
+                other => shell_quote(&other.to_string()),
+            };
+            match value {
+                Value::Bool(true) => words.push(flag),
+                Value::Bool(false) => words.push(format!("--no-{}", &flag[2..])),
+                Value::Array(items) if items.is_empty() => words.push(format!("no {flag}")),
+                Value::Array(items) => {
+                    for item in items {
+                        words.push(format!("{flag} {}", text(item)));
+                    }
+                }
+                other => words.push(format!("{flag} {}", text(other))),
+            }
+        }
+        words.join(" ")
+    }
+
+    /// Option `key` as flags ([`as_flags`](Self::as_flags)), or `none` when it is unset or an
+    /// empty list.
+    fn as_flags_or_none(&self, key: &str) -> String {
+        match self.values().get(key) {
+            None => "none".to_owned(),
+            Some(serde_json::Value::Array(items)) if items.is_empty() => "none".to_owned(),
+            Some(_) => self.as_flags(&[key]),
+        }
+    }
+}
+
+/// `text` as one word for a POSIX shell: as it is when it is made only of characters no shell
+/// reads specially, else in single quotes.
+pub(crate) fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 impl Resolved {
@@ -1063,6 +1222,83 @@ mod tests {
 
     fn texts(texts: &[&str]) -> Vec<NonBlank> {
         texts.iter().map(|text| text.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn a_rerun_takes_flags_then_the_file_then_the_last_run() {
+        let last = flags(&[
+            "--coder",
+            "script",
+            "--gate",
+            "make test",
+            "--max-rounds",
+            "1",
+            "--fail-fast",
+        ]);
+        let file = RunOptions::parse("max_rounds = 4\narchitect = \"claude\"\n").unwrap();
+        let rerun = resolve_rerun(&file, &flags(&["--no-fail-fast"]), Some(&last)).unwrap();
+        let options = &rerun.resolved.options;
+        assert_eq!(rerun.resolved.coder, SeatSpec::Script);
+        assert_eq!(options.gate, Some(texts(&["make test"])));
+        assert_eq!(options.max_rounds, Count::new(4));
+        assert_eq!(options.fail_fast, Some(false));
+        // What is recorded: no defaults, no architect.
+        assert_eq!(rerun.record.architect, None);
+        assert_eq!(rerun.record.concurrency, None);
+        let priced = RunOptions {
+            prices: Some(BTreeMap::new()),
+            ..last.clone()
+        };
+        let file = RunOptions::parse("[prices.claude]\ninput = 1.0\noutput = 2.0\n").unwrap();
+        let rerun_priced = resolve_rerun(&file, &flags(&[]), Some(&priced)).unwrap();
+        assert_eq!(rerun_priced.record.prices, None);
+        assert_eq!(rerun_priced.resolved.options.prices, file.prices);
+        assert_eq!(
+            rerun.lines,
+            ["using the options of the last run: --coder script --gate 'make test'"]
+        );
+    }
+
+    #[test]
+    fn a_first_run_records_what_it_was_given_and_warns_without_a_gate() {
+        let rerun = resolve_rerun(
+            &RunOptions::default(),
+            &flags(&["--coder", "script", "--setup", "npm ci"]),
+            None,
+        )
+        .unwrap();
+        assert_eq!(rerun.record.setup, Some(texts(&["npm ci"])));
+        assert_eq!(rerun.lines.len(), 1);
+        assert!(
+            rerun.lines[0].starts_with("warning: no gate: nothing proves a merge"),
+            "{:?}",
+            rerun.lines
+        );
+    }
+
+    #[test]
+    fn a_rerun_says_which_seats_and_gates_changed() {
+        let last = flags(&["--coder", "script", "--judge", "codex", "--gate", "true"]);
+        let now = flags(&["--coder", "claude", "--gate", "true", "--gate", "false"]);
+        let file = RunOptions::parse("judge = \"codex\"\n").unwrap();
+        let rerun = resolve_rerun(&file, &now, Some(&last)).unwrap();
+        assert_eq!(
+            rerun.lines,
+            [
+                "the coder changed since the last run: was --coder script, now --coder claude",
+                "the gates changed since the last run: was --gate true, now --gate true --gate \
+                 false",
+            ]
+        );
+    }
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_quote("plan.json"), "plan.json");
+        assert_eq!(shell_quote("exec:./agent.sh"), "exec:./agent.sh");
+        assert_eq!(shell_quote("my plan.md"), "'my plan.md'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
     }
 
     #[test]

@@ -119,6 +119,12 @@ impl EpicDir {
         self.root.join("proven.json")
     }
 
+    /// `options.json`, the options the last run was given (the command line over `epic.toml`
+    /// over the run before), which a rerun given none reuses.
+    pub fn run_options(&self) -> PathBuf {
+        self.root.join("options.json")
+    }
+
     /// `lock`, the file [`EpicLock`](crate::EpicLock) locks.
     pub fn lock(&self) -> PathBuf {
         self.root.join("lock")

@@ -1,8 +1,11 @@
 //! `epic run PLAN`: execute an epic, with live progress, Ctrl-C handling and CONTRACT.md's exit
 //! codes.
 //!
-//! The order: the repository, `epic.toml` with the flags over it, the plan (parsed and validated:
-//! a bad plan is exit 2 with every violation listed), then the run on a multi-thread tokio
+//! The order: the repository, `epic.toml`, the plan (parsed and validated: a bad plan is exit 2
+//! with every violation listed), the options (the flags over `epic.toml` over the options the
+//! epic's last run recorded, [`config::resolve_rerun`]; this run's are recorded in turn, and the
+//! lines saying what was reused or changed, or that no gate proves a merge, go to stderr before
+//! anything runs), then the run on a multi-thread tokio
 //! runtime (the executor runs git in `spawn_blocking` and agents concurrently). SIGINT and
 //! SIGTERM cancel the run: it stops launching, ends every agent's process group, writes the
 //! report and exits 130; a second one exits at once (the executor's writes are atomic, so the
@@ -17,12 +20,13 @@ use std::time::Duration;
 
 use epic_executor::{RunConfig, RunError, RunOutcome};
 use epic_report::{EpicReport, OutcomeStatus};
+use epic_state_store::{EpicDir, EpicLock};
 use epic_story_plan::ValidPlan;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Format, GlobalArgs, RunArgs};
 use crate::commands::{render, violations_text};
-use crate::config::{self, RunOptions};
+use crate::config::{self, LastRun, RunOptions, shell_quote};
 use crate::error::{CommandError, Kind, Message, WithSource};
 use crate::output::{self, Output};
 use crate::plan_file;
@@ -34,19 +38,55 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
     let format = global.format_for("run", &[Format::Text, Format::Json])?;
     let repo = repo::discover(global.repo.as_deref())?;
     let file = RunOptions::load(&repo.root)?.map(|(_, file)| file);
-    let options = config::resolve(&file.unwrap_or_default(), &args.options)?;
     let plan = load_valid(&args.plan, out)?;
-    let mut config = options.run_config();
+    let state = EpicDir::new(&repo.common_dir, &plan.plan().epic_id)
+        .map_err(|error| CommandError::new(Kind::Input, error))?;
+    let last = epic_state_store::load::<LastRun>(state.run_options())
+        .map_err(|error| CommandError::new(Kind::Repository, error))?;
+    let rerun = config::resolve_rerun(
+        &file.unwrap_or_default(),
+        &args.options,
+        last.as_ref().map(|last| &last.0),
+    )?;
+    if !out.quiet() {
+        for line in &rerun.lines {
+            output::diagnostic(&format!("{line}\n"));
+        }
+    }
+    record(&state, rerun.record)?;
+    let mut config = rerun.resolved.run_config();
     config.guarded_files = guarded_files(&repo, &args.plan);
     let mode = Mode::choose(global.no_progress, out.quiet());
     let outcome = execute(&repo, plan, config, mode, out)?;
-    let rerun = format!("epic run {}", args.plan.display());
+    let rerun = rerun_command(global.repo.as_deref(), &args.plan);
     if format == Format::Json {
         output::data(&epic_report::to_json(&outcome.report))?;
     } else if !out.quiet() {
         output::data(&summary(&outcome, Some(&rerun)))?;
     }
     verdict(&outcome)
+}
+
+/// Records `options` as the options of the epic's last run, for the next one to reuse; nothing
+/// while another run may hold the epic's lock (this run then stops with exit 3, and the options
+/// of the run that holds it stay), which the executor tells apart.
+fn record(state: &EpicDir, options: RunOptions) -> Result<(), CommandError> {
+    if !matches!(EpicLock::holder(state), Ok(None)) {
+        return Ok(());
+    }
+    epic_state_store::save(state.run_options(), &LastRun(options))
+        .map_err(|error| CommandError::new(Kind::Repository, error))
+}
+
+/// The command that reruns the epic as printed: `epic run PLAN`, with `--repo DIR` when the
+/// repository was given, each quoted for a POSIX shell (the options come from the last run).
+fn rerun_command(repo: Option<&Path>, plan: &Path) -> String {
+    let mut command = format!("epic run {}", shell_quote(&plan.display().to_string()));
+    if let Some(repo) = repo {
+        command.push_str(" --repo ");
+        command.push_str(&shell_quote(&repo.display().to_string()));
+    }
+    command
 }
 
 /// The files of the user's checkout an agent turn may not change: `epic.toml` at the repository

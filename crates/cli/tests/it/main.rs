@@ -23,6 +23,7 @@ mod plan_input;
 mod readme;
 mod reliability;
 mod report;
+mod rerun_options;
 mod run;
 mod sandbox;
 mod schema;
