@@ -24,6 +24,7 @@ mod odd_names;
 mod planner;
 mod planted_config;
 mod presets;
+mod report_runs;
 mod resume;
 mod review;
 mod sandbox;
