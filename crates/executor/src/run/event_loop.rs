@@ -104,12 +104,7 @@ impl Loop {
                     Column::Done,
                     Move {
                         branch: outcome.branch.clone(),
-                        detail: Some(
-                            outcome
-                                .note()
-                                .unwrap_or("merged on a previous run")
-                                .to_owned(),
-                        ),
+                        detail: Some("merged on a previous run".to_owned()),
                         ..Move::default()
                     },
                 );

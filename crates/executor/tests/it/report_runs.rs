@@ -197,3 +197,41 @@ async fn an_interrupted_run_and_its_resume_leave_one_report_of_the_whole_epic() 
     assert_eq!(on_disk.stories, second.report.stories);
     assert!(on_disk.timeline().is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_interrupted_before_any_story_keeps_the_stories_merged_before() {
+    let ep = EpicFixture::new();
+    let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    // b fails on the first run; a merges.
+    ep.hook("b", "exit 1\n");
+    let first = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&first), ["a:done", "b:failed"]);
+    let a = story(&first, "a").clone();
+    assert_ran(&a);
+
+    // The second run is interrupted while its new gate's baseline runs: no story starts.
+    let marker = ep.fx.root.join("baseline-started");
+    let mut config = ep.config();
+    config.gates = vec![format!("touch '{}'; sleep 100", marker.display())];
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        while !marker.exists() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        trigger.cancel();
+    });
+    let second = ep
+        .run_with(&plan, config, &Events::default(), cancel)
+        .await
+        .expect("interrupted run");
+    assert!(second.interrupted);
+    assert_eq!(statuses(&second), ["a:done", "b:skipped"]);
+    assert_eq!(story(&second, "a"), &a, "a as the first run merged it");
+    assert_eq!(story(&second, "b").run, Some(2));
+    assert_eq!(runs(&second.report), [(1, true), (2, true)]);
+    assert_eq!(report_on_disk(&ep).stories, second.report.stories);
+}
