@@ -1,7 +1,7 @@
 //! The report is the epic's, across runs: a story keeps the times, usage and judge note of the
 //! run that settled it, each outcome names its run, and the report lists the runs. A rerun with
-//! nothing to do, a rerun after a failure and a resume after an interrupt each leave one report
-//! that covers the whole epic.
+//! nothing to do, a rerun after a failure, a resume after an interrupt and a run interrupted
+//! before any story each leave one report that covers the whole epic.
 
 use std::time::Duration;
 
