@@ -70,7 +70,7 @@ mod usage;
 
 pub use format::{format_usd, round_half_away};
 pub use markdown::render_markdown;
-pub use model::{EpicReport, Estimated, OutcomeStatus, SeatUsage, StoryOutcome};
+pub use model::{EpicReport, Estimated, OutcomeStatus, RunRecord, SeatUsage, StoryOutcome};
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
 pub use timeline::{Span, Timeline};
 pub use usage::{Estimate, Usage, UsageMeter, UsageTotals, count_chars, estimate_tokens};

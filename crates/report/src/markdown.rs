@@ -27,6 +27,8 @@ const MISSING: &str = "—";
 /// - the totals `- Estimated tokens: ~480` and `- Estimated cost: ~$0.04`; the cost total names
 ///   the stories it leaves out for want of a price;
 /// - `## Usage by seat`, when the report carries it;
+/// - `## Runs`, when the report lists its runs: one line per run, oldest first, with its start,
+///   its finish and the stories whose outcome is from it, by status;
 /// - `## Timeline`, when a story has a start and a finish: the makespan, the parallelism achieved
 ///   and a Mermaid `gantt` chart (times in UTC; critical-path stories marked `crit`).
 ///
@@ -81,6 +83,7 @@ pub fn render_markdown(report: &EpicReport) -> String {
     story_table(report, &mut lines);
     totals(report, &mut lines);
     seats(report, &mut lines);
+    runs(report, &mut lines);
     if let Some(timeline) = report.timeline() {
         timeline_section(report, &timeline, &mut lines);
     }
@@ -181,6 +184,47 @@ fn seats(report: &EpicReport, lines: &mut Vec<String>) {
             seat.completion_tokens,
             seat.estimated_tokens,
             cost,
+        ));
+    }
+    lines.push(String::new());
+}
+
+fn runs(report: &EpicReport, lines: &mut Vec<String>) {
+    if report.runs.is_empty() {
+        return;
+    }
+    lines.push("## Runs".into());
+    lines.push(String::new());
+    for run in &report.runs {
+        let finished = run.finished_at.map_or_else(
+            || "not finished".to_owned(),
+            |at| format!("finished {}", inline(&at.to_string())),
+        );
+        let mut settled = Vec::new();
+        for status in [
+            OutcomeStatus::Done,
+            OutcomeStatus::Failed,
+            OutcomeStatus::Skipped,
+        ] {
+            let ids: Vec<String> = report
+                .stories
+                .iter()
+                .filter(|story| story.run == Some(run.number) && story.status == status)
+                .map(|story| inline(&story.id))
+                .collect();
+            if !ids.is_empty() {
+                settled.push(format!("{status}: {}", ids.join(", ")));
+            }
+        }
+        let settled = if settled.is_empty() {
+            "no story".to_owned()
+        } else {
+            settled.join("; ")
+        };
+        lines.push(format!(
+            "- Run {}: started {}, {finished}; {settled}",
+            run.number,
+            inline(&run.started_at.to_string()),
         ));
     }
     lines.push(String::new());

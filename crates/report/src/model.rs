@@ -13,11 +13,13 @@ use jiff::Timestamp;
 use crate::timeline::{Timeline, elapsed};
 use crate::usage::UsageTotals;
 
-/// The report of one run of an epic: every story of the plan, in plan order, with its outcome.
+/// The report of an epic across its runs: every story of the plan, in plan order, with its
+/// outcome as the run that last settled it left it.
 ///
 /// Serialised, it is the data of `report.json`: `epic_id`, `epic_branch`,
-/// `"estimated": true` and `stories`, plus two fields beyond the contract that are left out when
-/// empty: `critical_path` and `seats`. Optional fields are left out, never written as `null`.
+/// `"estimated": true` and `stories`, plus three fields beyond the contract that are left out
+/// when empty: `critical_path`, `seats` and `runs`. A report without `runs` (written before runs
+/// were numbered) still loads. Optional fields are left out, never written as `null`.
 /// The camelCase names of the reference (`epicId`, `estimatedTokens`, …) are accepted on input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(title = "EpicReport")]
@@ -38,9 +40,29 @@ pub struct EpicReport {
     /// computed it (story-plan's `ValidPlan::critical_path`). Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty", alias = "criticalPath")]
     pub critical_path: Vec<String>,
-    /// Estimated usage by seat over the whole run, in seat-name order. Left out when empty.
+    /// Estimated usage by seat over the epic's runs, in seat-name order: every turn, those of
+    /// attempts that failed and were run again included. Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seats: Vec<SeatUsage>,
+    /// The epic's runs this report covers, oldest first; a story's `run` is one of their
+    /// numbers. Left out when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<RunRecord>,
+}
+
+/// One run of the epic, as the report lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct RunRecord {
+    /// The run's number: 1 for the epic's first run, then one more for each run.
+    pub number: u32,
+    /// When the run started (RFC 3339).
+    #[schemars(with = "String", extend("format" = "date-time"))]
+    pub started_at: Timestamp,
+    /// When the run finished (RFC 3339); absent while it runs, or when it was killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", extend("format" = "date-time"))]
+    pub finished_at: Option<Timestamp>,
 }
 
 /// What happened to one story.
@@ -89,6 +111,12 @@ pub struct StoryOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none", alias = "finishedAt")]
     #[schemars(with = "String", extend("format" = "date-time"))]
     pub finished_at: Option<Timestamp>,
+    /// The number of the run (in the report's `runs`) this outcome is from: the run that merged
+    /// the story, failed it or skipped it. Absent when no recorded run settled it (a story
+    /// merged by a run whose report is lost, or a report written before runs were numbered).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub run: Option<u32>,
 }
 
 /// How a story ended.
@@ -157,7 +185,40 @@ impl EpicReport {
             stories: Vec::new(),
             critical_path: Vec::new(),
             seats: Vec::new(),
+            runs: Vec::new(),
         }
+    }
+
+    /// This report with `run` added at the end of its runs (runs go oldest first).
+    #[must_use]
+    pub fn with_run(mut self, run: RunRecord) -> Self {
+        self.runs.push(run);
+        self
+    }
+
+    /// The number of the latest run the report covers, if it lists any.
+    pub fn latest_run(&self) -> Option<u32> {
+        self.runs.last().map(|run| run.number)
+    }
+
+    /// Whether the latest run settled no story: every story's outcome is from an earlier run (a
+    /// rerun with nothing to do). False for a report of no stories or no runs.
+    ///
+    /// ```
+    /// use epic_report::{EpicReport, OutcomeStatus, RunRecord, StoryOutcome};
+    ///
+    /// let at = "2026-03-01T09:00:00Z".parse()?;
+    /// let report = EpicReport::new("e", "epic/e")
+    ///     .with_run(RunRecord::new(1, at))
+    ///     .with_run(RunRecord::new(2, at))
+    ///     .with_story(StoryOutcome::new("a", "A", OutcomeStatus::Done).in_run(1));
+    /// assert!(report.latest_run_settled_nothing());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn latest_run_settled_nothing(&self) -> bool {
+        self.latest_run().is_some_and(|latest| {
+            !self.stories.is_empty() && self.stories.iter().all(|story| story.run != Some(latest))
+        })
     }
 
     /// This report with `story` added at the end (stories go in plan order).
@@ -211,6 +272,18 @@ impl EpicReport {
             .reduce(|a, b| a + b)
     }
 
+    /// The sum of the estimated tokens of the stories whose outcome is from the latest run (of
+    /// every story, when the report lists no runs), or `None` if none has any.
+    pub fn latest_run_estimated_tokens(&self) -> Option<u128> {
+        let latest = self.latest_run();
+        self.stories
+            .iter()
+            .filter(|story| latest.is_none() || story.run == latest)
+            .filter_map(|story| story.estimated_tokens)
+            .map(u128::from)
+            .reduce(|a, b| a + b)
+    }
+
     /// The sum of the stories' estimated costs that are known, or `None` if none is. It leaves
     /// out the stories with estimated tokens but no known cost (a seat without a price).
     pub fn estimated_cost_usd(&self) -> Option<f64> {
@@ -247,7 +320,15 @@ impl StoryOutcome {
             estimated_cost_usd: None,
             started_at: None,
             finished_at: None,
+            run: None,
         }
+    }
+
+    /// With the number of the run this outcome is from.
+    #[must_use]
+    pub fn in_run(mut self, number: u32) -> Self {
+        self.run = Some(number);
+        self
     }
 
     /// With the story's branch.
@@ -328,6 +409,46 @@ impl SeatUsage {
             estimated_cost_usd: totals.cost_usd(),
             unpriced_turns: totals.unpriced_turns,
         }
+    }
+}
+
+impl SeatUsage {
+    /// This seat's figures with `other`'s added (the same seat over two runs): the cost is known
+    /// only when both are.
+    #[must_use]
+    pub fn plus(&self, other: &Self) -> Self {
+        Self {
+            seat: self.seat.clone(),
+            turns: self.turns.saturating_add(other.turns),
+            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_add(other.completion_tokens),
+            estimated_tokens: self.estimated_tokens.saturating_add(other.estimated_tokens),
+            estimated_cost_usd: self
+                .estimated_cost_usd
+                .zip(other.estimated_cost_usd)
+                .map(|(a, b)| a + b),
+            unpriced_turns: self.unpriced_turns.saturating_add(other.unpriced_turns),
+        }
+    }
+}
+
+impl RunRecord {
+    /// Run `number`, started at `started_at`, not finished yet.
+    pub fn new(number: u32, started_at: Timestamp) -> Self {
+        Self {
+            number,
+            started_at,
+            finished_at: None,
+        }
+    }
+
+    /// With when it finished.
+    #[must_use]
+    pub fn finished(mut self, at: Timestamp) -> Self {
+        self.finished_at = Some(at);
+        self
     }
 }
 

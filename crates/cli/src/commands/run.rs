@@ -252,7 +252,7 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
             "epic {} {verb}: {done}/{total} done, {failed} failed, {skipped} skipped",
             report.epic_id
         )?;
-        if let Some(tokens) = report.estimated_tokens() {
+        if let Some(tokens) = report.latest_run_estimated_tokens() {
             write!(
                 w,
                 " (~{} tokens, estimated)",
@@ -260,11 +260,7 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
             )?;
         }
         writeln!(w)?;
-        let previous = report
-            .stories
-            .iter()
-            .all(|story| story.judge.as_deref() == Some("merged on a previous run"));
-        if previous && !report.stories.is_empty() {
+        if report.all_done() && report.latest_run_settled_nothing() {
             writeln!(w, "nothing to do: every story merged on a previous run")?;
         }
         for status in [OutcomeStatus::Failed, OutcomeStatus::Skipped] {

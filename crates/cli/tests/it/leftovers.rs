@@ -83,11 +83,14 @@ fn without_the_sandbox_the_rerun_ends_the_gate_a_killed_run_left() {
     let left = running(&gate);
     assert_eq!(left.len(), 1, "the gate outlived the killed run");
 
+    // A gate that ends: without `--gate`, the rerun would take the last run's.
     let rerun = repo.run(&[
         "run",
         "plan.json",
         "--coder",
         "script",
+        "--gate",
+        "true",
         "--sandbox",
         "off",
         "--no-progress",

@@ -14,7 +14,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::config::RunOutcome;
-use super::report::build_report;
+use super::report::{History, build_report};
 use crate::event::Event;
 use crate::offload;
 use crate::record::{self, Board, Column, Move};
@@ -28,6 +28,8 @@ pub(super) struct Loop {
     schedule: Schedule,
     outcomes: Vec<Option<StoryOutcome>>,
     usage: UsageMeter,
+    /// The earlier runs' report and this run's number: what the report keeps across runs.
+    history: History,
     board: Board,
     free_slots: BTreeSet<usize>,
     /// Worktrees of stories merged in this run, waiting for their cleanup task: (story, path).
@@ -44,12 +46,13 @@ impl fmt::Debug for Loop {
 
 impl Loop {
     /// The loop over `plan`, where `merged` (plan index and branch) are the stories an earlier
-    /// run merged, and `previous` the last run's report (its durations weigh the critical path).
+    /// run merged, and `history` holds the last run's report: a merged story keeps its outcome
+    /// there, and its durations weigh the critical path.
     pub(super) fn new(
         shared: Arc<Shared>,
         plan: &ValidPlan,
         merged: &[(usize, String)],
-        previous: Option<&EpicReport>,
+        history: History,
     ) -> Self {
         let n = plan.plan().stories.len();
         let mut outcomes = vec![None; n];
@@ -61,13 +64,9 @@ impl Loop {
                 story: story.id.clone(),
                 branch: branch.clone(),
             });
-            outcomes[*i] = Some(
-                StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Done)
-                    .on_branch(branch)
-                    .with_judge("merged on a previous run"),
-            );
+            outcomes[*i] = Some(history.merged_before(story, branch));
         }
-        let weights = weights(plan, previous);
+        let weights = weights(plan, history.previous());
         let schedule = Schedule::new(
             plan,
             shared.config.schedule,
@@ -105,7 +104,7 @@ impl Loop {
                     Column::Done,
                     Move {
                         branch: outcome.branch.clone(),
-                        detail: outcome.judge.clone(),
+                        detail: Some("merged on a previous run".to_owned()),
                         ..Move::default()
                     },
                 );
@@ -115,6 +114,7 @@ impl Loop {
         let concurrency = shared.config.concurrency.max(1);
         Self {
             usage: UsageMeter::new(shared.config.prices.clone()),
+            history,
             shared,
             plan: plan.clone(),
             schedule,
@@ -378,7 +378,9 @@ impl Loop {
             reason: reason.to_owned(),
         });
         self.outcomes[index] = Some(
-            StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Skipped).with_reason(reason),
+            StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Skipped)
+                .with_reason(reason)
+                .in_run(self.history.number()),
         );
         self.board.set(
             index,
@@ -397,7 +399,8 @@ impl Loop {
         let totals = end.usage.totals();
         let mut outcome = StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Done)
             .started(end.started_at)
-            .finished(end.finished_at);
+            .finished(end.finished_at)
+            .in_run(self.history.number());
         if totals.turns > 0 {
             outcome = outcome.with_usage(&totals);
         }
@@ -491,6 +494,8 @@ impl Loop {
             &self.shared.epic_branch,
             &self.outcomes,
             &self.usage,
+            &self.history,
+            Some(epic_report::Timestamp::now()),
         );
         let (dir, copy) = (self.shared.dir.clone(), report.clone());
         let written = offload::blocking(move || record::write_report(&dir, &copy))
@@ -507,6 +512,8 @@ impl Loop {
             &self.shared.epic_branch,
             &self.outcomes,
             &self.usage,
+            &self.history,
+            None,
         );
         let dir = self.shared.dir.clone();
         offload::spawn(move || record::write_report(&dir, &report))

@@ -35,7 +35,7 @@ use crate::story::{EpicHead, Preparing, Shared};
 use crate::task_loop::{LoopConfig, Seats, TaskLoop};
 use event_loop::Loop;
 use preflight::{Ready, check_baseline, preflight};
-use report::report_unstarted;
+use report::{History, report_unstarted};
 
 /// Runs the epic: every story of `plan`, in parallel up to `config.concurrency`, each merged
 /// into the epic branch only when proven good. Events go to `events` and to `events.jsonl`.
@@ -95,13 +95,22 @@ pub async fn run_epic(
         head,
         merged,
     } = preflight(&git, &plan, &config, events).await?;
+    let history = History::new(previous_report(&dir).await);
     let all_gates =
         Gates::new(config.gates.iter().cloned(), config.gate_timeout).with_sandbox(sandbox.clone());
     let Some(baseline) =
         check_baseline(&dir, &all_gates, &epic_worktree, head, &events, &cancel).await
     else {
         // Interrupted while the baseline ran: nothing started.
-        let report = report_unstarted(&plan, &epic_branch, &dir, &config, &events).await;
+        let report = report_unstarted(
+            &plan,
+            &epic_branch,
+            &dir,
+            &config,
+            (&history, &merged),
+            &events,
+        )
+        .await;
         drop(lock);
         return Ok(RunOutcome {
             report,
@@ -142,7 +151,6 @@ pub async fn run_epic(
         Arc::clone(&events),
     );
     let tasks = tasks.with_guard(Arc::clone(&guard));
-    let previous = previous_report(&dir).await;
     let shared = Arc::new(Shared {
         git,
         dir,
@@ -161,7 +169,7 @@ pub async fn run_epic(
         events,
         guard,
     });
-    let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, previous.as_ref())
+    let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, history)
         .run(cancel)
         .await;
     drop(lock);
@@ -223,8 +231,8 @@ async fn take_guard(
     }
 }
 
-/// The last run's report, if there is one that can be read: its durations weigh the
-/// critical-path order.
+/// The last run's report, if there is one that can be read: the stories merged before keep their
+/// outcomes from it, and its durations weigh the critical-path order.
 async fn previous_report(dir: &EpicDir) -> Option<EpicReport> {
     let path = dir.report_json();
     offload::blocking(move || epic_state_store::load::<ReportDocument>(path))

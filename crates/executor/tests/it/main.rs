@@ -25,6 +25,7 @@ mod planner;
 mod planted_config;
 mod presets;
 mod rejected;
+mod report_runs;
 mod resume;
 mod review;
 mod sandbox;

@@ -193,3 +193,44 @@ fn the_schema_describes_the_contract() {
     );
     assert_eq!(epic_report::REPORT_VERSION, 1);
 }
+
+#[test]
+fn runs_and_a_storys_run_are_written_only_when_set_and_read_back() {
+    let at = |text: &str| text.parse::<epic_report::Timestamp>().unwrap();
+    let json = to_json(&diamond());
+    assert!(
+        !json.contains("\"runs\"") && !json.contains("\"run\""),
+        "{json}"
+    );
+    let report = EpicReport::new("e", "epic/e")
+        .with_run(
+            epic_report::RunRecord::new(1, at("2026-03-01T09:00:00Z"))
+                .finished(at("2026-03-01T09:30:00Z")),
+        )
+        .with_run(epic_report::RunRecord::new(2, at("2026-03-02T09:00:00Z")))
+        .with_story(StoryOutcome::new("a", "A", OutcomeStatus::Done).in_run(1))
+        .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Failed).in_run(2));
+    let json = to_json(&report);
+    assert!(
+        json.contains(
+            "\"runs\": [\n    {\n      \"number\": 1,\n      \"started_at\": \"2026-03-01T09:00:00Z\",\n      \"finished_at\": \"2026-03-01T09:30:00Z\"\n    },\n    {\n      \"number\": 2,\n      \"started_at\": \"2026-03-02T09:00:00Z\"\n    }\n  ]"
+        ),
+        "{json}"
+    );
+    assert!(json.contains("\"run\": 1"), "{json}");
+    assert_eq!(serde_json::from_str::<EpicReport>(&json).unwrap(), report);
+    assert_eq!(report.latest_run(), Some(2));
+    assert!(!report.latest_run_settled_nothing());
+}
+
+#[test]
+fn a_report_of_the_old_shape_loads_without_runs() {
+    let json = r#"{"epic_id":"e","epic_branch":"epic/e","estimated":true,"stories":[
+        {"id":"a","title":"A","status":"done","judge":"merged on a previous run"}]}"#;
+    let report: EpicReport = serde_json::from_str(json).unwrap();
+    assert!(report.runs.is_empty());
+    assert_eq!(report.stories[0].run, None);
+    assert_eq!(report.latest_run(), None);
+    assert!(!report.latest_run_settled_nothing());
+    assert_eq!(report.latest_run_estimated_tokens(), None);
+}

@@ -330,3 +330,50 @@ fn snapshot_with_seats_and_critical_path() {
     let report = diamond().with_seats(meter.seat_usage());
     insta::assert_snapshot!(render_markdown(&report));
 }
+
+#[test]
+fn the_runs_section_says_which_run_settled_which_story() {
+    let report = EpicReport::new("e", "epic/e")
+        .with_run(
+            epic_report::RunRecord::new(1, at("2026-03-01T09:00:00Z"))
+                .finished(at("2026-03-01T09:30:00Z")),
+        )
+        .with_run(epic_report::RunRecord::new(2, at("2026-03-02T09:00:00Z")))
+        .with_story(StoryOutcome::new("a", "A", OutcomeStatus::Done).in_run(1))
+        .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Done).in_run(2))
+        .with_story(StoryOutcome::new("c", "C", OutcomeStatus::Failed).in_run(2))
+        .with_story(StoryOutcome::new("d", "D", OutcomeStatus::Done));
+    let markdown = render_markdown(&report);
+    assert!(
+        markdown.contains(
+            "## Runs\n\n\
+             - Run 1: started 2026-03-01T09:00:00Z, finished 2026-03-01T09:30:00Z; done: a\n\
+             - Run 2: started 2026-03-02T09:00:00Z, not finished; done: b; failed: c\n"
+        ),
+        "{markdown}"
+    );
+    assert!(!render_markdown(&diamond()).contains("## Runs"));
+}
+
+#[test]
+fn seat_usage_adds_up_over_runs() {
+    let mut first = UsageMeter::new(PriceTable::default());
+    first.record("claude", 4_000, 1_000);
+    let mut second = UsageMeter::new(PriceTable::default());
+    second.record("claude", 8_000, 2_000);
+    let (a, b) = (&first.seat_usage()[0], &second.seat_usage()[0]);
+    let sum = a.plus(b);
+    assert_eq!(sum.turns, 2);
+    assert_eq!(
+        sum.estimated_tokens,
+        a.estimated_tokens + b.estimated_tokens
+    );
+    assert_eq!(sum.prompt_tokens, 3_000);
+    assert!(sum.estimated_cost_usd.is_some());
+    let mut unpriced = UsageMeter::new(PriceTable::default());
+    unpriced.record("aider", 400, 100);
+    let unpriced = &unpriced.seat_usage()[0];
+    let mixed = unpriced.plus(unpriced);
+    assert_eq!((mixed.turns, mixed.unpriced_turns), (2, 2));
+    assert_eq!(mixed.estimated_cost_usd, None);
+}
