@@ -368,7 +368,8 @@ impl Work {
         // The worktree is ready (or never will be): removals of merged ones may go on.
         drop(self.preparing.take());
         let fresh = match prepared? {
-            prepare::Prepared::Merged => return Ok(Some("merged on a previous run".to_owned())),
+            // No judge spoke in this run: the report keeps what the run that merged it said.
+            prepare::Prepared::Merged => return Ok(None),
             prepare::Prepared::Ready { fresh } => fresh,
         };
         self.check_cancel()?;
