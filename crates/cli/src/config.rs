@@ -429,12 +429,17 @@ pub(crate) struct Resolved {
     pub(crate) options: RunOptions,
 }
 
+/// `flags` over `file` over the defaults, the coder perhaps still unset.
+pub(crate) fn merged(file: &RunOptions, flags: &RunOptions) -> RunOptions {
+    flags.given().over(&file.over(&RunOptions::defaults()))
+}
+
 /// The options `epic run` uses: `flags` over `file` over the defaults.
 ///
 /// The only option without a default is the coder; without one this fails (exit 2) with a hint
 /// naming both places to set it.
 pub(crate) fn resolve(file: &RunOptions, flags: &RunOptions) -> Result<Resolved, CommandError> {
-    let options = flags.given().over(&file.over(&RunOptions::defaults()));
+    let options = merged(file, flags);
     let Some(coder) = options.coder.clone() else {
         return Err(CommandError::new(
             Kind::Config,

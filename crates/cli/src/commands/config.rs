@@ -41,7 +41,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
     };
     let from_file = file.keys_set();
     let from_flags = args.options.given().keys_set();
-    let options = config::resolve(&file, &args.options)?.options;
+    // Without a coder `epic run` refuses; `epic config` shows what is there and says so.
+    let options = config::merged(&file, &args.options);
+    let missing_coder = options.coder.is_none();
     let sources = config::keys()
         .iter()
         .map(|&key| {
@@ -64,7 +66,16 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
         Format::Json => json(&document),
         _ => text(&document, out),
     };
-    output::data(&text)
+    output::data(&text)?;
+    if missing_coder {
+        out.hint(&format!(
+            "no coder seat yet: `epic run` needs one; pass `--coder SEAT` (claude, codex, gemini, \
+             aider, opencode, script or exec:COMMAND) or set `coder = \"claude\"` in {} at the \
+             repository root",
+            config::FILE_NAME
+        ));
+    }
+    Ok(())
 }
 
 /// Values longer than this do not set the width of the value column.

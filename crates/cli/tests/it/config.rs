@@ -92,11 +92,22 @@ fn the_config_file_is_found_from_a_subdirectory() {
 }
 
 #[test]
-fn a_coder_is_required() {
+fn without_a_coder_it_shows_what_is_there_and_says_what_is_missing() {
     let repo = Repo::new();
     let run = repo.run(&["config"]);
-    run.assert_code(2);
+    run.assert_code(0);
+    assert!(run.stdout.contains("coder               none"), "{run}");
+    assert!(
+        run.stderr
+            .contains("no coder seat yet: `epic run` needs one"),
+        "{run}"
+    );
     assert_snapshot!("no_coder", run);
+    // `epic run` itself still refuses without one.
+    repo.write("plan.json", crate::util::file_plan(&[("a", &[], "x")]));
+    let run = repo.run(&["run", "plan.json"]);
+    run.assert_code(2);
+    assert!(run.stderr.contains("no coder seat"), "{run}");
 }
 
 #[test]
