@@ -1,7 +1,8 @@
 //! `epic config [RUN OPTIONS]`: the options `epic run` would use, and where each comes from.
 //!
-//! It runs the same resolution as `epic run` ([`config::resolve`]: `epic.toml` at the
-//! repository root, the flags over it, the defaults under both), so it checks a command line and
+//! It runs the same resolution as `epic run`: the flags over `epic.toml` at the repository root
+//! over the options the last run was given (`options.json`, when exactly one epic has run in
+//! the repository: a rerun of it takes them) over the defaults, so it checks a command line and
 //! the config file without running anything.
 //!
 //! `--format json` prints [`ConfigJson`].
@@ -27,7 +28,7 @@ struct ConfigJson {
     /// The resolved options, with the config file's keys (timeouts in seconds; `epic_branch`
     /// `null` for `epic/<epic_id>`, `judge` `null` for no judge).
     options: RunOptions,
-    /// Where each option's value comes from: `flag`, `epic.toml` or `default`.
+    /// Where each option's value comes from: `flag`, `epic.toml`, `last run` or `default`.
     sources: BTreeMap<&'static str, &'static str>,
 }
 
@@ -41,8 +42,10 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
     };
     let from_file = file.keys_set();
     let from_flags = args.options.given().keys_set();
+    let last = last_run(&repo)?.unwrap_or_default();
+    let from_last = last.keys_set();
     // Without a coder `epic run` refuses; `epic config` shows what is there and says so.
-    let options = config::merged(&file, &args.options);
+    let options = config::merged(&file.over(&last), &args.options);
     let missing_coder = options.coder.is_none();
     let sources = config::keys()
         .iter()
@@ -51,6 +54,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
                 "flag"
             } else if from_file.contains(&key) {
                 config::FILE_NAME
+            } else if from_last.contains(&key) {
+                "last run"
             } else {
                 "default"
             };
@@ -76,6 +81,17 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
         ));
     }
     Ok(())
+}
+
+/// The options the last run of the only epic that has run in `repo` was given, as a rerun of it
+/// takes them; none when no epic or several have run, or the last run recorded none.
+fn last_run(repo: &crate::repo::Repo) -> Result<Option<RunOptions>, CommandError> {
+    let Ok(crate::epics::Selected::One(dir)) = crate::epics::select(repo, None) else {
+        return Ok(None);
+    };
+    epic_state_store::load::<config::LastRun>(dir.run_options())
+        .map(|last| last.map(|last| last.0))
+        .map_err(|error| CommandError::new(crate::error::Kind::Repository, error))
 }
 
 /// Values longer than this do not set the width of the value column.

@@ -266,3 +266,34 @@ fn the_schema_describes_every_key() {
     }
     assert_snapshot!("schema", run.stdout);
 }
+
+#[test]
+fn the_last_runs_options_show_as_a_rerun_would_take_them() {
+    let repo = Repo::new();
+    repo.write("plan.json", crate::util::file_plan(&[("a", &[], "x")]));
+    repo.write("epic.toml", "concurrency = 2\n");
+    let run = repo.run(&[
+        "run",
+        "plan.json",
+        "--coder",
+        "script",
+        "--gate",
+        "true",
+        "--max-rounds",
+        "5",
+        "-q",
+    ]);
+    run.assert_code(0);
+    let run = repo.run(&["config", "--format", "json", "--max-rounds", "4"]);
+    run.assert_code(0);
+    let config = run.json();
+    assert_eq!(config["options"]["coder"], "script", "{config}");
+    assert_eq!(config["options"]["gate"], json!(["true"]));
+    assert_eq!(config["options"]["max_rounds"], 4);
+    assert_eq!(config["options"]["concurrency"], 2);
+    assert_eq!(config["sources"]["coder"], "last run");
+    assert_eq!(config["sources"]["gate"], "last run");
+    assert_eq!(config["sources"]["max_rounds"], "flag");
+    assert_eq!(config["sources"]["concurrency"], "epic.toml");
+    assert_eq!(config["sources"]["judge_rounds"], "default");
+}
