@@ -157,20 +157,7 @@ impl Cli {
     }
 
     fn run_unpinned(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
-        let output = self
-            .base_command(dir, args)
-            .output()
-            .map_err(|error| GitCommandError {
-                command: describe(args),
-                code: None,
-                detail: String::new(),
-                spawn: Some(error),
-            })?;
-        if output.status.success() {
-            Ok(output)
-        } else {
-            Err(failure(args, &output))
-        }
+        succeeded(args, spawned(args, self.base_command(dir, args).output())?)
     }
 
     /// The value a variable has for the git this handle runs.
@@ -224,14 +211,7 @@ impl Cli {
     /// Runs git in `dir` and returns its output whatever its exit code; fails only if git could
     /// not be started.
     pub(crate) fn output(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
-        self.command(dir, args)?
-            .output()
-            .map_err(|error| GitCommandError {
-                command: describe(args),
-                code: None,
-                detail: String::new(),
-                spawn: Some(error),
-            })
+        spawned(args, self.command(dir, args)?.output())
     }
 
     /// Runs git in `dir` with `input` on its standard input; a non-zero exit is an error
@@ -242,17 +222,7 @@ impl Cli {
         args: &[&OsStr],
         input: &[u8],
     ) -> Result<Output, GitCommandError> {
-        let spawn_failed = |error| GitCommandError {
-            command: describe(args),
-            code: None,
-            detail: String::new(),
-            spawn: Some(error),
-        };
-        let mut child = self
-            .command(dir, args)?
-            .stdin(Stdio::piped())
-            .spawn()
-            .map_err(spawn_failed)?;
+        let mut child = spawned(args, self.command(dir, args)?.stdin(Stdio::piped()).spawn())?;
         let mut stdin = child.stdin.take();
         // Written from a thread while git's output is read: neither side can fill a pipe and
         // wait for the other.
@@ -264,13 +234,8 @@ impl Cli {
                 }
             });
             child.wait_with_output()
-        })
-        .map_err(spawn_failed)?;
-        if output.status.success() {
-            Ok(output)
-        } else {
-            Err(failure(args, &output))
-        }
+        });
+        succeeded(args, spawned(args, output)?)
     }
 
     /// Runs git in `dir` on the index file `index` instead of the worktree's own
@@ -284,28 +249,33 @@ impl Cli {
         let output = self
             .command(dir, args)?
             .env("GIT_INDEX_FILE", index)
-            .output()
-            .map_err(|error| GitCommandError {
-                command: describe(args),
-                code: None,
-                detail: String::new(),
-                spawn: Some(error),
-            })?;
-        if output.status.success() {
-            Ok(output)
-        } else {
-            Err(failure(args, &output))
-        }
+            .output();
+        succeeded(args, spawned(args, output)?)
     }
 
     /// Runs git in `dir`; a non-zero exit is an error carrying git's words.
     pub(crate) fn run(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
-        let output = self.output(dir, args)?;
-        if output.status.success() {
-            Ok(output)
-        } else {
-            Err(failure(args, &output))
-        }
+        succeeded(args, self.output(dir, args)?)
+    }
+}
+
+/// `result` of starting (or waiting for) git, its I/O error as the error of a git that could not
+/// run.
+fn spawned<T>(args: &[&OsStr], result: std::io::Result<T>) -> Result<T, GitCommandError> {
+    result.map_err(|error| GitCommandError {
+        command: describe(args),
+        code: None,
+        detail: String::new(),
+        spawn: Some(error),
+    })
+}
+
+/// `output` if git exited 0, else the error carrying git's words.
+fn succeeded(args: &[&OsStr], output: Output) -> Result<Output, GitCommandError> {
+    if output.status.success() {
+        Ok(output)
+    } else {
+        Err(failure(args, &output))
     }
 }
 
