@@ -62,6 +62,25 @@ pub(crate) fn violations_text(violations: &[Violation], file: &std::path::Path) 
 }
 
 /// A value as pretty JSON with a final newline.
+/// The multi-thread tokio runtime a command that runs agents drives the executor on (it runs git
+/// in `spawn_blocking` and agents concurrently), its threads named `name`.
+pub(crate) fn runtime(name: &str) -> Result<tokio::runtime::Runtime, CommandError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            CommandError::new(
+                crate::error::Kind::Repository,
+                crate::error::WithSource {
+                    message: "failed to start the runtime".to_owned(),
+                    source: error,
+                },
+            )
+        })
+}
+
 pub(crate) fn json(value: &impl serde::Serialize) -> String {
     let mut text = serde_json::to_string_pretty(value)
         .expect("the documents epic prints hold only strings, numbers, lists and maps");

@@ -304,20 +304,7 @@ fn execute(
     rounds: u32,
     out: Output,
 ) -> Result<epic_executor::ArchitectOutcome, CommandError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("epic-plan")
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            CommandError::new(
-                Kind::Repository,
-                WithSource {
-                    message: "failed to start the runtime".to_owned(),
-                    source: error,
-                },
-            )
-        })?;
+    let runtime = super::runtime("epic-plan")?;
     let quiet = out.quiet();
     let verbose = out.verbose() > 0;
     let events: EventSink = std::sync::Arc::new(move |event: Event| match event {

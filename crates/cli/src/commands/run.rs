@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{Format, GlobalArgs, RunArgs};
 use crate::commands::{render, violations_text};
 use crate::config::{self, LastRun, RunOptions, shell_quote};
-use crate::error::{CommandError, Kind, Message, WithSource};
+use crate::error::{CommandError, Kind, Message};
 use crate::output::{self, Output};
 use crate::plan_file;
 use crate::progress::{self, Mode, ProgressDisplay};
@@ -121,20 +121,7 @@ pub(crate) fn execute(
     mode: Mode,
     out: Output,
 ) -> Result<RunOutcome, CommandError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("epic-run")
-        .enable_all()
-        .build()
-        .map_err(|error| {
-            CommandError::new(
-                Kind::Repository,
-                WithSource {
-                    message: "failed to start the runtime".to_owned(),
-                    source: error,
-                },
-            )
-        })?;
+    let runtime = super::runtime("epic-run")?;
     let epic = plan.plan().epic_id.clone();
     let progress = ProgressDisplay::start(&plan, mode, out.verbose() > 0);
     let events = progress.sink();
