@@ -427,18 +427,28 @@ fn left_under(proc: &Path, root: &Path, me: u32) -> Vec<Orphan> {
             {
                 return None;
             }
-            let command = std::fs::read(dir.join("cmdline"))
-                .map(|line| {
-                    String::from_utf8_lossy(&line)
-                        .split('\0')
-                        .filter(|arg| !arg.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
+            let command = command_line(&dir);
             Some(Orphan { pid, command })
         })
         .collect()
+}
+
+/// The command line of the process whose `/proc` directory is `dir`, arguments joined by
+/// spaces; empty when it cannot be read.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads /proc; neither the state directory nor a repository"
+)]
+fn command_line(dir: &Path) -> String {
+    std::fs::read(dir.join("cmdline"))
+        .map(|line| {
+            String::from_utf8_lossy(&line)
+                .split('\0')
+                .filter(|arg| !arg.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
 }
 
 /// A child of this process as `/proc` shows it.
@@ -484,15 +494,7 @@ fn adopted_processes(proc: &Path, me: u32) -> Vec<Adopted> {
                     .split(|&byte| byte == 0)
                     .any(|var| var.starts_with(tag.as_bytes()))
             });
-            let command = std::fs::read(dir.join("cmdline"))
-                .map(|line| {
-                    String::from_utf8_lossy(&line)
-                        .split('\0')
-                        .filter(|arg| !arg.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                })
-                .unwrap_or_default();
+            let command = command_line(&dir);
             Some(Adopted {
                 pid,
                 group,
