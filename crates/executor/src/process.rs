@@ -331,14 +331,12 @@ pub(crate) fn adopt_orphans() -> io::Result<()> {
 /// the async workers.
 pub(crate) fn kill_orphans() -> Vec<Orphan> {
     let me = std::process::id();
-    let (Ok(my_session), my_group) = (rustix::process::getsid(None), rustix::process::getpgrp())
-    else {
+    // From `/proc`, as the adopted are read: where this process's session or group leader lives
+    // outside its PID namespace (a container), both read 0 there, and `getsid` would fail.
+    let Some(mine) = proc_stat(&Path::new("/proc").join(me.to_string())) else {
         return Vec::new();
     };
-    let (my_session, my_group) = (
-        u32::try_from(my_session.as_raw_nonzero().get()).unwrap_or(0),
-        u32::try_from(my_group.as_raw_nonzero().get()).unwrap_or(0),
-    );
+    let (my_session, my_group) = (mine.session, mine.group);
     let mut killed = Vec::new();
     for adopted in adopted_processes(Path::new("/proc"), me) {
         let other_session = adopted.session != my_session;
@@ -416,8 +414,7 @@ fn left_under(proc: &Path, root: &Path, me: u32) -> Vec<Orphan> {
             if !cwd.starts_with(root) {
                 return None;
             }
-            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            if stat.rsplit_once(')')?.1.split_whitespace().next()? == "Z" {
+            if proc_stat(&dir)?.state == 'Z' {
                 return None;
             }
             let environ = std::fs::read(dir.join("environ")).ok()?;
@@ -479,13 +476,12 @@ fn adopted_processes(proc: &Path, me: u32) -> Vec<Adopted> {
         .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|pid| {
             let dir = proc.join(pid.to_string());
-            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            // `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses.
-            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
-            let state = fields.next()?;
-            let parent: u32 = fields.next()?.parse().ok()?;
-            let group: u32 = fields.next()?.parse().ok()?;
-            let session: u32 = fields.next()?.parse().ok()?;
+            let Stat {
+                state,
+                parent,
+                group,
+                session,
+            } = proc_stat(&dir)?;
             if parent != me {
                 return None;
             }
@@ -499,12 +495,38 @@ fn adopted_processes(proc: &Path, me: u32) -> Vec<Adopted> {
                 pid,
                 group,
                 session,
-                zombie: state == "Z",
+                zombie: state == 'Z',
                 tagged,
                 command,
             })
         })
         .collect()
+}
+
+/// The fields of `/proc/<pid>/stat` that tell a process's state and family.
+struct Stat {
+    state: char,
+    parent: u32,
+    group: u32,
+    /// 0 where the session's leader is outside this PID namespace.
+    session: u32,
+}
+
+/// Reads the `stat` file of the process whose `/proc` directory is `dir`.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "reads /proc; neither the state directory nor a repository"
+)]
+fn proc_stat(dir: &Path) -> Option<Stat> {
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    // `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses.
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    Some(Stat {
+        state: fields.next()?.chars().next()?,
+        parent: fields.next()?.parse().ok()?,
+        group: fields.next()?.parse().ok()?,
+        session: fields.next()?.parse().ok()?,
+    })
 }
 
 /// The human form of an exit status: `exit code 3`, `killed by signal 9`.
