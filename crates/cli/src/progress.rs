@@ -688,6 +688,24 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             status,
             ..
         } if verbose => format!("story {story}: gate `{command}` failed: {status}"),
+        Event::GateLeftovers {
+            story,
+            command,
+            paths,
+        } => {
+            let whose = story
+                .as_ref()
+                .map_or_else(|| "epic".to_owned(), |story| format!("story {story}"));
+            let shown = paths.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+            let more = match paths.len() {
+                0..=3 => String::new(),
+                n => format!(" and {} more", n - 3),
+            };
+            format!(
+                "{whose}: `{command}` left {shown}{more}; removed (not the story's work: add \
+                 them to .gitignore to keep them)"
+            )
+        }
         Event::TurnStarted {
             story,
             role,
@@ -813,6 +831,27 @@ mod tests {
         assert_eq!(
             line.as_deref(),
             Some(r#"story a: committed "use \"compose\"""#)
+        );
+    }
+
+    #[test]
+    fn leftovers_are_named_with_the_way_to_keep_them() {
+        let line = describe(
+            &Event::GateLeftovers {
+                story: Some("a".into()),
+                command: "pytest".into(),
+                paths: ["a.pyc", "b.pyc", "c.pyc", "report.xml", "x"]
+                    .map(String::from)
+                    .to_vec(),
+            },
+            false,
+        );
+        assert_eq!(
+            line.as_deref(),
+            Some(
+                "story a: `pytest` left a.pyc, b.pyc, c.pyc and 2 more; removed (not the \
+                 story's work: add them to .gitignore to keep them)"
+            )
         );
     }
 

@@ -156,6 +156,18 @@ pub enum Event {
         /// What happened, in words (`exit code 1`, `timed out after 30s`).
         status: String,
     },
+    /// A gate or setup command left files behind (untracked, not ignored, not there before it
+    /// ran), and epic removed them: they are not the story's work. Adding them to
+    /// `.gitignore` keeps them.
+    GateLeftovers {
+        /// The story in whose worktree it ran; absent on the epic worktree.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        story: Option<String>,
+        /// The command.
+        command: String,
+        /// The files removed, sorted.
+        paths: Vec<String>,
+    },
     /// The coder ended a reply with `BLOCKED_ON: <need>`: the story stops.
     Blocked {
         /// The story.

@@ -1,10 +1,13 @@
 //! The project's checks: shell commands run in a directory, in order, each under a deadline.
 
+use std::collections::BTreeSet;
 use std::ffi::OsString;
+use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use epic_git_ops::Git;
 use epic_perimeter::{Issue, Review, Severity};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -29,6 +32,20 @@ pub(crate) struct GateResult {
     /// What happened, in words: `passed`, `exit code 1`, `timed out after 30s`, `could not
     /// start: …`.
     pub(crate) status: String,
+    /// The files it left behind, removed since: untracked, not ignored, not there before it
+    /// ran (`__pycache__/…`, `test-results.xml`, a `.snap.new`), sorted.
+    pub(crate) leftovers: Vec<String>,
+}
+
+impl GateResult {
+    /// The event telling that this command left files behind (removed since), if it did.
+    pub(crate) fn leftovers_event(&self, story: Option<&str>) -> Option<crate::Event> {
+        (!self.leftovers.is_empty()).then(|| crate::Event::GateLeftovers {
+            story: story.map(str::to_owned),
+            command: self.command.clone(),
+            paths: self.leftovers.clone(),
+        })
+    }
 }
 
 /// The gates were cancelled before they finished.
@@ -62,6 +79,18 @@ pub struct Gates {
     /// The guard on epic's files, checked after each command ([`TurnGuard::begin_command`]);
     /// none outside a run's stories.
     guard: Option<Arc<TurnGuard>>,
+    /// The repository, to remove what each command leaves behind; none outside a run.
+    git: Option<Tidy>,
+}
+
+/// The repository through which [`Gates`] remove what a command left behind.
+#[derive(Clone)]
+struct Tidy(Arc<dyn Git>);
+
+impl fmt::Debug for Tidy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Tidy")
+    }
 }
 
 impl Gates {
@@ -72,7 +101,18 @@ impl Gates {
             timeout,
             sandbox: Sandbox::off(),
             guard: None,
+            git: None,
         }
+    }
+
+    /// These gates removing, after each command, the files it left behind in the directory it
+    /// ran in: untracked, not ignored, and not there before it ran. They are never a story's
+    /// work (never committed, never counted against its perimeter) and must not stand in the
+    /// way of the next merge; each command's [`GateResult`] names them.
+    #[must_use]
+    pub(crate) fn with_tidying(mut self, git: Arc<dyn Git>) -> Self {
+        self.git = Some(Tidy(git));
+        self
     }
 
     /// These gates run in `sandbox`.
@@ -167,6 +207,7 @@ impl Gates {
             timeout: self.timeout,
             sandbox: self.sandbox.clone(),
             guard: self.guard.clone(),
+            git: self.git.clone(),
         }
     }
 
@@ -196,10 +237,15 @@ impl Gates {
             stdout_tail: GATE_TAIL,
             stderr_tail: GATE_TAIL,
         };
+        let untracked = self.untracked(dir).await;
         let started = Instant::now();
         let session = self.guard.as_ref().map(TurnGuard::begin_command);
         let ran = process::run(&spec, started + self.timeout, cancel, limits, &|_: &str| {}).await;
         let duration = started.elapsed();
+        let leftovers = match untracked {
+            Some(before) => self.remove_leftovers(dir, &before).await,
+            None => Vec::new(),
+        };
         if let Some(session) = session {
             let dir = dir.to_path_buf();
             let checked = offload::blocking(move || session.end(&dir)).await;
@@ -214,7 +260,7 @@ impl Gates {
             if let Some(tampered) = tampered
                 && !matches!(&ran, Ok(finished) if matches!(finished.ending, Ending::Cancelled))
             {
-                return Ok(tampered_result(command, duration, &tampered));
+                return Ok(tampered_result(command, duration, &tampered, leftovers));
             }
         }
         let (status, output) = match ran {
@@ -233,6 +279,7 @@ impl Gates {
                             passed: true,
                             duration,
                             status: "passed".to_owned(),
+                            leftovers,
                         };
                         return Ok((result, None));
                     }
@@ -255,10 +302,49 @@ impl Gates {
             passed: false,
             duration,
             status,
+            leftovers,
         };
         // The command once, in the title: the reason a person reads names it with the task.
         let issue = Issue::new(Severity::Critical, format!("gate `{command}`"), description);
         Ok((result, Some(issue)))
+    }
+
+    /// The untracked, not ignored files of `dir` before a command, when tidying (and the
+    /// listing works: without it, nothing is removed).
+    async fn untracked(&self, dir: &Path) -> Option<BTreeSet<String>> {
+        let Tidy(git) = self.git.as_ref()?;
+        let (git, dir) = (Arc::clone(git), dir.to_path_buf());
+        let paths = offload::blocking(move || git.untracked_files(&dir)).await;
+        Some(paths.ok()?.ok()?.into_iter().collect())
+    }
+
+    /// Removes the untracked, not ignored files of `dir` that are not in `before`: what the
+    /// command just run left behind. Returns them (none when they could not be listed or
+    /// removed: the perimeter then sees them as it sees any stray file).
+    async fn remove_leftovers(&self, dir: &Path, before: &BTreeSet<String>) -> Vec<String> {
+        let Some(Tidy(git)) = self.git.as_ref() else {
+            return Vec::new();
+        };
+        let (git, dir) = (Arc::clone(git), dir.to_path_buf());
+        let before = before.clone();
+        offload::blocking(move || {
+            let left: Vec<String> = git
+                .untracked_files(&dir)
+                .map_err(|error| error.to_string())?
+                .into_iter()
+                .filter(|path| !before.contains(path))
+                .collect();
+            if !left.is_empty() {
+                let paths: Vec<&str> = left.iter().map(String::as_str).collect();
+                git.restore_paths(&dir, "HEAD", &paths)
+                    .map_err(|error| error.to_string())?;
+            }
+            Ok::<_, String>(left)
+        })
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default()
     }
 }
 
@@ -267,12 +353,14 @@ fn tampered_result(
     command: &str,
     duration: Duration,
     tampered: &Tampered,
+    leftovers: Vec<String>,
 ) -> (GateResult, Option<Issue>) {
     let result = GateResult {
         command: command.to_owned(),
         passed: false,
         duration,
         status: "changed files that are epic's".to_owned(),
+        leftovers,
     };
     let concurrent = if tampered.concurrent {
         " An agent turn or another command ran at the same time, so the change may have been \

@@ -983,6 +983,9 @@ impl Run<'_> {
                     status: result.status.clone(),
                 }
             });
+            if let Some(event) = result.leftovers_event(Some(&story)) {
+                events(event);
+            }
         };
         let env = vec![
             ("EPIC_EPIC".to_owned(), self.job.epic.clone()),

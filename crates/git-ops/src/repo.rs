@@ -114,6 +114,11 @@ pub trait Git: Send + Sync {
     /// `exclude` and everything under it.
     fn status(&self, worktree: &Path, exclude: &[&str]) -> Result<Status, StatusError>;
 
+    /// The untracked files of `worktree` that are not ignored, as `git ls-files --others
+    /// --exclude-standard` lists them from the worktree root: sorted, a name git can only show
+    /// quoted shown as git quotes it (what [`restore_paths`](Self::restore_paths) takes back).
+    fn untracked_files(&self, worktree: &Path) -> Result<Vec<String>, StatusError>;
+
     /// Stages everything, as `git add -A` would (every path the status lists: edits, deletions,
     /// untracked files that are not ignored), and commits it with `message`, cleaned up as
     /// `git commit -m` cleans it. Without a configured identity, the commit is made as
@@ -618,6 +623,10 @@ impl Git for GixGit {
 
     fn status(&self, worktree: &Path, exclude: &[&str]) -> Result<Status, StatusError> {
         status::status(self, worktree, exclude)
+    }
+
+    fn untracked_files(&self, worktree: &Path) -> Result<Vec<String>, StatusError> {
+        status::untracked_files(self, worktree)
     }
 
     fn commit_all(&self, worktree: &Path, message: &str) -> Result<CommitOutcome, CommitError> {

@@ -45,6 +45,36 @@ pub(crate) fn status(
     Ok(Status { paths })
 }
 
+pub(crate) fn untracked_files(git: &GixGit, worktree: &Path) -> Result<Vec<String>, StatusError> {
+    let fail = |source| StatusError::Read {
+        worktree: worktree.to_owned(),
+        source,
+    };
+    // From the root: pathspecs are literal in epic's git, so `:/` cannot say "all of it".
+    let root = crate::Git::worktree_root(git, worktree)
+        .map_err(|error| fail(Cause::Rev(Box::new(error))))?;
+    let output = git
+        .cli
+        .run(
+            &root,
+            &[
+                "ls-files".as_ref(),
+                "--others".as_ref(),
+                "--exclude-standard".as_ref(),
+                "-z".as_ref(),
+            ],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    let mut paths: Vec<String> = output
+        .stdout
+        .split(|&byte| byte == 0)
+        .filter(|path| !path.is_empty())
+        .map(|path| path_text(path.as_bstr()))
+        .collect();
+    paths.sort_unstable();
+    Ok(paths)
+}
+
 /// Every changed path of the worktree of `repo`, as `git status --porcelain
 /// --untracked-files=all` lists them (a staged rename as its new path).
 fn changed(repo: &gix::Repository, memo: &Mutex<Memo>) -> Result<Vec<String>, gix::Error> {

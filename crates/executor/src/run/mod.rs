@@ -96,8 +96,9 @@ pub async fn run_epic(
         merged,
     } = preflight(&git, &plan, &config, events).await?;
     let history = History::new(previous_report(&dir).await);
-    let all_gates =
-        Gates::new(config.gates.iter().cloned(), config.gate_timeout).with_sandbox(sandbox.clone());
+    let all_gates = Gates::new(config.gates.iter().cloned(), config.gate_timeout)
+        .with_sandbox(sandbox.clone())
+        .with_tidying(Arc::clone(&git));
     let Some(baseline) =
         check_baseline(&dir, &all_gates, &epic_worktree, head, &events, &cancel).await
     else {

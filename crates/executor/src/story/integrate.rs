@@ -296,6 +296,9 @@ impl Work {
                 duration_ms: millis(result),
                 status: result.status.clone(),
             });
+            if let Some(event) = result.leftovers_event(Some(&story)) {
+                events(event);
+            }
         };
         let env = vec![
             ("EPIC_EPIC".to_owned(), shared.dir.epic_id().to_owned()),

@@ -144,6 +144,9 @@ impl Work {
                     status: result.status.clone(),
                 }
             });
+            if let Some(event) = result.leftovers_event(Some(&story)) {
+                events(event);
+            }
         };
         let gates = self
             .shared

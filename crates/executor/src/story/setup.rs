@@ -16,7 +16,8 @@ impl Work {
         }
         let setup = Gates::new(commands.iter().cloned(), self.shared.config.gate_timeout)
             .with_sandbox(self.shared.sandbox.clone())
-            .with_guard(Arc::clone(&self.shared.guard));
+            .with_guard(Arc::clone(&self.shared.guard))
+            .with_tidying(Arc::clone(&self.shared.git));
         let story = self.id().to_owned();
         let events = Arc::clone(&self.shared.events);
         let on_result = move |result: &GateResult| {
@@ -27,6 +28,9 @@ impl Work {
                 duration_ms: millis(result),
                 status: result.status.clone(),
             });
+            if let Some(event) = result.leftovers_event(Some(&story)) {
+                events(event);
+            }
         };
         let review = setup
             .run(&self.worktree, &self.env(), &self.cancel, &on_result)

@@ -14,6 +14,7 @@ mod containment;
 mod epic_failures;
 mod epic_run;
 mod epic_support;
+mod gate_leftovers;
 mod guarded_files;
 mod happy;
 mod hostile_agents;

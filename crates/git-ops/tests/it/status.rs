@@ -158,3 +158,27 @@ fn odd_names_are_listed_quoted_like_git_and_staged_restored_by_their_bytes() {
     assert!(!raw.exists());
     assert!(!repo.path.join("src/two\nlines.txt").exists());
 }
+
+#[test]
+fn untracked_files_leave_out_tracked_and_ignored_ones() {
+    let repo = crate::support::Repo::new();
+    let git = repo.handle();
+    repo.write(".gitignore", "*.keep\n");
+    repo.write("src/tracked.rs", "t\n");
+    git.commit_all(&repo.path, "base").expect("commit");
+    repo.write("src/tracked.rs", "changed\n");
+    repo.write("cache.keep", "ignored\n");
+    repo.write("__pycache__/m.pyc", "x\n");
+    repo.write("odd\nname.txt", "x\n");
+    repo.write("test-results.xml", "r\n");
+    // From a subdirectory too: the paths are from the worktree's root.
+    assert_eq!(
+        git.untracked_files(&repo.path.join("src"))
+            .expect("untracked"),
+        [
+            "\"odd\\nname.txt\"",
+            "__pycache__/m.pyc",
+            "test-results.xml"
+        ]
+    );
+}
