@@ -185,6 +185,7 @@ mod offload;
 mod preset;
 mod process;
 mod prompts;
+mod read_only;
 mod record;
 mod replies;
 mod run;

@@ -22,6 +22,7 @@ use crate::gates::{GateResult, Gates};
 use crate::guard::TurnGuard;
 use crate::offload;
 use crate::prompts;
+use crate::read_only;
 use crate::replies::{blocked_on, parse_task_list, parse_verdict};
 use crate::sandbox::Sandbox;
 use crate::seat::{Reply, Role, Seat, SeatError};
@@ -1034,6 +1035,12 @@ impl Run<'_> {
         }
         let paths = self.paths_changed_since(start.to_hex()).await?;
         let prompt = prompts::review(task, &start.to_hex(), &paths);
+        let before = self
+            .git(
+                "take the worktree's state before the reviewers' turns",
+                |git, worktree| git.worktree_state(worktree),
+            )
+            .await?;
         let mut set = tokio::task::JoinSet::new();
         for (n, seat) in reviewers.iter().enumerate() {
             let mut chat = Chat::new(
@@ -1047,17 +1054,18 @@ impl Run<'_> {
             let name = seat.name().to_owned();
             set.spawn(async move { (n, name, chat.ask(prompt).await) });
         }
-        let mut verdicts = Vec::new();
+        let (mut verdicts, mut stop) = (Vec::new(), None);
+        // Every reviewer ends before the worktree is put back, whatever one of them did.
         while let Some(joined) = set.join_next().await {
             let Ok((n, name, result)) = joined else {
                 continue;
             };
             match result {
                 Ok(reply) => verdicts.push((n, parse_verdict(&reply.text))),
-                Err(SeatError::Cancelled) => return Err(StoryError::Cancelled),
+                Err(SeatError::Cancelled) => stop = Some(StoryError::Cancelled),
                 // A reviewer that changed epic's files fails the story like any other turn.
                 Err(source @ SeatError::GuardedFiles(_)) => {
-                    return Err(StoryError::Agent {
+                    stop.get_or_insert(StoryError::Agent {
                         role: Role::Reviewer,
                         task: Some(task.title.clone()),
                         source,
@@ -1067,6 +1075,19 @@ impl Run<'_> {
                     "reviewer {name} failed and is left out of this round: {error}"
                 )),
             }
+        }
+        let changed = self
+            .git(
+                "put back what the reviewers' turns changed",
+                move |git, worktree| git.put_back(worktree, &before),
+            )
+            .await?;
+        if let Some(files) = changed {
+            self.recorder
+                .note(read_only::discarded(Role::Reviewer, &files));
+        }
+        if let Some(stop) = stop {
+            return Err(stop);
         }
         verdicts.sort_by_key(|(n, _)| *n);
         Ok(verdicts

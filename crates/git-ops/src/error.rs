@@ -27,6 +27,9 @@ pub enum Cause {
     /// The status an operation depends on could not be read.
     #[error(transparent)]
     Status(Box<StatusError>),
+    /// The state of a worktree an operation depends on could not be taken.
+    #[error(transparent)]
+    Diff(Box<DiffError>),
 }
 
 impl Cause {

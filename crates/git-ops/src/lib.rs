@@ -178,5 +178,6 @@ pub use repo::{Git, GixGit};
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, FileMode, MergeFavor,
     MergeOutcome, ParseCommitIdError, Removal, Restored, Status, Symlink, WorktreeInfo,
+    WorktreeState,
 };
 pub use worktree::add_interrupted;

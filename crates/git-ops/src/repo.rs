@@ -13,7 +13,7 @@ use crate::error::{
 use crate::scan::Memo;
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, MergeFavor, MergeOutcome, Removal, Restored,
-    Status, Symlink, WorktreeInfo,
+    Status, Symlink, WorktreeInfo, WorktreeState,
 };
 use crate::{branch, commit, diff, links, merge, reset, rev, status, worktree};
 
@@ -217,6 +217,22 @@ pub trait Git: Send + Sync {
     /// `base` (`git diff --binary <base>` over a temporary index holding every file); empty
     /// when nothing changed. The worktree, its index and its branch are left as they are.
     fn worktree_patch(&self, worktree: &Path, base: &CommitId) -> Result<Vec<u8>, DiffError>;
+
+    /// The whole state of `worktree`: its branch, its head commit and the tree of its files,
+    /// committed or not (untracked ones included, ignored ones not). Leaves the worktree and
+    /// its index as they are.
+    fn worktree_state(&self, worktree: &Path) -> Result<WorktreeState, DiffError>;
+
+    /// Brings `worktree` back to `state` if it is not there: the branch checked out again at
+    /// its head (a commit made since is dropped from the branch), the files as they were
+    /// (uncommitted changes included; untracked files added since deleted, ignored ones left).
+    /// Returns the files that differed, sorted (empty when only commits or the branch had
+    /// moved), or `None` when the worktree was as `state` says.
+    fn put_back(
+        &self,
+        worktree: &Path,
+        state: &WorktreeState,
+    ) -> Result<Option<Vec<String>>, RollbackError>;
 
     /// Restores each path from `source`: checked out where `source` has it, deleted where it has
     /// none. The changes are left uncommitted.
@@ -712,6 +728,18 @@ impl Git for GixGit {
 
     fn worktree_patch(&self, worktree: &Path, base: &CommitId) -> Result<Vec<u8>, DiffError> {
         reset::worktree_patch(self, worktree, base)
+    }
+
+    fn worktree_state(&self, worktree: &Path) -> Result<WorktreeState, DiffError> {
+        reset::worktree_state(self, worktree)
+    }
+
+    fn put_back(
+        &self,
+        worktree: &Path,
+        state: &WorktreeState,
+    ) -> Result<Option<Vec<String>>, RollbackError> {
+        reset::put_back(self, worktree, state)
     }
 
     fn restore_paths(

@@ -13,7 +13,7 @@ use crate::error::{Cause, DiffError, RestoreError, RollbackError};
 use crate::path_text::{path_bytes, path_text};
 use crate::repo::GixGit;
 use crate::rev;
-use crate::types::{CommitId, Restored};
+use crate::types::{CommitId, Restored, WorktreeState};
 
 pub(crate) fn rollback(git: &GixGit, worktree: &Path, to: &CommitId) -> Result<(), RollbackError> {
     let fail = |source| RollbackError::Failed {
@@ -52,6 +52,29 @@ impl Drop for TempIndex {
     }
 }
 
+/// A copy of `worktree`'s index with every file of the worktree added to it (`git add -A`),
+/// untracked ones included and ignored ones not: the worktree's whole state, staged where it
+/// leaves the worktree's own index alone. A copy, so that `add -A` stats what the index already
+/// knows instead of reading every file; a worktree without an index starts from an empty one.
+fn full_index(git: &GixGit, worktree: &Path) -> Result<TempIndex, Cause> {
+    let own = git.cli.run(
+        worktree,
+        args!["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    )?;
+    let own = PathBuf::from(String::from_utf8_lossy(&own.stdout).trim_end());
+    let n = PATCH_INDEXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let index =
+        TempIndex(std::env::temp_dir().join(format!("{PATCH_INDEX}-{}-{n}", std::process::id())));
+    match std::fs::copy(&own, &index.0) {
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(Cause::Io(error)),
+    }
+    git.cli
+        .run_on_index(worktree, &index.0, args!["add", "-A"])?;
+    Ok(index)
+}
+
 pub(crate) fn worktree_patch(
     git: &GixGit,
     worktree: &Path,
@@ -63,27 +86,7 @@ pub(crate) fn worktree_patch(
         head: format!("the worktree `{}`", worktree.display()),
         source,
     };
-    // A copy of the worktree's index, so that `add -A` stats what it already knows instead of
-    // reading every file; a worktree without one starts from an empty index.
-    let own = git
-        .cli
-        .run(
-            worktree,
-            args!["rev-parse", "--path-format=absolute", "--git-path", "index"],
-        )
-        .map_err(|error| fail(Cause::Cli(error)))?;
-    let own = PathBuf::from(String::from_utf8_lossy(&own.stdout).trim_end());
-    let n = PATCH_INDEXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let index =
-        TempIndex(std::env::temp_dir().join(format!("{PATCH_INDEX}-{}-{n}", std::process::id())));
-    match std::fs::copy(&own, &index.0) {
-        Ok(_) => {}
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-        Err(error) => return Err(fail(Cause::Io(error))),
-    }
-    git.cli
-        .run_on_index(worktree, &index.0, args!["add", "-A"])
-        .map_err(|error| fail(Cause::Cli(error)))?;
+    let index = full_index(git, worktree).map_err(fail)?;
     let diff = git
         .cli
         .run_on_index(
@@ -105,6 +108,102 @@ pub(crate) fn worktree_patch(
         )
         .map_err(|error| fail(Cause::Cli(error)))?;
     Ok(diff.stdout)
+}
+
+pub(crate) fn worktree_state(git: &GixGit, worktree: &Path) -> Result<WorktreeState, DiffError> {
+    let fail = |source| DiffError::Failed {
+        base: "HEAD".to_owned(),
+        head: format!("the worktree `{}`", worktree.display()),
+        source,
+    };
+    let repo = rev::open(git, worktree).map_err(|error| fail(Cause::Rev(Box::new(error))))?;
+    let head =
+        rev::resolve(&repo, worktree, "HEAD").map_err(|error| fail(Cause::Rev(Box::new(error))))?;
+    let branch = crate::Git::current_branch(git, worktree)
+        .map_err(|error| fail(Cause::Rev(Box::new(error))))?;
+    let index = full_index(git, worktree).map_err(fail)?;
+    let tree = git
+        .cli
+        .run_on_index(worktree, &index.0, args!["write-tree"])
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    Ok(WorktreeState {
+        branch,
+        head: CommitId(head),
+        tree: String::from_utf8_lossy(&tree.stdout).trim().to_owned(),
+    })
+}
+
+pub(crate) fn put_back(
+    git: &GixGit,
+    worktree: &Path,
+    state: &WorktreeState,
+) -> Result<Option<Vec<String>>, RollbackError> {
+    let fail = |source| RollbackError::Failed {
+        worktree: worktree.to_owned(),
+        to: state.head,
+        source,
+    };
+    let now = worktree_state(git, worktree).map_err(|error| fail(Cause::Diff(Box::new(error))))?;
+    if now == *state {
+        return Ok(None);
+    }
+    let changed = git
+        .cli
+        .run(
+            worktree,
+            args![
+                "diff-tree",
+                "-r",
+                "-z",
+                "--name-only",
+                "--no-renames",
+                &state.tree,
+                &now.tree
+            ],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    let head = state.head.to_hex();
+    // The branch back where it was and checked out (`-B` moves it), whatever was checked out
+    // since; then the files: what was never there goes, and the tree comes back into the
+    // worktree alone, uncommitted changes as uncommitted changes.
+    match &state.branch {
+        Some(branch) => git.cli.run(
+            worktree,
+            args!["checkout", "--quiet", "--force", "-B", branch, &head],
+        ),
+        None => git.cli.run(
+            worktree,
+            args!["checkout", "--quiet", "--force", "--detach", &head],
+        ),
+    }
+    .map_err(|error| fail(Cause::Cli(error)))?;
+    git.cli
+        .run(worktree, args!["clean", "-f", "-d", "--quiet"])
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    let root = crate::Git::worktree_root(git, worktree)
+        .map_err(|error| fail(Cause::Rev(Box::new(error))))?;
+    git.cli
+        .run(
+            &root,
+            args![
+                "restore",
+                "--quiet",
+                "--worktree",
+                "--source",
+                &state.tree,
+                "--",
+                "."
+            ],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    let mut paths: Vec<String> = changed
+        .stdout
+        .split(|&byte| byte == 0)
+        .filter(|path| !path.is_empty())
+        .map(path_text)
+        .collect();
+    paths.sort_unstable();
+    Ok(Some(paths))
 }
 
 /// `path` (a path as this crate writes it, see `path_text`) as a repository path with `/`

@@ -207,6 +207,19 @@ pub enum MergeOutcome {
     },
 }
 
+/// The whole state of a worktree, as [`Git::worktree_state`](crate::Git::worktree_state) takes
+/// it: what [`Git::put_back`](crate::Git::put_back) brings the worktree back to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorktreeState {
+    /// The branch checked out, `None` when detached.
+    pub branch: Option<String>,
+    /// The commit checked out.
+    pub head: CommitId,
+    /// The tree of every file, committed or not, untracked ones included and ignored ones not
+    /// (hexadecimal id; the tree is written to the repository's objects).
+    pub tree: String,
+}
+
 /// What [`Git::restore_paths`](crate::Git::restore_paths) did, path by path.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Restored {

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use epic_git_ops::CommitId;
+use epic_git_ops::{CommitId, WorktreeState};
 use epic_perimeter::Review;
 
 use super::{Failure, Stop, Work, millis, turn_failed};
@@ -14,6 +14,7 @@ use crate::error::StoryError;
 use crate::event::Event;
 use crate::gates::GateResult;
 use crate::prompts;
+use crate::read_only;
 use crate::replies::{blocked_on, parse_verdict};
 use crate::seat::Role;
 
@@ -74,10 +75,16 @@ impl Work {
                 None,
                 recorder,
             );
-            let reply = chat
-                .ask(prompts::judge(&diff.text, round))
-                .await
-                .map_err(|error| turn_failed(Role::Judge, error))?;
+            let worktree = self.worktree.clone();
+            let before = self
+                .git(
+                    "take the worktree's state before the judge's turn",
+                    move |git| git.worktree_state(&worktree),
+                )
+                .await?;
+            let reply = chat.ask(prompts::judge(&diff.text, round)).await;
+            self.discard_changes(Role::Judge, before).await?;
+            let reply = reply.map_err(|error| turn_failed(Role::Judge, error))?;
             let verdict = parse_verdict(&reply.text);
             self.emit(Event::StoryJudged {
                 story: self.id().to_owned(),
@@ -98,6 +105,24 @@ impl Work {
             checked = self.address(&verdict, recorder).await?;
         }
         Err(Failure::JudgeNeverRan.into())
+    }
+
+    /// Puts the worktree back to `before` if a `role` turn changed it (files, commits, the
+    /// branch checked out), with a warning naming what it changed ([`read_only`]).
+    async fn discard_changes(&self, role: Role, before: WorktreeState) -> Result<(), Stop> {
+        let worktree = self.worktree.clone();
+        let changed = self
+            .git("put back what a read-only turn changed", move |git| {
+                git.put_back(&worktree, &before)
+            })
+            .await?;
+        if let Some(files) = changed {
+            self.emit(Event::Note {
+                story: self.id().to_owned(),
+                message: read_only::discarded(role, &files),
+            });
+        }
+        Ok(())
     }
 
     /// One coder round on the judge's findings: the turn, strays put back, the gates (which

@@ -1,6 +1,6 @@
 //! Containment: what an agent does after the checks, or writes into epic's own records, never
-//! reaches the epic branch. A commit made on the story branch during the judge turn fails the
-//! story (the merge takes the commit that was checked, never the branch's tip); a forged merge
+//! reaches the epic branch. A commit made on the story branch during the judge turn is put back
+//! (the merge takes the commit that was checked, never the branch's tip); a forged merge
 //! journal never moves the epic branch; a story state edited to say "merged" does not make the
 //! story merged.
 
@@ -13,28 +13,43 @@ use crate::support::Events;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_made_on_the_story_branch_during_the_judge_turn_is_never_merged() {
     let ep = EpicFixture::new();
-    // The judge commits a file outside a's perimeter on a's branch, then clears the story: the
-    // diff it was shown was clean, the branch's tip is not.
+    // The judge commits a file outside a's perimeter on a's branch, leaves another uncommitted,
+    // then clears the story: the diff it was shown was clean, the branch's tip is not. A
+    // judge only reads: everything its turn changed is put back, and the commit it cleared is
+    // the one merged. (A branch that still moved after that, by a process outside any turn,
+    // fails the story: `Failure::BranchMovedAfterChecks`.)
     std::fs::write(
         ep.fx.root.join("hooks").join("a.judge.sh"),
-        "mkdir -p src/b; echo sneaked > src/b/judge.txt; git add -A; git commit -qm sneak\n",
+        "mkdir -p src/b; echo sneaked > src/b/judge.txt; git add -A; git commit -qm sneak\n\
+         echo left > src/a/judge-notes.md\n",
     )
     .expect("write the judge hook");
     let mut config = ep.config();
     config.judge = Some(ep.agent());
+    let events = Events::default();
     let outcome = ep
-        .run(&plan(&[("a", &[])]), config, &Events::default())
+        .run(&plan(&[("a", &[])]), config, &events)
         .await
         .expect("run");
-    assert_eq!(statuses(&outcome), ["a:failed"], "{:?}", outcome.report);
-    let why = reason(&outcome, 0);
-    let found = ep.rev("story/e/a");
-    let checked = ep.rev("story/e/a~1");
-    assert!(
-        why.contains("moved after") && why.contains(&found) && why.contains(&checked),
-        "{why}"
+    assert_eq!(statuses(&outcome), ["a:done"], "{}", reason(&outcome, 0));
+    assert_eq!(epic_files(&ep), ["README.md", "src/a/done.txt"]);
+    let notes: Vec<String> = events
+        .steps()
+        .into_iter()
+        .filter_map(|event| match event {
+            Event::Note { message, .. } if message.contains("discarded") => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "the judge turn changed src/a/judge-notes.md, src/b/judge.txt; discarded: a judge \
+          only reads the work it checks"
+        ]
     );
-    assert_eq!(epic_files(&ep), ["README.md"], "nothing of a was merged");
+    let log = ep.fx.git_in(&ep.fx.repo, &["log", "--format=%s", "epic/e"]);
+    assert!(!log.contains("sneak"), "{log}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -159,3 +159,40 @@ else echo '```json
     assert!(prompt.contains("src/one.txt"), "{prompt}");
     assert_eq!(fixture.story_commits(), ["s: one"]);
 }
+
+#[tokio::test]
+async fn what_a_reviewer_changes_is_discarded_and_the_coders_work_kept() {
+    let fixture = Fixture::new();
+    let coder = fixture.agent("coder", &fixing_coder());
+    // A reviewer that "fixes" the coder's file itself, adds one, and commits, then clears.
+    let reviewer = fixture.agent(
+        "reviewer",
+        r#"cat > /dev/null
+echo reviewer > src/one.txt; echo x > src/extra.txt
+git add -A && git commit -qm "reviewer's own"
+echo '{"clean":true,"issues":[]}'
+"#,
+    );
+    let mut run = Run::new(coder);
+    run.reviewers = vec![reviewer];
+    let events = Events::default();
+    let done = run.on(&fixture, &events).await.result.expect("done");
+    assert_eq!(done.committed, ["one"]);
+    // The task's one commit holds the coder's work as the coder left it, and nothing else.
+    assert_eq!(fixture.story_commits(), ["s: one"]);
+    let shown = fixture.git_in(&fixture.worktree, &["show", "--stat", "--format=", "HEAD"]);
+    assert!(
+        shown.contains("src/one.txt") && !shown.contains("extra"),
+        "{shown}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fixture.worktree.join("src/one.txt")).expect("read"),
+        "one\n"
+    );
+    assert!(events.steps().iter().any(|event| matches!(
+        event,
+        Event::Note { message, .. }
+            if message == "the reviewer turn changed src/extra.txt, src/one.txt; discarded: a \
+                           reviewer only reads the work it checks"
+    )));
+}

@@ -92,3 +92,58 @@ fn refuses_paths_outside_the_worktree() {
         Err(RestoreError::Rev(_))
     ));
 }
+
+#[test]
+fn put_back_undoes_files_commits_and_checkouts_keeping_uncommitted_work() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    repo.write("src/a.rs", "a\n");
+    repo.write("src/gone.rs", "g\n");
+    git.commit_all(&repo.path, "base").expect("commit");
+    repo.git(&["branch", "epic/e"]);
+    let story = repo.beside("a");
+    git.add_worktree_new_branch(&story, "story/e/a", "epic/e")
+        .expect("add");
+    // The coder's uncommitted work: an edit, a new file, a deletion.
+    write_in(&story, "src/a.rs", "coder\n");
+    write_in(&story, "src/new.rs", "new\n");
+    std::fs::remove_file(story.join("src/gone.rs")).expect("rm");
+    let before = git.worktree_state(&story).expect("state");
+    assert_eq!(git.put_back(&story, &before).expect("nothing to do"), None);
+    let porcelain = repo.porcelain(&story);
+
+    // A "read-only" turn edits, adds, commits, and leaves another branch checked out.
+    write_in(&story, "src/a.rs", "judge\n");
+    write_in(&story, "judge-notes.md", "n\n");
+    repo.git_in(&story, &["add", "-A"]);
+    repo.git_in(&story, &["commit", "-qm", "judge"]);
+    repo.git_in(&story, &["checkout", "-qb", "elsewhere"]);
+    write_in(&story, "later.txt", "l\n");
+
+    let changed = git.put_back(&story, &before).expect("put back");
+    assert_eq!(
+        changed,
+        Some(vec![
+            "judge-notes.md".to_owned(),
+            "later.txt".to_owned(),
+            "src/a.rs".to_owned()
+        ])
+    );
+    assert_eq!(git.worktree_state(&story).expect("state"), before);
+    assert_eq!(repo.porcelain(&story), porcelain);
+    assert_eq!(
+        std::fs::read_to_string(story.join("src/a.rs")).expect("read"),
+        "coder\n"
+    );
+    assert!(!story.join("judge-notes.md").exists());
+    assert!(!story.join("src/gone.rs").exists());
+    assert_eq!(
+        repo.git_in(&story, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        "story/e/a"
+    );
+    assert_eq!(
+        repo.git(&["rev-parse", "story/e/a"]).trim(),
+        before.head.to_hex()
+    );
+}
