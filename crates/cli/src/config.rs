@@ -69,6 +69,10 @@ pub(crate) const MAX_TIMEOUT: u64 = 30 * 24 * 60 * 60;
                    misspelt key is caught rather than ignored."
 )]
 #[command(next_help_heading = "Run options (also settable in epic.toml; flags win)")]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each `--no-…` negation is a flag of its own, folded into its option by `given`"
+)]
 pub(crate) struct RunOptions {
     /// Where the epic branch starts if it does not exist yet: a git revision. Default: `HEAD`.
     #[arg(long, value_name = "REF")]
@@ -218,6 +222,23 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 
+    /// Check each seat before the first story, without spending a token: its program is
+    /// installed and, for `claude`, `codex` and `gemini`, logged in (`claude auth status`,
+    /// `codex login status`, Gemini's auth settings). A seat that fails its check stops the run
+    /// before anything starts (exit 2). Default: true.
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        overrides_with = "no_preflight"
+    )]
+    pub(crate) preflight: Option<bool>,
+    /// Skip the seat checks before the first story (for custom setups: a key the check cannot
+    /// see, a wrapper of the CLI)
+    #[arg(long, overrides_with = "preflight")]
+    #[serde(skip)]
+    pub(crate) no_preflight: bool,
+
     /// Price overrides for the report's cost estimates: a seat or model name prefix (`claude`,
     /// `aider`, `claude-opus-4`) → US dollars per million input and output tokens. The longest
     /// matching prefix wins, then the built-in prices.
@@ -278,6 +299,7 @@ impl RunOptions {
             setup: Some(texts(config.setup)),
             keep_worktrees: Some(config.keep_worktrees),
             allow_red_baseline: Some(config.allow_red_baseline),
+            preflight: Some(config.preflight),
             schedule: Some(config.schedule),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
@@ -295,6 +317,7 @@ impl RunOptions {
             (&mut given.fail_fast, self.no_fail_fast),
             (&mut given.keep_worktrees, self.no_keep_worktrees),
             (&mut given.allow_red_baseline, self.no_allow_red_baseline),
+            (&mut given.preflight, self.no_preflight),
         ];
         for (option, off) in negations {
             if off {
@@ -675,6 +698,7 @@ impl Resolved {
         set(&mut config.setup, texts(&options.setup));
         set(&mut config.keep_worktrees, options.keep_worktrees);
         set(&mut config.allow_red_baseline, options.allow_red_baseline);
+        set(&mut config.preflight, options.preflight);
         set(&mut config.schedule, options.schedule);
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
@@ -1327,6 +1351,7 @@ mod tests {
         assert_eq!(config.schedule, Policy::CriticalPath);
         assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
         assert_eq!(config.sandbox, SandboxMode::Auto);
+        assert!(config.preflight);
         assert_eq!(config.prices, epic_report::PriceTable::default());
         // What `epic config` shows: every default, from the executor's.
         assert_eq!(
@@ -1349,6 +1374,7 @@ mod tests {
                 schedule: Some(Policy::CriticalPath),
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
+                preflight: Some(true),
                 prices: Some(BTreeMap::new()),
                 ..RunOptions::default()
             }
@@ -1410,7 +1436,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 13, "every key with a default to state");
+        assert_eq!(checked, 14, "every key with a default to state");
     }
 
     #[test]
@@ -1464,6 +1490,7 @@ mod tests {
                 "schedule",
                 "test_pattern",
                 "sandbox",
+                "preflight",
                 "prices",
             ]
         );
@@ -1497,6 +1524,7 @@ allow_red_baseline = true
 schedule = "waves"
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
+preflight = false
 
 [prices]
 aider = { input = 0.5, output = 1.5 }
@@ -1531,6 +1559,7 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.sandbox, SandboxMode::Off);
+        assert!(!config.preflight);
         let prices = config.prices;
         assert_eq!(
             prices.price_of("aider"),

@@ -3,12 +3,14 @@
 use std::collections::hash_map::RandomState;
 use std::ffi::OsString;
 use std::hash::{BuildHasher as _, Hasher as _};
+use std::path::Path;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use crate::preset::{Preset, PromptVia};
 use crate::process::{self, Ending, Limits, Spec};
+use crate::readiness::{self, NotReady};
 use crate::sandbox::Access;
 use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
 
@@ -376,6 +378,20 @@ impl Seat for CommandSeat {
         progress: ProgressFn<'a>,
     ) -> BoxFuture<'a, Result<Reply, SeatError>> {
         Box::pin(self.run_turn(request, progress))
+    }
+
+    /// A preset's program must start and, for `claude`, `codex` and `gemini`, be logged in
+    /// (`claude auth status`, `codex login status`, Gemini's auth variables or settings); a
+    /// shell command is the user's, and is not checked.
+    fn ready<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<(), NotReady>> {
+        Box::pin(async move {
+            match &self.invocation {
+                Invocation::Shell(_) => Ok(()),
+                Invocation::Preset(preset) => {
+                    readiness::check_preset(&self.name, *preset, &self.env, dir).await
+                }
+            }
+        })
     }
 }
 

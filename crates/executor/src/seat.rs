@@ -2,7 +2,7 @@
 
 use std::fmt::{self, Write as _};
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::readiness::NotReady;
 use crate::sandbox::Sandbox;
 
 /// A boxed, `Send` future: what [`Seat::turn`] returns, spelled short for the crate's own seats.
@@ -335,4 +336,12 @@ pub trait Seat: Send + Sync + fmt::Debug {
         request: &'a TurnRequest,
         progress: ProgressFn<'a>,
     ) -> Pin<Box<dyn Future<Output = Result<Reply, SeatError>> + Send + 'a>>;
+
+    /// Checks, without spending a token, that this seat can take turns (its program is
+    /// installed, it is logged in), with `dir` as the working directory. A run asks each seat
+    /// in use before its first story. The default has nothing to check.
+    fn ready<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<(), NotReady>> {
+        let _ = dir;
+        Box::pin(std::future::ready(Ok(())))
+    }
 }

@@ -86,6 +86,10 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # passed on the baseline fails.
 # allow_red_baseline = false
 
+# Check each seat before the first story, without spending a token: installed and, for claude,
+# codex and gemini, logged in. A seat that fails its check stops the run before anything starts.
+# preflight = true
+
 # The order among ready stories: "critical-path" (longest remaining chain first), "plan-order",
 # or "waves" (each wave waits for the previous one).
 # schedule = "critical-path"

@@ -198,6 +198,10 @@ fn run_error(error: RunError, epic: &str) -> CommandError {
         RunError::RedBaseline { .. } | RunError::Sandbox(_) => None,
         RunError::Base { .. } => Some("--base names the commit the epic branch starts from"),
         RunError::Bare { .. } => Some("run epic in a repository with a working tree"),
+        RunError::SeatNotReady(_) => Some(
+            "nothing was started; if the check is wrong for your setup (a key it cannot see, a \
+             wrapper of the CLI), --no-preflight skips it",
+        ),
         _ => Some("fix the cause above, then run again: the epic's state is kept"),
     };
     let error = CommandError::new(Kind::Repository, error);

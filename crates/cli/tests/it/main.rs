@@ -20,6 +20,7 @@ mod leftovers;
 mod parse_errors;
 mod plan;
 mod plan_input;
+mod preflight;
 mod readme;
 mod reliability;
 mod report;

@@ -19,6 +19,10 @@ use crate::story;
 /// Every `epic run` option, resolved (CONTRACT.md, "`epic run`"): what the CLI hands to
 /// [`run_epic`].
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent switches of the command line, each its own flag"
+)]
 pub struct RunConfig {
     /// Where the epic branch starts if it does not exist yet (`--base`, `HEAD`); resolved in the
     /// user's checkout.
@@ -80,6 +84,10 @@ pub struct RunConfig {
     /// (the CLI names the plan file and `epic.toml`; none by default): a turn that changes one
     /// fails its story, and the file is put back.
     pub guarded_files: Vec<PathBuf>,
+    /// Whether each seat in use is checked before the first story, without spending a token
+    /// ([`Seat::ready`]: the program installed, logged in); one that is not ready stops the run
+    /// before anything starts ([`RunError::SeatNotReady`]). `--no-preflight` turns it off.
+    pub preflight: bool,
 }
 
 impl RunConfig {
@@ -87,7 +95,8 @@ impl RunConfig {
     /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
     /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
-    /// default test patterns, the sandbox where it works (`auto`).
+    /// default test patterns, the sandbox where it works (`auto`), the seats checked before the
+    /// first story.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -117,6 +126,7 @@ impl RunConfig {
                 .collect(),
             sandbox: SandboxMode::Auto,
             guarded_files: Vec::new(),
+            preflight: true,
         }
     }
 }
@@ -154,6 +164,10 @@ pub enum RunError {
         /// Its git directory.
         common_dir: PathBuf,
     },
+    /// A seat in use cannot take turns: its program is not installed, or it is not logged in
+    /// (found by the preflight, before anything started).
+    #[error(transparent)]
+    SeatNotReady(#[from] crate::readiness::NotReady),
     /// The epic's id cannot name a state directory.
     #[error("the epic id cannot name a state directory")]
     EpicId(#[source] epic_state_store::UnsafeId),

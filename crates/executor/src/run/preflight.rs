@@ -100,6 +100,21 @@ async fn end_leftovers(worktree_root: &Path, events: &EventSink) {
     }
 }
 
+/// Checks each seat in use once (a seat in several roles, once), in role order: the coder, the
+/// judge, the reviewers.
+async fn check_seats(config: &RunConfig, dir: &Path) -> Result<(), RunError> {
+    let seats = std::iter::once(&config.coder)
+        .chain(config.judge.as_ref())
+        .chain(&config.reviewers);
+    let mut checked = std::collections::BTreeSet::new();
+    for seat in seats {
+        if checked.insert(seat.name().to_owned()) {
+            seat.ready(dir).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Everything before the baseline: the lock, the event log, stale worktree registrations
 /// pruned, the epic branch and its worktree, an unproven merge undone, every merged story still
 /// on the epic branch, a clean epic worktree, and its head, where no owned or shared read-only
@@ -121,6 +136,9 @@ pub(super) async fn preflight(
     // First: `--sandbox on` without a working sandbox refuses before anything is touched.
     let layout = Layout::new(&main, git.common_dir(), &worktree_root);
     let sandbox = sandbox::resolve(config.sandbox, layout).await?;
+    if config.preflight {
+        check_seats(config, &main).await?;
+    }
     let lock = take_lock(&dir).await?;
     let events = record::logging_sink(open_log(&dir).await?, events);
     let epic_branch = config
