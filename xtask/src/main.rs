@@ -7,6 +7,8 @@
 //!   Benchmarks are linted but not run here: they take minutes, and `cargo xtask bench` runs them.
 //! - `cargo xtask bench`: the benchmarks; rewrites the figures in `BENCHMARKS.md`.
 //! - `cargo xtask tidy`: the repository's own conventions (see [`tidy`]).
+//! - `cargo xtask agents`: the presets proven against the real agent CLIs, installed with npm
+//!   (see [`agents`]).
 //!
 //! std only, so it builds in seconds on a fresh machine.
 
@@ -16,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
+mod agents;
 mod bench;
 mod tidy;
 
@@ -27,8 +30,9 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("bench") => bench::run(&args[1..]),
         Some("tidy") => tidy::check(&root()),
+        Some("agents") => agents::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <ci | bench [--quick] | tidy>\n  ci     fmt, clippy, tests, doctests, docs, tidy\n  bench  run the benchmarks and rewrite BENCHMARKS.md\n  tidy   check the repository's conventions"
+            "usage: cargo xtask <ci | bench [--quick] | tidy | agents>\n  ci      fmt, clippy, tests, doctests, docs, tidy\n  bench   run the benchmarks and rewrite BENCHMARKS.md\n  tidy    check the repository's conventions\n  agents  prove the presets against the real agent CLIs (npm installs them)"
                 .into(),
         ),
     };

@@ -1,0 +1,444 @@
+//! `cargo xtask agents`: the presets proven against the real agent CLIs.
+//!
+//! The stand-ins of the test suite speak the agents' formats as documented; this tier runs the
+//! real programs. It installs the CLIs pinned in `xtask/agents.txt` with npm into a cache
+//! directory of their own (once per set of versions, reused after), builds `epic`, and drives
+//! `epic run` with each preset in each role against them, each case in a fresh repository with
+//! a throwaway `HOME` and no API key in the environment, so the real programs show what they do
+//! offline and logged out:
+//!
+//! - **preflight**: the preset as the coder; the seat check stops the run (exit 2) naming the
+//!   seat, before any story starts.
+//! - **coder, judge, reviewer** (`--no-preflight`): the real program accepts the preset's
+//!   command line for that role and gets as far as its login or network step (its own words
+//!   for it appear in the run's output, transcripts or report), never a usage error.
+//! - **trust**: no output of Gemini CLI holds "Approval mode overridden" (the preset trusts the
+//!   worktree for the session).
+//!
+//! Each case has a deadline; a case that fails prints what the run printed.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fs;
+use std::hash::{Hash as _, Hasher as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{Result, root, run_cargo, say};
+
+/// The file naming the pinned versions, from the workspace root.
+const VERSIONS: &str = "xtask/agents.txt";
+
+/// The presets the tier proves, with the words each prints when it reached its login or network
+/// step (any one of them will do).
+const PRESETS: [(&str, &[&str]); 3] = [
+    (
+        "claude",
+        &[
+            "Not logged in",
+            "Please run /login",
+            "Invalid API key",
+            "Can't reach the API server",
+        ],
+    ),
+    (
+        "codex",
+        &[
+            "Reconnecting",
+            "Not logged in",
+            "401 Unauthorized",
+            "error sending request",
+            "stream disconnected",
+        ],
+    ),
+    (
+        "gemini",
+        &[
+            "GEMINI_API_KEY",
+            "auth method",
+            "Auth method",
+            "fetch failed",
+        ],
+    ),
+];
+
+/// Words of a CLI refusing its command line: the preset's flags are wrong.
+const USAGE_ERRORS: [&str; 7] = [
+    "unknown option",
+    "unexpected argument",
+    "Unknown argument",
+    "Unknown arguments",
+    "unrecognized option",
+    "error: invalid value",
+    "Not enough arguments",
+];
+
+/// Variables that would let an agent log in: removed, so every case runs logged out.
+const KEYS: [&str; 9] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "CODEX_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_GCA",
+];
+
+/// How long one case may take: a CLI that keeps retrying (Codex reconnects until killed) ends at
+/// the turn deadline epic is given, well within it.
+const CASE_DEADLINE: Duration = Duration::from_mins(5);
+
+/// The deadline of one agent turn in the cases.
+const TURN_TIMEOUT_SECS: &str = "45";
+
+/// A plan of one story whose description holds a file block, so the built-in `script` coder can
+/// do the work when the preset under test takes another role.
+const PLAN: &str = r#"{
+  "epic_id": "e",
+  "epic": "Prove the presets against the real CLIs.",
+  "stories": [
+    {
+      "id": "a",
+      "title": "Write a",
+      "description": "Write the file.\n\n```file src/a/a.txt\nalpha\n```\n",
+      "owned": ["src/a"]
+    }
+  ]
+}
+"#;
+
+/// One `epic run` of the tier and what must hold of it.
+struct Case {
+    name: String,
+    preset: &'static str,
+    args: Vec<String>,
+    expect: Expect,
+}
+
+enum Expect {
+    /// Exit 2 before anything starts, naming the seat.
+    Refused,
+    /// The program ran in this role and reached its login or network step.
+    Reached(&'static [&'static str]),
+}
+
+/// The cases: for each preset, the preflight, and each role with the preflight off.
+fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (preset, reached) in PRESETS {
+        cases.push(Case {
+            name: format!("{preset}: the preflight refuses a logged-out seat"),
+            preset,
+            args: vec!["--coder".into(), preset.into()],
+            expect: Expect::Refused,
+        });
+        for (role, args) in [
+            ("coder", vec!["--coder", preset]),
+            ("judge", vec!["--coder", "script", "--judge", preset]),
+            ("reviewer", vec!["--coder", "script", "--reviewer", preset]),
+        ] {
+            let mut args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+            args.push("--no-preflight".into());
+            cases.push(Case {
+                name: format!("{preset} as {role}: its command line reaches the login step"),
+                preset,
+                args,
+                expect: Expect::Reached(reached),
+            });
+        }
+    }
+    cases
+}
+
+/// `cargo xtask agents`.
+pub(crate) fn run(args: &[String]) -> Result {
+    if let Some(arg) = args.first() {
+        return Err(format!(
+            "`cargo xtask agents` takes no arguments (got `{arg}`)"
+        ));
+    }
+    let root = root();
+    let packages = read_versions(&root.join(VERSIONS))?;
+    let cache = cache_dir(&packages)?;
+    install(&cache, &packages)?;
+    run_cargo(&["build", "--locked", "-p", "epic"], &[])?;
+    let epic = target_dir(&root).join("debug").join("epic");
+    let bin = cache.join("node_modules").join(".bin");
+    let scratch = std::env::temp_dir().join(format!("epic-agents-{}", std::process::id()));
+    let mut failed = Vec::new();
+    for (n, case) in cases().iter().enumerate() {
+        let dir = scratch.join(n.to_string());
+        let started = Instant::now();
+        let outcome = run_case(case, &epic, &bin, &dir);
+        say(&format!(
+            "{} {} ({:.0} s)",
+            if outcome.is_ok() { "ok  " } else { "FAIL" },
+            case.name,
+            started.elapsed().as_secs_f64()
+        ));
+        if let Err(why) = outcome {
+            say(&indent(&why));
+            failed.push(case.name.clone());
+        }
+    }
+    fs::remove_dir_all(&scratch).ok();
+    if failed.is_empty() {
+        say(&format!(
+            "xtask agents: every preset proven against {}",
+            packages.join(", ")
+        ));
+        Ok(())
+    } else {
+        Err(format!(
+            "{} case(s) failed against {}:\n  {}",
+            failed.len(),
+            packages.join(", "),
+            failed.join("\n  ")
+        ))
+    }
+}
+
+/// The packages of the versions file: its lines but blank ones and comments.
+fn read_versions(path: &Path) -> Result<Vec<String>> {
+    let text = fs::read_to_string(path)
+        .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    let packages: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_owned)
+        .collect();
+    if packages.is_empty() {
+        return Err(format!("{} names no package", path.display()));
+    }
+    Ok(packages)
+}
+
+/// Where this set of versions is installed: `$XDG_CACHE_HOME/epic/agents/<hash>` (or under
+/// `~/.cache`), one directory per set, so moving a version installs afresh and going back reuses.
+fn cache_dir(packages: &[String]) -> Result<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .ok_or("neither XDG_CACHE_HOME nor HOME is set: nowhere to cache the agent CLIs")?;
+    let mut hasher = DefaultHasher::new();
+    packages.hash(&mut hasher);
+    Ok(base
+        .join("epic")
+        .join("agents")
+        .join(format!("{:016x}", hasher.finish())))
+}
+
+/// Installs `packages` into `cache` with npm, unless an earlier install completed there.
+fn install(cache: &Path, packages: &[String]) -> Result {
+    let stamp = cache.join("installed");
+    if stamp.is_file() {
+        say(&format!("agent CLIs: cached in {}", cache.display()));
+        return Ok(());
+    }
+    fs::create_dir_all(cache)
+        .map_err(|error| format!("cannot create {}: {error}", cache.display()))?;
+    say(&format!(
+        "$ npm install --prefix {} {}",
+        cache.display(),
+        packages.join(" ")
+    ));
+    let status = Command::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--prefix",
+        ])
+        .arg(cache)
+        .args(packages)
+        .status()
+        .map_err(|error| format!("cannot start npm (is Node.js installed?): {error}"))?;
+    if !status.success() {
+        return Err(format!("npm install failed ({status})"));
+    }
+    fs::write(&stamp, packages.join("\n"))
+        .map_err(|error| format!("cannot write {}: {error}", stamp.display()))
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR`, else `target/` at the root.
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
+}
+
+/// Runs `case` in `dir`: a fresh repository and home, `epic run` with the agent CLIs first on
+/// `PATH`; `Err` says what did not hold, with what the run printed.
+fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
+    let repo = dir.join("repo");
+    let home = dir.join("home");
+    for made in [&repo, &home] {
+        fs::create_dir_all(made)
+            .map_err(|error| format!("cannot create {}: {error}", made.display()))?;
+    }
+    git(&repo, &home, &["init", "--quiet", "--initial-branch=main"])?;
+    fs::write(repo.join("README.md"), "# scratch\n").map_err(|error| error.to_string())?;
+    fs::write(repo.join("plan.json"), PLAN).map_err(|error| error.to_string())?;
+    git(&repo, &home, &["add", "README.md"])?;
+    git(&repo, &home, &["commit", "--quiet", "-m", "first"])?;
+
+    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .map_err(|error| error.to_string())?;
+    let mut command = Command::new(epic);
+    command
+        .args([
+            "run",
+            "plan.json",
+            "--no-progress",
+            "--turn-timeout",
+            TURN_TIMEOUT_SECS,
+        ])
+        .args(&case.args)
+        .current_dir(&repo)
+        .env("HOME", &home)
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .env("GIT_AUTHOR_NAME", "epic agents")
+        .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
+        .env("GIT_COMMITTER_NAME", "epic agents")
+        .env("GIT_COMMITTER_EMAIL", "agents@epic.invalid")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for key in KEYS {
+        command.env_remove(key);
+    }
+    let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
+    let mut everything = printed.clone();
+    for file in files_under(&repo.join(".git").join("epic")) {
+        if let Ok(text) = fs::read_to_string(&file) {
+            everything.push('\n');
+            everything.push_str(&text);
+        }
+    }
+    let failed = |why: String| {
+        Err(format!(
+            "{why}\n--- the run printed (exit {code:?}):\n{printed}"
+        ))
+    };
+    if let Some(word) = USAGE_ERRORS.iter().find(|word| everything.contains(**word)) {
+        return failed(format!("the CLI refused its command line (`{word}`)"));
+    }
+    if case.preset == "gemini" && everything.contains("Approval mode overridden") {
+        return failed(
+            "Gemini CLI did not trust the worktree: \"Approval mode overridden\"".into(),
+        );
+    }
+    match case.expect {
+        Expect::Refused => {
+            let named = format!("the seat `{}` cannot run", case.preset);
+            if code != Some(2) || !printed.contains(&named) {
+                return failed(format!("expected exit 2 and \"{named}\""));
+            }
+        }
+        Expect::Reached(words) => {
+            if code == Some(0) {
+                return failed("a logged-out agent cannot finish a story".into());
+            }
+            if !words.iter().any(|word| everything.contains(*word)) {
+                return failed(format!(
+                    "none of its login or network words ({}) appeared",
+                    words.join(", ")
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `git ARGS` in `dir` with `home` as its `HOME`.
+fn git(dir: &Path, home: &Path, args: &[&str]) -> Result {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "epic agents")
+        .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
+        .env("GIT_COMMITTER_NAME", "epic agents")
+        .env("GIT_COMMITTER_EMAIL", "agents@epic.invalid")
+        .status()
+        .map_err(|error| format!("cannot start git: {error}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`git {}` failed ({status})", args.join(" ")))
+    }
+}
+
+/// Runs `command` until it exits or `deadline` passes (then it is killed): its exit code and
+/// its standard output and error, in that order.
+fn run_with_deadline(mut command: Command, deadline: Duration) -> Result<(Option<i32>, String)> {
+    let mut child = command
+        .spawn()
+        .map_err(|error| format!("cannot start epic: {error}"))?;
+    // Read both pipes on threads so a full pipe cannot stall the child.
+    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut stderr = child.stderr.take().ok_or("no stderr")?;
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut text).ok();
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).ok();
+        text
+    });
+    let started = Instant::now();
+    let code = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status.code(),
+            Ok(None) if started.elapsed() < deadline => {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Ok(None) => {
+                child.kill().ok();
+                child.wait().ok();
+                break None;
+            }
+            Err(error) => return Err(format!("cannot wait for epic: {error}")),
+        }
+    };
+    let out = out.join().unwrap_or_default();
+    let err = err.join().unwrap_or_default();
+    Ok((code, format!("{out}{err}")))
+}
+
+/// Every file under `dir`, recursively (none when it does not exist).
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        let Ok(entries) = fs::read_dir(&next) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// `text` indented by four spaces, line by line.
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|line| format!("    {line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
