@@ -750,7 +750,10 @@ pub(crate) fn house_rules(root: &Path, rules: &[NonBlank]) -> Result<String, Con
             end -= 1;
         }
         let cut = if end < text.len() {
-            format!("\n[… the file goes on: {} more bytes left out …]", text.len() - end)
+            format!(
+                "\n[… the file goes on: {} more bytes left out …]",
+                text.len() - end
+            )
         } else {
             String::new()
         };
@@ -1211,9 +1214,9 @@ impl From<ConfigError> for CommandError {
         let hints: Vec<String> = match &error {
             ConfigError::Read { .. } => vec!["check the file's permissions".into()],
             ConfigError::NotUtf8 { .. } => vec!["save it as UTF-8 text".into()],
-            ConfigError::Rules { .. } => vec![
-                "a relative `--rules` or `rules` path is read from the repository root".into(),
-            ],
+            ConfigError::Rules { .. } => {
+                vec!["a relative `--rules` or `rules` path is read from the repository root".into()]
+            }
             ConfigError::Parse { error, .. } => {
                 let mut hints = Vec::new();
                 if let Some(known) = error.suggestion() {

@@ -83,7 +83,9 @@ fn house_rules_from_epic_toml_and_a_missing_file_stops_the_run() {
     let missing = repo.run(&args);
     missing.assert_code(2);
     assert!(
-        missing.stderr.contains("failed to read rules file `[REPO]/RULES.md`"),
+        missing
+            .stderr
+            .contains("failed to read rules file `[REPO]/RULES.md`"),
         "{}",
         missing.stderr
     );
@@ -105,7 +107,10 @@ fn house_rules_from_epic_toml_and_a_missing_file_stops_the_run() {
 #[test]
 fn the_board_hook_gets_every_move_as_json() {
     let repo = Repo::new();
-    repo.write("plan.json", file_plan(&[("a", &[], "alpha"), ("b", &["a"], "beta")]));
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &["a"], "beta")]),
+    );
     let moves = repo.temp().join("moves.jsonl");
     let hook = format!(
         "{{ cat; printf ' %s\\n' \"$EPIC_BOARD_STATUS\"; }} >> '{}'",
@@ -139,7 +144,11 @@ fn the_board_hook_gets_every_move_as_json() {
             .iter()
             .filter(|(card, _)| card["story"] == story)
             .map(|(card, status)| {
-                assert_eq!(card["status"], status.as_str(), "EPIC_BOARD_STATUS is the card's");
+                assert_eq!(
+                    card["status"],
+                    status.as_str(),
+                    "EPIC_BOARD_STATUS is the card's"
+                );
                 assert_eq!(card["epic"], "shop");
                 status.as_str()
             })
