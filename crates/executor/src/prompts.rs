@@ -111,6 +111,12 @@ pub(crate) fn read_first(heads: Vec<(String, Result<FileHead, String>)>) -> Vec<
                             READ_FIRST_TOTAL_CAP / 1024
                         ))
                     } else {
+                        // Cut at the end of a line where one is near: half a line misleads.
+                        let head = &text[..end];
+                        let end = match head.rfind('\n') {
+                            Some(newline) if newline >= end / 2 => newline + 1,
+                            _ => end,
+                        };
                         Shown::Head {
                             text: text[..end].to_owned(),
                             size,
@@ -123,7 +129,7 @@ pub(crate) fn read_first(heads: Vec<(String, Result<FileHead, String>)>) -> Vec<
                 Ok(FileHead::Directory) => {
                     Shown::Listed("a directory: read what you need from it".to_owned())
                 }
-                Ok(FileHead::Missing) => Shown::Listed("not in your working tree (yet)".to_owned()),
+                Ok(FileHead::Missing) => Shown::Listed("not in your working tree yet".to_owned()),
                 Ok(_) => {
                     Shown::Listed("outside the repository or not a plain file: not read".to_owned())
                 }
@@ -255,16 +261,22 @@ fn push_dependencies(out: &mut String, briefing: &Briefing) {
     }
 }
 
-/// `# House rules`, when there are any.
-fn push_house_rules(out: &mut String, rules: &str) {
+/// `# House rules`, when there are any: to follow (`checking` false), or to hold the work to.
+fn push_house_rules(out: &mut String, rules: &str, checking: bool) {
     let rules = rules.trim();
     if rules.is_empty() {
         return;
     }
+    let how = if checking {
+        "Hold the work to them, except where one contradicts the story's perimeter or that the \
+         runtime owns git."
+    } else {
+        "Follow them; where one contradicts the rules above (your owned paths, git), the rules \
+         above win."
+    };
     let _ = write!(
         out,
-        "\n# House rules\n\nThe project's own rules, from the files named below. Follow them; \
-         where one contradicts the rules above (your owned paths, git), the rules above win.\n\n\
+        "\n# House rules\n\nThe project's own rules, from the files named below. {how}\n\n\
          {rules}\n"
     );
 }
@@ -371,7 +383,7 @@ pub(crate) fn story_rules(context: Context<'_>) -> String {
          - The runtime owns git: do not commit, create or switch branches, push, or open pull \
          requests. Your work is checked and committed for you after each task.\n",
     );
-    push_house_rules(&mut out, rules);
+    push_house_rules(&mut out, rules, false);
     out.push_str("\n# The story\n\n");
     out.push_str(&story_prompt(story));
     push_read_first(&mut out, &briefing.read_first);
@@ -405,7 +417,9 @@ pub(crate) fn planning(story: &Story, cap: usize) -> String {
     let _ = write!(
         out,
         "Never plan a task that creates or changes anything outside them: wiring the story in \
-         elsewhere is another story's job. Plan at most {cap} tasks. Do not start the work yet.\n\
+         elsewhere is another story's job. Plan at most {cap} tasks. Each task's description is \
+         what its coder is given, beside the story: say what to build, where, and how it is \
+         checked. Do not start the work yet.\n\
          Reply with only this JSON, bare or in one fenced block:\n{TASK_LIST_SHAPE}\n"
     );
     out
@@ -514,7 +528,7 @@ pub(crate) fn reviewer_rules(context: Context<'_>) -> String {
     out.push_str("\nWhat it must provide for other stories:\n");
     bullets(&mut out, &story.provides);
     push_dependencies(&mut out, briefing);
-    push_house_rules(&mut out, rules);
+    push_house_rules(&mut out, rules, true);
     out.push_str("\n# The story\n\n");
     out.push_str(&story_prompt(story));
     push_read_first(&mut out, &briefing.read_first);
@@ -605,7 +619,7 @@ pub(crate) fn judge_rules(context: Context<'_>) -> String {
         "\nClear it only when the story is implemented completely, every acceptance criterion \
          holds, and no test was weakened. Name each gap as an issue a coder can act on.\n",
     );
-    push_house_rules(&mut out, rules);
+    push_house_rules(&mut out, rules, true);
     out.push_str("\n# The story\n\n");
     out.push_str(&story_prompt(story));
     push_read_first(&mut out, &briefing.read_first);
@@ -908,6 +922,278 @@ mod tests {
             Some("# shop\n\nA small web shop.\n"),
         );
         insta::assert_snapshot!(prompt);
+    }
+
+    /// The one story every role's prompt is pinned for: `cart-api` of a four-story epic, after
+    /// `catalog` merged, with `read_first` files of every kind and house rules.
+    struct Fixture {
+        plan: StoryPlan,
+        briefing: Briefing,
+        rules: String,
+        tasks: TaskPlan,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let mut catalog = Story::new("catalog", "Product catalog", ["src/catalog"]);
+            catalog.provides = vec!["catalog::Item { id, name, price_cents }".into()];
+            let mut cart = Story::new("cart-api", "Cart API", ["src/cart"])
+                .depending_on(["catalog"])
+                .sharing(["src/lib.rs"]);
+            cart.description = "A cart of catalog items: add an item (again: its quantity \
+                                grows), remove one, and the total in cents."
+                .into();
+            cart.provides = vec!["cart::Cart".into(), "cart::Cart::total".into()];
+            cart.acceptance = vec![
+                "adding an item twice gives a quantity of 2".into(),
+                "the total of an empty cart is 0".into(),
+            ];
+            cart.read_first = vec![
+                "src/catalog/mod.rs".into(),
+                "docs/pricing.md".into(),
+                "docs/".into(),
+                "assets/logo.png".into(),
+                "src/legacy_cart.rs".into(),
+            ];
+            let page =
+                Story::new("cart-page", "Cart page", ["web/cart"]).depending_on(["cart-api"]);
+            let search = Story::new("search", "Search", ["src/search"]);
+            let plan = StoryPlan {
+                epic_id: "shop".into(),
+                epic: "Add a shopping cart to the shop: items from the catalog, quantities and \
+                       a total, and a page that shows it."
+                    .into(),
+                stories: vec![catalog, cart, page, search],
+            };
+            let root = PathBuf::from("/home/dev/shop.worktrees/shop");
+            let text = |text: &str| {
+                Ok(FileHead::Text {
+                    text: text.to_owned(),
+                    size: text.len() as u64,
+                })
+            };
+            let heads = vec![
+                (
+                    "src/catalog/mod.rs".to_owned(),
+                    text(
+                        "pub struct Item {\n    pub id: u32,\n    pub name: String,\n    pub price_cents: u64,\n}\n",
+                    ),
+                ),
+                (
+                    "docs/pricing.md".to_owned(),
+                    // Read as `read_head` reads a long file: its head only.
+                    Ok(FileHead::Text {
+                        text: "# Pricing\n\nPrices are integer cents; never round one.\n\n## Disc"
+                            .to_owned(),
+                        size: 18_438,
+                    }),
+                ),
+                ("docs/".to_owned(), Ok(FileHead::Directory)),
+                (
+                    "assets/logo.png".to_owned(),
+                    Ok(FileHead::Binary { size: 5120 }),
+                ),
+                ("src/legacy_cart.rs".to_owned(), Ok(FileHead::Missing)),
+            ];
+            let briefing = Briefing {
+                worktree: root.join("cart-api"),
+                off_limits: vec![
+                    (
+                        "/home/dev/shop".into(),
+                        "the main checkout: the user's own".into(),
+                    ),
+                    (
+                        root.join("_epic"),
+                        "the epic's worktree, where epic merges the stories".into(),
+                    ),
+                    (root.join("catalog"), "story catalog's worktree".into()),
+                    (root.join("cart-page"), "story cart-page's worktree".into()),
+                    (root.join("search"), "story search's worktree".into()),
+                ],
+                read_first: read_first(heads),
+                dependencies: vec![Dependency {
+                    id: "catalog".into(),
+                    title: "Product catalog".into(),
+                    provides: vec!["catalog::Item { id, name, price_cents }".into()],
+                    paths: vec!["src/catalog/mod.rs".into(), "src/catalog/tests.rs".into()],
+                    merged: true,
+                }],
+            };
+            let mut first = Task::new(
+                "Cart type with add and remove",
+                "Add `cart::Cart` with `add(item)` and `remove(id)`; adding an item again \
+                 raises its quantity. Unit tests in src/cart/tests.rs.",
+            );
+            first.completed = true;
+            let second = Task::new(
+                "Cart total",
+                "Add `Cart::total()` in cents, 0 for an empty cart, with tests.",
+            );
+            Self {
+                plan,
+                briefing,
+                rules: "## CONTRIBUTING.md\n\nRun `cargo fmt` before you finish. Every public \
+                        item has a doc comment.\n"
+                    .into(),
+                tasks: TaskPlan::new("cart-api", vec![first, second]),
+            }
+        }
+
+        fn context(&self) -> Context<'_> {
+            Context {
+                plan: &self.plan,
+                story: &self.plan.stories[1],
+                briefing: &self.briefing,
+                rules: &self.rules,
+            }
+        }
+
+        /// The turn as the agent reads it on its standard input.
+        fn turn(
+            &self,
+            role: crate::seat::Role,
+            system: String,
+            history: Vec<crate::seat::Exchange>,
+            prompt: String,
+        ) -> String {
+            crate::seat::TurnRequest {
+                role,
+                system,
+                history,
+                prompt,
+                context: crate::seat::TurnContext {
+                    epic: "shop".into(),
+                    story: std::sync::Arc::new(self.plan.stories[1].clone()),
+                    task: None,
+                    worktree: self.briefing.worktree.clone(),
+                    slot: 0,
+                    deadline: tokio::time::Instant::now(),
+                    cancel: tokio_util::sync::CancellationToken::new(),
+                    sandbox: crate::sandbox::Sandbox::off(),
+                },
+            }
+            .render()
+        }
+    }
+
+    /// The diff of the task under review and of the story under judgement.
+    const DIFF: &str = "diff --git a/src/cart/mod.rs b/src/cart/mod.rs\n\
+                        new file mode 100644\n\
+                        --- /dev/null\n\
+                        +++ b/src/cart/mod.rs\n\
+                        @@ -0,0 +1,3 @@\n\
+                        +pub struct Cart {\n\
+                        +    lines: Vec<(u32, u32)>,\n\
+                        +}\n\
+                        diff --git a/src/cart/icon.png b/src/cart/icon.png\n\
+                        new file mode 100644\n\
+                        GIT binary patch\n\
+                        literal 3\n\
+                        KcmZQz00031\n\
+                        \n\
+                        literal 0\n\
+                        HcmV?d00001\n";
+
+    /// Every role's prompt for one story, pinned as the agent reads it: a change to what an
+    /// agent is told is a change to review.
+    #[test]
+    fn every_roles_prompt() {
+        use crate::seat::{Exchange, Role};
+        let fixture = Fixture::new();
+        let story = &fixture.plan.stories[1];
+        let rules = story_rules(fixture.context());
+        insta::assert_snapshot!(
+            "planner",
+            fixture.turn(Role::Planner, rules.clone(), vec![], planning(story, 30))
+        );
+        let system = format!("{rules}\n{}", plan_so_far(&fixture.tasks, 1));
+        let task_prompt = task(&fixture.tasks.tasks[1], 1, 2);
+        insta::assert_snapshot!(
+            "coder",
+            fixture.turn(Role::Coder, system.clone(), vec![], task_prompt.clone())
+        );
+        insta::assert_snapshot!(
+            "coder_noop",
+            fixture.turn(
+                Role::Coder,
+                system,
+                vec![Exchange {
+                    prompt: task_prompt,
+                    reply: "The total is already there.".into(),
+                }],
+                noop("Cart total"),
+            )
+        );
+        insta::assert_snapshot!(
+            "reviewer",
+            fixture.turn(
+                Role::Reviewer,
+                reviewer_rules(fixture.context()),
+                vec![],
+                review(
+                    &fixture.tasks.tasks[1],
+                    "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+                    &["src/cart/icon.png".into(), "src/cart/mod.rs".into()],
+                    DIFF,
+                ),
+            )
+        );
+        insta::assert_snapshot!(
+            "judge",
+            fixture.turn(
+                Role::Judge,
+                judge_rules(fixture.context()),
+                vec![],
+                judge(DIFF, 1)
+            )
+        );
+    }
+
+    #[test]
+    fn read_first_files_share_one_budget() {
+        let big = "x".repeat(READ_FIRST_FILE_CAP);
+        let heads: Vec<(String, Result<FileHead, String>)> = (0..6)
+            .map(|n| {
+                (
+                    format!("f{n}"),
+                    Ok(FileHead::Text {
+                        text: big.clone(),
+                        size: big.len() as u64,
+                    }),
+                )
+            })
+            .collect();
+        let shown = read_first(heads);
+        let whole = READ_FIRST_TOTAL_CAP / READ_FIRST_FILE_CAP;
+        assert!(
+            shown[..whole]
+                .iter()
+                .all(|item| matches!(item.shown, Shown::Whole(_)))
+        );
+        assert!(
+            shown[whole..]
+                .iter()
+                .all(|item| matches!(&item.shown, Shown::Listed(why) if why.contains("are spent"))),
+            "{shown:?}"
+        );
+        let error = read_first(vec![("f".into(), Err("denied".into()))]);
+        assert_eq!(
+            error[0].shown,
+            Shown::Listed("could not be read: denied".into())
+        );
+    }
+
+    #[test]
+    fn a_long_diff_keeps_its_head_and_tail() {
+        let diff = format!("HEAD{}TAIL", "-".repeat(DIFF_LIMIT * 2));
+        let capped = cap_diff(&diff);
+        assert!(capped.len() < DIFF_LIMIT + 100);
+        assert!(capped.starts_with("HEAD") && capped.ends_with("TAIL"));
+        assert!(capped.contains(" bytes of the diff left out …]"));
+        assert_eq!(
+            cap_diff("diff --git a/x b/x\n+1\n"),
+            "diff --git a/x b/x\n+1\n"
+        );
     }
 
     #[test]
