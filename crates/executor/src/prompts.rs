@@ -965,6 +965,28 @@ mod tests {
                     .into(),
                 stories: vec![catalog, cart, page, search],
             };
+            let mut first = Task::new(
+                "Cart type with add and remove",
+                "Add `cart::Cart` with `add(item)` and `remove(id)`; adding an item again \
+                 raises its quantity. Unit tests in src/cart/tests.rs.",
+            );
+            first.completed = true;
+            let second = Task::new(
+                "Cart total",
+                "Add `Cart::total()` in cents, 0 for an empty cart, with tests.",
+            );
+            Self {
+                plan,
+                briefing: Self::briefing(),
+                rules: "## CONTRIBUTING.md\n\nRun `cargo fmt` before you finish. Every public \
+                        item has a doc comment.\n"
+                    .into(),
+                tasks: TaskPlan::new("cart-api", vec![first, second]),
+            }
+        }
+
+        /// What `cart-api`'s run gathered: `read_first` files of every kind, `catalog` merged.
+        fn briefing() -> Briefing {
             let root = PathBuf::from("/home/dev/shop.worktrees/shop");
             let text = |text: &str| {
                 Ok(FileHead::Text {
@@ -995,7 +1017,7 @@ mod tests {
                 ),
                 ("src/legacy_cart.rs".to_owned(), Ok(FileHead::Missing)),
             ];
-            let briefing = Briefing {
+            Briefing {
                 worktree: root.join("cart-api"),
                 off_limits: vec![
                     (
@@ -1018,24 +1040,6 @@ mod tests {
                     paths: vec!["src/catalog/mod.rs".into(), "src/catalog/tests.rs".into()],
                     merged: true,
                 }],
-            };
-            let mut first = Task::new(
-                "Cart type with add and remove",
-                "Add `cart::Cart` with `add(item)` and `remove(id)`; adding an item again \
-                 raises its quantity. Unit tests in src/cart/tests.rs.",
-            );
-            first.completed = true;
-            let second = Task::new(
-                "Cart total",
-                "Add `Cart::total()` in cents, 0 for an empty cart, with tests.",
-            );
-            Self {
-                plan,
-                briefing,
-                rules: "## CONTRIBUTING.md\n\nRun `cargo fmt` before you finish. Every public \
-                        item has a doc comment.\n"
-                    .into(),
-                tasks: TaskPlan::new("cart-api", vec![first, second]),
             }
         }
 
