@@ -26,6 +26,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::fmt::Write as _;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -222,6 +223,24 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 
+    /// A command run with `sh -c` in the epic's worktree on every move of a story on the board
+    /// (planned, active, done, failed, skipped), the story's card as one JSON object on its
+    /// standard input, to sync an outside tracker; a hook that fails or runs past 30 s is an
+    /// event, never a failed story. Default: none (only `board.md`).
+    #[arg(long, value_name = "CMD")]
+    pub(crate) board_hook: Option<NonBlank>,
+
+    /// Files of house rules (`CONTRIBUTING.md`, a style guide) whose text every agent's prompt
+    /// carries under the heading "House rules"; read when the run starts, a relative path from
+    /// the repository root. A file that cannot be read stops the run before it starts. Default:
+    /// none.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help = "A file of house rules (CONTRIBUTING.md, …) every agent's prompt carries, read at \
+                the start from the repository root; repeatable"
+    )]
+    pub(crate) rules: Option<Vec<NonBlank>>,
     /// Check each seat before the first story, without spending a token: its program is
     /// installed and, for `claude`, `codex` and `gemini`, logged in (`claude auth status`,
     /// `codex login status`, Gemini's auth settings). A seat that fails its check stops the run
@@ -303,6 +322,10 @@ impl RunOptions {
             schedule: Some(config.schedule),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
+            board_hook: config.board_hook.and_then(NonBlank::new),
+            // No files: `RunConfig::new` has no house rules (`extra_rules` is empty; a unit test
+            // holds it to that). The CLI reads the files into it ([`house_rules`]).
+            rules: Some(Vec::new()),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
             ..Self::default()
@@ -702,6 +725,13 @@ impl Resolved {
         set(&mut config.schedule, options.schedule);
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
+        set(
+            &mut config.board_hook,
+            options
+                .board_hook
+                .as_ref()
+                .map(|command| Some(command.to_string())),
+        );
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }
@@ -717,6 +747,45 @@ impl Resolved {
             |table, (prefix, price)| table.with(prefix.clone(), price.price()),
         )
     }
+}
+
+/// The most of one rules file an agent's prompt carries, in bytes: a house-rules file is a page
+/// or two; beyond this, the prompt says the file goes on.
+pub(crate) const RULES_FILE_CAP: usize = 32 * 1024;
+
+/// The house rules every agent's prompt carries ([`RunConfig::extra_rules`]): the text of each
+/// file of `rules` (a relative path from the repository `root`), in order, each under a heading
+/// naming it, each cut at [`RULES_FILE_CAP`] bytes with a note; empty without files. A file that
+/// cannot be read is an error naming it.
+pub(crate) fn house_rules(root: &Path, rules: &[NonBlank]) -> Result<String, ConfigError> {
+    let mut out = String::new();
+    for rule in rules {
+        let name = rule.to_string();
+        let path = root.join(&name);
+        let bytes = fs::read(&path).map_err(|source| ConfigError::Rules {
+            path: path.clone(),
+            source,
+        })?;
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim();
+        let mut end = text.len().min(RULES_FILE_CAP);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let cut = if end < text.len() {
+            format!(
+                "\n[… the file goes on: {} more bytes left out …]",
+                text.len() - end
+            )
+        } else {
+            String::new()
+        };
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "## {name}\n\n{}{cut}", &text[..end]);
+    }
+    Ok(out)
 }
 
 /// An agent seat: a preset, the built-in script seat, or `exec:COMMAND`, a shell command; what
@@ -1062,6 +1131,15 @@ pub(crate) enum ConfigError {
         /// The file.
         path: PathBuf,
     },
+    /// A file of house rules (`--rules`, `rules`) could not be read.
+    #[error("failed to read rules file `{}`", path.display())]
+    Rules {
+        /// The file, as the repository root resolves it.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
     /// The file is not valid TOML, or a key or value is wrong.
     #[error("invalid config file `{}`{}: {}", path.display(), error.position(), error.what())]
     Parse {
@@ -1159,6 +1237,9 @@ impl From<ConfigError> for CommandError {
         let hints: Vec<String> = match &error {
             ConfigError::Read { .. } => vec!["check the file's permissions".into()],
             ConfigError::NotUtf8 { .. } => vec!["save it as UTF-8 text".into()],
+            ConfigError::Rules { .. } => {
+                vec!["a relative `--rules` or `rules` path is read from the repository root".into()]
+            }
             ConfigError::Parse { error, .. } => {
                 let mut hints = Vec::new();
                 if let Some(known) = error.suggestion() {
@@ -1351,6 +1432,7 @@ mod tests {
         assert_eq!(config.schedule, Policy::CriticalPath);
         assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
         assert_eq!(config.sandbox, SandboxMode::Auto);
+        assert!(config.board_hook.is_none() && config.extra_rules.is_empty());
         assert!(config.preflight);
         assert_eq!(config.prices, epic_report::PriceTable::default());
         // What `epic config` shows: every default, from the executor's.
@@ -1374,6 +1456,7 @@ mod tests {
                 schedule: Some(Policy::CriticalPath),
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
+                rules: Some(vec![]),
                 preflight: Some(true),
                 prices: Some(BTreeMap::new()),
                 ..RunOptions::default()
@@ -1490,6 +1573,8 @@ mod tests {
                 "schedule",
                 "test_pattern",
                 "sandbox",
+                "board_hook",
+                "rules",
                 "preflight",
                 "prices",
             ]
@@ -1524,6 +1609,8 @@ allow_red_baseline = true
 schedule = "waves"
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
+board_hook = "./sync-tracker.sh"
+rules = ["CONTRIBUTING.md", "docs/style.md"]
 preflight = false
 
 [prices]
@@ -1559,6 +1646,11 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.sandbox, SandboxMode::Off);
+        assert_eq!(config.board_hook.as_deref(), Some("./sync-tracker.sh"));
+        assert_eq!(
+            resolved.options.rules,
+            Some(texts(&["CONTRIBUTING.md", "docs/style.md"]))
+        );
         assert!(!config.preflight);
         let prices = config.prices;
         assert_eq!(

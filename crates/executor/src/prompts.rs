@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
 
+use epic_git_ops::FileHead;
 use epic_perimeter::{Review, StrayTask, Task};
 use epic_story_plan::{Story, StoryPlan, Violation};
 
@@ -24,6 +25,135 @@ fn bullets(out: &mut String, items: &[String]) {
     for item in items {
         let _ = writeln!(out, "- {item}");
     }
+}
+
+/// How much of one `read_first` file a prompt inlines, in bytes: a module or a README of a few
+/// pages, whole; the head of a longer one, with a note.
+pub(crate) const READ_FIRST_FILE_CAP: usize = 8 * 1024;
+
+/// How much of the `read_first` files a prompt inlines in all, in bytes (about 8k tokens): the
+/// files past it are listed without their content, with a note.
+pub(crate) const READ_FIRST_TOTAL_CAP: usize = 32 * 1024;
+
+/// How many of the paths a dependency merged a prompt lists; the rest are counted.
+pub(crate) const DEPENDENCY_PATHS_CAP: usize = 40;
+
+/// How much of a diff a judge or reviewer prompt carries, in bytes: beyond it, the head (three
+/// quarters) and the tail (one quarter) are kept with a note between them.
+pub(crate) const DIFF_LIMIT: usize = 200 * 1024;
+
+/// What the prompts of a story's agents carry beyond its plan entry, gathered when the story's
+/// worktree is ready (`story/briefing.rs`): where it works and where it must not, its
+/// `read_first` files, and what its dependencies merged.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Briefing {
+    /// The story's worktree, every agent's working directory.
+    pub(crate) worktree: PathBuf,
+    /// The checkouts no agent of the story may touch, each with what it is.
+    pub(crate) off_limits: Vec<(PathBuf, String)>,
+    /// The story's `read_first` paths, in plan order, with what was inlined of each.
+    pub(crate) read_first: Vec<ReadFirst>,
+    /// The story's direct dependencies, in plan order.
+    pub(crate) dependencies: Vec<Dependency>,
+}
+
+impl Briefing {
+    /// The briefing of a story alone in `worktree`: nothing off limits named, no files read, no
+    /// dependency's paths (a task loop run on its own).
+    pub(crate) fn bare(worktree: PathBuf) -> Self {
+        Self {
+            worktree,
+            ..Self::default()
+        }
+    }
+}
+
+/// One `read_first` path, and what a prompt shows of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ReadFirst {
+    /// The path, as the plan names it.
+    pub(crate) path: String,
+    /// What was inlined.
+    pub(crate) shown: Shown,
+}
+
+/// What a prompt shows of a `read_first` path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Shown {
+    /// The whole file.
+    Whole(String),
+    /// The head of a longer file: `size` bytes in all.
+    Head { text: String, size: u64 },
+    /// Nothing inlined, and why (a directory, missing, binary, past the budget, …).
+    Listed(String),
+}
+
+/// Each `read_first` path with what its prompt shows: the whole file while it is at most
+/// [`READ_FIRST_FILE_CAP`] bytes and the budget ([`READ_FIRST_TOTAL_CAP`]) holds it, else its
+/// head within both, else only its name with the reason. `heads` are what
+/// [`epic_git_ops::read_head`] found, read with [`READ_FIRST_FILE_CAP`] (an error: its text).
+pub(crate) fn read_first(heads: Vec<(String, Result<FileHead, String>)>) -> Vec<ReadFirst> {
+    let mut budget = READ_FIRST_TOTAL_CAP;
+    heads
+        .into_iter()
+        .map(|(path, head)| {
+            let shown = match head {
+                Ok(FileHead::Text { text, size }) => {
+                    let end = crate::bounded::floor_char_boundary(&text, budget);
+                    budget -= end;
+                    let whole = u64::try_from(end).is_ok_and(|end| end >= size);
+                    if whole {
+                        Shown::Whole(text)
+                    } else if end == 0 {
+                        Shown::Listed(format!(
+                            "{size} bytes, not inlined: the prompt's {} KiB for these files are \
+                             spent; read it yourself",
+                            READ_FIRST_TOTAL_CAP / 1024
+                        ))
+                    } else {
+                        // Cut at the end of a line where one is near: half a line misleads.
+                        let head = &text[..end];
+                        let end = match head.rfind('\n') {
+                            Some(newline) if newline >= end / 2 => newline + 1,
+                            _ => end,
+                        };
+                        Shown::Head {
+                            text: text[..end].to_owned(),
+                            size,
+                        }
+                    }
+                }
+                Ok(FileHead::Binary { size }) => {
+                    Shown::Listed(format!("a binary file of {size} bytes, not inlined"))
+                }
+                Ok(FileHead::Directory) => {
+                    Shown::Listed("a directory: read what you need from it".to_owned())
+                }
+                Ok(FileHead::Missing) => Shown::Listed("not in your working tree yet".to_owned()),
+                Ok(_) => {
+                    Shown::Listed("outside the repository or not a plain file: not read".to_owned())
+                }
+                Err(error) => Shown::Listed(format!("could not be read: {error}")),
+            };
+            ReadFirst { path, shown }
+        })
+        .collect()
+}
+
+/// A dependency of a story as its prompts name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Dependency {
+    /// Its id.
+    pub(crate) id: String,
+    /// Its title.
+    pub(crate) title: String,
+    /// What it provides (its plan entry's `provides`).
+    pub(crate) provides: Vec<String>,
+    /// The paths its merge changed on the epic branch (`git diff --stat` of the merge), or
+    /// where they are not at hand, the paths it owns.
+    pub(crate) paths: Vec<String>,
+    /// Whether `paths` are what its merge changed (else its owned paths).
+    pub(crate) merged: bool,
 }
 
 /// The ids of the stories `id` depends on, directly or not (`forward`), or of those that
@@ -52,25 +182,171 @@ fn reachable(plan: &StoryPlan, id: &str, forward: bool) -> BTreeSet<String> {
     seen
 }
 
-/// The standing rules of every chat of a story: its perimeter, where it works, the other
-/// stories' paths, the `BLOCKED_ON:` rule, and that the runtime owns git.
-pub(crate) fn story_rules(plan: &StoryPlan, story: &Story, worktree: &Path, extra: &str) -> String {
+/// What every role's standing instructions are built from: the plan, the story, what was
+/// gathered for it ([`Briefing`]), and the house rules (`--rules`, each file under its own
+/// `##` heading; empty without any).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Context<'a> {
+    /// The whole plan: the epic's text, the other stories.
+    pub(crate) plan: &'a StoryPlan,
+    /// The story.
+    pub(crate) story: &'a Story,
+    /// Where it works, its `read_first` files, its dependencies.
+    pub(crate) briefing: &'a Briefing,
+    /// The house rules' text.
+    pub(crate) rules: &'a str,
+}
+
+/// `# The epic` with the plan's epic text; nothing when the plan has none.
+fn push_epic(out: &mut String, plan: &StoryPlan) {
+    let epic = plan.epic.trim();
+    if !epic.is_empty() {
+        let _ = write!(
+            out,
+            "\n# The epic\n\nThe whole epic ({}), of which this story is one part:\n\n{epic}\n",
+            plan.epic_id
+        );
+    }
+}
+
+/// `# Where you work`: the working directory, and the checkouts that are off limits.
+fn push_place(out: &mut String, briefing: &Briefing, read_only: bool) {
+    let what = if read_only {
+        "Read the story's work there, and run any command you need there"
+    } else {
+        "Run every command there"
+    };
+    let _ = write!(
+        out,
+        "\n# Where you work\n\nYour working directory is {}, the story's own worktree. {what}; \
+         never read from, write to or run commands in any other checkout of the repository.\n",
+        briefing.worktree.display()
+    );
+    if !briefing.off_limits.is_empty() {
+        out.push_str("These in particular are off limits:\n");
+        for (path, what) in &briefing.off_limits {
+            let _ = writeln!(out, "- {} ({what})", path.display());
+        }
+    }
+}
+
+/// The story's direct dependencies: id, title, what each provides, the paths it merged.
+fn push_dependencies(out: &mut String, briefing: &Briefing) {
+    if briefing.dependencies.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\nStories this one builds on (merged into the epic before it started: their work is in \
+         the working tree, use it as it is):\n",
+    );
+    for dependency in &briefing.dependencies {
+        let _ = writeln!(out, "- {} (\"{}\")", dependency.id, dependency.title);
+        if !dependency.provides.is_empty() {
+            let _ = writeln!(out, "  provides: {}", dependency.provides.join("; "));
+        }
+        let shown = dependency.paths.len().min(DEPENDENCY_PATHS_CAP);
+        let mut paths = dependency.paths[..shown].join(", ");
+        if dependency.paths.len() > shown {
+            let _ = write!(paths, ", … and {} more", dependency.paths.len() - shown);
+        }
+        if paths.is_empty() {
+            paths.push_str("(nothing)");
+        }
+        let label = if dependency.merged {
+            "its merge changed"
+        } else {
+            "it owns"
+        };
+        let _ = writeln!(out, "  {label}: {paths}");
+    }
+}
+
+/// `# House rules`, when there are any: to follow (`checking` false), or to hold the work to.
+fn push_house_rules(out: &mut String, rules: &str, checking: bool) {
+    let rules = rules.trim();
+    if rules.is_empty() {
+        return;
+    }
+    let how = if checking {
+        "Hold the work to them, except where one contradicts the story's perimeter or that the \
+         runtime owns git."
+    } else {
+        "Follow them; where one contradicts the rules above (your owned paths, git), the rules \
+         above win."
+    };
+    let _ = write!(
+        out,
+        "\n# House rules\n\nThe project's own rules, from the files named below. {how}\n\n\
+         {rules}\n"
+    );
+}
+
+/// `# Read these first`: each `read_first` path with what is shown of it, then the inlined
+/// files, each in a fence longer than any run of backticks in it.
+fn push_read_first(out: &mut String, items: &[ReadFirst]) {
+    if items.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\n# Read these first\n\nThe plan names these paths for you to read before anything \
+         else (as they are in your working tree now):\n",
+    );
+    for item in items {
+        let note = match &item.shown {
+            Shown::Whole(_) => "inlined below".to_owned(),
+            Shown::Head { text, size } => format!(
+                "its first {} of {size} bytes inlined below; read the rest yourself",
+                text.len()
+            ),
+            Shown::Listed(why) => why.clone(),
+        };
+        let _ = writeln!(out, "- {} ({note})", item.path);
+    }
+    for item in items {
+        let (text, cut) = match &item.shown {
+            Shown::Whole(text) => (text, false),
+            Shown::Head { text, .. } => (text, true),
+            Shown::Listed(_) => continue,
+        };
+        let fence = "`".repeat(longest_backtick_run(text).max(2) + 1);
+        let _ = write!(out, "\n## {}\n\n{fence}\n{}\n", item.path, text.trim_end());
+        if cut {
+            out.push_str("[… cut here: the file goes on …]\n");
+        }
+        let _ = writeln!(out, "{fence}");
+    }
+}
+
+/// The longest run of backticks in `text`.
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// The standing rules of every coder or planner chat of a story: the epic, where it works and
+/// what is off limits, its perimeter and the other stories' paths, its dependencies, the
+/// `BLOCKED_ON:` rule, that the runtime owns git, the house rules, the story, and the files to
+/// read first.
+pub(crate) fn story_rules(context: Context<'_>) -> String {
+    let Context {
+        plan,
+        story,
+        briefing,
+        rules,
+    } = context;
     let mut out = format!(
-        "You are implementing ONE story of a larger epic: \"{}\" (id: {}).\n\n",
+        "You are implementing ONE story of a larger epic: \"{}\" (id: {}).\n",
         story.title, story.id
     );
-    out.push_str("Paths you own (create and change files only under these):\n");
+    push_epic(&mut out, plan);
+    push_place(&mut out, briefing, false);
+    out.push_str(
+        "\n# Your perimeter\n\nPaths you own (create and change files only under these):\n",
+    );
     bullets(&mut out, &story.owned);
     out.push_str("\nShared paths (read them for conventions; never change them):\n");
     bullets(&mut out, &story.shared_read_only);
     out.push_str("\nWhat this story must provide for other stories:\n");
     bullets(&mut out, &story.provides);
-    let _ = write!(
-        out,
-        "\nYour working directory is {}. Run every command there; never read from, write to or \
-         run commands in any other checkout of the repository.\n",
-        worktree.display()
-    );
     let before = reachable(plan, &story.id, true);
     let after = reachable(plan, &story.id, false);
     let others: Vec<String> = plan
@@ -95,6 +371,7 @@ pub(crate) fn story_rules(plan: &StoryPlan, story: &Story, worktree: &Path, extr
         );
         bullets(&mut out, &others);
     }
+    push_dependencies(&mut out, briefing);
     out.push_str(
         "\nRules:\n\
          - Change nothing outside the paths you own: such a change fails the story.\n\
@@ -106,14 +383,10 @@ pub(crate) fn story_rules(plan: &StoryPlan, story: &Story, worktree: &Path, extr
          - The runtime owns git: do not commit, create or switch branches, push, or open pull \
          requests. Your work is checked and committed for you after each task.\n",
     );
-    let extra = extra.trim();
-    if !extra.is_empty() {
-        out.push('\n');
-        out.push_str(extra);
-        out.push('\n');
-    }
+    push_house_rules(&mut out, rules, false);
     out.push_str("\n# The story\n\n");
     out.push_str(&story_prompt(story));
+    push_read_first(&mut out, &briefing.read_first);
     out
 }
 
@@ -144,7 +417,9 @@ pub(crate) fn planning(story: &Story, cap: usize) -> String {
     let _ = write!(
         out,
         "Never plan a task that creates or changes anything outside them: wiring the story in \
-         elsewhere is another story's job. Plan at most {cap} tasks. Do not start the work yet.\n\
+         elsewhere is another story's job. Plan at most {cap} tasks. Each task's description is \
+         what its coder is given, beside the story: say what to build, where, and how it is \
+         checked. Do not start the work yet.\n\
          Reply with only this JSON, bare or in one fenced block:\n{TASK_LIST_SHAPE}\n"
     );
     out
@@ -181,13 +456,22 @@ pub(crate) fn replan_strays(strays: &[StrayTask]) -> String {
     out
 }
 
-/// The plan as the coder of task `current` sees it.
+/// The plan as the coder of task `current` sees it: every task with its description, the done
+/// ones ticked.
 pub(crate) fn plan_so_far(plan: &TaskPlan, current: usize) -> String {
     let mut out = String::from("# The plan\n\n");
     for (n, task) in plan.tasks.iter().enumerate() {
         let mark = if task.completed { 'x' } else { ' ' };
         let here = if n == current { "  ← this task" } else { "" };
         let _ = writeln!(out, "{}. [{mark}] {}{here}", n + 1, task.title);
+        for line in task.description.trim().lines() {
+            let line = line.trim_end();
+            if line.is_empty() {
+                out.push('\n');
+            } else {
+                let _ = writeln!(out, "   {line}");
+            }
+        }
     }
     out
 }
@@ -220,20 +504,40 @@ pub(crate) fn fix(review: &Review) -> String {
     out
 }
 
-/// A reviewer's standing instructions.
-pub(crate) fn reviewer_rules(story: &Story) -> String {
-    format!(
-        "You review the work of a coder on one task of the story \"{}\" (id: {}). Read the \
-         changes and the files they touch in your working directory; do not change any file, \
-         do not commit.\n\n# The story\n\n{}",
-        story.title,
-        story.id,
-        story_prompt(story)
-    )
+/// A reviewer's standing instructions: the story, the epic, where it works, the story's
+/// perimeter and dependencies, the house rules, the files to read first.
+pub(crate) fn reviewer_rules(context: Context<'_>) -> String {
+    let Context {
+        plan,
+        story,
+        briefing,
+        rules,
+    } = context;
+    let mut out = format!(
+        "You review the work of a coder on one task of the story \"{}\" (id: {}), one story of \
+         a larger epic. Read the changes and the files they touch in your working directory; do \
+         not change any file, do not commit.\n",
+        story.title, story.id
+    );
+    push_epic(&mut out, plan);
+    push_place(&mut out, briefing, true);
+    out.push_str(
+        "\n# The story's perimeter\n\nPaths the story owns (the coder may change only these):\n",
+    );
+    bullets(&mut out, &story.owned);
+    out.push_str("\nWhat it must provide for other stories:\n");
+    bullets(&mut out, &story.provides);
+    push_dependencies(&mut out, briefing);
+    push_house_rules(&mut out, rules, true);
+    out.push_str("\n# The story\n\n");
+    out.push_str(&story_prompt(story));
+    push_read_first(&mut out, &briefing.read_first);
+    out
 }
 
-/// A reviewer's request for one task.
-pub(crate) fn review(task: &Task, since: &str, paths: &[String]) -> String {
+/// A reviewer's request for one task: the task, the paths changed, and the changes themselves
+/// (`diff`, bounded by [`DIFF_LIMIT`] as [`cap_diff`] does).
+pub(crate) fn review(task: &Task, since: &str, paths: &[String], diff: &str) -> String {
     let mut out = format!("Review the changes made for the task \"{}\".\n", task.title);
     let description = task.description.trim();
     if !description.is_empty() {
@@ -241,59 +545,94 @@ pub(crate) fn review(task: &Task, since: &str, paths: &[String]) -> String {
     }
     out.push_str("\nChanged paths:\n");
     bullets(&mut out, paths);
+    let diff = cap_diff(diff);
+    if !diff.trim().is_empty() {
+        let _ = write!(
+            out,
+            "\nThe changes (uncommitted ones and new files included):\n\n```diff\n{}\n```\n",
+            diff.trim_end()
+        );
+    }
     let _ = write!(
         out,
-        "\nSee the changes with `git diff {since}` (untracked files included in `git status`).\n\
+        "\nThe same with `git diff {since}` (untracked files in `git status`).\n\
          Reply with only this JSON, bare or in one fenced block; clean with no issues means the \
          change is acceptable:\n{VERDICT_SHAPE}\n"
     );
     out
 }
 
-/// How much of a story's diff a judge prompt carries: beyond it, the head (three quarters) and
-/// the tail (one quarter) are kept with a note between them.
-const JUDGE_DIFF_LIMIT: usize = 200 * 1024;
+/// `diff` within [`DIFF_LIMIT`] bytes: whole when it fits, else its head (three quarters of the
+/// limit) and its tail (one quarter) with a note of how much was left out between them. The
+/// base85 blocks of binary files (`GIT binary patch`) are left out first, each with a note.
+pub(crate) fn cap_diff(diff: &str) -> String {
+    let mut text = String::with_capacity(diff.len().min(DIFF_LIMIT));
+    let mut in_binary = false;
+    for line in diff.split_inclusive('\n') {
+        if line.starts_with("diff --git ") {
+            in_binary = false;
+        } else if line.trim_end() == "GIT binary patch" {
+            in_binary = true;
+            text.push_str("[binary change left out]\n");
+            continue;
+        }
+        if !in_binary {
+            text.push_str(line);
+        }
+    }
+    if text.len() <= DIFF_LIMIT {
+        return text;
+    }
+    let head_end = crate::bounded::floor_char_boundary(&text, DIFF_LIMIT / 4 * 3);
+    let tail_start = crate::bounded::ceil_char_boundary(&text, text.len() - DIFF_LIMIT / 4);
+    format!(
+        "{}\n[… {} bytes of the diff left out …]\n{}",
+        &text[..head_end],
+        tail_start - head_end,
+        &text[tail_start..]
+    )
+}
 
-/// The judge's standing instructions.
-pub(crate) fn judge_rules(story: &Story) -> String {
+/// The judge's standing instructions: the story, the epic, where it works, the story's
+/// perimeter and dependencies, what clears it, the house rules, the files to read first.
+pub(crate) fn judge_rules(context: Context<'_>) -> String {
+    let Context {
+        plan,
+        story,
+        briefing,
+        rules,
+    } = context;
     let mut out = format!(
         "You judge whether one story of a larger epic is done: \"{}\" (id: {}). Read its diff \
          against the epic branch, and the files it touches in your working directory; do not \
-         change any file, do not commit.\n\nPaths the story owns:\n",
+         change any file, do not commit.\n",
         story.title, story.id
     );
+    push_epic(&mut out, plan);
+    push_place(&mut out, briefing, true);
+    out.push_str("\n# The story's perimeter\n\nPaths the story owns:\n");
     bullets(&mut out, &story.owned);
     out.push_str("\nWhat it must provide for other stories:\n");
     bullets(&mut out, &story.provides);
+    push_dependencies(&mut out, briefing);
     out.push_str(
         "\nClear it only when the story is implemented completely, every acceptance criterion \
-         holds, and no test was weakened. Name each gap as an issue a coder can act on.\n\n\
-         # The story\n\n",
+         holds, and no test was weakened. Name each gap as an issue a coder can act on.\n",
     );
+    push_house_rules(&mut out, rules, true);
+    out.push_str("\n# The story\n\n");
     out.push_str(&story_prompt(story));
+    push_read_first(&mut out, &briefing.read_first);
     out
 }
 
-/// The judge's request: the story's diff, bounded.
+/// The judge's request: the story's diff, bounded ([`cap_diff`]).
 pub(crate) fn judge(diff: &str, round: u32) -> String {
-    let diff = if diff.len() <= JUDGE_DIFF_LIMIT {
-        diff.to_owned()
-    } else {
-        let head_end = crate::bounded::floor_char_boundary(diff, JUDGE_DIFF_LIMIT / 4 * 3);
-        let tail_start =
-            crate::bounded::ceil_char_boundary(diff, diff.len() - JUDGE_DIFF_LIMIT / 4);
-        format!(
-            "{}\n[… {} bytes of the diff left out …]\n{}",
-            &diff[..head_end],
-            tail_start - head_end,
-            &diff[tail_start..]
-        )
-    };
     format!(
         "Judge round {round}. The story's changes against the epic branch:\n\n```diff\n{}\n```\n\n\
          Reply with only this JSON, bare or in one fenced block; clean means the story is done:\n\
          {VERDICT_SHAPE}\n",
-        diff.trim_end()
+        cap_diff(diff).trim_end()
     )
 }
 
@@ -583,6 +922,282 @@ mod tests {
             Some("# shop\n\nA small web shop.\n"),
         );
         insta::assert_snapshot!(prompt);
+    }
+
+    /// The one story every role's prompt is pinned for: `cart-api` of a four-story epic, after
+    /// `catalog` merged, with `read_first` files of every kind and house rules.
+    struct Fixture {
+        plan: StoryPlan,
+        briefing: Briefing,
+        rules: String,
+        tasks: TaskPlan,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let mut catalog = Story::new("catalog", "Product catalog", ["src/catalog"]);
+            catalog.provides = vec!["catalog::Item { id, name, price_cents }".into()];
+            let mut cart = Story::new("cart-api", "Cart API", ["src/cart"])
+                .depending_on(["catalog"])
+                .sharing(["src/lib.rs"]);
+            cart.description = "A cart of catalog items: add an item (again: its quantity \
+                                grows), remove one, and the total in cents."
+                .into();
+            cart.provides = vec!["cart::Cart".into(), "cart::Cart::total".into()];
+            cart.acceptance = vec![
+                "adding an item twice gives a quantity of 2".into(),
+                "the total of an empty cart is 0".into(),
+            ];
+            cart.read_first = vec![
+                "src/catalog/mod.rs".into(),
+                "docs/pricing.md".into(),
+                "docs/".into(),
+                "assets/logo.png".into(),
+                "src/legacy_cart.rs".into(),
+            ];
+            let page =
+                Story::new("cart-page", "Cart page", ["web/cart"]).depending_on(["cart-api"]);
+            let search = Story::new("search", "Search", ["src/search"]);
+            let plan = StoryPlan {
+                epic_id: "shop".into(),
+                epic: "Add a shopping cart to the shop: items from the catalog, quantities and \
+                       a total, and a page that shows it."
+                    .into(),
+                stories: vec![catalog, cart, page, search],
+            };
+            let mut first = Task::new(
+                "Cart type with add and remove",
+                "Add `cart::Cart` with `add(item)` and `remove(id)`; adding an item again \
+                 raises its quantity. Unit tests in src/cart/tests.rs.",
+            );
+            first.completed = true;
+            let second = Task::new(
+                "Cart total",
+                "Add `Cart::total()` in cents, 0 for an empty cart, with tests.",
+            );
+            Self {
+                plan,
+                briefing: Self::briefing(),
+                rules: "## CONTRIBUTING.md\n\nRun `cargo fmt` before you finish. Every public \
+                        item has a doc comment.\n"
+                    .into(),
+                tasks: TaskPlan::new("cart-api", vec![first, second]),
+            }
+        }
+
+        /// What `cart-api`'s run gathered: `read_first` files of every kind, `catalog` merged.
+        fn briefing() -> Briefing {
+            let root = PathBuf::from("/home/dev/shop.worktrees/shop");
+            let text = |text: &str| {
+                Ok(FileHead::Text {
+                    text: text.to_owned(),
+                    size: text.len() as u64,
+                })
+            };
+            let heads = vec![
+                (
+                    "src/catalog/mod.rs".to_owned(),
+                    text(
+                        "pub struct Item {\n    pub id: u32,\n    pub name: String,\n    pub price_cents: u64,\n}\n",
+                    ),
+                ),
+                (
+                    "docs/pricing.md".to_owned(),
+                    // Read as `read_head` reads a long file: its head only.
+                    Ok(FileHead::Text {
+                        text: "# Pricing\n\nPrices are integer cents; never round one.\n\n## Disc"
+                            .to_owned(),
+                        size: 18_438,
+                    }),
+                ),
+                ("docs/".to_owned(), Ok(FileHead::Directory)),
+                (
+                    "assets/logo.png".to_owned(),
+                    Ok(FileHead::Binary { size: 5120 }),
+                ),
+                ("src/legacy_cart.rs".to_owned(), Ok(FileHead::Missing)),
+            ];
+            Briefing {
+                worktree: root.join("cart-api"),
+                off_limits: vec![
+                    (
+                        "/home/dev/shop".into(),
+                        "the main checkout: the user's own".into(),
+                    ),
+                    (
+                        root.join("_epic"),
+                        "the epic's worktree, where epic merges the stories".into(),
+                    ),
+                    (root.join("catalog"), "story catalog's worktree".into()),
+                    (root.join("cart-page"), "story cart-page's worktree".into()),
+                    (root.join("search"), "story search's worktree".into()),
+                ],
+                read_first: read_first(heads),
+                dependencies: vec![Dependency {
+                    id: "catalog".into(),
+                    title: "Product catalog".into(),
+                    provides: vec!["catalog::Item { id, name, price_cents }".into()],
+                    paths: vec!["src/catalog/mod.rs".into(), "src/catalog/tests.rs".into()],
+                    merged: true,
+                }],
+            }
+        }
+
+        fn context(&self) -> Context<'_> {
+            Context {
+                plan: &self.plan,
+                story: &self.plan.stories[1],
+                briefing: &self.briefing,
+                rules: &self.rules,
+            }
+        }
+
+        /// The turn as the agent reads it on its standard input.
+        fn turn(
+            &self,
+            role: crate::seat::Role,
+            system: String,
+            history: Vec<crate::seat::Exchange>,
+            prompt: String,
+        ) -> String {
+            crate::seat::TurnRequest {
+                role,
+                system,
+                history,
+                prompt,
+                context: crate::seat::TurnContext {
+                    epic: "shop".into(),
+                    story: std::sync::Arc::new(self.plan.stories[1].clone()),
+                    task: None,
+                    worktree: self.briefing.worktree.clone(),
+                    slot: 0,
+                    deadline: tokio::time::Instant::now(),
+                    cancel: tokio_util::sync::CancellationToken::new(),
+                    sandbox: crate::sandbox::Sandbox::off(),
+                },
+            }
+            .render()
+        }
+    }
+
+    /// The diff of the task under review and of the story under judgement.
+    const DIFF: &str = "diff --git a/src/cart/mod.rs b/src/cart/mod.rs\n\
+                        new file mode 100644\n\
+                        --- /dev/null\n\
+                        +++ b/src/cart/mod.rs\n\
+                        @@ -0,0 +1,3 @@\n\
+                        +pub struct Cart {\n\
+                        +    lines: Vec<(u32, u32)>,\n\
+                        +}\n\
+                        diff --git a/src/cart/icon.png b/src/cart/icon.png\n\
+                        new file mode 100644\n\
+                        GIT binary patch\n\
+                        literal 3\n\
+                        KcmZQz00031\n\
+                        \n\
+                        literal 0\n\
+                        HcmV?d00001\n";
+
+    /// Every role's prompt for one story, pinned as the agent reads it: a change to what an
+    /// agent is told is a change to review.
+    #[test]
+    fn every_roles_prompt() {
+        use crate::seat::{Exchange, Role};
+        let fixture = Fixture::new();
+        let story = &fixture.plan.stories[1];
+        let rules = story_rules(fixture.context());
+        insta::assert_snapshot!(
+            "planner",
+            fixture.turn(Role::Planner, rules.clone(), vec![], planning(story, 30))
+        );
+        let system = format!("{rules}\n{}", plan_so_far(&fixture.tasks, 1));
+        let task_prompt = task(&fixture.tasks.tasks[1], 1, 2);
+        insta::assert_snapshot!(
+            "coder",
+            fixture.turn(Role::Coder, system.clone(), vec![], task_prompt.clone())
+        );
+        insta::assert_snapshot!(
+            "coder_noop",
+            fixture.turn(
+                Role::Coder,
+                system,
+                vec![Exchange {
+                    prompt: task_prompt,
+                    reply: "The total is already there.".into(),
+                }],
+                noop("Cart total"),
+            )
+        );
+        insta::assert_snapshot!(
+            "reviewer",
+            fixture.turn(
+                Role::Reviewer,
+                reviewer_rules(fixture.context()),
+                vec![],
+                review(
+                    &fixture.tasks.tasks[1],
+                    "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+                    &["src/cart/icon.png".into(), "src/cart/mod.rs".into()],
+                    DIFF,
+                ),
+            )
+        );
+        insta::assert_snapshot!(
+            "judge",
+            fixture.turn(
+                Role::Judge,
+                judge_rules(fixture.context()),
+                vec![],
+                judge(DIFF, 1)
+            )
+        );
+    }
+
+    #[test]
+    fn read_first_files_share_one_budget() {
+        let big = "x".repeat(READ_FIRST_FILE_CAP);
+        let heads: Vec<(String, Result<FileHead, String>)> = (0..6)
+            .map(|n| {
+                (
+                    format!("f{n}"),
+                    Ok(FileHead::Text {
+                        text: big.clone(),
+                        size: big.len() as u64,
+                    }),
+                )
+            })
+            .collect();
+        let shown = read_first(heads);
+        let whole = READ_FIRST_TOTAL_CAP / READ_FIRST_FILE_CAP;
+        assert!(
+            shown[..whole]
+                .iter()
+                .all(|item| matches!(item.shown, Shown::Whole(_)))
+        );
+        assert!(
+            shown[whole..]
+                .iter()
+                .all(|item| matches!(&item.shown, Shown::Listed(why) if why.contains("are spent"))),
+            "{shown:?}"
+        );
+        let error = read_first(vec![("f".into(), Err("denied".into()))]);
+        assert_eq!(
+            error[0].shown,
+            Shown::Listed("could not be read: denied".into())
+        );
+    }
+
+    #[test]
+    fn a_long_diff_keeps_its_head_and_tail() {
+        let diff = format!("HEAD{}TAIL", "-".repeat(DIFF_LIMIT * 2));
+        let capped = cap_diff(&diff);
+        assert!(capped.len() < DIFF_LIMIT + 100);
+        assert!(capped.starts_with("HEAD") && capped.ends_with("TAIL"));
+        assert!(capped.contains(" bytes of the diff left out …]"));
+        assert_eq!(
+            cap_diff("diff --git a/x b/x\n+1\n"),
+            "diff --git a/x b/x\n+1\n"
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::guard::TurnGuard;
 use crate::offload;
-use crate::prompts;
+use crate::prompts::{self, Briefing};
 use crate::read_only;
 use crate::replies::{blocked_on, parse_task_list, parse_verdict};
 use crate::sandbox::Sandbox;
@@ -53,6 +53,9 @@ pub struct StoryJob {
     pub rejected: PathBuf,
     /// The story's transcript directory, `transcripts/<id>/`.
     pub transcripts: PathBuf,
+    /// What the prompts carry beyond the plan entry; a run gathers it
+    /// ([`with_briefing`](Self::with_briefing)), [`new`](Self::new) names only the worktree.
+    pub(crate) briefing: Arc<Briefing>,
 }
 
 impl StoryJob {
@@ -66,7 +69,9 @@ impl StoryJob {
         epic_branch: impl Into<String>,
         slot: usize,
     ) -> Result<Self, UnsafeId> {
+        let worktree: PathBuf = worktree.into();
         Ok(Self {
+            briefing: Arc::new(Briefing::bare(worktree.clone())),
             epic: dir.epic_id().to_owned(),
             branch: format!("story/{}/{}", dir.epic_id(), story.id),
             checkpoint: dir.story_plan(&story.id)?,
@@ -74,10 +79,17 @@ impl StoryJob {
             transcripts: dir.transcripts(&story.id)?,
             plan,
             story,
-            worktree: worktree.into(),
+            worktree,
             epic_branch: epic_branch.into(),
             slot,
         })
+    }
+
+    /// This job with the prompts' `briefing`, gathered by the run.
+    #[must_use]
+    pub(crate) fn with_briefing(mut self, briefing: Arc<Briefing>) -> Self {
+        self.briefing = briefing;
+        self
     }
 }
 
@@ -611,13 +623,18 @@ impl Run<'_> {
         }
     }
 
+    /// What every role's standing instructions are built from.
+    fn prompt_context(&self) -> prompts::Context<'_> {
+        prompts::Context {
+            plan: &self.job.plan,
+            story: &self.job.story,
+            briefing: &self.job.briefing,
+            rules: &self.parts.config.extra_rules,
+        }
+    }
+
     fn rules(&self) -> String {
-        prompts::story_rules(
-            &self.job.plan,
-            &self.job.story,
-            &self.job.worktree,
-            &self.parts.config.extra_rules,
-        )
+        prompts::story_rules(self.prompt_context())
     }
 
     /// Asks `chat`, turning a failed turn into the story's error.
@@ -1034,7 +1051,19 @@ impl Run<'_> {
             return Ok(Review::clean("no reviewers"));
         }
         let paths = self.paths_changed_since(start.to_hex()).await?;
-        let prompt = prompts::review(task, &start.to_hex(), &paths);
+        let since = *start;
+        let diff = self
+            .git(
+                "diff the task's changes for its reviewers",
+                move |git, worktree| git.worktree_patch(worktree, &since),
+            )
+            .await?;
+        let prompt = prompts::review(
+            task,
+            &start.to_hex(),
+            &paths,
+            &String::from_utf8_lossy(&diff),
+        );
         let before = self
             .git(
                 "take the worktree's state before the reviewers' turns",
@@ -1046,7 +1075,7 @@ impl Run<'_> {
             let mut chat = Chat::new(
                 Arc::clone(seat),
                 Role::Reviewer,
-                prompts::reviewer_rules(&self.job.story),
+                prompts::reviewer_rules(self.prompt_context()),
                 self.context(Some(&task.title)),
                 Arc::clone(&self.recorder),
             );

@@ -158,6 +158,7 @@ mod merge;
 mod monitor;
 mod path_text;
 mod pin;
+mod read;
 mod repo;
 mod reset;
 mod rev;
@@ -174,6 +175,7 @@ pub use error::{
 };
 pub use init::{FirstCommit, init_repository};
 pub use leftovers::{clear_stale_locks, remove_leftover_dir};
+pub use read::{FileHead, read_head};
 pub use repo::{Git, GixGit};
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, FileMode, MergeFavor,

@@ -106,6 +106,14 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # with `apt-get install bubblewrap` (Debian/Ubuntu).
 # sandbox = "auto"
 
+# A command run with `sh -c` in the epic's worktree on every move of a story on the board, the
+# story's card as JSON on its standard input (README: "The board hook"), to sync a tracker.
+# board_hook = "./scripts/sync-tracker.sh"
+
+# Files of house rules whose text every agent's prompt carries, read when the run starts (a
+# relative path is from the repository root).
+# rules = ["CONTRIBUTING.md"]
+
 # Prices for the report's cost estimates (which are estimates from character counts), in US
 # dollars per million input and output tokens, by seat or model name prefix; the longest matching
 # prefix wins, then the built-in prices of the presets.
@@ -273,6 +281,8 @@ mod tests {
             setup: options.setup.clone(),
             epic_branch: options.epic_branch.clone(),
             prices: options.prices.clone(),
+            board_hook: options.board_hook.clone(),
+            rules: options.rules.clone(),
             ..defaults
         };
         assert_eq!(options, examples);

@@ -48,6 +48,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
         &args.options,
         last.as_ref().map(|last| &last.0),
     )?;
+    // The house rules are read before anything is recorded or started: a missing file is a bad
+    // config (exit 2) naming it.
+    let rules = config::house_rules(
+        &repo.root,
+        rerun.resolved.options.rules.as_deref().unwrap_or_default(),
+    )?;
     if !out.quiet() {
         for line in &rerun.lines {
             output::diagnostic(&format!("{line}\n"));
@@ -55,6 +61,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
     }
     record(&state, rerun.record)?;
     let mut config = rerun.resolved.run_config();
+    config.extra_rules = rules;
     config.guarded_files = guarded_files(&repo, &args.plan);
     let mode = Mode::choose(global.no_progress, out.quiet());
     let outcome = execute(&repo, plan, config, mode, out)?;

@@ -15,6 +15,7 @@ mod demo;
 mod examples;
 mod graph;
 mod guarded_files;
+mod house_rules;
 mod init;
 mod leftovers;
 mod parse_errors;

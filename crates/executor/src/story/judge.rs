@@ -71,7 +71,7 @@ impl Work {
             }
             let mut chat = self.chat(
                 Role::Judge,
-                prompts::judge_rules(&self.story),
+                prompts::judge_rules(self.prompt_context()),
                 None,
                 recorder,
             );
@@ -129,12 +129,7 @@ impl Work {
     /// must stay green), a commit, the perimeter enforced; the commit checked.
     async fn address(&self, verdict: &Review, recorder: &Arc<Recorder>) -> Result<CommitId, Stop> {
         let task = "address judge feedback";
-        let rules = prompts::story_rules(
-            &self.shared.plan,
-            &self.story,
-            &self.worktree,
-            &self.shared.config.extra_rules,
-        );
+        let rules = prompts::story_rules(self.prompt_context());
         let mut chat = self.chat(Role::Coder, rules, Some(task), recorder);
         let reply = chat
             .ask(prompts::judge_feedback(&self.story, verdict))

@@ -3,7 +3,8 @@
 //! 1. [`prepare`]: its worktree and branch, with the hash-guarded resume rules, and what a run
 //!    that died left there (lock files, a half-made worktree, an unfinished merge);
 //! 2. [`catch_up`]: a merge of the proven epic head into the story branch;
-//! 3. [`setup`]: the setup commands in a fresh or caught-up worktree;
+//! 3. [`setup`]: the setup commands in a fresh or caught-up worktree, then [`briefing`]: what
+//!    the agents' prompts carry beyond the plan entry;
 //! 4. the task loop ([`TaskLoop`], `task_loop.rs`);
 //! 5. [`perimeter`]: strays put back, the perimeter enforced, the tests guarded;
 //! 6. [`judge`]: the judge rounds, each but the last followed by a coder round on its findings;
@@ -15,6 +16,7 @@
 //! work ([`Work`]) and how it ends ([`StoryEnd`]); a failure is a [`Failure`] (`failure.rs`, the
 //! one place its reason text is written).
 
+mod briefing;
 mod catch_up;
 mod cleanup;
 mod failure;
@@ -45,6 +47,7 @@ use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::guard::TurnGuard;
 use crate::offload::{self, BoxError, GitFailed};
+use crate::prompts::Briefing;
 use crate::run::RunConfig;
 use crate::sandbox::Sandbox;
 use crate::seat::{Role, SeatError};
@@ -250,6 +253,7 @@ pub(crate) async fn run_story(
         merged: false,
         preparing: Some(preparing),
         base: shared.proven().to_hex(),
+        briefing: Arc::new(Briefing::bare(shared.worktree_root.join(&story.id))),
     };
     let result = work.run().await;
     let ending = match result {
@@ -289,6 +293,9 @@ struct Work {
     preparing: Option<PreparingGuard>,
     /// The proven epic head the story last caught up with: the base of its diffs.
     base: String,
+    /// What its agents' prompts carry beyond its plan entry, gathered once its worktree is ready
+    /// (`briefing.rs`); bare until then.
+    briefing: Arc<Briefing>,
 }
 
 impl Work {
@@ -378,6 +385,7 @@ impl Work {
             self.setup().await?;
         }
         self.check_cancel()?;
+        self.briefing = self.gather_briefing().await;
         let job = StoryJob::new(
             &self.shared.dir,
             Arc::clone(&self.shared.plan),
@@ -388,7 +396,8 @@ impl Work {
             self.base.clone(),
             self.slot,
         )
-        .map_err(Failure::UnsafeId)?;
+        .map_err(Failure::UnsafeId)?
+        .with_briefing(Arc::clone(&self.briefing));
         let run = self.shared.tasks.run(&job, &self.cancel).await;
         self.usage.absorb(&run.usage);
         if let Err(error) = run.result {

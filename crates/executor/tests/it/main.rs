@@ -10,6 +10,7 @@
 
 mod api;
 mod blocked;
+mod briefing;
 mod containment;
 mod epic_failures;
 mod epic_run;
