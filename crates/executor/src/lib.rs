@@ -174,6 +174,7 @@
 
 mod architect;
 mod baseline;
+mod blocked;
 mod bounded;
 mod chat;
 mod command;
@@ -202,6 +203,7 @@ mod tests_guard;
 pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
 };
+pub use blocked::RejectedBy;
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use error::StoryError;
 pub use event::{Event, EventSink, discard_events};
@@ -216,6 +218,6 @@ pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{
     Exchange, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnContext, TurnRequest,
 };
-pub use task_loop::{LoopConfig, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
+pub use task_loop::{LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
 pub use task_plan::TaskPlan;
 pub use tests_guard::DEFAULT_TEST_PATTERNS;

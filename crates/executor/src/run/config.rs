@@ -14,6 +14,7 @@ use crate::offload::GitFailed;
 use crate::sandbox::{SandboxMode, SandboxUnavailable};
 use crate::schedule::Policy;
 use crate::seat::Seat;
+use crate::task_loop::NoopPolicy;
 use crate::story;
 
 /// Every `epic run` option, resolved (CONTRACT.md, "`epic run`"): what the CLI hands to
@@ -35,6 +36,9 @@ pub struct RunConfig {
     pub judge: Option<Arc<dyn Seat>>,
     /// Per-task reviewers (`--reviewer`).
     pub reviewers: Vec<Arc<dyn Seat>>,
+    /// Settles the `BLOCKED_ON:` claims the plan cannot settle, in a read-only turn
+    /// (`--verifier`); none: such a claim fails its story.
+    pub verifier: Option<Arc<dyn Seat>>,
     /// Gate commands, run with `sh -c` (`--gate`).
     pub gates: Vec<String>,
     /// Setup commands, run with `sh -c` in every fresh or caught-up story worktree (`--setup`).
@@ -80,6 +84,10 @@ pub struct RunConfig {
     /// (the CLI names the plan file and `epic.toml`; none by default): a turn that changes one
     /// fails its story, and the file is put back.
     pub guarded_files: Vec<PathBuf>,
+    /// What becomes of a task whose coder changed nothing, even when asked again, without
+    /// confirming it was already satisfied (`--noop`, `complete`): `complete` ticks it with a
+    /// warning while its gates are green, `fail` fails the story.
+    pub noop: NoopPolicy,
 }
 
 impl RunConfig {
@@ -87,7 +95,8 @@ impl RunConfig {
     /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
     /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
-    /// default test patterns, the sandbox where it works (`auto`).
+    /// default test patterns, the sandbox where it works (`auto`), no verifier, unconfirmed no-op
+    /// tasks completed.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -97,6 +106,7 @@ impl RunConfig {
             coder,
             judge: None,
             reviewers: Vec::new(),
+            verifier: None,
             gates: Vec::new(),
             setup: Vec::new(),
             judge_rounds: 2,
@@ -117,6 +127,7 @@ impl RunConfig {
                 .collect(),
             sandbox: SandboxMode::Auto,
             guarded_files: Vec::new(),
+            noop: NoopPolicy::Complete,
         }
     }
 }

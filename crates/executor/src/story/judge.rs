@@ -2,13 +2,21 @@
 //! the story's diff against the proven epic head; a verdict that does not clear it is sent to a
 //! coder round (the turn, strays put back, the gates green again, a commit, the perimeter
 //! enforced), except after the last round, which fails the story.
+//!
+//! A story whose tasks changed nothing (an empty diff) ends done with nothing to merge only when
+//! a judge, asked whether the story's work is already on the epic branch, clears it; without a
+//! judge it fails ([`Failure::NothingChanged`]): an agent's word alone that the work is there
+//! merges nothing.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use epic_git_ops::CommitId;
 use epic_perimeter::Review;
+use epic_story_plan::Story;
 
 use super::{Failure, Stop, Work, millis, turn_failed};
+use crate::blocked::{self, Settled};
 use crate::chat::Recorder;
 use crate::error::StoryError;
 use crate::event::Event;
@@ -26,6 +34,19 @@ impl Work {
         checked: CommitId,
     ) -> Result<(Option<String>, CommitId), Stop> {
         if self.shared.config.judge.is_none() {
+            let (worktree, base, head) =
+                (self.worktree.clone(), self.base.clone(), checked.to_hex());
+            let diff = self
+                .git("diff the story against the epic branch", move |git| {
+                    git.diff_vs_base(&worktree, &base, &head)
+                })
+                .await?;
+            if diff.paths.is_empty() {
+                return Err(Failure::NothingChanged {
+                    epic_branch: self.shared.epic_branch.clone(),
+                }
+                .into());
+            }
             return Ok((None, checked));
         }
         let transcripts = self
@@ -62,20 +83,21 @@ impl Work {
                     git.diff_vs_base(&worktree, &base, &head)
                 })
                 .await?;
-            if diff.paths.is_empty() {
-                return Err(Failure::NothingToJudge {
-                    epic_branch: self.shared.epic_branch.clone(),
-                }
-                .into());
-            }
+            // Nothing changed: the judge is asked whether the work is already there.
+            let empty = diff.paths.is_empty();
             let mut chat = self.chat(
                 Role::Judge,
                 prompts::judge_rules(&self.story),
                 None,
                 recorder,
             );
+            let request = if empty {
+                already_there(&self.story, round)
+            } else {
+                prompts::judge(&diff.text, round)
+            };
             let reply = chat
-                .ask(prompts::judge(&diff.text, round))
+                .ask(request)
                 .await
                 .map_err(|error| turn_failed(Role::Judge, error))?;
             let verdict = parse_verdict(&reply.text);
@@ -89,6 +111,20 @@ impl Work {
                     .map(|issue| issue.title.clone())
                     .collect(),
             });
+            if verdict.clean && empty {
+                self.note(format!(
+                    "the story changed nothing, and the judge confirmed its work is already on \
+                     {}: nothing to merge",
+                    self.shared.epic_branch
+                ));
+                return Ok((
+                    format!(
+                        "judge confirmed the work is already on the epic branch (round \
+                         {round}): nothing to merge"
+                    ),
+                    checked,
+                ));
+            }
             if verdict.clean {
                 return Ok((format!("judge cleared (round {round})"), checked));
             }
@@ -98,6 +134,61 @@ impl Work {
             checked = self.address(&verdict, recorder).await?;
         }
         Err(Failure::JudgeNeverRan.into())
+    }
+
+    /// The coder's claim to be blocked on `need` in the judge's feedback turn (`chat`): with the
+    /// story's one pushback unused and the claim rejected ([`blocked::settle`]), the coder is
+    /// told why and its reply is the turn's; else the story fails as blocked.
+    async fn settle_claim(
+        &self,
+        chat: &mut crate::chat::Chat,
+        need: String,
+        recorder: &Arc<Recorder>,
+    ) -> Result<(), Stop> {
+        self.emit(Event::Blocked {
+            story: self.id().to_owned(),
+            need: need.clone(),
+        });
+        let blocked = |need: String, verifier| -> Stop {
+            StoryError::Blocked {
+                story: self.id().to_owned(),
+                need,
+                verifier,
+            }
+            .into()
+        };
+        if self.pushed_back.load(Ordering::Relaxed) {
+            return Err(blocked(need, None));
+        }
+        let context = self.chat_context(None);
+        let settled = blocked::settle(
+            &self.shared.plan,
+            &self.story,
+            &need,
+            self.shared.config.verifier.as_ref(),
+            context,
+            recorder,
+        )
+        .await
+        .map_err(|error| turn_failed(Role::Verifier, error))?;
+        let (by, rebuttal) = match settled {
+            Settled::Rejected { by, rebuttal } => (by, rebuttal),
+            Settled::Stands { verifier } => return Err(blocked(need, verifier)),
+        };
+        self.pushed_back.store(true, Ordering::Relaxed);
+        self.emit(blocked::rejected_event(self.id(), &need, by, &rebuttal));
+        let reply = chat
+            .ask(blocked::pushback(&need, by, &rebuttal))
+            .await
+            .map_err(|error| turn_failed(Role::Coder, error))?;
+        if let Some(again) = blocked_on(&reply.text) {
+            self.emit(Event::Blocked {
+                story: self.id().to_owned(),
+                need: again.clone(),
+            });
+            return Err(blocked(again, None));
+        }
+        Ok(())
     }
 
     /// One coder round on the judge's findings: the turn, strays put back, the gates (which
@@ -116,15 +207,7 @@ impl Work {
             .await
             .map_err(|error| turn_failed(Role::Coder, error))?;
         if let Some(need) = blocked_on(&reply.text) {
-            self.emit(Event::Blocked {
-                story: self.id().to_owned(),
-                need: need.clone(),
-            });
-            return Err(StoryError::Blocked {
-                story: self.id().to_owned(),
-                need,
-            }
-            .into());
+            self.settle_claim(&mut chat, need, recorder).await?;
         }
         self.repair_perimeter().await?;
         let story = self.id().to_owned();
@@ -158,4 +241,28 @@ impl Work {
             .await?;
         self.enforce_perimeter().await
     }
+}
+
+/// The judge's request when the story's tasks changed nothing: is its work already on the epic
+/// branch?
+fn already_there(story: &Story, round: u32) -> String {
+    let mut out = format!(
+        "Judge round {round}. The story's branch has no changes against the epic branch: its \
+         coder changed nothing, saying the work is already there. Check the files in your \
+         working directory, which holds the epic branch as it is, above all the story's owned \
+         paths ({}). Clear the story only if everything it must do is already there: every \
+         acceptance criterion holds and everything it must provide exists. Otherwise name what \
+         is missing as issues a coder can act on.\n",
+        if story.owned.is_empty() {
+            "none".to_owned()
+        } else {
+            story.owned.join(", ")
+        }
+    );
+    out.push_str(
+        "\nReply with only this JSON, bare or in one fenced block; clean means the work is \
+         already there:\n{\"clean\":true|false,\"issues\":[{\"severity\":\"critical|major|minor\",\
+         \"title\":\"…\",\"description\":\"…\"}]}\n",
+    );
+    out
 }

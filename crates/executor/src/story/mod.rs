@@ -27,6 +27,7 @@ mod setup;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use epic_git_ops::{CommitId, CommitOutcome, Git};
 use epic_report::{Timestamp, UsageMeter};
@@ -206,7 +207,15 @@ impl From<StoryError> for Stop {
     fn from(error: StoryError) -> Self {
         match error {
             StoryError::Cancelled => Self::Cancelled,
-            StoryError::Blocked { story, need } => Self::Failed(Failure::Blocked { story, need }),
+            StoryError::Blocked {
+                story,
+                need,
+                verifier,
+            } => Self::Failed(Failure::Blocked {
+                story,
+                need,
+                verifier,
+            }),
             StoryError::Agent {
                 role,
                 source: SeatError::GuardedFiles(tampered),
@@ -250,6 +259,7 @@ pub(crate) async fn run_story(
         merged: false,
         preparing: Some(preparing),
         base: shared.proven().to_hex(),
+        pushed_back: AtomicBool::new(false),
     };
     let result = work.run().await;
     let ending = match result {
@@ -289,6 +299,9 @@ struct Work {
     preparing: Option<PreparingGuard>,
     /// The proven epic head the story last caught up with: the base of its diffs.
     base: String,
+    /// Whether the coder's one pushback turn after a rejected `BLOCKED_ON:` claim was used
+    /// (in the task loop, or in a judge round's feedback turn).
+    pushed_back: AtomicBool,
 }
 
 impl Work {
@@ -391,11 +404,14 @@ impl Work {
         .map_err(Failure::UnsafeId)?;
         let run = self.shared.tasks.run(&job, &self.cancel).await;
         self.usage.absorb(&run.usage);
-        if let Err(error) = run.result {
-            return Err(match Stop::from(error) {
-                Stop::Failed(failure) => Stop::Failed(failure.rejected(run.rejected)),
-                Stop::Cancelled => Stop::Cancelled,
-            });
+        match run.result {
+            Ok(done) => self.pushed_back = AtomicBool::new(done.pushed_back),
+            Err(error) => {
+                return Err(match Stop::from(error) {
+                    Stop::Failed(failure) => Stop::Failed(failure.rejected(run.rejected)),
+                    Stop::Cancelled => Stop::Cancelled,
+                });
+            }
         }
         self.check_cancel()?;
         self.catch_up().await?;
@@ -516,18 +532,23 @@ impl Work {
             seat,
             role,
             system,
-            ChatContext {
-                epic: self.shared.dir.epic_id().to_owned(),
-                story: Arc::clone(&self.story),
-                task: task.map(str::to_owned),
-                worktree: self.worktree.clone(),
-                slot: self.slot,
-                turn_timeout: self.shared.config.turn_timeout,
-                cancel: self.cancel.clone(),
-                sandbox: self.shared.sandbox.clone(),
-            },
+            self.chat_context(task),
             Arc::clone(recorder),
         )
+    }
+
+    /// Where a chat of the story runs: its worktree, slot, deadline and sandbox.
+    fn chat_context(&self, task: Option<&str>) -> ChatContext {
+        ChatContext {
+            epic: self.shared.dir.epic_id().to_owned(),
+            story: Arc::clone(&self.story),
+            task: task.map(str::to_owned),
+            worktree: self.worktree.clone(),
+            slot: self.slot,
+            turn_timeout: self.shared.config.turn_timeout,
+            cancel: self.cancel.clone(),
+            sandbox: self.shared.sandbox.clone(),
+        }
     }
 }
 
