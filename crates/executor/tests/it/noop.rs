@@ -1,6 +1,7 @@
-//! A task whose turn changes nothing: confirmed as already satisfied, or not.
+//! A task whose turn changes nothing: confirmed as already satisfied, or not (the no-op policy,
+//! `--noop`); a story whose tasks changed nothing at all.
 
-use epic_executor::{Event, StoryError};
+use epic_executor::{Event, NoopPolicy, StoryError};
 
 use crate::support::{Events, Fixture, Run, task_list};
 
@@ -46,10 +47,11 @@ async fn a_confirmed_noop_is_ticked_without_a_commit() {
 }
 
 #[tokio::test]
-async fn an_unconfirmed_noop_fails_the_story() {
+async fn an_unconfirmed_noop_fails_the_story_under_noop_fail() {
     let fixture = Fixture::new();
     let coder = fixture.agent("coder", &idle_coder("I could not find anything to do."));
     let error = Run::new(coder)
+        .noop(NoopPolicy::Fail)
         .on(&fixture, &Events::default())
         .await
         .result
@@ -95,5 +97,69 @@ async fn a_noop_claim_on_red_gates_goes_through_the_review_rounds() {
             .checkpoint()
             .expect("checkpoint")
             .contains("- [ ] one")
+    );
+}
+
+#[tokio::test]
+async fn a_prose_already_done_on_green_gates_completes_with_a_warning() {
+    let fixture = Fixture::new();
+    let coder = fixture.agent(
+        "coder",
+        &idle_coder("This is already done: the repository has everything the task asks for."),
+    );
+    let events = Events::default();
+    let done = Run::new(coder)
+        .gates(&["true"])
+        .on(&fixture, &events)
+        .await
+        .result
+        .expect("completed by the policy");
+    assert_eq!(done.noop, ["one"]);
+    assert!(done.committed.is_empty() && fixture.story_commits().is_empty());
+    assert!(
+        fixture
+            .checkpoint()
+            .expect("checkpoint")
+            .contains("- [x] one")
+    );
+    let steps = events.steps();
+    assert!(
+        steps
+            .iter()
+            .any(|event| matches!(event, Event::TaskNoopUnconfirmed { task, .. } if task == "one"))
+    );
+    assert!(
+        !steps
+            .iter()
+            .any(|event| matches!(event, Event::TaskNoop { .. }))
+    );
+}
+
+#[tokio::test]
+async fn a_prose_already_done_on_red_gates_goes_through_the_review_rounds() {
+    let fixture = Fixture::new();
+    std::fs::write(fixture.worktree.join("broken"), "red\n").expect("write");
+    fixture.git_in(&fixture.worktree, &["add", "-A"]);
+    fixture.git_in(
+        &fixture.worktree,
+        &["commit", "-q", "-m", "s: work in progress"],
+    );
+    let coder = fixture.agent("coder", &idle_coder("Already done."));
+    let events = Events::default();
+    let error = Run::new(coder)
+        .gates(&["test ! -e broken"])
+        .on(&fixture, &events)
+        .await
+        .result
+        .expect_err("the gate stays red");
+    assert!(
+        matches!(&error, StoryError::GateNeverGreen { task, .. } if task == "one"),
+        "{error:?}"
+    );
+    assert!(
+        !events
+            .steps()
+            .iter()
+            .any(|event| matches!(event, Event::TaskNoopUnconfirmed { .. }))
     );
 }

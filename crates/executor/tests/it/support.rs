@@ -252,6 +252,8 @@ pub(crate) struct Run {
     pub(crate) description: String,
     pub(crate) verifier: Option<Arc<dyn Seat>>,
     pub(crate) noop: NoopPolicy,
+    /// The plan, when not the fixture's [`plan`]; its first story is the one run.
+    pub(crate) plan: Option<StoryPlan>,
 }
 
 impl Run {
@@ -265,7 +267,14 @@ impl Run {
             description: String::new(),
             verifier: None,
             noop: NoopPolicy::Complete,
+            plan: None,
         }
+    }
+
+    /// Runs the first story of `plan` (whose id must be the fixture's, `s`).
+    pub(crate) fn plan(mut self, plan: StoryPlan) -> Self {
+        self.plan = Some(plan);
+        self
     }
 
     pub(crate) fn noop(mut self, noop: NoopPolicy) -> Self {
@@ -285,7 +294,7 @@ impl Run {
 
     /// Runs the loop on the fixture's story.
     pub(crate) async fn on(self, fixture: &Fixture, events: &Events) -> StoryRun {
-        let plan = Arc::new(plan(&self.description));
+        let plan = Arc::new(self.plan.unwrap_or_else(|| plan(&self.description)));
         let story = Arc::new(plan.stories[0].clone());
         let job = StoryJob::new(
             &fixture.epic_dir(),
