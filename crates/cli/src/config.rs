@@ -33,7 +33,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{CommandSeat, Policy, Preset, RunConfig, SandboxMode, ScriptSeat};
+use epic_executor::{
+    CommandSeat, NoopPolicy, Policy, Preset, RunConfig, SandboxMode, ScriptSeat,
+};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
@@ -218,6 +220,17 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 
+    /// A task whose coder changed nothing, even when asked again, and did not confirm it was
+    /// already satisfied: `complete` ticks it with a warning while its gates are green, `fail`
+    /// fails the story. Default: `complete`.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub(crate) noop: Option<NoopPolicy>,
+
+    /// Settles the `BLOCKED_ON` claims the plan cannot settle, in a read-only turn: a seat like
+    /// `coder`. Default: none (such a claim fails its story).
+    #[arg(long, value_name = "SEAT")]
+    pub(crate) verifier: Option<SeatSpec>,
+
     /// Price overrides for the report's cost estimates: a seat or model name prefix (`claude`,
     /// `aider`, `claude-opus-4`) → US dollars per million input and output tokens. The longest
     /// matching prefix wins, then the built-in prices.
@@ -254,7 +267,7 @@ impl RunOptions {
 
     /// Every option at its default, as [`RunConfig::new`] sets it (the one place the defaults are
     /// written). The coder has none; neither does the epic branch (`epic/<epic_id>`, which the
-    /// executor names) nor the judge.
+    /// executor names) nor the judge and the verifier.
     pub(crate) fn defaults() -> Self {
         // The coder seat is not read: the CLI's own `coder` is required.
         let config = RunConfig::new(Arc::new(ScriptSeat));
@@ -281,6 +294,7 @@ impl RunOptions {
             schedule: Some(config.schedule),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
+            noop: Some(config.noop),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
             ..Self::default()
@@ -424,7 +438,7 @@ pub(crate) fn keys() -> &'static [&'static str] {
 pub(crate) struct Resolved {
     /// The coder, the option without a default.
     pub(crate) coder: SeatSpec,
-    /// Every option, each set but those without a default (`epic_branch`, `judge`); serialised
+    /// Every option, each set but those without a default (`epic_branch`, `judge`, `verifier`); serialised
     /// (for `epic config --format json`) with the config file's keys, timeouts in seconds.
     pub(crate) options: RunOptions,
 }
@@ -678,6 +692,14 @@ impl Resolved {
         set(&mut config.schedule, options.schedule);
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
+        set(&mut config.noop, options.noop);
+        set(
+            &mut config.verifier,
+            options
+                .verifier
+                .as_ref()
+                .map(|verifier| Some(verifier.to_seat())),
+        );
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }
@@ -1464,6 +1486,8 @@ mod tests {
                 "schedule",
                 "test_pattern",
                 "sandbox",
+                "noop",
+                "verifier",
                 "prices",
             ]
         );

@@ -102,6 +102,15 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # with `apt-get install bubblewrap` (Debian/Ubuntu).
 # sandbox = "auto"
 
+# A task whose coder changed nothing, even when asked again, and did not confirm it was already
+# satisfied: "complete" ticks it with a warning while its gates are green, "fail" fails the
+# story.
+# noop = "complete"
+
+# Settles the BLOCKED_ON claims the plan cannot settle, in a read-only turn: a seat like coder.
+# Default: none (such a claim fails its story).
+# verifier = "claude"
+
 # Prices for the report's cost estimates (which are estimates from character counts), in US
 # dollars per million input and output tokens, by seat or model name prefix; the longest matching
 # prefix wins, then the built-in prices of the presets.
@@ -263,6 +272,7 @@ mod tests {
         // The options without a default show an example; every other line is the default.
         let examples = RunOptions {
             judge: options.judge.clone(),
+            verifier: options.verifier.clone(),
             reviewer: options.reviewer.clone(),
             architect: options.architect.clone(),
             gate: options.gate.clone(),
