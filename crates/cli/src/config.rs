@@ -33,9 +33,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{
-    CommandSeat, NoopPolicy, Policy, Preset, RunConfig, SandboxMode, ScriptSeat,
-};
+use epic_executor::{CommandSeat, NoopPolicy, Policy, Preset, RunConfig, SandboxMode, ScriptSeat};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 

@@ -417,7 +417,10 @@ mod tests {
         assert!(dependent.contains("runs AFTER"), "{dependent}");
         // A story running alongside, and a path of no story, settle nothing.
         assert_eq!(rebuttal(&plan, &c, "src/features/b/x.ts"), None);
-        assert_eq!(rebuttal(&plan, &c, "src/features/conta/ContoScreen.tsx"), None);
+        assert_eq!(
+            rebuttal(&plan, &c, "src/features/conta/ContoScreen.tsx"),
+            None
+        );
         // The first path that settles it wins, after those that do not.
         let mixed = rebuttal(&plan, &c, "src/features/b/x.ts and src/features/a/y.ts").unwrap();
         assert!(mixed.contains("story 'a'"), "{mixed}");
@@ -428,11 +431,20 @@ mod tests {
         let plan = diamond();
         let d = plan.story("d").unwrap().clone();
         let named = rebuttal(&plan, &d, "the API from story a").unwrap();
-        assert!(named.starts_with("Story 'a' (\"Story a\") is a dependency"), "{named}");
+        assert!(
+            named.starts_with("Story 'a' (\"Story a\") is a dependency"),
+            "{named}"
+        );
         assert!(named.contains("merged into the epic branch"), "{named}");
         assert_eq!(ids_named_in(&plan, "a database"), Vec::<String>::new());
-        assert_eq!(ids_named_in(&plan, "`c` and 'b' and cart-api"), ["c", "b", "cart-api"]);
-        assert_eq!(ids_named_in(&plan, "src/cart-api/x.ts"), Vec::<String>::new());
+        assert_eq!(
+            ids_named_in(&plan, "`c` and 'b' and cart-api"),
+            ["c", "b", "cart-api"]
+        );
+        assert_eq!(
+            ids_named_in(&plan, "src/cart-api/x.ts"),
+            Vec::<String>::new()
+        );
         // `cart-api` runs alongside `d`: nothing to settle.
         assert_eq!(rebuttal(&plan, &d, "cart-api's client"), None);
     }
@@ -440,7 +452,9 @@ mod tests {
     #[test]
     fn the_pushback_quotes_the_claim_and_the_rebuttal() {
         let text = pushback("src/a.rs", RejectedBy::Verifier, "It is in src/b.rs.");
-        assert!(text.starts_with("You stopped with \"BLOCKED_ON: src/a.rs\".\nThat claim was checked by a verifier"));
+        assert!(text.starts_with(
+            "You stopped with \"BLOCKED_ON: src/a.rs\".\nThat claim was checked by a verifier"
+        ));
         assert!(text.contains("It is in src/b.rs.\n\nIt is not a missing dependency."));
     }
 

@@ -317,7 +317,10 @@ mod tests {
             })
         );
         assert_eq!(parse_blocked_answer("It is missing."), None);
-        assert_eq!(parse_blocked_answer(r#"I think {"blocked": false} holds"#), None);
+        assert_eq!(
+            parse_blocked_answer(r#"I think {"blocked": false} holds"#),
+            None
+        );
         assert_eq!(parse_blocked_answer(r#"{"blocked": "no"}"#), None);
         let two = "```json\n{\"blocked\": true}\n```\n```json\n{\"blocked\": false}\n```\n";
         assert_eq!(parse_blocked_answer(two), None);

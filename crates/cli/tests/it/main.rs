@@ -21,6 +21,7 @@ mod parse_errors;
 mod plan;
 mod plan_input;
 mod readme;
+mod real_replies;
 mod reliability;
 mod report;
 mod rerun_options;

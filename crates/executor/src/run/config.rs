@@ -14,8 +14,8 @@ use crate::offload::GitFailed;
 use crate::sandbox::{SandboxMode, SandboxUnavailable};
 use crate::schedule::Policy;
 use crate::seat::Seat;
-use crate::task_loop::NoopPolicy;
 use crate::story;
+use crate::task_loop::NoopPolicy;
 
 /// Every `epic run` option, resolved (CONTRACT.md, "`epic run`"): what the CLI hands to
 /// [`run_epic`].

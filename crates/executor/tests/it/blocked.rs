@@ -111,7 +111,10 @@ async fn a_claim_on_its_own_path_gets_one_pushback_and_the_story_goes_on() {
     let fixture = Fixture::new();
     let coder = fixture.agent(
         "coder",
-        &claiming("src/one.txt from another story", "That claim was checked against"),
+        &claiming(
+            "src/one.txt from another story",
+            "That claim was checked against",
+        ),
     );
     let events = Events::default();
     let done = Run::new(coder)
@@ -163,7 +166,10 @@ async fn a_claim_on_a_merged_dependency_is_told_what_it_provides() {
     let fixture = Fixture::new();
     let coder = fixture.agent(
         "coder",
-        &claiming("the client in lib/client.rs", "That claim was checked against"),
+        &claiming(
+            "the client in lib/client.rs",
+            "That claim was checked against",
+        ),
     );
     let events = Events::default();
     let done = Run::new(coder)
@@ -178,7 +184,9 @@ async fn a_claim_on_a_merged_dependency_is_told_what_it_provides() {
         rejections[0].1.starts_with(
             "`lib/client.rs` belongs to story 'base' (\"The base\"), a dependency of this story: \
              it was merged into the epic branch before you started"
-        ) && rejections[0].1.ends_with("That story provides: lib::Api; lib::Client."),
+        ) && rejections[0]
+            .1
+            .ends_with("That story provides: lib::Api; lib::Client."),
         "{rejections:?}"
     );
 }
