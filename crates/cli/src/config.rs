@@ -1347,6 +1347,8 @@ mod tests {
         assert_eq!(config.schedule, Policy::CriticalPath);
         assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
         assert_eq!(config.sandbox, SandboxMode::Auto);
+        assert_eq!(config.noop, NoopPolicy::Complete);
+        assert!(config.verifier.is_none());
         assert_eq!(config.prices, epic_report::PriceTable::default());
         // What `epic config` shows: every default, from the executor's.
         assert_eq!(
@@ -1369,6 +1371,7 @@ mod tests {
                 schedule: Some(Policy::CriticalPath),
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
+                noop: Some(NoopPolicy::Complete),
                 prices: Some(BTreeMap::new()),
                 ..RunOptions::default()
             }
@@ -1430,7 +1433,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 13, "every key with a default to state");
+        assert_eq!(checked, 14, "every key with a default to state");
     }
 
     #[test]
@@ -1519,6 +1522,8 @@ allow_red_baseline = true
 schedule = "waves"
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
+noop = "fail"
+verifier = "gemini"
 
 [prices]
 aider = { input = 0.5, output = 1.5 }
@@ -1553,6 +1558,9 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.sandbox, SandboxMode::Off);
+        assert_eq!(config.noop, NoopPolicy::Fail);
+        assert_eq!(resolved.options.verifier, Some(seat("gemini")));
+        assert!(config.verifier.is_some());
         let prices = config.prices;
         assert_eq!(
             prices.price_of("aider"),

@@ -246,6 +246,7 @@ fn the_schema_describes_every_key() {
         "keep_worktrees",
         "max_rounds",
         "max_tasks",
+        "noop",
         "prices",
         "reviewer",
         "sandbox",
@@ -253,6 +254,7 @@ fn the_schema_describes_every_key() {
         "setup",
         "test_pattern",
         "turn_timeout",
+        "verifier",
     ];
     expected.sort_unstable();
     assert_eq!(keys, expected);
