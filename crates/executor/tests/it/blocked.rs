@@ -4,6 +4,7 @@
 use epic_executor::{Event, RejectedBy, StoryError};
 use epic_story_plan::{Story, StoryPlan};
 
+use crate::epic_support::{EpicFixture, plan, reason, statuses};
 use crate::support::{Events, Fixture, Run, task_list};
 
 #[tokio::test]
@@ -320,4 +321,65 @@ async fn a_verifier_answer_that_cannot_be_read_lets_the_claim_stand() {
         "{error:?}"
     );
     assert!(rejections(&events).is_empty());
+}
+
+#[tokio::test]
+async fn a_claim_in_the_judge_feedback_turn_gets_the_pushback_too() {
+    let ep = EpicFixture::new();
+    // The first judge round finds a gap; the coder's feedback turn claims its own path until
+    // it is pushed back, then works.
+    ep.hook(
+        "a",
+        "if [ \"$EPIC_TASK\" = 'address judge feedback' ] && ! printf '%s' \"$prompt\" | grep -q 'That claim was checked'; then\n\
+           printf 'Blocked.\\nBLOCKED_ON: src/a/extra.txt\\n'; exit 0\nfi\n",
+    );
+    ep.hook(
+        "a.judge",
+        "if [ ! -f \"$ROOT/judged\" ]; then touch \"$ROOT/judged\"; echo '{\"clean\":false,\"issues\":[{\"severity\":\"major\",\"title\":\"more\",\"description\":\"write more\"}]}'; exit 0; fi\n",
+    );
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &events)
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done"], "{}", reason(&outcome, 0));
+    let rejections = rejections(&events);
+    assert_eq!(rejections.len(), 1, "{rejections:?}");
+    assert!(
+        rejections[0]
+            .1
+            .starts_with("`src/a/extra.txt` is under your own owned paths")
+    );
+}
+
+#[tokio::test]
+async fn a_run_with_a_verifier_hands_it_the_claims_the_plan_cannot_settle() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "b",
+        "if ! printf '%s' \"$prompt\" | grep -q 'That claim was checked'; then\n\
+           printf 'BLOCKED_ON: a message queue\\n'; exit 0\nfi\n",
+    );
+    let mut config = ep.config();
+    config.verifier = Some(ep.fx.agent(
+        "verifier",
+        "cat >/dev/null\n[ \"$EPIC_ROLE\" = verifier ] || exit 1\necho '{\"blocked\":false,\"reason\":\"Use a plain list.\"}'\n",
+    ));
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[]), ("b", &["a"])]), config, &events)
+        .await
+        .expect("run");
+    assert_eq!(
+        statuses(&outcome),
+        ["a:done", "b:done"],
+        "{}",
+        reason(&outcome, 1)
+    );
+    assert_eq!(
+        rejections(&events),
+        [(RejectedBy::Verifier, "Use a plain list.".to_owned())]
+    );
 }

@@ -3,6 +3,7 @@
 
 use epic_executor::{Event, NoopPolicy, StoryError};
 
+use crate::epic_support::{EpicFixture, merges, plan, reason, statuses};
 use crate::support::{Events, Fixture, Run, task_list};
 
 /// A coder that plans `one` and changes nothing; asked whether the task is satisfied, it
@@ -161,5 +162,85 @@ async fn a_prose_already_done_on_red_gates_goes_through_the_review_rounds() {
             .steps()
             .iter()
             .any(|event| matches!(event, Event::TaskNoopUnconfirmed { .. }))
+    );
+}
+
+#[tokio::test]
+async fn a_story_that_changed_nothing_fails_without_a_judge() {
+    let ep = EpicFixture::new();
+    ep.hook("a", "echo 'It is all there already.'; exit 0\n");
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), ep.config(), &events)
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"]);
+    assert!(
+        reason(&outcome, 0).starts_with(
+            "nothing was changed and no judge confirmed the work is already on the epic branch"
+        ),
+        "{}",
+        reason(&outcome, 0)
+    );
+    // The task was completed by the no-op policy, with its warning, before the story failed.
+    assert!(
+        events
+            .steps()
+            .iter()
+            .any(|event| matches!(event, Event::TaskNoopUnconfirmed { story, .. } if story == "a"))
+    );
+    assert!(merges(&ep).is_empty());
+}
+
+#[tokio::test]
+async fn a_story_that_changed_nothing_is_done_when_the_judge_confirms_its_work_is_there() {
+    let ep = EpicFixture::new();
+    ep.hook("a", "echo 'It is all there already.'; exit 0\n");
+    ep.hook(
+        "a.judge",
+        "printf '%s' \"$prompt\" > \"$ROOT/judge-prompt\"\n",
+    );
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &events)
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done"], "{}", reason(&outcome, 0));
+    assert_eq!(
+        outcome.report.stories[0].judge.as_deref(),
+        Some("judge confirmed the work is already on the epic branch (round 1): nothing to merge")
+    );
+    let asked = std::fs::read_to_string(ep.fx.root.join("judge-prompt")).expect("judged");
+    assert!(asked.contains("The story's branch has no changes against the epic branch"));
+    assert!(asked.contains("owned paths (src/a)"));
+    assert!(events.steps().iter().any(|event| matches!(
+        event,
+        Event::StoryMerged { story, commit: None, .. } if story == "a"
+    )));
+    assert!(merges(&ep).is_empty());
+}
+
+#[tokio::test]
+async fn a_story_that_changed_nothing_fails_when_the_judge_does_not_confirm() {
+    let ep = EpicFixture::new();
+    ep.hook("a", "echo 'It is all there already.'; exit 0\n");
+    ep.hook(
+        "a.judge",
+        "echo '{\"clean\":false,\"issues\":[{\"severity\":\"critical\",\"title\":\"src/a is empty\",\"description\":\"nothing is there\"}]}'; exit 0\n",
+    );
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    config.judge_rounds = 1;
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"]);
+    assert!(
+        reason(&outcome, 0).contains("src/a is empty"),
+        "{}",
+        reason(&outcome, 0)
     );
 }
