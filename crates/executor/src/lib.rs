@@ -123,7 +123,8 @@
 //! let dir = epic_state_store::EpicDir::new(epic_git_ops::Git::common_dir(git.as_ref()), &plan.epic_id)?;
 //! let story = Arc::new(plan.stories[0].clone());
 //! let job = StoryJob::new(&dir, Arc::new(plan), story, "../app.worktrees/e/s", "epic/e", 0)?;
-//! let seats = Seats { coder: Arc::new(CommandSeat::preset(Preset::Claude)), reviewers: vec![] };
+//! let coder = Arc::new(CommandSeat::preset(Preset::Claude));
+//! let seats = Seats { coder, reviewers: vec![], verifier: None };
 //! let gates = Gates::new(["cargo test"], std::time::Duration::from_secs(600));
 //! let tasks = TaskLoop::new(git, gates, seats, LoopConfig::default(), discard_events());
 //! let run = tasks.run(&job, &Default::default()).await;
