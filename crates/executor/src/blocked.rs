@@ -7,16 +7,18 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use epic_perimeter::{owner_of, paths_named_in};
 use epic_story_plan::{Story, StoryPlan};
 use serde::{Deserialize, Serialize};
 
 use crate::chat::{Chat, ChatContext, Recorder};
+use crate::error::StoryError;
 use crate::event::Event;
 use crate::prompts;
-use crate::replies::parse_blocked_answer;
-use crate::seat::{Role, Seat, SeatError};
+use crate::replies::{blocked_on, parse_blocked_answer};
+use crate::seat::{Reply, Role, Seat, SeatError};
 
 /// Who rejected a `BLOCKED_ON:` claim ([`Event::BlockedRejected`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,7 +42,7 @@ impl RejectedBy {
 
 /// How a claim was settled ([`settle`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Settled {
+enum Settled {
     /// The claim is wrong: the coder is told why and carries on.
     Rejected {
         /// Who said so.
@@ -63,7 +65,7 @@ pub(crate) enum Settled {
 /// looked up: the first that is the story's own, a dependency's (transitively: every one merged
 /// before the story started) or a dependent's (transitively: those run after it) gives the
 /// answer. A path of a story running alongside, or of none, settles nothing.
-pub(crate) fn rebuttal(plan: &StoryPlan, story: &Story, need: &str) -> Option<String> {
+fn rebuttal(plan: &StoryPlan, story: &Story, need: &str) -> Option<String> {
     let dependencies = prompts::reachable(plan, &story.id, true);
     let dependents = prompts::reachable(plan, &story.id, false);
     let paths_of = |story: &Story| {
@@ -135,7 +137,7 @@ pub(crate) fn rebuttal(plan: &StoryPlan, story: &Story, need: &str) -> Option<St
 /// common words), the word before it is `story` or `stories`, or it is quoted (`'id'`, `"id"`,
 /// `` `id` ``). So "from story api" and "`cart-api`" name stories, "a database" does not name a
 /// story `a`.
-pub(crate) fn ids_named_in(plan: &StoryPlan, text: &str) -> Vec<String> {
+fn ids_named_in(plan: &StoryPlan, text: &str) -> Vec<String> {
     let ids: BTreeSet<&str> = plan.stories.iter().map(|story| story.id.as_str()).collect();
     let mut named: Vec<String> = Vec::new();
     let mut previous = String::new();
@@ -175,7 +177,7 @@ pub(crate) fn ids_named_in(plan: &StoryPlan, text: &str) -> Vec<String> {
 /// ([`rebuttal`]); then `verifier`, if any, in a read-only turn in `context` (recorded by
 /// `recorder`). A verifier that fails, or whose reply cannot be read, lets the claim stand (a
 /// note says so). Fails only when the verifier turn was cancelled or changed files epic guards.
-pub(crate) async fn settle(
+async fn settle(
     plan: &StoryPlan,
     story: &Arc<Story>,
     need: &str,
@@ -241,18 +243,97 @@ pub(crate) async fn settle(
     })
 }
 
-/// The event of a rejected claim.
-pub(crate) fn rejected_event(story: &str, need: &str, by: RejectedBy, rebuttal: &str) -> Event {
-    Event::BlockedRejected {
-        story: story.to_owned(),
-        need: need.to_owned(),
+/// What checking a coder's reply for a claim needs ([`checked`]).
+pub(crate) struct Claim<'a> {
+    /// The plan.
+    pub(crate) plan: &'a StoryPlan,
+    /// The coder's story.
+    pub(crate) story: &'a Arc<Story>,
+    /// The coder's task, for the error of a failed turn.
+    pub(crate) task: Option<&'a str>,
+    /// The verifier seat, if any.
+    pub(crate) verifier: Option<&'a Arc<dyn Seat>>,
+    /// Where the verifier's turn runs: the story's worktree.
+    pub(crate) context: ChatContext,
+    /// The story's recorder: the verifier's turn, the events and notes.
+    pub(crate) recorder: &'a Arc<Recorder>,
+    /// Whether the story's one pushback turn was used; set when it is.
+    pub(crate) pushed_back: &'a AtomicBool,
+}
+
+/// The coder's `reply` in `chat`, checked for a `BLOCKED_ON:` claim: without one, the reply. A
+/// claim is recorded ([`Event::Blocked`]) and [settled](settle): rejected, with the story's one
+/// pushback unused, the coder is told why in `chat` ([`Event::BlockedRejected`],
+/// [`pushback`]) and its answer is the reply; a claim that stands, a claim after the pushback,
+/// or a second claim in answer to it, is [`StoryError::Blocked`].
+pub(crate) async fn checked(
+    claim: Claim<'_>,
+    chat: &mut Chat,
+    reply: Reply,
+) -> Result<Reply, StoryError> {
+    let Some(need) = blocked_on(&reply.text) else {
+        return Ok(reply);
+    };
+    let story = &claim.story.id;
+    let record = |need: &str| {
+        claim.recorder.emit(Event::Blocked {
+            story: story.clone(),
+            need: need.to_owned(),
+        });
+    };
+    let blocked = |need: String, verifier: Option<String>| StoryError::Blocked {
+        story: story.clone(),
+        need,
+        verifier,
+    };
+    let failed = |role: Role, task: Option<&str>, source: SeatError| match source {
+        SeatError::Cancelled => StoryError::Cancelled,
+        source => StoryError::Agent {
+            role,
+            task: task.map(str::to_owned),
+            source,
+        },
+    };
+    record(&need);
+    if claim.pushed_back.load(Ordering::Relaxed) {
+        return Err(blocked(need, None));
+    }
+    let settled = settle(
+        claim.plan,
+        claim.story,
+        &need,
+        claim.verifier,
+        claim.context,
+        claim.recorder,
+    )
+    .await
+    .map_err(|source| failed(Role::Verifier, None, source))?;
+    let (by, rebuttal) = match settled {
+        Settled::Rejected { by, rebuttal } => (by, rebuttal),
+        Settled::Stands { verifier } => return Err(blocked(need, verifier)),
+    };
+    claim.pushed_back.store(true, Ordering::Relaxed);
+    claim.recorder.emit(Event::BlockedRejected {
+        story: story.clone(),
+        need: need.clone(),
         by,
-        reason: rebuttal.to_owned(),
+        reason: rebuttal.clone(),
+    });
+    let reply = chat
+        .ask(pushback(&need, by, &rebuttal))
+        .await
+        .map_err(|source| failed(Role::Coder, claim.task, source))?;
+    match blocked_on(&reply.text) {
+        Some(again) => {
+            record(&again);
+            Err(blocked(again, None))
+        }
+        None => Ok(reply),
     }
 }
 
 /// The coder's one pushback turn after its claim `need` was rejected by `by` with `rebuttal`.
-pub(crate) fn pushback(need: &str, by: RejectedBy, rebuttal: &str) -> String {
+fn pushback(need: &str, by: RejectedBy, rebuttal: &str) -> String {
     let checked = match by {
         RejectedBy::Plan => "That claim was checked against the epic's plan and rejected:",
         RejectedBy::Verifier => {

@@ -16,7 +16,7 @@ use epic_state_store::{EpicDir, UnsafeId};
 use epic_story_plan::{Story, StoryPlan};
 use tokio_util::sync::CancellationToken;
 
-use crate::blocked::{self, Settled};
+use crate::blocked::{self, Claim};
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, EventSink};
@@ -24,7 +24,7 @@ use crate::gates::{GateResult, Gates};
 use crate::guard::TurnGuard;
 use crate::offload;
 use crate::prompts;
-use crate::replies::{blocked_on, parse_task_list, parse_verdict};
+use crate::replies::{parse_task_list, parse_verdict};
 use crate::sandbox::Sandbox;
 use crate::seat::{Reply, Role, Seat, SeatError};
 use crate::task_plan::{NOOP_TOKEN, TaskPlan};
@@ -694,7 +694,7 @@ impl Run<'_> {
     }
 
     /// Asks the coder of task `task`. A reply ending with `BLOCKED_ON:` is checked
-    /// ([`blocked::settle`]): rejected, and the story's one pushback not yet used, the coder is
+    /// ([`blocked::checked`]): rejected, and the story's one pushback not yet used, the coder is
     /// told why in the same chat and its reply to that is the turn's; else the story ends.
     async fn ask_coder(
         &self,
@@ -703,69 +703,16 @@ impl Run<'_> {
         prompt: String,
     ) -> Result<Reply, StoryError> {
         let reply = self.ask(chat, Role::Coder, Some(task), prompt).await?;
-        let Some(need) = blocked_on(&reply.text) else {
-            return Ok(reply);
+        let claim = Claim {
+            plan: &self.job.plan,
+            story: &self.job.story,
+            task: Some(task),
+            verifier: self.parts.seats.verifier.as_ref(),
+            context: self.context(None),
+            recorder: &self.recorder,
+            pushed_back: &self.pushed_back,
         };
-        self.emit(Event::Blocked {
-            story: self.story_id(),
-            need: need.clone(),
-        });
-        let blocked = |verifier| StoryError::Blocked {
-            story: self.story_id(),
-            need: need.clone(),
-            verifier,
-        };
-        if self.pushed_back.load(Ordering::Relaxed) {
-            return Err(blocked(None));
-        }
-        let settled = blocked::settle(
-            &self.job.plan,
-            &self.job.story,
-            &need,
-            self.parts.seats.verifier.as_ref(),
-            self.context(None),
-            &self.recorder,
-        )
-        .await
-        .map_err(|source| match source {
-            SeatError::Cancelled => StoryError::Cancelled,
-            source => StoryError::Agent {
-                role: Role::Verifier,
-                task: None,
-                source,
-            },
-        })?;
-        let (by, rebuttal) = match settled {
-            Settled::Rejected { by, rebuttal } => (by, rebuttal),
-            Settled::Stands { verifier } => return Err(blocked(verifier)),
-        };
-        self.pushed_back.store(true, Ordering::Relaxed);
-        self.emit(blocked::rejected_event(
-            &self.job.story.id,
-            &need,
-            by,
-            &rebuttal,
-        ));
-        let reply = self
-            .ask(
-                chat,
-                Role::Coder,
-                Some(task),
-                blocked::pushback(&need, by, &rebuttal),
-            )
-            .await?;
-        if let Some(again) = blocked_on(&reply.text) {
-            self.emit(Event::Blocked {
-                story: self.story_id(),
-                need: again.clone(),
-            });
-            return Err(StoryError::Blocked {
-                story: self.story_id(),
-                need: again,
-                verifier: None,
-            });
-        }
-        Ok(reply)
+        blocked::checked(claim, chat, reply).await
     }
 
     // --- planning ----------------------------------------------------------------------------

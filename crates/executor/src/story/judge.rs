@@ -9,20 +9,18 @@
 //! merges nothing.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use epic_git_ops::CommitId;
 use epic_perimeter::Review;
 use epic_story_plan::Story;
 
 use super::{Failure, Stop, Work, millis, turn_failed};
-use crate::blocked::{self, Settled};
+use crate::blocked::{self, Claim};
 use crate::chat::Recorder;
-use crate::error::StoryError;
 use crate::event::Event;
 use crate::gates::GateResult;
 use crate::prompts;
-use crate::replies::{blocked_on, parse_verdict};
+use crate::replies::parse_verdict;
 use crate::seat::Role;
 
 impl Work {
@@ -36,12 +34,12 @@ impl Work {
         if self.shared.config.judge.is_none() {
             let (worktree, base, head) =
                 (self.worktree.clone(), self.base.clone(), checked.to_hex());
-            let diff = self
-                .git("diff the story against the epic branch", move |git| {
-                    git.diff_vs_base(&worktree, &base, &head)
+            let changed = self
+                .git("list the paths the story changed", move |git| {
+                    git.changed_paths_vs_base(&worktree, &base, &head)
                 })
                 .await?;
-            if diff.paths.is_empty() {
+            if changed.is_empty() {
                 return Err(Failure::NothingChanged {
                     epic_branch: self.shared.epic_branch.clone(),
                 }
@@ -136,61 +134,6 @@ impl Work {
         Err(Failure::JudgeNeverRan.into())
     }
 
-    /// The coder's claim to be blocked on `need` in the judge's feedback turn (`chat`): with the
-    /// story's one pushback unused and the claim rejected ([`blocked::settle`]), the coder is
-    /// told why and its reply is the turn's; else the story fails as blocked.
-    async fn settle_claim(
-        &self,
-        chat: &mut crate::chat::Chat,
-        need: String,
-        recorder: &Arc<Recorder>,
-    ) -> Result<(), Stop> {
-        self.emit(Event::Blocked {
-            story: self.id().to_owned(),
-            need: need.clone(),
-        });
-        let blocked = |need: String, verifier| -> Stop {
-            StoryError::Blocked {
-                story: self.id().to_owned(),
-                need,
-                verifier,
-            }
-            .into()
-        };
-        if self.pushed_back.load(Ordering::Relaxed) {
-            return Err(blocked(need, None));
-        }
-        let context = self.chat_context(None);
-        let settled = blocked::settle(
-            &self.shared.plan,
-            &self.story,
-            &need,
-            self.shared.config.verifier.as_ref(),
-            context,
-            recorder,
-        )
-        .await
-        .map_err(|error| turn_failed(Role::Verifier, error))?;
-        let (by, rebuttal) = match settled {
-            Settled::Rejected { by, rebuttal } => (by, rebuttal),
-            Settled::Stands { verifier } => return Err(blocked(need, verifier)),
-        };
-        self.pushed_back.store(true, Ordering::Relaxed);
-        self.emit(blocked::rejected_event(self.id(), &need, by, &rebuttal));
-        let reply = chat
-            .ask(blocked::pushback(&need, by, &rebuttal))
-            .await
-            .map_err(|error| turn_failed(Role::Coder, error))?;
-        if let Some(again) = blocked_on(&reply.text) {
-            self.emit(Event::Blocked {
-                story: self.id().to_owned(),
-                need: again.clone(),
-            });
-            return Err(blocked(again, None));
-        }
-        Ok(())
-    }
-
     /// One coder round on the judge's findings: the turn, strays put back, the gates (which
     /// must stay green), a commit, the perimeter enforced; the commit checked.
     async fn address(&self, verdict: &Review, recorder: &Arc<Recorder>) -> Result<CommitId, Stop> {
@@ -206,9 +149,16 @@ impl Work {
             .ask(prompts::judge_feedback(&self.story, verdict))
             .await
             .map_err(|error| turn_failed(Role::Coder, error))?;
-        if let Some(need) = blocked_on(&reply.text) {
-            self.settle_claim(&mut chat, need, recorder).await?;
-        }
+        let claim = Claim {
+            plan: &self.shared.plan,
+            story: &self.story,
+            task: Some(task),
+            verifier: self.shared.config.verifier.as_ref(),
+            context: self.chat_context(None),
+            recorder,
+            pushed_back: &self.pushed_back,
+        };
+        blocked::checked(claim, &mut chat, reply).await?;
         self.repair_perimeter().await?;
         let story = self.id().to_owned();
         let events = Arc::clone(&self.shared.events);
