@@ -34,7 +34,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{CommandSeat, Policy, Preset, RunConfig, SandboxMode, ScriptSeat};
+use epic_executor::{CommandSeat, NoopPolicy, Policy, Preset, RunConfig, SandboxMode, ScriptSeat};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
@@ -223,6 +223,16 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 
+    /// A task whose coder changed nothing, even when asked again, and did not confirm it was
+    /// already satisfied: `complete` ticks it with a warning while its gates are green, `fail`
+    /// fails the story. Default: `complete`.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub(crate) noop: Option<NoopPolicy>,
+
+    /// Settles the `BLOCKED_ON` claims the plan cannot settle, in a read-only turn: a seat like
+    /// `coder`. Default: none (such a claim fails its story).
+    #[arg(long, value_name = "SEAT")]
+    pub(crate) verifier: Option<SeatSpec>,
     /// A command run with `sh -c` in the epic's worktree on every move of a story on the board
     /// (planned, active, done, failed, skipped), the story's card as one JSON object on its
     /// standard input, to sync an outside tracker; a hook that fails or runs past 30 s is an
@@ -294,7 +304,7 @@ impl RunOptions {
 
     /// Every option at its default, as [`RunConfig::new`] sets it (the one place the defaults are
     /// written). The coder has none; neither does the epic branch (`epic/<epic_id>`, which the
-    /// executor names) nor the judge.
+    /// executor names) nor the judge and the verifier.
     pub(crate) fn defaults() -> Self {
         // The coder seat is not read: the CLI's own `coder` is required.
         let config = RunConfig::new(Arc::new(ScriptSeat));
@@ -322,6 +332,7 @@ impl RunOptions {
             schedule: Some(config.schedule),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
+            noop: Some(config.noop),
             board_hook: config.board_hook.and_then(NonBlank::new),
             // No files: `RunConfig::new` has no house rules (`extra_rules` is empty; a unit test
             // holds it to that). The CLI reads the files into it ([`house_rules`]).
@@ -470,7 +481,7 @@ pub(crate) fn keys() -> &'static [&'static str] {
 pub(crate) struct Resolved {
     /// The coder, the option without a default.
     pub(crate) coder: SeatSpec,
-    /// Every option, each set but those without a default (`epic_branch`, `judge`); serialised
+    /// Every option, each set but those without a default (`epic_branch`, `judge`, `verifier`); serialised
     /// (for `epic config --format json`) with the config file's keys, timeouts in seconds.
     pub(crate) options: RunOptions,
 }
@@ -725,6 +736,14 @@ impl Resolved {
         set(&mut config.schedule, options.schedule);
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
+        set(&mut config.noop, options.noop);
+        set(
+            &mut config.verifier,
+            options
+                .verifier
+                .as_ref()
+                .map(|verifier| Some(verifier.to_seat())),
+        );
         set(
             &mut config.board_hook,
             options
@@ -1432,6 +1451,8 @@ mod tests {
         assert_eq!(config.schedule, Policy::CriticalPath);
         assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
         assert_eq!(config.sandbox, SandboxMode::Auto);
+        assert_eq!(config.noop, NoopPolicy::Complete);
+        assert!(config.verifier.is_none());
         assert!(config.board_hook.is_none() && config.extra_rules.is_empty());
         assert!(config.preflight);
         assert_eq!(config.prices, epic_report::PriceTable::default());
@@ -1456,6 +1477,7 @@ mod tests {
                 schedule: Some(Policy::CriticalPath),
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
+                noop: Some(NoopPolicy::Complete),
                 rules: Some(vec![]),
                 preflight: Some(true),
                 prices: Some(BTreeMap::new()),
@@ -1519,7 +1541,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 14, "every key with a default to state");
+        assert_eq!(checked, 15, "every key with a default to state");
     }
 
     #[test]
@@ -1573,6 +1595,8 @@ mod tests {
                 "schedule",
                 "test_pattern",
                 "sandbox",
+                "noop",
+                "verifier",
                 "board_hook",
                 "rules",
                 "preflight",
@@ -1609,6 +1633,8 @@ allow_red_baseline = true
 schedule = "waves"
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
+noop = "fail"
+verifier = "gemini"
 board_hook = "./sync-tracker.sh"
 rules = ["CONTRIBUTING.md", "docs/style.md"]
 preflight = false
@@ -1646,6 +1672,9 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.sandbox, SandboxMode::Off);
+        assert_eq!(config.noop, NoopPolicy::Fail);
+        assert_eq!(resolved.options.verifier, Some(seat("gemini")));
+        assert!(config.verifier.is_some());
         assert_eq!(config.board_hook.as_deref(), Some("./sync-tracker.sh"));
         assert_eq!(
             resolved.options.rules,

@@ -669,6 +669,10 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
         Event::TaskNoop { story, task } => {
             format!("story {story}: {task:?} was already satisfied")
         }
+        Event::TaskNoopUnconfirmed { story, task } => format!(
+            "story {story}: warning: {task:?} changed nothing and was not confirmed as already \
+             satisfied; completed because its gates are green (--noop complete)"
+        ),
         Event::ReviewRound {
             story,
             task,
@@ -742,6 +746,12 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             first_line(reason)
         ),
         Event::Blocked { story, need } => format!("story {story}: blocked on {need}"),
+        Event::BlockedRejected {
+            story, need, by, ..
+        } => format!(
+            "story {story}: BLOCKED_ON {need} rejected by the {}; the coder carries on",
+            by.as_str()
+        ),
         Event::Note { story, message } => format!("story {story}: {}", first_line(message)),
         Event::PerimeterRestored { story, paths } => format!(
             "story {story}: put back {} outside its perimeter: {}",

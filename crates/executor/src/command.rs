@@ -224,7 +224,7 @@ impl CommandSeat {
                     Some(prompt.as_bytes().to_vec()),
                 ),
                 Invocation::Preset(preset) => {
-                    let base = if request.role == Role::Architect {
+                    let base = if matches!(request.role, Role::Architect | Role::Verifier) {
                         preset.architect_args()
                     } else {
                         preset.args()
@@ -299,8 +299,9 @@ impl CommandSeat {
                 &prompt,
                 prompt_dir.as_ref().map(|(_, path)| path.as_path()),
             );
-            // The architect reads the repository and replies; everyone else works in it.
-            let access = if request.role == Role::Architect {
+            // The architect and the verifier read the repository and reply; everyone else works
+            // in it.
+            let access = if matches!(request.role, Role::Architect | Role::Verifier) {
                 Access::ReadOnly
             } else {
                 Access::Commit

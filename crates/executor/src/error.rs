@@ -15,14 +15,18 @@ use crate::seat::{Role, SeatError};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoryError {
-    /// The coder ended a reply with `BLOCKED_ON: <need>`: the story needs work that is not its
-    /// own and not in its worktree.
+    /// The coder ended a reply with `BLOCKED_ON: <need>`, and the claim stood: the plan could
+    /// not settle it (or the coder claimed again after its one pushback), and no verifier
+    /// found the need was not missing. The story needs work that is not its own and not in its
+    /// worktree.
     #[error("story '{story}' is blocked on unplanned work: {need}")]
     Blocked {
         /// The story.
         story: String,
         /// What it needs, in the coder's words.
         need: String,
+        /// The verifier's reason, when a verifier (`--verifier`) confirmed the claim.
+        verifier: Option<String>,
     },
     /// A task's gates were still red when its review rounds ran out.
     #[error(
@@ -113,10 +117,17 @@ impl StoryError {
     /// and what to do.
     pub fn reason(&self) -> String {
         match self {
-            Self::Blocked { .. } => format!(
-                "{self}. The coder stopped because the story needs something that another story \
-                 should provide and that is not in its worktree. Plan that work (a story this \
-                 one depends on) or describe where it already is, then rerun."
+            Self::Blocked { verifier, .. } => format!(
+                "{self}.{} The coder stopped because the story needs something that another \
+                 story should provide and that is not in its worktree. Plan that work (a story \
+                 this one depends on) or describe where it already is, then rerun.",
+                verifier
+                    .as_ref()
+                    .map(|reason| format!(
+                        " The verifier confirmed it: {}.",
+                        reason.trim_end_matches('.')
+                    ))
+                    .unwrap_or_default()
             ),
             Self::GateNeverGreen { issues, .. } => {
                 let mut text = format!("{self}.");

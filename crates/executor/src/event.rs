@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::blocked::RejectedBy;
 use crate::seat::Role;
 
 /// One step of a story's work, as the live view shows it and `events.jsonl` records it.
@@ -121,6 +122,15 @@ pub enum Event {
         /// The task's title.
         task: String,
     },
+    /// A warning: a task whose coder changed nothing, even when asked, and did not confirm it
+    /// was already satisfied, was ticked without a commit because its gates are green and the
+    /// no-op policy is `complete` (`--noop`).
+    TaskNoopUnconfirmed {
+        /// The story.
+        story: String,
+        /// The task's title.
+        task: String,
+    },
     /// One review round of a task: gates and perimeter, then reviewers if those were green.
     ReviewRound {
         /// The story.
@@ -174,6 +184,18 @@ pub enum Event {
         story: String,
         /// What it needs.
         need: String,
+    },
+    /// A `BLOCKED_ON:` claim was checked and rejected, by the plan or by the verifier: the coder
+    /// gets one pushback turn with `reason` (a second claim fails the story).
+    BlockedRejected {
+        /// The story.
+        story: String,
+        /// What the coder said it needs.
+        need: String,
+        /// Who rejected it.
+        by: RejectedBy,
+        /// What the coder is told.
+        reason: String,
     },
     /// Something worth telling that is not one of the steps above (a re-plan, a fallback, a
     /// transcript that could not be written).

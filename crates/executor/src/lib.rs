@@ -123,7 +123,8 @@
 //! let dir = epic_state_store::EpicDir::new(epic_git_ops::Git::common_dir(git.as_ref()), &plan.epic_id)?;
 //! let story = Arc::new(plan.stories[0].clone());
 //! let job = StoryJob::new(&dir, Arc::new(plan), story, "../app.worktrees/e/s", "epic/e", 0)?;
-//! let seats = Seats { coder: Arc::new(CommandSeat::preset(Preset::Claude)), reviewers: vec![] };
+//! let coder = Arc::new(CommandSeat::preset(Preset::Claude));
+//! let seats = Seats { coder, reviewers: vec![], verifier: None };
 //! let gates = Gates::new(["cargo test"], std::time::Duration::from_secs(600));
 //! let tasks = TaskLoop::new(git, gates, seats, LoopConfig::default(), discard_events());
 //! let run = tasks.run(&job, &Default::default()).await;
@@ -174,6 +175,7 @@
 
 mod architect;
 mod baseline;
+mod blocked;
 mod bounded;
 mod chat;
 mod command;
@@ -204,6 +206,7 @@ mod tests_guard;
 pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
 };
+pub use blocked::RejectedBy;
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use error::StoryError;
 pub use event::{Event, EventSink, discard_events};
@@ -219,6 +222,6 @@ pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{
     Exchange, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnContext, TurnRequest,
 };
-pub use task_loop::{LoopConfig, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
+pub use task_loop::{LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
 pub use task_plan::TaskPlan;
 pub use tests_guard::DEFAULT_TEST_PATTERNS;

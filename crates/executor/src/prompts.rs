@@ -158,7 +158,7 @@ pub(crate) struct Dependency {
 
 /// The ids of the stories `id` depends on, directly or not (`forward`), or of those that
 /// depend on it (`!forward`). Tolerates cycles.
-fn reachable(plan: &StoryPlan, id: &str, forward: bool) -> BTreeSet<String> {
+pub(crate) fn reachable(plan: &StoryPlan, id: &str, forward: bool) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let mut stack = vec![id.to_owned()];
     while let Some(current) = stack.pop() {

@@ -1,5 +1,5 @@
 //! Reading agents' replies: the planner's task list, a reviewer's verdict, the architect's plan,
-//! the `BLOCKED_ON:` sentinel.
+//! the `BLOCKED_ON:` sentinel, a verifier's answer on it.
 //!
 //! A task list is read leniently (the whole reply, a fenced block, or the object inside prose):
 //! the planner is the coder, who can do anything in its worktree anyway, and an unreadable plan
@@ -264,9 +264,67 @@ pub(crate) fn blocked_on(reply: &str) -> Option<String> {
     (!need.is_empty()).then(|| need.to_owned())
 }
 
+/// A verifier's answer on a `BLOCKED_ON:` claim ([`parse_blocked_answer`]).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub(crate) struct BlockedAnswer {
+    /// Whether the need is truly missing: no story provides it and it is not in the worktree.
+    pub(crate) blocked: bool,
+    /// Why, in the verifier's words.
+    #[serde(default)]
+    pub(crate) reason: String,
+}
+
+/// The answer of a verifier reply `{"blocked":bool,"reason":"…"}`: the whole reply (trimmed) as
+/// that one JSON object, or the one such object its fenced blocks (```` ```json ```` or bare
+/// ```` ``` ````) hold. Read strictly, like a verdict: anything else (prose, a JSON object
+/// inside prose, several answers) is no answer, and the claim it was asked about stands.
+pub(crate) fn parse_blocked_answer(reply: &str) -> Option<BlockedAnswer> {
+    let whole = reply.trim();
+    if whole.starts_with('{') {
+        return serde_json::from_str(whole).ok();
+    }
+    let answers: Vec<BlockedAnswer> = fenced_blocks(reply)
+        .into_iter()
+        .filter(|(info, _)| info.is_empty() || info.eq_ignore_ascii_case("json"))
+        .filter_map(|(_, body)| serde_json::from_str(body.trim()).ok())
+        .collect();
+    match answers.as_slice() {
+        [only] => Some(only.clone()),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verifier_answer_is_bare_or_fenced_and_anything_else_is_none() {
+        let bare = parse_blocked_answer(r#" {"blocked": false, "reason": "it is in src/a"} "#);
+        assert_eq!(
+            bare,
+            Some(BlockedAnswer {
+                blocked: false,
+                reason: "it is in src/a".to_owned()
+            })
+        );
+        let fenced = parse_blocked_answer("Checked.\n```json\n{\"blocked\": true}\n```\n");
+        assert_eq!(
+            fenced,
+            Some(BlockedAnswer {
+                blocked: true,
+                reason: String::new()
+            })
+        );
+        assert_eq!(parse_blocked_answer("It is missing."), None);
+        assert_eq!(
+            parse_blocked_answer(r#"I think {"blocked": false} holds"#),
+            None
+        );
+        assert_eq!(parse_blocked_answer(r#"{"blocked": "no"}"#), None);
+        let two = "```json\n{\"blocked\": true}\n```\n```json\n{\"blocked\": false}\n```\n";
+        assert_eq!(parse_blocked_answer(two), None);
+    }
 
     #[test]
     fn a_plan_is_one_object_or_one_fenced_block() {

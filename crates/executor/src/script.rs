@@ -134,6 +134,12 @@ impl ScriptSeat {
                 json!({ "tasks": tasks }).to_string()
             }
             Role::Judge | Role::Reviewer => json!({"clean": true, "issues": []}).to_string(),
+            // It reads nothing, so it cannot refute a claim: the claim stands.
+            Role::Verifier => json!({
+                "blocked": true,
+                "reason": "the script seat runs no model and cannot check the claim",
+            })
+            .to_string(),
             Role::Architect => {
                 return Err(SeatError::Other(
                     "the script seat runs no model and cannot split an epic into a plan: name \

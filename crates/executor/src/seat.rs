@@ -33,6 +33,9 @@ pub enum Role {
     /// The architect of `epic plan`, splitting an epic into a plan; replies with the plan as
     /// JSON. Runs in the repository's root, which it may read but not change.
     Architect,
+    /// Settles a coder's `BLOCKED_ON:` claim the plan cannot settle (`--verifier`): reads the
+    /// story's worktree without changing it and replies `{"blocked":bool,"reason":"…"}`.
+    Verifier,
 }
 
 impl Role {
@@ -44,6 +47,7 @@ impl Role {
             Self::Judge => "judge",
             Self::Reviewer => "reviewer",
             Self::Architect => "architect",
+            Self::Verifier => "verifier",
         }
     }
 }
@@ -278,6 +282,9 @@ pub enum SeatError {
 /// - [`Role::Judge`], [`Role::Reviewer`]: a verdict as JSON,
 ///   `{"clean":bool,"issues":[{"severity":"critical|major|minor","title":…,"description":…}]}`.
 /// - [`Role::Architect`]: a whole plan (`epic schema plan`), bare JSON or in one fenced block.
+/// - [`Role::Verifier`]: whether a `BLOCKED_ON:` claim holds, as JSON
+///   `{"blocked":bool,"reason":"…"}`, bare or in a fenced block; anything else lets the claim
+///   stand.
 ///
 /// ```
 /// use std::pin::Pin;

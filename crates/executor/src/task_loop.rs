@@ -6,6 +6,7 @@ use std::error::Error;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use epic_git_ops::{CommitId, CommitOutcome, Git};
@@ -15,6 +16,7 @@ use epic_state_store::{EpicDir, UnsafeId};
 use epic_story_plan::{Story, StoryPlan};
 use tokio_util::sync::CancellationToken;
 
+use crate::blocked::{self, Claim};
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, EventSink};
@@ -23,7 +25,7 @@ use crate::guard::TurnGuard;
 use crate::offload;
 use crate::prompts::{self, Briefing};
 use crate::read_only;
-use crate::replies::{blocked_on, parse_task_list, parse_verdict};
+use crate::replies::{parse_task_list, parse_verdict};
 use crate::sandbox::Sandbox;
 use crate::seat::{Reply, Role, Seat, SeatError};
 use crate::task_plan::{NOOP_TOKEN, TaskPlan};
@@ -100,6 +102,36 @@ pub struct Seats {
     pub coder: Arc<dyn Seat>,
     /// Review each task once its gates are green, concurrently; none is fine.
     pub reviewers: Vec<Arc<dyn Seat>>,
+    /// Settles `BLOCKED_ON:` claims the plan cannot settle (`--verifier`); none: such a claim
+    /// stands.
+    pub verifier: Option<Arc<dyn Seat>>,
+}
+
+/// What becomes of a task whose coder changed nothing, even when asked once more, and did not
+/// confirm it was already satisfied (`--noop`).
+//
+// The doc comments here are also `epic run --help`'s and `epic schema config`'s text (the CLI
+// parses `--noop` and `epic.toml` straight into this type).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+#[schemars(rename = "Noop")]
+pub enum NoopPolicy {
+    /// Tick it without a commit, with a warning, when its gates are green
+    #[default]
+    Complete,
+    /// Fail the story
+    Fail,
 }
 
 /// How the loop runs.
@@ -119,11 +151,13 @@ pub struct LoopConfig {
     /// The sandbox the agents' turns run in (a run's own, [`RunConfig::sandbox`](crate::RunConfig::sandbox));
     /// the gates carry theirs ([`Gates::with_sandbox`]).
     pub sandbox: Sandbox,
+    /// What becomes of a task whose coder changed nothing and did not confirm it (`--noop`).
+    pub noop: NoopPolicy,
 }
 
 impl Default for LoopConfig {
     /// CONTRACT.md's defaults: 3 rounds, 30 tasks, 1800 s a turn, no extra rules, the default
-    /// prices.
+    /// prices, no sandbox, unconfirmed no-op tasks completed.
     fn default() -> Self {
         Self {
             max_rounds: 3,
@@ -132,6 +166,7 @@ impl Default for LoopConfig {
             extra_rules: String::new(),
             prices: PriceTable::default(),
             sandbox: Sandbox::off(),
+            noop: NoopPolicy::Complete,
         }
     }
 }
@@ -161,12 +196,17 @@ pub struct TasksDone {
     pub noop: Vec<String>,
     /// How many tasks were already done when this run started (resumed from the checkpoint).
     pub already_done: usize,
+    /// Whether the coder's one pushback turn after a rejected `BLOCKED_ON:` claim was used:
+    /// a later claim of the story fails it.
+    pub pushed_back: bool,
 }
 
 /// How one task ended.
 enum TaskEnd {
     Committed(Option<CommitId>),
     Noop,
+    /// Changed nothing, unconfirmed, ticked by the no-op policy `complete`.
+    NoopUnconfirmed,
 }
 
 /// The inner loop of one story: seats, gates and git, reused for every story of a run.
@@ -195,8 +235,10 @@ enum TaskEnd {
 /// 2. **Per open task**, a fresh coder chat whose standing instructions hold the perimeter
 ///    rules, the `BLOCKED_ON:` rule, that the runtime owns git, the story, and the plan so far.
 ///    A turn that changed nothing (no dirty path, no new commit) is asked once whether the task
-///    is already satisfied (`TASK_ALREADY_SATISFIED`): if so it is ticked without a commit,
-///    else the story fails.
+///    is already satisfied (`TASK_ALREADY_SATISFIED`): if so it is ticked without a commit.
+///    If it still changed nothing without confirming, the no-op policy decides
+///    ([`LoopConfig::noop`]): `complete` ticks it with a warning
+///    ([`Event::TaskNoopUnconfirmed`]) while its gates are green, `fail` fails the story.
 /// 3. **Review rounds**, up to `max_rounds`: the gates and the perimeter gate (every path
 ///    changed against the epic branch, committed or not); red sends the issues to the coder;
 ///    green asks the reviewers (concurrently), whose issues go to the coder. A clean round, or
@@ -204,9 +246,12 @@ enum TaskEnd {
 ///    naming the gate; unresolved reviewer issues do not block.
 /// 4. **Commit** `<story>: <task>` if the worktree is still on the story branch, then tick.
 ///
-/// A coder reply whose last non-empty line is `BLOCKED_ON: <need>` ends the story at once as
-/// [`StoryError::Blocked`] (the reference ran on to the end of the loop first; stopping saves
-/// the turns of a story that fails anyway). An agent that commits on its own is tolerated: its
+/// A coder reply whose last non-empty line is `BLOCKED_ON: <need>` is checked against the plan
+/// (and, if the plan cannot settle it, by the verifier seat): a claim on the story's own path, a
+/// merged dependency's or a dependent's gets one pushback turn saying so, once per story; any
+/// other claim, or a second one, ends the story at once as [`StoryError::Blocked`] (the
+/// reference ran on to the end of the loop first; stopping saves the turns of a story that fails
+/// anyway). An agent that commits on its own is tolerated: its
 /// commits are on the story branch and count. One that switches its worktree to another branch
 /// fails the story before anything is committed.
 pub struct TaskLoop {
@@ -280,6 +325,7 @@ impl TaskLoop {
             recorder: Arc::clone(&recorder),
             cancel: cancel.clone(),
             rejected: None,
+            pushed_back: AtomicBool::new(false),
         };
         let result = run.run().await;
         StoryRun {
@@ -298,6 +344,8 @@ struct Run<'a> {
     cancel: CancellationToken,
     /// Where the failed task's rejected changes were kept ([`Run::reject`]).
     rejected: Option<PathBuf>,
+    /// Whether the one pushback turn after a rejected `BLOCKED_ON:` claim was used.
+    pushed_back: AtomicBool,
 }
 
 impl Run<'_> {
@@ -372,6 +420,13 @@ impl Run<'_> {
                     });
                     noop.push(title);
                 }
+                TaskEnd::NoopUnconfirmed => {
+                    self.emit(Event::TaskNoopUnconfirmed {
+                        story: self.story_id(),
+                        task: title.clone(),
+                    });
+                    noop.push(title);
+                }
             }
         }
         Ok(TasksDone {
@@ -379,6 +434,7 @@ impl Run<'_> {
             committed,
             noop,
             already_done,
+            pushed_back: self.pushed_back.load(Ordering::Relaxed),
         })
     }
 
@@ -655,7 +711,9 @@ impl Run<'_> {
         })
     }
 
-    /// Asks the coder of task `task`; a reply ending with `BLOCKED_ON:` ends the story.
+    /// Asks the coder of task `task`. A reply ending with `BLOCKED_ON:` is checked
+    /// ([`blocked::checked`]): rejected, and the story's one pushback not yet used, the coder is
+    /// told why in the same chat and its reply to that is the turn's; else the story ends.
     async fn ask_coder(
         &self,
         chat: &mut Chat,
@@ -663,17 +721,16 @@ impl Run<'_> {
         prompt: String,
     ) -> Result<Reply, StoryError> {
         let reply = self.ask(chat, Role::Coder, Some(task), prompt).await?;
-        if let Some(need) = blocked_on(&reply.text) {
-            self.emit(Event::Blocked {
-                story: self.story_id(),
-                need: need.clone(),
-            });
-            return Err(StoryError::Blocked {
-                story: self.story_id(),
-                need,
-            });
-        }
-        Ok(reply)
+        let claim = Claim {
+            plan: &self.job.plan,
+            story: &self.job.story,
+            task: Some(task),
+            verifier: self.parts.seats.verifier.as_ref(),
+            context: self.context(None),
+            recorder: &self.recorder,
+            pushed_back: &self.pushed_back,
+        };
+        blocked::checked(claim, chat, reply).await
     }
 
     // --- planning ----------------------------------------------------------------------------
@@ -876,9 +933,20 @@ impl Run<'_> {
                         return Ok(TaskEnd::Noop);
                     }
                 } else if !interrupted {
-                    return Err(StoryError::NoopNotConfirmed {
-                        task: title.to_owned(),
-                    });
+                    match self.parts.config.noop {
+                        NoopPolicy::Fail => {
+                            return Err(StoryError::NoopNotConfirmed {
+                                task: title.to_owned(),
+                            });
+                        }
+                        // A prose "already done": ticked while the gates agree; on red gates
+                        // the review rounds below take over, as for a confirmed claim.
+                        NoopPolicy::Complete => {
+                            if self.gate().await?.clean {
+                                return Ok(TaskEnd::NoopUnconfirmed);
+                            }
+                        }
+                    }
                 }
                 // The task an interrupted run was in: its work may already be here (left
                 // uncommitted by the killed turn, or committed as work in progress by a

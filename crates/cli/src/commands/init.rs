@@ -106,6 +106,14 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # with `apt-get install bubblewrap` (Debian/Ubuntu).
 # sandbox = "auto"
 
+# A task whose coder changed nothing, even when asked again, and did not confirm it was already
+# satisfied: "complete" ticks it with a warning while its gates are green, "fail" fails the
+# story.
+# noop = "complete"
+
+# Settles the BLOCKED_ON claims the plan cannot settle, in a read-only turn: a seat like coder.
+# Default: none (such a claim fails its story).
+# verifier = "claude"
 # A command run with `sh -c` in the epic's worktree on every move of a story on the board, the
 # story's card as JSON on its standard input (README: "The board hook"), to sync a tracker.
 # board_hook = "./scripts/sync-tracker.sh"
@@ -275,6 +283,7 @@ mod tests {
         // The options without a default show an example; every other line is the default.
         let examples = RunOptions {
             judge: options.judge.clone(),
+            verifier: options.verifier.clone(),
             reviewer: options.reviewer.clone(),
             architect: options.architect.clone(),
             gate: options.gate.clone(),

@@ -247,6 +247,7 @@ fn the_schema_describes_every_key() {
         "keep_worktrees",
         "max_rounds",
         "max_tasks",
+        "noop",
         "preflight",
         "prices",
         "reviewer",
@@ -256,6 +257,7 @@ fn the_schema_describes_every_key() {
         "setup",
         "test_pattern",
         "turn_timeout",
+        "verifier",
     ];
     expected.sort_unstable();
     assert_eq!(keys, expected);

@@ -23,6 +23,7 @@ mod plan;
 mod plan_input;
 mod preflight;
 mod readme;
+mod real_replies;
 mod reliability;
 mod report;
 mod rerun_options;

@@ -15,6 +15,7 @@ use crate::sandbox::{SandboxMode, SandboxUnavailable};
 use crate::schedule::Policy;
 use crate::seat::Seat;
 use crate::story;
+use crate::task_loop::NoopPolicy;
 
 /// Every `epic run` option, resolved (CONTRACT.md, "`epic run`"): what the CLI hands to
 /// [`run_epic`].
@@ -39,6 +40,9 @@ pub struct RunConfig {
     pub judge: Option<Arc<dyn Seat>>,
     /// Per-task reviewers (`--reviewer`).
     pub reviewers: Vec<Arc<dyn Seat>>,
+    /// Settles the `BLOCKED_ON:` claims the plan cannot settle, in a read-only turn
+    /// (`--verifier`); none: such a claim fails its story.
+    pub verifier: Option<Arc<dyn Seat>>,
     /// Gate commands, run with `sh -c` (`--gate`).
     pub gates: Vec<String>,
     /// Setup commands, run with `sh -c` in every fresh or caught-up story worktree (`--setup`).
@@ -88,6 +92,10 @@ pub struct RunConfig {
     /// ([`Seat::ready`]: the program installed, logged in); one that is not ready stops the run
     /// before anything starts ([`RunError::SeatNotReady`]). `--no-preflight` turns it off.
     pub preflight: bool,
+    /// What becomes of a task whose coder changed nothing, even when asked again, without
+    /// confirming it was already satisfied (`--noop`, `complete`): `complete` ticks it with a
+    /// warning while its gates are green, `fail` fails the story.
+    pub noop: NoopPolicy,
 }
 
 impl RunConfig {
@@ -96,7 +104,7 @@ impl RunConfig {
     /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
     /// default test patterns, the sandbox where it works (`auto`), the seats checked before the
-    /// first story.
+    /// first story, no verifier, unconfirmed no-op tasks completed.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -106,6 +114,7 @@ impl RunConfig {
             coder,
             judge: None,
             reviewers: Vec::new(),
+            verifier: None,
             gates: Vec::new(),
             setup: Vec::new(),
             judge_rounds: 2,
@@ -127,6 +136,7 @@ impl RunConfig {
             sandbox: SandboxMode::Auto,
             guarded_files: Vec::new(),
             preflight: true,
+            noop: NoopPolicy::Complete,
         }
     }
 }

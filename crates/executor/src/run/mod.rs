@@ -140,6 +140,7 @@ pub async fn run_epic(
         Seats {
             coder: Arc::clone(&config.coder),
             reviewers: config.reviewers.clone(),
+            verifier: config.verifier.clone(),
         },
         LoopConfig {
             max_rounds: config.max_rounds,
@@ -148,6 +149,7 @@ pub async fn run_epic(
             extra_rules: config.extra_rules.clone(),
             prices: config.prices.clone(),
             sandbox: sandbox.clone(),
+            noop: config.noop,
         },
         Arc::clone(&events),
     );

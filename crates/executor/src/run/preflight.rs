@@ -101,11 +101,12 @@ async fn end_leftovers(worktree_root: &Path, events: &EventSink) {
 }
 
 /// Checks each seat in use once (a seat in several roles, once), in role order: the coder, the
-/// judge, the reviewers.
+/// judge, the reviewers, the verifier.
 async fn check_seats(config: &RunConfig, dir: &Path) -> Result<(), RunError> {
     let seats = std::iter::once(&config.coder)
         .chain(config.judge.as_ref())
-        .chain(&config.reviewers);
+        .chain(&config.reviewers)
+        .chain(config.verifier.as_ref());
     let mut checked = std::collections::BTreeSet::new();
     for seat in seats {
         if checked.insert(seat.name().to_owned()) {

@@ -23,12 +23,15 @@ pub(crate) enum Failure {
     /// The task loop, or a coder or judge turn of the judge rounds, failed (never
     /// [`StoryError::Cancelled`], a cancellation; nor [`StoryError::Blocked`], [`Self::Blocked`]).
     Tasks(StoryError),
-    /// The coder ended a reply with `BLOCKED_ON:`: the story needs work no story provides.
+    /// The coder ended a reply with `BLOCKED_ON:`, and the claim stood (see
+    /// [`StoryError::Blocked`]): the story needs work no story provides.
     Blocked {
         /// The story.
         story: String,
         /// What it needs, in the coder's words.
         need: String,
+        /// The verifier's reason, when a verifier confirmed the claim.
+        verifier: Option<String>,
     },
     /// A git call failed.
     Git(GitFailed),
@@ -81,8 +84,9 @@ pub(crate) enum Failure {
         /// What it did to the tests (boxed: it is the largest failure).
         found: Box<Tampering>,
     },
-    /// The story branch has nothing against the epic head to judge or merge.
-    NothingToJudge {
+    /// The story's tasks changed nothing (its branch has nothing against the epic head), and
+    /// no judge confirmed the work is already on the epic branch (there is no judge).
+    NothingChanged {
         /// The epic branch.
         epic_branch: String,
     },
@@ -185,10 +189,21 @@ impl Failure {
     pub(crate) fn reason(&self) -> String {
         match self {
             Self::Tasks(error) => error.reason(),
-            Self::Blocked { story, need } => format!(
-                "missing dependency: story '{story}' is blocked on unplanned work: {need}. The \
+            Self::Blocked {
+                story,
+                need,
+                verifier,
+            } => format!(
+                "missing dependency: story '{story}' is blocked on unplanned work: {need}.{} The \
                  coder stopped because the story needs something that another story should \
-                 provide. Plan that work (a story this one depends on), then rerun."
+                 provide. Plan that work (a story this one depends on), then rerun.",
+                verifier
+                    .as_ref()
+                    .map(|reason| format!(
+                        " The verifier confirmed it: {}.",
+                        reason.trim_end_matches('.')
+                    ))
+                    .unwrap_or_default()
             ),
             Self::Git(error) => git_reason(error),
             Self::UnsafeId(error) => format!("{error}."),
@@ -259,10 +274,12 @@ impl Failure {
                 }
             }
             Self::TestsTampered { story, found } => tampered(story, found),
-            Self::NothingToJudge { epic_branch } => format!(
-                "the story branch has no changes against {epic_branch}: there is nothing to \
-                 judge or merge. Check the task checkpoint and the coder's transcripts, then \
-                 rerun."
+            Self::NothingChanged { epic_branch } => format!(
+                "nothing was changed and no judge confirmed the work is already on the epic \
+                 branch: the story branch has no changes against {epic_branch}, so there is \
+                 nothing to merge. Check the task checkpoint and the coder's transcripts (a coder \
+                 may have claimed work it did not do), or set a judge (`--judge`) to confirm \
+                 work that is already there, then rerun."
             ),
             Self::JudgeNotCleared { rounds, verdict } => format!(
                 "judge not cleared after {rounds} round(s):\n{}",
@@ -491,20 +508,23 @@ mod tests {
         let paths = vec!["src/a.rs".to_owned(), "src/b.rs".to_owned()];
         let epic_branch = "epic/e";
         assert_eq!(
-            Failure::NothingToJudge {
+            Failure::NothingChanged {
                 epic_branch: epic_branch.to_owned()
             }
             .reason(),
             format!(
-                "the story branch has no changes against {epic_branch}: there is nothing to \
-                 judge or merge. Check the task checkpoint and the coder's transcripts, then \
-                 rerun."
+                "nothing was changed and no judge confirmed the work is already on the epic \
+                 branch: the story branch has no changes against {epic_branch}, so there is \
+                 nothing to merge. Check the task checkpoint and the coder's transcripts (a coder \
+                 may have claimed work it did not do), or set a judge (`--judge`) to confirm \
+                 work that is already there, then rerun."
             )
         );
         assert_eq!(
             Failure::Blocked {
                 story: "a".to_owned(),
-                need: "an API".to_owned()
+                need: "an API".to_owned(),
+                verifier: None,
             }
             .reason(),
             format!(
@@ -565,6 +585,7 @@ mod tests {
         let blocked = Failure::Blocked {
             story: "a".to_owned(),
             need: "an API".to_owned(),
+            verifier: None,
         };
         let text = blocked.reason();
         let rejected = blocked.rejected(Some(patch));

@@ -2,20 +2,26 @@
 //! the story's diff against the proven epic head; a verdict that does not clear it is sent to a
 //! coder round (the turn, strays put back, the gates green again, a commit, the perimeter
 //! enforced), except after the last round, which fails the story.
+//!
+//! A story whose tasks changed nothing (an empty diff) ends done with nothing to merge only when
+//! a judge, asked whether the story's work is already on the epic branch, clears it; without a
+//! judge it fails ([`Failure::NothingChanged`]): an agent's word alone that the work is there
+//! merges nothing.
 
 use std::sync::Arc;
 
 use epic_git_ops::{CommitId, WorktreeState};
 use epic_perimeter::Review;
+use epic_story_plan::Story;
 
 use super::{Failure, Stop, Work, millis, turn_failed};
+use crate::blocked::{self, Claim};
 use crate::chat::Recorder;
-use crate::error::StoryError;
 use crate::event::Event;
 use crate::gates::GateResult;
 use crate::prompts;
 use crate::read_only;
-use crate::replies::{blocked_on, parse_verdict};
+use crate::replies::parse_verdict;
 use crate::seat::Role;
 
 impl Work {
@@ -27,6 +33,19 @@ impl Work {
         checked: CommitId,
     ) -> Result<(Option<String>, CommitId), Stop> {
         if self.shared.config.judge.is_none() {
+            let (worktree, base, head) =
+                (self.worktree.clone(), self.base.clone(), checked.to_hex());
+            let changed = self
+                .git("list the paths the story changed", move |git| {
+                    git.changed_paths_vs_base(&worktree, &base, &head)
+                })
+                .await?;
+            if changed.is_empty() {
+                return Err(Failure::NothingChanged {
+                    epic_branch: self.shared.epic_branch.clone(),
+                }
+                .into());
+            }
             return Ok((None, checked));
         }
         let transcripts = self
@@ -63,18 +82,19 @@ impl Work {
                     git.diff_vs_base(&worktree, &base, &head)
                 })
                 .await?;
-            if diff.paths.is_empty() {
-                return Err(Failure::NothingToJudge {
-                    epic_branch: self.shared.epic_branch.clone(),
-                }
-                .into());
-            }
+            // Nothing changed: the judge is asked whether the work is already there.
+            let empty = diff.paths.is_empty();
             let mut chat = self.chat(
                 Role::Judge,
                 prompts::judge_rules(self.prompt_context()),
                 None,
                 recorder,
             );
+            let request = if empty {
+                already_there(&self.story, round)
+            } else {
+                prompts::judge(&diff.text, round)
+            };
             let worktree = self.worktree.clone();
             let before = self
                 .git(
@@ -82,7 +102,7 @@ impl Work {
                     move |git| git.worktree_state(&worktree),
                 )
                 .await?;
-            let reply = chat.ask(prompts::judge(&diff.text, round)).await;
+            let reply = chat.ask(request).await;
             self.discard_changes(Role::Judge, before).await?;
             let reply = reply.map_err(|error| turn_failed(Role::Judge, error))?;
             let verdict = parse_verdict(&reply.text);
@@ -96,6 +116,20 @@ impl Work {
                     .map(|issue| issue.title.clone())
                     .collect(),
             });
+            if verdict.clean && empty {
+                self.note(format!(
+                    "the story changed nothing, and the judge confirmed its work is already on \
+                     {}: nothing to merge",
+                    self.shared.epic_branch
+                ));
+                return Ok((
+                    format!(
+                        "judge confirmed the work is already on the epic branch (round \
+                         {round}): nothing to merge"
+                    ),
+                    checked,
+                ));
+            }
             if verdict.clean {
                 return Ok((format!("judge cleared (round {round})"), checked));
             }
@@ -135,17 +169,16 @@ impl Work {
             .ask(prompts::judge_feedback(&self.story, verdict))
             .await
             .map_err(|error| turn_failed(Role::Coder, error))?;
-        if let Some(need) = blocked_on(&reply.text) {
-            self.emit(Event::Blocked {
-                story: self.id().to_owned(),
-                need: need.clone(),
-            });
-            return Err(StoryError::Blocked {
-                story: self.id().to_owned(),
-                need,
-            }
-            .into());
-        }
+        let claim = Claim {
+            plan: &self.shared.plan,
+            story: &self.story,
+            task: Some(task),
+            verifier: self.shared.config.verifier.as_ref(),
+            context: self.chat_context(None),
+            recorder,
+            pushed_back: &self.pushed_back,
+        };
+        blocked::checked(claim, &mut chat, reply).await?;
         self.repair_perimeter().await?;
         let story = self.id().to_owned();
         let events = Arc::clone(&self.shared.events);
@@ -181,4 +214,28 @@ impl Work {
             .await?;
         self.enforce_perimeter().await
     }
+}
+
+/// The judge's request when the story's tasks changed nothing: is its work already on the epic
+/// branch?
+fn already_there(story: &Story, round: u32) -> String {
+    let mut out = format!(
+        "Judge round {round}. The story's branch has no changes against the epic branch: its \
+         coder changed nothing, saying the work is already there. Check the files in your \
+         working directory, which holds the epic branch as it is, above all the story's owned \
+         paths ({}). Clear the story only if everything it must do is already there: every \
+         acceptance criterion holds and everything it must provide exists. Otherwise name what \
+         is missing as issues a coder can act on.\n",
+        if story.owned.is_empty() {
+            "none".to_owned()
+        } else {
+            story.owned.join(", ")
+        }
+    );
+    out.push_str(
+        "\nReply with only this JSON, bare or in one fenced block; clean means the work is \
+         already there:\n{\"clean\":true|false,\"issues\":[{\"severity\":\"critical|major|minor\",\
+         \"title\":\"…\",\"description\":\"…\"}]}\n",
+    );
+    out
 }

@@ -29,6 +29,7 @@ mod setup;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use epic_git_ops::{CommitId, CommitOutcome, Git};
 use epic_report::{Timestamp, UsageMeter};
@@ -209,7 +210,15 @@ impl From<StoryError> for Stop {
     fn from(error: StoryError) -> Self {
         match error {
             StoryError::Cancelled => Self::Cancelled,
-            StoryError::Blocked { story, need } => Self::Failed(Failure::Blocked { story, need }),
+            StoryError::Blocked {
+                story,
+                need,
+                verifier,
+            } => Self::Failed(Failure::Blocked {
+                story,
+                need,
+                verifier,
+            }),
             StoryError::Agent {
                 role,
                 source: SeatError::GuardedFiles(tampered),
@@ -254,6 +263,7 @@ pub(crate) async fn run_story(
         preparing: Some(preparing),
         base: shared.proven().to_hex(),
         briefing: Arc::new(Briefing::bare(shared.worktree_root.join(&story.id))),
+        pushed_back: AtomicBool::new(false),
     };
     let result = work.run().await;
     let ending = match result {
@@ -296,6 +306,9 @@ struct Work {
     /// What its agents' prompts carry beyond its plan entry, gathered once its worktree is ready
     /// (`briefing.rs`); bare until then.
     briefing: Arc<Briefing>,
+    /// Whether the coder's one pushback turn after a rejected `BLOCKED_ON:` claim was used
+    /// (in the task loop, or in a judge round's feedback turn).
+    pushed_back: AtomicBool,
 }
 
 impl Work {
@@ -400,11 +413,14 @@ impl Work {
         .with_briefing(Arc::clone(&self.briefing));
         let run = self.shared.tasks.run(&job, &self.cancel).await;
         self.usage.absorb(&run.usage);
-        if let Err(error) = run.result {
-            return Err(match Stop::from(error) {
-                Stop::Failed(failure) => Stop::Failed(failure.rejected(run.rejected)),
-                Stop::Cancelled => Stop::Cancelled,
-            });
+        match run.result {
+            Ok(done) => self.pushed_back = AtomicBool::new(done.pushed_back),
+            Err(error) => {
+                return Err(match Stop::from(error) {
+                    Stop::Failed(failure) => Stop::Failed(failure.rejected(run.rejected)),
+                    Stop::Cancelled => Stop::Cancelled,
+                });
+            }
         }
         self.check_cancel()?;
         self.catch_up().await?;
@@ -525,18 +541,23 @@ impl Work {
             seat,
             role,
             system,
-            ChatContext {
-                epic: self.shared.dir.epic_id().to_owned(),
-                story: Arc::clone(&self.story),
-                task: task.map(str::to_owned),
-                worktree: self.worktree.clone(),
-                slot: self.slot,
-                turn_timeout: self.shared.config.turn_timeout,
-                cancel: self.cancel.clone(),
-                sandbox: self.shared.sandbox.clone(),
-            },
+            self.chat_context(task),
             Arc::clone(recorder),
         )
+    }
+
+    /// Where a chat of the story runs: its worktree, slot, deadline and sandbox.
+    fn chat_context(&self, task: Option<&str>) -> ChatContext {
+        ChatContext {
+            epic: self.shared.dir.epic_id().to_owned(),
+            story: Arc::clone(&self.story),
+            task: task.map(str::to_owned),
+            worktree: self.worktree.clone(),
+            slot: self.slot,
+            turn_timeout: self.shared.config.turn_timeout,
+            cancel: self.cancel.clone(),
+            sandbox: self.shared.sandbox.clone(),
+        }
     }
 }
 

@@ -36,6 +36,7 @@ fn the_loop_and_its_futures_are_send() {
         Seats {
             coder: Arc::new(ScriptSeat),
             reviewers: Vec::new(),
+            verifier: None,
         },
         LoopConfig::default(),
         discard_events(),

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use epic_executor::{
-    CommandSeat, Event, EventSink, Gates, LoopConfig, RetryPolicy, Seat, Seats, StoryJob, StoryRun,
-    TaskLoop,
+    CommandSeat, Event, EventSink, Gates, LoopConfig, NoopPolicy, RetryPolicy, Seat, Seats,
+    StoryJob, StoryRun, TaskLoop,
 };
 use epic_git_ops::GixGit;
 use epic_state_store::EpicDir;
@@ -250,6 +250,10 @@ pub(crate) struct Run {
     pub(crate) max_rounds: u32,
     pub(crate) turn_timeout: Duration,
     pub(crate) description: String,
+    pub(crate) verifier: Option<Arc<dyn Seat>>,
+    pub(crate) noop: NoopPolicy,
+    /// The plan, when not the fixture's [`plan`]; its first story is the one run.
+    pub(crate) plan: Option<StoryPlan>,
 }
 
 impl Run {
@@ -261,7 +265,26 @@ impl Run {
             max_rounds: 3,
             turn_timeout: Duration::from_secs(20),
             description: String::new(),
+            verifier: None,
+            noop: NoopPolicy::Complete,
+            plan: None,
         }
+    }
+
+    /// Runs the first story of `plan` (whose id must be the fixture's, `s`).
+    pub(crate) fn plan(mut self, plan: StoryPlan) -> Self {
+        self.plan = Some(plan);
+        self
+    }
+
+    pub(crate) fn noop(mut self, noop: NoopPolicy) -> Self {
+        self.noop = noop;
+        self
+    }
+
+    pub(crate) fn verifier(mut self, verifier: Arc<dyn Seat>) -> Self {
+        self.verifier = Some(verifier);
+        self
     }
 
     pub(crate) fn gates(mut self, gates: &[&str]) -> Self {
@@ -271,7 +294,7 @@ impl Run {
 
     /// Runs the loop on the fixture's story.
     pub(crate) async fn on(self, fixture: &Fixture, events: &Events) -> StoryRun {
-        let plan = Arc::new(plan(&self.description));
+        let plan = Arc::new(self.plan.unwrap_or_else(|| plan(&self.description)));
         let story = Arc::new(plan.stories[0].clone());
         let job = StoryJob::new(
             &fixture.epic_dir(),
@@ -288,10 +311,12 @@ impl Run {
             Seats {
                 coder: self.coder,
                 reviewers: self.reviewers,
+                verifier: self.verifier,
             },
             LoopConfig {
                 max_rounds: self.max_rounds,
                 turn_timeout: self.turn_timeout,
+                noop: self.noop,
                 ..LoopConfig::default()
             },
             events.sink(),
