@@ -222,11 +222,7 @@ impl CommandSeat {
                     Some(prompt.as_bytes().to_vec()),
                 ),
                 Invocation::Preset(preset) => {
-                    let base = if request.role == Role::Architect {
-                        preset.architect_args()
-                    } else {
-                        preset.args()
-                    };
+                    let base = preset.args(request.role);
                     let mut args: Vec<OsString> = base.iter().map(OsString::from).collect();
                     let stdin = match preset.prompt_via() {
                         PromptVia::Stdin => Some(prompt.as_bytes().to_vec()),

@@ -13,11 +13,19 @@ use crate::support::{Fixture, plan};
 /// Each preset's expected arguments (the prompt file's path stands for `$file`), and whether
 /// the prompt comes on standard input.
 const EXPECTED: &[(Preset, &str, bool)] = &[
-    (Preset::Claude, "-p --permission-mode acceptEdits", true),
-    (Preset::Codex, "exec --sandbox workspace-write -", true),
+    (
+        Preset::Claude,
+        "-p --output-format json --permission-mode acceptEdits --allowedTools Bash",
+        true,
+    ),
+    (
+        Preset::Codex,
+        "exec --json --sandbox workspace-write -",
+        true,
+    ),
     (
         Preset::Gemini,
-        "--yolo --prompt Carry out the request above.",
+        "--skip-trust --approval-mode yolo --output-format json --prompt Carry out the request above.",
         true,
     ),
     (
@@ -98,13 +106,18 @@ async fn every_preset_is_called_as_its_cli_must_be() {
     }
 }
 
-/// Each preset's arguments for an architect's turn (`epic plan`): its read-only mode.
+/// Each preset's arguments for every role but the coder's (the planner, the judge, reviewers,
+/// `epic plan`'s architect): its read-only mode.
 const EXPECTED_ARCHITECT: &[(Preset, &str, bool)] = &[
-    (Preset::Claude, "-p", true),
-    (Preset::Codex, "exec --sandbox read-only -", true),
+    (
+        Preset::Claude,
+        "-p --output-format json --permission-mode plan",
+        true,
+    ),
+    (Preset::Codex, "exec --json --sandbox read-only -", true),
     (
         Preset::Gemini,
-        "--prompt Carry out the request above.",
+        "--skip-trust --approval-mode plan --output-format json --prompt Carry out the request above.",
         true,
     ),
     (
@@ -116,7 +129,7 @@ const EXPECTED_ARCHITECT: &[(Preset, &str, bool)] = &[
 ];
 
 #[tokio::test]
-async fn an_architect_runs_each_preset_in_its_read_only_mode() {
+async fn every_role_but_the_coder_runs_each_preset_in_its_read_only_mode() {
     let fixture = Fixture::new();
     for &(preset, args, stdin) in EXPECTED_ARCHITECT {
         stand_in(&fixture, preset, args, stdin);
@@ -126,32 +139,35 @@ async fn an_architect_runs_each_preset_in_its_read_only_mode() {
         fixture.bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    for &(preset, _, _) in EXPECTED_ARCHITECT {
-        let seat = CommandSeat::preset(preset).with_env("PATH", &path);
-        let request = TurnRequest {
-            role: Role::Architect,
-            system: "the brief".into(),
-            history: Vec::new(),
-            prompt: "Write the plan. PRESET-MARKER".into(),
-            context: TurnContext {
-                epic: String::new(),
-                story: Arc::new(epic_story_plan::Story::new("", "", Vec::<String>::new())),
-                task: None,
-                worktree: fixture.worktree.clone(),
-                slot: 0,
-                deadline: tokio::time::Instant::now() + Duration::from_secs(20),
-                cancel: CancellationToken::new(),
-                sandbox: Sandbox::off(),
-            },
-        };
-        let reply = seat
-            .turn(&request, &|_| {})
-            .await
-            .unwrap_or_else(|error| panic!("{preset}: {error}"));
-        assert_eq!(reply.text, format!("edited by {preset}\n"));
-        let role = std::fs::read_to_string(fixture.worktree.join(format!("src/{preset}.txt")))
-            .expect("the stand-in ran");
-        assert_eq!(role, "architect\n");
+    for role in [Role::Architect, Role::Planner, Role::Judge, Role::Reviewer] {
+        for &(preset, _, _) in EXPECTED_ARCHITECT {
+            let seat = CommandSeat::preset(preset).with_env("PATH", &path);
+            let request = TurnRequest {
+                role,
+                system: "the brief".into(),
+                history: Vec::new(),
+                prompt: "Write the plan. PRESET-MARKER".into(),
+                context: TurnContext {
+                    epic: String::new(),
+                    story: Arc::new(epic_story_plan::Story::new("", "", Vec::<String>::new())),
+                    task: None,
+                    worktree: fixture.worktree.clone(),
+                    slot: 0,
+                    deadline: tokio::time::Instant::now() + Duration::from_secs(20),
+                    cancel: CancellationToken::new(),
+                    sandbox: Sandbox::off(),
+                },
+            };
+            let reply = seat
+                .turn(&request, &|_| {})
+                .await
+                .unwrap_or_else(|error| panic!("{preset}: {error}"));
+            assert_eq!(reply.text, format!("edited by {preset}\n"));
+            let written =
+                std::fs::read_to_string(fixture.worktree.join(format!("src/{preset}.txt")))
+                    .expect("the stand-in ran");
+            assert_eq!(written, format!("{role}\n"));
+        }
     }
 }
 
@@ -164,9 +180,9 @@ fn command_lines_are_data() {
     assert_eq!(
         lines,
         [
-            "claude -p --permission-mode acceptEdits < prompt",
-            "codex exec --sandbox workspace-write - < prompt",
-            "gemini --yolo --prompt 'Carry out the request above.' < prompt",
+            "claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash < prompt",
+            "codex exec --json --sandbox workspace-write - < prompt",
+            "gemini --skip-trust --approval-mode yolo --output-format json --prompt 'Carry out the request above.' < prompt",
             "aider --yes-always --no-auto-commits --no-gitignore --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE",
             "opencode run < prompt",
         ]
