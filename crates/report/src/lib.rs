@@ -70,10 +70,15 @@ mod usage;
 
 pub use format::{format_usd, round_half_away};
 pub use markdown::render_markdown;
-pub use model::{EpicReport, Estimated, OutcomeStatus, RunRecord, SeatUsage, StoryOutcome};
+pub use model::{
+    EpicReport, Estimated, OutcomeStatus, RunRecord, SeatUsage, StoryOutcome, UsageSummary,
+};
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
 pub use timeline::{Span, Timeline};
-pub use usage::{Estimate, Usage, UsageMeter, UsageTotals, count_chars, estimate_tokens};
+pub use usage::{
+    Estimate, ReportedUsage, Usage, UsageMeter, UsageSource, UsageTotals, count_chars,
+    estimate_tokens,
+};
 
 /// The instant type of a story's start and finish: [`jiff::Timestamp`], re-exported so callers
 /// name it without depending on jiff themselves.
