@@ -1,5 +1,6 @@
 //! Chats: a seat, standing instructions and the history of earlier exchanges, rendered into each
-//! next turn; every turn recorded as a transcript file, its usage estimated per seat.
+//! next turn; every turn recorded as a transcript file, its usage (reported by the agent, else
+//! estimated) counted per seat.
 
 use std::fmt;
 use std::fs::File;
@@ -354,15 +355,25 @@ impl Chat {
             Ok(reply) => reply.chars,
             Err(_) => transcript.chars,
         };
-        let estimate = recorder
-            .usage
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .record(
-                self.seat.name(),
-                epic_report::count_chars(rendered),
-                reply_chars,
-            );
+        // The agent's own figures where it reported them (a preset's structured output), else
+        // an estimate from the characters of the prompt and the reply.
+        let estimate = {
+            let mut usage = recorder
+                .usage
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            match result {
+                Ok(Reply {
+                    usage: Some(reported),
+                    ..
+                }) => usage.record_reported(self.seat.name(), reported),
+                _ => usage.record(
+                    self.seat.name(),
+                    epic_report::count_chars(rendered),
+                    reply_chars,
+                ),
+            }
+        };
         recorder.emit(Event::TurnEnded {
             story: recorder.story.clone(),
             role: self.role,

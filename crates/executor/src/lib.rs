@@ -172,6 +172,7 @@
 
 #![warn(missing_docs)]
 
+mod agent_output;
 mod architect;
 mod baseline;
 mod bounded;

@@ -190,3 +190,98 @@ fn command_lines_are_data() {
     assert_eq!("codex".parse::<Preset>(), Ok(Preset::Codex));
     assert!("cursor".parse::<Preset>().is_err());
 }
+
+/// A request of `role` in the fixture's worktree.
+fn request(fixture: &Fixture, role: Role) -> TurnRequest {
+    TurnRequest {
+        role,
+        system: String::new(),
+        history: Vec::new(),
+        prompt: "Do it.".into(),
+        context: TurnContext {
+            epic: "e".into(),
+            story: Arc::new(plan("").stories[0].clone()),
+            task: None,
+            worktree: fixture.worktree.clone(),
+            slot: 0,
+            deadline: tokio::time::Instant::now() + Duration::from_secs(20),
+            cancel: CancellationToken::new(),
+            sandbox: Sandbox::off(),
+        },
+    }
+}
+
+#[tokio::test]
+async fn structured_output_gives_the_reply_the_usage_and_the_errors() {
+    let fixture = Fixture::new();
+    let path = format!(
+        "{}:{}",
+        fixture.bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let cases: &[(Preset, &str)] = &[
+        (
+            Preset::Claude,
+            r#"cat >/dev/null; echo '{"type":"result","subtype":"success","is_error":false,"result":"the reply","total_cost_usd":0.5,"usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":20}}'"#,
+        ),
+        (
+            Preset::Codex,
+            r#"cat >/dev/null; echo '{"type":"thread.started","thread_id":"t"}'; echo '{"type":"item.completed","item":{"id":"1","type":"agent_message","text":"the reply"}}'; echo '{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20}}'"#,
+        ),
+        (
+            Preset::Gemini,
+            r#"cat >/dev/null; echo '{"response":"the reply","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":100,"candidates":20}}}}}'"#,
+        ),
+    ];
+    for &(preset, script) in cases {
+        fixture.script(preset.program(), script);
+        let seat = CommandSeat::preset(preset).with_env("PATH", &path);
+        let reply = seat
+            .turn(&request(&fixture, Role::Coder), &|_| {})
+            .await
+            .unwrap_or_else(|error| panic!("{preset}: {error}"));
+        assert_eq!(reply.text, "the reply", "{preset}");
+        let usage = reply.usage.expect("reported usage");
+        assert_eq!(
+            (usage.input_tokens, usage.output_tokens),
+            (100, 20),
+            "{preset}"
+        );
+        assert_eq!(usage.cost_usd, (preset == Preset::Claude).then_some(0.5));
+    }
+
+    // Errors the agents report fail the turn whatever the exit status, their own words first.
+    let errors: &[(Preset, &str, &str)] = &[
+        (
+            Preset::Claude,
+            r#"cat >/dev/null; echo '{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","total_cost_usd":0}'"#,
+            "Not logged in · Please run /login",
+        ),
+        (
+            Preset::Codex,
+            r#"cat >/dev/null; echo '{"type":"turn.started"}'; echo '{"type":"turn.failed","error":{"message":"You have hit your usage limit"}}'"#,
+            "You have hit your usage limit",
+        ),
+        (
+            Preset::Gemini,
+            r#"cat >/dev/null; echo '{"session_id":"s","error":{"type":"Error","message":"Please set an Auth method","code":41}}' >&2; exit 41"#,
+            "Please set an Auth method",
+        ),
+    ];
+    for &(preset, script, message) in errors {
+        fixture.script(preset.program(), script);
+        let seat = CommandSeat::preset(preset)
+            .with_env("PATH", &path)
+            .with_retry(epic_executor::RetryPolicy::never());
+        let error = seat
+            .turn(&request(&fixture, Role::Judge), &|_| {})
+            .await
+            .expect_err("the reported error fails the turn");
+        match error {
+            epic_executor::SeatError::Failed { tail, .. } => {
+                assert!(tail.starts_with(message), "{preset}: {tail}");
+            }
+            other => panic!("{preset}: {other}"),
+        }
+    }
+}
