@@ -218,6 +218,13 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 
+    /// The most the epic may spend on agent turns, in US dollars, across its runs: once the
+    /// spend (the agents' reported costs where they report them, else estimates) reaches it, no
+    /// agent turn starts, running turns finish, and the unfinished stories end not started with
+    /// the reason; exit 1. A rerun with a larger budget carries on. Default: none (unlimited).
+    #[arg(long, value_name = "X")]
+    pub(crate) budget_usd: Option<Dollars>,
+
     /// Price overrides for the report's cost estimates: a seat or model name prefix (`claude`,
     /// `aider`, `claude-opus-4`) → US dollars per million input and output tokens. The longest
     /// matching prefix wins, then the built-in prices.
@@ -281,6 +288,9 @@ impl RunOptions {
             schedule: Some(config.schedule),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
+            budget_usd: config
+                .budget_usd
+                .and_then(|usd| Dollars::try_from(usd).ok()),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
             ..Self::default()
@@ -678,6 +688,10 @@ impl Resolved {
         set(&mut config.schedule, options.schedule);
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
+        set(
+            &mut config.budget_usd,
+            options.budget_usd.map(|usd| Some(usd.get())),
+        );
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }
@@ -845,6 +859,60 @@ impl JsonSchema for Count {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "integer", "minimum": 1, "maximum": u32::MAX})
+    }
+}
+
+/// An amount of US dollars: a finite number above 0 (a budget).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub(crate) struct Dollars(f64);
+
+impl Dollars {
+    /// The amount.
+    pub(crate) fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for Dollars {
+    type Error = ValueError;
+
+    fn try_from(usd: f64) -> Result<Self, ValueError> {
+        if usd.is_finite() && usd > 0.0 {
+            Ok(Self(usd))
+        } else {
+            Err(ValueError(format!(
+                "expected an amount of US dollars above 0, not {usd}"
+            )))
+        }
+    }
+}
+
+impl FromStr for Dollars {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let usd: f64 =
+            text.trim().trim_start_matches('$').parse().map_err(|_| {
+                ValueError(format!("expected an amount of US dollars, not `{text}`"))
+            })?;
+        usd.try_into()
+    }
+}
+
+impl From<Dollars> for f64 {
+    fn from(usd: Dollars) -> Self {
+        usd.0
+    }
+}
+
+impl JsonSchema for Dollars {
+    fn schema_name() -> Cow<'static, str> {
+        "Dollars".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "number", "exclusiveMinimum": 0})
     }
 }
 

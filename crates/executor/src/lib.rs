@@ -176,6 +176,7 @@ mod agent_output;
 mod architect;
 mod baseline;
 mod bounded;
+mod budget;
 mod chat;
 mod command;
 mod error;

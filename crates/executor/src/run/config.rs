@@ -80,6 +80,11 @@ pub struct RunConfig {
     /// (the CLI names the plan file and `epic.toml`; none by default): a turn that changes one
     /// fails its story, and the file is put back.
     pub guarded_files: Vec<PathBuf>,
+    /// The most the epic may spend, in US dollars, across its runs (`--budget-usd`; none:
+    /// unlimited): once the spend (reported by the agents where they report it, else estimated)
+    /// reaches it, no agent turn starts, running turns finish, and the unfinished stories end
+    /// not started with the reason; a rerun with a larger budget carries on.
+    pub budget_usd: Option<f64>,
 }
 
 impl RunConfig {
@@ -87,7 +92,7 @@ impl RunConfig {
     /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
     /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
-    /// default test patterns, the sandbox where it works (`auto`).
+    /// default test patterns, the sandbox where it works (`auto`), no budget.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -117,6 +122,7 @@ impl RunConfig {
                 .collect(),
             sandbox: SandboxMode::Auto,
             guarded_files: Vec::new(),
+            budget_usd: None,
         }
     }
 }
