@@ -1532,6 +1532,7 @@ mod tests {
                 "schedule",
                 "test_pattern",
                 "sandbox",
+                "budget_usd",
                 "prices",
             ]
         );
@@ -1565,6 +1566,7 @@ allow_red_baseline = true
 schedule = "waves"
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
+budget_usd = 12.5
 
 [prices]
 aider = { input = 0.5, output = 1.5 }
@@ -1599,6 +1601,7 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.sandbox, SandboxMode::Off);
+        assert_eq!(config.budget_usd, Some(12.5));
         let prices = config.prices;
         assert_eq!(
             prices.price_of("aider"),

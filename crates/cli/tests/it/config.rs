@@ -235,6 +235,7 @@ fn the_schema_describes_every_key() {
         "allow_red_baseline",
         "architect",
         "base",
+        "budget_usd",
         "coder",
         "concurrency",
         "epic_branch",
