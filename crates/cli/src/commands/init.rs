@@ -102,6 +102,11 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # with `apt-get install bubblewrap` (Debian/Ubuntu).
 # sandbox = "auto"
 
+# The most the epic may spend on agent turns, in US dollars, across its runs (the agents' own
+# reported costs, else estimates). Once reached no agent turn starts; unfinished stories end not
+# started, and a rerun with a larger budget carries on. Default: none (unlimited).
+# budget_usd = 20.0
+
 # Prices for the report's cost estimates (which are estimates from character counts), in US
 # dollars per million input and output tokens, by seat or model name prefix; the longest matching
 # prefix wins, then the built-in prices of the presets.
@@ -268,6 +273,7 @@ mod tests {
             gate: options.gate.clone(),
             setup: options.setup.clone(),
             epic_branch: options.epic_branch.clone(),
+            budget_usd: options.budget_usd,
             prices: options.prices.clone(),
             ..defaults
         };
