@@ -2,7 +2,7 @@
 //! (`exec --json`) and Gemini CLI (`--output-format json`) print, read into the reply's text,
 //! the usage they report and the error they report ([`Decoded`]).
 //!
-//! Each agent's format is in /work/shared/reference/agent-clis.md's terms:
+//! Each agent's format, as its documentation and its real output show it:
 //!
 //! - **Claude Code**: one result object on stdout, or (with `--verbose`, or verbose in the
 //!   user's settings) an array of events ending with it, or NDJSON lines (`stream-json`). The

@@ -17,7 +17,7 @@ const GEMINI_PROMPT: &str = "Carry out the request above.";
 /// unattended; the planner, the judge, reviewers and `epic plan`'s architect start in the CLI's
 /// read-only mode where it has one. The sandbox of a run (`--sandbox`) is the fence around
 /// both. Claude Code, Codex and Gemini CLI are asked for their structured output, which
-/// [`crate::agent_output`] reads: the reply, errors, and the tokens and cost they report.
+/// epic reads (the reply, errors, and the tokens and cost they report).
 ///
 /// | preset | role | command line | why these flags |
 /// | --- | --- | --- | --- |

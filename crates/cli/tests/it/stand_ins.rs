@@ -4,7 +4,7 @@
 //! # What a stand-in does
 //!
 //! Each is a POSIX shell script that, like the real CLI (Claude Code 2.1, Codex 0.169, Gemini
-//! CLI 0.61; see /work/shared/reference/agent-clis.md):
+//! CLI 0.61, run headless and offline):
 //!
 //! 1. **checks its arguments** against the real CLI's documented flags and their values, and
 //!    rejects anything else with the real usage error: `claude` prints `error: unknown option
