@@ -61,6 +61,7 @@ fn claude_as_coder_and_judge_reports_the_cost_it_reported() {
     );
     let run = agents.run(&repo, &run_args("claude", true, &[]));
     run.assert_code(0);
+    assert!(run.stdout.contains(" tokens, reported)"), "{run}");
     assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "a\n");
 
     // Each role ran with its own command line: the coder may edit and run commands, the
@@ -119,6 +120,7 @@ fn codex_and_gemini_report_tokens_priced_from_the_table() {
         agents.set(agent, "coder", &Behaviour::reply("Done.").runs(WRITE));
         let run = agents.run(&repo, &run_args(agent, true, &[]));
         run.assert_code(0);
+        assert!(run.stdout.contains("tokens, partly reported)"), "{run}");
         let preset: Preset = agent.parse().expect("a preset");
         for call in agents.calls(agent) {
             let role = if call.role == "coder" {
