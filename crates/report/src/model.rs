@@ -41,7 +41,7 @@ pub struct EpicReport {
     /// computed it (story-plan's `ValidPlan::critical_path`). Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty", alias = "criticalPath")]
     pub critical_path: Vec<String>,
-    /// Estimated usage by seat over the epic's runs, in seat-name order: every turn, those of
+    /// Usage by seat over the epic's runs, in seat-name order: every turn, those of
     /// attempts that failed and were run again included. Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seats: Vec<SeatUsage>,
@@ -88,7 +88,9 @@ pub struct StoryOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub judge: Option<String>,
-    /// Estimated tokens of this run's turns for the story (an estimate from character counts).
+    /// Tokens of the story's turns in the run that settled it: the agents' reported figures
+    /// where they reported them, estimates from character counts where not (`usage.source`
+    /// says which; the name is kept for older readers).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -96,7 +98,8 @@ pub struct StoryOutcome {
     )]
     #[schemars(with = "u64")]
     pub estimated_tokens: Option<u64>,
-    /// Estimated cost in US dollars of those turns; absent when a turn's seat had no known price.
+    /// Cost in US dollars of those turns, reported or estimated as `usage.source` says; absent
+    /// when a turn had neither a reported cost nor a known price.
     #[serde(
         default,
         skip_serializing_if = "cost_absent",
@@ -187,7 +190,9 @@ pub enum OutcomeStatus {
     Skipped,
 }
 
-/// Estimated usage of one seat over a run, as the report carries it.
+/// Usage of one seat over the epic's runs, as the report carries it: reported by the agent
+/// where it reported it, estimated where not (`usage.source` says which; the field names keep
+/// "estimated" for older readers).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct SeatUsage {
