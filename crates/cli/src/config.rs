@@ -223,6 +223,12 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 
+    /// The most the epic may spend on agent turns, in US dollars, across its runs: once the
+    /// spend (the agents' reported costs where they report them, else estimates) reaches it, no
+    /// agent turn starts, running turns finish, and the unfinished stories end not started with
+    /// the reason; exit 1. A rerun with a larger budget carries on. Default: none (unlimited).
+    #[arg(long, value_name = "X")]
+    pub(crate) budget_usd: Option<Dollars>,
     /// A task whose coder changed nothing, even when asked again, and did not confirm it was
     /// already satisfied: `complete` ticks it with a warning while its gates are green, `fail`
     /// fails the story. Default: `complete`.
@@ -332,6 +338,9 @@ impl RunOptions {
             schedule: Some(config.schedule),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
+            budget_usd: config
+                .budget_usd
+                .and_then(|usd| Dollars::try_from(usd).ok()),
             noop: Some(config.noop),
             board_hook: config.board_hook.and_then(NonBlank::new),
             // No files: `RunConfig::new` has no house rules (`extra_rules` is empty; a unit test
@@ -736,6 +745,10 @@ impl Resolved {
         set(&mut config.schedule, options.schedule);
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
+        set(
+            &mut config.budget_usd,
+            options.budget_usd.map(|usd| Some(usd.get())),
+        );
         set(&mut config.noop, options.noop);
         set(
             &mut config.verifier,
@@ -957,6 +970,60 @@ impl JsonSchema for Count {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "integer", "minimum": 1, "maximum": u32::MAX})
+    }
+}
+
+/// An amount of US dollars: a finite number above 0 (a budget).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub(crate) struct Dollars(f64);
+
+impl Dollars {
+    /// The amount.
+    pub(crate) fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for Dollars {
+    type Error = ValueError;
+
+    fn try_from(usd: f64) -> Result<Self, ValueError> {
+        if usd.is_finite() && usd > 0.0 {
+            Ok(Self(usd))
+        } else {
+            Err(ValueError(format!(
+                "expected an amount of US dollars above 0, not {usd}"
+            )))
+        }
+    }
+}
+
+impl FromStr for Dollars {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let usd: f64 =
+            text.trim().trim_start_matches('$').parse().map_err(|_| {
+                ValueError(format!("expected an amount of US dollars, not `{text}`"))
+            })?;
+        usd.try_into()
+    }
+}
+
+impl From<Dollars> for f64 {
+    fn from(usd: Dollars) -> Self {
+        usd.0
+    }
+}
+
+impl JsonSchema for Dollars {
+    fn schema_name() -> Cow<'static, str> {
+        "Dollars".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "number", "exclusiveMinimum": 0})
     }
 }
 
@@ -1595,6 +1662,7 @@ mod tests {
                 "schedule",
                 "test_pattern",
                 "sandbox",
+                "budget_usd",
                 "noop",
                 "verifier",
                 "board_hook",
@@ -1633,6 +1701,7 @@ allow_red_baseline = true
 schedule = "waves"
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
+budget_usd = 12.5
 noop = "fail"
 verifier = "gemini"
 board_hook = "./sync-tracker.sh"
@@ -1672,6 +1741,7 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.sandbox, SandboxMode::Off);
+        assert_eq!(config.budget_usd, Some(12.5));
         assert_eq!(config.noop, NoopPolicy::Fail);
         assert_eq!(resolved.options.verifier, Some(seat("gemini")));
         assert!(config.verifier.is_some());

@@ -796,6 +796,11 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             format!("story {story}: the board hook failed: {status}")
         }
         Event::RunNote { message } => format!("note: {}", first_line(message)),
+        Event::BudgetReached { message, .. } => {
+            format!(
+                "{message}: no new agent turn starts; a rerun with a larger --budget-usd carries on"
+            )
+        }
         Event::RunFinished {
             done,
             failed,

@@ -1,5 +1,6 @@
 //! Chats: a seat, standing instructions and the history of earlier exchanges, rendered into each
-//! next turn; every turn recorded as a transcript file, its usage estimated per seat.
+//! next turn; every turn recorded as a transcript file, its usage (reported by the agent, else
+//! estimated) counted per seat.
 
 use std::fmt;
 use std::fs::File;
@@ -15,6 +16,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::bounded::ceil_char_boundary;
+use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::guard::{Tampered, TurnGuard};
 use crate::offload;
@@ -40,6 +42,8 @@ pub(crate) struct Recorder {
     /// The guard on epic's own files, checked after every turn; `None` for a task loop run
     /// on its own.
     guard: Option<Arc<TurnGuard>>,
+    /// The run's budget, checked before every turn and charged after it; `None` outside a run.
+    budget: Option<Arc<Budget>>,
 }
 
 impl fmt::Debug for Recorder {
@@ -75,7 +79,16 @@ impl Recorder {
             events,
             file_limit: 8 * 1024 * 1024,
             guard: None,
+            budget: None,
         }
+    }
+
+    /// This recorder with `budget` checked before every turn of its chats and charged with
+    /// each turn's cost.
+    #[must_use]
+    pub(crate) fn with_budget(mut self, budget: Option<Arc<Budget>>) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// This recorder with `guard` checked after every turn of its chats.
@@ -100,6 +113,16 @@ impl Recorder {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// `Ok` while the run's budget is not reached; past it no turn starts: the story stops as
+    /// a cancelled one does ([`SeatError::Cancelled`]: its state kept, a rerun resumes it),
+    /// and the run says why.
+    pub(crate) fn within_budget(&self) -> Result<(), SeatError> {
+        match &self.budget {
+            Some(budget) if budget.reached().is_some() => Err(SeatError::Cancelled),
+            _ => Ok(()),
+        }
     }
 
     /// Sends an event to the sink.
@@ -211,6 +234,9 @@ impl Chat {
     /// transcript that cannot be written is reported as a [`Event::Note`], never as a failure
     /// of the turn.
     ///
+    /// With a budget (a run's chats) that is reached, no turn starts: [`SeatError::Cancelled`]
+    /// comes back at once, and nothing is recorded.
+    ///
     /// With a guard on epic's files (a run's chats), the turn is checked when it ends
     /// ([`crate::guard`]): a change to a guarded file is undone and the turn fails with
     /// [`SeatError::GuardedFiles`], whatever the seat replied (a cancelled turn stays
@@ -221,6 +247,7 @@ impl Chat {
     /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
     /// group is killed); the exchange is then not added to the history.
     pub(crate) async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
+        self.recorder.within_budget()?;
         let prompt = prompt.into();
         let recorder = Arc::clone(&self.recorder);
         let story = recorder.story.clone();
@@ -354,15 +381,28 @@ impl Chat {
             Ok(reply) => reply.chars,
             Err(_) => transcript.chars,
         };
-        let estimate = recorder
-            .usage
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .record(
-                self.seat.name(),
-                epic_report::count_chars(rendered),
-                reply_chars,
-            );
+        // The agent's own figures where it reported them (a preset's structured output), else
+        // an estimate from the characters of the prompt and the reply.
+        let estimate = {
+            let mut usage = recorder
+                .usage
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            match result {
+                Ok(Reply {
+                    usage: Some(reported),
+                    ..
+                }) => usage.record_reported(self.seat.name(), reported),
+                _ => usage.record(
+                    self.seat.name(),
+                    epic_report::count_chars(rendered),
+                    reply_chars,
+                ),
+            }
+        };
+        if let (Some(budget), Some(cost)) = (&recorder.budget, estimate.cost_usd) {
+            budget.spend(cost);
+        }
         recorder.emit(Event::TurnEnded {
             story: recorder.story.clone(),
             role: self.role,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::agent_output;
 use crate::preset::{Preset, PromptVia};
 use crate::process::{self, Ending, Limits, Spec};
 use crate::readiness::{self, NotReady};
@@ -224,11 +225,7 @@ impl CommandSeat {
                     Some(prompt.as_bytes().to_vec()),
                 ),
                 Invocation::Preset(preset) => {
-                    let base = if matches!(request.role, Role::Architect | Role::Verifier) {
-                        preset.architect_args()
-                    } else {
-                        preset.args()
-                    };
+                    let base = preset.args(request.role);
                     let mut args: Vec<OsString> = base.iter().map(OsString::from).collect();
                     let stdin = match preset.prompt_via() {
                         PromptVia::Stdin => Some(prompt.as_bytes().to_vec()),
@@ -259,6 +256,50 @@ impl CommandSeat {
             env,
             stdin,
         }
+    }
+
+    /// The reply of an attempt that exited with `status`, or the tail of its failure: a preset
+    /// with a structured output is read for its reply, usage and error
+    /// ([`agent_output`]), and an error it reports fails the turn even with exit status 0.
+    fn read_output(
+        &self,
+        finished: &mut process::Finished,
+        status: std::process::ExitStatus,
+        attempt: u32,
+    ) -> Result<Reply, String> {
+        let raw = finished.stdout.text();
+        let decoded = match &self.invocation {
+            Invocation::Preset(preset) if agent_output::is_structured(*preset) => Some(
+                agent_output::decode(*preset, &raw, &finished.stderr.last(ERROR_TAIL)),
+            ),
+            _ => None,
+        };
+        let reported_error = decoded.as_ref().and_then(|decoded| decoded.error.clone());
+        if status.success() && reported_error.is_none() {
+            let (text, usage) = match decoded {
+                Some(decoded) => (decoded.text, decoded.usage),
+                None => (raw, None),
+            };
+            return Ok(Reply {
+                chars: finished.stdout.total_chars(),
+                text,
+                attempts: attempt,
+                usage,
+            });
+        }
+        // The agent's own error message leads the tail, verbatim, before the raw output.
+        let mut tail = reported_error
+            .map(|error| format!("{}\n--- output ---\n", error.trim()))
+            .unwrap_or_default();
+        tail.push_str(&finished.stdout.last(ERROR_TAIL));
+        let err = finished.stderr.last(ERROR_TAIL);
+        if !err.trim().is_empty() {
+            if !tail.trim().is_empty() {
+                tail.push_str("\n--- stderr ---\n");
+            }
+            tail.push_str(&err);
+        }
+        Err(tail)
     }
 
     async fn run_turn(
@@ -317,13 +358,6 @@ impl CommandSeat {
                     })?;
             drop(prompt_dir);
             let status = match finished.ending {
-                Ending::Exited(status) if status.success() => {
-                    return Ok(Reply {
-                        chars: finished.stdout.total_chars(),
-                        text: finished.stdout.text(),
-                        attempts: attempt,
-                    });
-                }
                 Ending::Exited(status) => status,
                 Ending::TimedOut => {
                     return Err(SeatError::TimedOut {
@@ -333,14 +367,10 @@ impl CommandSeat {
                 }
                 Ending::Cancelled => return Err(SeatError::Cancelled),
             };
-            let mut tail = finished.stdout.last(ERROR_TAIL);
-            let err = finished.stderr.last(ERROR_TAIL);
-            if !err.trim().is_empty() {
-                if !tail.trim().is_empty() {
-                    tail.push_str("\n--- stderr ---\n");
-                }
-                tail.push_str(&err);
-            }
+            let tail = match self.read_output(&mut finished, status, attempt) {
+                Ok(reply) => return Ok(reply),
+                Err(tail) => tail,
+            };
             let failed = || SeatError::Failed {
                 program: self.name.clone(),
                 status: process::describe_status(status),

@@ -379,6 +379,16 @@ pub enum Event {
         /// The message.
         message: String,
     },
+    /// The epic's spend reached `--budget-usd`: no new agent turn starts; running turns finish,
+    /// and the unfinished stories end not started.
+    BudgetReached {
+        /// The epic's spend so far, across runs, in US dollars.
+        spent_usd: f64,
+        /// The budget, in US dollars.
+        budget_usd: f64,
+        /// `budget reached: $10.02 of $10.00`.
+        message: String,
+    },
     /// The run ended; the report is written.
     RunFinished {
         /// Stories done (merged, now or before).

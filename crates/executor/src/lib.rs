@@ -173,10 +173,12 @@
 
 #![warn(missing_docs)]
 
+mod agent_output;
 mod architect;
 mod baseline;
 mod blocked;
 mod bounded;
+mod budget;
 mod chat;
 mod command;
 mod error;

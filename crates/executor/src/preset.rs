@@ -1,19 +1,36 @@
-//! The preset agent CLIs: each one's documented non-interactive mode with edits auto-approved.
+//! The preset agent CLIs: each one's documented non-interactive mode, per role: a coder's with
+//! edits and commands approved, every other role's read-only, each with its structured output.
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::command::shell_quote;
+use crate::seat::Role;
+
+/// What Gemini CLI's `--prompt` adds after the prompt on standard input (it needs one to run
+/// headless).
+const GEMINI_PROMPT: &str = "Carry out the request above.";
 
 /// A known agent CLI, run by [`CommandSeat::preset`](crate::CommandSeat::preset).
 ///
-/// | preset | command line | why these flags |
-/// | --- | --- | --- |
-/// | `claude` | `claude -p --permission-mode acceptEdits < prompt` | `-p` (print) is Claude Code's headless mode; with no prompt argument it takes the prompt from standard input; `acceptEdits` approves file edits without a person |
-/// | `codex` | `codex exec --sandbox workspace-write - < prompt` | `exec` is Codex's non-interactive mode and never asks for approvals; `-` reads the prompt from standard input; the `workspace-write` sandbox lets it edit the worktree (`--full-auto` is the older, now deprecated spelling) |
-/// | `gemini` | `gemini --yolo --prompt 'Carry out the request above.' < prompt` | `--prompt` is Gemini CLI's headless mode and is appended to standard input, which carries the prompt; `--yolo` approves every action |
-/// | `aider` | `aider --yes-always --no-auto-commits --no-gitignore --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE` | `--message-file` sends one message and exits; the file lives outside the worktree; `--yes-always` confirms everything; epic owns git, so no auto-commits and no `.gitignore` edit; history files off so aider leaves no files in the worktree |
-/// | `opencode` | `opencode run < prompt` | `run` is opencode's non-interactive mode; it reads a piped standard input as the message and approves edits by default |
+/// Each role gets its own command line ([`args`](Self::args)): the coder may edit the worktree and run the project's own commands (its tests, its build)
+/// unattended; the planner, the judge, reviewers and `epic plan`'s architect start in the CLI's
+/// read-only mode where it has one. The sandbox of a run (`--sandbox`) is the fence around
+/// both. Claude Code, Codex and Gemini CLI are asked for their structured output, which
+/// epic reads (the reply, errors, and the tokens and cost they report).
+///
+/// | preset | role | command line | why these flags |
+/// | --- | --- | --- | --- |
+/// | `claude` | coder | `claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash < prompt` | `-p` (print) is Claude Code's headless mode, taking the prompt from standard input; `acceptEdits` approves file edits, and `--allowedTools Bash` lets it run commands (tests, builds), which `acceptEdits` alone refuses in `-p` mode; `bypassPermissions` would do both but Claude Code refuses it as root (`--dangerously-skip-permissions cannot be used with root/sudo privileges`), which is how containers run; `--output-format json` prints one result object with `result`, `is_error`, `usage` and `total_cost_usd` |
+/// | `claude` | planner, judge, reviewer, architect | `claude -p --output-format json --permission-mode plan < prompt` | `plan` is Claude Code's read-only mode: it reads and answers, edits nothing and runs nothing that changes anything |
+/// | `codex` | coder | `codex exec --json --sandbox workspace-write - < prompt` | `exec` is Codex's non-interactive mode and never asks for approvals; `-` reads the prompt from standard input; the `workspace-write` sandbox lets it edit the worktree and run commands in it; `--json` prints its events as JSON lines (the reply, `turn.completed` usage, errors) |
+/// | `codex` | planner, judge, reviewer, architect | `codex exec --json --sandbox read-only - < prompt` | the `read-only` sandbox: it reads and runs read-only commands, writes nothing |
+/// | `gemini` | coder | `gemini --skip-trust --approval-mode yolo --output-format json --prompt 'Carry out the request above.' < prompt` | `--prompt` is Gemini CLI's headless mode and is appended to standard input, which carries the prompt; `yolo` approves every action (edits and commands); `--skip-trust` trusts the worktree for the session, since in an untrusted folder Gemini silently drops to the `default` approval mode and makes no tool call that needs approval; `--output-format json` prints one object with `response`, `stats` and `error` |
+/// | `gemini` | planner, judge, reviewer, architect | `gemini --skip-trust --approval-mode plan --output-format json --prompt 'Carry out the request above.' < prompt` | `plan` is Gemini CLI's read-only approval mode |
+/// | `aider` | coder | `aider --yes-always --no-auto-commits --no-gitignore --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE` | `--message-file` sends one message and exits; the file lives outside the worktree; `--yes-always` confirms everything; epic owns git, so no auto-commits and no `.gitignore` edit; history files off so aider leaves no files in the worktree |
+/// | `aider` | planner, judge, reviewer, architect | the same with `--chat-mode ask` first | `ask` mode answers and never edits |
+/// | `opencode` | coder | `opencode run < prompt` | `run` is opencode's non-interactive mode; it reads a piped standard input as the message and approves edits by default |
+/// | `opencode` | planner, judge, reviewer, architect | `opencode run --agent plan < prompt` | opencode's `plan` agent denies edits |
 ///
 /// The prompt goes on standard input wherever the CLI takes it there: an argument is limited in
 /// size by the OS (128 KiB on Linux), a chat's rendered history is not.
@@ -69,13 +86,45 @@ impl Preset {
         self.name()
     }
 
-    /// The arguments before the prompt (a file-taking preset's flag and path come after them).
-    pub(crate) fn args(self) -> &'static [&'static str] {
-        match self {
-            Self::Claude => &["-p", "--permission-mode", "acceptEdits"],
-            Self::Codex => &["exec", "--sandbox", "workspace-write", "-"],
-            Self::Gemini => &["--yolo", "--prompt", "Carry out the request above."],
-            Self::Aider => &[
+    /// The arguments of a `role`'s turn before the prompt (a file-taking preset's flag and path
+    /// come after them): the coder's may edit and run commands, every other role's start in the
+    /// CLI's read-only mode (see the table on [`Preset`]).
+    pub fn args(self, role: Role) -> &'static [&'static str] {
+        let works = role == Role::Coder;
+        match (self, works) {
+            (Self::Claude, true) => &[
+                "-p",
+                "--output-format",
+                "json",
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "Bash",
+            ],
+            (Self::Claude, false) => {
+                &["-p", "--output-format", "json", "--permission-mode", "plan"]
+            }
+            (Self::Codex, true) => &["exec", "--json", "--sandbox", "workspace-write", "-"],
+            (Self::Codex, false) => &["exec", "--json", "--sandbox", "read-only", "-"],
+            (Self::Gemini, true) => &[
+                "--skip-trust",
+                "--approval-mode",
+                "yolo",
+                "--output-format",
+                "json",
+                "--prompt",
+                GEMINI_PROMPT,
+            ],
+            (Self::Gemini, false) => &[
+                "--skip-trust",
+                "--approval-mode",
+                "plan",
+                "--output-format",
+                "json",
+                "--prompt",
+                GEMINI_PROMPT,
+            ],
+            (Self::Aider, true) => &[
                 "--yes-always",
                 "--no-auto-commits",
                 "--no-gitignore",
@@ -84,21 +133,7 @@ impl Preset {
                 "--input-history-file",
                 "/dev/null",
             ],
-            Self::Opencode => &["run"],
-        }
-    }
-
-    /// The arguments of an architect's turn (`epic plan`): the CLI's own read-only mode where it
-    /// has one, since the architect only reads the repository and replies with a plan. Claude
-    /// Code in print mode without `acceptEdits` refuses edits and commands; Codex runs in its
-    /// `read-only` sandbox; Gemini CLI without `--yolo` approves no tool that writes; aider in
-    /// `ask` mode never edits; opencode's `plan` agent denies edits.
-    pub(crate) fn architect_args(self) -> &'static [&'static str] {
-        match self {
-            Self::Claude => &["-p"],
-            Self::Codex => &["exec", "--sandbox", "read-only", "-"],
-            Self::Gemini => &["--prompt", "Carry out the request above."],
-            Self::Aider => &[
+            (Self::Aider, false) => &[
                 "--chat-mode",
                 "ask",
                 "--yes-always",
@@ -109,7 +144,8 @@ impl Preset {
                 "--input-history-file",
                 "/dev/null",
             ],
-            Self::Opencode => &["run", "--agent", "plan"],
+            (Self::Opencode, true) => &["run"],
+            (Self::Opencode, false) => &["run", "--agent", "plan"],
         }
     }
 
@@ -123,19 +159,36 @@ impl Preset {
         }
     }
 
-    /// The exact command line, as the README lists it: `< prompt` for standard input,
-    /// `PROMPT_FILE` for the prompt's file.
+    /// The exact command line of a coder's turn, as the README lists it: `< prompt` for
+    /// standard input, `PROMPT_FILE` for the prompt's file.
     ///
     /// ```
     /// use epic_executor::Preset;
     ///
-    /// assert_eq!(Preset::Claude.command_line(), "claude -p --permission-mode acceptEdits < prompt");
+    /// assert_eq!(
+    ///     Preset::Claude.command_line(),
+    ///     "claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash < prompt"
+    /// );
     /// assert_eq!(Preset::Opencode.command_line(), "opencode run < prompt");
     /// assert!(Preset::Aider.command_line().ends_with("--message-file PROMPT_FILE"));
     /// ```
     pub fn command_line(self) -> String {
+        self.role_command_line(Role::Coder)
+    }
+
+    /// The exact command line of a `role`'s turn, as the README lists it.
+    ///
+    /// ```
+    /// use epic_executor::{Preset, Role};
+    ///
+    /// assert_eq!(
+    ///     Preset::Codex.role_command_line(Role::Judge),
+    ///     "codex exec --json --sandbox read-only - < prompt"
+    /// );
+    /// ```
+    pub fn role_command_line(self, role: Role) -> String {
         let mut words = vec![self.program().to_owned()];
-        words.extend(self.args().iter().map(|arg| shell_quote(arg)));
+        words.extend(self.args(role).iter().map(|arg| shell_quote(arg)));
         match self.prompt_via() {
             PromptVia::Stdin => words.push("< prompt".to_owned()),
             PromptVia::File { flag } => {

@@ -196,7 +196,7 @@ pub enum Progress<'a> {
 pub type ProgressFn<'a> = &'a (dyn Fn(Progress<'_>) + Send + Sync);
 
 /// A finished turn's reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     /// The reply text, bounded: a huge reply keeps its head and tail with a note between them
     /// naming how much was left out.
@@ -205,6 +205,9 @@ pub struct Reply {
     pub chars: u64,
     /// How many attempts the turn took (1 without retries).
     pub attempts: u32,
+    /// The tokens and cost the agent reported for the turn (a preset's structured output), or
+    /// `None`: the turn's usage is then estimated from its characters.
+    pub usage: Option<epic_report::ReportedUsage>,
 }
 
 impl Reply {
@@ -215,7 +218,15 @@ impl Reply {
             chars: epic_report::count_chars(&text),
             text,
             attempts: 1,
+            usage: None,
         }
+    }
+
+    /// This reply with the usage the agent reported.
+    #[must_use]
+    pub fn with_usage(mut self, usage: epic_report::ReportedUsage) -> Self {
+        self.usage = Some(usage);
+        self
     }
 }
 

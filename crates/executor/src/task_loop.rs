@@ -262,6 +262,8 @@ pub struct TaskLoop {
     events: EventSink,
     /// The guard on epic's files, checked after every turn; none for a loop run on its own.
     guard: Option<Arc<TurnGuard>>,
+    /// The run's budget, checked before every turn; none for a loop run on its own.
+    budget: Option<Arc<crate::budget::Budget>>,
 }
 
 impl fmt::Debug for TaskLoop {
@@ -290,7 +292,15 @@ impl TaskLoop {
             config,
             events,
             guard: None,
+            budget: None,
         }
+    }
+
+    /// This loop with the run's `budget` checked before every agent turn.
+    #[must_use]
+    pub(crate) fn with_budget(mut self, budget: Arc<crate::budget::Budget>) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// This loop with `guard` checked after every agent turn, and its checkpoint writes made
@@ -317,7 +327,8 @@ impl TaskLoop {
                 self.config.prices.clone(),
                 Arc::clone(&self.events),
             )
-            .with_guard(self.guard.clone()),
+            .with_guard(self.guard.clone())
+            .with_budget(self.budget.clone()),
         );
         let mut run = Run {
             parts: self,

@@ -1,4 +1,5 @@
-//! The report of an epic run: what happened to each story and what it cost, estimated.
+//! The report of an epic run: what happened to each story and what it cost, as the agents
+//! reported it or estimated.
 //!
 //! # Using it alone
 //!
@@ -50,10 +51,13 @@
 //!   [`REPORT_VERSION`] the version its envelope carries (the envelope itself is written by
 //!   `epic-state-store`).
 //!
-//! Token and cost figures are **estimates** ([`estimate_tokens`]: about four characters a token,
-//! priced from a [`PriceTable`]), because the agents are command-line tools that report no usage;
-//! every rendering says so. A [`UsageMeter`] adds up a story's turns by seat; a cost is only
-//! reported when every turn had a known price.
+//! Token and cost figures are the agents' own where they report them (a [`ReportedUsage`] per
+//! turn, recorded with [`UsageMeter::record_reported`]) and **estimates** where not
+//! ([`estimate_tokens`]: about four characters a token, priced from a [`PriceTable`]); each
+//! story and seat says which ([`UsageSummary::source`]: `reported`, `estimated` or `mixed`), and
+//! the Markdown shows its estimates banner only when something is estimated. A [`UsageMeter`]
+//! adds up a story's turns by seat; a cost is only reported when every turn had a reported cost
+//! or a known price.
 //!
 //! The crate is pure: no I/O and no clock. Times are [`Timestamp`]s (jiff's) the caller passes
 //! in, and the critical path is the caller's too (`epic-story-plan`'s
@@ -70,10 +74,15 @@ mod usage;
 
 pub use format::{format_usd, round_half_away};
 pub use markdown::render_markdown;
-pub use model::{EpicReport, Estimated, OutcomeStatus, RunRecord, SeatUsage, StoryOutcome};
+pub use model::{
+    EpicReport, Estimated, OutcomeStatus, RunRecord, SeatUsage, StoryOutcome, UsageSummary,
+};
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
 pub use timeline::{Span, Timeline};
-pub use usage::{Estimate, Usage, UsageMeter, UsageTotals, count_chars, estimate_tokens};
+pub use usage::{
+    Estimate, ReportedUsage, Usage, UsageMeter, UsageSource, UsageTotals, count_chars,
+    estimate_tokens,
+};
 
 /// The instant type of a story's start and finish: [`jiff::Timestamp`], re-exported so callers
 /// name it without depending on jiff themselves.

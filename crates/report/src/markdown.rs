@@ -9,7 +9,7 @@ use jiff::tz::Offset;
 use crate::format::{format_duration, format_usd, round_half_away};
 use crate::model::{EpicReport, OutcomeStatus, StoryOutcome};
 use crate::timeline::Timeline;
-use crate::usage::CHARS_PER_TOKEN;
+use crate::usage::{CHARS_PER_TOKEN, UsageSource};
 
 /// A missing cell (U+2014, an em dash).
 const MISSING: &str = "—";
@@ -19,7 +19,10 @@ const MISSING: &str = "—";
 /// In order, each part only when it has something to show:
 ///
 /// - the title `# Epic report: <epic_id>` and a banner saying the token and cost figures are
-///   estimates from character counts, not measurements;
+///   estimates from character counts, not measurements; when some figures are the agents' own
+///   reports, the tables gain a `Usage` column (`reported`, `estimated`, `mixed`), estimated
+///   figures keep their `~`, reported ones lose it, and the banner only appears when something
+///   is estimated;
 /// - the epic branch, the counts by status and the critical path;
 /// - a table of the stories in plan order: story, status, branch, estimated tokens (`~120`) and
 ///   cost (`~$0.01`), duration, and a note (the reason, else the judge's note); `—` marks a
@@ -54,14 +57,27 @@ pub fn render_markdown(report: &EpicReport) -> String {
     let mut lines: Vec<String> = Vec::new();
     lines.push(format!("# Epic report: {}", inline(&report.epic_id)));
     lines.push(String::new());
-    lines.push(format!(
-        "> Token and cost figures are ESTIMATES from character counts (about {CHARS_PER_TOKEN} \
-         characters a token),"
-    ));
-    lines.push(
-        "> priced from a table: the agents report no usage. They are not measurements.".into(),
-    );
-    lines.push(String::new());
+    if !report.has_reported() {
+        lines.push(format!(
+            "> Token and cost figures are ESTIMATES from character counts (about {CHARS_PER_TOKEN} \
+             characters a token),"
+        ));
+        lines.push(
+            "> priced from a table: the agents report no usage. They are not measurements.".into(),
+        );
+        lines.push(String::new());
+    } else if report.has_estimates() {
+        lines.push(
+            "> Token and cost figures are the agents' own reports where the Usage column says \
+             `reported`;"
+                .into(),
+        );
+        lines.push(format!(
+            "> the rest are ESTIMATES (`~`) from character counts (about {CHARS_PER_TOKEN} \
+             characters a token) priced from a table."
+        ));
+        lines.push(String::new());
+    }
 
     lines.push(format!(
         "- Epic branch: {}",
@@ -102,6 +118,10 @@ fn story_table(report: &EpicReport, lines: &mut Vec<String>) {
         lines.push(String::new());
         return;
     }
+    if report.has_reported() {
+        story_usage_table(report, lines);
+        return;
+    }
     lines.push("| Story | Status | Branch | Est. tokens | Est. cost | Duration | Note |".into());
     lines.push("| --- | --- | --- | --- | --- | --- | --- |".into());
     for story in &report.stories {
@@ -126,7 +146,60 @@ fn story_table(report: &EpicReport, lines: &mut Vec<String>) {
     lines.push(String::new());
 }
 
+/// The story table of a report with reported figures: tokens and cost with their source.
+fn story_usage_table(report: &EpicReport, lines: &mut Vec<String>) {
+    lines.push("| Story | Status | Branch | Tokens | Cost | Usage | Duration | Note |".into());
+    lines.push("| --- | --- | --- | --- | --- | --- | --- | --- |".into());
+    for story in &report.stories {
+        let source = story.usage_source();
+        let has_figures = story.estimated_tokens.is_some();
+        lines.push(format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&story.id),
+            story.status,
+            story
+                .branch
+                .as_deref()
+                .map_or_else(|| MISSING.into(), code_or_missing),
+            story.estimated_tokens.map_or_else(
+                || MISSING.into(),
+                |tokens| figure(&tokens.to_string(), source)
+            ),
+            story
+                .cost()
+                .map_or_else(|| MISSING.into(), |cost| figure(&dollars(cost), source)),
+            if has_figures {
+                source.as_str()
+            } else {
+                MISSING
+            },
+            story
+                .duration()
+                .map_or_else(|| MISSING.into(), format_duration),
+            story.note().map(cell).unwrap_or_default(),
+        ));
+    }
+    lines.push(String::new());
+}
+
+/// A figure as the tables show it: bare when reported, `~` before it when (partly) estimated.
+fn figure(text: &str, source: UsageSource) -> String {
+    match source {
+        UsageSource::Reported => text.to_owned(),
+        UsageSource::Estimated | UsageSource::Mixed => format!("~{text}"),
+    }
+}
+
+/// Dollars to the cent, `<$0.01` for a cost too small to show (no `~`).
+fn dollars(cost: f64) -> String {
+    money(cost).trim_start_matches('~').to_owned()
+}
+
 fn totals(report: &EpicReport, lines: &mut Vec<String>) {
+    if report.has_reported() {
+        reported_totals(report, lines);
+        return;
+    }
     let tokens = report.estimated_tokens();
     let cost = report.estimated_cost_usd();
     if let Some(tokens) = tokens {
@@ -156,8 +229,69 @@ fn totals(report: &EpicReport, lines: &mut Vec<String>) {
     }
 }
 
+/// The totals of a report with reported figures, with their source.
+fn reported_totals(report: &EpicReport, lines: &mut Vec<String>) {
+    let source = report
+        .stories
+        .iter()
+        .filter(|story| story.estimated_tokens.is_some())
+        .map(StoryOutcome::usage_source)
+        .reduce(UsageSource::and)
+        .unwrap_or(UsageSource::Estimated);
+    if let Some(tokens) = report.estimated_tokens() {
+        lines.push(format!(
+            "- Tokens: {} ({})",
+            figure(&tokens.to_string(), source),
+            source.as_str()
+        ));
+    }
+    if let Some(cost) = report.estimated_cost_usd() {
+        let unpriced: Vec<String> = report
+            .unpriced_stories()
+            .map(|story| inline(&story.id))
+            .collect();
+        let partial = if unpriced.is_empty() {
+            String::new()
+        } else {
+            format!("; partial: no known price for {}", unpriced.join(", "))
+        };
+        lines.push(format!(
+            "- Cost: {} ({}{partial})",
+            figure(&dollars(cost), source),
+            source.as_str()
+        ));
+    }
+    lines.push(String::new());
+}
+
 fn seats(report: &EpicReport, lines: &mut Vec<String>) {
     if report.seats.is_empty() {
+        return;
+    }
+    if report.has_reported() {
+        lines.push("## Usage by seat".into());
+        lines.push(String::new());
+        lines
+            .push("| Seat | Turns | Prompt tokens | Reply tokens | Tokens | Cost | Usage |".into());
+        lines.push("| --- | --- | --- | --- | --- | --- | --- |".into());
+        for seat in &report.seats {
+            let usage = seat.summary();
+            let source = usage.source;
+            lines.push(format!(
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                cell(&seat.seat),
+                seat.turns,
+                figure(&usage.input_tokens.to_string(), source),
+                figure(&usage.output_tokens.to_string(), source),
+                figure(&usage.total_tokens().to_string(), source),
+                usage
+                    .cost_usd
+                    .filter(|cost| cost.is_finite())
+                    .map_or_else(|| MISSING.into(), |cost| figure(&dollars(cost), source)),
+                source.as_str(),
+            ));
+        }
+        lines.push(String::new());
         return;
     }
     lines.push("## Usage by seat".into());

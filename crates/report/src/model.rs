@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use jiff::Timestamp;
 
 use crate::timeline::{Timeline, elapsed};
-use crate::usage::UsageTotals;
+use crate::usage::{UsageSource, UsageTotals};
 
 /// The report of an epic across its runs: every story of the plan, in plan order, with its
 /// outcome as the run that last settled it left it.
@@ -31,7 +31,8 @@ pub struct EpicReport {
     /// The integration branch the stories merged into.
     #[serde(alias = "epicBranch")]
     pub epic_branch: String,
-    /// Always `true`: token and cost figures are estimates from character counts.
+    /// Always `true`, for readers of older reports, which took every figure for an estimate
+    /// from character counts; where each figure came from is now in `usage.source`.
     #[serde(default)]
     pub estimated: Estimated,
     /// Every story of the plan, in plan order.
@@ -40,7 +41,7 @@ pub struct EpicReport {
     /// computed it (story-plan's `ValidPlan::critical_path`). Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty", alias = "criticalPath")]
     pub critical_path: Vec<String>,
-    /// Estimated usage by seat over the epic's runs, in seat-name order: every turn, those of
+    /// Usage by seat over the epic's runs, in seat-name order: every turn, those of
     /// attempts that failed and were run again included. Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seats: Vec<SeatUsage>,
@@ -87,7 +88,9 @@ pub struct StoryOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub judge: Option<String>,
-    /// Estimated tokens of this run's turns for the story (an estimate from character counts).
+    /// Tokens of the story's turns in the run that settled it: the agents' reported figures
+    /// where they reported them, estimates from character counts where not (`usage.source`
+    /// says which; the name is kept for older readers).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -95,7 +98,8 @@ pub struct StoryOutcome {
     )]
     #[schemars(with = "u64")]
     pub estimated_tokens: Option<u64>,
-    /// Estimated cost in US dollars of those turns; absent when a turn's seat had no known price.
+    /// Cost in US dollars of those turns, reported or estimated as `usage.source` says; absent
+    /// when a turn had neither a reported cost nor a known price.
     #[serde(
         default,
         skip_serializing_if = "cost_absent",
@@ -117,6 +121,59 @@ pub struct StoryOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "u32")]
     pub run: Option<u32>,
+    /// The tokens and cost of the story's turns, reported by the agents where they report them,
+    /// estimated where not, and which ([`UsageSummary::source`]). `estimated_tokens` and
+    /// `estimated_cost_usd` carry the same totals for readers of older reports. Absent in a
+    /// report written before usage was reported, and for a story with no turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "UsageSummary")]
+    pub usage: Option<UsageSummary>,
+}
+
+/// Tokens and cost of some turns (a story's, a seat's), with where the figures came from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct UsageSummary {
+    /// Prompt (input) tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Reply (output) tokens.
+    pub output_tokens: u64,
+    /// The cost in US dollars; absent when a turn had neither a reported cost nor a known price.
+    #[serde(default, skip_serializing_if = "cost_absent")]
+    #[schemars(with = "f64")]
+    pub cost_usd: Option<f64>,
+    /// `reported` (every figure the agents' own), `estimated` (every figure estimated from
+    /// character counts and priced from the table) or `mixed`; a turn with reported tokens but
+    /// no reported cost (Codex) makes it `mixed`.
+    pub source: UsageSource,
+}
+
+impl UsageSummary {
+    /// The summary of some turns' totals.
+    pub fn of(totals: &UsageTotals) -> Self {
+        Self {
+            input_tokens: totals.usage.prompt,
+            output_tokens: totals.usage.completion,
+            cost_usd: totals.cost_usd(),
+            source: totals.source(),
+        }
+    }
+
+    /// Tokens in all.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
+
+    /// These figures with `other`'s added: the cost is known only when both are.
+    #[must_use]
+    pub fn plus(&self, other: &Self) -> Self {
+        Self {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cost_usd: self.cost_usd.zip(other.cost_usd).map(|(a, b)| a + b),
+            source: self.source.and(other.source),
+        }
+    }
 }
 
 /// How a story ended.
@@ -133,7 +190,9 @@ pub enum OutcomeStatus {
     Skipped,
 }
 
-/// Estimated usage of one seat over a run, as the report carries it.
+/// Usage of one seat over the epic's runs, as the report carries it: reported by the agent
+/// where it reported it, estimated where not (`usage.source` says which; the field names keep
+/// "estimated" for older readers).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct SeatUsage {
@@ -154,6 +213,12 @@ pub struct SeatUsage {
     /// Turns whose seat had no known price. Left out when zero.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unpriced_turns: u64,
+    /// The seat's tokens and cost with where they came from (reported by the agent, estimated,
+    /// or mixed); the fields above carry the same totals for readers of older reports. Absent
+    /// in a report written before usage was reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "UsageSummary")]
+    pub usage: Option<UsageSummary>,
 }
 
 /// The `"estimated": true` marker of a report: its figures are estimates, never measurements.
@@ -293,6 +358,39 @@ impl EpicReport {
             .reduce(|a, b| a + b)
     }
 
+    /// What the epic's turns cost so far, over every run the report covers: the sum of the
+    /// seats' costs (reported where the agents reported them, estimated where not); a seat
+    /// with turns of no known price counts nothing.
+    pub fn spent_usd(&self) -> f64 {
+        self.seats
+            .iter()
+            .filter_map(|seat| seat.summary().cost_usd)
+            .filter(|cost| cost.is_finite())
+            .sum()
+    }
+
+    /// Whether some figure of the report is an estimate (or it has no figures at all): what the
+    /// estimates banner is shown for.
+    pub fn has_estimates(&self) -> bool {
+        let stories = self
+            .stories
+            .iter()
+            .filter(|story| story.estimated_tokens.is_some() || story.usage.is_some())
+            .map(StoryOutcome::usage_source);
+        let seats = self.seats.iter().map(|seat| seat.summary().source);
+        let mut sources = stories.chain(seats).peekable();
+        sources.peek().is_none() || sources.any(|source| source != UsageSource::Reported)
+    }
+
+    /// Whether some figure of the report is the agents' own report.
+    pub fn has_reported(&self) -> bool {
+        self.stories
+            .iter()
+            .map(StoryOutcome::usage_source)
+            .chain(self.seats.iter().map(|seat| seat.summary().source))
+            .any(|source| source != UsageSource::Estimated)
+    }
+
     /// Stories with estimated tokens but no known cost: the cost total leaves them out.
     pub(crate) fn unpriced_stories(&self) -> impl Iterator<Item = &StoryOutcome> {
         self.stories
@@ -321,6 +419,7 @@ impl StoryOutcome {
             started_at: None,
             finished_at: None,
             run: None,
+            usage: None,
         }
     }
 
@@ -361,10 +460,18 @@ impl StoryOutcome {
     }
 
     /// With the figures of a story's usage totals: its tokens, and its cost only if every turn
-    /// had a known price (see [`UsageTotals::cost_usd`]).
+    /// had a reported cost or a known price (see [`UsageTotals::cost_usd`]), with their source.
     #[must_use]
-    pub fn with_usage(self, totals: &UsageTotals) -> Self {
+    pub fn with_usage(mut self, totals: &UsageTotals) -> Self {
+        self.usage = Some(UsageSummary::of(totals));
         self.with_estimate(totals.usage.total, totals.cost_usd())
+    }
+
+    /// Where the story's figures came from: its `usage.source`, else `estimated` (a report
+    /// written before usage was reported only estimated).
+    pub fn usage_source(&self) -> UsageSource {
+        self.usage
+            .map_or(UsageSource::Estimated, |usage| usage.source)
     }
 
     /// With when it started.
@@ -408,7 +515,19 @@ impl SeatUsage {
             estimated_tokens: totals.usage.total,
             estimated_cost_usd: totals.cost_usd(),
             unpriced_turns: totals.unpriced_turns,
+            usage: Some(UsageSummary::of(totals)),
         }
+    }
+
+    /// The seat's figures as a summary: its `usage`, else (a report written before usage was
+    /// reported) its estimated fields.
+    pub fn summary(&self) -> UsageSummary {
+        self.usage.unwrap_or(UsageSummary {
+            input_tokens: self.prompt_tokens,
+            output_tokens: self.completion_tokens,
+            cost_usd: self.estimated_cost_usd,
+            source: UsageSource::Estimated,
+        })
     }
 }
 
@@ -430,6 +549,7 @@ impl SeatUsage {
                 .zip(other.estimated_cost_usd)
                 .map(|(a, b)| a + b),
             unpriced_turns: self.unpriced_turns.saturating_add(other.unpriced_turns),
+            usage: Some(self.summary().plus(&other.summary())),
         }
     }
 }

@@ -1,7 +1,10 @@
-//! Usage estimation: tokens from character counts, costs from a [`PriceTable`], totals by seat.
+//! Usage: tokens and costs the agents reported ([`ReportedUsage`]), else estimated from
+//! character counts and priced from a [`PriceTable`]; totals by seat, with where each figure
+//! came from ([`UsageSource`]).
 //!
-//! The seats are command-line agents that report no usage, so every figure here is an estimate:
-//! about four characters a token over each turn's prompt and reply.
+//! An agent that reports its usage (Claude Code's, Codex's and Gemini CLI's structured output)
+//! is taken at its word; a turn without (any other command, output that did not parse) is
+//! estimated: about four characters a token over its prompt and reply.
 //!
 //! "Characters" are Unicode scalar values (`str::chars`). The reference counted UTF-16 code
 //! units; the two differ only for characters outside the Basic Multilingual Plane (emoji, some
@@ -12,8 +15,60 @@ use std::collections::BTreeMap;
 use std::iter::Sum;
 use std::ops::{Add, AddAssign};
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
 use crate::model::SeatUsage;
 use crate::price::PriceTable;
+
+/// The usage an agent reported for one turn (its structured output).
+///
+/// `input_tokens` counts every prompt token, cached ones included; `cost_usd` is absent when the
+/// agent reports no cost (Codex): the tokens are then priced from the [`PriceTable`].
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ReportedUsage {
+    /// Prompt (input) tokens, cached ones included.
+    pub input_tokens: u64,
+    /// Reply (output) tokens.
+    pub output_tokens: u64,
+    /// The cost in US dollars, when the agent reports one.
+    pub cost_usd: Option<f64>,
+}
+
+/// Where a usage figure came from.
+///
+/// A turn's figures are `reported` when the agent reported both its tokens and its cost, and
+/// `estimated` when it reported neither (tokens from character counts, priced from the table);
+/// a turn whose agent reported tokens but no cost (Codex) is `mixed`: reported tokens, a cost
+/// priced from the table. Many turns together are `reported` or `estimated` when all of them
+/// are, else `mixed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum UsageSource {
+    /// Every figure is the agents' own report.
+    Reported,
+    /// Every figure is an estimate.
+    Estimated,
+    /// Some figures are reported, some estimated.
+    Mixed,
+}
+
+impl UsageSource {
+    /// The source of figures from `self` and `other` together.
+    #[must_use]
+    pub fn and(self, other: Self) -> Self {
+        if self == other { self } else { Self::Mixed }
+    }
+
+    /// The source as the report writes it: `reported`, `estimated` or `mixed`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Reported => "reported",
+            Self::Estimated => "estimated",
+            Self::Mixed => "mixed",
+        }
+    }
+}
 
 /// About how many characters make a token.
 pub(crate) const CHARS_PER_TOKEN: u64 = 4;
@@ -118,10 +173,48 @@ pub struct UsageTotals {
     pub priced_cost_usd: f64,
     /// How many turns had no known price.
     pub unpriced_turns: u64,
+    /// How many turns' tokens the agent reported (the others' are estimates).
+    pub reported_token_turns: u64,
+    /// How many turns' costs the agent reported (the others' are priced from the table).
+    pub reported_cost_turns: u64,
 }
 
 impl UsageTotals {
-    /// Adds one turn.
+    /// Adds one turn whose agent reported its tokens, and its cost when `cost_reported`.
+    pub fn add_reported(&mut self, turn: Estimate, cost_reported: bool) {
+        self.add(turn);
+        self.reported_token_turns = self.reported_token_turns.saturating_add(1);
+        if cost_reported {
+            self.reported_cost_turns = self.reported_cost_turns.saturating_add(1);
+        }
+    }
+
+    /// Where the figures came from (see [`UsageSource`]); no turns are `estimated`.
+    ///
+    /// ```
+    /// use epic_report::{Estimate, UsageSource, UsageTotals, estimate_tokens};
+    ///
+    /// let turn = Estimate { usage: estimate_tokens(400, 100), cost_usd: Some(0.01) };
+    /// let mut totals = UsageTotals::default();
+    /// totals.add_reported(turn, true);
+    /// assert_eq!(totals.source(), UsageSource::Reported);
+    /// totals.add(turn);
+    /// assert_eq!(totals.source(), UsageSource::Mixed);
+    /// ```
+    pub fn source(&self) -> UsageSource {
+        if self.turns > 0
+            && self.reported_token_turns >= self.turns
+            && self.reported_cost_turns >= self.turns
+        {
+            UsageSource::Reported
+        } else if self.reported_token_turns == 0 && self.reported_cost_turns == 0 {
+            UsageSource::Estimated
+        } else {
+            UsageSource::Mixed
+        }
+    }
+
+    /// Adds one estimated turn.
     pub fn add(&mut self, turn: Estimate) {
         self.turns = self.turns.saturating_add(1);
         self.usage += turn.usage;
@@ -152,6 +245,12 @@ impl Add for UsageTotals {
             usage: self.usage + other.usage,
             priced_cost_usd: self.priced_cost_usd + other.priced_cost_usd,
             unpriced_turns: self.unpriced_turns.saturating_add(other.unpriced_turns),
+            reported_token_turns: self
+                .reported_token_turns
+                .saturating_add(other.reported_token_turns),
+            reported_cost_turns: self
+                .reported_cost_turns
+                .saturating_add(other.reported_cost_turns),
         }
     }
 }
@@ -213,6 +312,41 @@ impl UsageMeter {
             cost_usd: self.prices.cost_of(seat, &usage),
         };
         self.seats.entry(seat.to_owned()).or_default().add(turn);
+        turn
+    }
+
+    /// Records one turn of `seat` whose agent reported its usage: its tokens as reported, its
+    /// cost as reported or, when the agent reports none, priced from the table (a reported cost
+    /// that is not a finite, non-negative number is priced from the table too).
+    ///
+    /// ```
+    /// use epic_report::{PriceTable, ReportedUsage, UsageMeter, UsageSource};
+    ///
+    /// let mut meter = UsageMeter::new(PriceTable::default());
+    /// meter.record_reported("claude", &ReportedUsage { input_tokens: 1000, output_tokens: 10, cost_usd: Some(0.25) });
+    /// assert_eq!(meter.totals().cost_usd(), Some(0.25));
+    /// assert_eq!(meter.totals().source(), UsageSource::Reported);
+    /// meter.record_reported("codex", &ReportedUsage { input_tokens: 1_000_000, output_tokens: 0, cost_usd: None });
+    /// assert_eq!(meter.seat("codex").unwrap().cost_usd(), Some(5.0), "priced at $5 a million");
+    /// assert_eq!(meter.totals().source(), UsageSource::Mixed);
+    /// ```
+    pub fn record_reported(&mut self, seat: &str, reported: &ReportedUsage) -> Estimate {
+        let usage = Usage {
+            prompt: reported.input_tokens,
+            completion: reported.output_tokens,
+            total: reported.input_tokens.saturating_add(reported.output_tokens),
+        };
+        let cost = reported
+            .cost_usd
+            .filter(|cost| cost.is_finite() && *cost >= 0.0);
+        let turn = Estimate {
+            usage,
+            cost_usd: cost.or_else(|| self.prices.cost_of(seat, &usage)),
+        };
+        self.seats
+            .entry(seat.to_owned())
+            .or_default()
+            .add_reported(turn, cost.is_some());
         turn
     }
 

@@ -106,6 +106,10 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # with `apt-get install bubblewrap` (Debian/Ubuntu).
 # sandbox = "auto"
 
+# The most the epic may spend on agent turns, in US dollars, across its runs (the agents' own
+# reported costs, else estimates). Once reached no agent turn starts; unfinished stories end not
+# started, and a rerun with a larger budget carries on. Default: none (unlimited).
+# budget_usd = 20.0
 # A task whose coder changed nothing, even when asked again, and did not confirm it was already
 # satisfied: "complete" ticks it with a warning while its gates are green, "fail" fails the
 # story.
@@ -289,6 +293,7 @@ mod tests {
             gate: options.gate.clone(),
             setup: options.setup.clone(),
             epic_branch: options.epic_branch.clone(),
+            budget_usd: options.budget_usd,
             prices: options.prices.clone(),
             board_hook: options.board_hook.clone(),
             rules: options.rules.clone(),

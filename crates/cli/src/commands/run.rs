@@ -251,9 +251,15 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
             report.epic_id
         )?;
         if let Some(tokens) = report.latest_run_estimated_tokens() {
+            // The agents' own figures where they reported them (`report.md` says which).
+            let (about, source) = match (report.has_reported(), report.has_estimates()) {
+                (false, _) => ("~", "estimated"),
+                (true, true) => ("~", "partly reported"),
+                (true, false) => ("", "reported"),
+            };
             write!(
                 w,
-                " (~{} tokens, estimated)",
+                " ({about}{} tokens, {source})",
                 progress::thousands(u64::try_from(tokens).unwrap_or(u64::MAX))
             )?;
         }

@@ -236,6 +236,7 @@ fn the_schema_describes_every_key() {
         "architect",
         "base",
         "board_hook",
+        "budget_usd",
         "coder",
         "concurrency",
         "epic_branch",

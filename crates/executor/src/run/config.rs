@@ -96,6 +96,11 @@ pub struct RunConfig {
     /// confirming it was already satisfied (`--noop`, `complete`): `complete` ticks it with a
     /// warning while its gates are green, `fail` fails the story.
     pub noop: NoopPolicy,
+    /// The most the epic may spend, in US dollars, across its runs (`--budget-usd`; none:
+    /// unlimited): once the spend (reported by the agents where they report it, else estimated)
+    /// reaches it, no agent turn starts, running turns finish, and the unfinished stories end
+    /// not started with the reason; a rerun with a larger budget carries on.
+    pub budget_usd: Option<f64>,
 }
 
 impl RunConfig {
@@ -105,6 +110,7 @@ impl RunConfig {
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
     /// default test patterns, the sandbox where it works (`auto`), the seats checked before the
     /// first story, no verifier, unconfirmed no-op tasks completed.
+    /// default test patterns, the sandbox where it works (`auto`), no budget.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -137,6 +143,7 @@ impl RunConfig {
             guarded_files: Vec::new(),
             preflight: true,
             noop: NoopPolicy::Complete,
+            budget_usd: None,
         }
     }
 }

@@ -144,6 +144,7 @@ impl Loop {
         let mut report_due = false;
         let mut report_writer: Option<tokio::task::JoinHandle<Result<(), String>>> = None;
         loop {
+            self.check_budget();
             if !self.schedule.is_halted() {
                 self.launch_ready(&mut set, &mut running, &stories);
             }
@@ -246,6 +247,22 @@ impl Loop {
                     crate::error::chain(&error)
                 ),
             }),
+        }
+    }
+
+    /// Stops launching once the budget is reached (the first time it is found so): the stories
+    /// not started end with the reason, the event says so.
+    fn check_budget(&mut self) {
+        if self.schedule.is_halted() {
+            return;
+        }
+        if let Some(reached) = self.shared.budget.reached() {
+            self.schedule.halt(reached.to_string());
+            self.emit(Event::BudgetReached {
+                spent_usd: reached.spent,
+                budget_usd: reached.limit,
+                message: reached.to_string(),
+            });
         }
     }
 
@@ -431,9 +448,13 @@ impl Loop {
             }
             Ending::Cancelled => {
                 self.schedule.cancelled(index);
-                let reason = match self.schedule.cancel_reason() {
-                    Some(why) => format!("cancelled: {why}; a rerun resumes it"),
-                    None => "interrupted; a rerun resumes it".to_owned(),
+                let reason = match (self.schedule.cancel_reason(), self.shared.budget.reached()) {
+                    (Some(why), _) => format!("cancelled: {why}; a rerun resumes it"),
+                    // Its next turn was refused: the budget stopped it, not an interrupt.
+                    (None, Some(reached)) if !self.schedule.is_interrupted() => {
+                        format!("not finished: {reached}; a rerun resumes it")
+                    }
+                    (None, _) => "interrupted; a rerun resumes it".to_owned(),
                 };
                 self.emit(Event::StorySkipped {
                     story: story.id.clone(),

@@ -24,6 +24,7 @@ pub use config::{RunConfig, RunError, RunOutcome};
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
 
 use crate::baseline::GateBaseline;
+use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
 use crate::guard::TurnGuard;
@@ -153,7 +154,14 @@ pub async fn run_epic(
         },
         Arc::clone(&events),
     );
-    let tasks = tasks.with_guard(Arc::clone(&guard));
+    // The budget counts the earlier runs' spend, from their report's usage by seat.
+    let budget = Arc::new(Budget::new(
+        config.budget_usd,
+        history.previous().map_or(0.0, EpicReport::spent_usd),
+    ));
+    let tasks = tasks
+        .with_guard(Arc::clone(&guard))
+        .with_budget(Arc::clone(&budget));
     let shared = Arc::new(Shared {
         git,
         dir,
@@ -171,6 +179,7 @@ pub async fn run_epic(
         preparing: Preparing::new(),
         events,
         guard,
+        budget,
     });
     let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, history)
         .run(cancel)

@@ -82,6 +82,8 @@ pub(crate) struct Shared {
     /// The guard on epic's own files around every agent turn; epic's own writes to them go
     /// through it ([`Shared::write`], [`Work::admin`]).
     pub(crate) guard: Arc<TurnGuard>,
+    /// The run's budget (`--budget-usd`), checked before every agent turn.
+    pub(crate) budget: Arc<crate::budget::Budget>,
 }
 
 impl Shared {

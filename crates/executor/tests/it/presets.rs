@@ -13,11 +13,19 @@ use crate::support::{Fixture, plan};
 /// Each preset's expected arguments (the prompt file's path stands for `$file`), and whether
 /// the prompt comes on standard input.
 const EXPECTED: &[(Preset, &str, bool)] = &[
-    (Preset::Claude, "-p --permission-mode acceptEdits", true),
-    (Preset::Codex, "exec --sandbox workspace-write -", true),
+    (
+        Preset::Claude,
+        "-p --output-format json --permission-mode acceptEdits --allowedTools Bash",
+        true,
+    ),
+    (
+        Preset::Codex,
+        "exec --json --sandbox workspace-write -",
+        true,
+    ),
     (
         Preset::Gemini,
-        "--yolo --prompt Carry out the request above.",
+        "--skip-trust --approval-mode yolo --output-format json --prompt Carry out the request above.",
         true,
     ),
     (
@@ -98,13 +106,18 @@ async fn every_preset_is_called_as_its_cli_must_be() {
     }
 }
 
-/// Each preset's arguments for an architect's turn (`epic plan`): its read-only mode.
+/// Each preset's arguments for every role but the coder's (the planner, the judge, reviewers,
+/// `epic plan`'s architect): its read-only mode.
 const EXPECTED_ARCHITECT: &[(Preset, &str, bool)] = &[
-    (Preset::Claude, "-p", true),
-    (Preset::Codex, "exec --sandbox read-only -", true),
+    (
+        Preset::Claude,
+        "-p --output-format json --permission-mode plan",
+        true,
+    ),
+    (Preset::Codex, "exec --json --sandbox read-only -", true),
     (
         Preset::Gemini,
-        "--prompt Carry out the request above.",
+        "--skip-trust --approval-mode plan --output-format json --prompt Carry out the request above.",
         true,
     ),
     (
@@ -116,7 +129,7 @@ const EXPECTED_ARCHITECT: &[(Preset, &str, bool)] = &[
 ];
 
 #[tokio::test]
-async fn an_architect_runs_each_preset_in_its_read_only_mode() {
+async fn every_role_but_the_coder_runs_each_preset_in_its_read_only_mode() {
     let fixture = Fixture::new();
     for &(preset, args, stdin) in EXPECTED_ARCHITECT {
         stand_in(&fixture, preset, args, stdin);
@@ -126,32 +139,35 @@ async fn an_architect_runs_each_preset_in_its_read_only_mode() {
         fixture.bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    for &(preset, _, _) in EXPECTED_ARCHITECT {
-        let seat = CommandSeat::preset(preset).with_env("PATH", &path);
-        let request = TurnRequest {
-            role: Role::Architect,
-            system: "the brief".into(),
-            history: Vec::new(),
-            prompt: "Write the plan. PRESET-MARKER".into(),
-            context: TurnContext {
-                epic: String::new(),
-                story: Arc::new(epic_story_plan::Story::new("", "", Vec::<String>::new())),
-                task: None,
-                worktree: fixture.worktree.clone(),
-                slot: 0,
-                deadline: tokio::time::Instant::now() + Duration::from_secs(20),
-                cancel: CancellationToken::new(),
-                sandbox: Sandbox::off(),
-            },
-        };
-        let reply = seat
-            .turn(&request, &|_| {})
-            .await
-            .unwrap_or_else(|error| panic!("{preset}: {error}"));
-        assert_eq!(reply.text, format!("edited by {preset}\n"));
-        let role = std::fs::read_to_string(fixture.worktree.join(format!("src/{preset}.txt")))
-            .expect("the stand-in ran");
-        assert_eq!(role, "architect\n");
+    for role in [Role::Architect, Role::Planner, Role::Judge, Role::Reviewer] {
+        for &(preset, _, _) in EXPECTED_ARCHITECT {
+            let seat = CommandSeat::preset(preset).with_env("PATH", &path);
+            let request = TurnRequest {
+                role,
+                system: "the brief".into(),
+                history: Vec::new(),
+                prompt: "Write the plan. PRESET-MARKER".into(),
+                context: TurnContext {
+                    epic: String::new(),
+                    story: Arc::new(epic_story_plan::Story::new("", "", Vec::<String>::new())),
+                    task: None,
+                    worktree: fixture.worktree.clone(),
+                    slot: 0,
+                    deadline: tokio::time::Instant::now() + Duration::from_secs(20),
+                    cancel: CancellationToken::new(),
+                    sandbox: Sandbox::off(),
+                },
+            };
+            let reply = seat
+                .turn(&request, &|_| {})
+                .await
+                .unwrap_or_else(|error| panic!("{preset}: {error}"));
+            assert_eq!(reply.text, format!("edited by {preset}\n"));
+            let written =
+                std::fs::read_to_string(fixture.worktree.join(format!("src/{preset}.txt")))
+                    .expect("the stand-in ran");
+            assert_eq!(written, format!("{role}\n"));
+        }
     }
 }
 
@@ -164,13 +180,108 @@ fn command_lines_are_data() {
     assert_eq!(
         lines,
         [
-            "claude -p --permission-mode acceptEdits < prompt",
-            "codex exec --sandbox workspace-write - < prompt",
-            "gemini --yolo --prompt 'Carry out the request above.' < prompt",
+            "claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash < prompt",
+            "codex exec --json --sandbox workspace-write - < prompt",
+            "gemini --skip-trust --approval-mode yolo --output-format json --prompt 'Carry out the request above.' < prompt",
             "aider --yes-always --no-auto-commits --no-gitignore --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE",
             "opencode run < prompt",
         ]
     );
     assert_eq!("codex".parse::<Preset>(), Ok(Preset::Codex));
     assert!("cursor".parse::<Preset>().is_err());
+}
+
+/// A request of `role` in the fixture's worktree.
+fn request(fixture: &Fixture, role: Role) -> TurnRequest {
+    TurnRequest {
+        role,
+        system: String::new(),
+        history: Vec::new(),
+        prompt: "Do it.".into(),
+        context: TurnContext {
+            epic: "e".into(),
+            story: Arc::new(plan("").stories[0].clone()),
+            task: None,
+            worktree: fixture.worktree.clone(),
+            slot: 0,
+            deadline: tokio::time::Instant::now() + Duration::from_secs(20),
+            cancel: CancellationToken::new(),
+            sandbox: Sandbox::off(),
+        },
+    }
+}
+
+#[tokio::test]
+async fn structured_output_gives_the_reply_the_usage_and_the_errors() {
+    let fixture = Fixture::new();
+    let path = format!(
+        "{}:{}",
+        fixture.bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let cases: &[(Preset, &str)] = &[
+        (
+            Preset::Claude,
+            r#"cat >/dev/null; echo '{"type":"result","subtype":"success","is_error":false,"result":"the reply","total_cost_usd":0.5,"usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":20}}'"#,
+        ),
+        (
+            Preset::Codex,
+            r#"cat >/dev/null; echo '{"type":"thread.started","thread_id":"t"}'; echo '{"type":"item.completed","item":{"id":"1","type":"agent_message","text":"the reply"}}'; echo '{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":20}}'"#,
+        ),
+        (
+            Preset::Gemini,
+            r#"cat >/dev/null; echo '{"response":"the reply","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":100,"candidates":20}}}}}'"#,
+        ),
+    ];
+    for &(preset, script) in cases {
+        fixture.script(preset.program(), script);
+        let seat = CommandSeat::preset(preset).with_env("PATH", &path);
+        let reply = seat
+            .turn(&request(&fixture, Role::Coder), &|_| {})
+            .await
+            .unwrap_or_else(|error| panic!("{preset}: {error}"));
+        assert_eq!(reply.text, "the reply", "{preset}");
+        let usage = reply.usage.expect("reported usage");
+        assert_eq!(
+            (usage.input_tokens, usage.output_tokens),
+            (100, 20),
+            "{preset}"
+        );
+        assert_eq!(usage.cost_usd, (preset == Preset::Claude).then_some(0.5));
+    }
+
+    // Errors the agents report fail the turn whatever the exit status, their own words first.
+    let errors: &[(Preset, &str, &str)] = &[
+        (
+            Preset::Claude,
+            r#"cat >/dev/null; echo '{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","total_cost_usd":0}'"#,
+            "Not logged in · Please run /login",
+        ),
+        (
+            Preset::Codex,
+            r#"cat >/dev/null; echo '{"type":"turn.started"}'; echo '{"type":"turn.failed","error":{"message":"You have hit your usage limit"}}'"#,
+            "You have hit your usage limit",
+        ),
+        (
+            Preset::Gemini,
+            r#"cat >/dev/null; echo '{"session_id":"s","error":{"type":"Error","message":"Please set an Auth method","code":41}}' >&2; exit 41"#,
+            "Please set an Auth method",
+        ),
+    ];
+    for &(preset, script, message) in errors {
+        fixture.script(preset.program(), script);
+        let seat = CommandSeat::preset(preset)
+            .with_env("PATH", &path)
+            .with_retry(epic_executor::RetryPolicy::never());
+        let error = seat
+            .turn(&request(&fixture, Role::Judge), &|_| {})
+            .await
+            .expect_err("the reported error fails the turn");
+        match error {
+            epic_executor::SeatError::Failed { tail, .. } => {
+                assert!(tail.starts_with(message), "{preset}: {tail}");
+            }
+            other => panic!("{preset}: {other}"),
+        }
+    }
 }

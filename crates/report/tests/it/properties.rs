@@ -103,6 +103,7 @@ fn seat() -> impl Strategy<Value = SeatUsage> {
                 },
                 priced_cost_usd: cost,
                 unpriced_turns: unpriced,
+                ..UsageTotals::default()
             };
             SeatUsage::new(name, &totals)
         })

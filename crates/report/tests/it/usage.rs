@@ -144,6 +144,7 @@ fn totals_add_up_and_saturate() {
         },
         priced_cost_usd: 1.0,
         unpriced_turns: 0,
+        ..UsageTotals::default()
     };
     let sum: UsageTotals = [big, big].into_iter().sum();
     assert_eq!(sum.turns, u64::MAX);
@@ -179,4 +180,110 @@ fn seat_usage_in_the_report_json() {
         1,
         "aider's is unknown"
     );
+}
+
+#[test]
+fn reported_usage_is_taken_as_reported_and_says_so() {
+    use epic_report::{
+        EpicReport, OutcomeStatus, ReportedUsage, StoryOutcome, UsageSource, render_markdown,
+    };
+
+    let mut claude = UsageMeter::new(PriceTable::default());
+    claude.record_reported(
+        "claude",
+        &ReportedUsage {
+            input_tokens: 1200,
+            output_tokens: 300,
+            cost_usd: Some(0.42),
+        },
+    );
+    let mut codex = UsageMeter::new(PriceTable::default());
+    codex.record_reported(
+        "codex",
+        &ReportedUsage {
+            input_tokens: 1_000_000,
+            output_tokens: 0,
+            cost_usd: None,
+        },
+    );
+    let mut mixed = UsageMeter::new(PriceTable::default());
+    mixed.absorb(&claude);
+    mixed.record_text("claude", "a prompt of some length", "ok");
+    assert_eq!(claude.totals().source(), UsageSource::Reported);
+    assert_eq!(
+        codex.totals().source(),
+        UsageSource::Mixed,
+        "tokens reported, cost priced"
+    );
+    assert_eq!(codex.totals().cost_usd(), Some(5.0));
+    assert_eq!(mixed.totals().source(), UsageSource::Mixed);
+
+    let report = EpicReport::new("e", "epic/e")
+        .with_story(StoryOutcome::new("a", "A", OutcomeStatus::Done).with_usage(&claude.totals()));
+    let json = epic_report::to_json(&report);
+    assert!(
+        json.contains(
+            r#""usage": {
+        "input_tokens": 1200,
+        "output_tokens": 300,
+        "cost_usd": 0.42,
+        "source": "reported"
+      }"#
+        ),
+        "{json}"
+    );
+    assert!(
+        json.contains(r#""estimated_tokens": 1500"#),
+        "old readers keep their field"
+    );
+    let markdown = render_markdown(&report);
+    assert!(
+        !markdown.contains("ESTIMATES"),
+        "nothing is estimated:\n{markdown}"
+    );
+    assert!(
+        markdown.contains("| a | done | — | 1500 | $0.42 | reported | — |  |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("- Cost: $0.42 (reported)"), "{markdown}");
+
+    let report = report
+        .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Done).with_usage(&codex.totals()));
+    let markdown = render_markdown(&report);
+    assert!(
+        markdown.contains("ESTIMATES"),
+        "the codex cost is estimated:\n{markdown}"
+    );
+    assert!(
+        markdown.contains("| b | done | — | ~1000000 | ~$5.00 | mixed |"),
+        "{markdown}"
+    );
+}
+
+#[test]
+fn a_seat_adds_up_across_runs_with_its_source() {
+    use epic_report::{ReportedUsage, UsageSource};
+
+    let mut first = UsageMeter::new(PriceTable::default());
+    first.record_text("claude", "prompt", "reply");
+    let mut second = UsageMeter::new(PriceTable::default());
+    second.record_reported(
+        "claude",
+        &ReportedUsage {
+            input_tokens: 10,
+            output_tokens: 5,
+            cost_usd: Some(1.5),
+        },
+    );
+    let before = &first.seat_usage()[0];
+    let now = &second.seat_usage()[0];
+    assert_eq!(now.summary().source, UsageSource::Reported);
+    let both = before.plus(now).summary();
+    assert_eq!(both.source, UsageSource::Mixed);
+    assert_eq!(both.output_tokens, 5 + 2);
+    // An old report's seat (no `usage`) counts as estimated.
+    let mut old = before.clone();
+    old.usage = None;
+    assert_eq!(old.plus(now).summary().source, UsageSource::Mixed);
+    assert_eq!(old.summary().source, UsageSource::Estimated);
 }

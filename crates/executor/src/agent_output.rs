@@ -1,0 +1,389 @@
+//! The agents' structured output, decoded: what Claude Code (`--output-format json`), Codex
+//! (`exec --json`) and Gemini CLI (`--output-format json`) print, read into the reply's text,
+//! the usage they report and the error they report ([`Decoded`]).
+//!
+//! Each agent's format, as its documentation and its real output show it:
+//!
+//! - **Claude Code**: one result object on stdout, or (with `--verbose`, or verbose in the
+//!   user's settings) an array of events ending with it, or NDJSON lines (`stream-json`). The
+//!   reply is `.result`; `.is_error: true` is an error whatever the exit code and whatever
+//!   `subtype` says (an API failure arrives as `subtype: "success"` with `is_error: true`), as is
+//!   an `error_…` subtype; usage is `.usage` (`input_tokens` plus the cache tokens, and
+//!   `output_tokens`) with the cost `.total_cost_usd` (`.total_cost` in old versions).
+//! - **Codex**: JSON lines. The reply is the last `item.completed` whose item is an
+//!   `agent_message`; usage is the last `turn.completed`'s `usage` (the thread's running total,
+//!   `input_tokens` with the cached ones included, `output_tokens`), with no cost; `turn.failed`
+//!   and a top-level `error` are errors even with exit 0, unless a later `turn.completed` shows
+//!   the turn went through after all (Codex reports reconnects as `error` events).
+//! - **Gemini CLI**: one object on stdout; the reply is `.response`, usage the sum over
+//!   `.stats.models.*.tokens` (`prompt`, else `input`; `candidates` plus `thoughts`), no cost;
+//!   `.error` (with its `message`) is an error, on stdout or on stderr, where Gemini puts it when
+//!   the turn failed before answering.
+//!
+//! Output that does not parse falls back to the raw text, with no usage and no error: a preset
+//! whose CLI printed something else (an old version, a wrapper script) still works as a plain
+//! text seat. Other presets and `exec:` commands are never decoded.
+
+use epic_report::ReportedUsage;
+use serde_json::{Map, Value};
+
+use crate::preset::Preset;
+
+/// A turn's output, decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Decoded {
+    /// The reply text.
+    pub(crate) text: String,
+    /// The usage the agent reported, if it did.
+    pub(crate) usage: Option<ReportedUsage>,
+    /// The error the agent reported, in its own words, if it did.
+    pub(crate) error: Option<String>,
+}
+
+impl Decoded {
+    /// The raw text, undecoded.
+    fn raw(stdout: &str) -> Self {
+        Self {
+            text: stdout.to_owned(),
+            usage: None,
+            error: None,
+        }
+    }
+}
+
+/// Whether `preset`'s output is decoded at all.
+pub(crate) fn is_structured(preset: Preset) -> bool {
+    matches!(preset, Preset::Claude | Preset::Codex | Preset::Gemini)
+}
+
+/// Decodes what `preset` printed on standard output and standard error.
+pub(crate) fn decode(preset: Preset, stdout: &str, stderr: &str) -> Decoded {
+    let decoded = match preset {
+        Preset::Claude => claude(stdout),
+        Preset::Codex => codex(stdout),
+        Preset::Gemini => gemini(stdout, stderr),
+        Preset::Aider | Preset::Opencode => None,
+    };
+    decoded.unwrap_or_else(|| Decoded::raw(stdout))
+}
+
+/// Claude Code's result object, from one object, an array of events, or NDJSON lines.
+fn claude(stdout: &str) -> Option<Decoded> {
+    let is_result = |value: &Value| {
+        value.get("type").and_then(Value::as_str) == Some("result")
+            || (value.get("result").is_some() && value.get("is_error").is_some())
+    };
+    let result = match serde_json::from_str::<Value>(stdout.trim()) {
+        Ok(Value::Array(events)) => events.into_iter().rev().find(is_result)?,
+        Ok(value) if is_result(&value) => value,
+        Ok(_) => return None,
+        Err(_) => json_lines(stdout).rev().find(is_result)?,
+    };
+    let object = result.as_object()?;
+    let text = string(object, "result").unwrap_or_default();
+    let subtype = string(object, "subtype").unwrap_or_default();
+    let is_error = object.get("is_error").and_then(Value::as_bool) == Some(true)
+        || subtype.starts_with("error");
+    let error = is_error.then(|| {
+        let errors: Vec<String> = object
+            .get("errors")
+            .and_then(Value::as_array)
+            .map(|errors| errors.iter().map(message_of).collect())
+            .unwrap_or_default();
+        [text.trim().to_owned(), errors.join("; ")]
+            .into_iter()
+            .find(|message| !message.is_empty())
+            .unwrap_or_else(|| format!("claude reported an error ({subtype})"))
+    });
+    let usage_object = object.get("usage").and_then(Value::as_object);
+    let cost = object
+        .get("total_cost_usd")
+        .or_else(|| object.get("total_cost"))
+        .and_then(Value::as_f64);
+    let usage = (usage_object.is_some() || cost.is_some()).then(|| {
+        let tokens = |key: &str| {
+            usage_object
+                .and_then(|usage| usage.get(key))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        ReportedUsage {
+            input_tokens: tokens("input_tokens")
+                .saturating_add(tokens("cache_read_input_tokens"))
+                .saturating_add(tokens("cache_creation_input_tokens")),
+            output_tokens: tokens("output_tokens"),
+            cost_usd: cost,
+        }
+    });
+    Some(Decoded { text, usage, error })
+}
+
+/// Codex's JSON lines.
+fn codex(stdout: &str) -> Option<Decoded> {
+    let mut any = false;
+    let mut text: Option<String> = None;
+    let mut usage = None;
+    let mut error: Option<String> = None;
+    for event in json_lines(stdout) {
+        let Some(kind) = event.get("type").and_then(Value::as_str) else {
+            continue;
+        };
+        any = true;
+        match kind {
+            "item.completed" => {
+                let item = event.get("item");
+                let item_type = item
+                    .and_then(|item| item.get("type").or_else(|| item.get("item_type")))
+                    .and_then(Value::as_str);
+                if item_type == Some("agent_message")
+                    && let Some(message) = item
+                        .and_then(|item| item.get("text"))
+                        .and_then(Value::as_str)
+                {
+                    text = Some(message.to_owned());
+                }
+            }
+            "turn.completed" => {
+                error = None;
+                if let Some(reported) = event.get("usage").and_then(Value::as_object) {
+                    let tokens = |key: &str| reported.get(key).and_then(Value::as_u64).unwrap_or(0);
+                    usage = Some(ReportedUsage {
+                        input_tokens: tokens("input_tokens"),
+                        output_tokens: tokens("output_tokens"),
+                        cost_usd: None,
+                    });
+                }
+            }
+            "turn.failed" => {
+                error = Some(
+                    event
+                        .get("error")
+                        .map_or_else(|| "the turn failed".to_owned(), message_of),
+                );
+            }
+            "error" => error = Some(message_of(&event)),
+            _ => {}
+        }
+    }
+    any.then(|| Decoded {
+        text: text.unwrap_or_default(),
+        usage,
+        error,
+    })
+}
+
+/// Gemini CLI's object, its error on stdout or stderr.
+fn gemini(stdout: &str, stderr: &str) -> Option<Decoded> {
+    let out = json_object_in(stdout);
+    let err = json_object_in(stderr).filter(|value| value.get("error").is_some());
+    if out.is_none() && err.is_none() {
+        return None;
+    }
+    let text = out
+        .as_ref()
+        .and_then(|value| value.get("response"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let error = [out.as_ref(), err.as_ref()]
+        .into_iter()
+        .flatten()
+        .find_map(|value| value.get("error").filter(|error| !error.is_null()))
+        .map(message_of);
+    let usage = out
+        .as_ref()
+        .and_then(|value| value.pointer("/stats/models"))
+        .and_then(Value::as_object)
+        .map(|models| {
+            let mut usage = ReportedUsage::default();
+            for model in models.values() {
+                let tokens = |key: &str| {
+                    model
+                        .pointer(&format!("/tokens/{key}"))
+                        .and_then(Value::as_u64)
+                };
+                let input = tokens("prompt").or_else(|| tokens("input")).unwrap_or(0);
+                let output = tokens("candidates")
+                    .unwrap_or(0)
+                    .saturating_add(tokens("thoughts").unwrap_or(0));
+                usage.input_tokens = usage.input_tokens.saturating_add(input);
+                usage.output_tokens = usage.output_tokens.saturating_add(output);
+            }
+            usage
+        });
+    Some(Decoded { text, usage, error })
+}
+
+/// The JSON values of the lines of `text` that are JSON objects, in order.
+fn json_lines(text: &str) -> impl DoubleEndedIterator<Item = Value> + '_ {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with('{'))
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(Value::is_object)
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
+/// The JSON object `text` holds: the whole text, else from its first line that opens one (a
+/// CLI may print a notice before it).
+fn json_object_in(text: &str) -> Option<Value> {
+    let trimmed = text.trim();
+    if let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(trimmed) {
+        return Some(value);
+    }
+    let start = trimmed
+        .match_indices('\n')
+        .map(|(at, _)| at + 1)
+        .find(|&at| trimmed[at..].starts_with('{'))?;
+    match serde_json::from_str::<Value>(&trimmed[start..]) {
+        Ok(value @ Value::Object(_)) => Some(value),
+        _ => None,
+    }
+}
+
+/// A string field of an object.
+fn string(object: &Map<String, Value>, key: &str) -> Option<String> {
+    object.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The message of an error value: its `message` (or a nested `error.message`), else its text.
+fn message_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Object(object) => object
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| object.get("error").map(message_of))
+            .unwrap_or_else(|| value.to_string()),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_result_object() {
+        let out = decode(
+            Preset::Claude,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0.125,"usage":{"input_tokens":10,"cache_read_input_tokens":100,"cache_creation_input_tokens":5,"output_tokens":7}}"#,
+            "",
+        );
+        assert_eq!(out.text, "done");
+        assert_eq!(out.error, None);
+        assert_eq!(
+            out.usage,
+            Some(ReportedUsage {
+                input_tokens: 115,
+                output_tokens: 7,
+                cost_usd: Some(0.125)
+            })
+        );
+    }
+
+    #[test]
+    fn claude_is_error_is_an_error_whatever_the_subtype() {
+        let out = decode(
+            Preset::Claude,
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"Claude AI usage limit reached|1767225600","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0}}"#,
+            "",
+        );
+        assert_eq!(
+            out.error.as_deref(),
+            Some("Claude AI usage limit reached|1767225600")
+        );
+        let out = decode(
+            Preset::Claude,
+            r#"{"type":"result","subtype":"error_max_turns","is_error":false,"result":"","errors":["max turns"]}"#,
+            "",
+        );
+        assert_eq!(out.error.as_deref(), Some("max turns"));
+    }
+
+    #[test]
+    fn claude_verbose_array_and_stream_lines() {
+        let array = r#"[{"type":"system","subtype":"init"},{"type":"assistant"},{"type":"result","is_error":false,"result":"A","total_cost_usd":1.0}]"#;
+        assert_eq!(decode(Preset::Claude, array, "").text, "A");
+        let lines =
+            "{\"type\":\"system\"}\n{\"type\":\"result\",\"is_error\":false,\"result\":\"B\"}\n";
+        assert_eq!(decode(Preset::Claude, lines, "").text, "B");
+    }
+
+    #[test]
+    fn prose_falls_back_to_the_raw_text() {
+        for preset in [Preset::Claude, Preset::Codex, Preset::Gemini] {
+            let out = decode(preset, "I did it.\n", "some notice");
+            assert_eq!(out, Decoded::raw("I did it.\n"), "{preset}");
+        }
+        let out = decode(
+            Preset::Aider,
+            r#"{"type":"result","result":"x","is_error":true}"#,
+            "",
+        );
+        assert_eq!(out.error, None, "aider is never decoded");
+    }
+
+    #[test]
+    fn codex_last_message_last_usage_and_failures() {
+        let stream = r#"{"type":"thread.started","thread_id":"t"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"0","type":"agent_message","text":"first"}}
+{"type":"item.completed","item":{"id":"1","type":"reasoning","text":"hmm"}}
+{"type":"item.completed","item":{"id":"2","type":"agent_message","text":"second"}}
+{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":80,"output_tokens":20}}
+{"type":"turn.completed","usage":{"input_tokens":300,"cached_input_tokens":80,"output_tokens":50}}
+"#;
+        let out = decode(Preset::Codex, stream, "");
+        assert_eq!(out.text, "second");
+        assert_eq!(out.error, None);
+        assert_eq!(
+            out.usage,
+            Some(ReportedUsage {
+                input_tokens: 300,
+                output_tokens: 50,
+                cost_usd: None
+            })
+        );
+        let failed = "{\"type\":\"turn.started\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"You've hit your usage limit. Try again at 3:28 PM.\"}}\n";
+        assert_eq!(
+            decode(Preset::Codex, failed, "").error.as_deref(),
+            Some("You've hit your usage limit. Try again at 3:28 PM.")
+        );
+        let recovered = "{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}\n{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}\n";
+        assert_eq!(decode(Preset::Codex, recovered, "").error, None);
+        let top = "{\"type\":\"error\",\"message\":\"stream disconnected\"}\n";
+        assert_eq!(
+            decode(Preset::Codex, top, "").error.as_deref(),
+            Some("stream disconnected")
+        );
+    }
+
+    #[test]
+    fn gemini_response_stats_and_errors_on_stderr() {
+        let out = decode(
+            Preset::Gemini,
+            r#"{"session_id":"s","response":"ok","stats":{"models":{"gemini-2.5-pro":{"tokens":{"prompt":100,"candidates":10,"thoughts":5,"total":115}},"gemini-2.5-flash":{"tokens":{"prompt":20,"candidates":2,"total":22}}}}}"#,
+            "",
+        );
+        assert_eq!(out.text, "ok");
+        assert_eq!(out.error, None);
+        assert_eq!(
+            out.usage,
+            Some(ReportedUsage {
+                input_tokens: 120,
+                output_tokens: 17,
+                cost_usd: None
+            })
+        );
+        let out = decode(
+            Preset::Gemini,
+            "",
+            "YOLO mode is enabled.\n{\n  \"session_id\": \"s\",\n  \"error\": {\"type\": \"Error\", \"message\": \"Please set an Auth method\", \"code\": 41}\n}\n",
+        );
+        assert_eq!(out.error.as_deref(), Some("Please set an Auth method"));
+        assert_eq!(out.text, "");
+    }
+}
