@@ -176,6 +176,7 @@ mod architect;
 mod baseline;
 mod bounded;
 mod chat;
+mod classify;
 mod command;
 mod error;
 mod event;
