@@ -18,6 +18,7 @@ use crate::bounded::ceil_char_boundary;
 use crate::event::{Event, EventSink};
 use crate::guard::{Tampered, TurnGuard};
 use crate::offload;
+use crate::pause::{After, SeatPauses};
 use crate::sandbox::Sandbox;
 use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
 
@@ -40,6 +41,9 @@ pub(crate) struct Recorder {
     /// The guard on epic's own files, checked after every turn; `None` for a task loop run
     /// on its own.
     guard: Option<Arc<TurnGuard>>,
+    /// The run's seat pauses, waited for before every turn and told how it ended; `None`
+    /// outside a run (a failed turn then fails, whatever it says).
+    pauses: Option<Arc<SeatPauses>>,
 }
 
 impl fmt::Debug for Recorder {
@@ -75,7 +79,15 @@ impl Recorder {
             events,
             file_limit: 8 * 1024 * 1024,
             guard: None,
+            pauses: None,
         }
+    }
+
+    /// This recorder with the run's seat pauses around every turn of its chats.
+    #[must_use]
+    pub(crate) fn with_pauses(mut self, pauses: Option<Arc<SeatPauses>>) -> Self {
+        self.pauses = pauses;
+        self
     }
 
     /// This recorder with `guard` checked after every turn of its chats.
@@ -216,12 +228,35 @@ impl Chat {
     /// [`SeatError::GuardedFiles`], whatever the seat replied (a cancelled turn stays
     /// cancelled; its changes are undone all the same).
     ///
+    /// With the run's seat pauses ([`crate::pause`]), the turn first waits while its seat is
+    /// paused, and a turn that met a usage limit or an outage runs again (same prompt, same
+    /// history, a new transcript) once the pause is over; a turn the run stopped on (a pause
+    /// past `--max-wait`, a seat not logged in) ends [`SeatError::Cancelled`].
+    ///
     /// # Cancel safety
     ///
     /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
     /// group is killed); the exchange is then not added to the history.
     pub(crate) async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
         let prompt = prompt.into();
+        let Some(pauses) = self.recorder.pauses.clone() else {
+            return self.turn(prompt).await;
+        };
+        loop {
+            pauses
+                .before_turn(self.seat.name(), &self.context.cancel)
+                .await?;
+            let result = self.turn(prompt.clone()).await;
+            match pauses.after_turn(self.seat.name(), &self.recorder.story, &result) {
+                After::Done => return result,
+                After::Again => {}
+                After::Stop => return Err(SeatError::Cancelled),
+            }
+        }
+    }
+
+    /// One turn of [`ask`](Self::ask), without the seat pauses.
+    async fn turn(&mut self, prompt: String) -> Result<Reply, SeatError> {
         let recorder = Arc::clone(&self.recorder);
         let story = recorder.story.clone();
         let turn = recorder.turns.fetch_add(1, Ordering::Relaxed) + 1;

@@ -20,6 +20,7 @@ use crate::error::StoryError;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::guard::TurnGuard;
+use crate::pause::SeatPauses;
 use crate::offload;
 use crate::prompts;
 use crate::replies::{blocked_on, parse_task_list, parse_verdict};
@@ -204,6 +205,8 @@ pub struct TaskLoop {
     events: EventSink,
     /// The guard on epic's files, checked after every turn; none for a loop run on its own.
     guard: Option<Arc<TurnGuard>>,
+    /// The run's seat pauses around every turn; none for a loop run on its own.
+    pauses: Option<Arc<SeatPauses>>,
 }
 
 impl fmt::Debug for TaskLoop {
@@ -232,7 +235,15 @@ impl TaskLoop {
             config,
             events,
             guard: None,
+            pauses: None,
         }
+    }
+
+    /// This loop with the run's seat pauses around every agent turn.
+    #[must_use]
+    pub(crate) fn with_pauses(mut self, pauses: Arc<SeatPauses>) -> Self {
+        self.pauses = Some(pauses);
+        self
     }
 
     /// This loop with `guard` checked after every agent turn, and its checkpoint writes made
@@ -259,7 +270,8 @@ impl TaskLoop {
                 self.config.prices.clone(),
                 Arc::clone(&self.events),
             )
-            .with_guard(self.guard.clone()),
+            .with_guard(self.guard.clone())
+            .with_pauses(self.pauses.clone()),
         );
         let mut run = Run {
             parts: self,

@@ -80,14 +80,24 @@ pub struct RunConfig {
     /// (the CLI names the plan file and `epic.toml`; none by default): a turn that changes one
     /// fails its story, and the file is put back.
     pub guarded_files: Vec<PathBuf>,
+    /// The longest a seat's pause (a usage limit until its reset, an outage's probes) may last
+    /// (`--max-wait`, [`DEFAULT_MAX_WAIT`]): a pause that would end later stops the run, which
+    /// then ends as an interrupted one ([`RunOutcome::stopped`]).
+    pub max_wait: Duration,
 }
+
+/// The default `--max-wait`: 6 hours. Claude Code's limits reset every 5 hours, so a pause on
+/// one always fits and an unattended run picks up where it stopped; a weekly limit or a day-long
+/// outage stops the run instead of holding the machine (and the epic's lock) for days. A rerun
+/// resumes.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_hours(6);
 
 impl RunConfig {
     /// CONTRACT.md's defaults with this coder: base `HEAD`, `epic/<epic_id>`, concurrency 3, no
     /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
     /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
-    /// default test patterns, the sandbox where it works (`auto`).
+    /// default test patterns, the sandbox where it works (`auto`), seat pauses of up to 6 hours.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -117,6 +127,7 @@ impl RunConfig {
                 .collect(),
             sandbox: SandboxMode::Auto,
             guarded_files: Vec::new(),
+            max_wait: DEFAULT_MAX_WAIT,
         }
     }
 }
@@ -134,6 +145,9 @@ pub struct RunOutcome {
     pub epic_worktree: PathBuf,
     /// The epic's state directory.
     pub state_dir: PathBuf,
+    /// Why a seat stopped the run, when one did: a pause past `--max-wait` (then `interrupted`
+    /// is set too), or a seat that is not logged in (CONTRACT.md: exit 2).
+    pub stopped: Option<crate::pause::SeatStop>,
 }
 
 impl RunOutcome {

@@ -20,7 +20,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-pub use config::{RunConfig, RunError, RunOutcome};
+pub use config::{DEFAULT_MAX_WAIT, RunConfig, RunError, RunOutcome};
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
 
 use crate::baseline::GateBaseline;
@@ -28,6 +28,7 @@ use crate::event::{Event, EventSink};
 use crate::gates::Gates;
 use crate::guard::TurnGuard;
 use crate::offload;
+use crate::pause::SeatPauses;
 use crate::record::ReportDocument;
 #[cfg(doc)]
 use crate::schedule::Schedule;
@@ -117,6 +118,7 @@ pub async fn run_epic(
             interrupted: true,
             epic_worktree,
             state_dir: dir.root().to_path_buf(),
+            stopped: None,
         });
     };
     if let Some(error) = red_baseline(&baseline, head, config.allow_red_baseline, &events) {
@@ -150,7 +152,10 @@ pub async fn run_epic(
         },
         Arc::clone(&events),
     );
-    let tasks = tasks.with_guard(Arc::clone(&guard));
+    let pauses = Arc::new(SeatPauses::new(config.max_wait, Arc::clone(&events)));
+    let tasks = tasks
+        .with_guard(Arc::clone(&guard))
+        .with_pauses(Arc::clone(&pauses));
     let shared = Arc::new(Shared {
         git,
         dir,
@@ -168,6 +173,7 @@ pub async fn run_epic(
         preparing: Preparing::new(),
         events,
         guard,
+        pauses,
     });
     let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, history)
         .run(cancel)

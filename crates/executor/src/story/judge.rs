@@ -40,7 +40,8 @@ impl Work {
                 self.shared.config.prices.clone(),
                 Arc::clone(&self.shared.events),
             )
-            .with_guard(Some(Arc::clone(&self.shared.guard))),
+            .with_guard(Some(Arc::clone(&self.shared.guard)))
+            .with_pauses(Some(Arc::clone(&self.shared.pauses))),
         );
         let result = self.judge_rounds(checked, &recorder).await;
         self.usage.absorb(&recorder.usage());
