@@ -81,7 +81,9 @@ pub(crate) fn classify(status: &str, text: &str, now: Timestamp, local: &TimeZon
 /// The command that logs `seat` in, for the message of a run stopped on it.
 pub(crate) fn login_fix(seat: &str) -> String {
     match seat {
-        "claude" => "run `claude` in a terminal, then `/login` (or set ANTHROPIC_API_KEY)".to_owned(),
+        "claude" => {
+            "run `claude` in a terminal, then `/login` (or set ANTHROPIC_API_KEY)".to_owned()
+        }
         "codex" => "run `codex login` (or `codex login --with-api-key`)".to_owned(),
         "gemini" => "set GEMINI_API_KEY=… (or run `gemini` once and sign in)".to_owned(),
         other => format!("log `{other}` in to its service, then rerun"),
@@ -357,10 +359,7 @@ fn span(text: &str) -> Option<Duration> {
             break;
         };
         let after = rest[n..].trim_start();
-        let unit_len = after
-            .bytes()
-            .take_while(u8::is_ascii_alphabetic)
-            .count();
+        let unit_len = after.bytes().take_while(u8::is_ascii_alphabetic).count();
         let unit = &after[..unit_len];
         let seconds = match unit {
             "d" | "day" | "days" => 86_400.0,
@@ -407,14 +406,26 @@ mod tests {
     fn classifies_real_texts() {
         let cases: &[(&str, &str, Class)] = &[
             // Transient: seconds of backoff.
-            ("exit code 1", "API Error: Rate limit reached", Class::Transient),
-            ("exit code 1", "Error: 429 Too Many Requests", Class::Transient),
+            (
+                "exit code 1",
+                "API Error: Rate limit reached",
+                Class::Transient,
+            ),
+            (
+                "exit code 1",
+                "Error: 429 Too Many Requests",
+                Class::Transient,
+            ),
             (
                 "exit code 1",
                 "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
                 Class::Transient,
             ),
-            ("exit code 1", "HTTP 503 Service Unavailable", Class::Transient),
+            (
+                "exit code 1",
+                "HTTP 503 Service Unavailable",
+                Class::Transient,
+            ),
             ("exit code 1", "read ECONNRESET", Class::Transient),
             // Usage limits, with the reset they give.
             (
@@ -486,7 +497,11 @@ mod tests {
                 limit(None),
             ),
             // An unknown wording: the default wait.
-            ("exit code 1", "Monthly limit reached for your plan.", limit(None)),
+            (
+                "exit code 1",
+                "Monthly limit reached for your plan.",
+                limit(None),
+            ),
             // Outages.
             (
                 "exit code 1",

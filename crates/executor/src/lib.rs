@@ -212,7 +212,9 @@ pub use guard::{GuardedChange, Tampered};
 pub use pause::SeatStop;
 pub use preset::{Preset, UnknownPreset};
 pub use record::ReportDocument;
-pub use run::{DEFAULT_MAX_WAIT, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome, run_epic, worktrees_root};
+pub use run::{
+    DEFAULT_MAX_WAIT, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome, run_epic, worktrees_root,
+};
 pub use sandbox::{INSTALL_BUBBLEWRAP, Sandbox, SandboxMode, SandboxUnavailable};
 pub use schedule::{Policy, Schedule, Standing};
 pub use script::{FileBlock, ScriptSeat, file_blocks};

@@ -335,7 +335,11 @@ impl SeatPauses {
     /// A turn on `seat` succeeded: a pause that is over ends.
     fn resumed(&self, seat: &str, now: Timestamp) {
         let mut state = self.state();
-        if state.seats.get(seat).is_some_and(|pause| pause.until <= now) {
+        if state
+            .seats
+            .get(seat)
+            .is_some_and(|pause| pause.until <= now)
+        {
             state.seats.remove(seat);
             drop(state);
             (self.events)(Event::SeatResumed {
@@ -473,6 +477,50 @@ mod tests {
         assert!(matches!(refused, Some(Err(SeatError::Cancelled))));
         let other = futures_lite(pauses.before_turn("codex", &cancel));
         assert!(matches!(other, Some(Ok(()))));
+    }
+
+    #[test]
+    fn an_outage_probes_with_growing_waits_and_a_success_ends_it() {
+        let (events, seen) = recording();
+        let pauses = SeatPauses::new(Duration::from_hours(6), events);
+        let outage = failed("API Error: Can't reach the API server (ENOTFOUND)");
+        let before = Timestamp::now();
+        assert_eq!(pauses.after_turn("claude", "a", &outage), After::Again);
+        let first = pauses.state().seats["claude"].until;
+        assert!(first.duration_since(before) >= SignedDuration::from_secs(30));
+        // Another story's turn meets it before the probe: it waits for the same probe.
+        assert_eq!(pauses.after_turn("claude", "b", &outage), After::Again);
+        assert_eq!(pauses.state().seats["claude"].until, first);
+        // The probe (the turn run again) fails too: the next wait doubles.
+        pauses.state().seats.get_mut("claude").unwrap().until = Timestamp::now();
+        // A transient failure that outlasted the seat's retries counts as the outage.
+        let before = Timestamp::now();
+        assert_eq!(
+            pauses.after_turn("claude", "a", &failed("HTTP 503 Service Unavailable")),
+            After::Again
+        );
+        let state = pauses.state();
+        assert_eq!(state.seats["claude"].probes, 2);
+        assert!(state.seats["claude"].until.duration_since(before) >= SignedDuration::from_mins(1));
+        drop(state);
+        // The next probe succeeds: the seat is no longer paused.
+        pauses.state().seats.get_mut("claude").unwrap().until = Timestamp::now();
+        assert_eq!(
+            pauses.after_turn("claude", "a", &Ok(Reply::new("ok"))),
+            After::Done
+        );
+        assert!(pauses.state().seats.is_empty());
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen.iter()
+                .filter(
+                    |event| matches!(event, Event::SeatPaused { reason, .. } if reason == "outage")
+                )
+                .count(),
+            2,
+            "{seen:?}"
+        );
+        assert!(matches!(seen.last(), Some(Event::SeatResumed { seat }) if seat == "claude"));
     }
 
     #[test]
