@@ -218,6 +218,13 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 
+    /// The longest a seat's pause may last: an agent at its usage limit pauses its seat until
+    /// the reset (an outage, with probes at growing intervals), and a pause that would end later
+    /// stops the run as an interrupt does (exit 130; a rerun resumes). Whole seconds, or with
+    /// units: `90m`, `6h`, `1h30m`, `2d`. Default: `6h`.
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) max_wait: Option<Wait>,
+
     /// Price overrides for the report's cost estimates: a seat or model name prefix (`claude`,
     /// `aider`, `claude-opus-4`) → US dollars per million input and output tokens. The longest
     /// matching prefix wins, then the built-in prices.
@@ -281,6 +288,7 @@ impl RunOptions {
             schedule: Some(config.schedule),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
+            max_wait: Wait::new(config.max_wait),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
             ..Self::default()
@@ -678,6 +686,7 @@ impl Resolved {
         set(&mut config.schedule, options.schedule);
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
+        set(&mut config.max_wait, options.max_wait.map(Wait::duration));
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }
@@ -906,6 +915,98 @@ impl JsonSchema for Seconds {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT})
+    }
+}
+
+/// A wait of 1 second to [`MAX_TIMEOUT`]: whole seconds (`3600`), or numbers with units `s`,
+/// `m`, `h`, `d` (`90m`, `1h30m`); written back in the largest whole unit (`6h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub(crate) struct Wait(u64);
+
+impl Wait {
+    /// `duration` in whole seconds, if it is from 1 to [`MAX_TIMEOUT`] of them.
+    pub(crate) fn new(duration: Duration) -> Option<Self> {
+        let secs = duration.as_secs();
+        (1..=MAX_TIMEOUT).contains(&secs).then_some(Self(secs))
+    }
+
+    /// The wait.
+    pub(crate) fn duration(self) -> Duration {
+        Duration::from_secs(self.0)
+    }
+}
+
+impl FromStr for Wait {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let invalid = || {
+            ValueError(format!(
+                "expected a duration such as `90m`, `6h`, `1h30m` or whole seconds, from 1 \
+                 second to 30 days, not `{text}`"
+            ))
+        };
+        let trimmed = text.trim();
+        if let Ok(secs) = trimmed.parse::<u64>() {
+            return Self::new(Duration::from_secs(secs)).ok_or_else(invalid);
+        }
+        let mut total: u64 = 0;
+        let mut rest = trimmed;
+        while !rest.is_empty() {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let n: u64 = rest[..digits].parse().map_err(|_| invalid())?;
+            let unit = match rest[digits..].chars().next() {
+                Some('s') => 1,
+                Some('m') => 60,
+                Some('h') => 3600,
+                Some('d') => 86_400,
+                _ => return Err(invalid()),
+            };
+            total = n
+                .checked_mul(unit)
+                .and_then(|secs| total.checked_add(secs))
+                .ok_or_else(invalid)?;
+            rest = rest[digits + 1..].trim_start();
+        }
+        Self::new(Duration::from_secs(total)).ok_or_else(invalid)
+    }
+}
+
+impl TryFrom<String> for Wait {
+    type Error = ValueError;
+
+    fn try_from(text: String) -> Result<Self, ValueError> {
+        text.parse()
+    }
+}
+
+impl From<Wait> for String {
+    fn from(wait: Wait) -> Self {
+        let secs = wait.0;
+        if secs.is_multiple_of(86_400) {
+            format!("{}d", secs / 86_400)
+        } else if secs.is_multiple_of(3600) {
+            format!("{}h", secs / 3600)
+        } else if secs.is_multiple_of(60) {
+            format!("{}m", secs / 60)
+        } else {
+            format!("{secs}s")
+        }
+    }
+}
+
+impl JsonSchema for Wait {
+    fn schema_name() -> Cow<'static, str> {
+        "Wait".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^([0-9]+|([0-9]+[smhd])+)$",
+            "description": "whole seconds, or numbers with units s, m, h, d (`90m`, `6h`, `1h30m`), from 1 second to 30 days"
+        })
     }
 }
 
@@ -1327,6 +1428,7 @@ mod tests {
         assert_eq!(config.schedule, Policy::CriticalPath);
         assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
         assert_eq!(config.sandbox, SandboxMode::Auto);
+        assert_eq!(config.max_wait, Duration::from_hours(6));
         assert_eq!(config.prices, epic_report::PriceTable::default());
         // What `epic config` shows: every default, from the executor's.
         assert_eq!(
@@ -1349,6 +1451,7 @@ mod tests {
                 schedule: Some(Policy::CriticalPath),
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
+                max_wait: Wait::new(Duration::from_hours(6)),
                 prices: Some(BTreeMap::new()),
                 ..RunOptions::default()
             }
@@ -1410,7 +1513,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 13, "every key with a default to state");
+        assert_eq!(checked, 14, "every key with a default to state");
     }
 
     #[test]
@@ -1464,6 +1567,7 @@ mod tests {
                 "schedule",
                 "test_pattern",
                 "sandbox",
+                "max_wait",
                 "prices",
             ]
         );
@@ -1497,11 +1601,25 @@ allow_red_baseline = true
 schedule = "waves"
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
+max_wait = "1h30m"
 
 [prices]
 aider = { input = 0.5, output = 1.5 }
 "claude-opus" = { input = 15, output = 75 }
 "#;
+
+    #[test]
+    fn waits_take_seconds_or_units() {
+        let wait = |text: &str| text.parse::<Wait>().map(Wait::duration);
+        assert_eq!(wait("3600"), Ok(Duration::from_hours(1)));
+        assert_eq!(wait("90m"), Ok(Duration::from_mins(90)));
+        assert_eq!(wait("1h30m"), Ok(Duration::from_mins(90)));
+        assert_eq!(wait("2d"), Ok(Duration::from_hours(48)));
+        assert!(wait("0").is_err() && wait("6 hours").is_err() && wait("31d").is_err());
+        assert!(wait("h").is_err() && wait("").is_err());
+        assert_eq!(String::from(Wait::new(Duration::from_mins(90)).unwrap()), "90m");
+        assert_eq!(String::from(Wait::new(Duration::from_hours(6)).unwrap()), "6h");
+    }
 
     #[test]
     fn every_key_parses() {
@@ -1531,6 +1649,7 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.sandbox, SandboxMode::Off);
+        assert_eq!(config.max_wait, Duration::from_mins(90));
         let prices = config.prices;
         assert_eq!(
             prices.price_of("aider"),

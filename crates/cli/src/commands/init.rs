@@ -79,6 +79,11 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # Deadline of one gate command, in seconds.
 # gate_timeout = 1800
 
+# The longest a seat's pause may last: an agent at its usage limit pauses until the reset, an
+# outage until a probe gets through; a pause that would end later stops the run (exit 130, a
+# rerun resumes). Whole seconds, or with units: "90m", "6h", "1h30m", "2d".
+# max_wait = "6h"
+
 # Keep a story's worktree after it merged (by default it is removed; its branch always stays).
 # keep_worktrees = false
 
