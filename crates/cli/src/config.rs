@@ -1617,8 +1617,14 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(wait("2d"), Ok(Duration::from_hours(48)));
         assert!(wait("0").is_err() && wait("6 hours").is_err() && wait("31d").is_err());
         assert!(wait("h").is_err() && wait("").is_err());
-        assert_eq!(String::from(Wait::new(Duration::from_mins(90)).unwrap()), "90m");
-        assert_eq!(String::from(Wait::new(Duration::from_hours(6)).unwrap()), "6h");
+        assert_eq!(
+            String::from(Wait::new(Duration::from_mins(90)).unwrap()),
+            "90m"
+        );
+        assert_eq!(
+            String::from(Wait::new(Duration::from_hours(6)).unwrap()),
+            "6h"
+        );
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub(crate) fn login_fix(seat: &str) -> String {
         }
         "codex" => "run `codex login` (or `codex login --with-api-key`)".to_owned(),
         "gemini" => "set GEMINI_API_KEY=… (or run `gemini` once and sign in)".to_owned(),
-        other => format!("log `{other}` in to its service, then rerun"),
+        other => format!("log `{other}` in to its service"),
     }
 }
 

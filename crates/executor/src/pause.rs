@@ -294,11 +294,14 @@ impl SeatPauses {
         };
         let lasting = until.duration_since(since);
         if lasting > SignedDuration::try_from(self.max_wait).unwrap_or(SignedDuration::MAX) {
+            let seconds = |at: Timestamp| Timestamp::from_second(at.as_second()).unwrap_or(at);
             let reason = format!(
-                "`{seat}` is paused ({}) until {until}, past --max-wait {} after its pause \
-                 began at {since}: {}",
+                "`{seat}` would be paused ({}) until {}, longer than --max-wait {} (its pause \
+                 began at {}): {}",
                 why.as_str(),
+                seconds(until),
                 words(self.max_wait),
+                seconds(since),
                 first_line(tail)
             );
             state.stop.get_or_insert(SeatStop::MaxWait {

@@ -219,7 +219,9 @@ pub(crate) fn verdict(outcome: &RunOutcome) -> Result<(), CommandError> {
                     "the run stopped: `{seat}` is not logged in ({message})"
                 )),
             )
-            .hint(format!("{fix}; then rerun: the stories not finished resume")));
+            .hint(format!(
+                "{fix}, then rerun: the stories not finished resume"
+            )));
         }
         Some(stop) => {
             return Err(CommandError::new(

@@ -234,7 +234,8 @@ fn paused(dir: &EpicDir) -> Vec<PausedJson> {
     let Ok(file) = std::fs::File::open(dir.events()) else {
         return Vec::new();
     };
-    let mut seats: std::collections::BTreeMap<String, PausedJson> = std::collections::BTreeMap::new();
+    let mut seats: std::collections::BTreeMap<String, PausedJson> =
+        std::collections::BTreeMap::new();
     for line in std::io::BufReader::new(file).lines().map_while(Result::ok) {
         // Most lines are other events: parse only these.
         if !(line.contains("\"seat_") || line.contains("\"run_started\"")) {

@@ -17,6 +17,7 @@ mod graph;
 mod guarded_files;
 mod init;
 mod leftovers;
+mod limits;
 mod parse_errors;
 mod plan;
 mod plan_input;

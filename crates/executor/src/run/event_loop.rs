@@ -250,7 +250,7 @@ impl Loop {
         };
         let why = match &stop {
             SeatStop::NotLoggedIn { seat, message, fix } => {
-                format!("`{seat}` is not logged in ({message}); {fix}")
+                format!("`{seat}` is not logged in ({message}): {fix}")
             }
             other => other.to_string(),
         };
