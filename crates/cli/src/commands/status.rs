@@ -36,8 +36,9 @@ struct StatusJson {
     stories: Vec<StoryJson>,
     /// The last report's totals, when there is a report.
     report: Option<ReportJson>,
-    /// The seats the running run has paused (a usage limit, an outage), per its events; empty
-    /// when no run is going.
+    /// The seats the running run has paused (a usage limit, an outage), per its events; left
+    /// out when there are none (no run going, or no seat paused).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     paused: Vec<PausedJson>,
 }
 

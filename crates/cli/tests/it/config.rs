@@ -246,6 +246,7 @@ fn the_schema_describes_every_key() {
         "keep_worktrees",
         "max_rounds",
         "max_tasks",
+        "max_wait",
         "prices",
         "reviewer",
         "sandbox",
