@@ -240,13 +240,13 @@ impl Chat {
     pub(crate) async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
         let prompt = prompt.into();
         let Some(pauses) = self.recorder.pauses.clone() else {
-            return self.turn(prompt).await;
+            return self.turn(prompt, None).await;
         };
         loop {
             pauses
                 .before_turn(self.seat.name(), &self.context.cancel)
                 .await?;
-            let result = self.turn(prompt.clone()).await;
+            let result = self.turn(prompt.clone(), Some(&pauses)).await;
             match pauses.after_turn(self.seat.name(), &self.recorder.story, &result) {
                 After::Done => return result,
                 After::Again => {}
@@ -255,27 +255,20 @@ impl Chat {
         }
     }
 
-    /// One turn of [`ask`](Self::ask), without the seat pauses.
-    async fn turn(&mut self, prompt: String) -> Result<Reply, SeatError> {
+    /// One turn of [`ask`](Self::ask); with the seat pauses, its output is watched for an
+    /// agent that only says it cannot reach its service ([`crate::pause::OutageWatch`]).
+    async fn turn(
+        &mut self,
+        prompt: String,
+        pauses: Option<&SeatPauses>,
+    ) -> Result<Reply, SeatError> {
+        // The turn's own token, so the outage watch ends this turn and nothing else.
+        let cancel = self.context.cancel.child_token();
+        let watch = pauses.map(|pauses| pauses.watch(cancel.clone()));
         let recorder = Arc::clone(&self.recorder);
         let story = recorder.story.clone();
         let turn = recorder.turns.fetch_add(1, Ordering::Relaxed) + 1;
-        let request = TurnRequest {
-            role: self.role,
-            system: self.system.clone(),
-            history: self.history.clone(),
-            prompt: prompt.clone(),
-            context: TurnContext {
-                epic: self.context.epic.clone(),
-                story: Arc::clone(&self.context.story),
-                task: self.context.task.clone(),
-                worktree: self.context.worktree.clone(),
-                slot: self.context.slot,
-                deadline: Instant::now() + self.context.turn_timeout,
-                cancel: self.context.cancel.clone(),
-                sandbox: self.context.sandbox.clone(),
-            },
-        };
+        let request = self.request(prompt.clone(), cancel);
         let rendered = request.render();
         let transcript = Mutex::new(self.open_transcript(turn, &rendered));
 
@@ -288,6 +281,9 @@ impl Chat {
         });
         let progress = |progress: Progress<'_>| match progress {
             Progress::Chunk(text) => {
+                if let Some(watch) = &watch {
+                    watch.chunk(text);
+                }
                 transcript
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -321,6 +317,9 @@ impl Chat {
         };
         let turn_guard = recorder.guard.as_ref().map(TurnGuard::begin);
         let mut result = self.seat.turn(&request, &progress).await;
+        if let Some(watch) = &watch {
+            result = watch.ended(self.seat.name(), result);
+        }
         // Without the sandbox, what escaped the turn dies before the guard looks: a daemon the
         // agent left cannot change the guarded files after they were checked.
         for message in self.context.sandbox.sweep().await {
@@ -354,6 +353,26 @@ impl Chat {
             });
         }
         result
+    }
+
+    /// The request of a turn asking `prompt`, cancelled by `cancel`, its deadline from now.
+    fn request(&self, prompt: String, cancel: CancellationToken) -> TurnRequest {
+        TurnRequest {
+            role: self.role,
+            system: self.system.clone(),
+            history: self.history.clone(),
+            prompt,
+            context: TurnContext {
+                epic: self.context.epic.clone(),
+                story: Arc::clone(&self.context.story),
+                task: self.context.task.clone(),
+                worktree: self.context.worktree.clone(),
+                slot: self.context.slot,
+                deadline: Instant::now() + self.context.turn_timeout,
+                cancel,
+                sandbox: self.context.sandbox.clone(),
+            },
+        }
     }
 
     /// Ends turn `turn`: closes its transcript, records its usage, emits [`Event::TurnEnded`].

@@ -127,6 +127,12 @@ fn is_usage_limit(lower: &str) -> bool {
             .contains("limit reached")
 }
 
+/// Whether one line an agent streams says it cannot reach its service (Codex's
+/// `Reconnecting... waiting for network`, repeated until it is killed).
+pub(crate) fn is_outage_line(line: &str) -> bool {
+    is_outage(&line.to_ascii_lowercase())
+}
+
 /// Claude Code's `Can't reach the API server` / `connection_failed`, Gemini's `fetch failed`,
 /// Codex's `Reconnecting... waiting for network`, a name that does not resolve.
 fn is_outage(lower: &str) -> bool {

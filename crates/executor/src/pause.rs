@@ -133,6 +133,9 @@ struct State {
 /// The run's seat pauses (see the module's docs).
 pub(crate) struct SeatPauses {
     max_wait: Duration,
+    /// How long a turn may stream only "cannot reach the service" lines before it is ended as
+    /// an outage of its seat.
+    outage_wait: Duration,
     state: Mutex<State>,
     stopped: CancellationToken,
     events: EventSink,
@@ -148,11 +151,13 @@ impl fmt::Debug for SeatPauses {
 }
 
 impl SeatPauses {
-    /// No seat paused; a pause may last `max_wait`; [`Event::SeatPaused`] and
-    /// [`Event::SeatResumed`] go to `events`.
-    pub(crate) fn new(max_wait: Duration, events: EventSink) -> Self {
+    /// No seat paused; a pause may last `max_wait`; a turn that streams only "cannot reach the
+    /// service" for `outage_wait` is ended as an outage ([`OutageWatch`]); [`Event::SeatPaused`]
+    /// and [`Event::SeatResumed`] go to `events`.
+    pub(crate) fn new(max_wait: Duration, outage_wait: Duration, events: EventSink) -> Self {
         Self {
             max_wait,
+            outage_wait,
             state: Mutex::new(State::default()),
             stopped: CancellationToken::new(),
             events,
@@ -161,6 +166,16 @@ impl SeatPauses {
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A watch over one turn's output, ending the turn (`cancel`) once it has streamed only
+    /// "cannot reach the service" lines for the outage wait.
+    pub(crate) fn watch(&self, cancel: CancellationToken) -> OutageWatch {
+        OutageWatch {
+            wait: self.outage_wait,
+            cancel,
+            state: Mutex::new(Watched::default()),
+        }
     }
 
     /// Why the run stops, once a seat stopped it.
@@ -352,6 +367,96 @@ impl SeatPauses {
     }
 }
 
+/// What an [`OutageWatch`] has seen.
+#[derive(Debug, Default)]
+struct Watched {
+    /// Since when every line has been an outage line.
+    since: Option<tokio::time::Instant>,
+    /// The last of them.
+    line: String,
+    /// Whether the watch ended the turn.
+    fired: bool,
+    /// The end of a line split across chunks.
+    partial: String,
+}
+
+/// Watches one turn's streamed output for an agent that keeps saying it cannot reach its
+/// service (Codex retries for ever): once every line for the outage wait said so, the turn is
+/// cancelled, and [`ended`](Self::ended) gives the failure that makes it an outage of its seat
+/// (a pause with probes) rather than a turn that burns its whole deadline.
+#[derive(Debug)]
+pub(crate) struct OutageWatch {
+    wait: Duration,
+    cancel: CancellationToken,
+    state: Mutex<Watched>,
+}
+
+impl OutageWatch {
+    /// Looks at a chunk of the turn's output.
+    pub(crate) fn chunk(&self, text: &str) {
+        self.chunk_at(text, tokio::time::Instant::now());
+    }
+
+    /// [`chunk`](Self::chunk), as seen at `now`.
+    fn chunk_at(&self, text: &str, now: tokio::time::Instant) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let joined = format!("{}{text}", std::mem::take(&mut state.partial));
+        let mut lines: Vec<&str> = joined.split('\n').collect();
+        if let Some(last) = lines.pop() {
+            state.partial = last
+                .chars()
+                .rev()
+                .take(4096)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+        }
+        for line in lines
+            .iter()
+            .map(|line| line.trim())
+            .filter(|line| !line.is_empty())
+        {
+            if classify::is_outage_line(line) {
+                state.since.get_or_insert(now);
+                state.line = line.chars().take(300).collect();
+            } else {
+                state.since = None;
+            }
+        }
+        if !state.fired
+            && state
+                .since
+                .is_some_and(|since| now.duration_since(since) >= self.wait)
+        {
+            state.fired = true;
+            self.cancel.cancel();
+        }
+    }
+
+    /// The turn's result as the watch leaves it: a turn it ended is a failure whose output is
+    /// the agent's last outage line.
+    pub(crate) fn ended(
+        &self,
+        program: &str,
+        result: Result<Reply, SeatError>,
+    ) -> Result<Reply, SeatError> {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        match result {
+            Err(SeatError::Cancelled) if state.fired => Err(SeatError::Failed {
+                program: program.to_owned(),
+                status: format!(
+                    "no connection to its service for {} (ended by epic)",
+                    words(self.wait)
+                ),
+                attempts: 1,
+                tail: state.line.clone(),
+            }),
+            other => other,
+        }
+    }
+}
+
 /// The wait before outage probe `probe` (from 1): 30 s doubling, capped at [`OUTAGE_CAP`].
 fn outage_wait(probe: u32) -> Duration {
     OUTAGE_FIRST
@@ -431,7 +536,7 @@ mod tests {
     #[test]
     fn a_usage_limit_pauses_only_its_seat() {
         let (events, seen) = recording();
-        let pauses = SeatPauses::new(Duration::from_hours(6), events);
+        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
         let reset = Timestamp::now().as_second() + 3600;
         let after = pauses.after_turn(
             "claude",
@@ -453,7 +558,7 @@ mod tests {
     #[test]
     fn a_pause_past_max_wait_stops_the_run() {
         let (events, _) = recording();
-        let pauses = SeatPauses::new(Duration::from_mins(30), events);
+        let pauses = SeatPauses::new(Duration::from_mins(30), Duration::from_mins(2), events);
         let after = pauses.after_turn(
             "codex",
             "a",
@@ -468,7 +573,7 @@ mod tests {
     #[test]
     fn not_logged_in_refuses_the_seat() {
         let (events, _) = recording();
-        let pauses = SeatPauses::new(Duration::from_hours(6), events);
+        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
         let after = pauses.after_turn("claude", "a", &failed("Not logged in · Please run /login"));
         assert_eq!(after, After::Stop);
         let Some(SeatStop::NotLoggedIn { fix, .. }) = pauses.stop() else {
@@ -485,7 +590,7 @@ mod tests {
     #[test]
     fn an_outage_probes_with_growing_waits_and_a_success_ends_it() {
         let (events, seen) = recording();
-        let pauses = SeatPauses::new(Duration::from_hours(6), events);
+        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
         let outage = failed("API Error: Can't reach the API server (ENOTFOUND)");
         let before = Timestamp::now();
         assert_eq!(pauses.after_turn("claude", "a", &outage), After::Again);
@@ -527,9 +632,45 @@ mod tests {
     }
 
     #[test]
+    fn a_turn_that_only_reconnects_is_ended_as_an_outage() {
+        let (events, _) = recording();
+        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
+        let cancel = CancellationToken::new();
+        let watch = pauses.watch(cancel.clone());
+        let start = tokio::time::Instant::now();
+        let at = |minutes: u64| start + Duration::from_mins(minutes);
+        let line = r#"{"type":"error","message":"Reconnecting... waiting for network (Connection failed)"}"#;
+        watch.chunk_at(&format!("{{\"type\":\"turn.started\"}}\n{line}\n"), at(0));
+        watch.chunk_at(&format!("{line}\n"), at(1));
+        assert!(!cancel.is_cancelled());
+        // Another kind of line starts the count again.
+        watch.chunk_at("{\"type\":\"item.completed\"}\n", at(1));
+        watch.chunk_at(&format!("{line}\n"), at(2));
+        watch.chunk_at(&format!("{line}\n"), at(3));
+        assert!(!cancel.is_cancelled());
+        // A line split across chunks counts once whole.
+        watch.chunk_at(&line[..20], at(4));
+        watch.chunk_at(&format!("{}\n", &line[20..]), at(4));
+        assert!(cancel.is_cancelled());
+        let ended = watch.ended("codex", Err(SeatError::Cancelled));
+        let Err(SeatError::Failed { status, tail, .. }) = &ended else {
+            panic!("not a failure: {ended:?}");
+        };
+        assert!(status.contains("2m"), "{status}");
+        assert_eq!(tail, line);
+        assert_eq!(pauses.after_turn("codex", "a", &ended), After::Again);
+        // A cancellation that was not the watch's stays one.
+        let other = pauses.watch(CancellationToken::new());
+        assert!(matches!(
+            other.ended("codex", Err(SeatError::Cancelled)),
+            Err(SeatError::Cancelled)
+        ));
+    }
+
+    #[test]
     fn other_failures_stand() {
         let (events, seen) = recording();
-        let pauses = SeatPauses::new(Duration::from_hours(6), events);
+        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
         assert_eq!(
             pauses.after_turn("claude", "a", &failed("error: no such file")),
             After::Done

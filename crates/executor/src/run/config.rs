@@ -84,6 +84,11 @@ pub struct RunConfig {
     /// (`--max-wait`, [`DEFAULT_MAX_WAIT`]): a pause that would end later stops the run, which
     /// then ends as an interrupted one ([`RunOutcome::stopped`]).
     pub max_wait: Duration,
+    /// How long an agent turn may stream only "cannot reach the service" lines (Codex's
+    /// `Reconnecting... waiting for network`, repeated for ever) before it is ended as an outage
+    /// of its seat, which then pauses with probes, bounded by `max_wait` (`--outage-wait`, 2
+    /// minutes).
+    pub outage_wait: Duration,
 }
 
 /// The default `--max-wait`: 6 hours. Claude Code's limits reset every 5 hours, so a pause on
@@ -97,7 +102,8 @@ impl RunConfig {
     /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
     /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
-    /// default test patterns, the sandbox where it works (`auto`), seat pauses of up to 6 hours.
+    /// default test patterns, the sandbox where it works (`auto`), seat pauses of up to 6 hours, 2
+    /// minutes of "cannot reach the service" before a turn counts as an outage.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -128,6 +134,7 @@ impl RunConfig {
             sandbox: SandboxMode::Auto,
             guarded_files: Vec::new(),
             max_wait: DEFAULT_MAX_WAIT,
+            outage_wait: Duration::from_mins(2),
         }
     }
 }

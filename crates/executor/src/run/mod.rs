@@ -152,7 +152,11 @@ pub async fn run_epic(
         },
         Arc::clone(&events),
     );
-    let pauses = Arc::new(SeatPauses::new(config.max_wait, Arc::clone(&events)));
+    let pauses = Arc::new(SeatPauses::new(
+        config.max_wait,
+        config.outage_wait,
+        Arc::clone(&events),
+    ));
     let tasks = tasks
         .with_guard(Arc::clone(&guard))
         .with_pauses(Arc::clone(&pauses));

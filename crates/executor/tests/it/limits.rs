@@ -169,3 +169,55 @@ async fn a_seat_not_logged_in_stops_launching_without_failing_the_story() {
         .expect("rerun");
     assert_eq!(statuses(&outcome), ["a:done", "b:done"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_only_reconnects_is_an_outage_not_a_turn_that_burns_its_deadline() {
+    let ep = EpicFixture::new();
+    // Codex without a network: the same line again and again, never an exit.
+    ep.hook(
+        "a",
+        r#"n=0
+while [ $n -lt 600 ]; do
+  echo '{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}'
+  sleep 0.1; n=$((n+1))
+done
+"#,
+    );
+    let mut config = ep.config();
+    config.concurrency = 1;
+    config.turn_timeout = Duration::from_mins(5);
+    config.outage_wait = Duration::from_secs(1);
+    // Shorter than the first probe's wait (30 s): the outage stops the run at once.
+    config.max_wait = Duration::from_secs(10);
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &events)
+        .await
+        .expect("run");
+    assert!(outcome.interrupted);
+    let Some(SeatStop::MaxWait { reason: why, .. }) = &outcome.stopped else {
+        panic!("not stopped on the outage: {:?}", outcome.stopped);
+    };
+    assert!(why.contains("(outage)"), "{why}");
+    assert!(why.contains("waiting for network"), "{why}");
+    assert_eq!(statuses(&outcome), ["a:skipped"]);
+    let steps = events.steps();
+    let ended: Vec<_> = steps
+        .iter()
+        .filter_map(|event| match event {
+            Event::TurnEnded {
+                story,
+                ok: false,
+                error,
+                ..
+            } if story == "a" => error.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ended.len(), 1, "{steps:#?}");
+    assert!(
+        ended[0].contains("no connection to its service for 1s"),
+        "{}",
+        ended[0]
+    );
+}
