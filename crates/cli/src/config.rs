@@ -225,6 +225,13 @@ pub(crate) struct RunOptions {
     #[arg(long, value_name = "DURATION")]
     pub(crate) max_wait: Option<Wait>,
 
+    /// How long an agent turn may stream only "cannot reach the service" lines (Codex retries
+    /// for ever without a network) before it counts as an outage of its seat: the turn ends and
+    /// the seat pauses with probes, bounded by `max_wait`. Whole seconds, or with units like
+    /// `max_wait`. Default: `2m`.
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) outage_wait: Option<Wait>,
+
     /// Price overrides for the report's cost estimates: a seat or model name prefix (`claude`,
     /// `aider`, `claude-opus-4`) → US dollars per million input and output tokens. The longest
     /// matching prefix wins, then the built-in prices.
@@ -289,6 +296,7 @@ impl RunOptions {
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
             max_wait: Wait::new(config.max_wait),
+            outage_wait: Wait::new(config.outage_wait),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
             ..Self::default()
@@ -687,6 +695,7 @@ impl Resolved {
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
         set(&mut config.max_wait, options.max_wait.map(Wait::duration));
+        set(&mut config.outage_wait, options.outage_wait.map(Wait::duration));
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }
@@ -1429,6 +1438,7 @@ mod tests {
         assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
         assert_eq!(config.sandbox, SandboxMode::Auto);
         assert_eq!(config.max_wait, Duration::from_hours(6));
+        assert_eq!(config.outage_wait, Duration::from_mins(2));
         assert_eq!(config.prices, epic_report::PriceTable::default());
         // What `epic config` shows: every default, from the executor's.
         assert_eq!(
@@ -1452,6 +1462,7 @@ mod tests {
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
                 max_wait: Wait::new(Duration::from_hours(6)),
+                outage_wait: Wait::new(Duration::from_mins(2)),
                 prices: Some(BTreeMap::new()),
                 ..RunOptions::default()
             }
@@ -1513,7 +1524,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 14, "every key with a default to state");
+        assert_eq!(checked, 15, "every key with a default to state");
     }
 
     #[test]
@@ -1568,6 +1579,7 @@ mod tests {
                 "test_pattern",
                 "sandbox",
                 "max_wait",
+                "outage_wait",
                 "prices",
             ]
         );
@@ -1602,6 +1614,7 @@ schedule = "waves"
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
 max_wait = "1h30m"
+outage_wait = "45s"
 
 [prices]
 aider = { input = 0.5, output = 1.5 }
@@ -1656,6 +1669,7 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.sandbox, SandboxMode::Off);
         assert_eq!(config.max_wait, Duration::from_mins(90));
+        assert_eq!(config.outage_wait, Duration::from_secs(45));
         let prices = config.prices;
         assert_eq!(
             prices.price_of("aider"),

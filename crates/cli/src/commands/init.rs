@@ -84,6 +84,10 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # rerun resumes). Whole seconds, or with units: "90m", "6h", "1h30m", "2d".
 # max_wait = "6h"
 
+# How long an agent turn may print only "cannot reach the service" (Codex retries for ever
+# without a network) before it counts as an outage of its seat, which then pauses with probes.
+# outage_wait = "2m"
+
 # Keep a story's worktree after it merged (by default it is removed; its branch always stays).
 # keep_worktrees = false
 

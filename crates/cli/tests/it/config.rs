@@ -247,6 +247,7 @@ fn the_schema_describes_every_key() {
         "max_rounds",
         "max_tasks",
         "max_wait",
+        "outage_wait",
         "prices",
         "reviewer",
         "sandbox",
