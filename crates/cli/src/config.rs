@@ -695,7 +695,10 @@ impl Resolved {
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
         set(&mut config.max_wait, options.max_wait.map(Wait::duration));
-        set(&mut config.outage_wait, options.outage_wait.map(Wait::duration));
+        set(
+            &mut config.outage_wait,
+            options.outage_wait.map(Wait::duration),
+        );
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }

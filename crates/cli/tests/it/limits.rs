@@ -191,3 +191,36 @@ fn status_shows_a_paused_seat() {
     rerun.assert_code(0);
     assert!(Path::new(&repo.temp().join("limited")).exists());
 }
+
+#[test]
+fn an_agent_that_only_reconnects_stops_the_run_on_its_outage() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
+    // Codex without a network: the same line again and again, never an exit.
+    let script = "#!/bin/sh\n\
+         cat > /dev/null\n\
+         case \"$EPIC_ROLE\" in\n\
+         planner) echo '{\"tasks\":[{\"title\":\"write it\",\"description\":\"the file\"}]}' ;;\n\
+         *) n=0; while [ $n -lt 600 ]; do echo 'Reconnecting... waiting for network'; sleep 0.1; n=$((n + 1)); done ;;\n\
+         esac\n";
+    let path = repo.temp().join("offline.sh");
+    std::fs::write(&path, script).expect("write the agent");
+    let agent = format!("exec:sh {}", path.display());
+    let run = repo.run(&[
+        "run",
+        "plan.json",
+        "--coder",
+        &agent,
+        "--no-progress",
+        "--outage-wait",
+        "1s",
+        "--max-wait",
+        "10s",
+    ]);
+    run.assert_code(130);
+    assert!(run.stderr.contains("(outage)"), "{run}");
+    assert!(
+        run.stderr.contains("no connection to its service for 1s"),
+        "{run}"
+    );
+}
