@@ -303,10 +303,11 @@ impl SeatPauses {
         tail: &str,
     ) -> After {
         let mut state = self.state();
-        let (since, probes, extends) = match state.seats.get(seat) {
-            Some(pause) => (pause.since, pause.probes, until > pause.until),
-            None => (now, 0, true),
+        let (since, probes, current) = match state.seats.get(seat) {
+            Some(pause) => (pause.since, pause.probes, Some(pause.until)),
+            None => (now, 0, None),
         };
+        let extends = current.is_none_or(|current| until > current);
         let lasting = until.duration_since(since);
         if lasting > SignedDuration::try_from(self.max_wait).unwrap_or(SignedDuration::MAX) {
             let seconds = |at: Timestamp| Timestamp::from_second(at.as_second()).unwrap_or(at);
@@ -328,11 +329,7 @@ impl SeatPauses {
             return After::Stop;
         }
         let pause = Pause {
-            until: if extends {
-                until
-            } else {
-                state.seats[seat].until
-            },
+            until: current.filter(|_| !extends).unwrap_or(until),
             since,
             probes: probes + u32::from(why == Why::Outage),
         };
