@@ -229,6 +229,13 @@ pub(crate) struct RunOptions {
     /// the reason; exit 1. A rerun with a larger budget carries on. Default: none (unlimited).
     #[arg(long, value_name = "X")]
     pub(crate) budget_usd: Option<Dollars>,
+
+    /// The longest a seat's pause may last: an agent at its usage limit pauses its seat until
+    /// the reset (an outage, with probes at growing intervals), and a pause that would end later
+    /// stops the run as an interrupt does (exit 130; a rerun resumes). Whole seconds, or with
+    /// units: `90m`, `6h`, `1h30m`, `2d`. Default: `6h`.
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) max_wait: Option<Wait>,
     /// A task whose coder changed nothing, even when asked again, and did not confirm it was
     /// already satisfied: `complete` ticks it with a warning while its gates are green, `fail`
     /// fails the story. Default: `complete`.
@@ -257,6 +264,13 @@ pub(crate) struct RunOptions {
                 the start from the repository root; repeatable"
     )]
     pub(crate) rules: Option<Vec<NonBlank>>,
+    /// How long an agent turn may stream only "cannot reach the service" lines (Codex retries
+    /// for ever without a network) before it counts as an outage of its seat: the turn ends and
+    /// the seat pauses with probes, bounded by `max_wait`. Whole seconds, or with units like
+    /// `max_wait`. Default: `2m`.
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) outage_wait: Option<Wait>,
+
     /// Check each seat before the first story, without spending a token: its program is
     /// installed and, for `claude`, `codex` and `gemini`, logged in (`claude auth status`,
     /// `codex login status`, Gemini's auth settings). A seat that fails its check stops the run
@@ -346,6 +360,8 @@ impl RunOptions {
             // No files: `RunConfig::new` has no house rules (`extra_rules` is empty; a unit test
             // holds it to that). The CLI reads the files into it ([`house_rules`]).
             rules: Some(Vec::new()),
+            max_wait: Wait::new(config.max_wait),
+            outage_wait: Wait::new(config.outage_wait),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
             ..Self::default()
@@ -764,6 +780,11 @@ impl Resolved {
                 .as_ref()
                 .map(|command| Some(command.to_string())),
         );
+        set(&mut config.max_wait, options.max_wait.map(Wait::duration));
+        set(
+            &mut config.outage_wait,
+            options.outage_wait.map(Wait::duration),
+        );
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }
@@ -1085,6 +1106,98 @@ impl JsonSchema for Seconds {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT})
+    }
+}
+
+/// A wait of 1 second to [`MAX_TIMEOUT`]: whole seconds (`3600`), or numbers with units `s`,
+/// `m`, `h`, `d` (`90m`, `1h30m`); written back in the largest whole unit (`6h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub(crate) struct Wait(u64);
+
+impl Wait {
+    /// `duration` in whole seconds, if it is from 1 to [`MAX_TIMEOUT`] of them.
+    pub(crate) fn new(duration: Duration) -> Option<Self> {
+        let secs = duration.as_secs();
+        (1..=MAX_TIMEOUT).contains(&secs).then_some(Self(secs))
+    }
+
+    /// The wait.
+    pub(crate) fn duration(self) -> Duration {
+        Duration::from_secs(self.0)
+    }
+}
+
+impl FromStr for Wait {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let invalid = || {
+            ValueError(format!(
+                "expected a duration such as `90m`, `6h`, `1h30m` or whole seconds, from 1 \
+                 second to 30 days, not `{text}`"
+            ))
+        };
+        let trimmed = text.trim();
+        if let Ok(secs) = trimmed.parse::<u64>() {
+            return Self::new(Duration::from_secs(secs)).ok_or_else(invalid);
+        }
+        let mut total: u64 = 0;
+        let mut rest = trimmed;
+        while !rest.is_empty() {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let n: u64 = rest[..digits].parse().map_err(|_| invalid())?;
+            let unit = match rest[digits..].chars().next() {
+                Some('s') => 1,
+                Some('m') => 60,
+                Some('h') => 3600,
+                Some('d') => 86_400,
+                _ => return Err(invalid()),
+            };
+            total = n
+                .checked_mul(unit)
+                .and_then(|secs| total.checked_add(secs))
+                .ok_or_else(invalid)?;
+            rest = rest[digits + 1..].trim_start();
+        }
+        Self::new(Duration::from_secs(total)).ok_or_else(invalid)
+    }
+}
+
+impl TryFrom<String> for Wait {
+    type Error = ValueError;
+
+    fn try_from(text: String) -> Result<Self, ValueError> {
+        text.parse()
+    }
+}
+
+impl From<Wait> for String {
+    fn from(wait: Wait) -> Self {
+        let secs = wait.0;
+        if secs.is_multiple_of(86_400) {
+            format!("{}d", secs / 86_400)
+        } else if secs.is_multiple_of(3600) {
+            format!("{}h", secs / 3600)
+        } else if secs.is_multiple_of(60) {
+            format!("{}m", secs / 60)
+        } else {
+            format!("{secs}s")
+        }
+    }
+}
+
+impl JsonSchema for Wait {
+    fn schema_name() -> Cow<'static, str> {
+        "Wait".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^([0-9]+|([0-9]+[smhd])+)$",
+            "description": "whole seconds, or numbers with units s, m, h, d (`90m`, `6h`, `1h30m`), from 1 second to 30 days"
+        })
     }
 }
 
@@ -1522,6 +1635,8 @@ mod tests {
         assert!(config.verifier.is_none());
         assert!(config.board_hook.is_none() && config.extra_rules.is_empty());
         assert!(config.preflight);
+        assert_eq!(config.max_wait, Duration::from_hours(6));
+        assert_eq!(config.outage_wait, Duration::from_mins(2));
         assert_eq!(config.prices, epic_report::PriceTable::default());
         // What `epic config` shows: every default, from the executor's.
         assert_eq!(
@@ -1547,6 +1662,8 @@ mod tests {
                 noop: Some(NoopPolicy::Complete),
                 rules: Some(vec![]),
                 preflight: Some(true),
+                max_wait: Wait::new(Duration::from_hours(6)),
+                outage_wait: Wait::new(Duration::from_mins(2)),
                 prices: Some(BTreeMap::new()),
                 ..RunOptions::default()
             }
@@ -1608,7 +1725,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 15, "every key with a default to state");
+        assert_eq!(checked, 17, "every key with a default to state");
     }
 
     #[test]
@@ -1663,10 +1780,12 @@ mod tests {
                 "test_pattern",
                 "sandbox",
                 "budget_usd",
+                "max_wait",
                 "noop",
                 "verifier",
                 "board_hook",
                 "rules",
+                "outage_wait",
                 "preflight",
                 "prices",
             ]
@@ -1707,11 +1826,32 @@ verifier = "gemini"
 board_hook = "./sync-tracker.sh"
 rules = ["CONTRIBUTING.md", "docs/style.md"]
 preflight = false
+max_wait = "1h30m"
+outage_wait = "45s"
 
 [prices]
 aider = { input = 0.5, output = 1.5 }
 "claude-opus" = { input = 15, output = 75 }
 "#;
+
+    #[test]
+    fn waits_take_seconds_or_units() {
+        let wait = |text: &str| text.parse::<Wait>().map(Wait::duration);
+        assert_eq!(wait("3600"), Ok(Duration::from_hours(1)));
+        assert_eq!(wait("90m"), Ok(Duration::from_mins(90)));
+        assert_eq!(wait("1h30m"), Ok(Duration::from_mins(90)));
+        assert_eq!(wait("2d"), Ok(Duration::from_hours(48)));
+        assert!(wait("0").is_err() && wait("6 hours").is_err() && wait("31d").is_err());
+        assert!(wait("h").is_err() && wait("").is_err());
+        assert_eq!(
+            String::from(Wait::new(Duration::from_mins(90)).unwrap()),
+            "90m"
+        );
+        assert_eq!(
+            String::from(Wait::new(Duration::from_hours(6)).unwrap()),
+            "6h"
+        );
+    }
 
     #[test]
     fn every_key_parses() {
@@ -1751,6 +1891,8 @@ aider = { input = 0.5, output = 1.5 }
             Some(texts(&["CONTRIBUTING.md", "docs/style.md"]))
         );
         assert!(!config.preflight);
+        assert_eq!(config.max_wait, Duration::from_mins(90));
+        assert_eq!(config.outage_wait, Duration::from_secs(45));
         let prices = config.prices;
         assert_eq!(
             prices.price_of("aider"),

@@ -46,8 +46,10 @@ pub(crate) enum Kind {
     NotDone,
     /// Another run holds the epic's lock.
     LockHeld,
-    /// The run was interrupted.
+    /// The run was interrupted (Ctrl-C, or a seat's pause past `--max-wait`).
     Interrupted,
+    /// A seat cannot run: it is not logged in.
+    SeatUnusable,
 }
 
 impl Kind {
@@ -55,9 +57,12 @@ impl Kind {
     pub(crate) fn exit_code(self) -> u8 {
         match self {
             Self::Violations | Self::NotDone => exit_code::FAILURE,
-            Self::Usage | Self::Input | Self::Config | Self::Repository | Self::Output => {
-                exit_code::BAD_INPUT
-            }
+            Self::Usage
+            | Self::Input
+            | Self::Config
+            | Self::Repository
+            | Self::Output
+            | Self::SeatUnusable => exit_code::BAD_INPUT,
             // Like ripgrep: a reader that stopped reading is not an error of ours.
             Self::BrokenPipe => exit_code::SUCCESS,
             Self::LockHeld => exit_code::LOCK_HELD,

@@ -445,6 +445,13 @@ impl Tracker {
                 self.step(story, "merging; gates on the epic branch");
             }
             Event::StoryRolledBack { story, .. } => self.step(story, "merge undone"),
+            Event::SeatPaused {
+                seat,
+                story,
+                until,
+                reason,
+                ..
+            } => self.step(story, paused_until(seat, until, reason)),
             Event::RunStarted { epic, .. } => epic.clone_into(&mut self.epic),
             _ => {}
         }
@@ -795,6 +802,18 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
         Event::HookFailed { story, status } => {
             format!("story {story}: the board hook failed: {status}")
         }
+        Event::SeatPaused {
+            seat,
+            story,
+            until,
+            reason,
+            message,
+        } => format!(
+            "story {story}: {}: {}",
+            paused_until(seat, until, reason),
+            first_line(message)
+        ),
+        Event::SeatResumed { seat } => format!("seat {seat}: resumed"),
         Event::RunNote { message } => format!("note: {}", first_line(message)),
         Event::BudgetReached { message, .. } => {
             format!(
@@ -819,9 +838,48 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
     Some(line)
 }
 
+/// `paused until 15:02 (claude: usage limit)`: a seat's pause as the live view and `epic status`
+/// show it, `until` (RFC 3339) in the local time zone, with the date when it is not today.
+pub(crate) fn paused_until(seat: &str, until: &str, reason: &str) -> String {
+    let when = match until.parse::<jiff::Timestamp>() {
+        Ok(until) => {
+            let zone = jiff::tz::TimeZone::system();
+            let local = until.to_zoned_datetime(zone.clone());
+            if local.date() == jiff::Timestamp::now().to_zoned_datetime(zone).date() {
+                local.strftime("%H:%M").to_string()
+            } else {
+                local.strftime("%b %-d %H:%M").to_string()
+            }
+        }
+        Err(_) => until.to_owned(),
+    };
+    format!("paused until {when} ({seat}: {reason})")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pause_reads_in_local_time() {
+        let until = jiff::Timestamp::now()
+            .to_zoned_datetime(jiff::tz::TimeZone::system())
+            .with()
+            .hour(23)
+            .minute(59)
+            .build()
+            .unwrap();
+        assert_eq!(
+            paused_until("claude", &until.timestamp().to_string(), "usage limit"),
+            "paused until 23:59 (claude: usage limit)"
+        );
+        assert_eq!(
+            paused_until("codex", "2020-01-02T03:04:05Z", "outage")
+                .split_once(" (")
+                .map(|(_, seat)| seat),
+            Some("codex: outage)")
+        );
+    }
 
     #[test]
     fn output_is_cut_into_lines_per_story() {

@@ -20,6 +20,7 @@ use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::guard::{Tampered, TurnGuard};
 use crate::offload;
+use crate::pause::{After, SeatPauses};
 use crate::sandbox::Sandbox;
 use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
 
@@ -44,6 +45,9 @@ pub(crate) struct Recorder {
     guard: Option<Arc<TurnGuard>>,
     /// The run's budget, checked before every turn and charged after it; `None` outside a run.
     budget: Option<Arc<Budget>>,
+    /// The run's seat pauses, waited for before every turn and told how it ended; `None`
+    /// outside a run (a failed turn then fails, whatever it says).
+    pauses: Option<Arc<SeatPauses>>,
 }
 
 impl fmt::Debug for Recorder {
@@ -80,6 +84,7 @@ impl Recorder {
             file_limit: 8 * 1024 * 1024,
             guard: None,
             budget: None,
+            pauses: None,
         }
     }
 
@@ -88,6 +93,13 @@ impl Recorder {
     #[must_use]
     pub(crate) fn with_budget(mut self, budget: Option<Arc<Budget>>) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// This recorder with the run's seat pauses around every turn of its chats.
+    #[must_use]
+    pub(crate) fn with_pauses(mut self, pauses: Option<Arc<SeatPauses>>) -> Self {
+        self.pauses = pauses;
         self
     }
 
@@ -242,6 +254,11 @@ impl Chat {
     /// [`SeatError::GuardedFiles`], whatever the seat replied (a cancelled turn stays
     /// cancelled; its changes are undone all the same).
     ///
+    /// With the run's seat pauses ([`crate::pause`]), the turn first waits while its seat is
+    /// paused, and a turn that met a usage limit or an outage runs again (same prompt, same
+    /// history, a new transcript) once the pause is over; a turn the run stopped on (a pause
+    /// past `--max-wait`, a seat not logged in) ends [`SeatError::Cancelled`].
+    ///
     /// # Cancel safety
     ///
     /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
@@ -249,25 +266,36 @@ impl Chat {
     pub(crate) async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
         self.recorder.within_budget()?;
         let prompt = prompt.into();
+        let Some(pauses) = self.recorder.pauses.clone() else {
+            return self.turn(prompt, None).await;
+        };
+        loop {
+            pauses
+                .before_turn(self.seat.name(), &self.context.cancel)
+                .await?;
+            let result = self.turn(prompt.clone(), Some(&pauses)).await;
+            match pauses.after_turn(self.seat.name(), &self.recorder.story, &result) {
+                After::Done => return result,
+                After::Again => {}
+                After::Stop => return Err(SeatError::Cancelled),
+            }
+        }
+    }
+
+    /// One turn of [`ask`](Self::ask); with the seat pauses, its output is watched for an
+    /// agent that only says it cannot reach its service ([`crate::pause::OutageWatch`]).
+    async fn turn(
+        &mut self,
+        prompt: String,
+        pauses: Option<&SeatPauses>,
+    ) -> Result<Reply, SeatError> {
+        // The turn's own token, so the outage watch ends this turn and nothing else.
+        let cancel = self.context.cancel.child_token();
+        let watch = pauses.map(|pauses| pauses.watch(cancel.clone()));
         let recorder = Arc::clone(&self.recorder);
         let story = recorder.story.clone();
         let turn = recorder.turns.fetch_add(1, Ordering::Relaxed) + 1;
-        let request = TurnRequest {
-            role: self.role,
-            system: self.system.clone(),
-            history: self.history.clone(),
-            prompt: prompt.clone(),
-            context: TurnContext {
-                epic: self.context.epic.clone(),
-                story: Arc::clone(&self.context.story),
-                task: self.context.task.clone(),
-                worktree: self.context.worktree.clone(),
-                slot: self.context.slot,
-                deadline: Instant::now() + self.context.turn_timeout,
-                cancel: self.context.cancel.clone(),
-                sandbox: self.context.sandbox.clone(),
-            },
-        };
+        let request = self.request(prompt.clone(), cancel);
         let rendered = request.render();
         let transcript = Mutex::new(self.open_transcript(turn, &rendered));
 
@@ -280,6 +308,9 @@ impl Chat {
         });
         let progress = |progress: Progress<'_>| match progress {
             Progress::Chunk(text) => {
+                if let Some(watch) = &watch {
+                    watch.chunk(text);
+                }
                 transcript
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
@@ -313,6 +344,9 @@ impl Chat {
         };
         let turn_guard = recorder.guard.as_ref().map(TurnGuard::begin);
         let mut result = self.seat.turn(&request, &progress).await;
+        if let Some(watch) = &watch {
+            result = watch.ended(self.seat.name(), result);
+        }
         // Without the sandbox, what escaped the turn dies before the guard looks: a daemon the
         // agent left cannot change the guarded files after they were checked.
         for message in self.context.sandbox.sweep().await {
@@ -346,6 +380,26 @@ impl Chat {
             });
         }
         result
+    }
+
+    /// The request of a turn asking `prompt`, cancelled by `cancel`, its deadline from now.
+    fn request(&self, prompt: String, cancel: CancellationToken) -> TurnRequest {
+        TurnRequest {
+            role: self.role,
+            system: self.system.clone(),
+            history: self.history.clone(),
+            prompt,
+            context: TurnContext {
+                epic: self.context.epic.clone(),
+                story: Arc::clone(&self.context.story),
+                task: self.context.task.clone(),
+                worktree: self.context.worktree.clone(),
+                slot: self.context.slot,
+                deadline: Instant::now() + self.context.turn_timeout,
+                cancel,
+                sandbox: self.context.sandbox.clone(),
+            },
+        }
     }
 
     /// Ends turn `turn`: closes its transcript, records its usage, emits [`Event::TurnEnded`].

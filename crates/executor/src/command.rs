@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::agent_output;
+use crate::classify;
 use crate::preset::{Preset, PromptVia};
 use crate::process::{self, Ending, Limits, Spec};
 use crate::readiness::{self, NotReady};
@@ -371,13 +372,15 @@ impl CommandSeat {
                 Ok(reply) => return Ok(reply),
                 Err(tail) => tail,
             };
+            let status = process::describe_status(status);
+            let transient = classify::classify_now(&status, &tail).is_transient();
             let failed = || SeatError::Failed {
                 program: self.name.clone(),
-                status: process::describe_status(status),
+                status: status.clone(),
                 attempts: attempt,
                 tail: tail.trim().to_owned(),
             };
-            if attempt >= attempts || !is_transient(&tail) {
+            if attempt >= attempts || !transient {
                 return Err(failed());
             }
             let delay = self.retry.delay(attempt);
@@ -424,53 +427,6 @@ impl Seat for CommandSeat {
             }
         })
     }
-}
-
-/// Whether an agent's failure output looks transient: worth the same turn again after a pause.
-///
-/// Case-insensitive phrases of rate limits and unavailable services (`rate limit`, `too many
-/// requests`, `overloaded`, `service unavailable`, `bad gateway`, `gateway timeout`, `internal
-/// server error`, `temporarily unavailable`, `try again later`), of the network (`connection
-/// reset`, `connection refused`, `econnreset`, `etimedout`, `timed out`, `socket hang up`), and
-/// the HTTP statuses 429, 500, 502, 503, 504 and 529 standing alone as numbers.
-pub(crate) fn is_transient(output: &str) -> bool {
-    const PHRASES: &[&str] = &[
-        "rate limit",
-        "rate-limit",
-        "rate_limit",
-        "ratelimit",
-        "too many requests",
-        "overloaded",
-        "service unavailable",
-        "temporarily unavailable",
-        "bad gateway",
-        "gateway timeout",
-        "internal server error",
-        "try again later",
-        "connection reset",
-        "connection refused",
-        "connection closed",
-        "econnreset",
-        "econnrefused",
-        "etimedout",
-        "timed out",
-        "socket hang up",
-        "network error",
-    ];
-    const STATUSES: &[&str] = &["429", "500", "502", "503", "504", "529"];
-    let lower = output.to_lowercase();
-    if PHRASES.iter().any(|phrase| lower.contains(phrase)) {
-        return true;
-    }
-    let bytes = lower.as_bytes();
-    STATUSES.iter().any(|status| {
-        lower.match_indices(status).any(|(at, _)| {
-            let before = at.checked_sub(1).map(|i| bytes[i]);
-            let after = bytes.get(at + status.len()).copied();
-            !before.is_some_and(|b| b.is_ascii_alphanumeric())
-                && !after.is_some_and(|b| b.is_ascii_alphanumeric())
-        })
-    })
 }
 
 /// `text` as one word for `sh`: bare when it is plain, else in single quotes.
@@ -520,25 +476,6 @@ mod tests {
             let capped = policy.delay(10);
             assert!(capped <= Duration::from_millis(300));
         }
-    }
-
-    #[test]
-    fn transient_phrases_and_statuses() {
-        assert!(is_transient("Error: 429 Too Many Requests"));
-        assert!(is_transient("API error (overloaded_error): Overloaded"));
-        assert!(is_transient("read ECONNRESET"));
-        assert!(!is_transient(
-            "error[E0425]: cannot find value `x` in this scope"
-        ));
-        assert!(!is_transient("failed at line 5029"));
-    }
-
-    #[test]
-    fn transient_statuses_stand_alone() {
-        assert!(is_transient("HTTP 503"));
-        assert!(is_transient("status=502;"));
-        assert!(!is_transient("id 15003"));
-        assert!(!is_transient("no such file"));
     }
 
     #[test]

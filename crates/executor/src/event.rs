@@ -82,6 +82,26 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// A seat hit a usage limit or an outage: no turn starts on it until `until`, then the
+    /// turn that met it runs again (the story does not fail). A later limit on the same seat
+    /// may extend the pause (a new event).
+    SeatPaused {
+        /// The seat's name.
+        seat: String,
+        /// The story whose turn met it.
+        story: String,
+        /// When turns on the seat start again (RFC 3339, UTC).
+        until: String,
+        /// `usage limit` or `outage`.
+        reason: String,
+        /// What the agent said (its first line).
+        message: String,
+    },
+    /// A turn on a paused seat succeeded after its pause: the seat is no longer paused.
+    SeatResumed {
+        /// The seat's name.
+        seat: String,
+    },
     /// The story's tasks are known: planned now, or read from the checkpoint.
     TasksPlanned {
         /// The story.

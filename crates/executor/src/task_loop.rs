@@ -23,6 +23,7 @@ use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::guard::TurnGuard;
 use crate::offload;
+use crate::pause::SeatPauses;
 use crate::prompts::{self, Briefing};
 use crate::read_only;
 use crate::replies::{parse_task_list, parse_verdict};
@@ -264,6 +265,8 @@ pub struct TaskLoop {
     guard: Option<Arc<TurnGuard>>,
     /// The run's budget, checked before every turn; none for a loop run on its own.
     budget: Option<Arc<crate::budget::Budget>>,
+    /// The run's seat pauses around every turn; none for a loop run on its own.
+    pauses: Option<Arc<SeatPauses>>,
 }
 
 impl fmt::Debug for TaskLoop {
@@ -293,6 +296,7 @@ impl TaskLoop {
             events,
             guard: None,
             budget: None,
+            pauses: None,
         }
     }
 
@@ -300,6 +304,13 @@ impl TaskLoop {
     #[must_use]
     pub(crate) fn with_budget(mut self, budget: Arc<crate::budget::Budget>) -> Self {
         self.budget = Some(budget);
+        self
+    }
+
+    /// This loop with the run's seat pauses around every agent turn.
+    #[must_use]
+    pub(crate) fn with_pauses(mut self, pauses: Arc<SeatPauses>) -> Self {
+        self.pauses = Some(pauses);
         self
     }
 
@@ -328,7 +339,8 @@ impl TaskLoop {
                 Arc::clone(&self.events),
             )
             .with_guard(self.guard.clone())
-            .with_budget(self.budget.clone()),
+            .with_budget(self.budget.clone())
+            .with_pauses(self.pauses.clone()),
         );
         let mut run = Run {
             parts: self,

@@ -79,6 +79,15 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # Deadline of one gate command, in seconds.
 # gate_timeout = 1800
 
+# The longest a seat's pause may last: an agent at its usage limit pauses until the reset, an
+# outage until a probe gets through; a pause that would end later stops the run (exit 130, a
+# rerun resumes). Whole seconds, or with units: "90m", "6h", "1h30m", "2d".
+# max_wait = "6h"
+
+# How long an agent turn may print only "cannot reach the service" (Codex retries for ever
+# without a network) before it counts as an outage of its seat, which then pauses with probes.
+# outage_wait = "2m"
+
 # Keep a story's worktree after it merged (by default it is removed; its branch always stays).
 # keep_worktrees = false
 

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use epic_executor::{RunConfig, RunError, RunOutcome};
+use epic_executor::{RunConfig, RunError, RunOutcome, SeatStop};
 use epic_report::{EpicReport, OutcomeStatus};
 use epic_state_store::{EpicDir, EpicLock};
 use epic_story_plan::ValidPlan;
@@ -218,8 +218,34 @@ fn run_error(error: RunError, epic: &str) -> CommandError {
     }
 }
 
-/// Exit 0 every story done, 130 interrupted, 1 otherwise (a story failed or was skipped).
+/// Exit 0 every story done, 130 interrupted (a pause past `--max-wait` too, with its reason), 2
+/// a seat not logged in (with the command that logs it in), 1 otherwise (a story failed or was
+/// skipped).
 pub(crate) fn verdict(outcome: &RunOutcome) -> Result<(), CommandError> {
+    match &outcome.stopped {
+        Some(SeatStop::NotLoggedIn { seat, message, fix }) => {
+            return Err(CommandError::new(
+                Kind::SeatUnusable,
+                Message::new(format!(
+                    "the run stopped: `{seat}` is not logged in ({message})"
+                )),
+            )
+            .hint(format!(
+                "{fix}, then rerun: the stories not finished resume"
+            )));
+        }
+        Some(stop) => {
+            return Err(CommandError::new(
+                Kind::Interrupted,
+                Message::new(format!("the run stopped: {stop}")),
+            )
+            .hint(
+                "raise --max-wait to wait for it, or rerun once the seat is available: the \
+                 state is kept",
+            ));
+        }
+        None => {}
+    }
     if outcome.interrupted {
         Err(CommandError::reported(Kind::Interrupted))
     } else if outcome.all_done() {

@@ -36,6 +36,23 @@ struct StatusJson {
     stories: Vec<StoryJson>,
     /// The last report's totals, when there is a report.
     report: Option<ReportJson>,
+    /// The seats the running run has paused (a usage limit, an outage), per its events; left
+    /// out when there are none (no run going, or no seat paused).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    paused: Vec<PausedJson>,
+}
+
+/// A paused seat in [`StatusJson`].
+#[derive(Debug, Clone, Serialize)]
+struct PausedJson {
+    /// The seat's name.
+    seat: String,
+    /// When turns on it start again (RFC 3339).
+    until: String,
+    /// `usage limit` or `outage`.
+    reason: String,
+    /// The story whose turn met it.
+    story: String,
 }
 
 /// One story in [`StatusJson`].
@@ -199,6 +216,7 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
         epic_id: dir.epic_id().to_owned(),
         running,
         holder,
+        paused: if running { paused(dir) } else { Vec::new() },
         stories,
         report: report.map(|report| ReportJson {
             done: report.count(epic_report::OutcomeStatus::Done),
@@ -207,6 +225,56 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
             epic_branch: report.epic_branch,
         }),
     })
+}
+
+/// The seats paused now by the run going on: its events since its `run_started`, each seat's
+/// last `seat_paused` not followed by a `seat_resumed`, until a time still to come. An events
+/// log that cannot be read shows no pause.
+fn paused(dir: &EpicDir) -> Vec<PausedJson> {
+    use std::io::BufRead as _;
+    let Ok(file) = std::fs::File::open(dir.events()) else {
+        return Vec::new();
+    };
+    let mut seats: std::collections::BTreeMap<String, PausedJson> =
+        std::collections::BTreeMap::new();
+    for line in std::io::BufReader::new(file).lines().map_while(Result::ok) {
+        // Most lines are other events: parse only these.
+        if !(line.contains("\"seat_") || line.contains("\"run_started\"")) {
+            continue;
+        }
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        let text = |key: &str| event[key].as_str().unwrap_or_default().to_owned();
+        match event["kind"].as_str() {
+            Some("run_started") => seats.clear(),
+            Some("seat_paused") => {
+                seats.insert(
+                    text("seat"),
+                    PausedJson {
+                        seat: text("seat"),
+                        until: text("until"),
+                        reason: text("reason"),
+                        story: text("story"),
+                    },
+                );
+            }
+            Some("seat_resumed") => {
+                seats.remove(&text("seat"));
+            }
+            _ => {}
+        }
+    }
+    let now = jiff::Timestamp::now();
+    seats
+        .into_values()
+        .filter(|pause| {
+            pause
+                .until
+                .parse::<jiff::Timestamp>()
+                .is_ok_and(|until| until > now)
+        })
+        .collect()
 }
 
 fn story(
@@ -252,6 +320,14 @@ fn text(status: &StatusJson, out: Output) -> String {
                 "epic {epic}: running (its process has not recorded who it is)"
             )?,
             (None, false) => writeln!(w, "epic {epic}: not running")?,
+        }
+        for pause in &status.paused {
+            writeln!(
+                w,
+                "{} (met by story {})",
+                crate::progress::paused_until(&pause.seat, &pause.until, &pause.reason),
+                pause.story
+            )?;
         }
         if status.stories.is_empty() {
             writeln!(w, "\nno story has started yet")?;

@@ -250,6 +250,8 @@ fn the_schema_describes_every_key() {
         "max_tasks",
         "noop",
         "preflight",
+        "max_wait",
+        "outage_wait",
         "prices",
         "reviewer",
         "rules",

@@ -18,6 +18,7 @@ mod guarded_files;
 mod house_rules;
 mod init;
 mod leftovers;
+mod limits;
 mod parse_errors;
 mod plan;
 mod plan_input;

@@ -101,7 +101,22 @@ pub struct RunConfig {
     /// reaches it, no agent turn starts, running turns finish, and the unfinished stories end
     /// not started with the reason; a rerun with a larger budget carries on.
     pub budget_usd: Option<f64>,
+    /// The longest a seat's pause (a usage limit until its reset, an outage's probes) may last
+    /// (`--max-wait`, [`DEFAULT_MAX_WAIT`]): a pause that would end later stops the run, which
+    /// then ends as an interrupted one ([`RunOutcome::stopped`]).
+    pub max_wait: Duration,
+    /// How long an agent turn may stream only "cannot reach the service" lines (Codex's
+    /// `Reconnecting... waiting for network`, repeated for ever) before it is ended as an outage
+    /// of its seat, which then pauses with probes, bounded by `max_wait` (`--outage-wait`, 2
+    /// minutes).
+    pub outage_wait: Duration,
 }
+
+/// The default `--max-wait`: 6 hours. Claude Code's limits reset every 5 hours, so a pause on
+/// one always fits and an unattended run picks up where it stopped; a weekly limit or a day-long
+/// outage stops the run instead of holding the machine (and the epic's lock) for days. A rerun
+/// resumes.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_hours(6);
 
 impl RunConfig {
     /// CONTRACT.md's defaults with this coder: base `HEAD`, `epic/<epic_id>`, concurrency 3, no
@@ -109,8 +124,8 @@ impl RunConfig {
     /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
     /// default test patterns, the sandbox where it works (`auto`), the seats checked before the
-    /// first story, no verifier, unconfirmed no-op tasks completed.
-    /// default test patterns, the sandbox where it works (`auto`), no budget.
+    /// first story, no verifier, unconfirmed no-op tasks completed, no budget, seat pauses of up
+    /// to 6 hours, 2 minutes of "cannot reach the service" before a turn counts as an outage.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -144,6 +159,8 @@ impl RunConfig {
             preflight: true,
             noop: NoopPolicy::Complete,
             budget_usd: None,
+            max_wait: DEFAULT_MAX_WAIT,
+            outage_wait: Duration::from_mins(2),
         }
     }
 }
@@ -161,6 +178,9 @@ pub struct RunOutcome {
     pub epic_worktree: PathBuf,
     /// The epic's state directory.
     pub state_dir: PathBuf,
+    /// Why a seat stopped the run, when one did: a pause past `--max-wait` (then `interrupted`
+    /// is set too), or a seat that is not logged in (CONTRACT.md: exit 2).
+    pub stopped: Option<crate::pause::SeatStop>,
 }
 
 impl RunOutcome {

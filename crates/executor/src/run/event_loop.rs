@@ -17,6 +17,7 @@ use super::config::RunOutcome;
 use super::report::{History, build_report};
 use crate::event::Event;
 use crate::offload;
+use crate::pause::SeatStop;
 use crate::record::{self, Board, Column, Move};
 use crate::schedule::Schedule;
 use crate::story::{self, Ending, Failure, Shared, StoryEnd};
@@ -143,6 +144,9 @@ impl Loop {
         // come while a write is under way are in the next one.
         let mut report_due = false;
         let mut report_writer: Option<tokio::task::JoinHandle<Result<(), String>>> = None;
+        // Set once a seat stopped the run (a pause past --max-wait, a seat not logged in).
+        let mut seat_stopped = false;
+        let pauses = Arc::clone(&self.shared.pauses);
         loop {
             self.check_budget();
             if !self.schedule.is_halted() {
@@ -168,6 +172,12 @@ impl Loop {
                     self.emit(Event::RunNote {
                         message: "interrupted: stopping every running story; their state is kept and a rerun resumes them".to_owned(),
                     });
+                }
+                // Before the stories' ends: the story whose turn stopped the run ends cancelled,
+                // and must be recorded with the reason.
+                () = pauses.stopped(), if !seat_stopped => {
+                    seat_stopped = true;
+                    self.seat_stopped(&stories);
                 }
                 Some(joined) = set.join_next_with_id() => {
                     self.joined(joined, &mut running, &stories);
@@ -207,7 +217,9 @@ impl Loop {
             }
         }
         self.restore_epic_head().await;
-        let interrupted = self.schedule.is_interrupted();
+        let stopped = self.shared.pauses.stop();
+        let interrupted =
+            self.schedule.is_interrupted() || stopped.as_ref().is_some_and(SeatStop::interrupts);
         // Stories sweep at their end; this catches what the baseline's gates left.
         self.shared.sweep_orphans(None).await;
         let report = self.write_report().await;
@@ -226,7 +238,32 @@ impl Loop {
             interrupted,
             epic_worktree: shared.epic_worktree.clone(),
             state_dir: shared.dir.root().to_path_buf(),
+            stopped,
         }
+    }
+
+    /// A seat stopped the run: nothing more starts; on a pause past `--max-wait` the running
+    /// stories are cancelled too (the run ends as an interrupted one), while on a seat that is
+    /// not logged in they go on (their turns on that seat are refused, and end them cancelled).
+    fn seat_stopped(&mut self, stories: &CancellationToken) {
+        let Some(stop) = self.shared.pauses.stop() else {
+            return;
+        };
+        let why = match &stop {
+            SeatStop::NotLoggedIn { seat, message, fix } => {
+                format!("`{seat}` is not logged in ({message}): {fix}")
+            }
+            other => other.to_string(),
+        };
+        if stop.interrupts() {
+            self.schedule.cancel_running(why.clone());
+            stories.cancel();
+        } else {
+            self.schedule.halt(why.clone());
+        }
+        self.emit(Event::RunNote {
+            message: format!("stopped launching stories: {why}"),
+        });
     }
 
     /// Every story has ended: whatever moved the epic branch since the last merge (a process an
@@ -448,7 +485,12 @@ impl Loop {
             }
             Ending::Cancelled => {
                 self.schedule.cancelled(index);
-                let reason = match (self.schedule.cancel_reason(), self.shared.budget.reached()) {
+                // A story whose turn a stopped seat refused ends cancelled under a halt.
+                let halted = (!self.schedule.is_interrupted())
+                    .then(|| self.schedule.halt_reason())
+                    .flatten();
+                let cancelled = self.schedule.cancel_reason().or(halted);
+                let reason = match (cancelled, self.shared.budget.reached()) {
                     (Some(why), _) => format!("cancelled: {why}; a rerun resumes it"),
                     // Its next turn was refused: the budget stopped it, not an interrupt.
                     (None, Some(reached)) if !self.schedule.is_interrupted() => {

@@ -20,7 +20,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-pub use config::{RunConfig, RunError, RunOutcome};
+pub use config::{DEFAULT_MAX_WAIT, RunConfig, RunError, RunOutcome};
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
 
 use crate::baseline::GateBaseline;
@@ -29,7 +29,9 @@ use crate::event::{Event, EventSink};
 use crate::gates::Gates;
 use crate::guard::TurnGuard;
 use crate::offload;
+use crate::pause::SeatPauses;
 use crate::record::ReportDocument;
+use crate::sandbox::Sandbox;
 #[cfg(doc)]
 use crate::schedule::Schedule;
 use crate::story::{EpicHead, Preparing, Shared};
@@ -119,6 +121,7 @@ pub async fn run_epic(
             interrupted: true,
             epic_worktree,
             state_dir: dir.root().to_path_buf(),
+            stopped: None,
         });
     };
     if let Some(error) = red_baseline(&baseline, head, config.allow_red_baseline, &events) {
@@ -135,33 +138,21 @@ pub async fn run_epic(
     } else {
         all_gates.clone()
     };
-    let tasks = TaskLoop::new(
-        Arc::clone(&git),
-        story_gates.clone(),
-        Seats {
-            coder: Arc::clone(&config.coder),
-            reviewers: config.reviewers.clone(),
-            verifier: config.verifier.clone(),
-        },
-        LoopConfig {
-            max_rounds: config.max_rounds,
-            max_tasks: usize::try_from(config.max_tasks).unwrap_or(usize::MAX),
-            turn_timeout: config.turn_timeout,
-            extra_rules: config.extra_rules.clone(),
-            prices: config.prices.clone(),
-            sandbox: sandbox.clone(),
-            noop: config.noop,
-        },
-        Arc::clone(&events),
-    );
+    let tasks = task_loop(&git, story_gates.clone(), &config, &sandbox, &events);
     // The budget counts the earlier runs' spend, from their report's usage by seat.
     let budget = Arc::new(Budget::new(
         config.budget_usd,
         history.previous().map_or(0.0, EpicReport::spent_usd),
     ));
+    let pauses = Arc::new(SeatPauses::new(
+        config.max_wait,
+        config.outage_wait,
+        Arc::clone(&events),
+    ));
     let tasks = tasks
         .with_guard(Arc::clone(&guard))
-        .with_budget(Arc::clone(&budget));
+        .with_budget(Arc::clone(&budget))
+        .with_pauses(Arc::clone(&pauses));
     let shared = Arc::new(Shared {
         git,
         dir,
@@ -180,12 +171,42 @@ pub async fn run_epic(
         events,
         guard,
         budget,
+        pauses,
     });
     let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, history)
         .run(cancel)
         .await;
     drop(lock);
     Ok(outcome)
+}
+
+/// The task loop of the run's stories: its seats, gates and limits from `config`.
+fn task_loop(
+    git: &Arc<dyn Git>,
+    story_gates: Gates,
+    config: &RunConfig,
+    sandbox: &Sandbox,
+    events: &EventSink,
+) -> TaskLoop {
+    TaskLoop::new(
+        Arc::clone(git),
+        story_gates,
+        Seats {
+            coder: Arc::clone(&config.coder),
+            reviewers: config.reviewers.clone(),
+            verifier: config.verifier.clone(),
+        },
+        LoopConfig {
+            max_rounds: config.max_rounds,
+            max_tasks: usize::try_from(config.max_tasks).unwrap_or(usize::MAX),
+            turn_timeout: config.turn_timeout,
+            extra_rules: config.extra_rules.clone(),
+            prices: config.prices.clone(),
+            sandbox: sandbox.clone(),
+            noop: config.noop,
+        },
+        Arc::clone(events),
+    )
 }
 
 /// The error of a red baseline, unless `allow_red` (then a run note says which gates fail

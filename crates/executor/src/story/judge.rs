@@ -61,7 +61,8 @@ impl Work {
                 Arc::clone(&self.shared.events),
             )
             .with_guard(Some(Arc::clone(&self.shared.guard)))
-            .with_budget(Some(Arc::clone(&self.shared.budget))),
+            .with_budget(Some(Arc::clone(&self.shared.budget)))
+            .with_pauses(Some(Arc::clone(&self.shared.pauses))),
         );
         let result = self.judge_rounds(checked, &recorder).await;
         self.usage.absorb(&recorder.usage());

@@ -81,6 +81,8 @@ pub(crate) struct Shared {
     pub(crate) events: EventSink,
     /// The guard on epic's own files around every agent turn; epic's own writes to them go
     /// through it ([`Shared::write`], [`Work::admin`]).
+    /// The run's seat pauses: a usage limit or an outage pauses its seat for every story.
+    pub(crate) pauses: Arc<crate::pause::SeatPauses>,
     pub(crate) guard: Arc<TurnGuard>,
     /// The run's budget (`--budget-usd`), checked before every agent turn.
     pub(crate) budget: Arc<crate::budget::Budget>,

@@ -20,6 +20,7 @@ mod guarded_files;
 mod happy;
 mod hostile_agents;
 mod hostile_replies;
+mod limits;
 mod misbehaviour;
 mod noop;
 mod odd_names;

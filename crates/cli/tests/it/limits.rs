@@ -1,0 +1,226 @@
+//! `epic run` against an agent's usage limit and login: a limit pauses its seat and the story
+//! still ends done; a reset past `--max-wait` is exit 130 with the state kept (a rerun
+//! finishes); a seat not logged in is exit 2 with the fix; `epic status` shows a pause.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::util::{PATIENCE, Repo, file_plan};
+
+/// An agent that plans one task; as coder, its first turn ever (it leaves `limited` in the temp
+/// dir) prints `line`, with `RESET` replaced by the epoch `ahead` seconds from now, and exits 1;
+/// later turns write the story's file.
+fn limited_agent(repo: &Repo, line: &str, ahead: u64) -> String {
+    let dir = repo.temp().display().to_string();
+    let line = line.replace("RESET", &format!("$(( $(date +%s) + {ahead} ))"));
+    let script = format!(
+        "#!/bin/sh\n\
+         cat > /dev/null\n\
+         case \"$EPIC_ROLE\" in\n\
+         planner) echo '{{\"tasks\":[{{\"title\":\"write it\",\"description\":\"the file\"}}]}}' ;;\n\
+         coder)\n\
+           if [ ! -e '{dir}/limited' ]; then touch '{dir}/limited'; echo \"{line}\"; exit 1; fi\n\
+           mkdir -p \"$EPIC_STORY\" && echo done > \"$EPIC_STORY/$EPIC_STORY.txt\"\n\
+           echo \"wrote $EPIC_STORY\" ;;\n\
+         *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\n\
+         esac\n"
+    );
+    let path = repo.temp().join("agent.sh");
+    std::fs::write(&path, script).expect("write the agent");
+    format!("exec:sh {}", path.display())
+}
+
+/// The events of the epic's log, parsed.
+fn events(repo: &Repo) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(repo.common_dir().join("epic/shop/events.jsonl"))
+        .expect("events")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("an event"))
+        .collect()
+}
+
+fn of_kind<'a>(events: &'a [serde_json::Value], kind: &str) -> Vec<&'a serde_json::Value> {
+    events
+        .iter()
+        .filter(|event| event["kind"] == kind)
+        .collect()
+}
+
+fn failed_turns(events: &[serde_json::Value]) -> usize {
+    of_kind(events, "turn_ended")
+        .iter()
+        .filter(|event| event["ok"] == false)
+        .count()
+}
+
+#[test]
+fn a_usage_limit_pauses_the_seat_and_the_story_still_ends_done() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
+    let agent = limited_agent(&repo, "Claude AI usage limit reached|RESET", 2);
+    let run = repo.run(&["run", "plan.json", "--coder", &agent, "--no-progress"]);
+    run.assert_code(0);
+    assert!(run.stderr.contains("paused until"), "{run}");
+    let events = events(&repo);
+    let paused = of_kind(&events, "seat_paused");
+    assert_eq!(paused.len(), 1, "{events:#?}");
+    assert_eq!(paused[0]["story"], "a");
+    assert_eq!(paused[0]["reason"], "usage limit");
+    assert_eq!(failed_turns(&events), 1);
+    assert!(of_kind(&events, "story_failed").is_empty());
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["stories"][0]["status"], "done");
+}
+
+#[test]
+fn a_reset_past_max_wait_is_exit_130_and_a_rerun_finishes() {
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "x"), ("b", &["a"], "y")]),
+    );
+    let agent = limited_agent(&repo, "Claude AI usage limit reached|RESET", 3 * 3600);
+    let args = [
+        "run",
+        "plan.json",
+        "--coder",
+        &agent,
+        "--no-progress",
+        "--max-wait",
+        "1h",
+    ];
+    let run = repo.run(&args);
+    run.assert_code(130);
+    assert!(run.stderr.contains("--max-wait 1h"), "{run}");
+    assert!(run.stdout.contains("to resume"), "{run}");
+    let status = repo.run(&["status", "--format", "json"]).json();
+    assert_eq!(status["running"], false);
+    assert_eq!(status["stories"][0]["status"], "started");
+    assert_eq!(failed_turns(&events(&repo)), 1);
+
+    // The limit is spent: the rerun finishes.
+    let rerun = repo.run(&args);
+    rerun.assert_code(0);
+    assert_eq!(repo.git_output(&["show", "epic/shop:b/b.txt"]), "done\n");
+}
+
+#[test]
+fn a_seat_not_logged_in_is_exit_2_with_the_fix_and_no_story_fails() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
+    let agent = limited_agent(&repo, "Not logged in · Please run /login", 0);
+    let args = ["run", "plan.json", "--coder", &agent, "--no-progress"];
+    let run = repo.run(&args);
+    run.assert_code(2);
+    assert!(run.stderr.contains("is not logged in"), "{run}");
+    assert!(run.stderr.contains("hint: log"), "{run}");
+    let status = repo.run(&["status", "--format", "json"]).json();
+    assert_eq!(status["stories"][0]["status"], "started");
+    assert_eq!(status["stories"][0]["outcome"], "skipped");
+
+    let rerun = repo.run(&args);
+    rerun.assert_code(0);
+}
+
+#[test]
+fn status_shows_a_paused_seat() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
+    let agent = limited_agent(
+        &repo,
+        "You've hit your limit · resets 3am (Europe/Lisbon)",
+        0,
+    );
+    let child = repo
+        // The reset is up to a day ahead.
+        .command(&[
+            "run",
+            "plan.json",
+            "--coder",
+            &agent,
+            "--no-progress",
+            "--max-wait",
+            "2d",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn epic run");
+    let start = Instant::now();
+    let status = loop {
+        let status = repo.run(&["status", "--format", "json"]);
+        if status.code == Some(0) {
+            let json = status.json();
+            if json["paused"]
+                .as_array()
+                .is_some_and(|paused| !paused.is_empty())
+            {
+                break json;
+            }
+        }
+        assert!(start.elapsed() < PATIENCE, "no pause shown: {status}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["paused"][0]["reason"], "usage limit");
+    assert_eq!(status["paused"][0]["story"], "a");
+    let until: jiff::Timestamp = status["paused"][0]["until"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let lisbon = until.to_zoned_datetime(jiff::tz::TimeZone::get("Europe/Lisbon").unwrap());
+    assert_eq!((lisbon.hour(), lisbon.minute()), (3, 0));
+    let text = repo.run(&["status"]);
+    assert!(text.stdout.contains("paused until"), "{text}");
+    assert!(
+        text.stdout.contains(": usage limit) (met by story a)"),
+        "{text}"
+    );
+
+    // Ctrl-C ends the pause's wait like any turn: exit 130, and a rerun finishes.
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().expect("wait for epic run");
+    assert_eq!(output.status.code(), Some(130));
+    let rerun = repo.run(&["run", "plan.json", "--coder", &agent, "--no-progress"]);
+    rerun.assert_code(0);
+    assert!(Path::new(&repo.temp().join("limited")).exists());
+}
+
+#[test]
+fn an_agent_that_only_reconnects_stops_the_run_on_its_outage() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
+    // Codex without a network: the same line again and again, never an exit.
+    let script = "#!/bin/sh\n\
+         cat > /dev/null\n\
+         case \"$EPIC_ROLE\" in\n\
+         planner) echo '{\"tasks\":[{\"title\":\"write it\",\"description\":\"the file\"}]}' ;;\n\
+         *) n=0; while [ $n -lt 600 ]; do echo 'Reconnecting... waiting for network'; sleep 0.1; n=$((n + 1)); done ;;\n\
+         esac\n";
+    let path = repo.temp().join("offline.sh");
+    std::fs::write(&path, script).expect("write the agent");
+    let agent = format!("exec:sh {}", path.display());
+    let run = repo.run(&[
+        "run",
+        "plan.json",
+        "--coder",
+        &agent,
+        "--no-progress",
+        "--outage-wait",
+        "1s",
+        "--max-wait",
+        "10s",
+    ]);
+    run.assert_code(130);
+    assert!(run.stderr.contains("(outage)"), "{run}");
+    assert!(
+        run.stderr.contains("no connection to its service for 1s"),
+        "{run}"
+    );
+}

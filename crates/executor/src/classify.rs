@@ -1,0 +1,587 @@
+//! One classification of a failed agent turn, from what the agent printed: retried at once
+//! ([`Class::Transient`]), paused until a reset ([`Class::UsageLimit`]), paused with a growing
+//! probe ([`Class::Outage`]), the run stopped ([`Class::NotLoggedIn`]), or the story's failure
+//! ([`Class::Other`]).
+//!
+//! The agents' wordings change between versions (see the README's troubleshooting): phrases are
+//! matched loosely and case-insensitively, a reset time is read where the text gives one, and a
+//! usage or quota limit whose reset cannot be read gets [`DEFAULT_LIMIT_WAIT`].
+
+use std::time::Duration;
+
+use jiff::civil::{Date, DateTime, Time};
+use jiff::tz::TimeZone;
+use jiff::{SignedDuration, Timestamp};
+
+/// The pause after a usage or quota limit whose reset time the text does not give (Gemini's
+/// daily quota) or gives in a wording not recognised.
+///
+/// 15 minutes: long enough that a hard limit is not hammered (retrying a limit every few seconds
+/// is what users of other orchestrators complain about: it can extend the block), short enough
+/// that a short per-minute quota costs little; the pause repeats while the limit holds, bounded
+/// by `--max-wait`.
+pub(crate) const DEFAULT_LIMIT_WAIT: Duration = Duration::from_mins(15);
+
+/// What a failed turn's output says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// Overloaded, a 5xx, a short rate limit, a dropped connection: the same turn again after a
+    /// backoff of seconds ([`crate::RetryPolicy`]).
+    Transient,
+    /// A usage or quota limit of the agent's account: the seat pauses until `resets`, or for
+    /// [`DEFAULT_LIMIT_WAIT`] when the text gives no reset that could be read.
+    UsageLimit {
+        /// When the limit resets.
+        resets: Option<Timestamp>,
+    },
+    /// The agent cannot reach its service (and gave up on its own retries).
+    Outage,
+    /// The agent is not logged in: no turn on it can succeed until a person logs in.
+    NotLoggedIn,
+    /// Anything else: the turn failed.
+    Other,
+}
+
+impl Class {
+    /// Whether the seat retries it by itself, with backoff.
+    pub(crate) fn is_transient(self) -> bool {
+        self == Self::Transient
+    }
+}
+
+/// [`classify`] now, in the system's time zone.
+pub(crate) fn classify_now(status: &str, text: &str) -> Class {
+    classify(status, text, Timestamp::now(), &TimeZone::system())
+}
+
+/// Classifies a failed turn from its exit `status` in words (`exit code 41`) and the end of
+/// its output `text`; `now` and the `local` time zone read resets given as a local time
+/// (Codex's `try again at 3:28 PM`).
+///
+/// Checked in this order, so a limit message that also says `429` is a limit: not logged in,
+/// usage limit, outage, transient, other.
+pub(crate) fn classify(status: &str, text: &str, now: Timestamp, local: &TimeZone) -> Class {
+    // ASCII lowercase keeps byte offsets, so the original text can be sliced where `lower` matched.
+    let lower = text.to_ascii_lowercase();
+    if is_not_logged_in(status, &lower) {
+        Class::NotLoggedIn
+    } else if is_usage_limit(&lower) {
+        Class::UsageLimit {
+            resets: reset_time(text, &lower, now, local),
+        }
+    } else if is_outage(&lower) {
+        Class::Outage
+    } else if is_transient(&lower) {
+        Class::Transient
+    } else {
+        Class::Other
+    }
+}
+
+/// The command that logs `seat` in, for the message of a run stopped on it.
+pub(crate) fn login_fix(seat: &str) -> String {
+    match seat {
+        "claude" => {
+            "run `claude` in a terminal, then `/login` (or set ANTHROPIC_API_KEY)".to_owned()
+        }
+        "codex" => "run `codex login` (or `codex login --with-api-key`)".to_owned(),
+        "gemini" => "set GEMINI_API_KEY=… (or run `gemini` once and sign in)".to_owned(),
+        other => format!("log `{other}` in to its service"),
+    }
+}
+
+/// Claude Code's and Codex's `Not logged in`, Claude's `/login` hints, Gemini's auth error
+/// (exit 41, or its error JSON with `"code": 41`).
+fn is_not_logged_in(status: &str, lower: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "not logged in",
+        "please run /login",
+        "invalid api key",
+        "auth method",
+    ];
+    let compact: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
+    let code_41 = compact
+        .match_indices("\"code\":41")
+        .any(|(at, found)| !compact[at + found.len()..].starts_with(|c: char| c.is_ascii_digit()));
+    PHRASES.iter().any(|phrase| lower.contains(phrase)) || code_41 || status == "exit code 41"
+}
+
+/// A usage or quota limit of the account, not a short throttle (`API Error: Rate limit reached`
+/// is Claude Code's per-model throttle: transient).
+fn is_usage_limit(lower: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "usage limit",
+        "session limit",
+        "weekly limit",
+        "daily limit",
+        "monthly limit",
+        "-hour limit",
+        "quota",
+        "resource_exhausted",
+        "usagelimitexceeded",
+    ];
+    PHRASES.iter().any(|phrase| lower.contains(phrase))
+        || (lower.contains("hit your") && lower.contains("limit"))
+        || lower
+            .replace("rate limit reached", "")
+            .contains("limit reached")
+}
+
+/// Whether one line an agent streams says it cannot reach its service (Codex's
+/// `Reconnecting... waiting for network`, repeated until it is killed).
+pub(crate) fn is_outage_line(line: &str) -> bool {
+    is_outage(&line.to_ascii_lowercase())
+}
+
+/// Claude Code's `Can't reach the API server` / `connection_failed`, Gemini's `fetch failed`,
+/// Codex's `Reconnecting... waiting for network`, a name that does not resolve.
+fn is_outage(lower: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "can't reach the api server",
+        "cannot reach the api server",
+        "connection_failed",
+        "fetch failed",
+        "waiting for network",
+        "enotfound",
+        "eai_again",
+    ];
+    PHRASES.iter().any(|phrase| lower.contains(phrase))
+}
+
+/// Whether an agent's failure output looks transient: worth the same turn again after a pause.
+///
+/// Case-insensitive phrases of rate limits and unavailable services (`rate limit`, `too many
+/// requests`, `overloaded`, `service unavailable`, `bad gateway`, `gateway timeout`, `internal
+/// server error`, `temporarily unavailable`, `try again later`), of the network (`connection
+/// reset`, `connection refused`, `econnreset`, `etimedout`, `timed out`, `socket hang up`), and
+/// the HTTP statuses 429, 500, 502, 503, 504 and 529 standing alone as numbers.
+fn is_transient(lower: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "rate limit",
+        "rate-limit",
+        "rate_limit",
+        "ratelimit",
+        "too many requests",
+        "overloaded",
+        "service unavailable",
+        "temporarily unavailable",
+        "bad gateway",
+        "gateway timeout",
+        "internal server error",
+        "try again later",
+        "connection reset",
+        "connection refused",
+        "connection closed",
+        "econnreset",
+        "econnrefused",
+        "etimedout",
+        "timed out",
+        "socket hang up",
+        "network error",
+    ];
+    const STATUSES: &[&str] = &["429", "500", "502", "503", "504", "529"];
+    if PHRASES.iter().any(|phrase| lower.contains(phrase)) {
+        return true;
+    }
+    let bytes = lower.as_bytes();
+    STATUSES.iter().any(|status| {
+        lower.match_indices(status).any(|(at, _)| {
+            let before = at.checked_sub(1).map(|i| bytes[i]);
+            let after = bytes.get(at + status.len()).copied();
+            !before.is_some_and(|b| b.is_ascii_alphanumeric())
+                && !after.is_some_and(|b| b.is_ascii_alphanumeric())
+        })
+    })
+}
+
+/// The reset time a limit message gives, in any of the wordings known; `None` when it gives
+/// none that can be read.
+fn reset_time(text: &str, lower: &str, now: Timestamp, local: &TimeZone) -> Option<Timestamp> {
+    // Claude Code: `Claude AI usage limit reached|1767225600`.
+    if let Some(at) = lower.find("limit reached|") {
+        let digits: String = lower[at + "limit reached|".len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if let Ok(mut seconds) = digits.parse::<i64>() {
+            // Milliseconds, should a version print them.
+            if seconds > 100_000_000_000 {
+                seconds /= 1000;
+            }
+            return Timestamp::from_second(seconds).ok();
+        }
+    }
+    // Claude Code: `resets 3pm (Europe/Stockholm)`, `resets 8:30am (America/Los_Angeles)`.
+    if let Some(at) = lower.find("resets ") {
+        let rest = &text[at + "resets ".len()..];
+        if let Some((hour, minute, after)) = clock(rest) {
+            let zone = after
+                .trim_start()
+                .strip_prefix('(')
+                .and_then(|zone| zone.split_once(')'))
+                .and_then(|(name, _)| TimeZone::get(name.trim()).ok())
+                .unwrap_or_else(|| local.clone());
+            return next_at(now, &zone, hour, minute);
+        }
+    }
+    // Codex: `try again at 3:28 PM.`, `Try again at Aug 18th, 2026 12:30 PM.`
+    if let Some(at) = lower.find("try again at ") {
+        let rest = &text[at + "try again at ".len()..];
+        if let Some((hour, minute, _)) = clock(rest) {
+            return next_at(now, local, hour, minute);
+        }
+        return dated(rest, local);
+    }
+    // Codex: `try again in 2 hours 5 minutes`; Gemini: `Please retry in 42.5s`.
+    for phrase in ["try again in ", "retry in ", "retry after "] {
+        if let Some(at) = lower.find(phrase)
+            && let Some(wait) = span(&lower[at + phrase.len()..])
+        {
+            return add(now, wait);
+        }
+    }
+    // Gemini: `retryDelay: "42s"` (also as JSON, `"retryDelay": "42s"`).
+    if let Some(at) = lower.find("retrydelay") {
+        let rest = lower[at + "retrydelay".len()..].trim_start_matches(['"', ':', ' ']);
+        if let Some(wait) = span(rest) {
+            return add(now, wait);
+        }
+    }
+    None
+}
+
+/// `now` plus `wait`.
+fn add(now: Timestamp, wait: Duration) -> Option<Timestamp> {
+    now.checked_add(SignedDuration::try_from(wait).ok()?).ok()
+}
+
+/// A clock time at the start of `text`: `3pm`, `8:30am`, `3:28 PM`, `15:02`; the hour, the
+/// minute and what follows.
+fn clock(text: &str) -> Option<(i8, i8, &str)> {
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let n = digits(text);
+    if n == 0 || n > 2 {
+        return None;
+    }
+    let mut hour: i8 = text[..n].parse().ok()?;
+    let mut rest = &text[n..];
+    let mut minute = 0;
+    if let Some(after) = rest.strip_prefix(':') {
+        let m = digits(after);
+        if m != 2 {
+            return None;
+        }
+        minute = after[..m].parse().ok()?;
+        rest = &after[m..];
+    }
+    let trimmed = rest.trim_start();
+    let meridiem = trimmed.get(..2).map(str::to_ascii_lowercase);
+    match meridiem.as_deref() {
+        Some("am" | "pm")
+            if !trimmed[2..]
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphanumeric()) =>
+        {
+            if !(1..=12).contains(&hour) {
+                return None;
+            }
+            hour %= 12;
+            if meridiem.as_deref() == Some("pm") {
+                hour += 12;
+            }
+            rest = &trimmed[2..];
+        }
+        // A bare number is not a time unless it has minutes (`15:02`).
+        _ if minute == 0 && !text[n..].starts_with(':') => return None,
+        _ => {}
+    }
+    ((0..24).contains(&hour) && (0..60).contains(&minute)).then_some((hour, minute, rest))
+}
+
+/// The next instant at `hour:minute` in `zone`, after `now`: today's, or tomorrow's when today's
+/// has passed.
+fn next_at(now: Timestamp, zone: &TimeZone, hour: i8, minute: i8) -> Option<Timestamp> {
+    let time = Time::new(hour, minute, 0, 0).ok()?;
+    let today = now.to_zoned_datetime(zone.clone()).date();
+    let at = |date: Date| {
+        DateTime::from_parts(date, time)
+            .to_zoned_datetime(zone.clone())
+            .ok()
+            .map(|zoned| zoned.timestamp())
+    };
+    match at(today)? {
+        instant if instant > now => Some(instant),
+        _ => at(today.tomorrow().ok()?),
+    }
+}
+
+/// A date and time such as `Aug 18th, 2026 12:30 PM` in `zone`.
+fn dated(text: &str, zone: &TimeZone) -> Option<Timestamp> {
+    const MONTHS: [&str; 12] = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ];
+    let mut words = text.split_whitespace();
+    let month = words.next()?.to_ascii_lowercase();
+    let month = MONTHS.iter().position(|m| month.starts_with(m))?;
+    let day: String = words
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let year: String = words
+        .next()?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let rest: Vec<&str> = words.take(2).collect();
+    let (hour, minute, _) = clock(&rest.join(" "))?;
+    let date = Date::new(
+        year.parse().ok()?,
+        i8::try_from(month + 1).ok()?,
+        day.parse().ok()?,
+    )
+    .ok()?;
+    DateTime::from_parts(date, Time::new(hour, minute, 0, 0).ok()?)
+        .to_zoned_datetime(zone.clone())
+        .ok()
+        .map(|zoned| zoned.timestamp())
+}
+
+/// A span at the start of `text`: `2 hours 5 minutes`, `42.5s`, `42s`, `1h30m`, `90 seconds`.
+fn span(text: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut rest = text.trim_start();
+    let mut any = false;
+    loop {
+        let n = rest
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || *b == b'.')
+            .count();
+        if n == 0 {
+            break;
+        }
+        let Ok(number) = rest[..n].parse::<f64>() else {
+            break;
+        };
+        let after = rest[n..].trim_start();
+        let unit_len = after.bytes().take_while(u8::is_ascii_alphabetic).count();
+        let unit = &after[..unit_len];
+        let seconds = match unit {
+            "d" | "day" | "days" => 86_400.0,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3600.0,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+            "ms" => 0.001,
+            _ => break,
+        };
+        total += Duration::try_from_secs_f64(number * seconds).ok()?;
+        any = true;
+        rest = after[unit_len..].trim_start_matches([' ', ',']);
+        rest = rest.strip_prefix("and ").unwrap_or(rest);
+    }
+    any.then_some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2026-12-04T14:00:00Z: a Friday, 15:00 in Stockholm, 14:00 in Lisbon, 06:00 in Los Angeles.
+    fn now() -> Timestamp {
+        "2026-12-04T14:00:00Z".parse().unwrap()
+    }
+
+    fn at(text: &str) -> Timestamp {
+        text.parse().unwrap()
+    }
+
+    fn check(status: &str, text: &str, expected: Class) {
+        let local = TimeZone::get("Europe/Paris").unwrap();
+        assert_eq!(classify(status, text, now(), &local), expected, "{text}");
+    }
+
+    fn limit(resets: Option<&str>) -> Class {
+        Class::UsageLimit {
+            resets: resets.map(at),
+        }
+    }
+
+    #[test]
+    #[expect(clippy::too_many_lines, reason = "one table of real texts")]
+    fn classifies_real_texts() {
+        let cases: &[(&str, &str, Class)] = &[
+            // Transient: seconds of backoff.
+            (
+                "exit code 1",
+                "API Error: Rate limit reached",
+                Class::Transient,
+            ),
+            (
+                "exit code 1",
+                "Error: 429 Too Many Requests",
+                Class::Transient,
+            ),
+            (
+                "exit code 1",
+                "API Error: 529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+                Class::Transient,
+            ),
+            (
+                "exit code 1",
+                "HTTP 503 Service Unavailable",
+                Class::Transient,
+            ),
+            ("exit code 1", "read ECONNRESET", Class::Transient),
+            // Usage limits, with the reset they give.
+            (
+                "exit code 1",
+                "Claude AI usage limit reached|1767225600",
+                limit(Some("2026-01-01T00:00:00Z")),
+            ),
+            (
+                "exit code 0",
+                "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"result\":\"Claude AI usage limit reached|1767225600\"}",
+                limit(Some("2026-01-01T00:00:00Z")),
+            ),
+            // 15:00 in Stockholm now: 3pm has passed (just), so tomorrow's.
+            (
+                "exit code 1",
+                "5-hour limit reached ∙ resets 3pm (Europe/Stockholm)",
+                limit(Some("2026-12-05T14:00:00Z")),
+            ),
+            (
+                "exit code 1",
+                "You've hit your limit · resets 4pm (Europe/Lisbon)",
+                limit(Some("2026-12-04T16:00:00Z")),
+            ),
+            (
+                "exit code 1",
+                "You've hit your session limit · resets 8:30am (America/Los_Angeles)",
+                limit(Some("2026-12-04T16:30:00Z")),
+            ),
+            (
+                "exit code 1",
+                "You've hit your weekly limit · resets 1am (Europe/Lisbon)",
+                limit(Some("2026-12-05T01:00:00Z")),
+            ),
+            // Codex: local time (Paris in these tests), a date, a span.
+            (
+                "exit code 1",
+                "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again at 3:28 PM.",
+                limit(Some("2026-12-04T14:28:00Z")),
+            ),
+            (
+                "exit code 1",
+                "You've hit your usage limit. Visit https://chatgpt.com/codex/settings/usage to purchase more credits or try again at 9:05 AM.",
+                limit(Some("2026-12-05T08:05:00Z")),
+            ),
+            (
+                "exit code 1",
+                "{\"type\":\"turn.failed\",\"error\":{\"message\":\"You've hit your usage limit. Try again at Aug 18th, 2027 12:30 PM.\"}}",
+                limit(Some("2027-08-18T10:30:00Z")),
+            ),
+            (
+                "exit code 1",
+                "You've hit your usage limit. To get more access now, try again in 2 hours 5 minutes.",
+                limit(Some("2026-12-04T16:05:00Z")),
+            ),
+            // Gemini: a retry delay, or none.
+            (
+                "exit code 1",
+                "[API Error: got status: 429 Too Many Requests. {\"error\":{\"code\":429,\"status\":\"RESOURCE_EXHAUSTED\",\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.RetryInfo\",\"retryDelay\":\"42s\"}]}}]",
+                limit(Some("2026-12-04T14:00:42Z")),
+            ),
+            (
+                "exit code 1",
+                "RESOURCE_EXHAUSTED: You exceeded your current quota. Please retry in 42.5s.",
+                limit(Some("2026-12-04T14:00:42.5Z")),
+            ),
+            (
+                "exit code 1",
+                "You have exhausted your daily quota on this model. Please wait and try again later.",
+                limit(None),
+            ),
+            // An unknown wording: the default wait.
+            (
+                "exit code 1",
+                "Monthly limit reached for your plan.",
+                limit(None),
+            ),
+            // Outages.
+            (
+                "exit code 1",
+                "{\"type\":\"result\",\"is_error\":true,\"api_error\":\"connection_failed\",\"result\":\"API Error: Can't reach the API server — check your internet or DNS (ENOTFOUND)\"}",
+                Class::Outage,
+            ),
+            (
+                "exit code 1",
+                "{\"error\":{\"type\":\"Error\",\"message\":\"exception TypeError: fetch failed sending request\",\"code\":1}}",
+                Class::Outage,
+            ),
+            (
+                "exit code 1",
+                "{\"type\":\"error\",\"message\":\"Reconnecting... waiting for network (Connection failed: error sending request)\"}",
+                Class::Outage,
+            ),
+            // Not logged in.
+            (
+                "exit code 1",
+                "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"result\":\"Not logged in · Please run /login\"}",
+                Class::NotLoggedIn,
+            ),
+            ("exit code 1", "Not logged in", Class::NotLoggedIn),
+            (
+                "exit code 41",
+                "{\"session_id\":\"x\",\"error\":{\"type\":\"Error\",\"message\":\"Please set an Auth method in your settings.json\",\"code\": 41}}",
+                Class::NotLoggedIn,
+            ),
+            // Other.
+            (
+                "exit code 1",
+                "error[E0425]: cannot find value `x` in this scope",
+                Class::Other,
+            ),
+            ("exit code 2", "failed at line 5029", Class::Other),
+        ];
+        for (status, text, expected) in cases {
+            check(status, text, *expected);
+        }
+    }
+
+    #[test]
+    fn transient_phrases_and_statuses() {
+        let transient = |text: &str| is_transient(&text.to_ascii_lowercase());
+        assert!(transient("Error: 429 Too Many Requests"));
+        assert!(transient("API error (overloaded_error): Overloaded"));
+        assert!(transient("read ECONNRESET"));
+        assert!(!transient(
+            "error[E0425]: cannot find value `x` in this scope"
+        ));
+        assert!(!transient("failed at line 5029"));
+        assert!(transient("HTTP 503"));
+        assert!(transient("status=502;"));
+        assert!(!transient("id 15003"));
+        assert!(!transient("no such file"));
+    }
+
+    #[test]
+    fn clocks_and_spans() {
+        assert_eq!(clock("3pm (x)").map(|(h, m, _)| (h, m)), Some((15, 0)));
+        assert_eq!(clock("12am").map(|(h, m, _)| (h, m)), Some((0, 0)));
+        assert_eq!(clock("12:15 PM.").map(|(h, m, _)| (h, m)), Some((12, 15)));
+        assert_eq!(clock("15:02").map(|(h, m, _)| (h, m)), Some((15, 2)));
+        assert_eq!(clock("2 hours"), None);
+        assert_eq!(clock("13pm"), None);
+        assert_eq!(span("1h30m"), Some(Duration::from_mins(90)));
+        assert_eq!(span("90 seconds"), Some(Duration::from_secs(90)));
+        assert_eq!(span("later"), None);
+    }
+
+    #[test]
+    fn login_fixes_name_the_command() {
+        assert!(login_fix("claude").contains("/login"));
+        assert!(login_fix("codex").contains("codex login"));
+        assert!(login_fix("gemini").contains("GEMINI_API_KEY"));
+    }
+}
