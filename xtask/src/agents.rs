@@ -30,8 +30,9 @@ use crate::{Result, root, run_cargo, say};
 const VERSIONS: &str = "xtask/agents.txt";
 
 /// The presets the tier proves, with the words each prints when it reached its login or network
-/// step (any one of them will do).
-const PRESETS: [(&str, &[&str]); 3] = [
+/// step (any one of them will do), and how `epic run` then ends: a seat not logged in stops the
+/// run (exit 2), an outage past `--max-wait` interrupts it (exit 130).
+const PRESETS: [(&str, &[&str], i32); 3] = [
     (
         "claude",
         &[
@@ -40,6 +41,7 @@ const PRESETS: [(&str, &[&str]); 3] = [
             "Invalid API key",
             "Can't reach the API server",
         ],
+        2,
     ),
     (
         "codex",
@@ -50,6 +52,7 @@ const PRESETS: [(&str, &[&str]); 3] = [
             "error sending request",
             "stream disconnected",
         ],
+        130,
     ),
     (
         "gemini",
@@ -59,6 +62,7 @@ const PRESETS: [(&str, &[&str]); 3] = [
             "Auth method",
             "fetch failed",
         ],
+        2,
     ),
 ];
 
@@ -91,7 +95,13 @@ const KEYS: [&str; 9] = [
 const CASE_DEADLINE: Duration = Duration::from_mins(5);
 
 /// The deadline of one agent turn in the cases.
-const TURN_TIMEOUT_SECS: &str = "45";
+const TURN_TIMEOUT_SECS: &str = "120";
+
+/// How long a turn may only print "cannot reach the service" before it counts as an outage.
+const OUTAGE_WAIT: &str = "15s";
+
+/// The longest pause: shorter than the first probe, so an outage stops the run (exit 130).
+const MAX_WAIT: &str = "20s";
 
 /// A plan of one story whose description holds a file block, so the built-in `script` coder can
 /// do the work when the preset under test takes another role.
@@ -120,14 +130,15 @@ struct Case {
 enum Expect {
     /// Exit 2 before anything starts, naming the seat.
     Refused,
-    /// The program ran in this role and reached its login or network step.
-    Reached(&'static [&'static str]),
+    /// The program ran in this role, reached its login or network step (one of these words),
+    /// and the run ended with this exit code.
+    Reached(&'static [&'static str], i32),
 }
 
 /// The cases: for each preset, the preflight, and each role with the preflight off.
 fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
-    for (preset, reached) in PRESETS {
+    for (preset, reached, code) in PRESETS {
         cases.push(Case {
             name: format!("{preset}: the preflight refuses a logged-out seat"),
             preset,
@@ -145,20 +156,20 @@ fn cases() -> Vec<Case> {
                 name: format!("{preset} as {role}: its command line reaches the login step"),
                 preset,
                 args,
-                expect: Expect::Reached(reached),
+                expect: Expect::Reached(reached, code),
             });
         }
     }
     cases
 }
 
-/// `cargo xtask agents`.
+/// `cargo xtask agents [FILTER]`: every case, or those whose name contains `FILTER`.
 pub(crate) fn run(args: &[String]) -> Result {
-    if let Some(arg) = args.first() {
-        return Err(format!(
-            "`cargo xtask agents` takes no arguments (got `{arg}`)"
-        ));
-    }
+    let filter = match args {
+        [] => "",
+        [filter] => filter.as_str(),
+        _ => return Err("usage: cargo xtask agents [FILTER]".into()),
+    };
     let root = root();
     let packages = read_versions(&root.join(VERSIONS))?;
     let cache = cache_dir(&packages)?;
@@ -168,7 +179,14 @@ pub(crate) fn run(args: &[String]) -> Result {
     let bin = cache.join("node_modules").join(".bin");
     let scratch = std::env::temp_dir().join(format!("epic-agents-{}", std::process::id()));
     let mut failed = Vec::new();
-    for (n, case) in cases().iter().enumerate() {
+    let cases: Vec<Case> = cases()
+        .into_iter()
+        .filter(|case| case.name.contains(filter))
+        .collect();
+    if cases.is_empty() {
+        return Err(format!("no case's name contains `{filter}`"));
+    }
+    for (n, case) in cases.iter().enumerate() {
         let dir = scratch.join(n.to_string());
         let started = Instant::now();
         let outcome = run_case(case, &epic, &bin, &dir);
@@ -217,12 +235,13 @@ fn read_versions(path: &Path) -> Result<Vec<String>> {
 }
 
 /// Where this set of versions is installed: `$XDG_CACHE_HOME/epic/agents/<hash>` (or under
-/// `~/.cache`), one directory per set, so moving a version installs afresh and going back reuses.
+/// `~/.cache`, or cargo's target directory without a home), one directory per set, so moving a
+/// version installs afresh and going back reuses.
 fn cache_dir(packages: &[String]) -> Result<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-        .ok_or("neither XDG_CACHE_HOME nor HOME is set: nowhere to cache the agent CLIs")?;
+        .unwrap_or_else(|| target_dir(&root()).join("cache"));
     let mut hasher = DefaultHasher::new();
     packages.hash(&mut hasher);
     Ok(base
@@ -296,6 +315,12 @@ fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
             "--no-progress",
             "--turn-timeout",
             TURN_TIMEOUT_SECS,
+            // An agent that only reconnects (Codex offline) is an outage after this long, and
+            // the pause that follows stops the run at once instead of probing for hours.
+            "--outage-wait",
+            OUTAGE_WAIT,
+            "--max-wait",
+            MAX_WAIT,
         ])
         .args(&case.args)
         .current_dir(&repo)
@@ -340,9 +365,9 @@ fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
                 return failed(format!("expected exit 2 and \"{named}\""));
             }
         }
-        Expect::Reached(words) => {
-            if code == Some(0) {
-                return failed("a logged-out agent cannot finish a story".into());
+        Expect::Reached(words, expected) => {
+            if code != Some(expected) {
+                return failed(format!("expected exit {expected}"));
             }
             if !words.iter().any(|word| everything.contains(*word)) {
                 return failed(format!(
