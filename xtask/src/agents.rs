@@ -172,7 +172,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     };
     let root = root();
     let packages = read_versions(&root.join(VERSIONS))?;
-    let cache = cache_dir(&packages)?;
+    let cache = cache_dir(&packages);
     install(&cache, &packages)?;
     run_cargo(&["build", "--locked", "-p", "epic"], &[])?;
     let epic = target_dir(&root).join("debug").join("epic");
@@ -237,17 +237,16 @@ fn read_versions(path: &Path) -> Result<Vec<String>> {
 /// Where this set of versions is installed: `$XDG_CACHE_HOME/epic/agents/<hash>` (or under
 /// `~/.cache`, or cargo's target directory without a home), one directory per set, so moving a
 /// version installs afresh and going back reuses.
-fn cache_dir(packages: &[String]) -> Result<PathBuf> {
+fn cache_dir(packages: &[String]) -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
         .unwrap_or_else(|| target_dir(&root()).join("cache"));
     let mut hasher = DefaultHasher::new();
     packages.hash(&mut hasher);
-    Ok(base
-        .join("epic")
+    base.join("epic")
         .join("agents")
-        .join(format!("{:016x}", hasher.finish())))
+        .join(format!("{:016x}", hasher.finish()))
 }
 
 /// Installs `packages` into `cache` with npm, unless an earlier install completed there.
