@@ -447,6 +447,10 @@ impl Chat {
                     usage: Some(reported),
                     ..
                 }) => usage.record_reported(self.seat.name(), reported),
+                Err(SeatError::Failed {
+                    usage: Some(reported),
+                    ..
+                }) => usage.record_reported(self.seat.name(), reported),
                 _ => usage.record(
                     self.seat.name(),
                     epic_report::count_chars(rendered),

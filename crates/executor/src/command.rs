@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use epic_report::ReportedUsage;
+
 use crate::agent_output;
 use crate::classify;
 use crate::preset::{Preset, PromptVia};
@@ -267,7 +269,7 @@ impl CommandSeat {
         finished: &mut process::Finished,
         status: std::process::ExitStatus,
         attempt: u32,
-    ) -> Result<Reply, String> {
+    ) -> Result<Reply, (String, Option<ReportedUsage>)> {
         let raw = finished.stdout.text();
         let decoded = match &self.invocation {
             Invocation::Preset(preset) if agent_output::is_structured(*preset) => Some(
@@ -276,6 +278,7 @@ impl CommandSeat {
             _ => None,
         };
         let reported_error = decoded.as_ref().and_then(|decoded| decoded.error.clone());
+        let reported_usage = decoded.as_ref().and_then(|decoded| decoded.usage);
         if status.success() && reported_error.is_none() {
             let (text, usage) = match decoded {
                 Some(decoded) => (decoded.text, decoded.usage),
@@ -300,7 +303,7 @@ impl CommandSeat {
             }
             tail.push_str(&err);
         }
-        Err(tail)
+        Err((tail, reported_usage))
     }
 
     async fn run_turn(
@@ -368,9 +371,9 @@ impl CommandSeat {
                 }
                 Ending::Cancelled => return Err(SeatError::Cancelled),
             };
-            let tail = match self.read_output(&mut finished, status, attempt) {
+            let (tail, usage) = match self.read_output(&mut finished, status, attempt) {
                 Ok(reply) => return Ok(reply),
-                Err(tail) => tail,
+                Err(failed) => failed,
             };
             let status = process::describe_status(status);
             let transient = classify::classify_now(&status, &tail).is_transient();
@@ -379,6 +382,7 @@ impl CommandSeat {
                 status: status.clone(),
                 attempts: attempt,
                 tail: tail.trim().to_owned(),
+                usage: usage.map(Box::new),
             };
             if attempt >= attempts || !transient {
                 return Err(failed());

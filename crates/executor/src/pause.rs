@@ -448,6 +448,7 @@ impl OutageWatch {
                 ),
                 attempts: 1,
                 tail: state.line.clone(),
+                usage: None,
             }),
             other => other,
         }
@@ -510,6 +511,7 @@ mod tests {
             status: "exit code 1".into(),
             attempts: 1,
             tail: tail.into(),
+            usage: None,
         })
     }
 

@@ -256,6 +256,9 @@ pub enum SeatError {
         attempts: u32,
         /// The end of its output (stdout and stderr).
         tail: String,
+        /// What the agent reported this failed turn used, where its structured output said
+        /// (Claude Code's result object at a usage limit: no tokens, no cost); `None`: estimated.
+        usage: Option<Box<epic_report::ReportedUsage>>,
     },
     /// The turn's deadline passed; its whole process group was killed.
     #[error("`{program}` did not finish within its deadline ({}s) and was killed", after.as_secs())]

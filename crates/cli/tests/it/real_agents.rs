@@ -357,3 +357,100 @@ fn the_stand_ins_answer_in_each_format_and_fail_as_the_agents_do() {
         assert!(prompts.iter().all(|prompt| prompt.starts_with("Say hi.")));
     }
 }
+
+/// The issue's own epic, with a stand-in `claude` that behaves the way the real one does: one
+/// story plain; one whose coder claims `BLOCKED_ON` a path its merged dependency owns; one whose
+/// coder answers a task in prose ("already implemented") changing nothing; one whose first turn
+/// hits the usage limit. Before, three of the four failed and the report showed estimates; now
+/// every story ends done and the report gives the cost the agent reported.
+#[test]
+fn the_epic_a_real_claude_failed_ends_done_and_reports_what_it_cost() {
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[
+            ("a", &[], "alpha"),
+            ("b", &["a"], "beta"),
+            ("c", &[], "gamma"),
+            ("d", &[], "delta"),
+        ]),
+    );
+    let counters = tempfile::TempDir::new().expect("a directory for the counters");
+    let agents = StandIns::new();
+    // c plans two tasks; the others one.
+    agents.set(
+        "claude",
+        "planner",
+        &Behaviour::default().runs(
+            r#"[ "$EPIC_STORY" = c ] && echo '{"tasks":[{"title":"write c","description":"write c/c.txt"},{"title":"check c","description":"make sure c/c.txt is there"}]}' > "$REPLY_TO"; true"#,
+        ),
+    );
+    let coder = format!(
+        r#"C="{counters}/$EPIC_STORY"; N=$(( $(cat "$C" 2>/dev/null || echo 0) + 1 )); echo "$N" > "$C"
+case "$EPIC_STORY.$N" in
+  b.1) printf 'The catalogue is not there yet.\nBLOCKED_ON: a/a.txt from story a\n' > "$REPLY_TO" ;;
+  c.1) mkdir -p c && echo gamma > c/c.txt ;;
+  c.*) printf 'This is already implemented: c/c.txt exists, so there is nothing left to do.\n' > "$REPLY_TO" ;;
+  d.1) printf 'Claude AI usage limit reached|%s' "$(( $(date +%s) + 1 ))" > "$ERROR_TO" ;;
+  *) mkdir -p "$EPIC_STORY" && echo "$EPIC_STORY" > "$EPIC_STORY/$EPIC_STORY.txt" ;;
+esac
+"#,
+        counters = counters.path().display()
+    );
+    agents.set(
+        "claude",
+        "coder",
+        &Behaviour::reply("Done: the file is written.")
+            .runs(coder)
+            .usage(2000, 300, 0.02),
+    );
+    agents.set(
+        "claude",
+        "judge",
+        &Behaviour::default().usage(1000, 100, 0.01),
+    );
+    let run = agents.run(&repo, &run_args("claude", true, &[]));
+    run.assert_code(0);
+    let report = report(&repo);
+    let statuses: Vec<(&str, &str)> = report["stories"]
+        .as_array()
+        .expect("stories")
+        .iter()
+        .map(|story| {
+            (
+                story["id"].as_str().unwrap_or_default(),
+                story["status"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [("a", "done"), ("b", "done"), ("c", "done"), ("d", "done")]
+    );
+    for story in ["a", "b", "c", "d"] {
+        let file = format!("{story}/{story}.txt");
+        assert_eq!(
+            repo.git_output(&["show", &format!("epic/shop:{file}")])
+                .trim(),
+            if story == "c" { "gamma" } else { story },
+            "{file} is on the epic branch"
+        );
+    }
+    // b was told what its dependency provides, and went on.
+    let events = std::fs::read_to_string(repo.common_dir().join("epic/shop/events.jsonl"))
+        .expect("the event log");
+    assert!(events.contains("blocked_rejected"), "{events}");
+    // c's prose "already implemented" completed its task with a warning.
+    assert!(events.contains("task_noop_unconfirmed"), "{events}");
+    // d waited for the reset of its seat's usage limit and went on.
+    assert!(
+        events.contains("seat_paused") && events.contains("seat_resumed"),
+        "{events}"
+    );
+    // The cost is what the agent reported, not an estimate.
+    for story in report["stories"].as_array().expect("stories") {
+        let usage = &story["usage"];
+        assert_eq!(usage["source"], "reported", "{story}");
+    }
+    assert!(!run.stdout.contains("estimated"), "{}", run.stdout);
+}

@@ -41,6 +41,10 @@
 //! let run = agents.run(&repo, &["run", "plan.json", "--coder", "claude"]);
 //! ```
 //!
+//! A behaviour's script may also choose the call's answer itself, for replies that depend on
+//! the story (`EPIC_STORY`) or on counters of its own: text it writes to the file `$REPLY_TO`
+//! is the reply, and text it writes to `$ERROR_TO` an error the agent reports (a 429, exit 1).
+//!
 //! [`StandIns::calls`] gives each call's role and arguments, and [`StandIns::prompts`] the
 //! prompts, for assertions. The stand-ins keep their state (behaviours, counters, logs) in a
 //! temporary directory of their own, outside the repository and its worktrees, so a sandboxed
@@ -450,11 +454,14 @@ B=""
 for key in "$ROLE.$N" "$ROLE" default; do
   if [ -d "$STATE/behave/$AGENT/$key" ]; then B="$STATE/behave/$AGENT/$key"; break; fi
 done
+REPLY_TO="$STATE/log/$AGENT/$CALLS.scripted-reply"; ERROR_TO="$STATE/log/$AGENT/$CALLS.scripted-error"
+export REPLY_TO ERROR_TO
 if [ -n "$B" ] && [ -s "$B/script" ]; then
   sh "$B/script" || { echo "the behaviour's script failed" >&2; exit 1; }
 fi
 REPLY_FILE="$STATE/log/$AGENT/$CALLS.reply"
-if [ -n "$B" ] && [ -f "$B/reply" ]; then cp "$B/reply" "$REPLY_FILE"
+if [ -s "$REPLY_TO" ]; then cp "$REPLY_TO" "$REPLY_FILE"
+elif [ -n "$B" ] && [ -f "$B/reply" ]; then cp "$B/reply" "$REPLY_FILE"
 else
   case "$ROLE" in
     planner) echo '{"tasks":[{"title":"do the story","description":"all of it"}]}' ;;
@@ -469,6 +476,7 @@ EXIT=0
 [ -n "$B" ] && [ -f "$B/exit" ] && EXIT=$(cat "$B/exit")
 ERROR=""; STATUS=null
 [ -n "$B" ] && [ -f "$B/error" ] && ERROR=$(cat "$B/error") && STATUS=$(cat "$B/status")
+if [ -s "$ERROR_TO" ]; then ERROR=$(cat "$ERROR_TO"); STATUS=429; EXIT=1; fi
 if [ -n "$B" ] && [ -f "$B/prose" ]; then cat "$REPLY_FILE"; exit "$EXIT"; fi
 if [ "$FORMAT" = text ]; then
   if [ -n "$ERROR" ]; then printf '%s\n' "$ERROR" >&2; else cat "$REPLY_FILE"; fi
