@@ -152,9 +152,11 @@
 //! - **Bounded memory.** A reply keeps its first and last 256 KiB in memory ([`ReplyLimits`]);
 //!   a transcript stores at most 8 MiB of a reply and notes the rest; a gate keeps the last
 //!   4000 bytes of its output. Usage is still counted over all of it.
-//! - **Transient failures are retried, others are not.** A turn that exits non-zero with output
-//!   that looks transient (rate limit, overload, 429/5xx, a reset connection) is retried with
-//!   exponential backoff and jitter ([`RetryPolicy`], 3 attempts), each retry an event; a turn
+//! - **A failed turn is classified once** (`classify.rs`): output that looks transient (rate
+//!   limit, overload, 429/5xx, a reset connection) is retried with exponential backoff and
+//!   jitter ([`RetryPolicy`], 3 attempts), each retry an event; a usage limit pauses its seat
+//!   until the reset and an outage with growing probes, both bounded by `RunConfig::max_wait`; a
+//!   seat not logged in stops the run; only a failure of the story's own fails the story. A turn
 //!   killed at its deadline used its budget and is not retried.
 //! - **The checkpoint is the only durable state**, written atomically after planning and after
 //!   each commit, so a crash redoes at most the task in progress and never re-plans.
@@ -167,9 +169,10 @@
 //!   later run only while the merge commit its state records is on the epic branch's
 //!   first-parent line. Stories are cut from, and catch up with, the last proven epic head,
 //!   never a merge still being gated.
-//! - **Estimates, not measurements.** Usage is estimated from character counts
-//!   (`epic_report::estimate_tokens`), per seat name, priced from a `epic_report::PriceTable`; failed turns
-//!   count too, since their output was produced.
+//! - **Reported where the agent reports, estimated where not.** A preset's structured output
+//!   gives the tokens and cost the agent reported; other turns are estimated from character
+//!   counts (`epic_report::estimate_tokens`), priced from a `epic_report::PriceTable`, per seat
+//!   name; failed turns count too, since their output was produced. Every figure says which.
 
 #![warn(missing_docs)]
 
