@@ -449,9 +449,10 @@ impl Tracker {
                 seat,
                 story,
                 until,
+                since,
                 reason,
                 ..
-            } => self.step(story, paused_until(seat, until, reason)),
+            } => self.step(story, paused_until(seat, since, until, reason)),
             Event::RunStarted { epic, .. } => epic.clone_into(&mut self.epic),
             _ => {}
         }
@@ -806,11 +807,12 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             seat,
             story,
             until,
+            since,
             reason,
             message,
         } => format!(
             "story {story}: {}: {}",
-            paused_until(seat, until, reason),
+            paused_until(seat, since, until, reason),
             first_line(message)
         ),
         Event::SeatResumed { seat } => format!("seat {seat}: resumed"),
@@ -838,22 +840,31 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
     Some(line)
 }
 
-/// `paused until 15:02 (claude: usage limit)`: a seat's pause as the live view and `epic status`
-/// show it, `until` (RFC 3339) in the local time zone, with the date when it is not today.
-pub(crate) fn paused_until(seat: &str, until: &str, reason: &str) -> String {
-    let when = match until.parse::<jiff::Timestamp>() {
-        Ok(until) => {
+/// A seat's pause for people, in local time: `paused until 15:02 (claude: usage limit)`, or for
+/// an outage `paused: claude: API unreachable since 14:02, next probe 14:06`; a time on
+/// another day carries its date.
+pub(crate) fn paused_until(seat: &str, since: &str, until: &str, reason: &str) -> String {
+    let local = |time: &str| match time.parse::<jiff::Timestamp>() {
+        Ok(time) => {
             let zone = jiff::tz::TimeZone::system();
-            let local = until.to_zoned_datetime(zone.clone());
+            let local = time.to_zoned_datetime(zone.clone());
             if local.date() == jiff::Timestamp::now().to_zoned_datetime(zone).date() {
                 local.strftime("%H:%M").to_string()
             } else {
                 local.strftime("%b %-d %H:%M").to_string()
             }
         }
-        Err(_) => until.to_owned(),
+        Err(_) => time.to_owned(),
     };
-    format!("paused until {when} ({seat}: {reason})")
+    if reason == "outage" && !since.is_empty() {
+        format!(
+            "paused: {seat}: API unreachable since {}, next probe {}",
+            local(since),
+            local(until)
+        )
+    } else {
+        format!("paused until {} ({seat}: {reason})", local(until))
+    }
 }
 
 #[cfg(test)]
@@ -870,11 +881,21 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(
-            paused_until("claude", &until.timestamp().to_string(), "usage limit"),
+            paused_until("claude", "", &until.timestamp().to_string(), "usage limit"),
             "paused until 23:59 (claude: usage limit)"
         );
+        let since = until.with().hour(23).minute(41).build().unwrap();
         assert_eq!(
-            paused_until("codex", "2020-01-02T03:04:05Z", "outage")
+            paused_until(
+                "codex",
+                &since.timestamp().to_string(),
+                &until.timestamp().to_string(),
+                "outage"
+            ),
+            "paused: codex: API unreachable since 23:41, next probe 23:59"
+        );
+        assert_eq!(
+            paused_until("codex", "", "2020-01-02T03:04:05Z", "outage")
                 .split_once(" (")
                 .map(|(_, seat)| seat),
             Some("codex: outage)")

@@ -56,6 +56,10 @@ pub(crate) fn is_structured(preset: Preset) -> bool {
     matches!(preset, Preset::Claude | Preset::Codex | Preset::Gemini)
 }
 
+/// What Gemini CLI prints on stderr when it ignores the approval mode it was given in a folder
+/// it does not trust.
+const TRUST_FALLBACK: &str = "Approval mode overridden";
+
 /// Decodes what `preset` printed on standard output and standard error.
 pub(crate) fn decode(preset: Preset, stdout: &str, stderr: &str) -> Decoded {
     let decoded = match preset {
@@ -176,8 +180,25 @@ fn codex(stdout: &str) -> Option<Decoded> {
 fn gemini(stdout: &str, stderr: &str) -> Option<Decoded> {
     let out = json_object_in(stdout);
     let err = json_object_in(stderr).filter(|value| value.get("error").is_some());
+    // Gemini CLI in a folder it does not trust drops the approval mode it was given and says so
+    // on stderr: its tools would then wait for approvals nobody gives. That is an error of the
+    // seat, never a silent downgrade.
+    let downgraded = stderr
+        .lines()
+        .find(|line| line.contains(TRUST_FALLBACK))
+        .map(|line| {
+            format!(
+                "{}: Gemini CLI ran without the approvals its seat asked for (the preset passes \
+                 --skip-trust; an older Gemini CLI may not know it)",
+                line.trim()
+            )
+        });
     if out.is_none() && err.is_none() {
-        return None;
+        return downgraded.map(|error| Decoded {
+            text: stdout.to_owned(),
+            usage: None,
+            error: Some(error),
+        });
     }
     let text = out
         .as_ref()
@@ -189,7 +210,8 @@ fn gemini(stdout: &str, stderr: &str) -> Option<Decoded> {
         .into_iter()
         .flatten()
         .find_map(|value| value.get("error").filter(|error| !error.is_null()))
-        .map(message_of);
+        .map(message_of)
+        .or(downgraded);
     let usage = out
         .as_ref()
         .and_then(|value| value.pointer("/stats/models"))

@@ -407,6 +407,112 @@ mod tests {
         }
     }
 
+    /// One capture of a real CLI (`tests/fixtures/agents/<cli>-<version>/<case>.*`).
+    macro_rules! captured {
+        ($dir:literal, $case:literal) => {
+            (
+                concat!($dir, "/", $case),
+                include_str!(concat!(
+                    "../tests/fixtures/agents/",
+                    $dir,
+                    "/",
+                    $case,
+                    ".stdout"
+                )),
+                include_str!(concat!(
+                    "../tests/fixtures/agents/",
+                    $dir,
+                    "/",
+                    $case,
+                    ".stderr"
+                )),
+                include_str!(concat!(
+                    "../tests/fixtures/agents/",
+                    $dir,
+                    "/",
+                    $case,
+                    ".exit"
+                )),
+            )
+        };
+    }
+
+    /// What the real CLIs printed, offline and logged out, read as a turn of their preset reads
+    /// it (`agent_output::decode`, then the failure's text): each is classified as the run must
+    /// treat it.
+    #[test]
+    fn classifies_what_the_real_clis_printed() {
+        use crate::agent_output;
+        use crate::command::failure_tail;
+        use crate::preset::Preset;
+        let table = [
+            (
+                Preset::Claude,
+                captured!("claude-2.1.332", "logged-out"),
+                Class::NotLoggedIn,
+            ),
+            (
+                Preset::Codex,
+                captured!("codex-0.171.0", "offline"),
+                Class::Outage,
+            ),
+            (
+                Preset::Gemini,
+                captured!("gemini-0.61.0", "logged-out"),
+                Class::NotLoggedIn,
+            ),
+            (
+                Preset::Gemini,
+                captured!("gemini-0.61.0", "offline"),
+                Class::Outage,
+            ),
+            (
+                Preset::Gemini,
+                captured!("gemini-0.61.0", "untrusted"),
+                Class::NotLoggedIn,
+            ),
+        ];
+        for (preset, (name, stdout, stderr, exit), expected) in table {
+            let decoded = agent_output::decode(preset, stdout, stderr);
+            let text = failure_tail(decoded.error.as_deref(), stdout, stderr);
+            let status = format!("exit code {}", exit.trim());
+            let local = TimeZone::get("Europe/Paris").unwrap();
+            assert_eq!(
+                classify(&status, &text, now(), &local),
+                expected,
+                "{name}: {text}"
+            );
+        }
+        // Codex never gives up on its own: the outage watch ends it once every line it streams
+        // says it cannot reach its service.
+        let (_, stdout, _, _) = captured!("codex-0.171.0", "offline");
+        let last = stdout.lines().last().unwrap();
+        assert!(is_outage_line(last), "{last}");
+        // Claude Code's logged-out result object says so whatever its exit code.
+        let (_, stdout, stderr, _) = captured!("claude-2.1.332", "logged-out");
+        let decoded = agent_output::decode(Preset::Claude, stdout, stderr);
+        assert_eq!(
+            decoded.error.as_deref(),
+            Some("Not logged in · Please run /login")
+        );
+        // Gemini CLI in an untrusted folder: its approval mode dropped is an error of the seat,
+        // also when the turn itself works.
+        let (_, _, stderr, _) = captured!("gemini-0.61.0", "untrusted");
+        let notice: String = stderr.lines().take(2).collect::<Vec<_>>().join("\n");
+        let decoded = agent_output::decode(
+            Preset::Gemini,
+            r#"{"session_id": "s", "response": "done", "stats": {}}"#,
+            &notice,
+        );
+        assert!(
+            decoded
+                .error
+                .as_deref()
+                .is_some_and(|error| error.contains("Approval mode overridden")),
+            "{decoded:?}"
+        );
+    }
+
     #[test]
     #[expect(clippy::too_many_lines, reason = "one table of real texts")]
     fn classifies_real_texts() {

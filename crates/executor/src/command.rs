@@ -291,18 +291,11 @@ impl CommandSeat {
                 usage,
             });
         }
-        // The agent's own error message leads the tail, verbatim, before the raw output.
-        let mut tail = reported_error
-            .map(|error| format!("{}\n--- output ---\n", error.trim()))
-            .unwrap_or_default();
-        tail.push_str(&finished.stdout.last(ERROR_TAIL));
-        let err = finished.stderr.last(ERROR_TAIL);
-        if !err.trim().is_empty() {
-            if !tail.trim().is_empty() {
-                tail.push_str("\n--- stderr ---\n");
-            }
-            tail.push_str(&err);
-        }
+        let tail = failure_tail(
+            reported_error.as_deref(),
+            &finished.stdout.last(ERROR_TAIL),
+            &finished.stderr.last(ERROR_TAIL),
+        );
         Err((tail, reported_usage))
     }
 
@@ -431,6 +424,23 @@ impl Seat for CommandSeat {
             }
         })
     }
+}
+
+/// The text of a failed turn, what [`SeatError::Failed`] carries and what
+/// [`classify`](crate::classify) reads: the agent's own error message (from its structured
+/// output) first, verbatim, then the end of its standard output and of its standard error.
+pub(crate) fn failure_tail(reported_error: Option<&str>, stdout: &str, stderr: &str) -> String {
+    let mut tail = reported_error
+        .map(|error| format!("{}\n--- output ---\n", error.trim()))
+        .unwrap_or_default();
+    tail.push_str(stdout);
+    if !stderr.trim().is_empty() {
+        if !tail.trim().is_empty() {
+            tail.push_str("\n--- stderr ---\n");
+        }
+        tail.push_str(stderr);
+    }
+    tail
 }
 
 /// `text` as one word for `sh`: bare when it is plain, else in single quotes.

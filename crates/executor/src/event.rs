@@ -90,8 +90,13 @@ pub enum Event {
         seat: String,
         /// The story whose turn met it.
         story: String,
-        /// When turns on the seat start again (RFC 3339, UTC).
+        /// When turns on the seat start again (RFC 3339, UTC): the limit's reset, or an outage's
+        /// next probe.
         until: String,
+        /// When the pause began (RFC 3339, UTC): for an outage, since when the service is
+        /// unreachable.
+        #[serde(default)]
+        since: String,
         /// `usage limit` or `outage`.
         reason: String,
         /// What the agent said (its first line).

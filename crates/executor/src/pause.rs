@@ -340,6 +340,7 @@ impl SeatPauses {
                 seat: seat.to_owned(),
                 story: story.to_owned(),
                 until: until.to_string(),
+                since: since.to_string(),
                 reason: why.as_str().to_owned(),
                 message: first_line(tail),
             });

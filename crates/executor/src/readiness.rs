@@ -306,6 +306,10 @@ mod tests {
             r#"{"loggedIn": true, "authMethod": "claude.ai"}"#
         ));
         assert!(!logged_out_json("Logged in as someone"));
+        // What Claude Code 2.1.332 printed, logged out (tests/fixtures/agents).
+        assert!(logged_out_json(include_str!(
+            "../tests/fixtures/agents/claude-2.1.332/auth-status.stdout"
+        )));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! `--format json` prints [`StatusJson`]; without EPIC, when several epics have run, it prints
 //! [`EpicsJson`] instead (and exits 0).
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 use std::path::PathBuf;
 
 use epic_state_store::{EpicDir, EpicLock, Holder, LockError, StoryStage, StoryState};
@@ -47,12 +47,23 @@ struct StatusJson {
 struct PausedJson {
     /// The seat's name.
     seat: String,
-    /// When turns on it start again (RFC 3339).
+    /// When turns on it start again (RFC 3339): a limit's reset, an outage's next probe.
     until: String,
+    /// When the pause began (RFC 3339): for an outage, since when its service is unreachable.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    since: String,
     /// `usage limit` or `outage`.
     reason: String,
     /// The story whose turn met it.
     story: String,
+}
+
+impl fmt::Display for PausedJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pause =
+            crate::progress::paused_until(&self.seat, &self.since, &self.until, &self.reason);
+        write!(f, "{pause} (met by story {})", self.story)
+    }
 }
 
 /// One story in [`StatusJson`].
@@ -254,6 +265,7 @@ fn paused(dir: &EpicDir) -> Vec<PausedJson> {
                     PausedJson {
                         seat: text("seat"),
                         until: text("until"),
+                        since: text("since"),
                         reason: text("reason"),
                         story: text("story"),
                     },
@@ -322,12 +334,7 @@ fn text(status: &StatusJson, out: Output) -> String {
             (None, false) => writeln!(w, "epic {epic}: not running")?,
         }
         for pause in &status.paused {
-            writeln!(
-                w,
-                "{} (met by story {})",
-                crate::progress::paused_until(&pause.seat, &pause.until, &pause.reason),
-                pause.story
-            )?;
+            writeln!(w, "{pause}")?;
         }
         if status.stories.is_empty() {
             writeln!(w, "\nno story has started yet")?;

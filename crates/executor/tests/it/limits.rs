@@ -54,6 +54,7 @@ async fn a_usage_limit_pauses_the_seat_and_the_turn_runs_again_after_the_reset()
                 until,
                 reason,
                 message,
+                ..
             } => Some((seat, story, until, reason, message)),
             _ => None,
         })
