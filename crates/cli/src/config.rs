@@ -569,10 +569,11 @@ pub(crate) struct Rerun {
 }
 
 /// The options that decide what proves a merge and who works, with how a message names them.
-const WATCHED: [(&str, &str); 4] = [
+const WATCHED: [(&str, &str); 5] = [
     ("coder", "the coder"),
     ("judge", "the judge"),
     ("reviewer", "the reviewers"),
+    ("verifier", "the verifier"),
     ("gate", "the gates"),
 ];
 
@@ -1587,14 +1588,34 @@ mod tests {
 
     #[test]
     fn a_rerun_says_which_seats_and_gates_changed() {
-        let last = flags(&["--coder", "script", "--judge", "codex", "--gate", "true"]);
-        let now = flags(&["--coder", "claude", "--gate", "true", "--gate", "false"]);
+        let last = flags(&[
+            "--coder",
+            "script",
+            "--judge",
+            "codex",
+            "--verifier",
+            "gemini",
+            "--gate",
+            "true",
+        ]);
+        let now = flags(&[
+            "--coder",
+            "claude",
+            "--verifier",
+            "codex",
+            "--gate",
+            "true",
+            "--gate",
+            "false",
+        ]);
         let file = RunOptions::parse("judge = \"codex\"\n").unwrap();
         let rerun = resolve_rerun(&file, &now, Some(&last)).unwrap();
         assert_eq!(
             rerun.lines,
             [
                 "the coder changed since the last run: was --coder script, now --coder claude",
+                "the verifier changed since the last run: was --verifier gemini, now --verifier \
+                 codex",
                 "the gates changed since the last run: was --gate true, now --gate true --gate \
                  false",
             ]
