@@ -427,7 +427,7 @@ impl Seat for CommandSeat {
 }
 
 /// The text of a failed turn, what [`SeatError::Failed`] carries and what
-/// [`classify`](crate::classify) reads: the agent's own error message (from its structured
+/// `classify.rs` reads: the agent's own error message (from its structured
 /// output) first, verbatim, then the end of its standard output and of its standard error.
 pub(crate) fn failure_tail(reported_error: Option<&str>, stdout: &str, stderr: &str) -> String {
     let mut tail = reported_error
