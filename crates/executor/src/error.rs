@@ -72,6 +72,15 @@ pub enum StoryError {
         /// The branch checked out instead, `None` for a detached head.
         found: Option<String>,
     },
+    /// The worktree's `.git` names another worktree's registration (an agent rewrote it): git
+    /// run there would act on that worktree, so none was run.
+    #[error("the worktree `{}` is linked to the worktree `{}`: its `.git` names that worktree's administrative directory", worktree.display(), other.display())]
+    LinkedElsewhere {
+        /// The story's worktree.
+        worktree: PathBuf,
+        /// The worktree whose registration its `.git` names.
+        other: PathBuf,
+    },
     /// The checkpoint could not be read, parsed or written.
     #[error("the task checkpoint `{}` {problem}", path.display())]
     Checkpoint {
@@ -156,6 +165,11 @@ impl StoryError {
             Self::BranchSwitched { .. } => format!(
                 "{self}. The agent switched branches, which epic forbids; nothing of this task \
                  was committed. Check out the story branch in the worktree again and rerun."
+            ),
+            Self::LinkedElsewhere { .. } => format!(
+                "{self}. An agent rewrote it: every git command there would act on the other \
+                 worktree, so epic ran none and nothing of this task was committed. Rerun: the \
+                 rerun points the `.git` back at the story's own registration."
             ),
             Self::Checkpoint { .. } => {
                 format!("{self}. Fix it by hand, or delete it to plan the story's tasks again.")

@@ -379,14 +379,19 @@ impl TurnGuard {
 
     /// The registration directories that belong to another epic's run: their worktree, in
     /// `before` and `now` alike, lies under `<repo-name>.worktrees/<another epic>/`; or they are
-    /// being added (new, with no `gitdir` yet). That run's guard watches them.
+    /// being added (no `gitdir` naming a `.git` yet, then or now). That run's guard watches
+    /// them.
     fn other_runs_registrations(&self, before: &Snapshot, now: &Snapshot) -> Vec<PathBuf> {
+        // `git worktree add` makes the directory, then creates `gitdir`, then writes it: only a
+        // `gitdir` that names a `.git` says whose the registration is; until one does (then and
+        // now), it is still being added.
         let gitdir = |snapshot: &Snapshot, registration: &Path| match snapshot
             .get(&registration.join("gitdir"))
         {
             Some(epic_state_store::Entry::File { contents, .. }) => Some(PathBuf::from(
                 String::from_utf8_lossy(contents).trim().to_owned(),
-            )),
+            ))
+            .filter(|worktree| worktree.ends_with(".git")),
             _ => None,
         };
         let foreign = |worktree: &Path| {
@@ -401,7 +406,7 @@ impl TurnGuard {
                 continue;
             }
             let (was, is) = (gitdir(before, path), gitdir(now, path));
-            let adding = before.get(path).is_none() && was.is_none() && is.is_none();
+            let adding = was.is_none() && is.is_none();
             let theirs = (was.is_some() || is.is_some())
                 && was
                     .iter()
@@ -477,6 +482,42 @@ mod tests {
         assert!(!state_file(Path::new("transcripts/a/0001-coder.md")));
         assert!(!state_file(Path::new("board.md")));
         assert!(!state_file(Path::new("stories/.a.json.123.456.tmp")));
+    }
+
+    /// Another epic's run adding a worktree, seen at each step of `git worktree add`: the
+    /// registration's directory, its `locked`, its `gitdir` created empty, then written (half,
+    /// then whole). None of it is a turn's change.
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plays git adding a worktree, writing files directly"
+    )]
+    fn another_runs_registration_being_added_is_not_a_change_at_any_step() {
+        let repo = tempfile::tempdir().unwrap();
+        let common = repo.path().join(".git");
+        std::fs::create_dir_all(common.join("worktrees")).unwrap();
+        let dir = EpicDir::new(&common, "two").unwrap();
+        let root = repo.path().join("shop.worktrees/two");
+        let guard = Arc::new(TurnGuard::new(&common, &dir, &root, &[]).unwrap());
+        let registration = common.join("worktrees/a");
+        let theirs = format!(
+            "{}\n",
+            repo.path().join("shop.worktrees/one/a/.git").display()
+        );
+        let steps: [&dyn Fn(); 4] = [
+            &|| {
+                std::fs::create_dir_all(&registration).unwrap();
+                std::fs::write(registration.join("locked"), "initializing\n").unwrap();
+            },
+            &|| std::fs::write(registration.join("gitdir"), "").unwrap(),
+            &|| std::fs::write(registration.join("gitdir"), &theirs[..theirs.len() / 2]).unwrap(),
+            &|| std::fs::write(registration.join("gitdir"), &theirs).unwrap(),
+        ];
+        for (n, step) in steps.iter().enumerate() {
+            let turn = guard.begin();
+            step();
+            assert_eq!(turn.end(&root.join("c")), Ok(()), "step {n}");
+        }
     }
 
     #[test]

@@ -572,12 +572,21 @@ impl Run<'_> {
         E: Error + Send + Sync + 'static,
     {
         let worktree = self.job.worktree.clone();
-        offload::git(&self.parts.git, action, move |git| op(git, &worktree))
-            .await
-            .map_err(|error| StoryError::Git {
-                action: error.action,
-                source: error.source,
-            })
+        // An agent may have pointed the worktree's `.git` at another worktree's registration:
+        // git run there would act on that one (the epic worktree's index and branch).
+        offload::git(
+            &self.parts.git,
+            action,
+            move |git| match epic_git_ops::linked_elsewhere(&worktree) {
+                Some(other) => Ok(Err(StoryError::LinkedElsewhere { worktree, other })),
+                None => op(git, &worktree).map(Ok),
+            },
+        )
+        .await
+        .map_err(|error| StoryError::Git {
+            action: error.action,
+            source: error.source,
+        })?
     }
 
     /// Fails unless the worktree is on the story branch.

@@ -114,6 +114,8 @@
 //! before it wrote `.git`, and [`add_interrupted`] tells a worktree whose add never finished.
 //! They work on files, not through git (git has no command for them), and are safe only under
 //! the caller's own lock, where no live git process of its can hold those locks.
+//! [`linked_elsewhere`] tells a worktree whose `.git` an agent pointed at another worktree's
+//! registration, where no git may run; it only reads.
 //!
 //! # Identity
 //!
@@ -182,4 +184,4 @@ pub use types::{
     MergeOutcome, ParseCommitIdError, Removal, Restored, Status, Symlink, WorktreeInfo,
     WorktreeState,
 };
-pub use worktree::add_interrupted;
+pub use worktree::{add_interrupted, linked_elsewhere};

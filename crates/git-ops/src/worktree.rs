@@ -378,6 +378,24 @@ pub fn add_interrupted(path: &Path) -> bool {
     admin_dir(path).is_some_and(|admin| locked_by_add(&admin))
 }
 
+/// The other worktree whose registration the `.git` file of the linked worktree at `path`
+/// names, when an agent pointed it there: every git command run in `path` would then act on that
+/// worktree's index and branch (the epic's or a sibling's). `None` for a worktree linked to its
+/// own registration, and for anything that is not a linked worktree or whose link names no
+/// worktree (git fails there by itself). Reads two small files; it changes nothing
+/// ([`Git::relink_worktree`](crate::Git::relink_worktree) points the link back).
+///
+/// ```no_run
+/// # let worktree = std::path::Path::new("../app.worktrees/checkout/cart-api");
+/// if let Some(other) = epic_git_ops::linked_elsewhere(worktree) {
+///     // run no git in `worktree`: it would act on `other`
+/// }
+/// ```
+pub fn linked_elsewhere(path: &Path) -> Option<PathBuf> {
+    let named = worktree_of(&admin_dir(path)?)?;
+    (normalized(&named) != normalized(path)).then_some(named)
+}
+
 /// [`Git::relink_worktree`](crate::Git::relink_worktree): the registration whose `gitdir` names
 /// `path`'s `.git` is the worktree's own; its `.git` file is rewritten to name it, as git writes
 /// it, when it names another.

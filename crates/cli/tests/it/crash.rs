@@ -1,7 +1,7 @@
 //! Crash at any instant: `epic run` on a 12-story plan in three waves (scripted agents that take
 //! a little time, a real gate), killed with SIGKILL (its whole process group, agents and gates
-//! too, as a machine crash would) at 30 seeded instants spread over the run, rerun after each
-//! kill; then the epic branch must hold every story merged exactly once, the same tree as an
+//! too, as a machine crash would) at 30 seeded points spread over the run's progress (counted in
+//! the events it logs, never in time), rerun after each kill; then the epic branch must hold every story merged exactly once, the same tree as an
 //! uninterrupted run, green gates at every merge, parseable state, and a clean repository.
 //!
 //! The seed is fixed; `EPIC_CRASH_SEED` picks another. Each kill's phase, read from the tail of
@@ -20,6 +20,11 @@ use crate::util::Repo;
 
 const EPIC: &str = "crash";
 const KILLS: usize = 30;
+/// The events that mark progress a rerun keeps ([`PROGRESS`]) in an uninterrupted run: 24
+/// tasks committed, 12 stories merged. A run crashed and rerun logs at least as many.
+const PROGRESS_STEPS: usize = 36;
+/// The events that mark progress a rerun keeps: a task committed, a story merged.
+const PROGRESS: [&str; 2] = ["\"kind\":\"task_committed\"", "\"kind\":\"story_merged\""];
 
 /// The agent: plans two tasks; each coder turn takes a moment, then writes `<story>/<task>.txt`.
 const AGENT: &str = r#"#!/bin/sh
@@ -124,6 +129,64 @@ fn wait(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> 
     }
 }
 
+/// The events of the log at `path` (complete lines), none before it exists.
+fn events(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|text| text.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Whether `event` marks progress ([`PROGRESS`]).
+fn progress(event: &str) -> bool {
+    PROGRESS.iter().any(|kind| event.contains(kind))
+}
+
+/// Where a life ends: after `marks` progress events of its own and `then` more events of any
+/// kind, or at its `marks + 1`-th progress event, whichever comes first.
+#[derive(Clone, Copy)]
+struct Stop {
+    marks: usize,
+    then: usize,
+}
+
+/// Waits until the run `child`, whose log at `log` held `before` events when it started, has
+/// reached `stop`, or exits: how it exited, `None` while it still runs (then it has reached
+/// `stop`). Polls every few milliseconds; the time limit only ends a run that makes no
+/// progress.
+fn wait_for_stop(
+    child: &mut Child,
+    log: &Path,
+    before: usize,
+    stop: Stop,
+) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(5));
+        if let Some(status) = child.try_wait().expect("poll") {
+            return Some(status);
+        }
+        let all = events(log);
+        let new = &all[before.min(all.len())..];
+        let marks: Vec<usize> = new
+            .iter()
+            .enumerate()
+            .filter(|(_, event)| progress(event))
+            .map(|(at, _)| at)
+            .collect();
+        let from = match stop.marks {
+            0 => Some(0),
+            n => marks.get(n - 1).map(|at| at + 1),
+        };
+        if marks.len() > stop.marks || from.is_some_and(|from| new.len() >= from + stop.then) {
+            return None;
+        }
+        assert!(
+            start.elapsed() < Duration::from_mins(5),
+            "the run did not progress in minutes"
+        );
+    }
+}
+
 fn run_to_end(repo: &Repo, args: &[String]) -> (Option<i32>, Duration) {
     let start = Instant::now();
     let mut child = spawn(repo, args);
@@ -152,14 +215,13 @@ impl Rng {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    /// A fraction in [0, 1).
-    fn fraction(&mut self) -> f64 {
-        #[expect(
-            clippy::cast_precision_loss,
-            reason = "53 bits are plenty for a fraction"
-        )]
-        let fraction = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        fraction
+    /// A number in [0, `below`), 0 when `below` is 0.
+    fn below(&mut self, below: usize) -> usize {
+        let below = u64::try_from(below).unwrap_or(u64::MAX);
+        if below == 0 {
+            return 0;
+        }
+        usize::try_from(self.next() % below).unwrap_or(0)
     }
 }
 
@@ -253,10 +315,22 @@ fn first_parent_merges(repo: &Repo) -> Vec<(String, String)> {
 
 #[test]
 fn sigkill_at_thirty_instants_loses_nothing_and_proves_everything() {
-    // The reference: the same repository, built the same way, run without interruption.
+    // The reference: the same repository, built the same way, run without interruption. Its
+    // log measures the run without a clock: so many events, so many steps of progress.
     let (reference, reference_args) = setup();
     let (_, duration) = run_to_end(&reference, &reference_args);
     let reference_tree = reference.git_output(&["rev-parse", &format!("epic/{EPIC}^{{tree}}")]);
+    let reference_log = events(
+        &reference
+            .common_dir()
+            .join(format!("epic/{EPIC}/events.jsonl")),
+    );
+    let reference_events = reference_log.len();
+    assert_eq!(
+        reference_log.iter().filter(|event| progress(event)).count(),
+        PROGRESS_STEPS,
+        "the steps of progress of an uninterrupted run"
+    );
 
     let (repo, args) = setup();
     let _keep = KeepOnFailure(&repo);
@@ -269,12 +343,21 @@ fn sigkill_at_thirty_instants_loses_nothing_and_proves_everything() {
     let mut phases = Vec::new();
     let mut hit = 0;
     for kill in 1..=KILLS {
-        // Spread over the run: a rerun's progress is its time alive, so each life is a random
-        // part of a sixth of the uninterrupted run's duration (reruns redo the task they
-        // were in), from a few milliseconds (the preflight) up.
-        let delay = duration.mul_f64(rng.fraction() / 6.0) + Duration::from_millis(15);
+        // Spread over the run: each life lasts until the run has made no or one step of
+        // progress of its own (a task committed, a story merged), then a random number of events
+        // more, up to about four steps' worth, cut short at its next step; then it is killed, a few
+        // milliseconds after its last event, in whatever the run does next. Lives are counted
+        // in events, not time, so a loaded machine changes when a kill lands, never how far
+        // each life gets: at two steps a life (a third only if it lands in those few
+        // milliseconds), the run's 36 are not all made before the 16th kill, so at least half
+        // of the kills hit a live run.
+        let stop = Stop {
+            marks: rng.below(2),
+            then: rng.below(4 * reference_events / PROGRESS_STEPS + 1),
+        };
+        let before = events(&log).len();
         let mut child = spawn(&repo, &args);
-        let ended = wait(&mut child, delay);
+        let ended = wait_for_stop(&mut child, &log, before, stop);
         match ended {
             Some(status) => {
                 let code = status.code();
@@ -295,7 +378,8 @@ fn sigkill_at_thirty_instants_loses_nothing_and_proves_everything() {
                     );
                 }
                 phases.push(format!(
-                    "kill {kill:2} at {delay:>9.3?}: the run had finished"
+                    "kill {kill:2} after {} step(s) + {:2} events: the run had finished",
+                    stop.marks, stop.then
                 ));
             }
             None => {
@@ -310,12 +394,17 @@ fn sigkill_at_thirty_instants_loses_nothing_and_proves_everything() {
                     "kill {kill}: the run ended {code:?} before it was killed"
                 );
                 hit += 1;
-                phases.push(format!("kill {kill:2} at {delay:>9.3?}: {phase}"));
+                phases.push(format!(
+                    "kill {kill:2} after {} step(s) + {:2} events: {phase}",
+                    stop.marks, stop.then
+                ));
             }
         }
     }
     println!(
-        "seed {seed:#x}, reference run {duration:.3?}\n{}",
+        "seed {seed:#x}, reference run {duration:.3?}, {reference_events} events; {} of 12 \
+         stories merged when the kills ended\n{}",
+        first_parent_merges(&repo).len(),
         phases.join("\n")
     );
     assert!(

@@ -869,3 +869,50 @@ async fn a_worktree_whose_git_file_an_agent_redirected_is_relinked_on_the_rerun(
         "the rerun says what it repaired"
     );
 }
+
+/// The same redirection made once a sibling has merged: the epic worktree's index then holds the
+/// sibling's files, which the story's worktree lacks. Epic runs no git in a worktree linked to
+/// another one's registration (it would have staged the sibling's files as deleted in the epic
+/// worktree, and the rerun would refuse the epic worktree as dirty): the story fails saying
+/// so, the epic worktree stays clean, and the rerun relinks it and merges the story.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_file_redirected_after_a_sibling_merged_leaves_the_epic_worktree_alone() {
+    let ep = EpicFixture::new();
+    // a waits (a turn of its own, so it is not rushed) for b's merge, then redirects.
+    ep.hook(
+        "a",
+        "if [ ! -f \"$ROOT/a-once\" ]; then touch \"$ROOT/a-once\"; \
+         n=0; while ! git log --format=%s epic/e | grep -q 'merge story b' && [ $n -lt 2000 ]; do sleep 0.05; n=$((n+1)); done; \
+         echo \"gitdir: $(git rev-parse --git-common-dir)/worktrees/_epic\" > \"$EPIC_WORKTREE/.git\"; fi\n",
+    );
+    let plan = plan(&[("a", &[]), ("b", &[])]);
+    let mut config = ep.config();
+    // Room for a loaded machine: a's turn lasts through b's whole story.
+    config.turn_timeout = Duration::from_mins(2);
+    let outcome = ep
+        .run(&plan, config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(
+        statuses(&outcome),
+        ["a:failed", "b:done"],
+        "{:?}",
+        outcome.report
+    );
+    let why = reason(&outcome, 0);
+    assert!(
+        why.contains("is linked to the worktree") && why.contains("_epic"),
+        "{why}"
+    );
+    assert_eq!(merges(&ep), ["e: merge story b"]);
+    assert_eq!(
+        ep.fx
+            .git_in(&ep.epic_worktree(), &["status", "--porcelain"]),
+        "",
+        "the epic worktree was not touched"
+    );
+    let events = Events::default();
+    let rerun = ep.run(&plan, ep.config(), &events).await.expect("rerun");
+    assert!(rerun.all_done(), "{:?}", rerun.report);
+    assert_eq!(merges(&ep), ["e: merge story b", "e: merge story a"]);
+}

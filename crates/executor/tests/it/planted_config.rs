@@ -8,6 +8,7 @@
 //! configuration read-only to agents, so these runs are the case it does not prevent).
 
 use std::path::Path;
+use std::time::Duration;
 
 use epic_executor::SandboxMode;
 
@@ -79,14 +80,20 @@ async fn configuration_planted_by_an_agent_does_not_run_in_epics_git() {
     let ep = EpicFixture::new();
     // A sibling's file, committed before the run, that the planted filter would rewrite.
     commit_on_main(&ep, &[("src/b/keep.txt", "good\n")]);
-    // a plants, then keeps its turn open until b has merged: b's task commit, its merge and the
-    // epic worktree's checkout all run under the planted configuration. (When a's turn ends,
-    // the guard puts the configuration back and fails a: `guarded_files.rs`.)
+    // a plants only once b's agent turns are over: the guard fails whichever turn ends first
+    // after a change to the configuration, so a turn of b ending after the planting would fail
+    // b (rightly), not a. b's gate runs once its coder turn has ended and been checked; it marks
+    // that and waits for the planting. a waits for the mark, plants, then keeps its turn open
+    // until b has merged: b's task commit, its merge and the epic worktree's checkout all run
+    // under the planted configuration. (When a's turn ends, the guard puts the configuration
+    // back and fails a: `guarded_files.rs`.) No step depends on how fast either story is; the
+    // bounds only end a run whose marks never come.
     ep.hook(
         "a",
         &format!(
-            "{PLANT}touch \"$ROOT/planted-done\"
-n=0; while ! git log --format=%s epic/e | grep -q 'merge story b' && [ $n -lt 600 ]; do sleep 0.05; n=$((n+1)); done
+            "n=0; while [ ! -e \"$ROOT/b-gating\" ] && [ $n -lt 2000 ]; do sleep 0.05; n=$((n+1)); done
+{PLANT}touch \"$ROOT/planted-done\"
+n=0; while ! git log --format=%s epic/e | grep -q 'merge story b' && [ $n -lt 2000 ]; do sleep 0.05; n=$((n+1)); done
 "
         ),
     );
@@ -96,11 +103,15 @@ n=0; while ! git log --format=%s epic/e | grep -q 'merge story b' && [ $n -lt 60
     // (sandbox.rs); this is what epic's own git does when the write lands.
     let mut config = ep.config();
     config.sandbox = SandboxMode::Off;
-    // b's gate, after its coder turn and before its task commit, waits for the planting (a
-    // gate running while a turn runs is not checked by the guard; a turn would be).
+    // Room for a loaded machine: a's turn lasts through b's whole story.
+    config.turn_timeout = Duration::from_mins(2);
+    config.gate_timeout = Duration::from_mins(2);
+    // b's gate, after its coder turn and before its task commit, marks that b's turn is over
+    // and waits for the planting (a gate running while a turn runs is not checked by the
+    // guard; a turn would be).
+    let root = ep.fx.root.display();
     config.gates = vec![format!(
-        r#"case "$PWD" in */e/b) while [ ! -e "{}/planted-done" ]; do sleep 0.05; done ;; esac"#,
-        ep.fx.root.display()
+        r#"case "$PWD" in */e/b) touch "{root}/b-gating"; while [ ! -e "{root}/planted-done" ]; do sleep 0.05; done ;; esac"#
     )];
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");
