@@ -352,7 +352,9 @@ impl Work {
     }
 
     /// Runs git-ops call `op` off the async workers ([`offload::git`]); an error is the story's
-    /// failure.
+    /// failure. An agent may have pointed the story worktree's `.git` at another worktree's
+    /// registration (the epic worktree's): then no git runs, since in the story's worktree it
+    /// would act on that one, and the story fails (a rerun points the link back).
     async fn git<T, E>(
         &self,
         action: &str,
@@ -362,6 +364,16 @@ impl Work {
         T: Send + 'static,
         E: Into<offload::BoxError> + Send + 'static,
     {
+        let worktree = self.worktree.clone();
+        let linked = offload::blocking(move || {
+            epic_git_ops::linked_elsewhere(&worktree).map(|other| (worktree, other))
+        })
+        .await
+        .ok()
+        .flatten();
+        if let Some((worktree, other)) = linked {
+            return Err(Failure::Tasks(StoryError::LinkedElsewhere { worktree, other }).into());
+        }
         Ok(offload::git(&self.shared.git, action, op).await?)
     }
 

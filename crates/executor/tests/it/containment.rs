@@ -425,3 +425,37 @@ async fn an_epic_branch_kept_as_moved_builds_on_it_once_the_record_is_removed() 
         ]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_that_redirects_the_git_file_leaves_the_epic_worktree_alone() {
+    let ep = EpicFixture::new();
+    // The judge points the story worktree's `.git` at the epic worktree's registration: putting
+    // back what it changed would otherwise run git on the epic worktree's branch and index.
+    std::fs::write(
+        ep.fx.root.join("hooks").join("a.judge.sh"),
+        "echo \"gitdir: $(git rev-parse --git-common-dir)/worktrees/_epic\" > \"$EPIC_WORKTREE/.git\"\n",
+    )
+    .expect("write the judge hook");
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"], "{:?}", outcome.report);
+    let why = reason(&outcome, 0);
+    assert!(
+        why.contains("is linked to the worktree") && why.contains("_epic"),
+        "{why}"
+    );
+    let epic = ep.epic_worktree();
+    assert_eq!(
+        ep.fx
+            .git_in(&epic, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        "epic/e",
+        "the epic worktree is still on the epic branch"
+    );
+    assert_eq!(ep.fx.git_in(&epic, &["status", "--porcelain"]), "");
+    assert_eq!(epic_files(&ep), ["README.md"]);
+}
