@@ -268,6 +268,7 @@ pub(crate) async fn run_story(
         base: shared.proven().to_hex(),
         briefing: Arc::new(Briefing::bare(shared.worktree_root.join(&story.id))),
         pushed_back: AtomicBool::new(false),
+        ready: false,
     };
     let result = work.run().await;
     let ending = match result {
@@ -313,6 +314,9 @@ struct Work {
     /// Whether the coder's one pushback turn after a rejected `BLOCKED_ON:` claim was used
     /// (in the task loop, or in a judge round's feedback turn).
     pushed_back: AtomicBool,
+    /// Whether its worktree is prepared: its `.git` names its own registration (preparation
+    /// points it back), so a link found elsewhere from then on is an agent's doing.
+    ready: bool,
 }
 
 impl Work {
@@ -352,9 +356,9 @@ impl Work {
     }
 
     /// Runs git-ops call `op` off the async workers ([`offload::git`]); an error is the story's
-    /// failure. An agent may have pointed the story worktree's `.git` at another worktree's
-    /// registration (the epic worktree's): then no git runs, since in the story's worktree it
-    /// would act on that one, and the story fails (a rerun points the link back).
+    /// failure. Once the worktree is prepared, an agent may have pointed its `.git` at another
+    /// worktree's registration (the epic worktree's): then no git runs, since in the story's
+    /// worktree it would act on that one, and the story fails (a rerun points the link back).
     async fn git<T, E>(
         &self,
         action: &str,
@@ -365,12 +369,16 @@ impl Work {
         E: Into<offload::BoxError> + Send + 'static,
     {
         let worktree = self.worktree.clone();
-        let linked = offload::blocking(move || {
-            epic_git_ops::linked_elsewhere(&worktree).map(|other| (worktree, other))
-        })
-        .await
-        .ok()
-        .flatten();
+        let linked = if self.ready {
+            offload::blocking(move || {
+                epic_git_ops::linked_elsewhere(&worktree).map(|other| (worktree, other))
+            })
+            .await
+            .ok()
+            .flatten()
+        } else {
+            None
+        };
         if let Some((worktree, other)) = linked {
             return Err(Failure::Tasks(StoryError::LinkedElsewhere { worktree, other }).into());
         }
@@ -408,6 +416,7 @@ impl Work {
             prepare::Prepared::Merged => return Ok(None),
             prepare::Prepared::Ready { fresh } => fresh,
         };
+        self.ready = true;
         self.check_cancel()?;
         let caught_up = self.catch_up().await?;
         if fresh || caught_up {
