@@ -286,10 +286,13 @@ struct StoryView {
     step: String,
     started: Option<Instant>,
     tokens: u64,
+    /// Whether some of `tokens` are estimates (an agent that reports its usage gives its own).
+    estimated: bool,
 }
 
 impl StoryView {
-    /// `a  task 2/3  coder turn  0:12  ~1.2k tokens (est.)`.
+    /// `a  task 2/3  coder turn  0:12  ~1.2k tokens (est.)` (`1.2k tokens` when the agent
+    /// reported them all).
     fn line(&self, width: usize) -> String {
         let mut line = format!("{:width$}", self.id);
         match (self.task, self.tasks) {
@@ -301,8 +304,10 @@ impl StoryView {
         if let Some(started) = self.started {
             write!(line, "  {}", elapsed(started.elapsed())).ok();
         }
-        if self.tokens > 0 {
+        if self.tokens > 0 && self.estimated {
             write!(line, "  ~{} tokens (est.)", thousands(self.tokens)).ok();
+        } else if self.tokens > 0 {
+            write!(line, "  {} tokens", thousands(self.tokens)).ok();
         }
         line
     }
@@ -360,6 +365,7 @@ impl Tracker {
                 step: String::new(),
                 started: None,
                 tokens: 0,
+                estimated: false,
             })
             .collect();
         Self {
@@ -426,10 +432,12 @@ impl Tracker {
             Event::TurnEnded {
                 story,
                 estimated_tokens,
+                reported,
                 ..
             } => {
                 if let Some(view) = self.story(story) {
                     view.tokens += estimated_tokens;
+                    view.estimated |= !reported;
                 }
             }
             Event::GatePassed { story, command, .. } | Event::GateFailed { story, command, .. } => {
@@ -731,11 +739,16 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             turn,
             ok,
             estimated_tokens,
+            reported,
             error,
         } if verbose || !ok => match error {
             Some(error) => format!(
                 "story {story}: {role} turn {turn} failed: {}",
                 first_line(error)
+            ),
+            None if *reported => format!(
+                "story {story}: {role} turn {turn} ended ({} tokens, reported)",
+                thousands(*estimated_tokens)
             ),
             None => format!(
                 "story {story}: {role} turn {turn} ended (~{} tokens, est.)",
@@ -925,6 +938,27 @@ mod tests {
         assert_eq!(
             line.as_deref(),
             Some(r#"story a: committed "use \"compose\"""#)
+        );
+    }
+
+    #[test]
+    fn a_turn_says_whether_its_tokens_were_reported_or_estimated() {
+        let ended = |reported| Event::TurnEnded {
+            story: "a".into(),
+            role: epic_executor::Role::Coder,
+            turn: 2,
+            ok: true,
+            estimated_tokens: 1234,
+            reported,
+            error: None,
+        };
+        assert_eq!(
+            describe(&ended(true), true).as_deref(),
+            Some("story a: coder turn 2 ended (1.2k tokens, reported)")
+        );
+        assert_eq!(
+            describe(&ended(false), true).as_deref(),
+            Some("story a: coder turn 2 ended (~1.2k tokens, est.)")
         );
     }
 

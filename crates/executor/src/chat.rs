@@ -467,6 +467,10 @@ impl Chat {
             turn,
             ok: result.is_ok(),
             estimated_tokens: estimate.usage.total,
+            reported: matches!(
+                result,
+                Ok(Reply { usage: Some(_), .. }) | Err(SeatError::Failed { usage: Some(_), .. })
+            ),
             error: result.as_ref().err().map(ToString::to_string),
         });
     }

@@ -76,8 +76,12 @@ pub enum Event {
         turn: u32,
         /// Whether it ended normally.
         ok: bool,
-        /// Estimated tokens of the turn (prompt and reply).
+        /// Tokens of the turn (prompt and reply): the agent's own figure when `reported`, else
+        /// an estimate from characters (the name stays for readers of older logs).
         estimated_tokens: u64,
+        /// Whether the agent reported the turn's usage itself (a preset's structured output).
+        #[serde(default)]
+        reported: bool,
         /// Why it failed, when it did.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
