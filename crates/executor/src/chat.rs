@@ -437,21 +437,20 @@ impl Chat {
         };
         // The agent's own figures where it reported them (a preset's structured output), else
         // an estimate from the characters of the prompt and the reply.
+        // What the agent reported of its usage (a preset's structured output), failed turn or not.
+        let reported = match result {
+            Ok(Reply { usage, .. }) => *usage,
+            Err(SeatError::Failed { usage, .. }) => usage.as_deref().copied(),
+            Err(_) => None,
+        };
         let estimate = {
             let mut usage = recorder
                 .usage
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            match result {
-                Ok(Reply {
-                    usage: Some(reported),
-                    ..
-                }) => usage.record_reported(self.seat.name(), reported),
-                Err(SeatError::Failed {
-                    usage: Some(reported),
-                    ..
-                }) => usage.record_reported(self.seat.name(), reported),
-                _ => usage.record(
+            match &reported {
+                Some(reported) => usage.record_reported(self.seat.name(), reported),
+                None => usage.record(
                     self.seat.name(),
                     epic_report::count_chars(rendered),
                     reply_chars,
@@ -467,10 +466,7 @@ impl Chat {
             turn,
             ok: result.is_ok(),
             estimated_tokens: estimate.usage.total,
-            reported: matches!(
-                result,
-                Ok(Reply { usage: Some(_), .. }) | Err(SeatError::Failed { usage: Some(_), .. })
-            ),
+            reported: reported.is_some(),
             error: result.as_ref().err().map(ToString::to_string),
         });
     }
