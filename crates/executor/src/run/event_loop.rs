@@ -485,18 +485,19 @@ impl Loop {
             }
             Ending::Cancelled => {
                 self.schedule.cancelled(index);
-                // A story whose turn a stopped seat refused ends cancelled under a halt.
-                let halted = (!self.schedule.is_interrupted())
-                    .then(|| self.schedule.halt_reason())
-                    .flatten();
-                let cancelled = self.schedule.cancel_reason().or(halted);
-                let reason = match (cancelled, self.shared.budget.reached()) {
+                let interrupted = self.schedule.is_interrupted();
+                let reason = match (self.schedule.cancel_reason(), self.shared.budget.reached()) {
                     (Some(why), _) => format!("cancelled: {why}; a rerun resumes it"),
-                    // Its next turn was refused: the budget stopped it, not an interrupt.
-                    (None, Some(reached)) if !self.schedule.is_interrupted() => {
+                    // Its next turn was refused: the budget stopped it, not an interrupt (the
+                    // budget's halt says the same in other words).
+                    (None, Some(reached)) if !interrupted => {
                         format!("not finished: {reached}; a rerun resumes it")
                     }
-                    (None, _) => "interrupted; a rerun resumes it".to_owned(),
+                    // A story whose turn a stopped seat refused ends cancelled under a halt.
+                    (None, _) => match self.schedule.halt_reason().filter(|_| !interrupted) {
+                        Some(why) => format!("cancelled: {why}; a rerun resumes it"),
+                        None => "interrupted; a rerun resumes it".to_owned(),
+                    },
                 };
                 self.emit(Event::StorySkipped {
                     story: story.id.clone(),
