@@ -178,6 +178,7 @@
 
 mod agent_output;
 mod architect;
+pub mod attest;
 mod baseline;
 mod blocked;
 mod bounded;

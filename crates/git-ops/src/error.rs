@@ -343,6 +343,33 @@ pub enum MergeError {
     },
 }
 
+/// An error returned by [`Git::write_note`](crate::Git::write_note) and
+/// [`Git::notes`](crate::Git::notes).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoteError {
+    /// `git notes add` failed.
+    #[error("failed to write the note on {commit} under `{notes_ref}`")]
+    Write {
+        /// The notes ref.
+        notes_ref: String,
+        /// The annotated commit.
+        commit: crate::CommitId,
+        /// What went wrong.
+        #[source]
+        source: Cause,
+    },
+    /// Listing or reading the notes failed.
+    #[error("failed to read the notes under `{notes_ref}`")]
+    Read {
+        /// The notes ref.
+        notes_ref: String,
+        /// What went wrong.
+        #[source]
+        source: Cause,
+    },
+}
+
 /// An error returned by [`Git::rollback`](crate::Git::rollback).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

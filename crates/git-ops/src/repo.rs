@@ -7,15 +7,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::Cli;
 use crate::error::{
-    BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, OpenError, RestoreError,
-    RevError, RollbackError, StatusError, WorktreeError,
+    BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, NoteError, OpenError,
+    RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
 use crate::scan::Memo;
 use crate::types::{
-    BranchDiff, CommitId, CommitOutcome, FileChange, MergeFavor, MergeOutcome, Removal, Restored,
-    Status, Symlink, WorktreeInfo, WorktreeState,
+    BranchDiff, CommitId, CommitOutcome, FileChange, LineCommit, MergeFavor, MergeOutcome, Removal,
+    Restored, Status, Symlink, WorktreeInfo, WorktreeState,
 };
-use crate::{branch, commit, diff, links, merge, reset, rev, status, worktree};
+use crate::{branch, commit, diff, links, merge, notes, reset, rev, status, worktree};
 
 /// The git operations epic needs, synchronous and shareable across threads.
 ///
@@ -249,6 +249,34 @@ pub trait Git: Send + Sync {
     /// `filter.x.clean`). Epic's own git never honours such a change (the pin wins); this says
     /// that someone made one. One `git config` process.
     fn config_changes(&self) -> Result<Vec<String>, ConfigError>;
+
+    /// Writes `text` as the note on `commit` under `notes_ref` (`refs/notes/epic`), replacing
+    /// the note it had (`git notes --ref <notes_ref> add -f`). Run from `worktree`.
+    fn write_note(
+        &self,
+        worktree: &Path,
+        notes_ref: &str,
+        commit: &CommitId,
+        text: &str,
+    ) -> Result<(), NoteError>;
+
+    /// Every note under `notes_ref`, by the commit it annotates; empty when the ref does not
+    /// exist. A note that is not UTF-8 is read lossily.
+    fn notes(
+        &self,
+        worktree: &Path,
+        notes_ref: &str,
+    ) -> Result<std::collections::BTreeMap<CommitId, String>, NoteError>;
+
+    /// The first-parent line of `tip` down to `base`, oldest first, `base` itself left out; and
+    /// whether `base` was met (false: the line ran down to its root without it, and holds it
+    /// all). With no `base`, the whole line.
+    fn first_parent_line(
+        &self,
+        worktree: &Path,
+        base: Option<&CommitId>,
+        tip: &str,
+    ) -> Result<(Vec<LineCommit>, bool), RevError>;
 }
 
 /// `path` made absolute against the current directory, lexically (git and gix may run elsewhere).
@@ -749,6 +777,33 @@ impl Git for GixGit {
         paths: &[&str],
     ) -> Result<Restored, RestoreError> {
         reset::restore_paths(self, worktree, source, paths)
+    }
+
+    fn write_note(
+        &self,
+        worktree: &Path,
+        notes_ref: &str,
+        commit: &CommitId,
+        text: &str,
+    ) -> Result<(), NoteError> {
+        notes::write(self, worktree, notes_ref, commit, text)
+    }
+
+    fn notes(
+        &self,
+        worktree: &Path,
+        notes_ref: &str,
+    ) -> Result<std::collections::BTreeMap<CommitId, String>, NoteError> {
+        notes::read_all(self, worktree, notes_ref)
+    }
+
+    fn first_parent_line(
+        &self,
+        worktree: &Path,
+        base: Option<&CommitId>,
+        tip: &str,
+    ) -> Result<(Vec<LineCommit>, bool), RevError> {
+        notes::first_parent_line(self, worktree, base, tip)
     }
 
     fn config_changes(&self) -> Result<Vec<String>, ConfigError> {

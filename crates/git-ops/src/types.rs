@@ -47,6 +47,22 @@ impl FromStr for CommitId {
     }
 }
 
+/// A commit of a branch's first-parent line, as
+/// [`Git::first_parent_line`](crate::Git::first_parent_line) lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineCommit {
+    /// The commit.
+    pub id: CommitId,
+    /// Its tree's id, in hexadecimal.
+    pub tree: String,
+    /// Its parents, the first parent first; two or more for a merge.
+    pub parents: Vec<CommitId>,
+    /// The first line of its message.
+    pub summary: String,
+    /// Its author, `Name <email>`.
+    pub author: String,
+}
+
 /// One worktree of the repository, as [`Git::worktrees`](crate::Git::worktrees) lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorktreeInfo {

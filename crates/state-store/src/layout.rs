@@ -125,6 +125,26 @@ impl EpicDir {
         self.root.join("options.json")
     }
 
+    /// `attestations/`, the copies of the attestations the epic's merges carry as git notes.
+    pub fn attestations_dir(&self) -> PathBuf {
+        self.root.join("attestations")
+    }
+
+    /// `attestations/<commit>.json`, the attestation of the epic branch's commit `commit` (its
+    /// full hexadecimal id), as written beside its git note; `None` when `commit` is not a
+    /// full hexadecimal id (40 or 64 digits).
+    pub fn attestation(&self, commit: &str) -> Option<PathBuf> {
+        let full =
+            matches!(commit.len(), 40 | 64) && commit.bytes().all(|byte| byte.is_ascii_hexdigit());
+        full.then(|| self.attestations_dir().join(format!("{commit}.json")))
+    }
+
+    /// `origin.json`, where the epic branch started: the commit it was created at, and the
+    /// branch that commit was taken from. Written when a run creates the epic branch.
+    pub fn origin(&self) -> PathBuf {
+        self.root.join("origin.json")
+    }
+
     /// `lock`, the file [`EpicLock`](crate::EpicLock) locks.
     pub fn lock(&self) -> PathBuf {
         self.root.join("lock")

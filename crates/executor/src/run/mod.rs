@@ -172,6 +172,7 @@ pub async fn run_epic(
         guard,
         budget,
         pauses,
+        run: history.number(),
     });
     let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, history)
         .run(cancel)

@@ -16,6 +16,7 @@ use epic_story_plan::path::{normalize, within_normalized};
 use tokio_util::sync::CancellationToken;
 
 use super::config::{RunConfig, RunError};
+use crate::attest::EpicOrigin;
 use crate::baseline::{GateBaseline, GateVerdict};
 use crate::error::chain;
 use crate::event::{Event, EventSink};
@@ -176,7 +177,7 @@ pub(super) async fn preflight(
             ),
         });
     }
-    prepare_epic_worktree(git, &main, &config.base, &epic_branch, &epic_worktree).await?;
+    prepare_epic_worktree(git, &dir, &main, &config.base, &epic_branch, &epic_worktree).await?;
     check_story_branches(git, plan, epic).await?;
     recover_merge(git, &dir, &epic_worktree, &epic_branch, &events).await?;
     let candidates = merged_on_earlier_runs(plan, &dir).await;
@@ -607,11 +608,55 @@ async fn blocking_branch(git: &Arc<dyn Git>, name: &str) -> Result<Option<String
     .await?)
 }
 
+/// Records where the epic branch starts ([`EpicOrigin`], `origin.json`), before the branch is
+/// created: `start`, the commit `base` names, and the branch it names (the main checkout's for
+/// `HEAD`).
+async fn record_origin(
+    git: &Arc<dyn Git>,
+    main: &Path,
+    dir: &EpicDir,
+    base: &str,
+    branch: &str,
+    start: CommitId,
+) -> Result<(), RunError> {
+    let started_from = if base == "HEAD" || base == "@" {
+        let (git, main) = (Arc::clone(git), main.to_path_buf());
+        offload::blocking(move || git.current_branch(&main).ok().flatten())
+            .await
+            .ok()
+            .flatten()
+    } else {
+        let name = base.strip_prefix("refs/heads/").unwrap_or(base).to_owned();
+        let exists = offload::git(git, "look up the base branch", {
+            let name = name.clone();
+            move |git| git.branch_exists(&name)
+        })
+        .await
+        .unwrap_or(false);
+        exists.then_some(name)
+    };
+    let origin = EpicOrigin {
+        branch: branch.to_owned(),
+        base: start.to_hex(),
+        started_from,
+    };
+    let path = dir.origin();
+    let failed = |source: Box<dyn std::error::Error + Send + Sync>| RunError::State {
+        action: "record where the epic branch starts".to_owned(),
+        source,
+    };
+    offload::blocking(move || epic_state_store::save(&path, &origin))
+        .await
+        .map_err(|error| failed(Box::new(error)))?
+        .map_err(|error| failed(Box::new(error)))
+}
+
 /// Prunes stale worktree registrations (the run's one prune: a story's worktree add prunes
 /// again only when it fails), creates the epic branch from `base` when absent, and makes sure
 /// `path` is its worktree.
 async fn prepare_epic_worktree(
     git: &Arc<dyn Git>,
+    dir: &EpicDir,
     main: &Path,
     base: &str,
     branch: &str,
@@ -639,6 +684,7 @@ async fn prepare_epic_worktree(
             base: base.to_owned(),
             source,
         })?;
+        record_origin(git, main, dir, base, branch, start).await?;
         offload::git(git, "create the epic branch", {
             let branch = branch.to_owned();
             move |git| git.create_branch(&branch, &start)

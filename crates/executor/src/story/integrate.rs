@@ -5,6 +5,7 @@
 //! head is the new proven head (recorded in the story's state and in `proven.json`); red (or
 //! interrupted, or the merge refused), the epic worktree is reset to the checkpoint.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::failure::git_reason;
 use super::{EpicHead, Failure, Shared, Stop, Work, millis};
+use crate::attest::{Attestation, AttestedGate, AttestedKind, JudgeVerdict};
 use crate::baseline::{GateBaseline, GateVerdict};
 use crate::error::chain;
 use crate::event::Event;
@@ -122,9 +124,11 @@ impl Work {
         }
         self.check_branch_unmoved(checked).await?;
         let (checkpoint, commit) = self.merge(&journal_path, checked).await?;
+        let mut gates = Vec::new();
         if let Some(commit) = &commit {
             match self.prove(&mut head, commit.to_hex()).await {
-                Ok(()) => {
+                Ok(ran) => {
+                    gates = ran;
                     *shared
                         .proven
                         .lock()
@@ -143,6 +147,11 @@ impl Work {
         }
         // The merge's own commit, or (nothing to merge) the head that already had it all.
         let holds = commit.unwrap_or(checkpoint);
+        if let Some(commit) = commit {
+            // Before the state says merged: a merge is attested by the time any record of it is.
+            self.attest([checkpoint, commit], checked, judge.as_deref(), gates)
+                .await;
+        }
         self.save_state_with(StoryStage::Merged, Some(holds))
             .await?;
         self.merged = true;
@@ -281,23 +290,118 @@ impl Work {
         Ok((checkpoint, commit))
     }
 
+    /// Records the attestation of the proven merge `commit` (on the epic head `checkpoint`) of
+    /// the story commit `checked` ([`Attestation`]): in the epic's state and as its git note.
+    /// Best effort: a merge without it is proven all the same, and `epic verify` names it; a
+    /// note says why.
+    async fn attest(
+        &self,
+        [checkpoint, commit]: [CommitId; 2],
+        checked: CommitId,
+        judge: Option<&str>,
+        gates: Vec<AttestedGate>,
+    ) {
+        let shared = &self.shared;
+        let epic = shared.epic_worktree.clone();
+        let tree = {
+            let (git, epic) = (Arc::clone(&shared.git), epic.clone());
+            offload::blocking(move || {
+                git.first_parent_line(&epic, Some(&checkpoint), &commit.to_hex())
+                    .map(|(line, _)| line.last().map(|last| last.tree.clone()))
+            })
+            .await
+        };
+        let tree = match tree {
+            Ok(Ok(Some(tree))) => tree,
+            Ok(Ok(None)) => String::new(),
+            Ok(Err(error)) => {
+                self.note(format!(
+                    "the merge {commit} could not be attested: {}",
+                    chain(&error)
+                ));
+                return;
+            }
+            Err(error) => {
+                self.note(format!("the merge {commit} could not be attested: {error}"));
+                return;
+            }
+        };
+        let attestation = Attestation {
+            kind: AttestedKind::Story,
+            epic: shared.dir.epic_id().to_owned(),
+            run: shared.run,
+            commit: commit.to_hex(),
+            story: Some(self.id().to_owned()),
+            checked: Some(checked.to_hex()),
+            perimeter: Some("passed".to_owned()),
+            test_guard: Some("passed".to_owned()),
+            judge: shared.config.judge.as_ref().map(|seat| JudgeVerdict {
+                seat: seat.name().to_owned(),
+                verdict: "cleared".to_owned(),
+                note: judge.map(str::to_owned),
+            }),
+            gates,
+            gated_commit: commit.to_hex(),
+            gated_tree: tree,
+        };
+        let (git, dir, guard) = (
+            Arc::clone(&shared.git),
+            shared.dir.clone(),
+            Arc::clone(&shared.guard),
+        );
+        let recorded = offload::blocking(move || {
+            attestation.record(git.as_ref(), &dir, &epic, |path, attestation| {
+                guard.epic_write(path, || {
+                    epic_state_store::save(path, attestation).map_err(|error| chain(&error))
+                })
+            })
+        })
+        .await;
+        let failed = match recorded {
+            Ok(Ok(())) => return,
+            Ok(Err(error)) => error,
+            Err(error) => error.to_string(),
+        };
+        self.note(format!(
+            "the merge {commit} could not be attested: {failed}"
+        ));
+    }
+
     /// Runs the gates on the merged epic head. Strict: every gate must pass. With a red
     /// baseline allowed: only a gate that passed on the head before the merge may not fail.
-    /// Green, the verdict becomes the new baseline.
-    async fn prove(&self, head: &mut EpicHead, commit: String) -> Result<(), Stop> {
+    /// Green, the verdict becomes the new baseline. Returns each gate as it ran, for the
+    /// merge's attestation.
+    async fn prove(&self, head: &mut EpicHead, commit: String) -> Result<Vec<AttestedGate>, Stop> {
         let shared = &self.shared;
         let story = self.id().to_owned();
         let events = Arc::clone(&shared.events);
-        let on_result = move |result: &GateResult| {
-            events(Event::EpicGate {
-                story: Some(story.clone()),
-                command: result.command.clone(),
-                passed: result.passed,
-                duration_ms: millis(result),
-                status: result.status.clone(),
-            });
-            if let Some(event) = result.leftovers_event(Some(&story)) {
-                events(event);
+        let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let known_red: BTreeSet<String> = shared
+            .epic_gates
+            .commands()
+            .iter()
+            .filter(|command| shared.config.allow_red_baseline && !head.green.contains(*command))
+            .cloned()
+            .collect();
+        let on_result = {
+            let ran = Arc::clone(&ran);
+            move |result: &GateResult| {
+                ran.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(AttestedGate::from_result(
+                        result,
+                        known_red.contains(&result.command),
+                    ));
+                events(Event::EpicGate {
+                    story: Some(story.clone()),
+                    command: result.command.clone(),
+                    passed: result.passed,
+                    duration_ms: millis(result),
+                    status: result.status.clone(),
+                });
+                if let Some(event) = result.leftovers_event(Some(&story)) {
+                    events(event);
+                }
             }
         };
         let env = vec![
@@ -359,7 +463,12 @@ impl Work {
         if let Err(error) = saved {
             self.note(format!("the gate baseline could not be cached: {error}"));
         }
-        Ok(())
+        let ran = std::mem::take(
+            &mut *ran
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        Ok(ran)
     }
 
     /// Resets the epic worktree to `checkpoint`.

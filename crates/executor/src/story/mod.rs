@@ -86,6 +86,8 @@ pub(crate) struct Shared {
     pub(crate) guard: Arc<TurnGuard>,
     /// The run's budget (`--budget-usd`), checked before every agent turn.
     pub(crate) budget: Arc<crate::budget::Budget>,
+    /// The run's number (as the report numbers runs), for the merges' attestations.
+    pub(crate) run: u32,
 }
 
 impl Shared {

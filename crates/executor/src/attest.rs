@@ -1,0 +1,510 @@
+//! Attestations: the proof each merge into the epic branch carries, and `epic verify`'s check of
+//! the epic branch against them.
+//!
+//! When a story's merge is proven (its gates green on the merged tree), `epic run` records an
+//! [`Attestation`]: the story commit that was checked, the perimeter and test-guard result, the
+//! judge's verdict, each gate's command and result, and the tree they passed on. It is written
+//! twice: as a git note on the merge commit under [`NOTES_REF`] (`refs/notes/epic`), so it
+//! travels with the branch (`git push origin refs/notes/epic`), and as
+//! `attestations/<commit>.json` in the epic's state directory, which agents cannot write (the
+//! sandbox keeps it read-only, the turn guard undoes a change), while a notes ref is a ref like
+//! any other. [`verify`] walks the epic branch's first-parent line from the commit it started
+//! at ([`EpicOrigin`]) and checks every commit against both: a commit without a note (made by
+//! hand, or by a stray process), a note the state does not back, a note that contradicts the
+//! commit (another story commit merged, gates that passed on another tree), or a story whose
+//! state claims a merge no attestation backs.
+//!
+//! ```no_run
+//! use epic_executor::attest;
+//! use epic_git_ops::GixGit;
+//! use epic_state_store::EpicDir;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let git = GixGit::discover(".")?;
+//! let dir = EpicDir::new(git.common_dir(), "checkout")?;
+//! let verification = attest::verify(&git, &dir, std::path::Path::new("."), None)?;
+//! for commit in &verification.commits {
+//!     println!("{} {}", &commit.commit[..12], commit.problems.join("; "));
+//! }
+//! assert!(verification.verified());
+//! # Ok(()) }
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use epic_git_ops::{CommitId, Git, LineCommit};
+use epic_state_store::{EpicDir, StoryStage};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The notes ref attestations are written under.
+pub const NOTES_REF: &str = "refs/notes/epic";
+
+/// What an attested commit is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AttestedKind {
+    /// The merge of a story into the epic branch (`epic run`).
+    Story,
+    /// The merge of the landing's target into the epic branch, or a fix made on it during the
+    /// landing (`epic land`).
+    Landing,
+}
+
+/// The judge's verdict on a merged story.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JudgeVerdict {
+    /// The judge's seat.
+    pub seat: String,
+    /// `cleared`: the only verdict a merged story can have.
+    pub verdict: String,
+    /// The judge's note, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One gate, as it ran on the attested tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AttestedGate {
+    /// The command.
+    pub command: String,
+    /// Its exit code: 0 for a gate that passed; -1 for one that timed out or could not start.
+    pub exit_code: i32,
+    /// A gate already red on the epic head before the run, which `--allow-red-baseline` lets
+    /// fail: its failure is not a problem of this merge.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub known_red: bool,
+}
+
+impl AttestedGate {
+    /// The gate as `result` says it ran; `known_red` when the run allowed it to fail.
+    pub(crate) fn from_result(result: &crate::gates::GateResult, known_red: bool) -> Self {
+        let exit_code = if result.passed {
+            0
+        } else {
+            result
+                .status
+                .strip_prefix("exit code ")
+                .and_then(|code| code.parse().ok())
+                .unwrap_or(-1)
+        };
+        Self {
+            command: result.command.clone(),
+            exit_code,
+            known_red,
+        }
+    }
+}
+
+/// The proof a merge into the epic branch carries: what was checked, and the tree the gates
+/// passed on. Kept as a git note on the commit and as `attestations/<commit>.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Attestation {
+    /// What the commit is.
+    pub kind: AttestedKind,
+    /// The epic.
+    pub epic: String,
+    /// The number of the epic's run that made it (as the report numbers runs).
+    pub run: u32,
+    /// The attested commit of the epic branch.
+    pub commit: String,
+    /// The story merged (none for a landing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub story: Option<String>,
+    /// The commit merged: the story commit every check passed on, or the landing's target
+    /// commit. `None` for a landing's fix on the epic branch, which merges nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
+    /// The perimeter check of the story's diff: `passed` (a story's merge only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub perimeter: Option<String>,
+    /// The test guard on the story's diff: `passed` (a story's merge only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_guard: Option<String>,
+    /// The judge's verdict; `None` when the run had no judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeVerdict>,
+    /// Every gate, in order, as it ran on the gated tree; empty when no gate is configured.
+    pub gates: Vec<AttestedGate>,
+    /// The commit whose tree the gates passed on: this commit, or the last of the merges proven
+    /// together with it (a later commit of the first-parent line).
+    pub gated_commit: String,
+    /// The tree the gates passed on (the tree of `gated_commit`).
+    pub gated_tree: String,
+}
+
+impl epic_state_store::Document for Attestation {
+    const NAME: &'static str = "attestation";
+    const VERSION: u32 = 1;
+    const REMEDY: &'static str =
+        "`epic verify` names the commit; a rerun of the story attests it again";
+}
+
+impl Attestation {
+    /// The note's text: the attestation as pretty JSON, one line per field.
+    pub fn to_note(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Writes this attestation to the epic's state (`attestations/<commit>.json`) and as the
+    /// note on its commit, from `worktree`; the state first, so a note never exists without the
+    /// state that backs it. Blocking.
+    pub(crate) fn record(
+        &self,
+        git: &dyn Git,
+        dir: &EpicDir,
+        worktree: &Path,
+        write_state: impl FnOnce(&Path, &Self) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let path = dir
+            .attestation(&self.commit)
+            .ok_or_else(|| format!("`{}` is not a commit id", self.commit))?;
+        write_state(&path, self)?;
+        let commit: CommitId = self.commit.parse().map_err(|error| format!("{error}"))?;
+        git.write_note(worktree, NOTES_REF, &commit, &self.to_note())
+            .map_err(|error| crate::error::chain(&error))
+    }
+}
+
+/// Where the epic branch started, `origin.json`: recorded when a run creates the branch, so
+/// [`verify`] knows which commits of its first-parent line are the epic's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EpicOrigin {
+    /// The epic branch.
+    pub branch: String,
+    /// The commit it was created at.
+    pub base: String,
+    /// The branch that commit was taken from (the main checkout's branch for `--base HEAD`, or
+    /// the branch `--base` named); `None` for a detached head or another revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_from: Option<String>,
+}
+
+impl epic_state_store::Document for EpicOrigin {
+    const NAME: &'static str = "epic origin";
+    const VERSION: u32 = 1;
+    const REMEDY: &'static str = "remove it; `epic verify` then checks the epic branch back to where it meets the main checkout";
+}
+
+/// What [`verify`] found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verification {
+    /// The epic.
+    pub epic: String,
+    /// The epic branch checked.
+    pub branch: String,
+    /// The commit the check started after (the epic branch's base).
+    pub base: String,
+    /// Where `base` comes from: `origin.json`, or where the branch meets the main checkout's
+    /// head for an epic whose origin was not recorded.
+    pub base_from: String,
+    /// Every commit of the first-parent line after `base`, oldest first.
+    pub commits: Vec<CommitCheck>,
+    /// Stories whose state says merged where no attestation backs it.
+    pub claims: Vec<String>,
+}
+
+impl Verification {
+    /// Whether every commit is attested and consistent, and every merge claimed is backed.
+    pub fn verified(&self) -> bool {
+        self.claims.is_empty() && self.commits.iter().all(|commit| commit.problems.is_empty())
+    }
+
+    /// The commits that are not attested or not consistent with their attestation.
+    pub fn unattested(&self) -> impl Iterator<Item = &CommitCheck> {
+        self.commits
+            .iter()
+            .filter(|commit| !commit.problems.is_empty())
+    }
+}
+
+/// One commit of the epic branch, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommitCheck {
+    /// The commit.
+    pub commit: String,
+    /// The first line of its message.
+    pub summary: String,
+    /// Its author.
+    pub author: String,
+    /// The story its attestation names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub story: Option<String>,
+    /// Its attestation's kind, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<AttestedKind>,
+    /// What is wrong; empty when the commit is attested and consistent.
+    pub problems: Vec<String>,
+}
+
+/// An error of [`verify`]: the epic branch or the notes could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum VerifyError {
+    /// The epic branch does not exist.
+    #[error("the epic branch `{branch}` does not exist")]
+    NoBranch {
+        /// The branch.
+        branch: String,
+    },
+    /// Git could not be read.
+    #[error("failed to {what}")]
+    Git {
+        /// What was being read.
+        what: &'static str,
+        /// What went wrong.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A state file could not be read.
+    #[error(transparent)]
+    State(#[from] epic_state_store::LoadError),
+}
+
+impl VerifyError {
+    fn git(what: &'static str, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::Git {
+            what,
+            source: Box::new(source),
+        }
+    }
+}
+
+/// Checks every commit of the epic branch after its base against its attestation (see the
+/// module's docs). `worktree` is any worktree of the repository (the main checkout); `branch`
+/// is the epic branch when the epic's origin does not name it (default `epic/<id>`).
+pub fn verify(
+    git: &dyn Git,
+    dir: &EpicDir,
+    worktree: &Path,
+    branch: Option<&str>,
+) -> Result<Verification, VerifyError> {
+    let origin: Option<EpicOrigin> = epic_state_store::load(dir.origin())?;
+    let branch = origin.as_ref().map_or_else(
+        || branch.map_or_else(|| format!("epic/{}", dir.epic_id()), ToOwned::to_owned),
+        |origin| origin.branch.clone(),
+    );
+    let exists = git
+        .branch_exists(&branch)
+        .map_err(|error| VerifyError::git("look up the epic branch", error))?;
+    if !exists {
+        return Err(VerifyError::NoBranch { branch });
+    }
+    let tip = format!("refs/heads/{branch}");
+    let (base, base_from) = match &origin {
+        Some(origin) => (
+            origin.base.parse::<CommitId>().ok(),
+            "origin.json".to_owned(),
+        ),
+        None => {
+            // An epic started before origins were recorded: its commits are those the main
+            // checkout's head does not have.
+            let head = git
+                .rev_parse(worktree, "HEAD")
+                .map_err(|error| VerifyError::git("read the main checkout's head", error))?;
+            let mut found = None;
+            let (line, _) = git
+                .first_parent_line(worktree, None, &tip)
+                .map_err(|error| VerifyError::git("read the epic branch", error))?;
+            for commit in line.iter().rev() {
+                let shared = git
+                    .is_ancestor(worktree, &commit.id.to_hex(), &head.to_hex())
+                    .map_err(|error| VerifyError::git("read the epic branch", error))?;
+                if shared {
+                    found = Some(commit.id);
+                    break;
+                }
+            }
+            (
+                found,
+                "where the epic branch meets the main checkout's head".to_owned(),
+            )
+        }
+    };
+    let (line, _) = git
+        .first_parent_line(worktree, base.as_ref(), &tip)
+        .map_err(|error| VerifyError::git("read the epic branch", error))?;
+    let notes = git
+        .notes(worktree, NOTES_REF)
+        .map_err(|error| VerifyError::git("read the notes", error))?;
+    let trees: BTreeMap<String, (usize, String)> = line
+        .iter()
+        .enumerate()
+        .map(|(at, commit)| (commit.id.to_hex(), (at, commit.tree.clone())))
+        .collect();
+    let mut attested_stories = BTreeSet::new();
+    let mut commits = Vec::with_capacity(line.len());
+    for (at, commit) in line.iter().enumerate() {
+        let check = check_commit(dir, commit, at, notes.get(&commit.id), &trees)?;
+        if let Some(story) = &check.story
+            && check.problems.is_empty()
+        {
+            attested_stories.insert(story.clone());
+        }
+        commits.push(check);
+    }
+    let claims = unbacked_claims(dir, &base, &trees, &commits, &attested_stories)?;
+    Ok(Verification {
+        epic: dir.epic_id().to_owned(),
+        branch,
+        base: base.map(|base| base.to_hex()).unwrap_or_default(),
+        base_from,
+        commits,
+        claims,
+    })
+}
+
+/// Checks one commit of the line (at index `at`) against its note and the state's copy.
+fn check_commit(
+    dir: &EpicDir,
+    commit: &LineCommit,
+    at: usize,
+    note: Option<&String>,
+    trees: &BTreeMap<String, (usize, String)>,
+) -> Result<CommitCheck, VerifyError> {
+    let id = commit.id.to_hex();
+    let mut check = CommitCheck {
+        commit: id.clone(),
+        summary: commit.summary.clone(),
+        author: commit.author.clone(),
+        story: None,
+        kind: None,
+        problems: Vec::new(),
+    };
+    let Some(note) = note else {
+        check.problems.push(
+            "no attestation: a commit epic did not prove (made by hand, or by a stray process)"
+                .to_owned(),
+        );
+        return Ok(check);
+    };
+    let Ok(attestation) = serde_json::from_str::<Attestation>(note) else {
+        check.problems.push(format!(
+            "its note under {NOTES_REF} is not an attestation epic wrote"
+        ));
+        return Ok(check);
+    };
+    check.story.clone_from(&attestation.story);
+    check.kind = Some(attestation.kind);
+    let state: Option<Attestation> = match dir.attestation(&id) {
+        Some(path) => epic_state_store::load(path)?,
+        None => None,
+    };
+    match state {
+        None => check.problems.push(
+            "its note is not backed by the epic's state (no attestations/<commit>.json): \
+             a note epic did not write"
+                .to_owned(),
+        ),
+        Some(state) if state != attestation => check
+            .problems
+            .push("its note differs from the attestation in the epic's state".to_owned()),
+        Some(_) => {}
+    }
+    if attestation.commit != id {
+        check.problems.push(format!(
+            "its attestation is of another commit, {}",
+            attestation.commit
+        ));
+    }
+    match (&attestation.checked, commit.parents.get(1)) {
+        (Some(checked), Some(merged)) if *checked != merged.to_hex() => {
+            check.problems.push(format!(
+                "it merges {merged}, but the attestation's checks passed on {checked}"
+            ));
+        }
+        (Some(checked), None) => check.problems.push(format!(
+            "it is not a merge, but the attestation says {checked} was merged"
+        )),
+        (None, Some(merged)) => check.problems.push(format!(
+            "it merges {merged}, which the attestation does not name"
+        )),
+        _ => {}
+    }
+    if attestation.kind == AttestedKind::Story {
+        for (what, result) in [
+            ("perimeter", &attestation.perimeter),
+            ("test guard", &attestation.test_guard),
+        ] {
+            if result.as_deref() != Some("passed") {
+                check
+                    .problems
+                    .push(format!("the attestation does not say its {what} passed"));
+            }
+        }
+    }
+    for gate in &attestation.gates {
+        if gate.exit_code != 0 && !gate.known_red {
+            check.problems.push(format!(
+                "gate `{}` exited with {} on the attested tree",
+                gate.command, gate.exit_code
+            ));
+        }
+    }
+    match trees.get(&attestation.gated_commit) {
+        Some((gated_at, tree)) if *gated_at >= at => {
+            if *tree != attestation.gated_tree {
+                check.problems.push(format!(
+                    "the gates passed on tree {}, but {} has tree {tree}",
+                    attestation.gated_tree, attestation.gated_commit
+                ));
+            }
+        }
+        _ => check.problems.push(format!(
+            "the gates passed on {}, which is not this commit or a later one of the epic branch",
+            attestation.gated_commit
+        )),
+    }
+    Ok(check)
+}
+
+/// The stories whose state says merged at a commit no attestation backs: a merge that is not on
+/// the epic branch's line, or not attested, is a claim of the state alone.
+fn unbacked_claims(
+    dir: &EpicDir,
+    base: &Option<CommitId>,
+    trees: &BTreeMap<String, (usize, String)>,
+    commits: &[CommitCheck],
+    attested_stories: &BTreeSet<String>,
+) -> Result<Vec<String>, VerifyError> {
+    let ids = dir.story_ids().map_err(|error| VerifyError::Git {
+        what: "list the stories' state",
+        source: Box::new(error),
+    })?;
+    let clean: BTreeSet<&str> = commits
+        .iter()
+        .filter(|commit| commit.problems.is_empty())
+        .map(|commit| commit.commit.as_str())
+        .collect();
+    let mut claims = Vec::new();
+    for id in ids {
+        let Ok(path) = dir.story_state(&id) else {
+            continue;
+        };
+        let Some(state) = epic_state_store::load::<epic_state_store::StoryState>(path)? else {
+            continue;
+        };
+        if state.status != StoryStage::Merged || attested_stories.contains(&id) {
+            continue;
+        }
+        let Some(merge) = state.merge else {
+            claims.push(format!(
+                "story '{id}': its state says merged, naming no commit"
+            ));
+            continue;
+        };
+        // Merged with nothing to merge: the commit that already held it all is the base or an
+        // attested commit.
+        let held = base.is_some_and(|base| base.to_hex() == merge)
+            || (trees.contains_key(&merge) && clean.contains(merge.as_str()));
+        if !held {
+            claims.push(format!(
+                "story '{id}': its state says merged at {merge}, which no attestation backs"
+            ));
+        }
+    }
+    Ok(claims)
+}
