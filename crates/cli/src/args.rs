@@ -271,6 +271,28 @@ pub(crate) enum Command {
     )]
     Report(EpicArgs),
 
+    /// Check that every merge on the epic branch carries its proof
+    #[command(
+        long_about = "Check each commit of the epic branch's first-parent line, from where the \
+                      branch started, against the attestation `epic run` recorded when it proved \
+                      the merge: a git note under refs/notes/epic, backed by a copy in the epic's \
+                      state. An attestation names the story commit that was checked, the \
+                      perimeter and test-guard result, the judge's verdict, each gate with its \
+                      exit code, and the tree the gates passed on. A commit without one (made by \
+                      hand, or by a stray process), a note the state does not back, a note that \
+                      contradicts its commit, or a story whose state claims a merge no \
+                      attestation backs is named. Exits 0 when every commit is attested and \
+                      consistent, 1 otherwise, 2 when the epic or its branch does not exist.\n\n\
+                      --format json prints {\"epic\", \"branch\", \"base\", \"base_from\", \
+                      \"commits\": [{\"commit\", \"summary\", \"author\", \"story\", \"kind\", \
+                      \"problems\"}], \"claims\"}.",
+        after_help = "Examples:\n  \
+                      epic verify\n  \
+                      epic verify checkout --format json | jq '.commits[] | select(.problems != [])'\n  \
+                      git push origin refs/notes/epic   # the attestations travel with the branch"
+    )]
+    Verify(EpicArgs),
+
     /// Show the options `epic run` would use: epic.toml with the flags over it
     #[command(
         long_about = "Show the options `epic run` would use, and where each comes from: a flag, \

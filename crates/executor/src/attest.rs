@@ -335,18 +335,17 @@ pub fn verify(
         .enumerate()
         .map(|(at, commit)| (commit.id.to_hex(), (at, commit.tree.clone())))
         .collect();
-    let mut attested_stories = BTreeSet::new();
     let mut commits = Vec::with_capacity(line.len());
     for (at, commit) in line.iter().enumerate() {
-        let check = check_commit(dir, commit, at, notes.get(&commit.id), &trees)?;
-        if let Some(story) = &check.story
-            && check.problems.is_empty()
-        {
-            attested_stories.insert(story.clone());
-        }
-        commits.push(check);
+        commits.push(check_commit(
+            dir,
+            commit,
+            at,
+            notes.get(&commit.id),
+            &trees,
+        )?);
     }
-    let claims = unbacked_claims(dir, &base, &trees, &commits, &attested_stories)?;
+    let claims = unbacked_claims(dir, base.as_ref(), &commits)?;
     Ok(Verification {
         epic: dir.epic_id().to_owned(),
         branch,
@@ -461,19 +460,28 @@ fn check_commit(
     Ok(check)
 }
 
-/// The stories whose state says merged at a commit no attestation backs: a merge that is not on
-/// the epic branch's line, or not attested, is a claim of the state alone.
+/// The stories whose state says merged at a commit no attestation backs. A story's merge is
+/// backed when its state names the commit attested for it; a story no attestation names (it had
+/// nothing left to merge) is backed when its state names the base or an attested commit, one
+/// that already held all of it.
 fn unbacked_claims(
     dir: &EpicDir,
-    base: &Option<CommitId>,
-    trees: &BTreeMap<String, (usize, String)>,
+    base: Option<&CommitId>,
     commits: &[CommitCheck],
-    attested_stories: &BTreeSet<String>,
 ) -> Result<Vec<String>, VerifyError> {
     let ids = dir.story_ids().map_err(|error| VerifyError::Git {
         what: "list the stories' state",
         source: Box::new(error),
     })?;
+    let mut attested: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for commit in commits {
+        if let Some(story) = &commit.story {
+            attested
+                .entry(story.as_str())
+                .or_default()
+                .insert(commit.commit.as_str());
+        }
+    }
     let clean: BTreeSet<&str> = commits
         .iter()
         .filter(|commit| commit.problems.is_empty())
@@ -487,7 +495,7 @@ fn unbacked_claims(
         let Some(state) = epic_state_store::load::<epic_state_store::StoryState>(path)? else {
             continue;
         };
-        if state.status != StoryStage::Merged || attested_stories.contains(&id) {
+        if state.status != StoryStage::Merged {
             continue;
         }
         let Some(merge) = state.merge else {
@@ -496,11 +504,13 @@ fn unbacked_claims(
             ));
             continue;
         };
-        // Merged with nothing to merge: the commit that already held it all is the base or an
-        // attested commit.
-        let held = base.is_some_and(|base| base.to_hex() == merge)
-            || (trees.contains_key(&merge) && clean.contains(merge.as_str()));
-        if !held {
+        let backed = match attested.get(id.as_str()) {
+            Some(merges) => merges.contains(merge.as_str()) && clean.contains(merge.as_str()),
+            None => {
+                base.is_some_and(|base| base.to_hex() == merge) || clean.contains(merge.as_str())
+            }
+        };
+        if !backed {
             claims.push(format!(
                 "story '{id}': its state says merged at {merge}, which no attestation backs"
             ));

@@ -12,6 +12,7 @@ pub(crate) mod run;
 pub(crate) mod schema;
 pub(crate) mod status;
 pub(crate) mod validate;
+pub(crate) mod verify;
 
 use std::fmt::Write as _;
 
@@ -32,6 +33,7 @@ pub(crate) fn run(cli: &Cli, out: Output) -> Result<(), CommandError> {
         Command::Demo(args) => demo::run(&cli.global, args, out),
         Command::Status(args) => status::run(&cli.global, args, out),
         Command::Report(args) => report::run(&cli.global, args, out),
+        Command::Verify(args) => verify::run(&cli.global, args, out),
         Command::Config(args) => config::run(&cli.global, args, out),
         Command::Plan(args) => plan::run(&cli.global, args, out),
         Command::Init => init::run(&cli.global, out),
