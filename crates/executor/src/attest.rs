@@ -16,7 +16,7 @@
 //!
 //! ```no_run
 //! use epic_executor::attest;
-//! use epic_git_ops::GixGit;
+//! use epic_git_ops::{Git, GixGit};
 //! use epic_state_store::EpicDir;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
