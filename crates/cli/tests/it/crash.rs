@@ -457,6 +457,9 @@ fn assert_sound(repo: &Repo, reference_tree: &str, phases: &[String]) {
         .expect("the report exists");
     assert!(report.0.all_done());
     assert!(!dir.root().join("merging.json").exists());
+    // Every merge carries its attestation, whatever instant the kills hit.
+    let verify = repo.run(&["verify", EPIC]);
+    verify.assert_code(0);
 
     // The gates pass at every merge commit of the epic branch's first-parent history.
     let check = repo.temp().join("check");
