@@ -7,6 +7,7 @@ mod diffs;
 mod init;
 mod leftovers;
 mod merges;
+mod notes;
 mod open;
 mod pinned_config;
 mod restore;
