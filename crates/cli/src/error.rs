@@ -44,6 +44,8 @@ pub(crate) enum Kind {
     BrokenPipe,
     /// A run ended with a story failed or skipped (or the demo did not run as designed).
     NotDone,
+    /// `epic land` did not land the epic (the target untouched).
+    NotLanded,
     /// Another run holds the epic's lock.
     LockHeld,
     /// The run was interrupted (Ctrl-C, or a seat's pause past `--max-wait`).
@@ -56,7 +58,7 @@ impl Kind {
     /// The process exit code of this kind of failure: the one place they are chosen.
     pub(crate) fn exit_code(self) -> u8 {
         match self {
-            Self::Violations | Self::NotDone => exit_code::FAILURE,
+            Self::Violations | Self::NotDone | Self::NotLanded => exit_code::FAILURE,
             Self::Usage
             | Self::Input
             | Self::Config

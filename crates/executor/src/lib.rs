@@ -189,6 +189,7 @@ mod error;
 mod event;
 mod gates;
 mod guard;
+mod land;
 mod offload;
 mod pause;
 mod preset;
@@ -219,6 +220,9 @@ pub use error::StoryError;
 pub use event::{Event, EventSink, discard_events};
 pub use gates::Gates;
 pub use guard::{GuardedChange, Tampered};
+pub use land::{
+    DryRun, LANDING, LandError, LandJob, LandOutcome, NotLanded, RunPlan, Unmerged, land_epic,
+};
 pub use pause::SeatStop;
 pub use preset::{Preset, UnknownPreset};
 pub use readiness::NotReady;

@@ -154,6 +154,7 @@ mod confine;
 mod diff;
 mod error;
 mod init;
+mod land;
 mod leftovers;
 mod links;
 mod merge;
@@ -176,6 +177,7 @@ pub use error::{
     OpenError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
 pub use init::{FirstCommit, init_repository};
+pub use land::LandGitError;
 pub use leftovers::{clear_stale_locks, remove_leftover_dir};
 pub use read::{FileHead, read_head};
 pub use repo::{Git, GixGit};
