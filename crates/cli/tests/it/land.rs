@@ -1,0 +1,282 @@
+//! `epic land`: a finished epic landed on its target, on real repositories, with the script seat
+//! for the run and shell-script landers (`exec:`) that resolve conflicts and fix gates.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use crate::util::{Repo, file_plan};
+
+/// Runs the epic of `file_plan(a, b)` with the script seat; every story merges.
+fn run_epic(repo: &Repo, gate: &str) {
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &[], "beta")]),
+    );
+    repo.git(&["add", "plan.json"]);
+    commit(repo, "the plan");
+    repo.run(&[
+        "run",
+        "plan.json",
+        "--coder",
+        "script",
+        "--concurrency",
+        "1",
+        "--no-progress",
+        "--gate",
+        gate,
+    ])
+    .assert_code(0);
+}
+
+fn commit(repo: &Repo, message: &str) {
+    repo.git(&[
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.com",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "--quiet",
+        "-m",
+        message,
+    ]);
+}
+
+/// Commits `contents` at `path` on `main`, the checked-out branch of the main checkout.
+fn commit_on_main(repo: &Repo, path: &str, contents: &str) {
+    repo.write(path, contents);
+    repo.git(&["add", path]);
+    commit(repo, &format!("main: {path}"));
+}
+
+fn rev(repo: &Repo, name: &str) -> String {
+    repo.git_output(&["rev-parse", name]).trim().to_owned()
+}
+
+/// An executable lander script in the temporary directory (outside the repository): `body`
+/// runs after the prompt is read from stdin.
+fn lander(repo: &Repo, name: &str, body: &str) -> PathBuf {
+    let path = repo.temp().join(name);
+    std::fs::write(&path, format!("#!/bin/sh\ncat > /dev/null\n{body}\n")).expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+fn exec(path: &Path) -> String {
+    format!("exec:{}", path.display())
+}
+
+fn landing_subjects(repo: &Repo) -> Vec<String> {
+    repo.git_output(&["log", "--first-parent", "--format=%s", "main"])
+        .lines()
+        .filter(|line| line.contains("land epic/shop"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_target_that_moved_cleanly_lands_by_one_merge_commit() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let before = rev(&repo, "main");
+
+    let land = repo.run(&["land", "--no-progress"]);
+    land.assert_code(0);
+    assert!(land.stdout.contains("landed on `main`"), "{land}");
+
+    // One merge commit on main: first parent the old main, the epic's work in its tree.
+    assert_eq!(landing_subjects(&repo), ["shop: land epic/shop"]);
+    assert_eq!(rev(&repo, "main^1"), before);
+    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "alpha\n");
+    assert_eq!(repo.git_output(&["show", "main:main.txt"]), "main moved\n");
+    // The checkout followed, as `git merge --ff-only` would.
+    assert_eq!(repo.read("b/b.txt"), "beta\n");
+    assert_eq!(repo.git_output(&["status", "--porcelain"]), "");
+    // Worktrees and the story branches the target holds are gone; the epic branch stays.
+    assert!(!repo.temp().join("shop.worktrees/shop/_epic").exists());
+    assert_eq!(repo.git_output(&["branch", "--list", "story/*"]), "");
+    assert!(!repo.git_output(&["branch", "--list", "epic/shop"]).is_empty());
+    // The report and the status say so.
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["target"], "main");
+    assert_eq!(report["landing"]["commit"].as_str(), Some(rev(&repo, "main").as_str()));
+    let status = repo.run(&["status"]);
+    assert!(status.stdout.contains("landed on `main`"), "{status}");
+
+    // A second landing says so and changes nothing.
+    let again = repo.run(&["land", "--no-progress"]);
+    again.assert_code(0);
+    assert!(again.stdout.contains("already landed"), "{again}");
+    assert_eq!(landing_subjects(&repo).len(), 1);
+}
+
+#[test]
+fn a_conflict_in_an_owned_file_goes_to_the_owning_storys_turn() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "a/a.txt", "main's alpha\n");
+    let script = lander(
+        &repo,
+        "lander.sh",
+        "test \"$EPIC_ROLE\" = lander || exit 1\n\
+         if test -n \"$EPIC_STORY\"; then printf 'resolved by %s\\n' \"$EPIC_STORY\" > a/a.txt; fi",
+    );
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(0);
+    assert!(land.stdout.contains("a/a.txt resolved by story a"), "{land}");
+    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "resolved by a\n");
+    assert_eq!(landing_subjects(&repo).len(), 1);
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["conflicts"][0]["path"], "a/a.txt");
+    assert_eq!(report["landing"]["conflicts"][0]["story"], "a");
+}
+
+#[test]
+fn a_conflict_nobody_resolves_is_rolled_back_and_the_target_untouched() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "a/a.txt", "main's alpha\n");
+    let (main, epic) = (rev(&repo, "main"), rev(&repo, "epic/shop"));
+    let script = lander(&repo, "idle.sh", "true");
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(1);
+    assert!(land.stderr.contains("not landed"), "{land}");
+    assert!(land.stderr.contains("a/a.txt"), "{land}");
+    assert_eq!(rev(&repo, "main"), main);
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+    let epic_worktree = repo.temp().join("shop.worktrees/shop/_epic");
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&epic_worktree)
+        .output()
+        .expect("git status");
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+    assert!(!repo.common_dir().join("epic/shop/landing.json").exists());
+}
+
+#[test]
+fn red_gates_after_the_merge_are_fixed_in_a_round() {
+    let repo = Repo::new();
+    let gate = "test ! -f main.txt || test -f ok.txt";
+    run_epic(&repo, gate);
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let script = lander(&repo, "fixer.sh", "touch ok.txt");
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(0);
+    assert!(land.stdout.contains("gate rounds after the merge: 1"), "{land}");
+    repo.git_output(&["show", "main:ok.txt"]);
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["rounds"], 1);
+}
+
+#[test]
+fn a_target_that_moves_during_the_landing_is_merged_again() {
+    let repo = Repo::new();
+    let gate = "test ! -f main.txt || test -f ok.txt";
+    run_epic(&repo, gate);
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    // The fix turn also moves main, once: the compare-and-swap must see it.
+    let root = repo.path().display().to_string();
+    let script = lander(
+        &repo,
+        "mover.sh",
+        &format!(
+            "touch ok.txt\n\
+             if ! git -C '{root}' log --format=%s main | grep -q '^moved$'; then\n\
+               c=$(git -C '{root}' -c user.name=T -c user.email=t@e commit-tree 'main^{{tree}}' -p main -m moved)\n\
+               git -C '{root}' update-ref refs/heads/main \"$c\"\n\
+             fi"
+        ),
+    );
+
+    let land = repo.run(&[
+        "land",
+        "--no-progress",
+        "--sandbox",
+        "off",
+        "--coder",
+        &exec(&script),
+    ]);
+    land.assert_code(0);
+    assert!(land.stderr.contains("moved during the landing"), "{land}");
+    // One landing merge, on top of the commit that moved main.
+    assert_eq!(landing_subjects(&repo).len(), 1);
+    assert_eq!(
+        repo.git_output(&["log", "-1", "--format=%s", "main^1"]).trim(),
+        "moved"
+    );
+}
+
+#[test]
+fn a_dry_run_says_what_would_conflict_and_changes_nothing() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "a/a.txt", "main's alpha\n");
+    let refs = repo.git_output(&["for-each-ref"]);
+    let state = repo.common_dir().join("epic/shop");
+    let events = std::fs::read(state.join("events.jsonl")).expect("events");
+
+    let dry = repo.run(&["land", "--dry-run", "--no-progress"]);
+    dry.assert_code(0);
+    assert!(dry.stdout.contains("`main` moved"), "{dry}");
+    assert!(dry.stdout.contains("a/a.txt (owned by story a)"), "{dry}");
+    assert_eq!(repo.git_output(&["for-each-ref"]), refs);
+    assert_eq!(std::fs::read(state.join("events.jsonl")).expect("events"), events);
+    assert!(!state.join("landing.json").exists());
+    assert!(!state.join("landed.json").exists());
+    assert_eq!(repo.git_output(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn unmerged_stories_are_refused_unless_partial() {
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &[], "broken")]),
+    );
+    repo.run(&[
+        "run",
+        "plan.json",
+        "--coder",
+        "script",
+        "--concurrency",
+        "1",
+        "--no-progress",
+        "--gate",
+        "! grep -rq broken b 2>/dev/null",
+    ])
+    .assert_code(1);
+    let main = rev(&repo, "main");
+
+    let land = repo.run(&["land", "--no-progress"]);
+    land.assert_code(1);
+    assert!(land.stderr.contains("b (failed)"), "{land}");
+    assert_eq!(rev(&repo, "main"), main);
+
+    let partial = repo.run(&["land", "--partial", "--no-progress"]);
+    partial.assert_code(0);
+    assert!(partial.stdout.contains("left out (not merged): b"), "{partial}");
+    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "alpha\n");
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["left_out"][0], "b");
+}
+
+#[test]
+fn a_checkout_dirty_where_the_landing_changes_is_refused_first() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    repo.write("a/a.txt", "my own edit\n");
+    let (main, epic) = (rev(&repo, "main"), rev(&repo, "epic/shop"));
+
+    let land = repo.run(&["land", "--no-progress"]);
+    land.assert_code(1);
+    assert!(land.stderr.contains("a/a.txt"), "{land}");
+    assert_eq!(rev(&repo, "main"), main);
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+    assert_eq!(repo.read("a/a.txt"), "my own edit\n");
+}
