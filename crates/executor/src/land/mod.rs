@@ -526,6 +526,23 @@ impl Lander {
     }
 
     async fn land(self, job: &LandJob, unmerged: Vec<Unmerged>) -> Result<LandOutcome, LandError> {
+        // Under the epic's lock, a lock file on the epic worktree or branch is a dead landing's
+        // (or run's): a `git merge` killed half way leaves `index.lock`.
+        let (common, worktree, branch) = (
+            self.git.common_dir().to_path_buf(),
+            self.epic_worktree.clone(),
+            self.epic_branch.clone(),
+        );
+        let cleared =
+            offload::blocking(move || epic_git_ops::clear_stale_locks(&common, &worktree, &branch))
+                .await
+                .unwrap_or_default();
+        for path in cleared {
+            self.note(format!(
+                "removed {}, left by a git process that died",
+                path.display()
+            ));
+        }
         let journal_path = self.dir.landing_journal();
         let journal = {
             let path = journal_path.clone();
