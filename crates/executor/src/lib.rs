@@ -221,7 +221,8 @@ pub use event::{Event, EventSink, discard_events};
 pub use gates::Gates;
 pub use guard::{GuardedChange, Tampered};
 pub use land::{
-    DryRun, LANDING, LandError, LandJob, LandOutcome, NotLanded, RunPlan, Unmerged, land_epic,
+    DryRun, LANDING, LandError, LandJob, LandOutcome, NotLanded, PullRequest, PullRequestError,
+    PullRequestOpened, RunPlan, Unmerged, check_gh, land_epic, open_pull_request,
 };
 pub use pause::SeatStop;
 pub use preset::{Preset, UnknownPreset};

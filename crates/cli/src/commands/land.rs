@@ -14,7 +14,8 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use epic_executor::{
-    DryRun, Event, EventSink, LandError, LandJob, LandOutcome, RunConfig, RunPlan,
+    DryRun, Event, EventSink, LandError, LandJob, LandOutcome, PullRequest, PullRequestError,
+    PullRequestOpened, RunConfig, RunPlan,
 };
 use epic_git_ops::Git as _;
 use epic_report::Landing;
@@ -54,8 +55,69 @@ pub(crate) fn run(global: &GlobalArgs, args: &LandArgs, out: Output) -> Result<(
         allow_unattested: args.allow_unattested,
         stop_before_target: args.pr,
     };
-    let outcome = execute(&repo, job, config, out)?;
+    let pull_request = args
+        .pr
+        .then(|| pull_request(&repo, &dir, args, &job))
+        .transpose()?;
+    let (outcome, opened) = execute(&repo, job, config, pull_request, out)?;
+    if let Some(opened) = &opened {
+        if format == Format::Json {
+            output::data(&json(&json!({
+                "outcome": "pull_request",
+                "url": opened.url,
+                "updated": opened.updated,
+                "remote": opened.remote,
+            })))?;
+        } else if !out.quiet() {
+            output::data(&format!(
+                "pull request {}: {} (pushed to `{}`)\n",
+                if opened.updated { "updated" } else { "opened" },
+                opened.url,
+                opened.remote
+            ))?;
+        }
+        return Ok(());
+    }
     report(&outcome, format, out)
+}
+
+/// The pull request `--pr` opens: the epic branch onto the target, titled from the epic, its
+/// body the report in Markdown and the verify result.
+fn pull_request(
+    repo: &Repo,
+    dir: &EpicDir,
+    args: &LandArgs,
+    job: &LandJob,
+) -> Result<PullRequest, CommandError> {
+    let last = epic_state_store::load::<LastRun>(dir.run_options())
+        .map_err(|error| CommandError::new(Kind::Repository, error))?;
+    let branch = args
+        .options
+        .epic_branch
+        .as_ref()
+        .or_else(|| last.as_ref().and_then(|last| last.0.epic_branch.as_ref()))
+        .map_or_else(|| format!("epic/{}", dir.epic_id()), ToString::to_string);
+    let summary = job.plan.epic.lines().find(|line| !line.trim().is_empty());
+    let title = match summary {
+        Some(line) => format!("{}: {}", dir.epic_id(), line.trim()),
+        None => format!("epic {}", dir.epic_id()),
+    };
+    let report = epics::load_report(dir)?
+        .map(|report| epic_report::render_markdown(&report))
+        .unwrap_or_default();
+    let body = format!(
+        "{report}\n## Verify\n\nEvery commit of `{branch}` is attested (`epic verify`).\n"
+    );
+    Ok(PullRequest {
+        gh: std::ffi::OsString::from("gh"),
+        checkout: repo.root.clone(),
+        remote: args.remote.clone(),
+        branch,
+        base: job.target.clone(),
+        title,
+        body,
+        draft: args.draft,
+    })
 }
 
 /// The epic's plan: `--plan`, else the one its last run recorded.
@@ -149,8 +211,9 @@ fn execute(
     repo: &Repo,
     job: LandJob,
     config: RunConfig,
+    pull_request: Option<PullRequest>,
     out: Output,
-) -> Result<LandOutcome, CommandError> {
+) -> Result<(LandOutcome, Option<PullRequestOpened>), CommandError> {
     let runtime = super::runtime("epic-land")?;
     let epic = job.plan.epic_id.clone();
     let (quiet, verbose) = (out.quiet(), out.verbose() > 0);
@@ -164,12 +227,48 @@ fn execute(
         let cancel = CancellationToken::new();
         let say = |text: String| output::diagnostic(&format!("{text}\n"));
         let signals = tokio::spawn(super::run::watch_signals(cancel.clone(), say));
-        let result = epic_executor::land_epic(git, job, config, events, cancel).await;
+        let result = land_and_propose(git, job, config, events, cancel, pull_request).await;
         signals.abort();
         result
     });
     runtime.shutdown_timeout(Duration::from_secs(5));
-    result.map_err(|error| land_error(error, &epic))
+    result.map_err(|error| match error {
+        Failed::Land(error) => land_error(error, &epic),
+        Failed::PullRequest(error) => CommandError::new(Kind::SeatUnusable, error),
+    })
+}
+
+/// Why [`land_and_propose`] failed.
+enum Failed {
+    Land(LandError),
+    PullRequest(PullRequestError),
+}
+
+/// The landing; with `pull_request`, `gh` checked first, and once the epic branch is ready the
+/// branch pushed and the pull request opened.
+async fn land_and_propose(
+    git: std::sync::Arc<dyn epic_git_ops::Git>,
+    job: LandJob,
+    config: RunConfig,
+    events: EventSink,
+    cancel: CancellationToken,
+    pull_request: Option<PullRequest>,
+) -> Result<(LandOutcome, Option<PullRequestOpened>), Failed> {
+    if let Some(request) = &pull_request {
+        epic_executor::check_gh(&request.gh, &request.checkout)
+            .await
+            .map_err(Failed::PullRequest)?;
+    }
+    let outcome = epic_executor::land_epic(std::sync::Arc::clone(&git), job, config, events, cancel)
+        .await
+        .map_err(Failed::Land)?;
+    let (Some(request), LandOutcome::Ready { .. }) = (pull_request, &outcome) else {
+        return Ok((outcome, None));
+    };
+    let opened = epic_executor::open_pull_request(git, request)
+        .await
+        .map_err(Failed::PullRequest)?;
+    Ok((outcome, Some(opened)))
 }
 
 /// The line an event of the landing shows on stderr, if any.

@@ -280,3 +280,123 @@ fn a_checkout_dirty_where_the_landing_changes_is_refused_first() {
     assert_eq!(rev(&repo, "epic/shop"), epic);
     assert_eq!(repo.read("a/a.txt"), "my own edit\n");
 }
+
+/// A stand-in `gh` on PATH: `auth status` as `$GH_AUTH` says, and `pr view`, `pr create` and
+/// `pr edit` checked against the flags gh's manual documents for them (any other flag, or a
+/// flag without its value, fails), each call logged to `gh.log`, the pull request kept in
+/// `gh.pr`.
+const GH: &str = r#"#!/bin/sh
+dir=$(dirname "$0")
+echo "$*" >> "$dir/gh.log"
+case "$1 $2" in
+"auth status") [ "${GH_AUTH:-ok}" = ok ] && exit 0; echo "You are not logged into any GitHub hosts" >&2; exit 1 ;;
+"pr view")
+  shift 2; branch=$1; shift
+  [ "$*" = "--json url --jq .url" ] || { echo "bad view flags: $*" >&2; exit 2; }
+  [ -f "$dir/gh.pr" ] || { echo "no pull requests found for branch \"$branch\"" >&2; exit 1; }
+  cat "$dir/gh.pr"; exit 0 ;;
+"pr create")
+  shift 2
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --base|-B|--head|-H|--title|-t|--body|-b) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }; shift 2 ;;
+    --draft|-d) shift ;;
+    *) echo "unknown flag: $1" >&2; exit 2 ;;
+    esac
+  done
+  echo "https://github.example/o/r/pull/1" > "$dir/gh.pr"
+  echo "https://github.example/o/r/pull/1"; exit 0 ;;
+"pr edit")
+  shift 3
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --title|-t|--body|-b|--base|-B) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }; shift 2 ;;
+    *) echo "unknown flag: $1" >&2; exit 2 ;;
+    esac
+  done
+  exit 0 ;;
+esac
+echo "unknown command: $*" >&2; exit 2
+"#;
+
+/// A bare repository as `origin` holding `main`, and the stand-in `gh` in a directory of its
+/// own: that directory.
+fn remote_and_gh(repo: &Repo) -> PathBuf {
+    let remote = repo.temp().join("remote.git");
+    repo.git(&["init", "--quiet", "--bare", &remote.display().to_string()]);
+    repo.git(&["remote", "add", "origin", &remote.display().to_string()]);
+    repo.git(&["push", "--quiet", "origin", "main"]);
+    let bin = repo.temp().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let gh = bin.join("gh");
+    std::fs::write(&gh, GH).expect("write gh");
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
+fn land_with_gh(repo: &Repo, bin: &Path, auth: &str, extra: &[&str]) -> std::process::Output {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut args = vec!["land", "--pr", "--no-progress"];
+    args.extend_from_slice(extra);
+    repo.command(&args)
+        .env("PATH", path)
+        .env("GH_AUTH", auth)
+        .output()
+        .expect("run epic land --pr")
+}
+
+#[test]
+fn pr_pushes_the_epic_branch_and_opens_then_updates_one_pull_request() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    let bin = remote_and_gh(&repo);
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let main = rev(&repo, "main");
+
+    let first = land_with_gh(&repo, &bin, "ok", &["--draft"]);
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(stdout.contains("pull request opened: https://github.example/o/r/pull/1"), "{stdout}");
+    // The target is untouched; the remote has the epic branch, with the target merged in.
+    assert_eq!(rev(&repo, "main"), main);
+    let remote = repo.temp().join("remote.git").display().to_string();
+    let pushed = repo.git_output(&["ls-remote", &remote, "refs/heads/epic/shop"]);
+    assert!(pushed.starts_with(&rev(&repo, "epic/shop")), "{pushed}");
+    repo.git_output(&["merge-base", "--is-ancestor", &main, "epic/shop"]);
+    let log = std::fs::read_to_string(bin.join("gh.log")).expect("gh.log");
+    assert!(log.contains("auth status"), "{log}");
+    assert!(log.contains("pr create --base main --head epic/shop --title epic shop"), "{log}");
+    assert!(log.contains("--draft"), "{log}");
+
+    let second = land_with_gh(&repo, &bin, "ok", &[]);
+    assert_eq!(second.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&second.stdout).contains("pull request updated"));
+    let log = std::fs::read_to_string(bin.join("gh.log")).expect("gh.log");
+    assert_eq!(log.matches("pr create").count(), 1, "{log}");
+    assert!(log.contains("pr edit epic/shop --title"), "{log}");
+}
+
+#[test]
+fn pr_without_a_logged_in_gh_fails_before_anything_is_pushed() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    let bin = remote_and_gh(&repo);
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let epic = rev(&repo, "epic/shop");
+
+    let land = land_with_gh(&repo, &bin, "no", &[]);
+    assert_eq!(land.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&land.stderr).contains("not logged in"));
+    let remote = repo.temp().join("remote.git").display().to_string();
+    assert_eq!(repo.git_output(&["ls-remote", &remote, "refs/heads/epic/shop"]), "");
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+}

@@ -20,6 +20,7 @@
 //! landing found it, and the landing starts again): the target never gets two landing merges.
 
 mod prompt;
+mod pull_request;
 mod record;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,9 @@ use epic_state_store::{EpicDir, StoryStage, StoryState};
 use epic_story_plan::{Story, StoryPlan};
 use tokio_util::sync::CancellationToken;
 
+pub use pull_request::{
+    PullRequest, PullRequestError, PullRequestOpened, check_gh, open_pull_request,
+};
 pub use record::RunPlan;
 pub(crate) use record::{Landed, LandingJournal};
 
