@@ -141,9 +141,7 @@ impl ScriptSeat {
             })
             .to_string(),
             // It runs no model: it cannot resolve a conflict or fix a gate, and says so.
-            Role::Lander => {
-                "The script seat runs no model and resolves nothing.".to_owned()
-            }
+            Role::Lander => "The script seat runs no model and resolves nothing.".to_owned(),
             Role::Architect => {
                 return Err(SeatError::Other(
                     "the script seat runs no model and cannot split an epic into a plan: name \

@@ -79,7 +79,8 @@ pub(crate) fn start_merge(
             ],
         )
         .map_err(|error| failed(&action, worktree, error))?;
-    let unmerged = unmerged_paths(git, worktree).map_err(|error| failed(&action, worktree, error))?;
+    let unmerged =
+        unmerged_paths(git, worktree).map_err(|error| failed(&action, worktree, error))?;
     if output.status.success() || !unmerged.is_empty() {
         return Ok(unmerged);
     }
@@ -188,7 +189,8 @@ pub(crate) fn swap_ref(
     if output.status.success() {
         return Ok(true);
     }
-    let repo = rev::open(git, worktree).map_err(|error| failed(&action, worktree, Cause::Rev(Box::new(error))))?;
+    let repo = rev::open(git, worktree)
+        .map_err(|error| failed(&action, worktree, Cause::Rev(Box::new(error))))?;
     let now = rev::resolve(&repo, worktree, name)
         .map_err(|error| failed(&action, worktree, Cause::Rev(Box::new(error))))?;
     if now != old.0 {
@@ -239,7 +241,8 @@ pub(crate) fn merge_conflicts(
     let action = "merge in memory";
     let fail = |error: Cause| failed(action, worktree, error);
     let repo = rev::open(git, worktree).map_err(|error| fail(Cause::Rev(Box::new(error))))?;
-    let ours = rev::resolve(&repo, worktree, ours).map_err(|error| fail(Cause::Rev(Box::new(error))))?;
+    let ours =
+        rev::resolve(&repo, worktree, ours).map_err(|error| fail(Cause::Rev(Box::new(error))))?;
     let theirs =
         rev::resolve(&repo, worktree, theirs).map_err(|error| fail(Cause::Rev(Box::new(error))))?;
     crate::merge::tree_conflicts((*repo).clone(), ours, theirs, MergeFavor::None)

@@ -10,12 +10,12 @@ use crate::error::{
     BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, OpenError, RestoreError,
     RevError, RollbackError, StatusError, WorktreeError,
 };
+use crate::land::{self, LandGitError};
 use crate::scan::Memo;
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, MergeFavor, MergeOutcome, Removal, Restored,
     Status, Symlink, WorktreeInfo, WorktreeState,
 };
-use crate::land::{self, LandGitError};
 use crate::{branch, commit, diff, links, merge, reset, rev, status, worktree};
 
 /// The git operations epic needs, synchronous and shareable across threads.
@@ -307,8 +307,11 @@ pub trait Git: Send + Sync {
     fn push(&self, worktree: &Path, remote: &str, refspec: &str) -> Result<(), LandGitError>;
 
     /// The remote the local branch `branch` tracks (`branch.<branch>.remote`), if any.
-    fn upstream_remote(&self, worktree: &Path, branch: &str)
-    -> Result<Option<String>, LandGitError>;
+    fn upstream_remote(
+        &self,
+        worktree: &Path,
+        branch: &str,
+    ) -> Result<Option<String>, LandGitError>;
 }
 
 /// `path` made absolute against the current directory, lexically (git and gix may run elsewhere).

@@ -105,9 +105,8 @@ fn pull_request(
     let report = epics::load_report(dir)?
         .map(|report| epic_report::render_markdown(&report))
         .unwrap_or_default();
-    let body = format!(
-        "{report}\n## Verify\n\nEvery commit of `{branch}` is attested (`epic verify`).\n"
-    );
+    let body =
+        format!("{report}\n## Verify\n\nEvery commit of `{branch}` is attested (`epic verify`).\n");
     Ok(PullRequest {
         gh: std::ffi::OsString::from("gh"),
         checkout: repo.root.clone(),
@@ -161,7 +160,10 @@ fn the_target(
     started_from: Option<String>,
 ) -> Result<String, CommandError> {
     if let Some(target) = given {
-        return Ok(target.strip_prefix("refs/heads/").unwrap_or(target).to_owned());
+        return Ok(target
+            .strip_prefix("refs/heads/")
+            .unwrap_or(target)
+            .to_owned());
     }
     if let Some(branch) = started_from {
         return Ok(branch);
@@ -259,9 +261,10 @@ async fn land_and_propose(
             .await
             .map_err(Failed::PullRequest)?;
     }
-    let outcome = epic_executor::land_epic(std::sync::Arc::clone(&git), job, config, events, cancel)
-        .await
-        .map_err(Failed::Land)?;
+    let outcome =
+        epic_executor::land_epic(std::sync::Arc::clone(&git), job, config, events, cancel)
+            .await
+            .map_err(Failed::Land)?;
     let (Some(request), LandOutcome::Ready { .. }) = (pull_request, &outcome) else {
         return Ok((outcome, None));
     };
@@ -344,10 +347,11 @@ fn landed_text(landing: &Landing) -> String {
             landing.target, landing.commit, landing.from
         )?;
         for conflict in &landing.conflicts {
-            match &conflict.story {
-                Some(story) => writeln!(w, "  conflict {} resolved by story {story}", conflict.path)?,
-                None => writeln!(w, "  conflict {} resolved by the final turn", conflict.path)?,
-            }
+            let by = conflict.story.as_deref().map_or_else(
+                || "the final turn".to_owned(),
+                |story| format!("story {story}"),
+            );
+            writeln!(w, "  conflict {} resolved by {by}", conflict.path)?;
         }
         if landing.rounds > 0 {
             writeln!(w, "gate rounds after the merge: {}", landing.rounds)?;
@@ -363,9 +367,17 @@ fn dry_run_text(dry: &DryRun) -> String {
     render(|w| {
         writeln!(w, "dry run: nothing was changed")?;
         if dry.target_moved {
-            writeln!(w, "`{}` moved since the epic branch last held it", dry.target)?;
+            writeln!(
+                w,
+                "`{}` moved since the epic branch last held it",
+                dry.target
+            )?;
         } else {
-            writeln!(w, "`{}` has not moved: the epic branch holds it", dry.target)?;
+            writeln!(
+                w,
+                "`{}` has not moved: the epic branch holds it",
+                dry.target
+            )?;
         }
         if dry.conflicts.is_empty() {
             writeln!(w, "conflicts: none")?;

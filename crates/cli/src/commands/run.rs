@@ -60,7 +60,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
         }
     }
     record(&state, rerun.record)?;
-    record_plan(&repo, &state, plan.plan(), &rerun.resolved.run_config().base);
+    record_plan(
+        &repo,
+        &state,
+        plan.plan(),
+        &rerun.resolved.run_config().base,
+    );
     let mut config = rerun.resolved.run_config();
     config.extra_rules = rules;
     config.guarded_files = guarded_files(&repo, &args.plan);

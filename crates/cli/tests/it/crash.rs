@@ -572,7 +572,10 @@ fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
             assert_eq!(landings(&repo), 0, "kill {kill}");
         } else {
             let parent = repo.git_output(&["rev-parse", "main^1"]).trim().to_owned();
-            assert_eq!(parent, main, "kill {kill}: main moved by something but a landing");
+            assert_eq!(
+                parent, main,
+                "kill {kill}: main moved by something but a landing"
+            );
             assert_eq!(landings(&repo), 1, "kill {kill}: one landing merge");
             landed_at.get_or_insert(kill);
         }

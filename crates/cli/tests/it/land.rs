@@ -97,11 +97,18 @@ fn a_target_that_moved_cleanly_lands_by_one_merge_commit() {
     // Worktrees and the story branches the target holds are gone; the epic branch stays.
     assert!(!repo.temp().join("shop.worktrees/shop/_epic").exists());
     assert_eq!(repo.git_output(&["branch", "--list", "story/*"]), "");
-    assert!(!repo.git_output(&["branch", "--list", "epic/shop"]).is_empty());
+    assert!(
+        !repo
+            .git_output(&["branch", "--list", "epic/shop"])
+            .is_empty()
+    );
     // The report and the status say so.
     let report = repo.run(&["report", "--format", "json"]).json();
     assert_eq!(report["landing"]["target"], "main");
-    assert_eq!(report["landing"]["commit"].as_str(), Some(rev(&repo, "main").as_str()));
+    assert_eq!(
+        report["landing"]["commit"].as_str(),
+        Some(rev(&repo, "main").as_str())
+    );
     let status = repo.run(&["status"]);
     assert!(status.stdout.contains("landed on `main`"), "{status}");
 
@@ -126,8 +133,14 @@ fn a_conflict_in_an_owned_file_goes_to_the_owning_storys_turn() {
 
     let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
     land.assert_code(0);
-    assert!(land.stdout.contains("a/a.txt resolved by story a"), "{land}");
-    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "resolved by a\n");
+    assert!(
+        land.stdout.contains("a/a.txt resolved by story a"),
+        "{land}"
+    );
+    assert_eq!(
+        repo.git_output(&["show", "main:a/a.txt"]),
+        "resolved by a\n"
+    );
     assert_eq!(landing_subjects(&repo).len(), 1);
     let report = repo.run(&["report", "--format", "json"]).json();
     assert_eq!(report["landing"]["conflicts"][0]["path"], "a/a.txt");
@@ -168,7 +181,10 @@ fn red_gates_after_the_merge_are_fixed_in_a_round() {
 
     let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
     land.assert_code(0);
-    assert!(land.stdout.contains("gate rounds after the merge: 1"), "{land}");
+    assert!(
+        land.stdout.contains("gate rounds after the merge: 1"),
+        "{land}"
+    );
     repo.git_output(&["show", "main:ok.txt"]);
     let report = repo.run(&["report", "--format", "json"]).json();
     assert_eq!(report["landing"]["rounds"], 1);
@@ -207,7 +223,8 @@ fn a_target_that_moves_during_the_landing_is_merged_again() {
     // One landing merge, on top of the commit that moved main.
     assert_eq!(landing_subjects(&repo).len(), 1);
     assert_eq!(
-        repo.git_output(&["log", "-1", "--format=%s", "main^1"]).trim(),
+        repo.git_output(&["log", "-1", "--format=%s", "main^1"])
+            .trim(),
         "moved"
     );
 }
@@ -226,7 +243,10 @@ fn a_dry_run_says_what_would_conflict_and_changes_nothing() {
     assert!(dry.stdout.contains("`main` moved"), "{dry}");
     assert!(dry.stdout.contains("a/a.txt (owned by story a)"), "{dry}");
     assert_eq!(repo.git_output(&["for-each-ref"]), refs);
-    assert_eq!(std::fs::read(state.join("events.jsonl")).expect("events"), events);
+    assert_eq!(
+        std::fs::read(state.join("events.jsonl")).expect("events"),
+        events
+    );
     assert!(!state.join("landing.json").exists());
     assert!(!state.join("landed.json").exists());
     assert_eq!(repo.git_output(&["status", "--porcelain"]), "");
@@ -260,7 +280,10 @@ fn unmerged_stories_are_refused_unless_partial() {
 
     let partial = repo.run(&["land", "--partial", "--no-progress"]);
     partial.assert_code(0);
-    assert!(partial.stdout.contains("left out (not merged): b"), "{partial}");
+    assert!(
+        partial.stdout.contains("left out (not merged): b"),
+        "{partial}"
+    );
     assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "alpha\n");
     let report = repo.run(&["report", "--format", "json"]).json();
     assert_eq!(report["landing"]["left_out"][0], "b");
@@ -365,7 +388,10 @@ fn pr_pushes_the_epic_branch_and_opens_then_updates_one_pull_request() {
         "{stdout}{}",
         String::from_utf8_lossy(&first.stderr)
     );
-    assert!(stdout.contains("pull request opened: https://github.example/o/r/pull/1"), "{stdout}");
+    assert!(
+        stdout.contains("pull request opened: https://github.example/o/r/pull/1"),
+        "{stdout}"
+    );
     // The target is untouched; the remote has the epic branch, with the target merged in.
     assert_eq!(rev(&repo, "main"), main);
     let remote = repo.temp().join("remote.git").display().to_string();
@@ -374,7 +400,10 @@ fn pr_pushes_the_epic_branch_and_opens_then_updates_one_pull_request() {
     repo.git_output(&["merge-base", "--is-ancestor", &main, "epic/shop"]);
     let log = std::fs::read_to_string(bin.join("gh.log")).expect("gh.log");
     assert!(log.contains("auth status"), "{log}");
-    assert!(log.contains("pr create --base main --head epic/shop --title epic shop"), "{log}");
+    assert!(
+        log.contains("pr create --base main --head epic/shop --title epic shop"),
+        "{log}"
+    );
     assert!(log.contains("--draft"), "{log}");
 
     let second = land_with_gh(&repo, &bin, "ok", &[]);
@@ -397,6 +426,9 @@ fn pr_without_a_logged_in_gh_fails_before_anything_is_pushed() {
     assert_eq!(land.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&land.stderr).contains("not logged in"));
     let remote = repo.temp().join("remote.git").display().to_string();
-    assert_eq!(repo.git_output(&["ls-remote", &remote, "refs/heads/epic/shop"]), "");
+    assert_eq!(
+        repo.git_output(&["ls-remote", &remote, "refs/heads/epic/shop"]),
+        ""
+    );
     assert_eq!(rev(&repo, "epic/shop"), epic);
 }

@@ -176,9 +176,7 @@ pub enum NotLanded {
         failure: String,
     },
     /// A fix deleted or skipped tests.
-    #[error(
-        "a fix of the landing {found}; the epic branch is back where it was"
-    )]
+    #[error("a fix of the landing {found}; the epic branch is back where it was")]
     TestsTampered {
         /// What it did to the tests.
         found: String,
@@ -268,7 +266,7 @@ pub enum LandError {
     },
     /// What `epic run` would refuse too: the lock held (exit 3), the epic worktree, the state.
     #[error(transparent)]
-    Run(#[from] RunError),
+    Run(Box<RunError>),
     /// `--sandbox on` and no sandbox here.
     #[error(transparent)]
     Sandbox(#[from] SandboxUnavailable),
@@ -283,7 +281,13 @@ impl LandError {
 
 impl From<GitFailed> for LandError {
     fn from(error: GitFailed) -> Self {
-        Self::Run(error.into())
+        Self::Run(Box::new(error.into()))
+    }
+}
+
+impl From<RunError> for LandError {
+    fn from(error: RunError) -> Self {
+        Self::Run(Box::new(error))
     }
 }
 
@@ -369,7 +373,10 @@ pub async fn land_epic(
         cancel,
     };
     if job.dry_run {
-        return lander.dry_run(epic_head, unmerged).await.map(LandOutcome::DryRun);
+        return lander
+            .dry_run(epic_head, unmerged)
+            .await
+            .map(LandOutcome::DryRun);
     }
     let lock = crate::run::take_lock(&lander.dir).await?;
     let log = crate::run::open_log(&lander.dir).await?;
@@ -403,12 +410,11 @@ async fn unmerged_stories(dir: &EpicDir, plan: &StoryPlan) -> Vec<Unmerged> {
         stories
             .into_iter()
             .filter_map(|(id, path)| {
-                let state = path.and_then(|path| {
-                    epic_state_store::load::<StoryState>(path).ok().flatten()
-                });
-                let status = match state.map(|state| state.status) {
+                let found =
+                    path.and_then(|path| epic_state_store::load::<StoryState>(path).ok().flatten());
+                let status = match found.map(|found| found.status) {
                     Some(StoryStage::Merged) => return None,
-                    Some(stage) => stage.as_str().to_owned(),
+                    Some(other) => other.as_str().to_owned(),
                     None => "not started".to_owned(),
                 };
                 Some(Unmerged { story: id, status })
@@ -425,7 +431,7 @@ async fn unmerged_stories(dir: &EpicDir, plan: &StoryPlan) -> Vec<Unmerged> {
 /// notes under `refs/notes/epic`) plugs in: until it does, every commit counts as attested and
 /// the list is empty. `epic land` refuses a non-empty list unless `--allow-unattested`, and then
 /// lists the commits in the landing commit's message.
-async fn unattested_commits(_git: &Arc<dyn Git>, _epic_branch: &str) -> Vec<String> {
+fn unattested_commits(_git: &Arc<dyn Git>, _epic_branch: &str) -> Vec<String> {
     Vec::new()
 }
 
@@ -515,7 +521,7 @@ impl Lander {
             target_moved: moved,
             conflicts: self.owned(conflicts),
             unmerged,
-            unattested: unattested_commits(&self.git, &self.epic_branch).await,
+            unattested: unattested_commits(&self.git, &self.epic_branch),
         })
     }
 
@@ -565,8 +571,8 @@ impl Lander {
                     "a landing that died had already moved `{}` to {commit}: finishing it",
                     self.target
                 ));
-                let from: CommitId = self.parse(&journal.from)?;
-                let commit: CommitId = self.parse(commit)?;
+                let from: CommitId = parse(&journal.from)?;
+                let commit: CommitId = parse(commit)?;
                 let landing = Landing::new(
                     &self.target,
                     commit.to_hex(),
@@ -581,9 +587,11 @@ impl Lander {
             return Ok(outcome);
         }
         if !unmerged.is_empty() && !job.partial {
-            return Ok(LandOutcome::NotLanded(NotLanded::Unmerged { stories: unmerged }));
+            return Ok(LandOutcome::NotLanded(NotLanded::Unmerged {
+                stories: unmerged,
+            }));
         }
-        let unattested = unattested_commits(&self.git, &self.epic_branch).await;
+        let unattested = unattested_commits(&self.git, &self.epic_branch);
         if !unattested.is_empty() && !job.allow_unattested {
             return Ok(LandOutcome::NotLanded(NotLanded::Unattested {
                 commits: unattested,
@@ -615,21 +623,39 @@ impl Lander {
             }
             .into());
         }
-        let checkpoint = self.rev(&format!("refs/heads/{}", self.epic_branch)).await?;
+        let checkpoint = self
+            .rev(&format!("refs/heads/{}", self.epic_branch))
+            .await?;
         if let Some(refused) = self.dirty_checkout(&checkpoint).await? {
             return Ok(LandOutcome::NotLanded(refused));
         }
         let turns = self.turns().await?;
         let left_out: Vec<String> = unmerged.into_iter().map(|u| u.story).collect();
+        self.attempts(job, &turns, checkpoint, &unattested, left_out)
+            .await
+    }
+
+    /// Merges the target into the epic branch and proves it, then moves the target by
+    /// compare-and-swap; a target that moved meanwhile is merged again, at most [`RETRIES`]
+    /// times.
+    async fn attempts(
+        &self,
+        job: &LandJob,
+        turns: &Turns,
+        checkpoint: CommitId,
+        unattested: &[String],
+        left_out: Vec<String>,
+    ) -> Result<LandOutcome, LandError> {
+        let journal_path = self.dir.landing_journal();
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let proven = match self.prove(&turns, checkpoint, &journal_path).await {
+            let proven = match self.prove(turns, checkpoint, &journal_path).await {
                 Ok(proven) => proven,
                 Err(halt) => return self.give_up(halt, checkpoint, &journal_path).await,
             };
             if job.stop_before_target {
-                self.remove_journal(&journal_path, &turns).await;
+                self.remove_journal(&journal_path, turns).await;
                 return Ok(LandOutcome::Ready {
                     epic_branch: self.epic_branch.clone(),
                     target: self.target.clone(),
@@ -638,7 +664,7 @@ impl Lander {
                     rounds: proven.rounds,
                 });
             }
-            let message = self.landing_message(&unattested, &left_out);
+            let message = self.landing_message(unattested, &left_out);
             let (main, tree, parents) = (
                 self.main.clone(),
                 format!("{}^{{tree}}", proven.head.to_hex()),
@@ -655,7 +681,7 @@ impl Lander {
                 checkpoint: checkpoint.to_hex(),
                 commit: Some(commit.to_hex()),
             };
-            self.save_journal(&journal_path, journal, &turns).await?;
+            self.save_journal(&journal_path, journal, turns).await?;
             let (main, name, reason) = (
                 self.main.clone(),
                 self.target_ref.clone(),
@@ -684,11 +710,11 @@ impl Lander {
                     .unwrap_or_default();
                 landing.left_out = left_out;
                 return self
-                    .finish(job, landing, proven.from, commit, Some(&turns))
+                    .finish(job, landing, proven.from, commit, Some(turns))
                     .await;
             }
             if attempt > RETRIES {
-                self.remove_journal(&journal_path, &turns).await;
+                self.remove_journal(&journal_path, turns).await;
                 return Ok(LandOutcome::NotLanded(NotLanded::TargetKeptMoving {
                     target: self.target.clone(),
                     attempts: attempt,
@@ -701,19 +727,23 @@ impl Lander {
         }
     }
 
-    fn parse(&self, hex: &str) -> Result<CommitId, LandError> {
-        hex.parse().map_err(|error| state_error("read the landing journal", error))
-    }
-
     /// The landing commit's message: `<epic>: land epic/<id>`, then the stories left out and
     /// the commits landed without attestation.
     fn landing_message(&self, unattested: &[String], left_out: &[String]) -> String {
         let mut message = format!("{}: land {}\n", self.dir.epic_id(), self.epic_branch);
         if !left_out.is_empty() {
-            let _ = write!(message, "\nLeft out (not merged): {}\n", left_out.join(", "));
+            let _ = write!(
+                message,
+                "\nLeft out (not merged): {}\n",
+                left_out.join(", ")
+            );
         }
         if !unattested.is_empty() {
-            let _ = write!(message, "\nLanded without attestation: {}\n", unattested.join(", "));
+            let _ = write!(
+                message,
+                "\nLanded without attestation: {}\n",
+                unattested.join(", ")
+            );
         }
         message
     }
@@ -750,7 +780,7 @@ impl Lander {
 
     /// Puts the epic branch back where a landing that died found it.
     async fn undo_dead_landing(&self, journal: &LandingJournal) -> Result<(), LandError> {
-        let checkpoint = self.parse(&journal.checkpoint)?;
+        let checkpoint = parse(&journal.checkpoint)?;
         let epic_ref = format!("refs/heads/{}", self.epic_branch);
         let head = self.rev(&epic_ref).await?;
         if head != checkpoint && self.is_ancestor(&journal.checkpoint, &epic_ref).await? {
@@ -793,11 +823,7 @@ impl Lander {
     /// Refuses a main checkout that has the target checked out with changes in paths the
     /// landing changes.
     async fn dirty_checkout(&self, epic_head: &CommitId) -> Result<Option<NotLanded>, LandError> {
-        let (main, target, head) = (
-            self.main.clone(),
-            self.target.clone(),
-            epic_head.to_hex(),
-        );
+        let (main, target, head) = (self.main.clone(), self.target.clone(), epic_head.to_hex());
         let target_ref = self.target_ref.clone();
         let found = self
             .git_op("read your checkout", move |git| {
@@ -912,8 +938,8 @@ impl Lander {
         let guard = Arc::clone(&turns.guard);
         let path = path.to_path_buf();
         offload::blocking(move || guard.epic_write(&path, || epic_state_store::remove(&path).ok()))
-        .await
-        .ok();
+            .await
+            .ok();
     }
 
     /// Merges the target into the epic branch, has the conflicts resolved and the gates made
@@ -936,7 +962,9 @@ impl Lander {
             turns,
         )
         .await?;
-        let head = self.rev(&format!("refs/heads/{}", self.epic_branch)).await?;
+        let head = self
+            .rev(&format!("refs/heads/{}", self.epic_branch))
+            .await?;
         let mut conflicts = Vec::new();
         let merged = if self.is_ancestor(&from.to_hex(), &head.to_hex()).await? {
             head
@@ -976,7 +1004,9 @@ impl Lander {
             .await?
         };
         let rounds = self.green(turns, merged).await?;
-        let head = self.rev(&format!("refs/heads/{}", self.epic_branch)).await?;
+        let head = self
+            .rev(&format!("refs/heads/{}", self.epic_branch))
+            .await?;
         Ok(Proven {
             head,
             from,
@@ -1018,10 +1048,8 @@ impl Lander {
         for (story, paths) in groups {
             let sides = self.sides(ours, theirs, &paths).await?;
             let prompt = land_prompt::conflicts(story, &self.target, &sides);
-            let story = story.map_or_else(
-                || Story::new("", "", Vec::<String>::new()),
-                Clone::clone,
-            );
+            let story =
+                story.map_or_else(|| Story::new("", "", Vec::<String>::new()), Clone::clone);
             self.ask(turns, Arc::new(story), prompt).await?;
         }
         let left = self.unresolved(conflicts).await?;
@@ -1067,15 +1095,15 @@ impl Lander {
         let left = offload::blocking(move || {
             paths
                 .into_iter()
-                .filter(|path| {
-                    match epic_git_ops::read_head(&epic, path, 64 * 1024 * 1024) {
+                .filter(
+                    |path| match epic_git_ops::read_head(&epic, path, 64 * 1024 * 1024) {
                         Ok(FileHead::Text { text, .. }) => has_markers(&text),
                         Ok(FileHead::Binary { .. } | FileHead::Missing | FileHead::Directory) => {
                             false
                         }
                         Ok(_) | Err(_) => true,
-                    }
-                })
+                    },
+                )
                 .collect::<Vec<_>>()
         })
         .await
@@ -1135,8 +1163,12 @@ impl Lander {
             }
             round += 1;
             let prompt = land_prompt::red_gates(&failure, round, rounds);
-            self.ask(turns, Arc::new(Story::new("", "", Vec::<String>::new())), prompt)
-                .await?;
+            self.ask(
+                turns,
+                Arc::new(Story::new("", "", Vec::<String>::new())),
+                prompt,
+            )
+            .await?;
             let (epic, message) = (
                 self.epic_worktree.clone(),
                 format!(
@@ -1304,7 +1336,10 @@ impl Lander {
         }
         self.record(&landing).await?;
         match turns {
-            Some(turns) => self.remove_journal(&self.dir.landing_journal(), turns).await,
+            Some(turns) => {
+                self.remove_journal(&self.dir.landing_journal(), turns)
+                    .await;
+            }
             None => {
                 let path = self.dir.landing_journal();
                 offload::blocking(move || epic_state_store::remove(path).ok())
@@ -1358,26 +1393,27 @@ impl Lander {
                 let root = std::path::absolute(&root).unwrap_or(root);
                 let mut notes = Vec::new();
                 for info in git.worktrees()? {
-                    if !info.is_main && info.path.starts_with(&root) {
-                        if let Err(error) = git.remove_worktree(&info.path) {
-                            notes.push(format!(
-                                "the worktree `{}` could not be removed: {}",
-                                info.path.display(),
-                                chain(&error)
-                            ));
-                        }
+                    if !info.is_main
+                        && info.path.starts_with(&root)
+                        && let Err(error) = git.remove_worktree(&info.path)
+                    {
+                        notes.push(format!(
+                            "the worktree `{}` could not be removed: {}",
+                            info.path.display(),
+                            chain(&error)
+                        ));
                     }
                 }
                 git.prune_worktrees()?;
                 for branch in git.branches_under(&format!("story/{epic}"))? {
                     let name = format!("refs/heads/{branch}");
-                    if git.is_ancestor(&main, &name, &target_ref)? {
-                        if let Err(error) = git.delete_branch(&branch) {
-                            notes.push(format!(
-                                "the branch `{branch}` could not be deleted: {}",
-                                chain(&error)
-                            ));
-                        }
+                    if git.is_ancestor(&main, &name, &target_ref)?
+                        && let Err(error) = git.delete_branch(&branch)
+                    {
+                        notes.push(format!(
+                            "the branch `{branch}` could not be deleted: {}",
+                            chain(&error)
+                        ));
                     }
                 }
                 Ok::<_, BoxError>(notes)
@@ -1406,6 +1442,12 @@ fn has_markers(text: &str) -> bool {
     })
 }
 
+/// A commit id the landing journal names.
+fn parse(hex: &str) -> Result<CommitId, LandError> {
+    hex.parse()
+        .map_err(|error| state_error("read the landing journal", error))
+}
+
 fn first_line(text: &str) -> String {
     text.lines()
         .find(|line| !line.trim().is_empty())
@@ -1417,8 +1459,8 @@ fn state_error(
     action: &str,
     error: impl Into<Box<dyn std::error::Error + Send + Sync>>,
 ) -> LandError {
-    LandError::Run(RunError::State {
+    LandError::Run(Box::new(RunError::State {
         action: action.to_owned(),
         source: error.into(),
-    })
+    }))
 }

@@ -47,7 +47,11 @@ pub(crate) fn conflicts(story: Option<&Story>, target: &str, sides: &[Sides]) ->
                 story.id, story.title
             );
             if !story.description.trim().is_empty() {
-                let _ = write!(text, "\nWhat the story built:\n{}\n", story.description.trim());
+                let _ = write!(
+                    text,
+                    "\nWhat the story built:\n{}\n",
+                    story.description.trim()
+                );
             }
             if !story.provides.is_empty() {
                 let _ = writeln!(text, "\nIt provides: {}", story.provides.join(", "));

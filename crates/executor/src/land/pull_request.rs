@@ -165,11 +165,18 @@ pub async fn open_pull_request(
     request: PullRequest,
 ) -> Result<PullRequestOpened, PullRequestError> {
     check_gh(&request.gh, &request.checkout).await?;
+    let remote = push(&git, &request).await?;
+    propose(&request, remote).await
+}
+
+/// Pushes the branch to `--remote`, else the target's upstream remote, else `origin`: the
+/// remote.
+async fn push(git: &Arc<dyn Git>, request: &PullRequest) -> Result<String, PullRequestError> {
     let remote = match &request.remote {
         Some(remote) => remote.clone(),
         None => {
             let (checkout, base) = (request.checkout.clone(), request.base.clone());
-            offload::git(&git, "read the target's remote", move |git| {
+            offload::git(git, "read the target's remote", move |git| {
                 git.upstream_remote(&checkout, &base)
             })
             .await
@@ -183,7 +190,7 @@ pub async fn open_pull_request(
         remote.clone(),
         format!("refs/heads/{0}:refs/heads/{0}", request.branch),
     );
-    offload::git(&git, "push the epic branch", move |git| {
+    offload::git(git, "push the epic branch", move |git| {
         git.push(&checkout, &push_remote, &refspec)
     })
     .await
@@ -192,11 +199,27 @@ pub async fn open_pull_request(
         remote: remote.clone(),
         source: Box::new(error),
     })?;
+    Ok(remote)
+}
+
+/// Opens the pull request of the pushed branch, or updates the one it has.
+async fn propose(
+    request: &PullRequest,
+    remote: String,
+) -> Result<PullRequestOpened, PullRequestError> {
     let (program, checkout) = (&request.gh, request.checkout.as_path());
     let existing = gh(
         program,
         checkout,
-        &["pr", "view", &request.branch, "--json", "url", "--jq", ".url"],
+        &[
+            "pr",
+            "view",
+            &request.branch,
+            "--json",
+            "url",
+            "--jq",
+            ".url",
+        ],
     )
     .await?;
     let failed = |command: &str, out: GhOutput| PullRequestError::Gh {
@@ -251,12 +274,7 @@ pub async fn open_pull_request(
         return Err(failed("gh pr create", created));
     }
     Ok(PullRequestOpened {
-        url: created
-            .stdout
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .to_owned(),
+        url: created.stdout.lines().last().unwrap_or_default().to_owned(),
         updated: false,
         remote,
     })
