@@ -33,13 +33,14 @@ Examples:
   epic status                           each story's state, and whether a run is going on
   epic report --format json             the last run's report, for scripts
   epic clean --branches                 remove the epic's worktrees and story branches
+  epic land                             land the finished epic on the branch it started from
   epic schema plan                      print the JSON Schema of a plan file";
 
 const EXIT_STATUS: &str = "\
 Exit status:
   0    success (the plan is valid; every story is done)
   1    the plan has violations; a story failed or was skipped; `epic plan`'s plan is still
-       invalid after its rounds
+       invalid after its rounds; `epic land` did not land (the target untouched)
   2    bad usage, an unreadable, unparsable or invalid plan (`epic run`), a bad epic.toml, not a
        repository, no such epic or report, or a file `epic init` or `epic plan` would overwrite
   3    another run holds the epic's lock

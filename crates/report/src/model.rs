@@ -17,8 +17,9 @@ use crate::usage::{UsageSource, UsageTotals};
 /// outcome as the run that last settled it left it.
 ///
 /// Serialised, it is the data of `report.json`: `epic_id`, `epic_branch`,
-/// `"estimated": true` and `stories`, plus three fields beyond the contract that are left out
-/// when empty: `critical_path`, `seats` and `runs`. A report without `runs` (written before runs
+/// `"estimated": true` and `stories`, plus fields beyond the contract that are left out
+/// when empty: `critical_path`, `seats`, `runs` and, once `epic land` landed the epic,
+/// `landing`. A report without `runs` (written before runs
 /// were numbered) still loads. Optional fields are left out, never written as `null`.
 /// The camelCase names of the reference (`epicId`, `estimatedTokens`, …) are accepted on input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -51,6 +52,7 @@ pub struct EpicReport {
     pub runs: Vec<RunRecord>,
     /// How the epic landed on its target (`epic land`), once it did. Left out until then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Landing")]
     pub landing: Option<Landing>,
 }
 
@@ -110,6 +112,7 @@ pub struct LandedConflict {
     pub path: String,
     /// The story that owns it; none when no story does (the final turn resolved it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub story: Option<String>,
 }
 
