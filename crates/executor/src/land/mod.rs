@@ -465,6 +465,11 @@ struct Proven {
     from: CommitId,
     conflicts: Vec<LandedConflict>,
     rounds: u32,
+    /// The gates' results on the proven head (command, how it ended, passed), for the
+    /// attestation of the landing's commits ([`Lander::attest_landing`]).
+    gates: Vec<(String, String, bool)>,
+    /// The tree the gates passed on (the proven head's).
+    tree: String,
 }
 
 impl Lander {
@@ -654,6 +659,7 @@ impl Lander {
                 Ok(proven) => proven,
                 Err(halt) => return self.give_up(halt, checkpoint, &journal_path).await,
             };
+            self.attest_landing(&proven);
             if job.stop_before_target {
                 self.remove_journal(&journal_path, turns).await;
                 return Ok(LandOutcome::Ready {
@@ -725,6 +731,17 @@ impl Lander {
                 self.target
             ));
         }
+    }
+
+    /// Attests the landing's own commits on the epic branch (the merge of the target and the
+    /// lander's fixes, `proven.from`'s merge up to `proven.head`) with the gates' results and
+    /// the tree they passed on (`proven.gates`, `proven.tree`).
+    ///
+    /// This is where the lead's attestations (issue #25, point 5: git notes under
+    /// `refs/notes/epic`, written when a merge is proven) plug in; until they do, it records
+    /// nothing.
+    fn attest_landing(&self, proven: &Proven) {
+        let _ = (self, &proven.gates, &proven.tree);
     }
 
     /// The landing commit's message: `<epic>: land epic/<id>`, then the stories left out and
@@ -1003,15 +1020,22 @@ impl Lander {
             })
             .await?
         };
-        let rounds = self.green(turns, merged).await?;
+        let (rounds, gates) = self.green(turns, merged).await?;
         let head = self
             .rev(&format!("refs/heads/{}", self.epic_branch))
             .await?;
+        let epic = self.epic_worktree.clone();
+        let tree = self
+            .git_op("read the proven tree", move |git| git.worktree_state(&epic))
+            .await?
+            .tree;
         Ok(Proven {
             head,
             from,
             conflicts,
             rounds,
+            gates,
+            tree,
         })
     }
 
@@ -1145,14 +1169,19 @@ impl Lander {
     }
 
     /// Runs the gates on the epic worktree; red, up to `max_rounds` lander rounds, each fix
-    /// committed and held to the test guard. The rounds taken.
-    async fn green(&self, turns: &Turns, merged: CommitId) -> Result<u32, Halt> {
+    /// committed and held to the test guard. The rounds taken, and the gates' results on the
+    /// green head.
+    async fn green(
+        &self,
+        turns: &Turns,
+        merged: CommitId,
+    ) -> Result<(u32, Vec<(String, String, bool)>), Halt> {
         let rounds = self.config.max_rounds.max(1);
         let mut round = 0;
         loop {
-            let failure = self.gates(turns).await?;
+            let (failure, results) = self.gates(turns).await?;
             let Some(failure) = failure else {
-                return Ok(round);
+                return Ok((round, results));
             };
             if round >= rounds {
                 return Err(Halt::NotLanded(NotLanded::GatesRed {
@@ -1187,10 +1216,19 @@ impl Lander {
         }
     }
 
-    /// Runs the gates once: the failure, if red.
-    async fn gates(&self, turns: &Turns) -> Result<Option<String>, Halt> {
+    /// Runs the gates once: the failure, if red, and each gate's result (command, how it
+    /// ended, passed).
+    async fn gates(
+        &self,
+        turns: &Turns,
+    ) -> Result<(Option<String>, Vec<(String, String, bool)>), Halt> {
         let events = Arc::clone(&self.events);
+        let results = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = Arc::clone(&results);
         let on_result = move |result: &GateResult| {
+            kept.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((result.command.clone(), result.status.clone(), result.passed));
             events(Event::EpicGate {
                 story: None,
                 command: result.command.clone(),
@@ -1215,14 +1253,19 @@ impl Lander {
             .run(&self.epic_worktree, &env, &self.cancel, &on_result)
             .await
             .map_err(|_| Halt::Cancelled)?;
+        let results = std::mem::take(
+            &mut *results
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
         if review.clean {
-            return Ok(None);
+            return Ok((None, results));
         }
         let mut failure = review.summary.clone();
         for issue in &review.issues {
             let _ = write!(failure, "\n{}\n{}", issue.title, issue.description);
         }
-        Ok(Some(failure))
+        Ok((Some(failure), results))
     }
 
     /// Fails when the lander's fixes since `merged` deleted or skipped tests.
