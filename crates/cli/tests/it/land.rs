@@ -432,3 +432,23 @@ fn pr_without_a_logged_in_gh_fails_before_anything_is_pushed() {
     );
     assert_eq!(rev(&repo, "epic/shop"), epic);
 }
+
+#[test]
+fn a_target_that_keeps_moving_is_given_up_after_two_retries() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let epic = rev(&repo, "epic/shop");
+    // The gate moves main every time it runs: every compare-and-swap finds it moved.
+    let root = repo.path().display().to_string();
+    let gate = format!(
+        "c=$(git -C '{root}' -c user.name=T -c user.email=t@e commit-tree 'main^{{tree}}' -p main -m moved) \
+         && git -C '{root}' update-ref refs/heads/main \"$c\""
+    );
+
+    let land = repo.run(&["land", "--no-progress", "--sandbox", "off", "--gate", &gate]);
+    land.assert_code(1);
+    assert!(land.stderr.contains("moved during the landing 3 times"), "{land}");
+    assert_eq!(landing_subjects(&repo).len(), 0);
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+}

@@ -183,8 +183,8 @@ pub enum NotLanded {
     },
     /// The target kept moving.
     #[error(
-        "`{target}` moved during the landing {attempts} times; the epic branch holds it as of \
-         the last attempt and `{target}` is untouched. Rerun when it is quiet"
+        "`{target}` moved during the landing {attempts} times; the epic branch is back where it \
+         was and `{target}` is untouched. Rerun when it is quiet"
     )]
     TargetKeptMoving {
         /// The target.
@@ -602,6 +602,13 @@ impl Lander {
                 commits: unattested,
             }));
         }
+        // Before anything is touched: a checkout of the user's in the way of the landing.
+        let checkpoint = self
+            .rev(&format!("refs/heads/{}", self.epic_branch))
+            .await?;
+        if let Some(refused) = self.dirty_checkout(&checkpoint).await? {
+            return Ok(LandOutcome::NotLanded(refused));
+        }
         crate::run::prepare_epic_worktree(
             &self.git,
             &self.main,
@@ -627,12 +634,6 @@ impl Lander {
                 paths: status.paths,
             }
             .into());
-        }
-        let checkpoint = self
-            .rev(&format!("refs/heads/{}", self.epic_branch))
-            .await?;
-        if let Some(refused) = self.dirty_checkout(&checkpoint).await? {
-            return Ok(LandOutcome::NotLanded(refused));
         }
         let turns = self.turns().await?;
         let left_out: Vec<String> = unmerged.into_iter().map(|u| u.story).collect();
@@ -720,11 +721,11 @@ impl Lander {
                     .await;
             }
             if attempt > RETRIES {
-                self.remove_journal(&journal_path, turns).await;
-                return Ok(LandOutcome::NotLanded(NotLanded::TargetKeptMoving {
+                let halt = Halt::NotLanded(NotLanded::TargetKeptMoving {
                     target: self.target.clone(),
                     attempts: attempt,
-                }));
+                });
+                return self.give_up(halt, checkpoint, &journal_path).await;
             }
             self.note(format!(
                 "`{}` moved during the landing: merging it into the epic branch again",
@@ -1506,4 +1507,37 @@ fn state_error(
         action: action.to_owned(),
         source: error.into(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflict_markers_are_whole_lines() {
+        assert!(has_markers(
+            "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> main\n"
+        ));
+        assert!(has_markers("x\n=======\n"));
+        assert!(!has_markers(
+            "a heading\n=======  \nnot a marker: `<<<<<<<` inline\n"
+        ));
+        assert!(!has_markers("resolved\n"));
+    }
+
+    #[test]
+    fn a_path_belongs_to_the_story_that_owns_it() {
+        let plan = StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![
+                Story::new("a", "A", ["src/a"]),
+                Story::new("b", "B", ["src/b.rs"]),
+            ],
+        };
+        assert_eq!(owner(&plan, "src/a/x.rs").map(|s| s.id.as_str()), Some("a"));
+        assert_eq!(owner(&plan, "src/b.rs").map(|s| s.id.as_str()), Some("b"));
+        assert!(owner(&plan, "src/ab.rs").is_none());
+        assert!(owner(&plan, "README.md").is_none());
+    }
 }
