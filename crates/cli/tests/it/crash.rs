@@ -541,7 +541,9 @@ fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
     ]);
     let main = repo.git_output(&["rev-parse", "main"]).trim().to_owned();
     let lander = repo.temp().join("lander.sh");
-    std::fs::write(&lander, "cat > /dev/null\nsleep 0.2\ntouch ok.txt\n").expect("write");
+    // The fix first, then a moment: a kill lands in the turn, and what the killed turn's
+    // process (a survivor of the kill, outside epic's process group) does after it is nothing.
+    std::fs::write(&lander, "cat > /dev/null\ntouch ok.txt\nsleep 0.2\n").expect("write");
     let args: Vec<String> = [
         "land",
         "--coder",

@@ -448,7 +448,10 @@ fn a_target_that_keeps_moving_is_given_up_after_two_retries() {
 
     let land = repo.run(&["land", "--no-progress", "--sandbox", "off", "--gate", &gate]);
     land.assert_code(1);
-    assert!(land.stderr.contains("moved during the landing 3 times"), "{land}");
+    assert!(
+        land.stderr.contains("moved during the landing 3 times"),
+        "{land}"
+    );
     assert_eq!(landing_subjects(&repo).len(), 0);
     assert_eq!(rev(&repo, "epic/shop"), epic);
 }

@@ -192,6 +192,18 @@ pub enum NotLanded {
         /// Attempts made.
         attempts: u32,
     },
+    /// Files of the epic worktree changed while its gates ran, by something other than epic:
+    /// what the gates passed on is not what would land.
+    #[error(
+        "files of the epic worktree changed while its gates ran: {}; something other than epic \
+         wrote them (a process an agent left running?), so nothing is proven. The epic branch is \
+         back where it was",
+        paths.join(", ")
+    )]
+    WorktreeChanged {
+        /// The changed paths.
+        paths: Vec<String>,
+    },
     /// A lander turn failed.
     #[error("a lander turn{} failed: {error}; the epic branch is back where it was", story.as_ref().map_or_else(String::new, |s| format!(" of story `{s}`")))]
     TurnFailed {
@@ -540,7 +552,10 @@ impl Lander {
             .collect()
     }
 
-    async fn land(self, job: &LandJob, unmerged: Vec<Unmerged>) -> Result<LandOutcome, LandError> {
+    /// What a landing that died left: its lock files cleared, and its journal honoured (the
+    /// landing finished when the target holds its commit, else the epic branch put back). The
+    /// outcome when it finished the landing.
+    async fn recover(&self, job: &LandJob) -> Result<Option<LandOutcome>, LandError> {
         // Under the epic's lock, a lock file on the epic worktree or branch is a dead landing's
         // (or run's): a `git merge` killed half way leaves `index.lock`.
         let (common, worktree, branch) = (
@@ -567,6 +582,26 @@ impl Lander {
                 .map_err(|error| state_error("read the landing journal", error))?
         };
         if let Some(journal) = journal {
+            // A landing died: a lock file on the target's ref (an `update-ref` killed half way)
+            // or on your checkout's index (the checkout following it) is that landing's.
+            if journal.target == self.target {
+                let (common, main, target) = (
+                    self.git.common_dir().to_path_buf(),
+                    self.main.clone(),
+                    self.target.clone(),
+                );
+                let cleared = offload::blocking(move || {
+                    epic_git_ops::clear_stale_locks(&common, &main, &target)
+                })
+                .await
+                .unwrap_or_default();
+                for path in cleared {
+                    self.note(format!(
+                        "removed {}, left by the landing that died",
+                        path.display()
+                    ));
+                }
+            }
             if let Some(commit) = &journal.commit
                 && journal.target == self.target
                 && self.is_ancestor(commit, &self.target_ref).await?
@@ -584,9 +619,19 @@ impl Lander {
                     from.to_hex(),
                     Timestamp::now(),
                 );
-                return self.finish(job, landing, from, commit, None).await;
+                return self
+                    .finish(job, landing, from, commit, None)
+                    .await
+                    .map(Some);
             }
             self.undo_dead_landing(&journal).await?;
+        }
+        Ok(None)
+    }
+
+    async fn land(self, job: &LandJob, unmerged: Vec<Unmerged>) -> Result<LandOutcome, LandError> {
+        if let Some(finished) = self.recover(job).await? {
+            return Ok(finished);
         }
         if let Some(outcome) = self.already_landed().await? {
             return Ok(outcome);
@@ -689,6 +734,11 @@ impl Lander {
                 commit: Some(commit.to_hex()),
             };
             self.save_journal(&journal_path, journal, turns).await?;
+            self.note(format!(
+                "the epic branch is green with `{}` in it: moving `{}` to the landing commit \
+                 {commit}",
+                self.target, self.target
+            ));
             let (main, name, reason) = (
                 self.main.clone(),
                 self.target_ref.clone(),
@@ -701,6 +751,7 @@ impl Lander {
                 })
                 .await?;
             if swapped {
+                self.note(format!("`{}` moved to {commit}: landed", self.target));
                 let mut landing = Landing::new(
                     &self.target,
                     commit.to_hex(),
@@ -801,7 +852,9 @@ impl Lander {
         let checkpoint = parse(&journal.checkpoint)?;
         let epic_ref = format!("refs/heads/{}", self.epic_branch);
         let head = self.rev(&epic_ref).await?;
-        if head != checkpoint && self.is_ancestor(&journal.checkpoint, &epic_ref).await? {
+        if self.is_ancestor(&journal.checkpoint, &epic_ref).await? {
+            // The branch back at the checkpoint, and the worktree with it: the merge the dead
+            // landing left open aborted, what its turns and gates wrote removed.
             crate::run::prepare_epic_worktree(
                 &self.git,
                 &self.main,
@@ -816,20 +869,17 @@ impl Lander {
                 git.rollback(&epic, &checkpoint).map_err(BoxError::from)
             })
             .await?;
-        } else if self.epic_worktree.join(".git").exists() {
-            let epic = self.epic_worktree.clone();
-            self.git_op("undo the landing that died", move |git| {
-                if git.abort_unfinished_merge(&epic)? {
-                    git.rollback(&epic, &checkpoint)?;
-                }
-                Ok::<_, BoxError>(())
-            })
-            .await?;
+            self.note(format!(
+                "a landing that died left the epic branch at {head}; it is back at {checkpoint}, \
+                 and the landing starts again"
+            ));
+        } else {
+            // Something other than epic moved the branch since: it is not epic's to put back.
+            self.note(format!(
+                "a landing that died started from {checkpoint}, but the epic branch is at {head}, \
+                 which does not descend from it; the branch is left as it is"
+            ));
         }
-        self.note(format!(
-            "a landing that died left the epic branch at {head}; it is back at {checkpoint}, and \
-             the landing starts again"
-        ));
         let path = self.dir.landing_journal();
         offload::blocking(move || epic_state_store::remove(path))
             .await
@@ -879,7 +929,18 @@ impl Lander {
         if let Some(message) = resolved.note {
             self.note(message);
         }
-        let sandbox = resolved.sandbox;
+        let mut sandbox = resolved.sandbox;
+        if !sandbox.is_on() {
+            // As a run does: a daemon that escapes its turn is found as an orphan this process
+            // adopts (`PR_SET_CHILD_SUBREAPER`).
+            match crate::process::adopt_orphans() {
+                Ok(()) => sandbox = sandbox.adopting(),
+                Err(error) => self.note(format!(
+                    "processes that escape their turn cannot be looked for (epic could not \
+                     become their subreaper: {error})"
+                )),
+            }
+        }
         if sandbox.is_on() {
             let common = self.git.common_dir().to_path_buf();
             offload::blocking(move || epic_git_ops::ensure_logs_dir(&common))
@@ -1022,6 +1083,20 @@ impl Lander {
             .await?
         };
         let (rounds, gates) = self.green(turns, merged).await?;
+        // What lands is the head's tree: the gates proved it only if the files they ran on are
+        // exactly that tree. Something that wrote the worktree meanwhile (a process a turn left
+        // behind) leaves nothing proven.
+        let epic = self.epic_worktree.clone();
+        let status = self
+            .git_op("read the status of the epic worktree", move |git| {
+                git.status(&epic, &[])
+            })
+            .await?;
+        if status.is_dirty() {
+            return Err(Halt::NotLanded(NotLanded::WorktreeChanged {
+                paths: status.paths,
+            }));
+        }
         let head = self
             .rev(&format!("refs/heads/{}", self.epic_branch))
             .await?;
@@ -1159,7 +1234,12 @@ impl Lander {
             },
             Arc::clone(&turns.recorder),
         );
-        match chat.ask(prompt).await {
+        let asked = chat.ask(prompt).await;
+        // Without the sandbox, what the turn left running is found as an orphan and killed.
+        for message in turns.sandbox.sweep().await {
+            self.note(message);
+        }
+        match asked {
             Ok(_) => Ok(()),
             Err(SeatError::Cancelled) => Err(Halt::Cancelled),
             Err(error) => Err(Halt::NotLanded(NotLanded::TurnFailed {
