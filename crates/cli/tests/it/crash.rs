@@ -588,6 +588,10 @@ fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
     assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "alpha\n");
     repo.git_output(&["show", "main:ok.txt"]);
     assert!(landed_at.is_some(), "no life got as far as landing");
+    // Whichever life landed it (or finished a landing that had moved the target), the report
+    // has the whole landing: its one gate round included.
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["rounds"], 1);
 }
 
 /// Waits until the log at `log` holds `count` events or `child` exits: how it exited, `None`

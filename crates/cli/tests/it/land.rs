@@ -111,6 +111,8 @@ fn a_target_that_moved_cleanly_lands_by_one_merge_commit() {
     );
     let status = repo.run(&["status"]);
     assert!(status.stdout.contains("landed on `main`"), "{status}");
+    let status = repo.run(&["status", "--format", "json"]).json();
+    assert_eq!(status["landed"]["target"], "main");
 
     // A second landing says so and changes nothing.
     let again = repo.run(&["land", "--no-progress"]);

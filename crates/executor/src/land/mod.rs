@@ -613,12 +613,15 @@ impl Lander {
                 ));
                 let from: CommitId = parse(&journal.from)?;
                 let commit: CommitId = parse(commit)?;
-                let landing = Landing::new(
-                    &self.target,
-                    commit.to_hex(),
-                    from.to_hex(),
-                    Timestamp::now(),
-                );
+                let mut landing = journal.landing.clone().unwrap_or_else(|| {
+                    Landing::new(
+                        &self.target,
+                        commit.to_hex(),
+                        from.to_hex(),
+                        Timestamp::now(),
+                    )
+                });
+                landing.landed_at = Timestamp::now();
                 return self
                     .finish(job, landing, from, commit, None)
                     .await
@@ -727,11 +730,29 @@ impl Lander {
                     git.commit_tree(&main, &tree, &parents, &message)
                 })
                 .await?;
+            // The landing as it will be recorded, in the journal before the target moves: a
+            // rerun that finds the target moved records it whole.
+            let mut landing = Landing::new(
+                &self.target,
+                commit.to_hex(),
+                proven.from.to_hex(),
+                Timestamp::now(),
+            );
+            landing.conflicts.clone_from(&proven.conflicts);
+            landing.rounds = proven.rounds;
+            landing.cost_usd = turns
+                .recorder
+                .usage()
+                .totals()
+                .cost_usd()
+                .unwrap_or_default();
+            landing.left_out.clone_from(&left_out);
             let journal = LandingJournal {
                 target: self.target.clone(),
                 from: proven.from.to_hex(),
                 checkpoint: checkpoint.to_hex(),
                 commit: Some(commit.to_hex()),
+                landing: Some(landing.clone()),
             };
             self.save_journal(&journal_path, journal, turns).await?;
             self.note(format!(
@@ -752,21 +773,7 @@ impl Lander {
                 .await?;
             if swapped {
                 self.note(format!("`{}` moved to {commit}: landed", self.target));
-                let mut landing = Landing::new(
-                    &self.target,
-                    commit.to_hex(),
-                    proven.from.to_hex(),
-                    Timestamp::now(),
-                );
-                landing.conflicts = proven.conflicts;
-                landing.rounds = proven.rounds;
-                landing.cost_usd = turns
-                    .recorder
-                    .usage()
-                    .totals()
-                    .cost_usd()
-                    .unwrap_or_default();
-                landing.left_out = left_out;
+                landing.landed_at = Timestamp::now();
                 return self
                     .finish(job, landing, proven.from, commit, Some(turns))
                     .await;
@@ -1037,6 +1044,7 @@ impl Lander {
                 from: from.to_hex(),
                 checkpoint: checkpoint.to_hex(),
                 commit: None,
+                landing: None,
             },
             turns,
         )

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// it. A rerun that finds it either sees `commit` on the target (the landing happened: it is
 /// recorded and finished) or not (the epic branch goes back to `checkpoint` and the landing
 /// starts again), so the target never gets two landing merges.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct LandingJournal {
     /// The target branch (short name).
     pub(crate) target: String,
@@ -23,6 +23,10 @@ pub(crate) struct LandingJournal {
     /// The landing commit, once made: the target moves to it by compare-and-swap against `from`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) commit: Option<String>,
+    /// The landing as it is recorded once the target moved (conflicts, rounds, cost), set with
+    /// `commit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) landing: Option<Landing>,
 }
 
 impl epic_state_store::Document for LandingJournal {
