@@ -119,6 +119,12 @@ fn a_target_that_moved_cleanly_lands_by_one_merge_commit() {
     again.assert_code(0);
     assert!(again.stdout.contains("already landed"), "{again}");
     assert_eq!(landing_subjects(&repo).len(), 1);
+
+    // A run after the landing (nothing left to do) keeps the landing in the report.
+    repo.run(&["run", "plan.json", "--no-progress"])
+        .assert_code(0);
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["target"], "main");
 }
 
 #[test]

@@ -710,6 +710,7 @@ impl Lander {
             };
             self.attest_landing(&proven);
             if job.stop_before_target {
+                self.record_proven(proven.head, Some(&turns.guard)).await;
                 self.remove_journal(&journal_path, turns).await;
                 return Ok(LandOutcome::Ready {
                     epic_branch: self.epic_branch.clone(),
@@ -1466,6 +1467,12 @@ impl Lander {
                 chain(&error)
             )),
         }
+        // The epic head the landing proved (the landing commit's second parent) is the one a
+        // later `epic run` builds on.
+        if let Ok(head) = self.rev(&format!("{commit}^2")).await {
+            self.record_proven(head, turns.map(|turns| &turns.guard))
+                .await;
+        }
         self.record(&landing).await?;
         match turns {
             Some(turns) => {
@@ -1483,6 +1490,18 @@ impl Lander {
             self.clean_up().await;
         }
         Ok(LandOutcome::Landed(landing))
+    }
+
+    /// Records `head` as the epic's proven head (`proven.json`): the landing proved it, and a
+    /// later `epic run` must not take the branch at it for one something else moved. Best
+    /// effort, a note when it fails.
+    async fn record_proven(&self, head: CommitId, guard: Option<&Arc<TurnGuard>>) {
+        if let Err(error) = crate::story::ProvenHead::record(&self.dir, head, guard).await {
+            self.note(format!(
+                "the proven epic head could not be recorded: {}",
+                chain(error.as_ref())
+            ));
+        }
     }
 
     /// Writes `landed.json` and the report with the landing.
