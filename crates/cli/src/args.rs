@@ -33,13 +33,14 @@ Examples:
   epic status                           each story's state, and whether a run is going on
   epic report --format json             the last run's report, for scripts
   epic clean --branches                 remove the epic's worktrees and story branches
+  epic land                             land the finished epic on the branch it started from
   epic schema plan                      print the JSON Schema of a plan file";
 
 const EXIT_STATUS: &str = "\
 Exit status:
   0    success (the plan is valid; every story is done)
   1    the plan has violations; a story failed or was skipped; `epic plan`'s plan is still
-       invalid after its rounds
+       invalid after its rounds; `epic land` did not land (the target untouched)
   2    bad usage, an unreadable, unparsable or invalid plan (`epic run`), a bad epic.toml, not a
        repository, no such epic or report, or a file `epic init` or `epic plan` would overwrite
   3    another run holds the epic's lock
@@ -331,6 +332,31 @@ pub(crate) enum Command {
     )]
     Plan(PlanEpicArgs),
 
+    /// Land a finished epic on its target branch, proven
+    #[command(
+        long_about = "Land a finished epic on --target (default: the branch the epic was started \
+                      from, else the current branch). The target comes to the epic first: in the \
+                      epic worktree, the target is merged into the epic branch; each conflicted \
+                      path goes to a coder turn of the story that owns it (EPIC_ROLE=lander, \
+                      EPIC_STORY the story), the paths no story owns to a final turn; then the \
+                      gates run on the merged tree, red gates going back to the coder \
+                      (--max-rounds). Green, the target moves by one merge commit `<epic>: land \
+                      epic/<id>` (first parent the target), by compare-and-swap: a target that \
+                      moved meanwhile is merged again (at most twice). Giving up puts the epic \
+                      branch back; the target is untouched. Afterwards the epic's worktrees and \
+                      the story branches the target holds are removed (--keep keeps them). The \
+                      seat, gate and sandbox options default to the epic's last run.",
+        after_help = "Examples:\n  \
+                      epic land\n  \
+                      epic land --dry-run\n  \
+                      epic land checkout --target main --gate 'cargo test'\n  \
+                      epic land --pr --draft\n\n\
+                      Exit status: 0 landed, already landed, or dry run; 1 not landed (unmerged \
+                      stories, unresolved conflict, red gates, unattested commits), target \
+                      untouched; 2 bad usage or repository; 3 the epic's lock is held."
+    )]
+    Land(LandArgs),
+
     /// Write a commented epic.toml and an example plan at the repository root
     #[command(
         long_about = "Write epic.toml (every option of `epic run`, commented out, with its default \
@@ -378,6 +404,52 @@ pub(crate) struct RunArgs {
     #[arg(value_name = "PLAN", value_hint = clap::ValueHint::FilePath)]
     pub(crate) plan: PathBuf,
     /// The options of the run.
+    #[command(flatten)]
+    pub(crate) options: RunOptions,
+}
+
+/// `epic land [EPIC]`.
+#[derive(Debug, Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "independent switches of the command line, each its own flag"
+)]
+pub(crate) struct LandArgs {
+    /// The epic's id [default: the only epic that has run in this repository]
+    #[arg(value_name = "EPIC")]
+    pub(crate) epic: Option<String>,
+    /// The branch to land on [default: the branch the epic was started from, else the current
+    /// branch]
+    #[arg(long, value_name = "BRANCH")]
+    pub(crate) target: Option<String>,
+    /// Land what is merged although some stories are not; the report lists those left out
+    #[arg(long)]
+    pub(crate) partial: bool,
+    /// Push the epic branch and open (or update) a pull request with `gh` instead of moving
+    /// the target
+    #[arg(long)]
+    pub(crate) pr: bool,
+    /// Open the pull request as a draft (with --pr)
+    #[arg(long, requires = "pr")]
+    pub(crate) draft: bool,
+    /// The remote to push to (with --pr) [default: the target's upstream remote, else origin]
+    #[arg(long, value_name = "REMOTE", requires = "pr")]
+    pub(crate) remote: Option<String>,
+    /// Say what a landing would do (whether the target moved, which paths would conflict and
+    /// who owns each) and change nothing
+    #[arg(long, conflicts_with = "pr")]
+    pub(crate) dry_run: bool,
+    /// Keep the epic's worktrees and story branches after landing
+    #[arg(long)]
+    pub(crate) keep: bool,
+    /// Land although commits of the epic branch carry no attestation (listed in the landing
+    /// commit's message)
+    #[arg(long)]
+    pub(crate) allow_unattested: bool,
+    /// The epic's plan [default: the plan its last run recorded]
+    #[arg(long, value_name = "PLAN", value_hint = clap::ValueHint::FilePath)]
+    pub(crate) plan: Option<PathBuf>,
+    /// The seat, gate and sandbox options [default: the epic's last run's]
     #[command(flatten)]
     pub(crate) options: RunOptions,
 }

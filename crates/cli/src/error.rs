@@ -46,6 +46,8 @@ pub(crate) enum Kind {
     NotDone,
     /// `epic verify` found a commit of the epic branch without its attestation, or against it.
     Unverified,
+    /// `epic land` did not land the epic (the target untouched).
+    NotLanded,
     /// Another run holds the epic's lock.
     LockHeld,
     /// The run was interrupted (Ctrl-C, or a seat's pause past `--max-wait`).
@@ -58,7 +60,9 @@ impl Kind {
     /// The process exit code of this kind of failure: the one place they are chosen.
     pub(crate) fn exit_code(self) -> u8 {
         match self {
-            Self::Violations | Self::NotDone | Self::Unverified => exit_code::FAILURE,
+            Self::Violations | Self::NotDone | Self::Unverified | Self::NotLanded => {
+                exit_code::FAILURE
+            }
             Self::Usage
             | Self::Input
             | Self::Config

@@ -190,6 +190,7 @@ mod error;
 mod event;
 mod gates;
 mod guard;
+mod land;
 mod offload;
 mod pause;
 mod preset;
@@ -220,6 +221,10 @@ pub use error::StoryError;
 pub use event::{Event, EventSink, discard_events};
 pub use gates::Gates;
 pub use guard::{GuardedChange, Tampered};
+pub use land::{
+    DryRun, LANDING, LandError, LandJob, LandOutcome, NotLanded, PullRequest, PullRequestError,
+    PullRequestOpened, RunPlan, Unmerged, check_gh, land_epic, open_pull_request,
+};
 pub use pause::SeatStop;
 pub use preset::{Preset, UnknownPreset};
 pub use readiness::NotReady;

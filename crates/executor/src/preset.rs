@@ -90,7 +90,7 @@ impl Preset {
     /// come after them): the coder's may edit and run commands, every other role's start in the
     /// CLI's read-only mode (see the table on [`Preset`]).
     pub fn args(self, role: Role) -> &'static [&'static str] {
-        let works = role == Role::Coder;
+        let works = matches!(role, Role::Coder | Role::Lander);
         match (self, works) {
             (Self::Claude, true) => &[
                 "-p",

@@ -140,6 +140,8 @@ impl ScriptSeat {
                 "reason": "the script seat runs no model and cannot check the claim",
             })
             .to_string(),
+            // It runs no model: it cannot resolve a conflict or fix a gate, and says so.
+            Role::Lander => "The script seat runs no model and resolves nothing.".to_owned(),
             Role::Architect => {
                 return Err(SeatError::Other(
                     "the script seat runs no model and cannot split an epic into a plan: name \

@@ -36,6 +36,11 @@ pub enum Role {
     /// Settles a coder's `BLOCKED_ON:` claim the plan cannot settle (`--verifier`): reads the
     /// story's worktree without changing it and replies `{"blocked":bool,"reason":"…"}`.
     Verifier,
+    /// The coder landing the epic (`epic land`): resolves the conflicts the target's merge into
+    /// the epic branch left in the epic worktree (one turn per story that owns conflicted
+    /// paths, a final one for the paths no story owns), and fixes red gates after it. Works in
+    /// the epic worktree like a coder; epic commits.
+    Lander,
 }
 
 impl Role {
@@ -48,6 +53,7 @@ impl Role {
             Self::Reviewer => "reviewer",
             Self::Architect => "architect",
             Self::Verifier => "verifier",
+            Self::Lander => "lander",
         }
     }
 }

@@ -155,6 +155,7 @@ mod confine;
 mod diff;
 mod error;
 mod init;
+mod land;
 mod leftovers;
 mod links;
 mod merge;
@@ -178,6 +179,7 @@ pub use error::{
     NoteError, OpenError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
 pub use init::{FirstCommit, init_repository};
+pub use land::LandGitError;
 pub use leftovers::{clear_stale_locks, remove_leftover_dir};
 pub use read::{FileHead, read_head};
 pub use repo::{Git, GixGit};

@@ -104,7 +104,7 @@ fn clearly_disjoint(
 }
 
 /// The paths the merge of `theirs` into `ours` leaves unmerged, computed in memory.
-fn tree_conflicts(
+pub(crate) fn tree_conflicts(
     repo: gix::Repository,
     ours: gix::ObjectId,
     theirs: gix::ObjectId,

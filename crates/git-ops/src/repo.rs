@@ -10,6 +10,7 @@ use crate::error::{
     BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, NoteError, OpenError,
     RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
+use crate::land::{self, LandGitError};
 use crate::scan::Memo;
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, LineCommit, MergeFavor, MergeOutcome, Removal,
@@ -277,6 +278,68 @@ pub trait Git: Send + Sync {
         base: Option<&CommitId>,
         tip: &str,
     ) -> Result<(Vec<LineCommit>, bool), RevError>;
+
+    /// Starts merging `rev` into the branch checked out in `worktree` without committing
+    /// (`git merge --no-ff --no-commit`), for `epic land`: the conflicted paths, sorted, left
+    /// with their markers and index stages for someone to resolve (empty: the merge is staged,
+    /// clean). Local changes in the way are refused, the worktree as it was. The merge is
+    /// concluded by a commit of the worktree's files ([`commit_tree`](Self::commit_tree)) and
+    /// abandoned by a [`rollback`](Self::rollback).
+    fn start_merge(&self, worktree: &Path, rev: &str) -> Result<Vec<String>, LandGitError>;
+
+    /// The content of `path` in the tree of `rev`, or `None` where that tree has no such file.
+    fn file_at(
+        &self,
+        worktree: &Path,
+        rev: &str,
+        path: &str,
+    ) -> Result<Option<Vec<u8>>, LandGitError>;
+
+    /// A new commit of `tree` (a tree id, or a revision such as `<commit>^{tree}`) with these
+    /// parents, in order, and `message` (`git commit-tree`); no branch moves.
+    fn commit_tree(
+        &self,
+        worktree: &Path,
+        tree: &str,
+        parents: &[CommitId],
+        message: &str,
+    ) -> Result<CommitId, LandGitError>;
+
+    /// Moves the ref `name` (`refs/heads/main`) to `new` only if it still points at `old`, the
+    /// reflog saying `reason` (`git update-ref`): whether it moved. Never overwrites a ref that
+    /// moved meanwhile.
+    fn swap_ref(
+        &self,
+        worktree: &Path,
+        name: &str,
+        new: &CommitId,
+        old: &CommitId,
+        reason: &str,
+    ) -> Result<bool, LandGitError>;
+
+    /// Brings `worktree`'s index and files from `old`'s tree to `new`'s, keeping its local
+    /// changes, as `git merge --ff-only` does once its branch moved (`git read-tree -m -u`); a
+    /// local change in a path the two trees differ in is refused.
+    fn follow(&self, worktree: &Path, old: &CommitId, new: &CommitId) -> Result<(), LandGitError>;
+
+    /// The paths a merge of `theirs` into `ours` would leave conflicted, sorted; merged in
+    /// memory with gix, so nothing is written.
+    fn merge_conflicts(
+        &self,
+        worktree: &Path,
+        ours: &str,
+        theirs: &str,
+    ) -> Result<Vec<String>, LandGitError>;
+
+    /// Pushes `refspec` to `remote` (`git push`).
+    fn push(&self, worktree: &Path, remote: &str, refspec: &str) -> Result<(), LandGitError>;
+
+    /// The remote the local branch `branch` tracks (`branch.<branch>.remote`), if any.
+    fn upstream_remote(
+        &self,
+        worktree: &Path,
+        branch: &str,
+    ) -> Result<Option<String>, LandGitError>;
 }
 
 /// `path` made absolute against the current directory, lexically (git and gix may run elsewhere).
@@ -804,6 +867,65 @@ impl Git for GixGit {
         tip: &str,
     ) -> Result<(Vec<LineCommit>, bool), RevError> {
         notes::first_parent_line(self, worktree, base, tip)
+    }
+
+    fn start_merge(&self, worktree: &Path, rev: &str) -> Result<Vec<String>, LandGitError> {
+        land::start_merge(self, worktree, rev)
+    }
+
+    fn file_at(
+        &self,
+        worktree: &Path,
+        rev: &str,
+        path: &str,
+    ) -> Result<Option<Vec<u8>>, LandGitError> {
+        land::file_at(self, worktree, rev, path)
+    }
+
+    fn commit_tree(
+        &self,
+        worktree: &Path,
+        tree: &str,
+        parents: &[CommitId],
+        message: &str,
+    ) -> Result<CommitId, LandGitError> {
+        land::commit_tree(self, worktree, tree, parents, message)
+    }
+
+    fn swap_ref(
+        &self,
+        worktree: &Path,
+        name: &str,
+        new: &CommitId,
+        old: &CommitId,
+        reason: &str,
+    ) -> Result<bool, LandGitError> {
+        land::swap_ref(self, worktree, name, new, old, reason)
+    }
+
+    fn follow(&self, worktree: &Path, old: &CommitId, new: &CommitId) -> Result<(), LandGitError> {
+        land::follow(self, worktree, old, new)
+    }
+
+    fn merge_conflicts(
+        &self,
+        worktree: &Path,
+        ours: &str,
+        theirs: &str,
+    ) -> Result<Vec<String>, LandGitError> {
+        land::merge_conflicts(self, worktree, ours, theirs)
+    }
+
+    fn push(&self, worktree: &Path, remote: &str, refspec: &str) -> Result<(), LandGitError> {
+        land::push(self, worktree, remote, refspec)
+    }
+
+    fn upstream_remote(
+        &self,
+        worktree: &Path,
+        branch: &str,
+    ) -> Result<Option<String>, LandGitError> {
+        land::upstream_remote(self, worktree, branch)
     }
 
     fn config_changes(&self) -> Result<Vec<String>, ConfigError> {

@@ -100,6 +100,7 @@ pub fn render_markdown(report: &EpicReport) -> String {
     totals(report, &mut lines);
     seats(report, &mut lines);
     runs(report, &mut lines);
+    landing(report, &mut lines);
     if let Some(timeline) = report.timeline() {
         timeline_section(report, &timeline, &mut lines);
     }
@@ -440,6 +441,45 @@ fn money(cost: f64) -> String {
 }
 
 /// `text` on one line: every whitespace run (newlines included) becomes one space, trimmed.
+/// The `## Landing` section, once `epic land` landed the epic: target, merge commit, the
+/// conflicts and who resolved them, rounds, cost, and the stories left out.
+fn landing(report: &EpicReport, lines: &mut Vec<String>) {
+    let Some(landing) = &report.landing else {
+        return;
+    };
+    lines.push("## Landing".into());
+    lines.push(String::new());
+    lines.push(format!(
+        "- Landed on {} by {} (from {}) at {}",
+        inline(&landing.target),
+        inline(&landing.commit),
+        inline(&landing.from),
+        landing.landed_at
+    ));
+    if landing.conflicts.is_empty() {
+        lines.push("- Conflicts: none".into());
+    } else {
+        lines.push("- Conflicts:".into());
+        for conflict in &landing.conflicts {
+            let by = conflict.story.as_deref().map_or_else(
+                || "the final turn (no story owns it)".to_owned(),
+                |story| format!("story {}", inline(story)),
+            );
+            lines.push(format!("  - {} resolved by {by}", inline(&conflict.path)));
+        }
+    }
+    lines.push(format!("- Gate rounds after the merge: {}", landing.rounds));
+    lines.push(format!(
+        "- Landing turns' cost: {}",
+        crate::format_usd(landing.cost_usd)
+    ));
+    if !landing.left_out.is_empty() {
+        let left: Vec<String> = landing.left_out.iter().map(|id| inline(id)).collect();
+        lines.push(format!("- Left out (not merged): {}", left.join(", ")));
+    }
+    lines.push(String::new());
+}
+
 fn inline(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -17,8 +17,9 @@ use crate::usage::{UsageSource, UsageTotals};
 /// outcome as the run that last settled it left it.
 ///
 /// Serialised, it is the data of `report.json`: `epic_id`, `epic_branch`,
-/// `"estimated": true` and `stories`, plus three fields beyond the contract that are left out
-/// when empty: `critical_path`, `seats` and `runs`. A report without `runs` (written before runs
+/// `"estimated": true` and `stories`, plus fields beyond the contract that are left out
+/// when empty: `critical_path`, `seats`, `runs` and, once `epic land` landed the epic,
+/// `landing`. A report without `runs` (written before runs
 /// were numbered) still loads. Optional fields are left out, never written as `null`.
 /// The camelCase names of the reference (`epicId`, `estimatedTokens`, …) are accepted on input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -49,6 +50,70 @@ pub struct EpicReport {
     /// numbers. Left out when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<RunRecord>,
+    /// How the epic landed on its target (`epic land`), once it did. Left out until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Landing")]
+    pub landing: Option<Landing>,
+}
+
+/// How `epic land` put the epic on its target: the merge commit, the conflicts it met and who
+/// resolved each, the gate rounds and what the landing's agent turns cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Landing {
+    /// The branch the epic landed on.
+    pub target: String,
+    /// The landing's merge commit on it (first parent: the target as it was).
+    pub commit: String,
+    /// The target's commit the landing merged into the epic branch and moved from.
+    pub from: String,
+    /// Each path that conflicted when the target was merged into the epic branch, with the
+    /// story whose turn resolved it (none: the final turn, for paths no story owns).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<LandedConflict>,
+    /// Coder rounds on red gates after the merge.
+    pub rounds: u32,
+    /// What the landing's agent turns cost, in US dollars (reported, else estimated).
+    pub cost_usd: f64,
+    /// The stories left out (`--partial`): not merged when the epic landed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
+    /// When it landed (RFC 3339).
+    #[schemars(with = "String", extend("format" = "date-time"))]
+    pub landed_at: Timestamp,
+}
+
+impl Landing {
+    /// A landing on `target` by `commit`, moved from `from`, at `landed_at`: no conflicts, no
+    /// rounds, nothing spent, nothing left out.
+    pub fn new(
+        target: impl Into<String>,
+        commit: impl Into<String>,
+        from: impl Into<String>,
+        landed_at: Timestamp,
+    ) -> Self {
+        Self {
+            target: target.into(),
+            commit: commit.into(),
+            from: from.into(),
+            conflicts: Vec::new(),
+            rounds: 0,
+            cost_usd: 0.0,
+            left_out: Vec::new(),
+            landed_at,
+        }
+    }
+}
+
+/// A path that conflicted during a landing, and the story whose turn resolved it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LandedConflict {
+    /// The path.
+    pub path: String,
+    /// The story that owns it; none when no story does (the final turn resolved it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub story: Option<String>,
 }
 
 /// One run of the epic, as the report lists it.
@@ -251,6 +316,7 @@ impl EpicReport {
             critical_path: Vec::new(),
             seats: Vec::new(),
             runs: Vec::new(),
+            landing: None,
         }
     }
 

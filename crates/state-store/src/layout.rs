@@ -145,6 +145,24 @@ impl EpicDir {
         self.root.join("origin.json")
     }
 
+    /// `plan.json`, the plan and the branch the epic was started from, as its last run recorded
+    /// them: what `epic land` reads to know each story's paths, and where to land by default.
+    pub fn run_plan(&self) -> PathBuf {
+        self.root.join("plan.json")
+    }
+
+    /// `landing.json`, the journal of a landing under way (`epic land`): written before the
+    /// target is merged into the epic branch, updated with the landing commit before the target
+    /// moves, removed once the landing is recorded or undone.
+    pub fn landing_journal(&self) -> PathBuf {
+        self.root.join("landing.json")
+    }
+
+    /// `landed.json`, the record of the epic's landing: target, merge commit, conflicts, rounds.
+    pub fn landed(&self) -> PathBuf {
+        self.root.join("landed.json")
+    }
+
     /// `lock`, the file [`EpicLock`](crate::EpicLock) locks.
     pub fn lock(&self) -> PathBuf {
         self.root.join("lock")

@@ -6,6 +6,7 @@ pub(crate) mod config;
 pub(crate) mod demo;
 pub(crate) mod graph;
 pub(crate) mod init;
+pub(crate) mod land;
 pub(crate) mod plan;
 pub(crate) mod report;
 pub(crate) mod run;
@@ -36,6 +37,7 @@ pub(crate) fn run(cli: &Cli, out: Output) -> Result<(), CommandError> {
         Command::Verify(args) => verify::run(&cli.global, args, out),
         Command::Config(args) => config::run(&cli.global, args, out),
         Command::Plan(args) => plan::run(&cli.global, args, out),
+        Command::Land(args) => land::run(&cli.global, args, out),
         Command::Init => init::run(&cli.global, out),
         Command::Completions(args) => completions::run(&cli.global, args),
     }

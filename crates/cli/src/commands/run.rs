@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use epic_executor::{RunConfig, RunError, RunOutcome, SeatStop};
+use epic_executor::{RunConfig, RunError, RunOutcome, RunPlan, SeatStop};
 use epic_report::{EpicReport, OutcomeStatus};
 use epic_state_store::{EpicDir, EpicLock};
 use epic_story_plan::ValidPlan;
@@ -60,6 +60,12 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
         }
     }
     record(&state, rerun.record)?;
+    record_plan(
+        &repo,
+        &state,
+        plan.plan(),
+        &rerun.resolved.run_config().base,
+    );
     let mut config = rerun.resolved.run_config();
     config.extra_rules = rules;
     config.guarded_files = guarded_files(&repo, &args.plan);
@@ -83,6 +89,37 @@ fn record(state: &EpicDir, options: RunOptions) -> Result<(), CommandError> {
     }
     epic_state_store::save(state.run_options(), &LastRun(options))
         .map_err(|error| CommandError::new(Kind::Repository, error))
+}
+
+/// Records the plan, and the branch the epic was started from when none is recorded yet, for
+/// `epic land` ([`RunPlan`]): the branch `base` names, or the branch checked out when `base` is
+/// `HEAD`. Best effort, and nothing while another run may hold the epic's lock.
+fn record_plan(repo: &Repo, state: &EpicDir, plan: &epic_story_plan::StoryPlan, base: &str) {
+    use epic_git_ops::Git as _;
+    if !matches!(EpicLock::holder(state), Ok(None)) {
+        return;
+    }
+    let earlier = epic_state_store::load::<RunPlan>(state.run_plan())
+        .ok()
+        .flatten()
+        .and_then(|recorded| recorded.started_from);
+    let started_from = earlier.or_else(|| {
+        if base == "HEAD" {
+            repo.git.current_branch(&repo.root).ok().flatten()
+        } else {
+            let name = base.strip_prefix("refs/heads/").unwrap_or(base);
+            repo.git
+                .branch_exists(name)
+                .ok()
+                .filter(|exists| *exists)
+                .map(|_| name.to_owned())
+        }
+    });
+    let record = RunPlan {
+        plan: plan.clone(),
+        started_from,
+    };
+    epic_state_store::save(state.run_plan(), &record).ok();
 }
 
 /// The command that reruns the epic as printed: `epic run PLAN`, with `--repo DIR` when the
@@ -148,7 +185,7 @@ pub(crate) fn execute(
 }
 
 /// Cancels `cancel` at the first SIGINT or SIGTERM; exits at once at the second.
-async fn watch_signals(cancel: CancellationToken, say: impl Fn(String)) {
+pub(crate) async fn watch_signals(cancel: CancellationToken, say: impl Fn(String)) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut interrupt), Ok(mut terminate)) = (
         signal(SignalKind::interrupt()),

@@ -40,6 +40,19 @@ struct StatusJson {
     /// out when there are none (no run going, or no seat paused).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     paused: Vec<PausedJson>,
+    /// Where and by which commit `epic land` landed the epic, per its report; left out until
+    /// it landed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    landed: Option<LandedJson>,
+}
+
+/// The landing in [`StatusJson`].
+#[derive(Debug, Clone, Serialize)]
+struct LandedJson {
+    /// The branch it landed on.
+    target: String,
+    /// The landing commit.
+    commit: String,
 }
 
 /// A paused seat in [`StatusJson`].
@@ -229,6 +242,13 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
         holder,
         paused: if running { paused(dir) } else { Vec::new() },
         stories,
+        landed: report
+            .as_ref()
+            .and_then(|report| report.landing.as_ref())
+            .map(|landing| LandedJson {
+                target: landing.target.clone(),
+                commit: landing.commit.clone(),
+            }),
         report: report.map(|report| ReportJson {
             done: report.count(epic_report::OutcomeStatus::Done),
             failed: report.count(epic_report::OutcomeStatus::Failed),
@@ -332,6 +352,9 @@ fn text(status: &StatusJson, out: Output) -> String {
                 "epic {epic}: running (its process has not recorded who it is)"
             )?,
             (None, false) => writeln!(w, "epic {epic}: not running")?,
+        }
+        if let Some(landed) = &status.landed {
+            writeln!(w, "landed on `{}` ({})", landed.target, landed.commit)?;
         }
         for pause in &status.paused {
             writeln!(w, "{pause}")?;

@@ -504,3 +504,118 @@ fn assert_sound(repo: &Repo, reference_tree: &str, phases: &[String]) {
         String::from_utf8_lossy(&fsck.stderr)
     );
 }
+
+/// `epic land` killed with SIGKILL after each of its events in turn (a merge, a lander turn, the
+/// gates, the fix commit, the landing commit, the move of the target, the cleanup), rerun each
+/// time: after every kill the target is either untouched or landed by exactly one landing merge,
+/// and the last rerun lands it (or finds it landed).
+#[test]
+fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
+    let repo = Repo::new();
+    let _keep = KeepOnFailure(&repo);
+    let gate = "sleep 0.05; test ! -f main.txt || test -f ok.txt";
+    let plan = repo.temp().join("plan.json");
+    std::fs::write(
+        &plan,
+        crate::util::file_plan(&[("a", &[], "alpha"), ("b", &[], "beta")]),
+    )
+    .expect("write the plan");
+    repo.run(&[
+        "run",
+        &plan.display().to_string(),
+        "--coder",
+        "script",
+        "--no-progress",
+        "--gate",
+        gate,
+    ])
+    .assert_code(0);
+    repo.write("main.txt", "main moved\n");
+    repo.git(&["add", "main.txt"]);
+    repo.git(&[
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.com",
+        "commit",
+        "--quiet",
+        "-m",
+        "main moved",
+    ]);
+    let main = repo.git_output(&["rev-parse", "main"]).trim().to_owned();
+    let lander = repo.temp().join("lander.sh");
+    // The fix first, then a moment: a kill lands in the turn, and what the killed turn's
+    // process (a survivor of the kill, outside epic's process group) does after it is nothing.
+    std::fs::write(&lander, "cat > /dev/null\ntouch ok.txt\nsleep 0.2\n").expect("write");
+    let args: Vec<String> = [
+        "land",
+        "--coder",
+        &format!("exec:sh {}", lander.display()),
+        "--no-progress",
+        "-q",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let landings = |repo: &Repo| {
+        repo.git_output(&["log", "--first-parent", "--format=%s", "main"])
+            .lines()
+            .filter(|line| line.contains("land epic/shop"))
+            .count()
+    };
+    let log = repo.common_dir().join("epic/shop/events.jsonl");
+    let mut landed_at = None;
+    for kill in 0..14 {
+        let before = events(&log).len();
+        let mut child = spawn(&repo, &args);
+        let ended = wait_for_events(&mut child, &log, before + kill);
+        if ended.is_none() {
+            kill_group(&child);
+            wait(&mut child, Duration::from_secs(30)).expect("killed");
+        }
+        let now = repo.git_output(&["rev-parse", "main"]).trim().to_owned();
+        if now == main {
+            assert_eq!(landings(&repo), 0, "kill {kill}");
+        } else {
+            let parent = repo.git_output(&["rev-parse", "main^1"]).trim().to_owned();
+            assert_eq!(
+                parent, main,
+                "kill {kill}: main moved by something but a landing"
+            );
+            assert_eq!(landings(&repo), 1, "kill {kill}: one landing merge");
+            landed_at.get_or_insert(kill);
+        }
+    }
+    let last = repo.run(&["land", "--no-progress"]);
+    last.assert_code(0);
+    assert_eq!(landings(&repo), 1);
+    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "alpha\n");
+    repo.git_output(&["show", "main:ok.txt"]);
+    assert!(landed_at.is_some(), "no life got as far as landing");
+    // Whichever life landed it (or finished a landing that had moved the target), the report
+    // has the whole landing: its one gate round included.
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["rounds"], 1);
+}
+
+/// Waits until the log at `log` holds `count` events or `child` exits: how it exited, `None`
+/// while it still runs.
+fn wait_for_events(
+    child: &mut Child,
+    log: &Path,
+    count: usize,
+) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("poll") {
+            return Some(status);
+        }
+        if events(log).len() >= count {
+            return None;
+        }
+        assert!(
+            start.elapsed() < Duration::from_mins(2),
+            "the landing did not progress in minutes"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

@@ -17,6 +17,7 @@ mod graph;
 mod guarded_files;
 mod house_rules;
 mod init;
+mod land;
 mod leftovers;
 mod limits;
 mod parse_errors;

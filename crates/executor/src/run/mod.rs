@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use config::{DEFAULT_MAX_WAIT, RunConfig, RunError, RunOutcome};
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
+pub(crate) use preflight::{open_log, prepare_epic_worktree, take_lock};
 
 use crate::baseline::GateBaseline;
 use crate::budget::Budget;

@@ -194,5 +194,9 @@ pub(super) fn build_report(
         .with_critical_path(plan.critical_path().stories)
         .with_seats(history.seats(usage));
     report.runs = history.runs(finished);
+    // A landing (`epic land`) stays in the report across the runs after it.
+    report.landing = history
+        .previous()
+        .and_then(|previous| previous.landing.clone());
     report
 }

@@ -1,0 +1,465 @@
+//! `epic land`: a finished epic landed on its target, on real repositories, with the script seat
+//! for the run and shell-script landers (`exec:`) that resolve conflicts and fix gates.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+
+use crate::util::{Repo, file_plan};
+
+/// Runs the epic of `file_plan(a, b)` with the script seat; every story merges.
+fn run_epic(repo: &Repo, gate: &str) {
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &[], "beta")]),
+    );
+    repo.git(&["add", "plan.json"]);
+    commit(repo, "the plan");
+    repo.run(&[
+        "run",
+        "plan.json",
+        "--coder",
+        "script",
+        "--concurrency",
+        "1",
+        "--no-progress",
+        "--gate",
+        gate,
+    ])
+    .assert_code(0);
+}
+
+fn commit(repo: &Repo, message: &str) {
+    repo.git(&[
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.com",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "--quiet",
+        "-m",
+        message,
+    ]);
+}
+
+/// Commits `contents` at `path` on `main`, the checked-out branch of the main checkout.
+fn commit_on_main(repo: &Repo, path: &str, contents: &str) {
+    repo.write(path, contents);
+    repo.git(&["add", path]);
+    commit(repo, &format!("main: {path}"));
+}
+
+fn rev(repo: &Repo, name: &str) -> String {
+    repo.git_output(&["rev-parse", name]).trim().to_owned()
+}
+
+/// An executable lander script in the temporary directory (outside the repository): `body`
+/// runs after the prompt is read from stdin.
+fn lander(repo: &Repo, name: &str, body: &str) -> PathBuf {
+    let path = repo.temp().join(name);
+    std::fs::write(&path, format!("#!/bin/sh\ncat > /dev/null\n{body}\n")).expect("write");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+fn exec(path: &Path) -> String {
+    format!("exec:{}", path.display())
+}
+
+fn landing_subjects(repo: &Repo) -> Vec<String> {
+    repo.git_output(&["log", "--first-parent", "--format=%s", "main"])
+        .lines()
+        .filter(|line| line.contains("land epic/shop"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_target_that_moved_cleanly_lands_by_one_merge_commit() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let before = rev(&repo, "main");
+
+    let land = repo.run(&["land", "--no-progress"]);
+    land.assert_code(0);
+    assert!(land.stdout.contains("landed on `main`"), "{land}");
+
+    // One merge commit on main: first parent the old main, the epic's work in its tree.
+    assert_eq!(landing_subjects(&repo), ["shop: land epic/shop"]);
+    assert_eq!(rev(&repo, "main^1"), before);
+    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "alpha\n");
+    assert_eq!(repo.git_output(&["show", "main:main.txt"]), "main moved\n");
+    // The checkout followed, as `git merge --ff-only` would.
+    assert_eq!(repo.read("b/b.txt"), "beta\n");
+    assert_eq!(repo.git_output(&["status", "--porcelain"]), "");
+    // Worktrees and the story branches the target holds are gone; the epic branch stays.
+    assert!(!repo.temp().join("shop.worktrees/shop/_epic").exists());
+    assert_eq!(repo.git_output(&["branch", "--list", "story/*"]), "");
+    assert!(
+        !repo
+            .git_output(&["branch", "--list", "epic/shop"])
+            .is_empty()
+    );
+    // The report and the status say so.
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["target"], "main");
+    assert_eq!(
+        report["landing"]["commit"].as_str(),
+        Some(rev(&repo, "main").as_str())
+    );
+    let status = repo.run(&["status"]);
+    assert!(status.stdout.contains("landed on `main`"), "{status}");
+    let status = repo.run(&["status", "--format", "json"]).json();
+    assert_eq!(status["landed"]["target"], "main");
+
+    // A second landing says so and changes nothing.
+    let again = repo.run(&["land", "--no-progress"]);
+    again.assert_code(0);
+    assert!(again.stdout.contains("already landed"), "{again}");
+    assert_eq!(landing_subjects(&repo).len(), 1);
+
+    // A run after the landing (nothing left to do) keeps the landing in the report.
+    repo.run(&["run", "plan.json", "--no-progress"])
+        .assert_code(0);
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["target"], "main");
+}
+
+#[test]
+fn a_conflict_in_an_owned_file_goes_to_the_owning_storys_turn() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "a/a.txt", "main's alpha\n");
+    let script = lander(
+        &repo,
+        "lander.sh",
+        "test \"$EPIC_ROLE\" = lander || exit 1\n\
+         if test -n \"$EPIC_STORY\"; then printf 'resolved by %s\\n' \"$EPIC_STORY\" > a/a.txt; fi",
+    );
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(0);
+    assert!(
+        land.stdout.contains("a/a.txt resolved by story a"),
+        "{land}"
+    );
+    assert_eq!(
+        repo.git_output(&["show", "main:a/a.txt"]),
+        "resolved by a\n"
+    );
+    assert_eq!(landing_subjects(&repo).len(), 1);
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["conflicts"][0]["path"], "a/a.txt");
+    assert_eq!(report["landing"]["conflicts"][0]["story"], "a");
+}
+
+#[test]
+fn a_conflict_nobody_resolves_is_rolled_back_and_the_target_untouched() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "a/a.txt", "main's alpha\n");
+    let (main, epic) = (rev(&repo, "main"), rev(&repo, "epic/shop"));
+    let script = lander(&repo, "idle.sh", "true");
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(1);
+    assert!(land.stderr.contains("not landed"), "{land}");
+    assert!(land.stderr.contains("a/a.txt"), "{land}");
+    assert_eq!(rev(&repo, "main"), main);
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+    let epic_worktree = repo.temp().join("shop.worktrees/shop/_epic");
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain"])
+        .current_dir(&epic_worktree)
+        .output()
+        .expect("git status");
+    assert_eq!(String::from_utf8_lossy(&status.stdout), "");
+    assert!(!repo.common_dir().join("epic/shop/landing.json").exists());
+}
+
+#[test]
+fn red_gates_after_the_merge_are_fixed_in_a_round() {
+    let repo = Repo::new();
+    let gate = "test ! -f main.txt || test -f ok.txt";
+    run_epic(&repo, gate);
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let script = lander(&repo, "fixer.sh", "touch ok.txt");
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(0);
+    assert!(
+        land.stdout.contains("gate rounds after the merge: 1"),
+        "{land}"
+    );
+    repo.git_output(&["show", "main:ok.txt"]);
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["rounds"], 1);
+}
+
+#[test]
+fn a_target_that_moves_during_the_landing_is_merged_again() {
+    let repo = Repo::new();
+    let gate = "test ! -f main.txt || test -f ok.txt";
+    run_epic(&repo, gate);
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    // The fix turn also moves main, once: the compare-and-swap must see it.
+    let root = repo.path().display().to_string();
+    let script = lander(
+        &repo,
+        "mover.sh",
+        &format!(
+            "touch ok.txt\n\
+             if ! git -C '{root}' log --format=%s main | grep -q '^moved$'; then\n\
+               c=$(git -C '{root}' -c user.name=T -c user.email=t@e commit-tree 'main^{{tree}}' -p main -m moved)\n\
+               git -C '{root}' update-ref refs/heads/main \"$c\"\n\
+             fi"
+        ),
+    );
+
+    let land = repo.run(&[
+        "land",
+        "--no-progress",
+        "--sandbox",
+        "off",
+        "--coder",
+        &exec(&script),
+    ]);
+    land.assert_code(0);
+    assert!(land.stderr.contains("moved during the landing"), "{land}");
+    // One landing merge, on top of the commit that moved main.
+    assert_eq!(landing_subjects(&repo).len(), 1);
+    assert_eq!(
+        repo.git_output(&["log", "-1", "--format=%s", "main^1"])
+            .trim(),
+        "moved"
+    );
+}
+
+#[test]
+fn a_dry_run_says_what_would_conflict_and_changes_nothing() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "a/a.txt", "main's alpha\n");
+    let refs = repo.git_output(&["for-each-ref"]);
+    let state = repo.common_dir().join("epic/shop");
+    let events = std::fs::read(state.join("events.jsonl")).expect("events");
+
+    let dry = repo.run(&["land", "--dry-run", "--no-progress"]);
+    dry.assert_code(0);
+    assert!(dry.stdout.contains("`main` moved"), "{dry}");
+    assert!(dry.stdout.contains("a/a.txt (owned by story a)"), "{dry}");
+    assert_eq!(repo.git_output(&["for-each-ref"]), refs);
+    assert_eq!(
+        std::fs::read(state.join("events.jsonl")).expect("events"),
+        events
+    );
+    assert!(!state.join("landing.json").exists());
+    assert!(!state.join("landed.json").exists());
+    assert_eq!(repo.git_output(&["status", "--porcelain"]), "");
+}
+
+#[test]
+fn unmerged_stories_are_refused_unless_partial() {
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &[], "broken")]),
+    );
+    repo.run(&[
+        "run",
+        "plan.json",
+        "--coder",
+        "script",
+        "--concurrency",
+        "1",
+        "--no-progress",
+        "--gate",
+        "! grep -rq broken b 2>/dev/null",
+    ])
+    .assert_code(1);
+    let main = rev(&repo, "main");
+
+    let land = repo.run(&["land", "--no-progress"]);
+    land.assert_code(1);
+    assert!(land.stderr.contains("b (failed)"), "{land}");
+    assert_eq!(rev(&repo, "main"), main);
+
+    let partial = repo.run(&["land", "--partial", "--no-progress"]);
+    partial.assert_code(0);
+    assert!(
+        partial.stdout.contains("left out (not merged): b"),
+        "{partial}"
+    );
+    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "alpha\n");
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["landing"]["left_out"][0], "b");
+}
+
+#[test]
+fn a_checkout_dirty_where_the_landing_changes_is_refused_first() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    repo.write("a/a.txt", "my own edit\n");
+    let (main, epic) = (rev(&repo, "main"), rev(&repo, "epic/shop"));
+
+    let land = repo.run(&["land", "--no-progress"]);
+    land.assert_code(1);
+    assert!(land.stderr.contains("a/a.txt"), "{land}");
+    assert_eq!(rev(&repo, "main"), main);
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+    assert_eq!(repo.read("a/a.txt"), "my own edit\n");
+}
+
+/// A stand-in `gh` on PATH: `auth status` as `$GH_AUTH` says, and `pr view`, `pr create` and
+/// `pr edit` checked against the flags gh's manual documents for them (any other flag, or a
+/// flag without its value, fails), each call logged to `gh.log`, the pull request kept in
+/// `gh.pr`.
+const GH: &str = r#"#!/bin/sh
+dir=$(dirname "$0")
+echo "$*" >> "$dir/gh.log"
+case "$1 $2" in
+"auth status") [ "${GH_AUTH:-ok}" = ok ] && exit 0; echo "You are not logged into any GitHub hosts" >&2; exit 1 ;;
+"pr view")
+  shift 2; branch=$1; shift
+  [ "$*" = "--json url --jq .url" ] || { echo "bad view flags: $*" >&2; exit 2; }
+  [ -f "$dir/gh.pr" ] || { echo "no pull requests found for branch \"$branch\"" >&2; exit 1; }
+  cat "$dir/gh.pr"; exit 0 ;;
+"pr create")
+  shift 2
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --base|-B|--head|-H|--title|-t|--body|-b) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }; shift 2 ;;
+    --draft|-d) shift ;;
+    *) echo "unknown flag: $1" >&2; exit 2 ;;
+    esac
+  done
+  echo "https://github.example/o/r/pull/1" > "$dir/gh.pr"
+  echo "https://github.example/o/r/pull/1"; exit 0 ;;
+"pr edit")
+  shift 3
+  while [ $# -gt 0 ]; do
+    case "$1" in
+    --title|-t|--body|-b|--base|-B) [ $# -ge 2 ] || { echo "$1 needs a value" >&2; exit 2; }; shift 2 ;;
+    *) echo "unknown flag: $1" >&2; exit 2 ;;
+    esac
+  done
+  exit 0 ;;
+esac
+echo "unknown command: $*" >&2; exit 2
+"#;
+
+/// A bare repository as `origin` holding `main`, and the stand-in `gh` in a directory of its
+/// own: that directory.
+fn remote_and_gh(repo: &Repo) -> PathBuf {
+    let remote = repo.temp().join("remote.git");
+    repo.git(&["init", "--quiet", "--bare", &remote.display().to_string()]);
+    repo.git(&["remote", "add", "origin", &remote.display().to_string()]);
+    repo.git(&["push", "--quiet", "origin", "main"]);
+    let bin = repo.temp().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let gh = bin.join("gh");
+    std::fs::write(&gh, GH).expect("write gh");
+    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
+fn land_with_gh(repo: &Repo, bin: &Path, auth: &str, extra: &[&str]) -> std::process::Output {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut args = vec!["land", "--pr", "--no-progress"];
+    args.extend_from_slice(extra);
+    repo.command(&args)
+        .env("PATH", path)
+        .env("GH_AUTH", auth)
+        .output()
+        .expect("run epic land --pr")
+}
+
+#[test]
+fn pr_pushes_the_epic_branch_and_opens_then_updates_one_pull_request() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    let bin = remote_and_gh(&repo);
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let main = rev(&repo, "main");
+
+    let first = land_with_gh(&repo, &bin, "ok", &["--draft"]);
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(
+        stdout.contains("pull request opened: https://github.example/o/r/pull/1"),
+        "{stdout}"
+    );
+    // The target is untouched; the remote has the epic branch, with the target merged in.
+    assert_eq!(rev(&repo, "main"), main);
+    let remote = repo.temp().join("remote.git").display().to_string();
+    let pushed = repo.git_output(&["ls-remote", &remote, "refs/heads/epic/shop"]);
+    assert!(pushed.starts_with(&rev(&repo, "epic/shop")), "{pushed}");
+    repo.git_output(&["merge-base", "--is-ancestor", &main, "epic/shop"]);
+    let log = std::fs::read_to_string(bin.join("gh.log")).expect("gh.log");
+    assert!(log.contains("auth status"), "{log}");
+    assert!(
+        log.contains("pr create --base main --head epic/shop --title epic shop"),
+        "{log}"
+    );
+    assert!(log.contains("--draft"), "{log}");
+
+    let second = land_with_gh(&repo, &bin, "ok", &[]);
+    assert_eq!(second.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&second.stdout).contains("pull request updated"));
+    let log = std::fs::read_to_string(bin.join("gh.log")).expect("gh.log");
+    assert_eq!(log.matches("pr create").count(), 1, "{log}");
+    assert!(log.contains("pr edit epic/shop --title"), "{log}");
+}
+
+#[test]
+fn pr_without_a_logged_in_gh_fails_before_anything_is_pushed() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    let bin = remote_and_gh(&repo);
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let epic = rev(&repo, "epic/shop");
+
+    let land = land_with_gh(&repo, &bin, "no", &[]);
+    assert_eq!(land.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&land.stderr).contains("not logged in"));
+    let remote = repo.temp().join("remote.git").display().to_string();
+    assert_eq!(
+        repo.git_output(&["ls-remote", &remote, "refs/heads/epic/shop"]),
+        ""
+    );
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+}
+
+#[test]
+fn a_target_that_keeps_moving_is_given_up_after_two_retries() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "main.txt", "main moved\n");
+    let epic = rev(&repo, "epic/shop");
+    // The gate moves main every time it runs: every compare-and-swap finds it moved.
+    let root = repo.path().display().to_string();
+    let gate = format!(
+        "c=$(git -C '{root}' -c user.name=T -c user.email=t@e commit-tree 'main^{{tree}}' -p main -m moved) \
+         && git -C '{root}' update-ref refs/heads/main \"$c\""
+    );
+
+    let land = repo.run(&["land", "--no-progress", "--sandbox", "off", "--gate", &gate]);
+    land.assert_code(1);
+    assert!(
+        land.stderr.contains("moved during the landing 3 times"),
+        "{land}"
+    );
+    assert_eq!(landing_subjects(&repo).len(), 0);
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+}

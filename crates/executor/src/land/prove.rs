@@ -1,0 +1,436 @@
+//! Step 2 of a landing: the target merged into the epic branch, each conflicted path resolved
+//! by its owning story's lander turn (the unowned ones by a final turn), the gates made green in
+//! bounded rounds under the test guard, or the epic branch put back.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use epic_git_ops::{CommitId, CommitOutcome, FileHead};
+use epic_report::LandedConflict;
+use epic_story_plan::Story;
+
+use super::prompt::{self as land_prompt, Sides};
+use super::{
+    Halt, LandError, LandOutcome, Lander, LandingJournal, NotLanded, Proven, Turns, first_line,
+    has_markers,
+};
+use crate::chat::{Chat, ChatContext};
+use crate::error::chain;
+use crate::event::Event;
+use crate::gates::GateResult;
+use crate::offload::{self, BoxError};
+use crate::seat::{Role, SeatError};
+
+impl Lander {
+    /// Merges the target into the epic branch, has the conflicts resolved and the gates made
+    /// green: the proven epic head.
+    pub(super) async fn prove(
+        &self,
+        turns: &Turns,
+        checkpoint: CommitId,
+        journal_path: &Path,
+    ) -> Result<Proven, Halt> {
+        let from = self.rev(&self.target_ref).await?;
+        self.save_journal(
+            journal_path,
+            LandingJournal {
+                target: self.target.clone(),
+                from: from.to_hex(),
+                checkpoint: checkpoint.to_hex(),
+                commit: None,
+                landing: None,
+            },
+            turns,
+        )
+        .await?;
+        let head = self
+            .rev(&format!("refs/heads/{}", self.epic_branch))
+            .await?;
+        let mut conflicts = Vec::new();
+        let merged = if self.is_ancestor(&from.to_hex(), &head.to_hex()).await? {
+            head
+        } else {
+            let (epic, rev) = (self.epic_worktree.clone(), from.to_hex());
+            let paths = self
+                .git_op("merge the target into the epic branch", move |git| {
+                    git.start_merge(&epic, &rev)
+                })
+                .await?;
+            self.note(format!(
+                "merged `{}` ({from}) into the epic branch{}",
+                self.target,
+                if paths.is_empty() {
+                    String::new()
+                } else {
+                    format!("; conflicts: {}", paths.join(", "))
+                }
+            ));
+            if !paths.is_empty() {
+                conflicts = self.owned(paths);
+                self.resolve(turns, head, from, &conflicts).await?;
+            }
+            let message = format!(
+                "{}: merge {} into {}",
+                self.dir.epic_id(),
+                self.target,
+                self.epic_branch
+            );
+            let epic = self.epic_worktree.clone();
+            self.git_op("commit the merge of the target", move |git| {
+                let state = git.worktree_state(&epic)?;
+                let commit = git.commit_tree(&epic, &state.tree, &[head, from], &message)?;
+                git.rollback(&epic, &commit)?;
+                Ok::<_, BoxError>(commit)
+            })
+            .await?
+        };
+        let (rounds, gates) = self.green(turns, merged).await?;
+        // What lands is the head's tree: the gates proved it only if the files they ran on are
+        // exactly that tree. Something that wrote the worktree meanwhile (a process a turn left
+        // behind) leaves nothing proven.
+        let epic = self.epic_worktree.clone();
+        let status = self
+            .git_op("read the status of the epic worktree", move |git| {
+                git.status(&epic, &[])
+            })
+            .await?;
+        if status.is_dirty() {
+            return Err(Halt::NotLanded(NotLanded::WorktreeChanged {
+                paths: status.paths,
+            }));
+        }
+        let head = self
+            .rev(&format!("refs/heads/{}", self.epic_branch))
+            .await?;
+        let epic = self.epic_worktree.clone();
+        let tree = self
+            .git_op("read the proven tree", move |git| git.worktree_state(&epic))
+            .await?
+            .tree;
+        Ok(Proven {
+            head,
+            from,
+            conflicts,
+            rounds,
+            gates,
+            tree,
+        })
+    }
+
+    /// One lander turn per story with conflicts, then one for the paths no story owns; fails
+    /// while a path is still unmerged or holds conflict markers.
+    pub(super) async fn resolve(
+        &self,
+        turns: &Turns,
+        ours: CommitId,
+        theirs: CommitId,
+        conflicts: &[LandedConflict],
+    ) -> Result<(), Halt> {
+        let mut by_story: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
+        for conflict in conflicts {
+            by_story
+                .entry(conflict.story.clone())
+                .or_default()
+                .push(conflict.path.clone());
+        }
+        // Stories in plan order, the unowned paths last.
+        let mut groups: Vec<(Option<&Story>, Vec<String>)> = self
+            .plan
+            .stories
+            .iter()
+            .filter_map(|story| {
+                by_story
+                    .get(&Some(story.id.clone()))
+                    .map(|paths| (Some(story), paths.clone()))
+            })
+            .collect();
+        if let Some(paths) = by_story.get(&None) {
+            groups.push((None, paths.clone()));
+        }
+        for (story, paths) in groups {
+            let sides = self.sides(ours, theirs, &paths).await?;
+            let prompt = land_prompt::conflicts(story, &self.target, &sides);
+            let story =
+                story.map_or_else(|| Story::new("", "", Vec::<String>::new()), Clone::clone);
+            self.ask(turns, Arc::new(story), prompt).await?;
+        }
+        let left = self.unresolved(conflicts).await?;
+        if left.is_empty() {
+            return Ok(());
+        }
+        Err(Halt::NotLanded(NotLanded::Unresolved {
+            target: self.target.clone(),
+            paths: left,
+        }))
+    }
+
+    /// Both sides of each path.
+    pub(super) async fn sides(
+        &self,
+        ours: CommitId,
+        theirs: CommitId,
+        paths: &[String],
+    ) -> Result<Vec<Sides>, Halt> {
+        let (epic, paths) = (self.epic_worktree.clone(), paths.to_vec());
+        Ok(self
+            .git_op("read both sides of the conflicts", move |git| {
+                paths
+                    .into_iter()
+                    .map(|path| {
+                        Ok::<_, epic_git_ops::LandGitError>(Sides {
+                            ours: git.file_at(&epic, &ours.to_hex(), &path)?,
+                            theirs: git.file_at(&epic, &theirs.to_hex(), &path)?,
+                            path,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .await?)
+    }
+
+    /// The conflicted paths that still hold conflict markers.
+    pub(super) async fn unresolved(
+        &self,
+        conflicts: &[LandedConflict],
+    ) -> Result<Vec<String>, Halt> {
+        let (epic, paths): (PathBuf, Vec<String>) = (
+            self.epic_worktree.clone(),
+            conflicts.iter().map(|c| c.path.clone()).collect(),
+        );
+        let left = offload::blocking(move || {
+            paths
+                .into_iter()
+                .filter(
+                    |path| match epic_git_ops::read_head(&epic, path, 64 * 1024 * 1024) {
+                        Ok(FileHead::Text { text, .. }) => has_markers(&text),
+                        Ok(FileHead::Binary { .. } | FileHead::Missing | FileHead::Directory) => {
+                            false
+                        }
+                        Ok(_) | Err(_) => true,
+                    },
+                )
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_default();
+        Ok(left)
+    }
+
+    /// One lander turn on `story` (empty id: the epic's).
+    pub(super) async fn ask(
+        &self,
+        turns: &Turns,
+        story: Arc<Story>,
+        prompt: String,
+    ) -> Result<(), Halt> {
+        let mut chat = Chat::new(
+            Arc::clone(&self.config.coder),
+            Role::Lander,
+            land_prompt::system(
+                self.dir.epic_id(),
+                &self.plan.epic,
+                &self.target,
+                &self.config.extra_rules,
+            ),
+            ChatContext {
+                epic: self.dir.epic_id().to_owned(),
+                story: Arc::clone(&story),
+                task: None,
+                worktree: self.epic_worktree.clone(),
+                slot: 0,
+                turn_timeout: self.config.turn_timeout,
+                sandbox: turns.sandbox.clone(),
+                cancel: self.cancel.clone(),
+            },
+            Arc::clone(&turns.recorder),
+        );
+        let asked = chat.ask(prompt).await;
+        // Without the sandbox, what the turn left running is found as an orphan and killed.
+        for message in turns.sandbox.sweep().await {
+            self.note(message);
+        }
+        match asked {
+            Ok(_) => Ok(()),
+            Err(SeatError::Cancelled) => Err(Halt::Cancelled),
+            Err(error) => Err(Halt::NotLanded(NotLanded::TurnFailed {
+                story: (!story.id.is_empty()).then(|| story.id.clone()),
+                error: chain(&error),
+            })),
+        }
+    }
+
+    /// Runs the gates on the epic worktree; red, up to `max_rounds` lander rounds, each fix
+    /// committed and held to the test guard. The rounds taken, and the gates' results on the
+    /// green head.
+    pub(super) async fn green(
+        &self,
+        turns: &Turns,
+        merged: CommitId,
+    ) -> Result<(u32, Vec<(String, String, bool)>), Halt> {
+        let rounds = self.config.max_rounds.max(1);
+        let mut round = 0;
+        loop {
+            let (failure, results) = self.gates(turns).await?;
+            let Some(failure) = failure else {
+                return Ok((round, results));
+            };
+            if round >= rounds {
+                return Err(Halt::NotLanded(NotLanded::GatesRed {
+                    target: self.target.clone(),
+                    rounds: round,
+                    failure: first_line(&failure),
+                }));
+            }
+            round += 1;
+            let prompt = land_prompt::red_gates(&failure, round, rounds);
+            self.ask(
+                turns,
+                Arc::new(Story::new("", "", Vec::<String>::new())),
+                prompt,
+            )
+            .await?;
+            let (epic, message) = (
+                self.epic_worktree.clone(),
+                format!(
+                    "{}: land: fix the gates (round {round})",
+                    self.dir.epic_id()
+                ),
+            );
+            let committed = self
+                .git_op("commit the lander's fix", move |git| {
+                    git.commit_all(&epic, &message)
+                })
+                .await?;
+            if matches!(committed, CommitOutcome::Committed(_)) {
+                self.check_tests(merged).await?;
+            }
+        }
+    }
+
+    /// Runs the gates once: the failure, if red, and each gate's result (command, how it
+    /// ended, passed).
+    pub(super) async fn gates(
+        &self,
+        turns: &Turns,
+    ) -> Result<(Option<String>, Vec<(String, String, bool)>), Halt> {
+        let events = Arc::clone(&self.events);
+        let results = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = Arc::clone(&results);
+        let on_result = move |result: &GateResult| {
+            kept.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push((result.command.clone(), result.status.clone(), result.passed));
+            events(Event::EpicGate {
+                story: None,
+                command: result.command.clone(),
+                passed: result.passed,
+                duration_ms: u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX),
+                status: result.status.clone(),
+            });
+            if let Some(event) = result.leftovers_event(None) {
+                events(event);
+            }
+        };
+        let env = vec![
+            ("EPIC_EPIC".to_owned(), self.dir.epic_id().to_owned()),
+            ("EPIC_STORY".to_owned(), String::new()),
+            (
+                "EPIC_WORKTREE".to_owned(),
+                self.epic_worktree.display().to_string(),
+            ),
+        ];
+        let review = turns
+            .gates
+            .run(&self.epic_worktree, &env, &self.cancel, &on_result)
+            .await
+            .map_err(|_| Halt::Cancelled)?;
+        let results = std::mem::take(
+            &mut *results
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if review.clean {
+            return Ok((None, results));
+        }
+        let mut failure = review.summary.clone();
+        for issue in &review.issues {
+            let _ = write!(failure, "\n{}\n{}", issue.title, issue.description);
+        }
+        Ok((Some(failure), results))
+    }
+
+    /// Fails when the lander's fixes since `merged` deleted or skipped tests.
+    pub(super) async fn check_tests(&self, merged: CommitId) -> Result<(), Halt> {
+        let patterns = self.config.test_patterns.clone();
+        let (epic, base) = (self.epic_worktree.clone(), merged.to_hex());
+        let changes = self
+            .git_op("diff the lander's fixes", move |git| {
+                git.file_changes_vs_base(
+                    &epic,
+                    &base,
+                    "HEAD",
+                    &crate::tests_guard::has_skip_marker,
+                    &|path| crate::tests_guard::is_test_path(path, &patterns),
+                )
+            })
+            .await?;
+        let found = crate::tests_guard::tampering(&changes, &self.config.test_patterns);
+        if found.is_empty() {
+            return Ok(());
+        }
+        let mut what = Vec::new();
+        if !found.deleted.is_empty() {
+            what.push(format!("deleted {}", found.deleted.join(", ")));
+        }
+        for (from, to) in &found.renamed {
+            what.push(format!("renamed {from} to {to}"));
+        }
+        if !found.linked.is_empty() {
+            what.push(format!("replaced {} by links", found.linked.join(", ")));
+        }
+        if !found.emptied.is_empty() {
+            what.push(format!("emptied {}", found.emptied.join(", ")));
+        }
+        for (file, marker) in &found.skipped {
+            what.push(format!("skipped a test in {file} (`{marker}`)"));
+        }
+        Err(Halt::NotLanded(NotLanded::TestsTampered {
+            found: what.join("; "),
+        }))
+    }
+
+    /// Puts the epic branch and worktree back at `checkpoint` and says why the landing stopped.
+    pub(super) async fn give_up(
+        &self,
+        halt: Halt,
+        checkpoint: CommitId,
+        journal_path: &Path,
+    ) -> Result<LandOutcome, LandError> {
+        let epic = self.epic_worktree.clone();
+        let undone = self
+            .git_op("put the epic branch back", move |git| {
+                git.abort_unfinished_merge(&epic)?;
+                git.rollback(&epic, &checkpoint).map_err(BoxError::from)
+            })
+            .await;
+        if let Err(error) = &undone {
+            self.note(format!(
+                "the epic branch could not be put back at {checkpoint}: {}",
+                chain(error)
+            ));
+        }
+        if undone.is_ok() {
+            let path = journal_path.to_path_buf();
+            offload::blocking(move || epic_state_store::remove(path).ok())
+                .await
+                .ok();
+        }
+        match halt {
+            Halt::NotLanded(why) => Ok(LandOutcome::NotLanded(why)),
+            Halt::Cancelled => Ok(LandOutcome::Interrupted),
+            Halt::Error(error) => Err(error),
+        }
+    }
+}
