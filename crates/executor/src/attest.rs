@@ -80,19 +80,27 @@ pub struct AttestedGate {
 impl AttestedGate {
     /// The gate as `result` says it ran; `known_red` when the run allowed it to fail.
     pub(crate) fn from_result(result: &crate::gates::GateResult, known_red: bool) -> Self {
-        let exit_code = if result.passed {
+        Self {
+            known_red,
+            ..Self::from_status(&result.command, &result.status, result.passed)
+        }
+    }
+
+    /// The gate `command` that ended as `status` says (`passed`, `exit code 1`, `timed out
+    /// after 30s`).
+    pub(crate) fn from_status(command: &str, status: &str, passed: bool) -> Self {
+        let exit_code = if passed {
             0
         } else {
-            result
-                .status
+            status
                 .strip_prefix("exit code ")
                 .and_then(|code| code.parse().ok())
                 .unwrap_or(-1)
         };
         Self {
-            command: result.command.clone(),
+            command: command.to_owned(),
             exit_code,
-            known_red,
+            known_red: false,
         }
     }
 }

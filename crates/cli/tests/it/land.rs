@@ -196,6 +196,58 @@ fn red_gates_after_the_merge_are_fixed_in_a_round() {
     repo.git_output(&["show", "main:ok.txt"]);
     let report = repo.run(&["report", "--format", "json"]).json();
     assert_eq!(report["landing"]["rounds"], 1);
+    // The landing's own commits on the epic branch, the merge of the target and the fix, are
+    // attested like the stories' merges: the whole branch still verifies.
+    let verify = repo.run(&["verify", "--format", "json"]);
+    verify.assert_code(0);
+    let kinds: Vec<String> = verify.json()["commits"]
+        .as_array()
+        .expect("commits")
+        .iter()
+        .map(|commit| commit["kind"].as_str().unwrap_or("none").to_owned())
+        .collect();
+    assert_eq!(kinds, ["story", "story", "landing", "landing"]);
+}
+
+#[test]
+fn a_commit_made_by_hand_on_the_epic_branch_is_refused_unless_allowed_and_then_named() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    let epic = repo.temp().join("shop.worktrees/shop/_epic");
+    std::fs::write(epic.join("hand.txt"), "by hand\n").expect("write");
+    let epic = epic.display().to_string();
+    repo.git(&["-C", &epic, "add", "hand.txt"]);
+    repo.git(&[
+        "-C",
+        &epic,
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.com",
+        "commit",
+        "--quiet",
+        "-m",
+        "a change by hand",
+    ]);
+    let hand = rev(&repo, "epic/shop");
+    let before = rev(&repo, "main");
+
+    let land = repo.run(&["land", "--no-progress"]);
+    land.assert_code(1);
+    assert!(land.stderr.contains(&hand[..12]), "{land}");
+    assert!(land.stderr.contains("a change by hand"), "{land}");
+    assert_eq!(rev(&repo, "main"), before, "the target is untouched");
+    let dry = repo.run(&["land", "--dry-run", "--no-progress"]);
+    dry.assert_code(0);
+    assert!(dry.stdout.contains(&hand[..12]), "{dry}");
+
+    let land = repo.run(&["land", "--no-progress", "--allow-unattested"]);
+    land.assert_code(0);
+    let message = repo.git_output(&["log", "-1", "--format=%B", "main"]);
+    assert!(
+        message.contains("Landed without attestation:") && message.contains(&hand[..12]),
+        "{message}"
+    );
 }
 
 #[test]

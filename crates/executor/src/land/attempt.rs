@@ -11,10 +11,12 @@ use epic_report::{Landing, Timestamp};
 
 use super::{
     DryRun, Halt, LANDING, LandError, LandJob, LandOutcome, Lander, LandingJournal, NotLanded,
-    Proven, RETRIES, Turns, Unmerged, state_error, unattested_commits,
+    Proven, RETRIES, Turns, Unmerged, state_error,
 };
+use crate::attest::{Attestation, AttestedGate, AttestedKind};
 use crate::budget::Budget;
 use crate::chat::Recorder;
+use crate::error::chain;
 use crate::gates::Gates;
 use crate::guard::TurnGuard;
 use crate::offload::{self, BoxError};
@@ -47,7 +49,7 @@ impl Lander {
             target_moved: moved,
             conflicts: self.owned(conflicts),
             unmerged,
-            unattested: unattested_commits(&self.git, &self.epic_branch),
+            unattested: self.unattested_commits().await,
         })
     }
 
@@ -67,7 +69,7 @@ impl Lander {
                 stories: unmerged,
             }));
         }
-        let unattested = unattested_commits(&self.git, &self.epic_branch);
+        let unattested = self.unattested_commits().await;
         if !unattested.is_empty() && !job.allow_unattested {
             return Ok(LandOutcome::NotLanded(NotLanded::Unattested {
                 commits: unattested,
@@ -132,7 +134,7 @@ impl Lander {
                 Ok(proven) => proven,
                 Err(halt) => return self.give_up(halt, checkpoint, &journal_path).await,
             };
-            self.attest_landing(&proven);
+            self.attest_landing(checkpoint, &proven, &turns.guard).await;
             if job.stop_before_target {
                 self.record_proven(proven.head, Some(&turns.guard)).await;
                 self.remove_journal(&journal_path, turns).await;
@@ -217,15 +219,110 @@ impl Lander {
         }
     }
 
-    /// Attests the landing's own commits on the epic branch (the merge of the target and the
-    /// lander's fixes, `proven.from`'s merge up to `proven.head`) with the gates' results and
-    /// the tree they passed on (`proven.gates`, `proven.tree`).
-    ///
-    /// This is where the lead's attestations (issue #25, point 5: git notes under
-    /// `refs/notes/epic`, written when a merge is proven) plug in; until they do, it records
-    /// nothing.
-    pub(super) fn attest_landing(&self, proven: &Proven) {
-        let _ = (self, &proven.gates, &proven.tree);
+    /// The commits of the epic branch that `epic verify` does not find attested and
+    /// consistent, oldest first (each as `<id> "<summary>"`), then the stories whose state
+    /// claims a merge no attestation backs: what `epic land` refuses without
+    /// `--allow-unattested`, and lists in the landing commit's message with it.
+    pub(super) async fn unattested_commits(&self) -> Vec<String> {
+        let (git, dir, main, branch) = (
+            Arc::clone(&self.git),
+            self.dir.clone(),
+            self.main.clone(),
+            self.epic_branch.clone(),
+        );
+        let verified = offload::blocking(move || {
+            crate::attest::verify(git.as_ref(), &dir, &main, Some(&branch))
+        })
+        .await;
+        match verified {
+            Ok(Ok(verification)) => verification
+                .unattested()
+                .map(|commit| {
+                    format!(
+                        "{} \"{}\"",
+                        commit.commit.get(..12).unwrap_or(&commit.commit),
+                        commit.summary
+                    )
+                })
+                .chain(verification.claims.iter().cloned())
+                .collect(),
+            Ok(Err(error)) => vec![format!(
+                "the epic branch could not be verified: {}",
+                chain(&error)
+            )],
+            Err(error) => vec![format!("the epic branch could not be verified: {error}")],
+        }
+    }
+
+    /// Records the attestation of each commit the landing made on the epic branch (after
+    /// `checkpoint`, up to the proven head: the merge of the target, then the fixes of red
+    /// gates), each naming the gates' results and the tree they passed on, the head's. Best
+    /// effort, as a story's: a commit without one is named by `epic verify`.
+    pub(super) async fn attest_landing(
+        &self,
+        checkpoint: CommitId,
+        proven: &Proven,
+        guard: &Arc<TurnGuard>,
+    ) {
+        let gates: Vec<AttestedGate> = proven
+            .gates
+            .iter()
+            .map(|(command, status, passed)| AttestedGate::from_status(command, status, *passed))
+            .collect();
+        let (git, dir, epic, guard) = (
+            Arc::clone(&self.git),
+            self.dir.clone(),
+            self.epic_worktree.clone(),
+            Arc::clone(guard),
+        );
+        let (head, from, tree) = (proven.head, proven.from, proven.tree.clone());
+        let recorded = offload::blocking(move || {
+            // The landing counts as part of the epic's last run.
+            let run = epic_state_store::load::<ReportDocument>(dir.report_json())
+                .ok()
+                .flatten()
+                .and_then(|report| report.0.latest_run())
+                .unwrap_or_default();
+            let (line, _) = git
+                .first_parent_line(&epic, Some(&checkpoint), &head.to_hex())
+                .map_err(|error| chain(&error))?;
+            for commit in line {
+                let merges_target = commit.parents.get(1) == Some(&from);
+                let attestation = Attestation {
+                    kind: AttestedKind::Landing,
+                    epic: dir.epic_id().to_owned(),
+                    run,
+                    commit: commit.id.to_hex(),
+                    story: None,
+                    checked: commit
+                        .parents
+                        .get(1)
+                        .filter(|_| merges_target)
+                        .map(CommitId::to_hex),
+                    perimeter: None,
+                    test_guard: None,
+                    judge: None,
+                    gates: gates.clone(),
+                    gated_commit: head.to_hex(),
+                    gated_tree: tree.clone(),
+                };
+                attestation.record(git.as_ref(), &dir, &epic, |path, attestation| {
+                    guard.epic_write(path, || {
+                        epic_state_store::save(path, attestation).map_err(|error| chain(&error))
+                    })
+                })?;
+            }
+            Ok::<_, String>(())
+        })
+        .await;
+        let failed = match recorded {
+            Ok(Ok(())) => return,
+            Ok(Err(error)) => error,
+            Err(error) => error.to_string(),
+        };
+        self.note(format!(
+            "the landing's commits could not be attested: {failed}"
+        ));
     }
 
     /// The landing commit's message: `<epic>: land epic/<id>`, then the stories left out and

@@ -439,16 +439,6 @@ async fn unmerged_stories(dir: &EpicDir, plan: &StoryPlan) -> Vec<Unmerged> {
     .unwrap_or_default()
 }
 
-/// The commits of the epic branch that carry no attestation, oldest first.
-///
-/// This is where the lead's `epic verify` (issue #25, point 5: the attestations written as git
-/// notes under `refs/notes/epic`) plugs in: until it does, every commit counts as attested and
-/// the list is empty. `epic land` refuses a non-empty list unless `--allow-unattested`, and then
-/// lists the commits in the landing commit's message.
-fn unattested_commits(_git: &Arc<dyn Git>, _epic_branch: &str) -> Vec<String> {
-    Vec::new()
-}
-
 /// One landing at work.
 struct Lander {
     git: Arc<dyn Git>,
