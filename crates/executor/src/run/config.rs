@@ -62,6 +62,10 @@ pub struct RunConfig {
     pub keep_worktrees: bool,
     /// Start although the gates fail on the epic head (`--allow-red-baseline`).
     pub allow_red_baseline: bool,
+    /// The most stories one candidate of the merge queue holds, at least 1 (`--merge-batch`,
+    /// 4): stories ready to integrate together are merged in turn and proven by one gate run
+    /// on the epic head, a red candidate bisected; `1` integrates one at a time.
+    pub merge_batch: usize,
     /// The order among ready stories (`--schedule`).
     pub schedule: Policy,
     /// Prices for the usage estimates.
@@ -145,6 +149,7 @@ impl RunConfig {
             gate_timeout: Duration::from_mins(30),
             keep_worktrees: false,
             allow_red_baseline: false,
+            merge_batch: DEFAULT_MERGE_BATCH,
             schedule: Policy::CriticalPath,
             prices: PriceTable::default(),
             extra_rules: String::new(),
@@ -164,6 +169,12 @@ impl RunConfig {
         }
     }
 }
+
+/// `--merge-batch`'s default: ten stories ready at once with a gate of G seconds integrate in
+/// 3 G instead of 10 G when all are green, and pin one culprit in 6 to 7 gate runs (BENCHMARKS.md,
+/// "Merge queue"); larger batches save at most one more gate run when all are green and cost more
+/// bisection steps for each culprit.
+pub const DEFAULT_MERGE_BATCH: usize = 4;
 
 /// How a run ended, once it started: the report, and whether it was interrupted.
 #[derive(Debug, Clone)]

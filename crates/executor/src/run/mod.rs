@@ -20,7 +20,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-pub use config::{DEFAULT_MAX_WAIT, RunConfig, RunError, RunOutcome};
+pub use config::{DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, RunConfig, RunError, RunOutcome};
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
 
 use crate::baseline::GateBaseline;
@@ -34,7 +34,7 @@ use crate::record::ReportDocument;
 use crate::sandbox::Sandbox;
 #[cfg(doc)]
 use crate::schedule::Schedule;
-use crate::story::{EpicHead, Preparing, Shared};
+use crate::story::{EpicHead, MergeQueue, Preparing, Shared};
 use crate::task_loop::{LoopConfig, Seats, TaskLoop};
 use event_loop::Loop;
 use preflight::{Ready, check_baseline, preflight};
@@ -166,6 +166,7 @@ pub async fn run_epic(
         story_gates,
         epic_gates: all_gates,
         merge: Mutex::new(EpicHead { green }),
+        queue: MergeQueue::default(),
         proven: std::sync::Mutex::new(head),
         preparing: Preparing::new(),
         events,

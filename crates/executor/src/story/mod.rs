@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use cleanup::{Preparing, PreparingGuard, remove_merged_worktree};
 pub(crate) use failure::{Failure, dirty_message};
-pub(crate) use integrate::{MergeJournal, ProvenHead};
+pub(crate) use integrate::{MergeJournal, MergeQueue, ProvenCandidate, ProvenHead, names};
 
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
@@ -74,6 +74,9 @@ pub(crate) struct Shared {
     pub(crate) epic_gates: Gates,
     /// The merge lock; it guards the gates known to pass on the epic head.
     pub(crate) merge: Mutex<EpicHead>,
+    /// The stories ready to integrate, waiting for the merge lock: whichever story takes it
+    /// integrates up to `merge_batch` of them as one batch ([`MergeQueue`]).
+    pub(crate) queue: MergeQueue,
     /// The proven epic head (see [`Shared::proven`]); moved forward under the merge lock.
     pub(crate) proven: std::sync::Mutex<epic_git_ops::CommitId>,
     /// The stories preparing their worktrees; merged worktrees are removed when none is.
