@@ -373,6 +373,11 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         judge: Option<String>,
     },
+    /// A story whose checks passed joined the merge queue: it waits for a batch to prove it.
+    MergeQueued {
+        /// The story.
+        story: String,
+    },
     /// The merge queue took several stories ready to integrate as one batch: each is merged in
     /// turn (in the order they became ready) onto the proven epic head, and the candidate is
     /// gated once. A batch of one story says nothing more than its `merge_started`.

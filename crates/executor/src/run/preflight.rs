@@ -878,8 +878,7 @@ async fn finish_proven(
             let Some(mut state) = epic_state_store::load::<StoryState>(&path)? else {
                 continue;
             };
-            if state.status != StoryStage::Merged || state.merge.as_deref() != Some(&merge.commit)
-            {
+            if state.status != StoryStage::Merged || state.merge.as_deref() != Some(&merge.commit) {
                 state.status = StoryStage::Merged;
                 state.merge = Some(merge.commit.clone());
                 epic_state_store::save(&path, &state)?;

@@ -161,7 +161,6 @@ impl ProvenHead {
     }
 }
 
-
 /// The stories ready to integrate, in the order they became ready, and the run's batch count.
 #[derive(Debug, Default)]
 pub(crate) struct MergeQueue {
@@ -241,6 +240,9 @@ impl Work {
             worktree: self.worktree.clone(),
             checked,
             reply,
+        });
+        self.emit(Event::MergeQueued {
+            story: self.id().to_owned(),
         });
         let merged = loop {
             match outcome.try_recv() {
@@ -521,11 +523,7 @@ impl<'a> Batch<'a> {
                 story: request.story.id.clone(),
                 checkpoint: head.to_hex(),
             });
-            let message = format!(
-                "{}: merge story {}",
-                shared.dir.epic_id(),
-                request.story.id
-            );
+            let message = format!("{}: merge story {}", shared.dir.epic_id(), request.story.id);
             let merged = offload::git(&shared.git, "merge the story into the epic branch", {
                 let (epic, commit) = (epic.clone(), request.checked.to_hex());
                 move |git| git.merge(&epic, &commit, &message, MergeFavor::None)
@@ -720,7 +718,14 @@ impl<'a> Batch<'a> {
         let journaled = self.journal(Some(proven)).await;
         let mut saved = Vec::with_capacity(segment.len());
         for entry in &segment {
-            saved.push(save_merged(self.shared, &entry.request, entry.commit.unwrap_or(entry.tip)).await);
+            saved.push(
+                save_merged(
+                    self.shared,
+                    &entry.request,
+                    entry.commit.unwrap_or(entry.tip),
+                )
+                .await,
+            );
         }
         if tip != self.base {
             *self
@@ -763,8 +768,12 @@ impl<'a> Batch<'a> {
     /// Fails `culprit`, alone on the proven head with red gates (`red`): its merge is undone.
     async fn pin(&mut self, culprit: Entry, red: Failure) {
         let story = culprit.id().to_owned();
-        self.rollback(self.base, std::slice::from_ref(&story), "the gates turned red")
-            .await;
+        self.rollback(
+            self.base,
+            std::slice::from_ref(&story),
+            "the gates turned red",
+        )
+        .await;
         let failure = if self.several {
             self.emit(Event::CulpritPinned {
                 batch: self.number,
@@ -829,16 +838,20 @@ impl<'a> Batch<'a> {
     /// Moves the epic worktree (and branch) to `to`, unless it is there and clean.
     async fn reset_to(&self, to: CommitId) -> Result<(), GitFailed> {
         let epic = self.shared.epic_worktree.clone();
-        offload::git(&self.shared.git, "move the epic branch to a candidate", move |git| {
-            let head = git.checkpoint(&epic).map_err(BoxError::from)?;
-            let dirty = git
-                .status(&epic, &[])
-                .map_or(true, |status| status.is_dirty());
-            if head == to && !dirty {
-                return Ok::<_, BoxError>(());
-            }
-            git.rollback(&epic, &to).map_err(BoxError::from)
-        })
+        offload::git(
+            &self.shared.git,
+            "move the epic branch to a candidate",
+            move |git| {
+                let head = git.checkpoint(&epic).map_err(BoxError::from)?;
+                let dirty = git
+                    .status(&epic, &[])
+                    .map_or(true, |status| status.is_dirty());
+                if head == to && !dirty {
+                    return Ok::<_, BoxError>(());
+                }
+                git.rollback(&epic, &to).map_err(BoxError::from)
+            },
+        )
         .await
     }
 

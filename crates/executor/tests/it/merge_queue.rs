@@ -1,0 +1,170 @@
+//! The merge queue: stories ready at once are proven by one gate run, a red batch is bisected,
+//! and the outcome (the epic tree, the failed stories) is the one integrating one at a time
+//! gives, on a green batch, one culprit, two stories red only together; a dependent starts only
+//! once its dependency's batch is proven.
+//!
+//! Each scenario runs stories w, a, b, c (and d after a) with concurrency enough for all, so
+//! that a, b and c queue while w's merge is gated: w's gate on the epic worktree waits until c
+//! joined the queue, a's judge waits until w's gate began, b's until a joined the queue, c's
+//! until b did. Batched, a, b and c are then one batch; with `--merge-batch 1`, one at a time.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use epic_executor::{Event, EventSink, RunOutcome, run_epic};
+use tokio_util::sync::CancellationToken;
+
+use crate::epic_support::{EpicFixture, epic_files, plan, position, started, statuses};
+use crate::support::Events;
+
+/// Waits (up to 25 s) for `$ROOT/<file>`.
+fn wait_for(root: &Path, file: &str) -> String {
+    format!(
+        "n=0; while [ ! -e '{root}/{file}' ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done\n",
+        root = root.display()
+    )
+}
+
+/// Runs the scenario with `--merge-batch batch`; `check` is the gate's test on the epic
+/// worktree (every gate passes in story worktrees). The outcome, the events, the epic tree's
+/// paths.
+async fn run_queue(batch: usize, check: &str) -> (RunOutcome, Vec<Event>, Vec<String>) {
+    let ep = EpicFixture::new();
+    let root = ep.fx.root.clone();
+    ep.hook("a.judge", &wait_for(&root, "gating-w"));
+    ep.hook("b.judge", &wait_for(&root, "queued-a"));
+    ep.hook("c.judge", &wait_for(&root, "queued-b"));
+    let gate = format!(
+        "case \"$(pwd)\" in */_epic) ;; *) exit 0 ;; esac\n\
+         if [ \"$EPIC_STORY\" = w ]; then touch '{root}/gating-w'; {wait}fi\n\
+         {check}",
+        root = root.display(),
+        wait = wait_for(&root, "queued-c"),
+    );
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    config.concurrency = 5;
+    config.merge_batch = batch;
+    config.gates = vec![gate];
+    let events = Events::default();
+    let sink = events.sink();
+    let marks = root.clone();
+    let sink: EventSink = Arc::new(move |event: Event| {
+        if let Event::MergeQueued { story } = &event {
+            std::fs::write(marks.join(format!("queued-{story}")), "").expect("mark");
+        }
+        sink(event);
+    });
+    let plan = plan(&[
+        ("w", &[]),
+        ("a", &[]),
+        ("b", &[]),
+        ("c", &[]),
+        ("d", &["a"]),
+    ]);
+    let outcome = run_epic(
+        Arc::new(ep.fx.git()),
+        plan,
+        config,
+        sink,
+        CancellationToken::new(),
+    )
+    .await
+    .expect("run");
+    let files = epic_files(&ep);
+    (outcome, events.steps(), files)
+}
+
+/// Runs the scenario batched and one at a time; asserts both end the same (statuses, the epic
+/// tree's paths) and returns the batched run's outcome and events, and the statuses.
+async fn same_both_ways(check: &str) -> (RunOutcome, Vec<Event>, Vec<String>) {
+    let (batched, events, batched_files) = run_queue(4, check).await;
+    let (single, single_events, single_files) = run_queue(1, check).await;
+    assert_eq!(statuses(&batched), statuses(&single));
+    assert_eq!(batched_files, single_files);
+    assert!(
+        !single_events.iter().any(|event| matches!(
+            event,
+            Event::MergeBatch { .. } | Event::BatchGated { .. } | Event::BatchProven { .. }
+        )),
+        "one at a time, no batch: {single_events:#?}"
+    );
+    assert!(
+        events.iter().any(|event| matches!(
+            event,
+            Event::MergeBatch { stories, .. } if *stories == ["a", "b", "c"]
+        )),
+        "a, b and c were one batch: {events:#?}"
+    );
+    let statuses = statuses(&batched);
+    (batched, events, statuses)
+}
+
+fn gated(events: &[Event]) -> Vec<(Vec<String>, bool)> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::BatchGated {
+                stories, passed, ..
+            } => Some((stories.clone(), *passed)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_green_batch_is_proven_by_one_gate_run_and_its_dependent_starts_after() {
+    let (_, events, statuses) = same_both_ways("true").await;
+    assert_eq!(statuses, ["w:done", "a:done", "b:done", "c:done", "d:done"]);
+    assert_eq!(
+        gated(&events),
+        [(vec!["a".to_owned(), "b".to_owned(), "c".to_owned()], true)]
+    );
+    let proven = position(
+        &events,
+        |event| matches!(event, Event::BatchProven { stories, .. } if *stories == ["a", "b", "c"]),
+    );
+    assert!(started(&events, "d") > proven, "d waited for a's batch");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_culprit_is_pinned_by_bisection_and_the_rest_merge() {
+    let (outcome, events, statuses) = same_both_ways("test ! -e src/b").await;
+    assert_eq!(
+        statuses,
+        ["w:done", "a:done", "b:failed", "c:done", "d:done"]
+    );
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::CulpritPinned { story, .. } if story == "b"
+    )));
+    // The whole batch; a alone on the proven head (green); then b, c on it (the candidate
+    // seen red): b alone (red, pinned), and c merged again without b.
+    assert_eq!(
+        gated(&events),
+        [
+            (vec!["a".to_owned(), "b".to_owned(), "c".to_owned()], false),
+            (vec!["a".to_owned()], true),
+            (vec!["b".to_owned()], false),
+            (vec!["c".to_owned()], true),
+        ]
+    );
+    let reason = outcome.report.stories[2].reason.clone().unwrap_or_default();
+    assert!(
+        reason.contains("bisection pinned") && reason.contains("epic gates failed"),
+        "{reason}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_stories_red_only_together_the_later_fails() {
+    let (_, events, statuses) = same_both_ways("! { [ -e src/a ] && [ -e src/b ]; }").await;
+    assert_eq!(
+        statuses,
+        ["w:done", "a:done", "b:failed", "c:done", "d:done"]
+    );
+    assert!(events.iter().any(|event| matches!(
+        event,
+        Event::CulpritPinned { story, .. } if story == "b"
+    )));
+}
