@@ -63,7 +63,7 @@ pub struct RunConfig {
     /// Start although the gates fail on the epic head (`--allow-red-baseline`).
     pub allow_red_baseline: bool,
     /// The most stories one candidate of the merge queue holds, at least 1 (`--merge-batch`,
-    /// 4): stories ready to integrate together are merged in turn and proven by one gate run
+    /// [`DEFAULT_MERGE_BATCH`]): stories ready to integrate together are merged in turn and proven by one gate run
     /// on the epic head, a red candidate bisected; `1` integrates one at a time.
     pub merge_batch: usize,
     /// The order among ready stories (`--schedule`).
@@ -170,11 +170,13 @@ impl RunConfig {
     }
 }
 
-/// `--merge-batch`'s default: ten stories ready at once with a gate of G seconds integrate in
-/// 3 G instead of 10 G when all are green, and pin one culprit in 6 to 7 gate runs (BENCHMARKS.md,
-/// "Merge queue"); larger batches save at most one more gate run when all are green and cost more
-/// bisection steps for each culprit.
-pub const DEFAULT_MERGE_BATCH: usize = 4;
+/// `--merge-batch`'s default, measured (BENCHMARKS.md, "Merge queue"): ten stories ready at once
+/// behind a gate of G seconds integrate in about 3 G instead of 10 G when all are green (the
+/// first ready story goes alone, the other nine in two batches), and one culprit costs three or
+/// four gate runs more. A larger batch saves at most one gate run when all are green, and each
+/// culprit costs a bisection step more per doubling; with the default concurrency of 3 no more
+/// than 3 stories wait at once anyway.
+pub const DEFAULT_MERGE_BATCH: usize = 8;
 
 /// How a run ended, once it started: the report, and whether it was interrupted.
 #[derive(Debug, Clone)]
