@@ -187,6 +187,9 @@ struct Request {
 struct Merged {
     /// Its merge commit; `None` when the epic branch already had it all.
     commit: Option<CommitId>,
+    /// The stories proven together with it by one gate run, itself included; empty when it
+    /// was proven alone.
+    together: Vec<String>,
 }
 
 impl MergeQueue {
@@ -230,7 +233,7 @@ impl Work {
         &mut self,
         judge: Option<String>,
         checked: CommitId,
-    ) -> Result<Option<String>, Stop> {
+    ) -> Result<Integrated, Stop> {
         let shared = Arc::clone(&self.shared);
         let (reply, mut outcome) = oneshot::channel();
         let ticket = shared.queue.push(|ticket| Request {
@@ -278,8 +281,19 @@ impl Work {
             commit: merged.commit.map(|commit| commit.to_hex()),
             judge: judge.clone(),
         });
-        Ok(judge)
+        Ok(Integrated {
+            judge,
+            proven_with: merged.together,
+        })
     }
+}
+
+/// A story's integration, for the run loop: the judge's note, and the stories proven together
+/// with it by one gate run (itself included; empty when alone).
+#[derive(Debug, Default)]
+pub(super) struct Integrated {
+    pub(super) judge: Option<String>,
+    pub(super) proven_with: Vec<String>,
 }
 
 /// A story of a batch merged into the candidate: the head before and after its merge.
@@ -753,13 +767,19 @@ impl<'a> Batch<'a> {
         if self.several {
             self.emit(Event::BatchProven {
                 batch: self.number,
-                stories,
+                stories: stories.clone(),
                 commit: tip.to_hex(),
             });
         }
+        let together = if segment.len() > 1 {
+            stories
+        } else {
+            Vec::new()
+        };
         for (entry, saved) in segment.into_iter().zip(saved) {
             let answer = saved.map(|()| Merged {
                 commit: entry.commit,
+                together: together.clone(),
             });
             entry.request.reply.send(answer).ok();
         }

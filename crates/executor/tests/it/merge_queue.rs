@@ -114,8 +114,19 @@ fn gated(events: &[Event]) -> Vec<(Vec<String>, bool)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_green_batch_is_proven_by_one_gate_run_and_its_dependent_starts_after() {
-    let (_, events, statuses) = same_both_ways("true").await;
+    let (outcome, events, statuses) = same_both_ways("true").await;
     assert_eq!(statuses, ["w:done", "a:done", "b:done", "c:done", "d:done"]);
+    // The report says which stories were proven together.
+    let together = ["a", "b", "c"];
+    for index in 1..=3 {
+        assert_eq!(outcome.report.stories[index].proven_with, together);
+    }
+    assert!(outcome.report.stories[0].proven_with.is_empty());
+    assert!(
+        epic_report::render_markdown(&outcome.report).contains("proven together: a, b, c"),
+        "{}",
+        epic_report::render_markdown(&outcome.report)
+    );
     assert_eq!(
         gated(&events),
         [(vec!["a".to_owned(), "b".to_owned(), "c".to_owned()], true)]
