@@ -402,11 +402,15 @@ impl<'a> Batch<'a> {
                 return;
             }
             // Built on a head that is no longer the proven one (a culprit before it was
-            // dropped): merged again on the proven head, a new candidate whose verdict is
-            // unknown.
+            // dropped): merged again on the proven head, together with every part still to
+            // come (all built on it too), as one new candidate whose verdict is unknown.
             let (mut segment, red) = match segment.first() {
                 Some(first) if first.parent != self.base => {
-                    let requests = segment.into_iter().map(|entry| entry.request).collect();
+                    let mut requests: Vec<Request> =
+                        segment.into_iter().map(|entry| entry.request).collect();
+                    while let Some((later, _)) = todo.pop() {
+                        requests.extend(later.into_iter().map(|entry| entry.request));
+                    }
                     (self.build(requests).await, None)
                 }
                 _ => (segment, red),
