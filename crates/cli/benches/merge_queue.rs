@@ -36,7 +36,7 @@ const BATCHES: [usize; 4] = [1, 4, 8, 16];
 /// The goal: all green, batched at the default, at most this share of one at a time.
 const GOAL: f64 = 0.4;
 /// The default the benchmark stands for (`epic_executor::DEFAULT_MERGE_BATCH`).
-const DEFAULT: usize = 8;
+const DEFAULT: usize = 16;
 
 const AGENT: &str = r#"#!/bin/sh
 cat > /dev/null

@@ -204,8 +204,8 @@ pub(crate) struct RunOptions {
     /// The most stories proven together by one gate run on the epic head, at least 1: stories
     /// ready to integrate at once are merged in turn and gated once, a red batch bisected to
     /// its culprits; `1` integrates one at a time. Measured (BENCHMARKS.md, "Merge queue"): ten
-    /// stories ready at once integrate in 3 gate runs instead of 10, and a culprit costs a few
-    /// more. Default: 8.
+    /// stories ready at once integrate in 2 gate runs instead of 10, 6 with one culprit (at 8: 3
+    /// and 7). Default: 16.
     #[arg(long, value_name = "N")]
     pub(crate) merge_batch: Option<Count>,
 
@@ -1693,7 +1693,7 @@ mod tests {
                 keep_worktrees: Some(false),
                 allow_red_baseline: Some(false),
                 schedule: Some(Policy::CriticalPath),
-                merge_batch: Count::new(8),
+                merge_batch: Count::new(16),
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
                 noop: Some(NoopPolicy::Complete),
