@@ -173,7 +173,7 @@ impl RunConfig {
 /// `--merge-batch`'s default, measured (BENCHMARKS.md, "Merge queue"): ten stories ready at once
 /// behind a gate of G seconds integrate in 2 gate runs instead of 10 when all are green (the
 /// first ready story goes alone, the other nine together), and one culprit among them costs 6;
-/// at 8 they take 3 and 7, at 4 they take 4 and 6. A batch holds only the stories waiting when a
+/// at 8 they take 3 and 7, at 4 they take 4 and 7. A batch holds only the stories waiting when a
 /// merge begins, so it is bounded by `--concurrency` too (3 by default); a larger cap costs one
 /// bisection step more per culprit for each doubling of the stories actually waiting.
 pub const DEFAULT_MERGE_BATCH: usize = 16;

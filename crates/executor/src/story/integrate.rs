@@ -354,6 +354,12 @@ impl<'a> Batch<'a> {
 
     /// Integrates `requests` as one batch; answers every one of them.
     async fn integrate(mut self, requests: Vec<Request>) {
+        if self.cancel.is_cancelled() {
+            for request in requests {
+                request.reply.send(Err(Stop::Cancelled)).ok();
+            }
+            return;
+        }
         self.several = requests.len() > 1;
         let Some(requests) = self.check_epic(requests).await else {
             return;
