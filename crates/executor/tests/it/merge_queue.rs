@@ -1,7 +1,8 @@
 //! The merge queue: stories ready at once are proven by one gate run, a red batch is bisected,
 //! and the outcome (the epic tree, the failed stories) is the one integrating one at a time
 //! gives, on a green batch, one culprit, two stories red only together; a dependent starts only
-//! once its dependency's batch is proven.
+//! once its dependency's batch is proven; an interrupt inside a batch undoes it, and a rerun
+//! merges it.
 //!
 //! Each scenario runs stories w, a, b, c (and d after a) with concurrency enough for all, so
 //! that a, b and c queue while w's merge is gated: w's gate on the epic worktree waits until c
@@ -178,4 +179,92 @@ async fn of_two_stories_red_only_together_the_later_fails() {
         event,
         Event::CulpritPinned { story, .. } if story == "b"
     )));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_inside_a_batch_undoes_it_and_a_rerun_merges_it() {
+    let ep = EpicFixture::new();
+    let root = ep.fx.root.clone();
+    ep.hook("a.judge", &wait_for(&root, "gating-w"));
+    ep.hook("b.judge", &wait_for(&root, "queued-a"));
+    ep.hook("c.judge", &wait_for(&root, "queued-b"));
+    std::fs::write(root.join("slow"), "").expect("slow");
+    // The batch's gate would run for minutes while `slow` exists: the interrupt cuts it.
+    let gate = format!(
+        "case \"$(pwd)\" in */_epic) ;; *) exit 0 ;; esac\n\
+         if [ \"$EPIC_STORY\" = w ]; then touch '{root}/gating-w'; {wait}\n\
+         elif [ -n \"$EPIC_STORY\" ] && [ -e '{root}/slow' ]; then sleep 300; fi\n",
+        root = root.display(),
+        wait = wait_for(&root, "queued-c"),
+    );
+    let mut config = ep.config();
+    config.judge = Some(ep.agent());
+    config.concurrency = 4;
+    config.gates = vec![gate];
+    let plan = plan(&[("w", &[]), ("a", &[]), ("b", &[]), ("c", &[])]);
+    let events = Events::default();
+    let cancel = CancellationToken::new();
+    let sink = events.sink();
+    let (marks, interrupt) = (root.clone(), cancel.clone());
+    let sink: EventSink = Arc::new(move |event: Event| {
+        if let Event::MergeQueued { story } = &event {
+            std::fs::write(marks.join(format!("queued-{story}")), "").expect("mark");
+        }
+        // The batch's last merge began: Ctrl-C, before or while its gate runs.
+        if matches!(&event, Event::MergeStarted { story, .. } if story == "c") {
+            interrupt.cancel();
+        }
+        sink(event);
+    });
+    let began = std::time::Instant::now();
+    let outcome = run_epic(
+        Arc::new(ep.fx.git()),
+        plan.clone(),
+        config.clone(),
+        sink,
+        cancel,
+    )
+    .await
+    .expect("run");
+    assert!(
+        began.elapsed() < std::time::Duration::from_mins(2),
+        "the gate was cut"
+    );
+    assert!(outcome.interrupted);
+    assert!(events.steps().iter().any(|event| matches!(
+        event,
+        Event::MergeBatch { stories, .. } if *stories == ["a", "b", "c"]
+    )));
+    assert_eq!(statuses(&outcome)[0], "w:done");
+    assert!(
+        statuses(&outcome)[1..]
+            .iter()
+            .all(|status| !status.ends_with(":done")),
+        "{:?}",
+        statuses(&outcome)
+    );
+    // The epic branch is back at the proven head (w's merge), and no journal is left.
+    let proven: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(ep.dir().proven_head()).expect("proven.json"),
+    )
+    .expect("json");
+    assert_eq!(
+        proven["data"]["commit"].as_str(),
+        Some(ep.rev("epic/e").as_str())
+    );
+    assert!(!ep.dir().merge_journal().exists());
+    assert!(
+        ep.epic_log()
+            .iter()
+            .filter(|subject| subject.starts_with("e: merge story"))
+            .all(|subject| subject == "e: merge story w"),
+        "{:?}",
+        ep.epic_log()
+    );
+    std::fs::remove_file(root.join("slow")).expect("fast again");
+    let rerun = ep
+        .run(&plan, config, &Events::default())
+        .await
+        .expect("rerun");
+    assert!(rerun.all_done(), "{:?}", statuses(&rerun));
 }
