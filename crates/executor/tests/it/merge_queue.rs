@@ -268,3 +268,56 @@ async fn an_interrupt_inside_a_batch_undoes_it_and_a_rerun_merges_it() {
         .expect("rerun");
     assert!(rerun.all_done(), "{:?}", statuses(&rerun));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_killed_while_recording_its_proof_is_recorded_by_the_rerun() {
+    let ep = EpicFixture::new();
+    let plan = plan(&[("a", &[]), ("b", &[])]);
+    let outcome = ep
+        .run(&plan, ep.config(), &Events::default())
+        .await
+        .expect("run");
+    assert!(outcome.all_done());
+    // As a run killed right after journaling the proven candidate leaves it: the epic branch at
+    // the candidate's head, b's state not yet saying merged, the proven head still a's merge.
+    let head = ep.rev("epic/e");
+    let before = ep.rev("epic/e^1");
+    let path = ep.dir().story_state("b").expect("path");
+    let mut state: epic_state_store::StoryState =
+        epic_state_store::load(&path).expect("load").expect("state");
+    state.status = epic_state_store::StoryStage::Started;
+    state.merge = None;
+    epic_state_store::save(&path, &state).expect("save");
+    std::fs::write(
+        ep.dir().proven_head(),
+        format!(r#"{{"version":1,"data":{{"commit":"{before}"}}}}"#),
+    )
+    .expect("proven");
+    std::fs::write(
+        ep.dir().merge_journal(),
+        format!(
+            r#"{{"version":2,"data":{{"stories":["b"],"checkpoint":"{before}","proven":{{"head":"{head}","merges":[{{"story":"b","commit":"{head}"}}]}}}}}}"#
+        ),
+    )
+    .expect("journal");
+    let events = Events::default();
+    let rerun = ep.run(&plan, ep.config(), &events).await.expect("rerun");
+    assert!(rerun.all_done(), "{:?}", statuses(&rerun));
+    assert_eq!(ep.rev("epic/e"), head, "the proven batch stays");
+    assert!(!ep.dir().merge_journal().exists());
+    let state: epic_state_store::StoryState =
+        epic_state_store::load(&path).expect("load").expect("state");
+    assert_eq!(state.status, epic_state_store::StoryStage::Merged);
+    assert_eq!(state.merge.as_deref(), Some(head.as_str()));
+    let steps = events.steps();
+    assert!(
+        !steps
+            .iter()
+            .any(|event| matches!(event, Event::StoryStarted { .. })),
+        "nothing ran again: {steps:#?}"
+    );
+    assert!(steps.iter().any(|event| matches!(
+        event,
+        Event::RunNote { message } if message.contains("recording the proven merge of story 'b'")
+    )));
+}
