@@ -52,6 +52,11 @@ const BENCHES: &[Bench] = &[
         package: "epic",
         target: "sandbox",
     },
+    Bench {
+        name: "merge-queue",
+        package: "epic",
+        target: "merge_queue",
+    },
 ];
 
 pub(crate) fn run(args: &[String]) -> Result {

@@ -201,6 +201,14 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "POLICY")]
     pub(crate) schedule: Option<Policy>,
 
+    /// The most stories proven together by one gate run on the epic head, at least 1: stories
+    /// ready to integrate at once are merged in turn and gated once, a red batch bisected to
+    /// its culprits; `1` integrates one at a time. Measured (BENCHMARKS.md, "Merge queue"): ten
+    /// stories ready at once integrate in 2 gate runs instead of 10, 6 with one culprit (at 8: 3
+    /// and 7). Default: 16.
+    #[arg(long, value_name = "N")]
+    pub(crate) merge_batch: Option<Count>,
+
     /// What a test file looks like: a pattern ending in `/` is a directory anywhere in the path,
     /// any other a glob (`*`) on the file name, or on the path when it holds a `/`. A story
     /// whose diff deletes such a file or adds a skip marker (`#[ignore]`, `@pytest.mark.skip`,
@@ -350,6 +358,7 @@ impl RunOptions {
             allow_red_baseline: Some(config.allow_red_baseline),
             preflight: Some(config.preflight),
             schedule: Some(config.schedule),
+            merge_batch: u32::try_from(config.merge_batch).ok().and_then(Count::new),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
             budget_usd: config
@@ -760,6 +769,12 @@ impl Resolved {
         set(&mut config.allow_red_baseline, options.allow_red_baseline);
         set(&mut config.preflight, options.preflight);
         set(&mut config.schedule, options.schedule);
+        set(
+            &mut config.merge_batch,
+            options
+                .merge_batch
+                .map(|n| usize::try_from(n.get()).unwrap_or(usize::MAX)),
+        );
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
         set(
@@ -1678,6 +1693,7 @@ mod tests {
                 keep_worktrees: Some(false),
                 allow_red_baseline: Some(false),
                 schedule: Some(Policy::CriticalPath),
+                merge_batch: Count::new(16),
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
                 noop: Some(NoopPolicy::Complete),
@@ -1746,7 +1762,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 17, "every key with a default to state");
+        assert_eq!(checked, 18, "every key with a default to state");
     }
 
     #[test]
@@ -1798,6 +1814,7 @@ mod tests {
                 "keep_worktrees",
                 "allow_red_baseline",
                 "schedule",
+                "merge_batch",
                 "test_pattern",
                 "sandbox",
                 "budget_usd",
@@ -1839,6 +1856,7 @@ setup = ["npm ci"]
 keep_worktrees = true
 allow_red_baseline = true
 schedule = "waves"
+merge_batch = 2
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
 budget_usd = 12.5
@@ -1901,6 +1919,7 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.gate_timeout, Duration::from_mins(5));
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
+        assert_eq!(config.merge_batch, 2);
         assert_eq!(config.sandbox, SandboxMode::Off);
         assert_eq!(config.budget_usd, Some(12.5));
         assert_eq!(config.noop, NoopPolicy::Fail);

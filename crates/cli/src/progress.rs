@@ -453,6 +453,22 @@ impl Tracker {
                 self.step(story, "merging; gates on the epic branch");
             }
             Event::StoryRolledBack { story, .. } => self.step(story, "merge undone"),
+            Event::MergeQueued { story } => self.step(story, "waiting to merge"),
+            Event::MergeBatch { batch, stories, .. } => {
+                for story in stories {
+                    self.step(story, format!("merging in batch {batch}"));
+                }
+            }
+            Event::BatchGated {
+                batch,
+                step,
+                stories,
+                ..
+            } if *step > 0 => {
+                for story in stories {
+                    self.step(story, format!("bisecting batch {batch} (step {step})"));
+                }
+            }
             Event::SeatPaused {
                 seat,
                 story,
@@ -804,6 +820,49 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             format!("story {story}: merge undone: {}", first_line(reason))
         }
         Event::StoryMerged { story, .. } => format!("story {story}: merged"),
+        Event::MergeQueued { story } if verbose => {
+            format!("story {story}: waiting to merge")
+        }
+        Event::MergeBatch {
+            batch,
+            stories,
+            checkpoint,
+        } => format!(
+            "merge batch {batch}: {} merged together on {}: {}",
+            count(stories.len(), "story", "stories"),
+            short(checkpoint),
+            stories.join(", ")
+        ),
+        Event::BatchGated {
+            batch,
+            step,
+            stories,
+            commit,
+            passed,
+        } => {
+            let verdict = if *passed { "green" } else { "red" };
+            if *step == 0 {
+                format!("merge batch {batch}: gates {verdict} on {}", short(commit))
+            } else {
+                format!(
+                    "merge batch {batch}: bisection step {step}: gates {verdict} on {} with {}",
+                    short(commit),
+                    stories.join(", ")
+                )
+            }
+        }
+        Event::BatchProven {
+            batch,
+            stories,
+            commit,
+        } => format!(
+            "merge batch {batch}: proven together on {}: {}",
+            short(commit),
+            stories.join(", ")
+        ),
+        Event::CulpritPinned { batch, story, .. } => {
+            format!("merge batch {batch}: the red gates are pinned on story {story}")
+        }
         Event::WorktreeRemoved { story, worktree } if verbose => {
             format!("story {story}: removed its worktree {worktree}")
         }
@@ -913,6 +972,57 @@ mod tests {
                 .map(|(_, seat)| seat),
             Some("codex: outage)")
         );
+    }
+
+    #[test]
+    fn a_batch_its_bisection_and_its_culprit_read_as_lines() {
+        let stories = vec!["a".to_owned(), "b".to_owned()];
+        let line = |event: Event| describe(&event, false).unwrap();
+        assert_eq!(
+            line(Event::MergeBatch {
+                batch: 2,
+                stories: stories.clone(),
+                checkpoint: "0123456789abcdef".into(),
+            }),
+            "merge batch 2: 2 stories merged together on 0123456789: a, b"
+        );
+        assert_eq!(
+            line(Event::BatchGated {
+                batch: 2,
+                step: 0,
+                stories: stories.clone(),
+                commit: "fedcba9876543210".into(),
+                passed: false,
+            }),
+            "merge batch 2: gates red on fedcba9876"
+        );
+        assert_eq!(
+            line(Event::BatchGated {
+                batch: 2,
+                step: 1,
+                stories: vec!["a".to_owned()],
+                commit: "fedcba9876543210".into(),
+                passed: true,
+            }),
+            "merge batch 2: bisection step 1: gates green on fedcba9876 with a"
+        );
+        assert_eq!(
+            line(Event::BatchProven {
+                batch: 2,
+                stories: vec!["a".to_owned()],
+                commit: "fedcba9876543210".into(),
+            }),
+            "merge batch 2: proven together on fedcba9876: a"
+        );
+        assert_eq!(
+            line(Event::CulpritPinned {
+                batch: 2,
+                story: "b".into(),
+                commit: "fedcba9876543210".into(),
+            }),
+            "merge batch 2: the red gates are pinned on story b"
+        );
+        assert!(describe(&Event::MergeQueued { story: "a".into() }, false).is_none());
     }
 
     #[test]

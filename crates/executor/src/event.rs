@@ -373,6 +373,56 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         judge: Option<String>,
     },
+    /// A story whose checks passed joined the merge queue: it waits for a batch to prove it.
+    MergeQueued {
+        /// The story.
+        story: String,
+    },
+    /// The merge queue took several stories ready to integrate as one batch: each is merged in
+    /// turn (in the order they became ready) onto the proven epic head, and the candidate is
+    /// gated once. A batch of one story says nothing more than its `merge_started`.
+    MergeBatch {
+        /// The batch's number within the run, from 1.
+        batch: u64,
+        /// Its stories, in merge order.
+        stories: Vec<String>,
+        /// The proven epic head it builds on.
+        checkpoint: String,
+    },
+    /// The gates ran on a candidate of a batch: the whole batch first, then each bisection
+    /// step of a red one (the stories on top of the epic head proven so far).
+    BatchGated {
+        /// The batch.
+        batch: u64,
+        /// The bisection step: 0 for the whole batch, then 1, 2, … as a red one is bisected.
+        step: u32,
+        /// The stories the candidate adds to the proven epic head, in merge order.
+        stories: Vec<String>,
+        /// The candidate's head.
+        commit: String,
+        /// Whether every gate passed.
+        passed: bool,
+    },
+    /// Stories of a batch were proven together by one green gate run: the epic branch moved
+    /// over all of them (each keeps its own merge commit).
+    BatchProven {
+        /// The batch.
+        batch: u64,
+        /// The stories proven together, in merge order.
+        stories: Vec<String>,
+        /// The new proven epic head.
+        commit: String,
+    },
+    /// Bisection pinned a red gate run of a batch on one story: gated on the epic head proven
+    /// so far, that story alone turned the gates red. Its merge is undone and it fails.
+    CulpritPinned {
+        /// The batch.
+        batch: u64,
+        /// The story.
+        story: String,
+        /// The smallest red candidate that isolated it (the story, on the proven epic head).
+        commit: String,
+    },
     /// A merged story's worktree was removed (its branch stays): after the story ended (its
     /// dependents may have started already), before the run finishes.
     WorktreeRemoved {

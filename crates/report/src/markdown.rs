@@ -25,7 +25,8 @@ const MISSING: &str = "—";
 ///   is estimated;
 /// - the epic branch, the counts by status and the critical path;
 /// - a table of the stories in plan order: story, status, branch, estimated tokens (`~120`) and
-///   cost (`~$0.01`), duration, and a note (the reason, else the judge's note); `—` marks a
+///   cost (`~$0.01`), duration, and a note (the reason, else the judge's note, then the stories
+///   proven together with it by one gate run, `proven together: a, b`); `—` marks a
 ///   missing cell, `|` is escaped and whitespace runs (newlines included) become one space;
 /// - the totals `- Estimated tokens: ~480` and `- Estimated cost: ~$0.04`; the cost total names
 ///   the stories it leaves out for want of a price;
@@ -141,10 +142,23 @@ fn story_table(report: &EpicReport, lines: &mut Vec<String>) {
             story
                 .duration()
                 .map_or_else(|| MISSING.into(), format_duration),
-            story.note().map(cell).unwrap_or_default(),
+            note(story),
         ));
     }
     lines.push(String::new());
+}
+
+/// A story's note cell: the reason, else the judge's note, then the stories proven together
+/// with it.
+fn note(story: &StoryOutcome) -> String {
+    let together = (!story.proven_with.is_empty())
+        .then(|| format!("proven together: {}", story.proven_with.join(", ")));
+    match (story.note(), together) {
+        (Some(note), Some(together)) => cell(&format!("{note}; {together}")),
+        (Some(note), None) => cell(note),
+        (None, Some(together)) => cell(&together),
+        (None, None) => String::new(),
+    }
 }
 
 /// The story table of a report with reported figures: tokens and cost with their source.
@@ -177,7 +191,7 @@ fn story_usage_table(report: &EpicReport, lines: &mut Vec<String>) {
             story
                 .duration()
                 .map_or_else(|| MISSING.into(), format_duration),
-            story.note().map(cell).unwrap_or_default(),
+            note(story),
         ));
     }
     lines.push(String::new());

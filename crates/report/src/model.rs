@@ -193,6 +193,11 @@ pub struct StoryOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "UsageSummary")]
     pub usage: Option<UsageSummary>,
+    /// The stories of the merge queue's batch proven together with it by one gate run on the
+    /// epic head (`--merge-batch`), in merge order, itself included; absent when it was proven
+    /// alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub proven_with: Vec<String>,
 }
 
 /// Tokens and cost of some turns (a story's, a seat's), with where the figures came from.
@@ -486,7 +491,15 @@ impl StoryOutcome {
             finished_at: None,
             run: None,
             usage: None,
+            proven_with: Vec::new(),
         }
+    }
+
+    /// With the stories proven together with it by one gate run, itself included.
+    #[must_use]
+    pub fn proven_with(mut self, stories: Vec<String>) -> Self {
+        self.proven_with = stories;
+        self
     }
 
     /// With the number of the run this outcome is from.

@@ -103,6 +103,11 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # or "waves" (each wave waits for the previous one).
 # schedule = "critical-path"
 
+# The most stories proven together by one gate run on the epic head: stories ready to integrate
+# at once are merged in turn and gated once, a red batch bisected to its culprits; 1 integrates
+# one at a time.
+# merge_batch = 16
+
 # What a test file looks like: a directory (`tests/`) anywhere in a path, or a glob on the file
 # name (`*_test.*`). A story that deletes such a file, or adds a skip marker (#[ignore],
 # @pytest.mark.skip, t.Skip(, xit(, it.skip(, ...), fails unless its plan entry sets

@@ -248,6 +248,7 @@ fn the_schema_describes_every_key() {
         "keep_worktrees",
         "max_rounds",
         "max_tasks",
+        "merge_batch",
         "noop",
         "preflight",
         "max_wait",

@@ -8,6 +8,12 @@
 //! `events.jsonl`, is printed (`--nocapture` shows the log). With `EPIC_CRASH_KEEP=<dir>`, a
 //! failing test copies its temporary directory (the repository with its reflogs, the worktrees,
 //! the epic's state and events) to `<dir>` for a post-mortem.
+//!
+//! Inside the merge queue: six stories ready at once, one of them turning the gates red, batched
+//! and killed at a red batch gate (mid-bisection), at a proven part of a batch, at a pinned
+//! culprit, at a batch's start and at a batch gate, rerun after each kill; then the same stories
+//! merged and failed, and the same tree, as an uninterrupted one-at-a-time run, the gates green at
+//! every commit of the epic branch's first-parent history, and no journal left.
 
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
@@ -250,7 +256,10 @@ fn phase(log: &Path) -> String {
         "turn_ended" | "tasks_planned" | "task_started" => format!("between turns ({kind})"),
         "gate_passed" | "gate_failed" | "review_round" => format!("a story gate ({kind})"),
         "task_committed" => "a task commit / checkpoint write".to_owned(),
-        "merge_started" => "a merge".to_owned(),
+        "merge_started" | "merge_queued" | "merge_batch" => format!("a merge ({kind})"),
+        "batch_gated" | "batch_proven" | "culprit_pinned" => {
+            format!("a batch's bisection ({kind})")
+        }
         "epic_gate" => "the gates of a merge being proven".to_owned(),
         "story_merged" | "worktree_removed" => format!("after a merge: state written ({kind})"),
         "story_rolled_back" => "a rollback".to_owned(),
@@ -618,4 +627,204 @@ fn wait_for_events(
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// The batch scenario's agent: one task; the coder waits (up to 5 s: a fallback, the outcome
+/// does not depend on it) until every story the run starts (`$BARRIER.n` of them) reached its
+/// turn, so that they queue together; story `s03` writes a file the gate rejects.
+const BATCH_AGENT: &str = r#"#!/bin/sh
+cat > /dev/null
+case "$EPIC_ROLE" in
+planner) echo '{"tasks":[{"title":"one","description":"the file"}]}' ;;
+coder)
+  touch "$BARRIER/$EPIC_STORY"
+  want=$(cat "$BARRIER.n")
+  n=0; while [ "$(ls "$BARRIER" | wc -l)" -lt "$want" ] && [ $n -lt 100 ]; do sleep 0.05; n=$((n+1)); done
+  mkdir -p "$EPIC_STORY"
+  if [ "$EPIC_STORY" = s03 ]; then word=bad; else word=ok; fi
+  echo "$word $EPIC_STORY" > "$EPIC_STORY/one.txt"
+  echo "wrote $EPIC_STORY/one.txt" ;;
+*) echo '{"clean":true,"issues":[]}' ;;
+esac
+"#;
+
+/// The batch scenario's gate: slow enough for a kill to land inside it; red on a `bad` file,
+/// only on the epic worktree (or with `ALWAYS` set), so that the culprit passes its own checks.
+const BATCH_GATE: &str = r#"sleep 0.3
+if [ -z "$ALWAYS" ]; then case "$(pwd)" in */_epic) ;; *) exit 0 ;; esac; fi
+for f in */*.txt; do
+  [ -e "$f" ] || continue
+  grep -q '^ok ' "$f" || { echo "bad $f"; exit 1; }
+done
+"#;
+
+/// Six independent stories ready at once, one of them (`s03`) turning the gates red, with
+/// `--merge-batch batch`: the repository and the arguments of `epic run`.
+fn batch_setup(batch: &str) -> (Repo, Vec<String>) {
+    let repo = Repo::new();
+    repo.write("gate.sh", BATCH_GATE);
+    repo.git(&["add", "gate.sh"]);
+    repo.git(&[
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.com",
+        "commit",
+        "--quiet",
+        "-m",
+        "the gate",
+    ]);
+    let stories: Vec<serde_json::Value> = (1..=6)
+        .map(|n| {
+            let id = format!("s{n:02}");
+            serde_json::json!({"id": id, "title": format!("Story {n}"), "owned": [id]})
+        })
+        .collect();
+    let plan = repo.temp().join("plan.json");
+    std::fs::write(
+        &plan,
+        serde_json::json!({"epic_id": EPIC, "stories": stories}).to_string(),
+    )
+    .expect("write the plan");
+    let barrier = repo.temp().join("barrier");
+    std::fs::create_dir_all(&barrier).expect("the barrier");
+    let agent = repo.temp().join("agent.sh");
+    std::fs::write(&agent, BATCH_AGENT).expect("write the agent");
+    let args = vec![
+        "run".to_owned(),
+        plan.display().to_string(),
+        "--coder".to_owned(),
+        format!(
+            "exec:env BARRIER={} sh {}",
+            barrier.display(),
+            agent.display()
+        ),
+        "--gate".to_owned(),
+        "sh gate.sh".to_owned(),
+        "--concurrency".to_owned(),
+        "6".to_owned(),
+        "--merge-batch".to_owned(),
+        batch.to_owned(),
+        "--no-progress".to_owned(),
+        "-q".to_owned(),
+    ];
+    (repo, args)
+}
+
+/// Clears the barrier of the batch scenario's agent for a run that starts the stories not
+/// merged yet.
+fn reset_barrier(repo: &Repo) {
+    let barrier = repo.temp().join("barrier");
+    std::fs::remove_dir_all(&barrier).ok();
+    std::fs::create_dir_all(&barrier).expect("the barrier");
+    let dir = repo.epic(EPIC);
+    let running = (1..=6)
+        .filter(|n| {
+            let state: Option<StoryState> =
+                epic_state_store::load(dir.story_state(&format!("s{n:02}")).expect("path"))
+                    .expect("the state parses");
+            state.is_none_or(|state| state.status != StoryStage::Merged)
+        })
+        .count();
+    std::fs::write(repo.temp().join("barrier.n"), running.to_string()).expect("the count");
+}
+
+/// Runs `epic run` to its end: its exit code.
+fn run_once(repo: &Repo, args: &[String]) -> Option<i32> {
+    reset_barrier(repo);
+    let mut child = spawn(repo, args);
+    wait(&mut child, Duration::from_mins(5))
+        .expect("the run ends")
+        .code()
+}
+
+/// Each story's status in the epic's state.
+fn stages(repo: &Repo) -> Vec<(String, StoryStage)> {
+    let dir = repo.epic(EPIC);
+    (1..=6)
+        .map(|n| {
+            let id = format!("s{n:02}");
+            let state: StoryState = epic_state_store::load(dir.story_state(&id).expect("path"))
+                .expect("the state parses")
+                .expect("the state exists");
+            (id, state.status)
+        })
+        .collect()
+}
+
+#[test]
+fn sigkill_inside_a_batch_and_its_bisection_leaves_nothing_unproven() {
+    // The reference: one at a time, uninterrupted.
+    let (reference, reference_args) = batch_setup("1");
+    assert_eq!(run_once(&reference, &reference_args), Some(1), "s03 fails");
+    let reference_tree = reference.git_output(&["rev-parse", &format!("epic/{EPIC}^{{tree}}")]);
+    let reference_stages = stages(&reference);
+
+    // Batched, killed at each of these events of a life in turn (a few milliseconds after it,
+    // in whatever the run does next), rerun after each kill.
+    let (repo, args) = batch_setup("8");
+    let _keep = KeepOnFailure(&repo);
+    let log = repo.common_dir().join(format!("epic/{EPIC}/events.jsonl"));
+    let kinds = [
+        "\"passed\":false",
+        "\"kind\":\"batch_proven\"",
+        "\"kind\":\"culprit_pinned\"",
+        "\"kind\":\"merge_batch\"",
+        "\"kind\":\"batch_gated\"",
+    ];
+    let mut phases = Vec::new();
+    for kind in kinds {
+        let before = events(&log).len();
+        reset_barrier(&repo);
+        let mut child = spawn(&repo, &args);
+        let start = Instant::now();
+        let killed = loop {
+            std::thread::sleep(Duration::from_millis(5));
+            if child.try_wait().expect("poll").is_some() {
+                break false;
+            }
+            let all = events(&log);
+            if all[before.min(all.len())..]
+                .iter()
+                .any(|event| event.contains(kind))
+            {
+                kill_group(&child);
+                wait(&mut child, Duration::from_secs(30)).expect("killed");
+                break true;
+            }
+            assert!(start.elapsed() < Duration::from_mins(5), "no progress");
+        };
+        phases.push(format!("at {kind}: killed {killed}, then {}", phase(&log)));
+    }
+    // The last rerun, uninterrupted, finishes the epic: s03 fails again.
+    assert_eq!(run_once(&repo, &args), Some(1), "{}", phases.join("\n"));
+    println!("{}", phases.join("\n"));
+    assert_eq!(stages(&repo), reference_stages, "{}", phases.join("\n"));
+    let tree = repo.git_output(&["rev-parse", &format!("epic/{EPIC}^{{tree}}")]);
+    assert_eq!(tree, reference_tree, "{}", phases.join("\n"));
+    assert!(!repo.epic(EPIC).root().join("merging.json").exists());
+    // Nothing unproven: the gates pass at every commit of the epic branch's first-parent
+    // history, batched merges included.
+    let commits = repo.git_output(&["rev-list", "--first-parent", &format!("HEAD^..epic/{EPIC}")]);
+    let check = repo.temp().join("check");
+    for sha in commits.lines() {
+        let path = check.display().to_string();
+        repo.git(&["worktree", "add", "--quiet", "--detach", &path, sha]);
+        let gate = std::process::Command::new("sh")
+            .arg("gate.sh")
+            .current_dir(&check)
+            .env("ALWAYS", "1")
+            .output()
+            .expect("run the gate");
+        assert!(
+            gate.status.success(),
+            "the gate fails at {sha}: {}\n{}",
+            String::from_utf8_lossy(&gate.stdout),
+            phases.join("\n")
+        );
+        repo.git(&["worktree", "remove", "--force", &path]);
+    }
+    // Each merged story's recorded merge commit is its merge on the first-parent line.
+    let merges = first_parent_merges(&repo);
+    assert_eq!(merges.len(), 5, "{merges:?}");
 }

@@ -62,6 +62,10 @@ pub struct RunConfig {
     pub keep_worktrees: bool,
     /// Start although the gates fail on the epic head (`--allow-red-baseline`).
     pub allow_red_baseline: bool,
+    /// The most stories one candidate of the merge queue holds, at least 1 (`--merge-batch`,
+    /// [`DEFAULT_MERGE_BATCH`]): stories ready to integrate together are merged in turn and proven by one gate run
+    /// on the epic head, a red candidate bisected; `1` integrates one at a time.
+    pub merge_batch: usize,
     /// The order among ready stories (`--schedule`).
     pub schedule: Policy,
     /// Prices for the usage estimates.
@@ -145,6 +149,7 @@ impl RunConfig {
             gate_timeout: Duration::from_mins(30),
             keep_worktrees: false,
             allow_red_baseline: false,
+            merge_batch: DEFAULT_MERGE_BATCH,
             schedule: Policy::CriticalPath,
             prices: PriceTable::default(),
             extra_rules: String::new(),
@@ -164,6 +169,14 @@ impl RunConfig {
         }
     }
 }
+
+/// `--merge-batch`'s default, measured (BENCHMARKS.md, "Merge queue"): ten stories ready at once
+/// behind a gate of G seconds integrate in 2 gate runs instead of 10 when all are green (the
+/// first ready story goes alone, the other nine together), and one culprit among them costs 6;
+/// at 8 they take 3 and 7, at 4 they take 4 and 7. A batch holds only the stories waiting when a
+/// merge begins, so it is bounded by `--concurrency` too (3 by default); a larger cap costs one
+/// bisection step more per culprit for each doubling of the stories actually waiting.
+pub const DEFAULT_MERGE_BATCH: usize = 16;
 
 /// How a run ended, once it started: the report, and whether it was interrupted.
 #[derive(Debug, Clone)]

@@ -468,20 +468,15 @@ impl Loop {
             detail: None,
         };
         match end.ending {
-            Ending::Merged { judge } => {
+            Ending::Merged { judge, proven_with } => {
                 self.schedule.done(index);
                 if let Some(judge) = &judge {
                     outcome = outcome.with_judge(judge);
                 }
-                self.outcomes[index] = Some(outcome);
-                self.board.set(
-                    index,
-                    Column::Done,
-                    Move {
-                        detail: judge,
-                        ..change
-                    },
-                );
+                let detail = merged_detail(judge, &proven_with);
+                self.outcomes[index] = Some(outcome.proven_with(proven_with));
+                self.board
+                    .set(index, Column::Done, Move { detail, ..change });
             }
             Ending::Cancelled => {
                 self.schedule.cancelled(index);
@@ -604,6 +599,17 @@ fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
             .or_else(|| story.estimated_duration())
     })
     .0
+}
+
+/// The board's detail of a merged story: the judge's note, then the stories proven together
+/// with it by one gate run (`proven together: a, b`).
+fn merged_detail(judge: Option<String>, proven_with: &[String]) -> Option<String> {
+    let together =
+        (!proven_with.is_empty()).then(|| format!("proven together: {}", proven_with.join(", ")));
+    match (judge, together) {
+        (Some(judge), Some(together)) => Some(format!("{judge}; {together}")),
+        (judge, together) => judge.or(together),
+    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-pub use config::{DEFAULT_MAX_WAIT, RunConfig, RunError, RunOutcome};
+pub use config::{DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, RunConfig, RunError, RunOutcome};
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
 pub(crate) use preflight::{open_log, prepare_epic_worktree, take_lock};
 
@@ -35,7 +35,7 @@ use crate::record::ReportDocument;
 use crate::sandbox::Sandbox;
 #[cfg(doc)]
 use crate::schedule::Schedule;
-use crate::story::{EpicHead, Preparing, Shared};
+use crate::story::{EpicHead, MergeQueue, Preparing, Shared};
 use crate::task_loop::{LoopConfig, Seats, TaskLoop};
 use event_loop::Loop;
 use preflight::{Ready, check_baseline, preflight};
@@ -167,6 +167,7 @@ pub async fn run_epic(
         story_gates,
         epic_gates: all_gates,
         merge: Mutex::new(EpicHead { green }),
+        queue: MergeQueue::default(),
         proven: std::sync::Mutex::new(head),
         preparing: Preparing::new(),
         events,

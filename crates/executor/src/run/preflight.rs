@@ -24,7 +24,7 @@ use crate::gates::{GateResult, Gates};
 use crate::offload::{self, BoxError};
 use crate::record;
 use crate::sandbox::{self, Layout, Sandbox};
-use crate::story::{MergeJournal, ProvenHead};
+use crate::story::{MergeJournal, ProvenCandidate, ProvenHead};
 
 /// The directory under which the epic branch's own worktree lives, beside the story worktrees.
 pub const EPIC_WORKTREE_NAME: &str = "_epic";
@@ -766,12 +766,19 @@ fn same_path(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Undoes a merge a previous run left unproven (it died while gating it), unless that story's
-/// state says it merged. The journal is evidence of a crash, not an order: the epic branch goes
-/// back only to the last proven head epic recorded ([`ProvenHead`]), only when the journal's
-/// checkpoint is that head and the branch descends from it. A journal that names another
-/// checkpoint, with the branch at the proven head, merged nothing and is dropped with a note;
-/// otherwise it is refused and the branch is not moved.
+/// Undoes the merges a previous run left unproven (it died while gating a batch), unless every
+/// story the journal names says it merged. The journal is evidence of a crash, not an order: the
+/// epic branch goes back only to the last proven head epic recorded ([`ProvenHead`]), only when
+/// the journal's checkpoint is that head and the branch descends from it. A journal that names
+/// another checkpoint, with the branch at the proven head, merged nothing and is dropped with a
+/// note; otherwise it is refused and the branch is not moved. A journal that records a proven
+/// candidate (the run died while recording its stories merged) is finished instead: when the
+/// epic branch is at that candidate's head and the recorded proven head is the journal's
+/// checkpoint or that head, the stories are recorded merged and the head proven.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one decision over the journal, the recorded proven head and the branch, read once"
+)]
 async fn recover_merge(
     git: &Arc<dyn Git>,
     dir: &EpicDir,
@@ -789,10 +796,15 @@ async fn recover_merge(
         offload::blocking(move || {
             let journal = epic_state_store::load::<MergeJournal>(&path)?;
             let merged = journal.as_ref().is_some_and(|journal| {
-                dir.story_state(&journal.story)
-                    .ok()
-                    .and_then(|state| epic_state_store::load::<StoryState>(state).ok().flatten())
-                    .is_some_and(|state| state.status == StoryStage::Merged)
+                !journal.stories.is_empty()
+                    && journal.stories.iter().all(|story| {
+                        dir.story_state(story)
+                            .ok()
+                            .and_then(|state| {
+                                epic_state_store::load::<StoryState>(state).ok().flatten()
+                            })
+                            .is_some_and(|state| state.status == StoryStage::Merged)
+                    })
             });
             // Unreadable, the record proves nothing: the journal is then refused.
             let proven = epic_state_store::load::<ProvenHead>(dir.proven_head())
@@ -809,23 +821,56 @@ async fn recover_merge(
         Ok(Err(error)) => return Err(state_error("read the merge journal", Box::new(error))),
         Err(error) => return Err(state_error("read the merge journal", Box::new(error))),
     };
-    if !merged {
-        let checkpoint = journal.checkpoint.parse::<CommitId>().ok();
-        let (head, descends) = offload::git(git, "read the epic branch", {
-            let (epic_worktree, tip) = (
-                epic_worktree.to_path_buf(),
-                format!("refs/heads/{epic_branch}"),
-            );
-            move |git| {
-                let head = git.rev_parse(&epic_worktree, &tip)?;
-                let descends = match proven {
-                    Some(proven) => git.is_ancestor(&epic_worktree, &proven.to_hex(), &tip)?,
-                    None => false,
-                };
-                Ok::<_, BoxError>((head, descends))
-            }
-        })
-        .await?;
+    let checkpoint = journal.checkpoint.parse::<CommitId>().ok();
+    let candidate = journal
+        .proven
+        .as_ref()
+        .and_then(|candidate| candidate.head.parse::<CommitId>().ok());
+    let (head, descends) = offload::git(git, "read the epic branch", {
+        let (epic_worktree, tip) = (
+            epic_worktree.to_path_buf(),
+            format!("refs/heads/{epic_branch}"),
+        );
+        move |git| {
+            let head = git.rev_parse(&epic_worktree, &tip)?;
+            let descends = match proven {
+                Some(proven) => git.is_ancestor(&epic_worktree, &proven.to_hex(), &tip)?,
+                None => false,
+            };
+            Ok::<_, BoxError>((head, descends))
+        }
+    })
+    .await?;
+    let refused = |journal: MergeJournal| RunError::MergeJournalRefused {
+        journal: path.clone(),
+        story: journal.stories.join("', '"),
+        checkpoint: journal.checkpoint,
+        proven: proven.map(|proven| proven.to_hex()),
+        epic_branch: epic_branch.to_owned(),
+        head: head.to_hex(),
+        epic_worktree: epic_worktree.to_path_buf(),
+    };
+    if let (Some(candidate), Some(recorded)) = (candidate, journal.proven.as_ref()) {
+        let explained = head == candidate
+            && proven.is_some_and(|proven| Some(proven) == checkpoint || proven == candidate)
+            && descends;
+        if !explained {
+            return Err(refused(journal));
+        }
+        finish_proven(dir, recorded, candidate).await?;
+        let stories: Vec<String> = recorded
+            .merges
+            .iter()
+            .map(|merge| merge.story.clone())
+            .collect();
+        events(Event::RunNote {
+            message: format!(
+                "a previous run stopped while recording the proven merge of {}; it is \
+                 recorded (the epic branch stays at {candidate})",
+                crate::story::names(&stories)
+            ),
+        });
+    } else if !merged {
         match proven {
             Some(proven) if checkpoint == Some(proven) && descends => {
                 let epic_worktree = epic_worktree.to_path_buf();
@@ -837,40 +882,73 @@ async fn recover_merge(
                 .await?;
                 events(Event::RunNote {
                     message: format!(
-                        "a previous run stopped while proving the merge of story '{}'; the merge \
+                        "a previous run stopped while proving the merge of {}; the merge \
                          was undone (the epic branch is back at {})",
-                        journal.story, journal.checkpoint
+                        journal.names(),
+                        journal.checkpoint
                     ),
                 });
             }
             Some(proven) if head == proven => events(Event::RunNote {
                 message: format!(
-                    "ignored the merge journal `{}`: it names story '{}' and checkpoint {}, \
+                    "ignored the merge journal `{}`: it names {} and checkpoint {}, \
                      which is not the last proven epic head ({proven}), and the epic branch is \
                      at that proven head, so no merge was left unproven; the branch was not \
                      moved",
                     path.display(),
-                    journal.story,
+                    journal.names(),
                     journal.checkpoint
                 ),
             }),
-            _ => {
-                return Err(RunError::MergeJournalRefused {
-                    journal: path,
-                    story: journal.story,
-                    checkpoint: journal.checkpoint,
-                    proven: proven.map(|proven| proven.to_hex()),
-                    epic_branch: epic_branch.to_owned(),
-                    head: head.to_hex(),
-                    epic_worktree: epic_worktree.to_path_buf(),
-                });
-            }
+            _ => return Err(refused(journal)),
         }
     }
     match offload::blocking(move || epic_state_store::remove(&path)).await {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(error)) => Err(state_error("remove the merge journal", Box::new(error))),
         Err(error) => Err(state_error("remove the merge journal", Box::new(error))),
+    }
+}
+
+/// Finishes recording the proven candidate `recorded` (head `head`) a killed run left: each of
+/// its stories' states says merged, with its merge commit, and `head` is the proven head.
+async fn finish_proven(
+    dir: &EpicDir,
+    recorded: &ProvenCandidate,
+    head: CommitId,
+) -> Result<(), RunError> {
+    let (dir, recorded) = (dir.clone(), recorded.clone());
+    let finished = offload::blocking(move || {
+        for merge in &recorded.merges {
+            let path = dir.story_state(&merge.story)?;
+            let Some(mut state) = epic_state_store::load::<StoryState>(&path)? else {
+                continue;
+            };
+            if state.status != StoryStage::Merged || state.merge.as_deref() != Some(&merge.commit) {
+                state.status = StoryStage::Merged;
+                state.merge = Some(merge.commit.clone());
+                epic_state_store::save(&path, &state)?;
+            }
+        }
+        epic_state_store::save(
+            dir.proven_head(),
+            &ProvenHead {
+                commit: head.to_hex(),
+            },
+        )?;
+        Ok::<_, BoxError>(())
+    })
+    .await;
+    match finished {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(source)) => Err(RunError::State {
+            action: "record the proven merges of an interrupted run".to_owned(),
+            source,
+        }),
+        Err(error) => Err(RunError::State {
+            action: "record the proven merges of an interrupted run".to_owned(),
+            source: Box::new(error),
+        }),
     }
 }
 

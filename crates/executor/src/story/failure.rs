@@ -137,6 +137,16 @@ pub(crate) enum Failure {
     /// Gates that passed on the epic head before the merge failed after it (a red baseline
     /// allowed); the merge was undone.
     EpicGatesRegressed(Vec<Issue>),
+    /// The merge queue's batch `batch` turned the gates red and bisection pinned it on this
+    /// story (`cause`: [`EpicGatesRed`](Self::EpicGatesRed) or
+    /// [`EpicGatesRegressed`](Self::EpicGatesRegressed), the gate output of the smallest red
+    /// candidate: the story alone on the proven epic head); its merge was undone.
+    Culprit {
+        /// The batch's number within the run.
+        batch: u64,
+        /// The red gates.
+        cause: Box<Failure>,
+    },
     /// An agent turn of the story changed files epic guards (the repository's configuration,
     /// `info/`, hooks, other worktrees' registrations, epic's state, the plan files); epic put
     /// them back ([`crate::guard`]).
@@ -322,6 +332,11 @@ impl Failure {
             Self::EpicGatesRed(review) => format!(
                 "epic gates failed after merging; merge undone:\n{}",
                 prompts::issue_lines(review)
+            ),
+            Self::Culprit { batch, cause } => format!(
+                "merge batch {batch} turned the epic gates red, and bisection pinned it on this \
+                 story (gated alone on the proven epic head): {}",
+                cause.reason()
             ),
             Self::EpicGatesRegressed(issues) => format!(
                 "epic gates that passed before this merge failed after it; merge undone:\n{}",

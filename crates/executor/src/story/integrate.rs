@@ -1,18 +1,37 @@
-//! Step 7 of a story: integration, under the merge lock. The epic branch must still descend from
-//! the proven head and its worktree be clean, and the story branch must still be at the commit
-//! its checks passed on; the epic head is checkpointed and journaled (`merging.json`), exactly
-//! that checked commit merged, and the gates run on the merged epic worktree: green, the merged
-//! head is the new proven head (recorded in the story's state and in `proven.json`); red (or
-//! interrupted, or the merge refused), the epic worktree is reset to the checkpoint.
+//! Step 7 of a story: integration, through the merge queue ([`MergeQueue`]). A story whose
+//! checks passed enqueues its checked commit and waits; whichever story takes the merge lock
+//! integrates up to `--merge-batch` waiting stories, in the order they became ready, as one
+//! batch ([`Batch`]): the epic branch must still be at the proven head and its worktree clean;
+//! the batch is journaled (`merging.json`), each story branch (still at the commit its checks
+//! passed on) merged in turn into a candidate on the epic worktree (a conflict fails that story
+//! alone), and the gates run once on the candidate. Green, every story of it is proven (each
+//! keeps its own merge commit; the candidate's head is the new proven head, recorded in the
+//! stories' states and in `proven.json`). Red, the batch is bisected: the first half gated on
+//! the proven head, the rest on top of what proved green, until each culprit is alone on the
+//! proven head with red gates; a culprit fails with the gate output of that smallest red
+//! candidate and its merge is undone, and the rest merge. The outcome is the one integrating one
+//! at a time gives: a story that turns the gates red fails, and of two stories red only
+//! together, the later one. A batch of one is exactly that one-at-a-time integration.
+//!
+//! Why bisection rather than speculative parallel gating (several candidates gated at once in
+//! separate worktrees, as Zuul does): the goal is the fewest gate runs on a machine of a few
+//! cores where the gate (a test suite) uses them all, so candidates gated at once only share
+//! the cores; speculation pays only when gates are latency-bound (a `sleep`, a remote CI), and
+//! it needs a worktree per candidate. A green batch, the common case, costs one gate run either
+//! way.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use epic_git_ops::{CommitId, MergeFavor, MergeOutcome};
-use epic_state_store::{EpicDir, StoryStage};
+use epic_state_store::{EpicDir, StoryStage, StoryState};
+use epic_story_plan::Story;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::failure::git_reason;
 use super::{EpicHead, Failure, Shared, Stop, Work, millis};
@@ -22,23 +41,81 @@ use crate::error::chain;
 use crate::event::Event;
 use crate::gates::GateResult;
 use crate::guard::TurnGuard;
-use crate::offload::{self, BoxError};
+use crate::offload::{self, BoxError, GitFailed};
 
-/// The in-flight merge, `merging.json` ([`EpicDir::merge_journal`](epic_state_store::EpicDir::merge_journal)): written before a merge, removed once it is proven or
-/// undone. A run that finds it at start died mid-integration and undoes the merge.
+/// The in-flight batch, `merging.json` ([`EpicDir::merge_journal`](epic_state_store::EpicDir::merge_journal)):
+/// written before a batch's first merge, rewritten as parts of it are proven, removed once every
+/// story of it is proven or undone. A run that finds it at start died mid-integration: without
+/// [`proven`](Self::proven) it undoes every merge past the checkpoint; with it, it finishes
+/// recording that proven candidate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct MergeJournal {
-    /// The story being merged.
-    pub(crate) story: String,
-    /// The epic head before the merge.
+    /// The stories of the batch not proven yet, in merge order.
+    pub(crate) stories: Vec<String>,
+    /// The proven epic head the merges build on: where the epic branch goes back to.
     pub(crate) checkpoint: String,
+    /// A candidate whose gates passed, while its stories are being recorded merged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) proven: Option<ProvenCandidate>,
+}
+
+/// A candidate of a batch proven green: its head and each story's merge on the way to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct ProvenCandidate {
+    /// The candidate's head, the new proven head.
+    pub(crate) head: String,
+    /// Each story of it and the commit that holds its merge, in merge order.
+    pub(crate) merges: Vec<ProvenMerge>,
+}
+
+/// One story of a [`ProvenCandidate`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct ProvenMerge {
+    /// The story.
+    pub(crate) story: String,
+    /// Its merge commit (or the head that already had it all).
+    pub(crate) commit: String,
 }
 
 impl epic_state_store::Document for MergeJournal {
     const NAME: &'static str = "merge journal";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
     const REMEDY: &'static str =
-        "check the epic branch's last merge by hand (reset it if its gates fail), then remove it";
+        "check the epic branch's last merges by hand (reset it if its gates fail), then remove it";
+
+    /// Version 1 named one story (`story`) and its checkpoint.
+    fn migrate(
+        version: u32,
+        mut data: serde_json::Value,
+    ) -> Result<serde_json::Value, epic_state_store::MigrateError> {
+        if version != 1 {
+            return Err(epic_state_store::MigrateError::Unsupported);
+        }
+        let Some(fields) = data.as_object_mut() else {
+            return Err(epic_state_store::MigrateError::Invalid {
+                reason: "not an object".into(),
+            });
+        };
+        let story = fields.remove("story").unwrap_or(serde_json::Value::Null);
+        fields.insert("stories".to_owned(), serde_json::Value::Array(vec![story]));
+        Ok(data)
+    }
+}
+
+impl MergeJournal {
+    /// The stories it names, as a note says them: `story 'a'`, `stories 'a', 'b'`.
+    pub(crate) fn names(&self) -> String {
+        names(&self.stories)
+    }
+}
+
+/// `story 'a'`, `stories 'a', 'b'`.
+pub(crate) fn names(stories: &[String]) -> String {
+    let quoted: Vec<String> = stories.iter().map(|story| format!("'{story}'")).collect();
+    match quoted.as_slice() {
+        [one] => format!("story {one}"),
+        _ => format!("stories {}", quoted.join(", ")),
+    }
 }
 
 /// `proven.json` ([`EpicDir::proven_head`](epic_state_store::EpicDir::proven_head)): the
@@ -85,313 +162,458 @@ impl ProvenHead {
     }
 }
 
+/// The stories ready to integrate, in the order they became ready, and the run's batch count.
+#[derive(Debug, Default)]
+pub(crate) struct MergeQueue {
+    waiting: std::sync::Mutex<VecDeque<Request>>,
+    /// Tickets handed out, to withdraw a request; and batches begun, to number them.
+    tickets: AtomicU64,
+    batches: AtomicU64,
+}
+
+/// One story waiting in the queue, and where its outcome goes.
+#[derive(Debug)]
+struct Request {
+    ticket: u64,
+    story: Arc<Story>,
+    branch: String,
+    worktree: PathBuf,
+    /// The commit of the story branch that passed every check: exactly that commit is merged.
+    checked: CommitId,
+    /// The judge's note, for the merge's attestation.
+    judge: Option<String>,
+    reply: oneshot::Sender<Result<Merged, Stop>>,
+}
+
+/// A story's merge, proven.
+#[derive(Debug)]
+struct Merged {
+    /// Its merge commit; `None` when the epic branch already had it all.
+    commit: Option<CommitId>,
+    /// The stories proven together with it by one gate run, itself included; empty when it
+    /// was proven alone.
+    together: Vec<String>,
+}
+
+impl MergeQueue {
+    fn push(&self, request: impl FnOnce(u64) -> Request) -> u64 {
+        let ticket = self.tickets.fetch_add(1, Ordering::Relaxed);
+        self.lock().push_back(request(ticket));
+        ticket
+    }
+
+    /// Takes out the first `most` waiting requests.
+    fn take(&self, most: usize) -> Vec<Request> {
+        let mut waiting = self.lock();
+        let count = waiting.len().min(most.max(1));
+        waiting.drain(..count).collect()
+    }
+
+    /// Takes request `ticket` back out, if no batch took it yet.
+    fn withdraw(&self, ticket: u64) -> bool {
+        let mut waiting = self.lock();
+        let before = waiting.len();
+        waiting.retain(|request| request.ticket != ticket);
+        waiting.len() != before
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Request>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
 impl Work {
-    /// Merges the story into the epic branch under the merge lock and proves it with the
-    /// gates; red, the merge is undone. The judge's note passes through. Its worktree is not
-    /// removed here: the story ends once its merge is recorded, and the run loop removes the
-    /// worktree ([`remove_merged_worktree`](super::remove_merged_worktree)) while the dependents
-    /// start.
-    ///
-    /// `checked` is the commit of the story branch that passed every check: exactly that commit
-    /// is merged, and a branch that moved since fails the story
-    /// ([`Failure::BranchMovedAfterChecks`]).
+    /// Integrates the story through the merge queue: enqueues exactly commit `checked` (the
+    /// story branch's commit that passed every check; a branch that moved since fails the story,
+    /// [`Failure::BranchMovedAfterChecks`]) and waits for its batch to prove or fail it, taking
+    /// the merge lock to integrate a batch itself when its turn comes. The judge's note passes
+    /// through. Its worktree is not removed here: the story ends once its merge is recorded, and
+    /// the run loop removes the worktree ([`remove_merged_worktree`](super::remove_merged_worktree))
+    /// while the dependents start.
     pub(super) async fn integrate(
         &mut self,
         judge: Option<String>,
         checked: CommitId,
-    ) -> Result<Option<String>, Stop> {
+    ) -> Result<Integrated, Stop> {
         let shared = Arc::clone(&self.shared);
-        let mut head = tokio::select! {
-            head = shared.merge.lock() => head,
-            () = self.cancel.cancelled() => return Err(Stop::Cancelled),
-        };
-        let journal_path = shared.dir.merge_journal();
-        let epic = shared.epic_worktree.clone();
-        self.check_epic_head().await?;
-        let dirty = self
-            .git("read the status of the epic worktree", {
-                let epic = epic.clone();
-                move |git| git.status(&epic, &[])
-            })
-            .await?;
-        if dirty.is_dirty() {
-            return Err(Failure::EpicWorktreeDirty {
-                worktree: epic,
-                paths: dirty.paths,
-                story: self.id().to_owned(),
+        let (reply, mut outcome) = oneshot::channel();
+        let ticket = shared.queue.push(|ticket| Request {
+            ticket,
+            story: Arc::clone(&self.story),
+            branch: self.branch.clone(),
+            worktree: self.worktree.clone(),
+            checked,
+            judge: judge.clone(),
+            reply,
+        });
+        self.emit(Event::MergeQueued {
+            story: self.id().to_owned(),
+        });
+        let merged = loop {
+            match outcome.try_recv() {
+                Ok(result) => break result,
+                Err(oneshot::error::TryRecvError::Closed) => break Err(Stop::Cancelled),
+                Err(oneshot::error::TryRecvError::Empty) => {}
             }
-            .into());
-        }
-        self.check_branch_unmoved(checked).await?;
-        let (checkpoint, commit) = self.merge(&journal_path, checked).await?;
-        let mut gates = Vec::new();
-        if let Some(commit) = &commit {
-            match self.prove(&mut head, commit.to_hex()).await {
-                Ok(ran) => {
-                    gates = ran;
-                    *shared
-                        .proven
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = *commit;
+            tokio::select! {
+                biased;
+                result = &mut outcome => break result.unwrap_or(Err(Stop::Cancelled)),
+                () = self.cancel.cancelled() => {
+                    if shared.queue.withdraw(ticket) {
+                        break Err(Stop::Cancelled);
+                    }
+                    // A batch holds it: it answers once it is proven, failed or undone.
+                    break (&mut outcome).await.unwrap_or(Err(Stop::Cancelled));
                 }
-                Err(stop) => {
-                    let why = match &stop {
-                        Stop::Cancelled => "the run was interrupted before its gates finished",
-                        Stop::Failed(_) => "the gates turned red",
-                    };
-                    self.rollback(&checkpoint, why).await;
-                    remove_journal(&self.shared, journal_path).await;
-                    return Err(stop);
+                mut head = shared.merge.lock() => {
+                    let requests = shared.queue.take(shared.config.merge_batch);
+                    if !requests.is_empty() {
+                        let number = shared.queue.batches.fetch_add(1, Ordering::Relaxed) + 1;
+                        Batch::new(&shared, &self.cancel, &mut head, number)
+                            .integrate(requests)
+                            .await;
+                    }
                 }
             }
-        }
-        // The merge's own commit, or (nothing to merge) the head that already had it all.
-        let holds = commit.unwrap_or(checkpoint);
-        if let Some(commit) = commit {
-            // Before the state says merged: a merge is attested by the time any record of it is.
-            self.attest([checkpoint, commit], checked, judge.as_deref(), gates)
-                .await;
-        }
-        self.save_state_with(StoryStage::Merged, Some(holds))
-            .await?;
+        }?;
+        self.has_state = true;
         self.merged = true;
-        if commit.is_some() {
-            self.record_proven(holds).await;
-        }
-        remove_journal(&self.shared, journal_path).await;
-        drop(head);
         self.emit(Event::StoryMerged {
             story: self.id().to_owned(),
-            commit: commit.map(|commit| commit.to_hex()),
+            commit: merged.commit.map(|commit| commit.to_hex()),
             judge: judge.clone(),
         });
-        Ok(judge)
+        Ok(Integrated {
+            judge,
+            proven_with: merged.together,
+        })
+    }
+}
+
+/// A story's integration, for the run loop: the judge's note, and the stories proven together
+/// with it by one gate run (itself included; empty when alone).
+#[derive(Debug, Default)]
+pub(super) struct Integrated {
+    pub(super) judge: Option<String>,
+    pub(super) proven_with: Vec<String>,
+}
+
+/// A story of a batch merged into the candidate: the head before and after its merge.
+#[derive(Debug)]
+struct Entry {
+    request: Request,
+    parent: CommitId,
+    tip: CommitId,
+    /// Its merge commit; `None` when the epic branch already had it all (then `tip == parent`).
+    commit: Option<CommitId>,
+}
+
+impl Entry {
+    fn id(&self) -> &str {
+        &self.request.story.id
+    }
+}
+
+/// One batch of the merge queue, integrated under the merge lock by whichever story took it.
+struct Batch<'a> {
+    shared: &'a Arc<Shared>,
+    /// The integrating story's token: the run's, so cancelled by an interrupt or fail-fast.
+    cancel: &'a CancellationToken,
+    head: &'a mut EpicHead,
+    number: u64,
+    /// More than one story: batch events are emitted.
+    several: bool,
+    /// The proven epic head: everything below it is proven.
+    base: CommitId,
+    /// The stories neither proven nor failed yet, in merge order (the journal's).
+    pending: Vec<String>,
+    /// Gate runs of this batch so far (the bisection step of the next).
+    steps: u32,
+}
+
+impl<'a> Batch<'a> {
+    fn new(
+        shared: &'a Arc<Shared>,
+        cancel: &'a CancellationToken,
+        head: &'a mut EpicHead,
+        number: u64,
+    ) -> Self {
+        Self {
+            shared,
+            cancel,
+            head,
+            number,
+            several: false,
+            base: shared.proven(),
+            pending: Vec::new(),
+            steps: 0,
+        }
     }
 
-    /// Puts the epic branch back at the proven head if something other than epic moved it
-    /// (see [`Shared::restore_epic_head`](super::Shared::restore_epic_head)): a merge builds only on what epic proved, never on a
-    /// commit an agent put there, whether or not it descends from the proven head. A note says
-    /// where the branch was.
-    async fn check_epic_head(&self) -> Result<(), Stop> {
-        if let Some(moved_to) = self.shared.restore_epic_head().await? {
-            let message = self.shared.note_restored_epic_head(
-                moved_to,
-                &format!("found before merging story '{}'", self.id()),
-            );
-            self.emit(Event::Note {
-                story: self.id().to_owned(),
-                message,
+    fn emit(&self, event: Event) {
+        (self.shared.events)(event);
+    }
+
+    /// Integrates `requests` as one batch; answers every one of them.
+    async fn integrate(mut self, requests: Vec<Request>) {
+        if self.cancel.is_cancelled() {
+            for request in requests {
+                request.reply.send(Err(Stop::Cancelled)).ok();
+            }
+            return;
+        }
+        self.several = requests.len() > 1;
+        let Some(requests) = self.check_epic(requests).await else {
+            return;
+        };
+        self.base = self.shared.proven();
+        self.pending = requests
+            .iter()
+            .map(|request| request.story.id.clone())
+            .collect();
+        if let Err(error) = self.journal(None).await {
+            for request in requests {
+                let failure = Failure::JournalNotWritten(error.to_string().into());
+                request.reply.send(Err(failure.into())).ok();
+            }
+            return;
+        }
+        if self.several {
+            self.emit(Event::MergeBatch {
+                batch: self.number,
+                stories: self.pending.clone(),
+                checkpoint: self.base.to_hex(),
             });
         }
-        Ok(())
+        let mut checked = Vec::with_capacity(requests.len());
+        for request in requests {
+            match self.check_branch_unmoved(&request).await {
+                Ok(()) => checked.push(request),
+                Err(stop) => self.answer_failed(request, stop),
+            }
+        }
+        let chain = self.build(checked).await;
+        self.settle(chain).await;
+        if self.pending.is_empty() {
+            remove_journal(self.shared, self.shared.dir.merge_journal()).await;
+        }
     }
 
-    /// Fails unless the story branch is still at `checked`, the commit its checks passed on:
-    /// whatever moved it since (a commit made during the judge turn, a process an agent left
-    /// running) was never checked.
-    async fn check_branch_unmoved(&self, checked: CommitId) -> Result<(), Stop> {
+    /// Proves the chain `chain` built on the proven head: gates it whole; red, bisects it.
+    async fn settle(&mut self, chain: Vec<Entry>) {
+        let mut todo: Vec<(Vec<Entry>, Option<Failure>)> = vec![(chain, None)];
+        while let Some((segment, red)) = todo.pop() {
+            if self.cancel.is_cancelled() {
+                todo.push((segment, None));
+                self.interrupted(todo.into_iter().flat_map(|(segment, _)| segment))
+                    .await;
+                return;
+            }
+            // Built on a head that is no longer the proven one (a culprit before it was
+            // dropped): merged again on the proven head, together with every part still to
+            // come (all built on it too), as one new candidate whose verdict is unknown.
+            let (mut segment, red) = match segment.first() {
+                Some(first) if first.parent != self.base => {
+                    let mut requests: Vec<Request> =
+                        segment.into_iter().map(|entry| entry.request).collect();
+                    while let Some((later, _)) = todo.pop() {
+                        requests.extend(later.into_iter().map(|entry| entry.request));
+                    }
+                    (self.build(requests).await, None)
+                }
+                _ => (segment, red),
+            };
+            if segment.is_empty() {
+                continue;
+            }
+            let red = match red {
+                Some(red) => red,
+                None => match self.gate(&segment).await {
+                    Ok(results) => {
+                        self.accept(segment, &results).await;
+                        continue;
+                    }
+                    Err(Stop::Cancelled) => {
+                        todo.push((segment, None));
+                        self.interrupted(todo.into_iter().flat_map(|(segment, _)| segment))
+                            .await;
+                        return;
+                    }
+                    Err(Stop::Failed(red)) => red,
+                },
+            };
+            if segment.len() == 1 {
+                if let Some(culprit) = segment.pop() {
+                    self.pin(culprit, red).await;
+                }
+                continue;
+            }
+            // Bisect: the first half on the proven head, then the rest on top of what proved
+            // green; if the first half proves green, the rest on it is the candidate just
+            // seen red.
+            let rest = segment.split_off(segment.len() / 2);
+            todo.push((rest, Some(red)));
+            todo.push((segment, None));
+        }
+    }
+
+    /// Puts the epic branch back at the proven head if something other than epic moved it,
+    /// and refuses a dirty epic worktree (failing every request); the requests, unless refused.
+    async fn check_epic(&self, requests: Vec<Request>) -> Option<Vec<Request>> {
+        let shared = self.shared;
+        let restored = match shared.restore_epic_head().await {
+            Ok(restored) => restored,
+            Err(error) => {
+                Self::fail_all(requests, |_| Failure::Git(copy_git_failed(&error)));
+                return None;
+            }
+        };
+        if let Some(moved_to) = restored {
+            let ids: Vec<String> = requests.iter().map(|r| r.story.id.clone()).collect();
+            let message = shared.note_restored_epic_head(
+                moved_to,
+                &format!("found before merging {}", names(&ids)),
+            );
+            for request in &requests {
+                self.emit(Event::Note {
+                    story: request.story.id.clone(),
+                    message: message.clone(),
+                });
+            }
+        }
+        let epic = shared.epic_worktree.clone();
+        let dirty = offload::git(&shared.git, "read the status of the epic worktree", {
+            let epic = epic.clone();
+            move |git| git.status(&epic, &[])
+        })
+        .await;
+        match dirty {
+            Err(error) => {
+                Self::fail_all(requests, |_| Failure::Git(copy_git_failed(&error)));
+                None
+            }
+            Ok(dirty) if dirty.is_dirty() => {
+                Self::fail_all(requests, |request| Failure::EpicWorktreeDirty {
+                    worktree: epic.clone(),
+                    paths: dirty.paths.clone(),
+                    story: request.story.id.clone(),
+                });
+                None
+            }
+            Ok(_) => Some(requests),
+        }
+    }
+
+    /// Answers every one of `requests` with its `failure`.
+    fn fail_all(requests: Vec<Request>, failure: impl Fn(&Request) -> Failure) {
+        for request in requests {
+            let failure = failure(&request);
+            request.reply.send(Err(failure.into())).ok();
+        }
+    }
+
+    /// Fails unless the story branch is still at the commit its checks passed on: whatever
+    /// moved it since (a commit made during the judge turn, a process an agent left running)
+    /// was never checked.
+    async fn check_branch_unmoved(&self, request: &Request) -> Result<(), Stop> {
         let epic = self.shared.epic_worktree.clone();
-        let branch = format!("refs/heads/{}", self.branch);
-        let found = self
-            .git("read the story branch", move |git| {
-                git.rev_parse(&epic, &branch)
-            })
-            .await?;
-        if found == checked {
+        let branch = format!("refs/heads/{}", request.branch);
+        let found = offload::git(&self.shared.git, "read the story branch", move |git| {
+            git.rev_parse(&epic, &branch)
+        })
+        .await?;
+        if found == request.checked {
             return Ok(());
         }
         Err(Failure::BranchMovedAfterChecks {
-            branch: self.branch.clone(),
-            checked,
+            branch: request.branch.clone(),
+            checked: request.checked,
             found,
         }
         .into())
     }
 
-    /// Records `commit` as the last proven epic head ([`ProvenHead`]); best effort: without it,
-    /// a merge left unproven by a crash is not undone but refused, naming what to check.
-    async fn record_proven(&self, commit: CommitId) {
-        if let Err(error) =
-            ProvenHead::record(&self.shared.dir, commit, Some(&self.shared.guard)).await
-        {
-            self.note(format!(
-                "the proven epic head could not be recorded: {}",
-                chain(error.as_ref())
-            ));
-        }
-    }
-
-    /// Checkpoints the epic head, writes the merge journal and merges commit `checked` of the
-    /// story branch: the checkpoint, and the merge commit (`None` when the epic branch already
-    /// had it all).
-    async fn merge(
-        &self,
-        journal_path: &Path,
-        checked: CommitId,
-    ) -> Result<(CommitId, Option<CommitId>), Stop> {
-        let shared = Arc::clone(&self.shared);
+    /// Merges `requests` in turn onto the proven head: the chain of those that merged; one that
+    /// conflicts (or whose merge git refused) fails alone, the epic worktree as it was before it.
+    async fn build(&mut self, requests: Vec<Request>) -> Vec<Entry> {
+        let shared = self.shared;
         let epic = shared.epic_worktree.clone();
-        let checkpoint = self
-            .git("read the epic head", {
-                let epic = epic.clone();
-                move |git| git.checkpoint(&epic)
-            })
-            .await?;
-        let journal = MergeJournal {
-            story: self.id().to_owned(),
-            checkpoint: checkpoint.to_hex(),
-        };
-        let path = journal_path.to_path_buf();
-        let saved = shared
-            .write(path, move |path| epic_state_store::save(path, &journal))
-            .await;
-        match saved {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => return Err(Failure::JournalNotWritten(Box::new(error)).into()),
-            Err(error) => return Err(Failure::JournalNotWritten(Box::new(error)).into()),
+        let mut head = self.base;
+        if let Err(error) = self.reset_to(self.base).await {
+            Self::fail_all(requests, |_| Failure::Git(copy_git_failed(&error)));
+            return Vec::new();
         }
-        self.emit(Event::MergeStarted {
-            story: self.id().to_owned(),
-            checkpoint: checkpoint.to_hex(),
-        });
-        let message = format!("{}: merge story {}", shared.dir.epic_id(), self.id());
-        let merged = self
-            .git("merge the story into the epic branch", {
-                let (epic, commit) = (epic.clone(), checked.to_hex());
+        let mut chain = Vec::with_capacity(requests.len());
+        for request in requests {
+            self.emit(Event::MergeStarted {
+                story: request.story.id.clone(),
+                checkpoint: head.to_hex(),
+            });
+            let message = format!("{}: merge story {}", shared.dir.epic_id(), request.story.id);
+            let merged = offload::git(&shared.git, "merge the story into the epic branch", {
+                let (epic, commit) = (epic.clone(), request.checked.to_hex());
                 move |git| git.merge(&epic, &commit, &message, MergeFavor::None)
             })
             .await;
-        let outcome = match merged {
-            Ok(outcome) => outcome,
-            Err(stop) => {
-                // A refused merge leaves the epic worktree as it was; make sure of it.
-                self.rollback(&checkpoint, "the merge failed").await;
-                remove_journal(&self.shared, journal_path.to_path_buf()).await;
-                return Err(stop);
-            }
-        };
-        let commit = match outcome {
-            MergeOutcome::Conflict { paths } => {
-                remove_journal(&self.shared, journal_path.to_path_buf()).await;
-                self.emit(Event::MergeConflicted {
-                    story: self.id().to_owned(),
-                    paths: paths.clone(),
-                });
-                return Err(Failure::MergeConflict {
-                    branch: self.branch.clone(),
-                    epic_branch: shared.epic_branch.clone(),
-                    paths,
+            let commit = match merged {
+                Ok(MergeOutcome::Merged(commit)) => Some(commit),
+                Ok(MergeOutcome::UpToDate) => None,
+                Ok(MergeOutcome::Conflict { paths }) => {
+                    self.emit(Event::MergeConflicted {
+                        story: request.story.id.clone(),
+                        paths: paths.clone(),
+                    });
+                    let failure = Failure::MergeConflict {
+                        branch: request.branch.clone(),
+                        epic_branch: shared.epic_branch.clone(),
+                        paths,
+                    };
+                    self.answer_failed(request, failure.into());
+                    continue;
                 }
-                .into());
-            }
-            MergeOutcome::UpToDate => None,
-            MergeOutcome::Merged(commit) => Some(commit),
-        };
-        Ok((checkpoint, commit))
+                Err(error) => {
+                    // A refused merge leaves the epic worktree as it was; make sure of it.
+                    let story = request.story.id.clone();
+                    self.rollback(head, &[story], "the merge failed").await;
+                    self.answer_failed(request, error.into());
+                    continue;
+                }
+            };
+            let tip = commit.unwrap_or(head);
+            chain.push(Entry {
+                request,
+                parent: head,
+                tip,
+                commit,
+            });
+            head = tip;
+        }
+        chain
     }
 
-    /// Records the attestation of the proven merge `commit` (on the epic head `checkpoint`) of
-    /// the story commit `checked` ([`Attestation`]): in the epic's state and as its git note.
-    /// Best effort: a merge without it is proven all the same, and `epic verify` names it; a
-    /// note says why.
-    async fn attest(
-        &self,
-        [checkpoint, commit]: [CommitId; 2],
-        checked: CommitId,
-        judge: Option<&str>,
-        gates: Vec<AttestedGate>,
-    ) {
-        let shared = &self.shared;
-        let epic = shared.epic_worktree.clone();
-        let tree = {
-            let (git, epic) = (Arc::clone(&shared.git), epic.clone());
-            offload::blocking(move || {
-                git.first_parent_line(&epic, Some(&checkpoint), &commit.to_hex())
-                    .map(|(line, _)| line.last().map(|last| last.tree.clone()))
-            })
-            .await
+    /// Runs the gates on the candidate `segment` ends in. Strict: every gate must pass. With a
+    /// red baseline allowed: only a gate that passed on the proven head may not fail. Green, the
+    /// gate results; the verdict becomes the new baseline.
+    async fn gate(&mut self, segment: &[Entry]) -> Result<Vec<GateResult>, Stop> {
+        let Some(last) = segment.last() else {
+            return Ok(Vec::new());
         };
-        let tree = match tree {
-            Ok(Ok(Some(tree))) => tree,
-            Ok(Ok(None)) => String::new(),
-            Ok(Err(error)) => {
-                self.note(format!(
-                    "the merge {commit} could not be attested: {}",
-                    chain(&error)
-                ));
-                return;
-            }
-            Err(error) => {
-                self.note(format!("the merge {commit} could not be attested: {error}"));
-                return;
-            }
-        };
-        let attestation = Attestation {
-            kind: AttestedKind::Story,
-            epic: shared.dir.epic_id().to_owned(),
-            run: shared.run,
-            commit: commit.to_hex(),
-            story: Some(self.id().to_owned()),
-            checked: Some(checked.to_hex()),
-            perimeter: Some("passed".to_owned()),
-            test_guard: Some("passed".to_owned()),
-            judge: shared.config.judge.as_ref().map(|seat| JudgeVerdict {
-                seat: seat.name().to_owned(),
-                verdict: "cleared".to_owned(),
-                note: judge.map(str::to_owned),
-            }),
-            gates,
-            gated_commit: commit.to_hex(),
-            gated_tree: tree,
-        };
-        let (git, dir, guard) = (
-            Arc::clone(&shared.git),
-            shared.dir.clone(),
-            Arc::clone(&shared.guard),
-        );
-        let recorded = offload::blocking(move || {
-            attestation.record(git.as_ref(), &dir, &epic, |path, attestation| {
-                guard.epic_write(path, || {
-                    epic_state_store::save(path, attestation).map_err(|error| chain(&error))
-                })
-            })
-        })
-        .await;
-        let failed = match recorded {
-            Ok(Ok(())) => return,
-            Ok(Err(error)) => error,
-            Err(error) => error.to_string(),
-        };
-        self.note(format!(
-            "the merge {commit} could not be attested: {failed}"
-        ));
-    }
-
-    /// Runs the gates on the merged epic head. Strict: every gate must pass. With a red
-    /// baseline allowed: only a gate that passed on the head before the merge may not fail.
-    /// Green, the verdict becomes the new baseline. Returns each gate as it ran, for the
-    /// merge's attestation.
-    async fn prove(&self, head: &mut EpicHead, commit: String) -> Result<Vec<AttestedGate>, Stop> {
-        let shared = &self.shared;
-        let story = self.id().to_owned();
+        let tip = last.tip;
+        if tip == self.base {
+            // Nothing to prove: every story of it was already on the proven head.
+            return Ok(Vec::new());
+        }
+        self.reset_to(tip).await?;
+        let shared = self.shared;
+        let story = last.id().to_owned();
+        let results = Arc::new(std::sync::Mutex::new(Vec::new()));
         let events = Arc::clone(&shared.events);
-        let ran = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let known_red: BTreeSet<String> = shared
-            .epic_gates
-            .commands()
-            .iter()
-            .filter(|command| shared.config.allow_red_baseline && !head.green.contains(*command))
-            .cloned()
-            .collect();
         let on_result = {
-            let ran = Arc::clone(&ran);
+            let results = Arc::clone(&results);
+            let story = story.clone();
             move |result: &GateResult| {
-                ran.lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(AttestedGate::from_result(
-                        result,
-                        known_red.contains(&result.command),
-                    ));
                 events(Event::EpicGate {
                     story: Some(story.clone()),
                     command: result.command.clone(),
@@ -402,26 +624,58 @@ impl Work {
                 if let Some(event) = result.leftovers_event(Some(&story)) {
                     events(event);
                 }
+                results
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(result.clone());
             }
         };
         let env = vec![
             ("EPIC_EPIC".to_owned(), shared.dir.epic_id().to_owned()),
-            ("EPIC_STORY".to_owned(), self.id().to_owned()),
+            ("EPIC_STORY".to_owned(), story.clone()),
             (
                 "EPIC_WORKTREE".to_owned(),
                 shared.epic_worktree.display().to_string(),
             ),
         ];
+        let verdict = self.verdict(&env, &on_result, tip).await;
+        if self.several {
+            self.emit(Event::BatchGated {
+                batch: self.number,
+                step: self.steps,
+                stories: segment.iter().map(|entry| entry.id().to_owned()).collect(),
+                commit: tip.to_hex(),
+                passed: verdict.is_ok(),
+            });
+            self.steps += 1;
+        }
+        verdict?;
+        let results = std::mem::take(
+            &mut *results
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        Ok(results)
+    }
+
+    /// The gates' verdict on the epic worktree at `tip`; green, cached as the baseline.
+    async fn verdict(
+        &mut self,
+        env: &[(String, String)],
+        on_result: &(dyn Fn(&GateResult) + Send + Sync),
+        tip: CommitId,
+    ) -> Result<(), Stop> {
+        let shared = self.shared;
         let results = if shared.config.allow_red_baseline {
             shared
                 .epic_gates
-                .run_each(&shared.epic_worktree, &env, &self.cancel, &on_result)
+                .run_each(&shared.epic_worktree, env, self.cancel, on_result)
                 .await
                 .map_err(|_| Stop::Cancelled)?
         } else {
             let review = shared
                 .epic_gates
-                .run(&shared.epic_worktree, &env, &self.cancel, &on_result)
+                .run(&shared.epic_worktree, env, self.cancel, on_result)
                 .await
                 .map_err(|_| Stop::Cancelled)?;
             if !review.clean {
@@ -431,14 +685,14 @@ impl Work {
         };
         let regressions: Vec<_> = results
             .iter()
-            .filter(|(result, _)| !result.passed && head.green.contains(&result.command))
+            .filter(|(result, _)| !result.passed && self.head.green.contains(&result.command))
             .filter_map(|(_, issue)| issue.clone())
             .collect();
         if !regressions.is_empty() {
             return Err(Failure::EpicGatesRegressed(regressions).into());
         }
         let baseline = GateBaseline {
-            commit,
+            commit: tip.to_hex(),
             gates: shared
                 .epic_gates
                 .commands()
@@ -452,7 +706,7 @@ impl Work {
                 })
                 .collect(),
         };
-        head.green = baseline.passed();
+        self.head.green = baseline.passed();
         let dir = shared.dir.clone();
         let saved = shared
             .write(GateBaseline::path(&dir), move |_| {
@@ -461,20 +715,261 @@ impl Work {
             .await
             .unwrap_or_else(|error| Err(error.to_string()));
         if let Err(error) = saved {
-            self.note(format!("the gate baseline could not be cached: {error}"));
+            self.emit(Event::RunNote {
+                message: format!("the gate baseline could not be cached: {error}"),
+            });
         }
-        let ran = std::mem::take(
-            &mut *ran
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        Ok(ran)
+        Ok(())
     }
 
-    /// Resets the epic worktree to `checkpoint`.
-    async fn rollback(&self, checkpoint: &CommitId, why: &str) {
+    /// The one place a story's merge is known proven: the candidate `segment` ends in passed
+    /// the gates (`results`, run on its head, `segment`'s last `tip`), so every story of it is
+    /// merged. The journal records the proven candidate first (a crash from here on finishes
+    /// recording it), then each story's state, the proven head, and the journal moves on.
+    async fn accept(&mut self, segment: Vec<Entry>, results: &[GateResult]) {
+        let Some(tip) = segment.last().map(|entry| entry.tip) else {
+            return;
+        };
+        // Attested before anything records the merges as proven (the journal's proven
+        // candidate, the states): a merge is attested by the time any record of it is.
+        self.attest(&segment, results, tip).await;
+        let proven = ProvenCandidate {
+            head: tip.to_hex(),
+            merges: segment
+                .iter()
+                .map(|entry| ProvenMerge {
+                    story: entry.id().to_owned(),
+                    commit: entry.commit.unwrap_or(entry.tip).to_hex(),
+                })
+                .collect(),
+        };
+        let journaled = self.journal(Some(proven)).await;
+        let mut saved = Vec::with_capacity(segment.len());
+        for entry in &segment {
+            saved.push(
+                save_merged(
+                    self.shared,
+                    &entry.request,
+                    entry.commit.unwrap_or(entry.tip),
+                )
+                .await,
+            );
+        }
+        if tip != self.base {
+            *self
+                .shared
+                .proven
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = tip;
+            if let Err(error) =
+                ProvenHead::record(&self.shared.dir, tip, Some(&self.shared.guard)).await
+            {
+                self.emit(Event::RunNote {
+                    message: format!(
+                        "the proven epic head could not be recorded: {}",
+                        chain(error.as_ref())
+                    ),
+                });
+            }
+        }
+        self.base = tip;
+        let stories: Vec<String> = segment.iter().map(|entry| entry.id().to_owned()).collect();
+        self.pending.retain(|story| !stories.contains(story));
+        if journaled.is_ok() && !self.pending.is_empty() {
+            self.journal(None).await.ok();
+        }
+        if self.several {
+            self.emit(Event::BatchProven {
+                batch: self.number,
+                stories: stories.clone(),
+                commit: tip.to_hex(),
+            });
+        }
+        let together = if segment.len() > 1 {
+            stories
+        } else {
+            Vec::new()
+        };
+        for (entry, saved) in segment.into_iter().zip(saved) {
+            let answer = saved.map(|()| Merged {
+                commit: entry.commit,
+                together: together.clone(),
+            });
+            entry.request.reply.send(answer).ok();
+        }
+    }
+
+    /// Records the attestation of each merge of `segment` ([`Attestation`]), proven by the
+    /// gates `results` on `tip`: in the epic's state and as its git note. Best effort: a merge
+    /// without it is proven all the same, and `epic verify` names it; a run note says why.
+    async fn attest(&self, segment: &[Entry], results: &[GateResult], tip: CommitId) {
+        let shared = self.shared;
+        if tip == self.base {
+            return;
+        }
+        // A gate that failed on a proven candidate is one the red baseline allowed.
+        let gates: Vec<AttestedGate> = results
+            .iter()
+            .map(|result| AttestedGate::from_result(result, !result.passed))
+            .collect();
+        let judge_seat = shared
+            .config
+            .judge
+            .as_ref()
+            .map(|seat| seat.name().to_owned());
+        let attestations: Vec<Attestation> = segment
+            .iter()
+            .filter_map(|entry| {
+                let commit = entry.commit?;
+                Some(Attestation {
+                    kind: AttestedKind::Story,
+                    epic: shared.dir.epic_id().to_owned(),
+                    run: shared.run,
+                    commit: commit.to_hex(),
+                    story: Some(entry.id().to_owned()),
+                    checked: Some(entry.request.checked.to_hex()),
+                    perimeter: Some("passed".to_owned()),
+                    test_guard: Some("passed".to_owned()),
+                    judge: judge_seat.clone().map(|seat| JudgeVerdict {
+                        seat,
+                        verdict: "cleared".to_owned(),
+                        note: entry.request.judge.clone(),
+                    }),
+                    gates: gates.clone(),
+                    gated_commit: tip.to_hex(),
+                    gated_tree: String::new(),
+                })
+            })
+            .collect();
+        let (git, dir, epic, guard, base) = (
+            Arc::clone(&shared.git),
+            shared.dir.clone(),
+            shared.epic_worktree.clone(),
+            Arc::clone(&shared.guard),
+            self.base,
+        );
+        let recorded = offload::blocking(move || {
+            let (line, _) = git
+                .first_parent_line(&epic, Some(&base), &tip.to_hex())
+                .map_err(|error| chain(&error))?;
+            let tree = line
+                .last()
+                .map(|last| last.tree.clone())
+                .unwrap_or_default();
+            for mut attestation in attestations {
+                attestation.gated_tree.clone_from(&tree);
+                attestation.record(git.as_ref(), &dir, &epic, |path, attestation| {
+                    guard.epic_write(path, || {
+                        epic_state_store::save(path, attestation).map_err(|error| chain(&error))
+                    })
+                })?;
+            }
+            Ok::<_, String>(())
+        })
+        .await;
+        let failed = match recorded {
+            Ok(Ok(())) => return,
+            Ok(Err(error)) => error,
+            Err(error) => error.to_string(),
+        };
+        self.emit(Event::RunNote {
+            message: format!("the merges proven at {tip} could not be attested: {failed}"),
+        });
+    }
+
+    /// Fails `culprit`, alone on the proven head with red gates (`red`): its merge is undone.
+    async fn pin(&mut self, culprit: Entry, red: Failure) {
+        let story = culprit.id().to_owned();
+        self.rollback(
+            self.base,
+            std::slice::from_ref(&story),
+            "the gates turned red",
+        )
+        .await;
+        let failure = if self.several {
+            self.emit(Event::CulpritPinned {
+                batch: self.number,
+                story: story.clone(),
+                commit: culprit.tip.to_hex(),
+            });
+            Failure::Culprit {
+                batch: self.number,
+                cause: Box::new(red),
+            }
+        } else {
+            red
+        };
+        self.answer_failed(culprit.request, failure.into());
+    }
+
+    /// Interrupted before `unproven` were proven: their merges are undone and each ends
+    /// cancelled.
+    async fn interrupted(&mut self, unproven: impl Iterator<Item = Entry>) {
+        let unproven: Vec<Entry> = unproven.collect();
+        let stories: Vec<String> = unproven
+            .iter()
+            .filter(|entry| entry.commit.is_some())
+            .map(|entry| entry.id().to_owned())
+            .collect();
+        self.rollback(
+            self.base,
+            &stories,
+            "the run was interrupted before its gates finished",
+        )
+        .await;
+        for entry in unproven {
+            self.answer_failed(entry.request, Stop::Cancelled);
+        }
+    }
+
+    fn answer_failed(&mut self, request: Request, stop: Stop) {
+        self.pending.retain(|story| *story != request.story.id);
+        request.reply.send(Err(stop)).ok();
+    }
+
+    /// Writes the journal: the pending stories on the proven head, and `proven` if given.
+    async fn journal(&self, proven: Option<ProvenCandidate>) -> Result<(), BoxError> {
+        let journal = MergeJournal {
+            stories: self.pending.clone(),
+            checkpoint: self.base.to_hex(),
+            proven,
+        };
+        let saved = self
+            .shared
+            .write(self.shared.dir.merge_journal(), move |path| {
+                epic_state_store::save(path, &journal)
+            })
+            .await;
+        match saved {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => Err(Box::new(error)),
+            Err(error) => Err(Box::new(error)),
+        }
+    }
+
+    /// Moves the epic worktree (and branch) to `to`, unless it is there and clean.
+    async fn reset_to(&self, to: CommitId) -> Result<(), GitFailed> {
         let epic = self.shared.epic_worktree.clone();
-        let to = *checkpoint;
+        offload::git(
+            &self.shared.git,
+            "move the epic branch to a candidate",
+            move |git| {
+                let head = git.checkpoint(&epic).map_err(BoxError::from)?;
+                let dirty = git
+                    .status(&epic, &[])
+                    .map_or(true, |status| status.is_dirty());
+                if head == to && !dirty {
+                    return Ok::<_, BoxError>(());
+                }
+                git.rollback(&epic, &to).map_err(BoxError::from)
+            },
+        )
+        .await
+    }
+
+    /// Resets the epic worktree to `to`, undoing the merges of `stories` (each told so).
+    async fn rollback(&self, to: CommitId, stories: &[String], why: &str) {
+        let epic = self.shared.epic_worktree.clone();
         let result = offload::git(&self.shared.git, "undo the merge", move |git| {
             let head = git.checkpoint(&epic).map_err(|error| error.to_string());
             let status = git
@@ -486,23 +981,55 @@ impl Work {
             git.rollback(&epic, &to).map(|()| true)
         })
         .await;
-        match result {
-            Ok(true) => self.emit(Event::StoryRolledBack {
-                story: self.id().to_owned(),
-                to: checkpoint.to_hex(),
-                reason: why.to_owned(),
-            }),
-            Ok(false) => {}
-            Err(error) => self.emit(Event::RunNote {
-                message: format!(
-                    "the merge of story '{}' could not be undone ({}); reset the epic \
-                     worktree `{}` to {checkpoint} by hand",
-                    self.id(),
-                    git_reason(&error),
-                    self.shared.epic_worktree.display()
-                ),
-            }),
+        for story in stories {
+            match &result {
+                Ok(true) => self.emit(Event::StoryRolledBack {
+                    story: story.clone(),
+                    to: to.to_hex(),
+                    reason: why.to_owned(),
+                }),
+                Ok(false) => {}
+                Err(error) => self.emit(Event::RunNote {
+                    message: format!(
+                        "the merge of story '{story}' could not be undone ({}); reset the epic                          worktree `{}` to {to} by hand",
+                        git_reason(error),
+                        self.shared.epic_worktree.display()
+                    ),
+                }),
+            }
         }
+    }
+}
+
+/// Records `request`'s story merged, its merge held by `holds`.
+async fn save_merged(shared: &Shared, request: &Request, holds: CommitId) -> Result<(), Stop> {
+    let path = shared
+        .dir
+        .story_state(&request.story.id)
+        .map_err(Failure::UnsafeId)?;
+    let state = StoryState {
+        id: request.story.id.clone(),
+        hash: epic_story_plan::story_hash(&request.story),
+        branch: request.branch.clone(),
+        worktree: request.worktree.clone(),
+        status: StoryStage::Merged,
+        merge: Some(holds.to_hex()),
+    };
+    let saved = shared
+        .write(path, move |path| epic_state_store::save(path, &state))
+        .await;
+    match saved {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(error)) => Err(Failure::StateNotSaved(Some(error)).into()),
+        Err(_) => Err(Failure::StateNotSaved(None).into()),
+    }
+}
+
+/// The same failure again, for another story of the batch.
+fn copy_git_failed(error: &GitFailed) -> GitFailed {
+    GitFailed {
+        action: error.action.clone(),
+        source: chain(error.source.as_ref()).into(),
     }
 }
 

@@ -40,7 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use cleanup::{Preparing, PreparingGuard, remove_merged_worktree};
 pub(crate) use failure::{Failure, dirty_message};
-pub(crate) use integrate::{MergeJournal, ProvenHead};
+pub(crate) use integrate::{MergeJournal, MergeQueue, ProvenCandidate, ProvenHead, names};
 
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
@@ -74,6 +74,9 @@ pub(crate) struct Shared {
     pub(crate) epic_gates: Gates,
     /// The merge lock; it guards the gates known to pass on the epic head.
     pub(crate) merge: Mutex<EpicHead>,
+    /// The stories ready to integrate, waiting for the merge lock: whichever story takes it
+    /// integrates up to `merge_batch` of them as one batch ([`MergeQueue`]).
+    pub(crate) queue: MergeQueue,
     /// The proven epic head (see [`Shared::proven`]); moved forward under the merge lock.
     pub(crate) proven: std::sync::Mutex<epic_git_ops::CommitId>,
     /// The stories preparing their worktrees; merged worktrees are removed when none is.
@@ -172,8 +175,12 @@ pub(crate) struct EpicHead {
 /// How a story ended.
 #[derive(Debug)]
 pub(crate) enum Ending {
-    /// Merged (now, or it already was).
-    Merged { judge: Option<String> },
+    /// Merged (now, or it already was); `proven_with`: the stories proven together with it by
+    /// one gate run of the merge queue, itself included (empty when alone).
+    Merged {
+        judge: Option<String>,
+        proven_with: Vec<String>,
+    },
     /// Failed; when [`Failure::halts`], new stories must not start (the epic worktree is dirty).
     Failed(Failure),
     /// Cancelled from outside; its state stays resumable.
@@ -274,7 +281,10 @@ pub(crate) async fn run_story(
     };
     let result = work.run().await;
     let ending = match result {
-        Ok(judge) => Ending::Merged { judge },
+        Ok(integrated) => Ending::Merged {
+            judge: integrated.judge,
+            proven_with: integrated.proven_with,
+        },
         Err(Stop::Cancelled) => Ending::Cancelled,
         Err(Stop::Failed(failure)) => Ending::Failed(failure),
     };
@@ -408,14 +418,15 @@ impl Work {
         .await
     }
 
-    /// The steps, in order: the story's judge note once it merged.
-    async fn run(&mut self) -> Result<Option<String>, Stop> {
+    /// The steps, in order: the story's judge note once it merged, and the stories proven with
+    /// it.
+    async fn run(&mut self) -> Result<integrate::Integrated, Stop> {
         let prepared = self.prepare().await;
         // The worktree is ready (or never will be): removals of merged ones may go on.
         drop(self.preparing.take());
         let fresh = match prepared? {
             // No judge spoke in this run: the report keeps what the run that merged it said.
-            prepare::Prepared::Merged => return Ok(None),
+            prepare::Prepared::Merged => return Ok(integrate::Integrated::default()),
             prepare::Prepared::Ready { fresh } => fresh,
         };
         self.ready = true;

@@ -21,6 +21,7 @@ mod happy;
 mod hostile_agents;
 mod hostile_replies;
 mod limits;
+mod merge_queue;
 mod misbehaviour;
 mod noop;
 mod odd_names;
