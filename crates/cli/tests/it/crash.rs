@@ -604,6 +604,8 @@ fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
     // has the whole landing: its one gate round included.
     let report = repo.run(&["report", "--format", "json"]).json();
     assert_eq!(report["landing"]["rounds"], 1);
+    // The landing's commits on the epic branch carry their attestations like the merges.
+    repo.run(&["verify"]).assert_code(0);
 }
 
 /// Waits until the log at `log` holds `count` events or `child` exits: how it exited, `None`
@@ -827,4 +829,7 @@ fn sigkill_inside_a_batch_and_its_bisection_leaves_nothing_unproven() {
     // Each merged story's recorded merge commit is its merge on the first-parent line.
     let merges = first_parent_merges(&repo);
     assert_eq!(merges.len(), 5, "{merges:?}");
+    // And each carries its attestation: the batch's proof, written before any record of it.
+    let verify = repo.run(&["verify", EPIC]);
+    assert_eq!(verify.code, Some(0), "{verify}\n{}", phases.join("\n"));
 }

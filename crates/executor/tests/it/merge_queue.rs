@@ -309,6 +309,12 @@ async fn a_batch_killed_while_recording_its_proof_is_recorded_by_the_rerun() {
         epic_state_store::load(&path).expect("load").expect("state");
     assert_eq!(state.status, epic_state_store::StoryStage::Merged);
     assert_eq!(state.merge.as_deref(), Some(head.as_str()));
+    // Its attestation was written before the journal said proven: the merge is attested.
+    assert!(
+        ep.dir()
+            .attestation(&head)
+            .is_some_and(|path| path.is_file())
+    );
     let steps = events.steps();
     assert!(
         !steps
