@@ -224,7 +224,8 @@ pub use preset::{Preset, UnknownPreset};
 pub use readiness::NotReady;
 pub use record::ReportDocument;
 pub use run::{
-    DEFAULT_MAX_WAIT, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome, run_epic, worktrees_root,
+    DEFAULT_MAX_WAIT, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome, WorktreeMode, run_epic,
+    worktrees_root,
 };
 pub use sandbox::{INSTALL_BUBBLEWRAP, Sandbox, SandboxMode, SandboxUnavailable};
 pub use schedule::{Policy, Schedule, Standing};

@@ -20,7 +20,7 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-pub use config::{DEFAULT_MAX_WAIT, RunConfig, RunError, RunOutcome};
+pub use config::{DEFAULT_MAX_WAIT, RunConfig, RunError, RunOutcome, WorktreeMode};
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
 
 use crate::baseline::GateBaseline;

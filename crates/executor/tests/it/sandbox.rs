@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use epic_executor::{Event, RunConfig, SandboxMode};
+use epic_executor::{Event, RunConfig, SandboxMode, WorktreeMode};
 
 use crate::epic_support::{EpicFixture, merges, plan, statuses};
 use crate::support::{Events, PATIENCE};
@@ -115,6 +115,8 @@ async fn sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges() {
     );
     let mut config = sandboxed(&ep);
     config.concurrency = 2;
+    // Fresh worktrees: a's attempts name b's own worktree.
+    config.worktrees = WorktreeMode::Fresh;
     // A gate and a setup command are sandboxed too: their writes into the main checkout fail,
     // while git in their own worktree (which refreshes its index) works.
     let (repo, landed) = (ep.fx.repo.display(), root_landed(&ep));
