@@ -89,7 +89,7 @@
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
 //! | switch a slot worktree to a new story's branch | `git checkout --force [-B]`, `git clean -ffd`, `git rebase --quit` | no checkout into a populated worktree in gix; git rewrites only the files that differ |
 //! | detach a worktree's head | `git update-ref --no-deref HEAD` | one ref write; with the same log message git writes |
-//! | the files `.worktreeinclude` names | `git ls-files --others --ignored --exclude-from=.worktreeinclude`, `git check-ignore --stdin` | gix's directory walk has no ignored-and-matching listing as one command; both run only when the file exists |
+//! | the files `.worktreeinclude` names | `git ls-files --others --ignored`, once with `--exclude-from=.worktreeinclude`, once with `--exclude-standard --directory` | gix's directory walk has no ignored-and-matching listing as one command; both run only when the file exists |
 //! | restore paths | `git checkout <rev> -- …`, `git rm`, `git clean` | no partial checkout into a populated worktree |
 //! | create a branch | `git update-ref -m … refs/heads/<name> <commit> ""` (must not exist) | gix's ref transaction locks `packed-refs` to look the name up; a process killed inside it leaves `packed-refs.lock`, blocking every later ref change. git locks only the new ref's file |
 //! | unified diff text (for a judge to read) | `git diff <base> <head>` | gix gives hunks, not git's patch format |

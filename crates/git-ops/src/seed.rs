@@ -48,18 +48,37 @@ pub(crate) fn seed(git: &GixGit, worktree: &Path) -> Result<Vec<String>, Worktre
     if named.is_empty() {
         return Ok(Vec::new());
     }
-    // Of those, the ones the repository ignores; `check-ignore` exits 1 when none is.
-    let ignored = match git.cli.run_with_input(
-        &main,
-        args!["check-ignore", "-z", "--stdin"],
-        &named,
-    ) {
-        Ok(output) => output.stdout,
-        Err(error) if error.code() == Some(1) => Vec::new(),
-        Err(error) => return Err(fail(Cause::Cli(error))),
+    // Of those, the ones the repository ignores: its ignored files, an ignored directory as one
+    // entry ending in `/` (git does not look inside it, nor does an ignore rule).
+    let ignored = git
+        .cli
+        .run(
+            &main,
+            args![
+                "ls-files",
+                "-z",
+                "--others",
+                "--ignored",
+                "--exclude-standard",
+                "--directory"
+            ],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?
+        .stdout;
+    let ignored: Vec<&[u8]> = ignored
+        .split(|byte| *byte == 0)
+        .filter(|name| !name.is_empty())
+        .collect();
+    let is_ignored = |name: &[u8]| {
+        ignored
+            .iter()
+            .any(|entry| *entry == name || (entry.ends_with(b"/") && name.starts_with(entry)))
     };
     let mut copied = Vec::new();
-    for name in ignored.split(|byte| *byte == 0).filter(|name| !name.is_empty()) {
+    for name in named
+        .split(|byte| *byte == 0)
+        .filter(|name| !name.is_empty() && is_ignored(name))
+    {
         let relative = Path::new(OsStr::from_bytes(name));
         if copy_one(&main, worktree, relative).map_err(|error| fail(Cause::Io(error)))? {
             copied.push(crate::path_text::path_text(name));

@@ -487,7 +487,16 @@ pub(crate) fn switch(
     // a previous story's uncommitted edits); only the files that differ are rewritten, and ignored
     // files stay. `--ignore-other-worktrees`: never here; a branch held elsewhere is refused.
     let checkout: &[&OsStr] = if start.is_some() {
-        args!["checkout", "--force", "--quiet", "--no-guess", "-B", branch, &start_hex, "--"]
+        args![
+            "checkout",
+            "--force",
+            "--quiet",
+            "--no-guess",
+            "-B",
+            branch,
+            &start_hex,
+            "--"
+        ]
     } else {
         args!["checkout", "--force", "--quiet", "--no-guess", branch, "--"]
     };
@@ -535,9 +544,12 @@ fn prove_switched(
         CommitId(rev::resolve(&repo, path, "HEAD").map_err(|error| not_clean(error.to_string()))?)
     };
     if head != *expected {
-        return Err(not_clean(format!("its head is at {head}, not at {expected}")));
+        return Err(not_clean(format!(
+            "its head is at {head}, not at {expected}"
+        )));
     }
-    let status = crate::status::status(git, path, &[]).map_err(|error| not_clean(error.to_string()))?;
+    let status =
+        crate::status::status(git, path, &[]).map_err(|error| not_clean(error.to_string()))?;
     if status.is_dirty() {
         return Err(not_clean(format!(
             "changed or untracked: {}",
@@ -567,11 +579,23 @@ pub(crate) fn detach(git: &GixGit, path: &Path) -> Result<(), WorktreeError> {
     let fail = |source| failed("detach", path)(source);
     let head = {
         let repo = rev::open(git, path).map_err(|error| fail(Cause::Rev(Box::new(error))))?;
-        CommitId(rev::resolve(&repo, path, "HEAD").map_err(|error| fail(Cause::Rev(Box::new(error))))?)
+        CommitId(
+            rev::resolve(&repo, path, "HEAD").map_err(|error| fail(Cause::Rev(Box::new(error))))?,
+        )
     };
     let head = head.to_hex();
     git.cli
-        .run(path, args!["update-ref", "--no-deref", "-m", "epic: detach", "HEAD", &head])
+        .run(
+            path,
+            args![
+                "update-ref",
+                "--no-deref",
+                "-m",
+                "epic: detach",
+                "HEAD",
+                &head
+            ],
+        )
         .map_err(|error| fail(Cause::Cli(error)))?;
     Ok(())
 }

@@ -10,9 +10,9 @@ use std::io;
 use epic_state_store::{StoryStage, StoryState};
 
 use super::{Failure, Stop, Work, slot};
-use crate::run::WorktreeMode;
 use crate::event::Event;
 use crate::offload::{self, BoxError};
+use crate::run::WorktreeMode;
 
 /// How [`Work::prepare`] found the story.
 #[derive(Debug, PartialEq, Eq)]

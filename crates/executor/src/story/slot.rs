@@ -41,8 +41,9 @@ pub(crate) fn is_slot(root: &Path, path: &Path) -> bool {
             .file_name()
             .and_then(|name| name.to_str())
             .is_some_and(|name| {
-                name.strip_prefix(SLOT_PREFIX)
-                    .is_some_and(|index| !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit()))
+                name.strip_prefix(SLOT_PREFIX).is_some_and(|index| {
+                    !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit())
+                })
             })
 }
 
@@ -239,7 +240,12 @@ impl Work {
 /// names, and that is on that story's branch, is moved to `<root>/<story>`, out of the rotation
 /// (a run killed while the story worked in it), with the state saying so. A slot on another
 /// branch holds nothing of the story's (its switch never finished) and stays in the rotation.
-pub(crate) async fn retire_slots(git: &Arc<dyn Git>, dir: &EpicDir, root: &Path, events: &EventSink) {
+pub(crate) async fn retire_slots(
+    git: &Arc<dyn Git>,
+    dir: &EpicDir,
+    root: &Path,
+    events: &EventSink,
+) {
     let (states_dir, root_path) = (dir.clone(), root.to_path_buf());
     let states = offload::blocking(move || {
         let mut found = Vec::new();
@@ -262,13 +268,19 @@ pub(crate) async fn retire_slots(git: &Arc<dyn Git>, dir: &EpicDir, root: &Path,
     for (path, mut state) in states {
         let to = root.join(&state.id);
         let (from, to_path, branch) = (state.worktree.clone(), to.clone(), state.branch.clone());
-        let moved = offload::git(git, "take a slot worktree out of the rotation", move |git| {
-            if to_path.exists() || git.current_branch(&from)?.as_deref() != Some(branch.as_str()) {
-                return Ok::<_, BoxError>(false);
-            }
-            git.move_worktree(&from, &to_path)?;
-            Ok(true)
-        })
+        let moved = offload::git(
+            git,
+            "take a slot worktree out of the rotation",
+            move |git| {
+                if to_path.exists()
+                    || git.current_branch(&from)?.as_deref() != Some(branch.as_str())
+                {
+                    return Ok::<_, BoxError>(false);
+                }
+                git.move_worktree(&from, &to_path)?;
+                Ok(true)
+            },
+        )
         .await;
         match moved {
             Ok(false) => {}

@@ -187,7 +187,10 @@ async fn a_dependent_starts_before_its_dependencys_worktree_is_removed() {
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
     let events = Events::default();
     // Fresh worktrees: a merged story's own worktree is removed (a warm slot stays).
-    let outcome = ep.run(&plan, ep.fresh_config(), &events).await.expect("run");
+    let outcome = ep
+        .run(&plan, ep.fresh_config(), &events)
+        .await
+        .expect("run");
     assert!(outcome.all_done(), "{:?}", statuses(&outcome));
     let steps = events.steps();
     let removed = |id: &str| {

@@ -861,7 +861,10 @@ async fn a_worktree_whose_git_file_an_agent_redirected_is_relinked_on_the_rerun(
     assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
     assert_eq!(merges(&ep), ["e: merge story b"]);
     let events = Events::default();
-    let rerun = ep.run(&plan, ep.fresh_config(), &events).await.expect("rerun");
+    let rerun = ep
+        .run(&plan, ep.fresh_config(), &events)
+        .await
+        .expect("rerun");
     assert!(rerun.all_done(), "{:?}", rerun.report);
     assert_eq!(merges(&ep), ["e: merge story b", "e: merge story a"]);
     assert!(
