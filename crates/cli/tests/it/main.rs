@@ -37,3 +37,4 @@ mod status;
 mod usage;
 mod util;
 mod validate;
+mod warm;
