@@ -52,6 +52,11 @@ const BENCHES: &[Bench] = &[
         package: "epic",
         target: "sandbox",
     },
+    Bench {
+        name: "worktrees",
+        package: "epic",
+        target: "worktrees",
+    },
 ];
 
 pub(crate) fn run(args: &[String]) -> Result {
