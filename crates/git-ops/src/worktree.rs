@@ -455,7 +455,7 @@ const OPERATION_HEADS: [&str; 3] = ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HE
 
 /// [`Git::switch_worktree`](crate::Git::switch_worktree): an unfinished rebase dropped
 /// (`rebase --quit`), `git checkout --force` onto the branch (`-B` at `start`, or at its own tip),
-/// `git clean -ffd`, then the proof that the worktree is clean.
+/// then the proof that the worktree is clean, with `git clean -ffd` first when it is not.
 pub(crate) fn switch(
     git: &GixGit,
     path: &Path,
@@ -503,12 +503,16 @@ pub(crate) fn switch(
     git.cli
         .run(path, checkout)
         .map_err(|error| checked_out_as("switch", Cause::Cli(error), branch, path))?;
-    // Untracked files that are not ignored: what the previous story or its gates left; twice
-    // forced, so a nested repository goes too. Ignored ones (build caches) stay.
-    git.cli
-        .run(path, args!["clean", "-f", "-f", "-d", "--quiet"])
-        .map_err(|error| fail(Cause::Cli(error)))?;
-    prove_switched(git, path, &admin, branch, &expected)?;
+    // The status (in process, watched by the monitor) is the proof; only when it finds
+    // something does the whole-tree `git clean` run: untracked files that are not ignored, what
+    // the previous story or its gates left, twice forced so a nested repository goes too.
+    // Ignored ones (build caches) stay.
+    if prove_switched(git, path, &admin, branch, &expected).is_err() {
+        git.cli
+            .run(path, args!["clean", "-f", "-f", "-d", "--quiet"])
+            .map_err(|error| fail(Cause::Cli(error)))?;
+        prove_switched(git, path, &admin, branch, &expected)?;
+    }
     Ok(expected)
 }
 
