@@ -100,7 +100,7 @@ fn sigkill_at_each_step_of_a_switch_and_a_rerun_lose_nothing() {
                 "{step}: the run ended before its first switch"
             );
             assert!(
-                start.elapsed() < Duration::from_secs(120),
+                start.elapsed() < Duration::from_mins(2),
                 "{step}: no switch"
             );
             std::thread::sleep(Duration::from_millis(20));

@@ -43,6 +43,14 @@ fn sandboxed(ep: &EpicFixture) -> RunConfig {
     config
 }
 
+/// [`sandboxed`] with a new worktree per story (`--worktrees fresh`): for attempts that name
+/// another story's own worktree.
+fn sandboxed_fresh(ep: &EpicFixture) -> RunConfig {
+    let mut config = sandboxed(ep);
+    config.worktrees = WorktreeMode::Fresh;
+    config
+}
+
 /// Each write `a`'s coder tries outside its worktree: a name, and a shell command that succeeds
 /// only when the write landed.
 const ATTEMPTS: &[(&str, &str)] = &[
@@ -113,10 +121,8 @@ async fn sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges() {
         "touch \"$ROOT/b-working\"\n\
          n=0; while [ ! -e \"$ROOT/a-tried\" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done\n",
     );
-    let mut config = sandboxed(&ep);
+    let mut config = sandboxed_fresh(&ep);
     config.concurrency = 2;
-    // Fresh worktrees: a's attempts name b's own worktree.
-    config.worktrees = WorktreeMode::Fresh;
     // A gate and a setup command are sandboxed too: their writes into the main checkout fail,
     // while git in their own worktree (which refreshes its index) works.
     let (repo, landed) = (ep.fx.repo.display(), root_landed(&ep));
