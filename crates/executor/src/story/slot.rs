@@ -2,7 +2,7 @@
 //! concurrency slot `i` (the story's `EPIC_SLOT`), that outlive the stories run in them.
 //!
 //! A story starts in its slot switched to its branch at the proven epic head
-//! ([`Git::switch_worktree`](epic_git_ops::Git::switch_worktree)): only the files that differ
+//! ([`Git::switch_worktree`]): only the files that differ
 //! are rewritten and ignored files (build caches, dependencies) stay; the switch ends with the
 //! proof that the slot is clean (no tracked change, no untracked file that is not ignored, no
 //! merge or rebase in progress, the head on the story's branch at the expected commit). The
