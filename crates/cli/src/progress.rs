@@ -653,7 +653,7 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
         }
         Event::SlotRetired {
             story, worktree, ..
-        } => {
+        } if verbose => {
             format!("story {story}: its worktree leaves the slots' rotation, kept at {worktree}")
         }
         Event::WorktreeSeeded { story, paths } if verbose => {
