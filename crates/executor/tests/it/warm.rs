@@ -419,3 +419,55 @@ async fn worktreeinclude_files_are_copied_into_each_new_worktree() {
         );
     }
 }
+
+/// A slot whose `.git` something pointed at the epic worktree's registration (a process a story
+/// left behind) is pointed back before its switch: the forced checkout never acts on the epic
+/// worktree, and the next story works in its slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_whose_git_file_was_redirected_is_relinked_before_its_switch() {
+    let ep = EpicFixture::new();
+    let mut config = ep.config();
+    config.concurrency = 1;
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config.clone(), &Events::default())
+        .await
+        .expect("run");
+    assert!(outcome.all_done(), "{:?}", outcome.report);
+    let slot0 = slot(&ep, 0);
+    let epic_admin = ep.fx.repo.join(".git/worktrees/_epic");
+    std::fs::write(
+        slot0.join(".git"),
+        format!("gitdir: {}\n", epic_admin.display()),
+    )
+    .expect("redirect");
+    let epic_head = ep.rev("epic/e");
+    ep.hook(
+        "b",
+        &check(
+            "b",
+            "test \"$(git rev-parse --abbrev-ref HEAD)\" = story/e/b",
+            "not on its branch",
+        ),
+    );
+    let outcome = ep
+        .run(&plan(&[("a", &[]), ("b", &[])]), config, &Events::default())
+        .await
+        .expect("rerun");
+    assert!(outcome.all_done(), "{:?}", outcome.report);
+    assert_eq!(problems(&ep), "");
+    assert_eq!(merges(&ep).len(), 2);
+    // The epic worktree stayed on the epic branch, which moved only by b's merge.
+    let epic = ep.epic_worktree();
+    assert_eq!(
+        ep.fx
+            .git_in(&epic, &["rev-parse", "--abbrev-ref", "HEAD"])
+            .trim(),
+        "epic/e"
+    );
+    assert_eq!(ep.rev("epic/e^1"), epic_head);
+    assert!(
+        std::fs::read_to_string(slot0.join(".git"))
+            .expect(".git")
+            .contains("worktrees/_slot-0")
+    );
+}
