@@ -57,6 +57,11 @@ const BENCHES: &[Bench] = &[
         package: "epic",
         target: "merge_queue",
     },
+    Bench {
+        name: "worktrees",
+        package: "epic",
+        target: "worktrees",
+    },
 ];
 
 pub(crate) fn run(args: &[String]) -> Result {

@@ -34,7 +34,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{CommandSeat, NoopPolicy, Policy, Preset, RunConfig, SandboxMode, ScriptSeat};
+use epic_executor::{
+    CommandSeat, NoopPolicy, Policy, Preset, RunConfig, SandboxMode, ScriptSeat, WorktreeMode,
+};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
@@ -272,6 +274,16 @@ pub(crate) struct RunOptions {
                 the start from the repository root; repeatable"
     )]
     pub(crate) rules: Option<Vec<NonBlank>>,
+    /// Where stories work: `warm` runs them in at most `concurrency` slot worktrees, each
+    /// switched to the next story's branch at the epic head (only the files that differ are
+    /// rewritten; ignored files such as build caches and dependencies stay, so setup and gates
+    /// are incremental; a failed story's worktree leaves the rotation for inspection); `fresh`
+    /// adds a new worktree per story, nothing carried between stories. Either way the ignored
+    /// files that `.worktreeinclude` at the repository root names (gitignore patterns: `.env`,
+    /// local settings) are copied from the main checkout into each new worktree. Default:
+    /// `warm`.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub(crate) worktrees: Option<WorktreeMode>,
     /// How long an agent turn may stream only "cannot reach the service" lines (Codex retries
     /// for ever without a network) before it counts as an outage of its seat: the turn ends and
     /// the seat pauses with probes, bounded by `max_wait`. Whole seconds, or with units like
@@ -371,6 +383,7 @@ impl RunOptions {
             rules: Some(Vec::new()),
             max_wait: Wait::new(config.max_wait),
             outage_wait: Wait::new(config.outage_wait),
+            worktrees: Some(config.worktrees),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
             ..Self::default()
@@ -801,6 +814,7 @@ impl Resolved {
             &mut config.outage_wait,
             options.outage_wait.map(Wait::duration),
         );
+        set(&mut config.worktrees, options.worktrees);
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
     }
@@ -1673,6 +1687,7 @@ mod tests {
         assert!(config.preflight);
         assert_eq!(config.max_wait, Duration::from_hours(6));
         assert_eq!(config.outage_wait, Duration::from_mins(2));
+        assert_eq!(config.worktrees, WorktreeMode::Warm);
         assert_eq!(config.prices, epic_report::PriceTable::default());
         // What `epic config` shows: every default, from the executor's.
         assert_eq!(
@@ -1698,6 +1713,7 @@ mod tests {
                 sandbox: Some(SandboxMode::Auto),
                 noop: Some(NoopPolicy::Complete),
                 rules: Some(vec![]),
+                worktrees: Some(WorktreeMode::Warm),
                 preflight: Some(true),
                 max_wait: Wait::new(Duration::from_hours(6)),
                 outage_wait: Wait::new(Duration::from_mins(2)),
@@ -1823,6 +1839,7 @@ mod tests {
                 "verifier",
                 "board_hook",
                 "rules",
+                "worktrees",
                 "outage_wait",
                 "preflight",
                 "prices",
@@ -1864,6 +1881,7 @@ noop = "fail"
 verifier = "gemini"
 board_hook = "./sync-tracker.sh"
 rules = ["CONTRIBUTING.md", "docs/style.md"]
+worktrees = "fresh"
 preflight = false
 max_wait = "1h30m"
 outage_wait = "45s"
@@ -1933,6 +1951,7 @@ aider = { input = 0.5, output = 1.5 }
         assert!(!config.preflight);
         assert_eq!(config.max_wait, Duration::from_mins(90));
         assert_eq!(config.outage_wait, Duration::from_secs(45));
+        assert_eq!(config.worktrees, WorktreeMode::Fresh);
         let prices = config.prices;
         assert_eq!(
             prices.price_of("aider"),

@@ -656,6 +656,28 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
                 format!("story {story}: {how} on its branch {branch}")
             }
         }
+        Event::SlotSwitched {
+            story,
+            slot,
+            commit,
+            ..
+        } if verbose => {
+            format!(
+                "story {story}: slot {slot} switched to its branch at {} and proven clean",
+                short(commit)
+            )
+        }
+        Event::SlotRetired {
+            story, worktree, ..
+        } if verbose => {
+            format!("story {story}: its worktree leaves the slots' rotation, kept at {worktree}")
+        }
+        Event::WorktreeSeeded { story, paths } if verbose => {
+            format!(
+                "story {story}: copied what .worktreeinclude names: {}",
+                paths.join(", ")
+            )
+        }
         Event::StoryCaughtUp { story, commit } if verbose => {
             format!(
                 "story {story}: caught up with the epic branch ({})",

@@ -301,6 +301,38 @@ pub enum Event {
         /// (its plan entry changed: the old branch was deleted and a new one cut).
         how: String,
     },
+    /// A story's slot worktree (`--worktrees warm`) was switched to its branch and proven clean:
+    /// no tracked change, no untracked file that is not ignored, no merge or rebase in progress,
+    /// the head on the branch at `commit`.
+    SlotSwitched {
+        /// The story.
+        story: String,
+        /// The slot (`EPIC_SLOT`).
+        slot: usize,
+        /// The slot's worktree.
+        worktree: String,
+        /// The commit the story starts from.
+        commit: String,
+    },
+    /// A story's slot worktree was taken out of the rotation, moved to the story's own place
+    /// (it failed, was interrupted, or merged with `--keep-worktrees`); a new slot worktree takes
+    /// its place.
+    SlotRetired {
+        /// The story.
+        story: String,
+        /// The slot worktree it was.
+        slot: String,
+        /// Where it is now.
+        worktree: String,
+    },
+    /// Ignored files `.worktreeinclude` names were copied from the main checkout into a story's
+    /// new or switched worktree.
+    WorktreeSeeded {
+        /// The story.
+        story: String,
+        /// The files copied, repository-relative.
+        paths: Vec<String>,
+    },
     /// The epic branch was merged into a story branch (the epic side winning conflicting hunks).
     StoryCaughtUp {
         /// The story.

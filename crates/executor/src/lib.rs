@@ -231,7 +231,7 @@ pub use readiness::NotReady;
 pub use record::ReportDocument;
 pub use run::{
     DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome,
-    run_epic, worktrees_root,
+    WorktreeMode, run_epic, worktrees_root,
 };
 pub use sandbox::{INSTALL_BUBBLEWRAP, Sandbox, SandboxMode, SandboxUnavailable};
 pub use schedule::{Policy, Schedule, Standing};

@@ -232,10 +232,20 @@ pub enum WorktreeError {
     /// The branch name is invalid, or looking it up failed.
     #[error("failed to check the branch of a new worktree")]
     Branch(#[from] BranchError),
+    /// A worktree switched to a branch ([`Git::switch_worktree`](crate::Git::switch_worktree))
+    /// that is not proven clean after the switch.
+    #[error("worktree `{}` is not clean after its switch: {what}", path.display())]
+    NotClean {
+        /// The worktree.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
     /// git refused or failed.
     #[error("failed to {action} worktree `{}`", path.display())]
     Failed {
-        /// What was attempted: `add`, `remove`, `move`, `list`, `prune`.
+        /// What was attempted: `add`, `remove`, `move`, `list`, `prune`, `switch`, `detach`,
+        /// `seed`.
         action: &'static str,
         /// The worktree (or the repository, for list and prune).
         path: PathBuf,

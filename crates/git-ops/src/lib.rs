@@ -87,6 +87,9 @@
 //! | commit everything | `git update-index --add --remove` (the paths the status found), `git write-tree`, `git commit-tree`, `git update-ref` with the old value; `git add -A` + `git commit` for a path that is not UTF-8 | gix has no staging into git's index with its extensions; the plumbing stages only the changed paths, where `add -A` and `commit` would each refresh every tracked file first |
 //! | apply a clean merge | `git merge --no-ff` | gix merges trees but cannot apply a merged tree to a worktree and its index |
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
+//! | switch a slot worktree to a new story's branch | `git checkout --force [-B]`, `git clean -ffd`, `git rebase --quit` | no checkout into a populated worktree in gix; git rewrites only the files that differ |
+//! | detach a worktree's head | `git update-ref --no-deref HEAD` | one ref write; with the same log message git writes |
+//! | the files `.worktreeinclude` names | `git ls-files --others --ignored`, once with `--exclude-from=.worktreeinclude`, once with `--exclude-standard --directory` | gix's directory walk has no ignored-and-matching listing as one command; both run only when the file exists |
 //! | restore paths | `git checkout <rev> -- …`, `git rm`, `git clean` | no partial checkout into a populated worktree |
 //! | create a branch | `git update-ref -m … refs/heads/<name> <commit> ""` (must not exist) | gix's ref transaction locks `packed-refs` to look the name up; a process killed inside it leaves `packed-refs.lock`, blocking every later ref change. git locks only the new ref's file |
 //! | notes (the epic's attestations) | `git notes --ref … add -f -F -`, `git notes --ref … list` (the blobs are read with gix) | gix writes no notes |
@@ -168,6 +171,7 @@ mod repo;
 mod reset;
 mod rev;
 mod scan;
+mod seed;
 mod status;
 mod types;
 mod worktree;

@@ -100,6 +100,33 @@ pub trait Git: Send + Sync {
     /// Moves the linked worktree at `from` to `to`, creating `to`'s parent directories.
     fn move_worktree(&self, from: &Path, to: &Path) -> Result<(), WorktreeError>;
 
+    /// Switches the linked worktree at `path` to `branch` as a new story's slot: an unfinished
+    /// rebase dropped, `git checkout --force` onto `branch` (reset to `start` with `-B`, or at
+    /// its own tip when `start` is `None`) so that only the files that differ are rewritten and
+    /// ignored files stay, untracked files that are not ignored removed (`git clean -ffd`), and
+    /// then proven: no merge, cherry-pick, revert or rebase in progress, the head on `branch` at
+    /// the expected commit (returned), no tracked change and no untracked file that is not
+    /// ignored ([`WorktreeError::NotClean`] otherwise). A branch checked out in another worktree
+    /// is refused ([`WorktreeError::BranchCheckedOut`]). Killed at any step, it can be run again.
+    fn switch_worktree(
+        &self,
+        path: &Path,
+        branch: &str,
+        start: Option<&CommitId>,
+    ) -> Result<CommitId, WorktreeError>;
+
+    /// Detaches the head of the linked worktree at `path` at its commit, leaving its files and
+    /// index alone, so that the branch it was on can be checked out elsewhere.
+    fn detach_worktree(&self, path: &Path) -> Result<(), WorktreeError>;
+
+    /// Copies into the worktree at `path` the files of the main checkout that are ignored and
+    /// match a pattern of its `.worktreeinclude` (gitignore patterns, Claude Code's convention):
+    /// `.env`, local settings. A file already in the worktree is left alone (a switched slot
+    /// keeps what it has), as is one whose way there passes a symbolic link. The copy shares
+    /// the file's blocks where the file system can (`copy_file_range`, a reflink on btrfs and
+    /// XFS). The copied paths, sorted; none without a `.worktreeinclude` or a main checkout.
+    fn seed_worktree(&self, path: &Path) -> Result<Vec<String>, WorktreeError>;
+
     /// Points the `.git` file of the linked worktree at `path` back at its own registration
     /// when it names another one (an agent rewrote it: every git command there then acted on
     /// that other worktree, the epic's or a sibling's). Whether it was rewritten; a worktree
@@ -722,6 +749,23 @@ impl Git for GixGit {
 
     fn prune_worktrees(&self) -> Result<(), WorktreeError> {
         worktree::prune(self)
+    }
+
+    fn switch_worktree(
+        &self,
+        path: &Path,
+        branch: &str,
+        start: Option<&CommitId>,
+    ) -> Result<CommitId, WorktreeError> {
+        worktree::switch(self, path, branch, start)
+    }
+
+    fn detach_worktree(&self, path: &Path) -> Result<(), WorktreeError> {
+        worktree::detach(self, path)
+    }
+
+    fn seed_worktree(&self, path: &Path) -> Result<Vec<String>, WorktreeError> {
+        crate::seed::seed(self, path)
     }
 
     fn relink_worktree(&self, path: &Path) -> Result<bool, WorktreeError> {

@@ -447,6 +447,163 @@ pub(crate) fn prune(git: &GixGit) -> Result<(), WorktreeError> {
         .map_err(|error| failed("prune", anchor)(Cause::Cli(error)))
 }
 
+/// The states an unfinished rebase keeps in a worktree's git directory.
+const REBASE_DIRS: [&str; 2] = ["rebase-merge", "rebase-apply"];
+
+/// The files an unfinished merge, cherry-pick or revert keeps in a worktree's git directory.
+const OPERATION_HEADS: [&str; 3] = ["MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"];
+
+/// [`Git::switch_worktree`](crate::Git::switch_worktree): an unfinished rebase dropped
+/// (`rebase --quit`), `git checkout --force` onto the branch (`-B` at `start`, or at its own tip),
+/// then the proof that the worktree is clean, with `git clean -ffd` first when it is not.
+pub(crate) fn switch(
+    git: &GixGit,
+    path: &Path,
+    branch: &str,
+    start: Option<&CommitId>,
+) -> Result<CommitId, WorktreeError> {
+    let fail = |source| failed("switch", path)(source);
+    let admin = admin_dir(path).ok_or_else(|| WorktreeError::NotClean {
+        path: path.to_owned(),
+        what: "it is not a linked worktree (no `.git` file naming its registration)".to_owned(),
+    })?;
+    let expected = match start {
+        Some(start) => *start,
+        None => {
+            let repo = git.main_repo();
+            CommitId(
+                rev::resolve(&repo, git.anchor(), &format!("refs/heads/{branch}"))
+                    .map_err(WorktreeError::StartPoint)?,
+            )
+        }
+    };
+    if REBASE_DIRS.iter().any(|dir| admin.join(dir).exists()) {
+        git.cli
+            .run(path, args!["rebase", "--quit"])
+            .map_err(|error| fail(Cause::Cli(error)))?;
+    }
+    let start_hex = expected.to_hex();
+    // `--force` throws away what differs from the target (a killed switch's half-written files,
+    // a previous story's uncommitted edits); only the files that differ are rewritten, and ignored
+    // files stay. `--ignore-other-worktrees`: never here; a branch held elsewhere is refused.
+    let checkout: &[&OsStr] = if start.is_some() {
+        args![
+            "checkout",
+            "--force",
+            "--quiet",
+            "--no-guess",
+            "-B",
+            branch,
+            &start_hex,
+            "--"
+        ]
+    } else {
+        args!["checkout", "--force", "--quiet", "--no-guess", branch, "--"]
+    };
+    git.cli
+        .run(path, checkout)
+        .map_err(|error| checked_out_as("switch", Cause::Cli(error), branch, path))?;
+    // The status (in process, watched by the monitor) is the proof; only when it finds
+    // something does the whole-tree `git clean` run: untracked files that are not ignored, what
+    // the previous story or its gates left, twice forced so a nested repository goes too.
+    // Ignored ones (build caches) stay.
+    if prove_switched(git, path, &admin, branch, &expected).is_err() {
+        git.cli
+            .run(path, args!["clean", "-f", "-f", "-d", "--quiet"])
+            .map_err(|error| fail(Cause::Cli(error)))?;
+        prove_switched(git, path, &admin, branch, &expected)?;
+    }
+    Ok(expected)
+}
+
+/// The proof [`switch`] ends with: no merge, cherry-pick, revert or rebase in progress, the head
+/// on `branch` at `expected`, no tracked change and no untracked file that is not ignored.
+fn prove_switched(
+    git: &GixGit,
+    path: &Path,
+    admin: &Path,
+    branch: &str,
+    expected: &CommitId,
+) -> Result<(), WorktreeError> {
+    let not_clean = |what: String| WorktreeError::NotClean {
+        path: path.to_owned(),
+        what,
+    };
+    if let Some(state) = OPERATION_HEADS
+        .iter()
+        .chain(REBASE_DIRS.iter())
+        .find(|name| admin.join(name).exists())
+    {
+        return Err(not_clean(format!("`{state}` is still there")));
+    }
+    let on = rev::current_branch(git, path).map_err(|error| not_clean(error.to_string()))?;
+    if on.as_deref() != Some(branch) {
+        return Err(not_clean(format!(
+            "its head is on {}, not on `{branch}`",
+            on.map_or_else(|| "no branch".to_owned(), |on| format!("`{on}`"))
+        )));
+    }
+    let head = {
+        let repo = rev::open(git, path).map_err(|error| not_clean(error.to_string()))?;
+        CommitId(rev::resolve(&repo, path, "HEAD").map_err(|error| not_clean(error.to_string()))?)
+    };
+    if head != *expected {
+        return Err(not_clean(format!(
+            "its head is at {head}, not at {expected}"
+        )));
+    }
+    let status =
+        crate::status::status(git, path, &[]).map_err(|error| not_clean(error.to_string()))?;
+    if status.is_dirty() {
+        return Err(not_clean(format!(
+            "changed or untracked: {}",
+            status.paths.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Maps git's refusal of a branch checked out in another worktree to its typed error.
+fn checked_out_as(action: &'static str, error: Cause, branch: &str, path: &Path) -> WorktreeError {
+    if let Cause::Cli(cli) = &error {
+        let detail = cli.detail();
+        if detail.contains("already used by worktree") || detail.contains("already checked out") {
+            return WorktreeError::BranchCheckedOut {
+                branch: branch.to_owned(),
+            };
+        }
+    }
+    failed(action, path)(error)
+}
+
+/// [`Git::detach_worktree`](crate::Git::detach_worktree): the head of the linked worktree at
+/// `path` detached at the commit it is on (`git update-ref --no-deref HEAD`), so the branch it
+/// was on is free to be checked out elsewhere. Its files and index are left as they are.
+pub(crate) fn detach(git: &GixGit, path: &Path) -> Result<(), WorktreeError> {
+    let fail = |source| failed("detach", path)(source);
+    let head = {
+        let repo = rev::open(git, path).map_err(|error| fail(Cause::Rev(Box::new(error))))?;
+        CommitId(
+            rev::resolve(&repo, path, "HEAD").map_err(|error| fail(Cause::Rev(Box::new(error))))?,
+        )
+    };
+    let head = head.to_hex();
+    git.cli
+        .run(
+            path,
+            args![
+                "update-ref",
+                "--no-deref",
+                "-m",
+                "epic: detach",
+                "HEAD",
+                &head
+            ],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -140,6 +140,13 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # relative path is from the repository root).
 # rules = ["CONTRIBUTING.md"]
 
+# Where stories work: "warm" runs them in at most `concurrency` slot worktrees, each switched to
+# the next story's branch (ignored build caches and dependencies stay, so setup and gates are
+# incremental); "fresh" adds a new worktree per story. Either way the ignored files that
+# `.worktreeinclude` at the repository root names (gitignore patterns: .env, local settings) are
+# copied from the main checkout into each new worktree.
+# worktrees = "warm"
+
 # Prices for the report's cost estimates (which are estimates from character counts), in US
 # dollars per million input and output tokens, by seat or model name prefix; the longest matching
 # prefix wins, then the built-in prices of the presets.

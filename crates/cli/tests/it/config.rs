@@ -262,6 +262,7 @@ fn the_schema_describes_every_key() {
         "test_pattern",
         "turn_timeout",
         "verifier",
+        "worktrees",
     ];
     expected.sort_unstable();
     assert_eq!(keys, expected);

@@ -39,3 +39,4 @@ mod usage;
 mod util;
 mod validate;
 mod verify;
+mod warm;

@@ -143,7 +143,16 @@ fn a_second_run_of_the_same_epic_is_exit_3_and_clean_refuses_while_it_runs() {
     let repo = Repo::new();
     repo.write("plan.json", file_plan(&[("a", &[], "x")]));
     let coder = waiting(&repo, "wait.sh");
-    let args = ["run", "plan.json", "--coder", &coder, "--no-progress"];
+    // Fresh worktrees: the story's worktree is `shop.worktrees/shop/a`.
+    let args = [
+        "run",
+        "plan.json",
+        "--coder",
+        &coder,
+        "--no-progress",
+        "--worktrees",
+        "fresh",
+    ];
     let first = spawn(&repo, &args);
     wait_for_event(
         &repo.common_dir().join("epic/shop/events.jsonl"),

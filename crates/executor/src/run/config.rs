@@ -114,6 +114,36 @@ pub struct RunConfig {
     /// of its seat, which then pauses with probes, bounded by `max_wait` (`--outage-wait`, 2
     /// minutes).
     pub outage_wait: Duration,
+    /// Where stories work (`--worktrees`, [`WorktreeMode::Warm`]): slot worktrees reused story
+    /// after story, or a new worktree per story.
+    pub worktrees: WorktreeMode,
+}
+
+/// Where stories work (`--worktrees`). Either way, `.worktreeinclude` at the repository root
+/// names the ignored files copied into each new worktree.
+// Serde and clap names are the CLI's (`warm`, `fresh`); its JSON Schema is named after the key.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+#[schemars(rename = "Worktrees")]
+pub enum WorktreeMode {
+    /// At most `--concurrency` slot worktrees, each switched to the next story's branch at the
+    /// epic head: only the files that differ are rewritten, and ignored files (build caches)
+    /// stay
+    #[default]
+    Warm,
+    /// A new worktree per story, removed once it merged: nothing carried between stories
+    Fresh,
 }
 
 /// The default `--max-wait`: 6 hours. Claude Code's limits reset every 5 hours, so a pause on
@@ -166,6 +196,7 @@ impl RunConfig {
             budget_usd: None,
             max_wait: DEFAULT_MAX_WAIT,
             outage_wait: Duration::from_mins(2),
+            worktrees: WorktreeMode::Warm,
         }
     }
 }

@@ -20,7 +20,9 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-pub use config::{DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, RunConfig, RunError, RunOutcome};
+pub use config::{
+    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, RunConfig, RunError, RunOutcome, WorktreeMode,
+};
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
 pub(crate) use preflight::{open_log, prepare_epic_worktree, take_lock};
 

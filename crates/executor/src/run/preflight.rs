@@ -178,6 +178,9 @@ pub(super) async fn preflight(
         });
     }
     prepare_epic_worktree(git, &dir, &main, &config.base, &epic_branch, &epic_worktree).await?;
+    // Slot worktrees a killed run left holding a story's work leave the rotation before any
+    // story takes a slot (`--worktrees warm`; whatever this run's mode, such slots may exist).
+    crate::story::retire_slots(git, &dir, &worktree_root, &events).await;
     check_story_branches(git, plan, epic).await?;
     recover_merge(git, &dir, &epic_worktree, &epic_branch, &events).await?;
     let candidates = merged_on_earlier_runs(plan, &dir).await;

@@ -41,8 +41,9 @@ impl Work {
         }
     }
 
-    /// The main checkout, the epic's worktree, and the other stories' worktrees (the first
-    /// [`SIBLINGS_NAMED`] by name, then their directory).
+    /// The main checkout, the epic's worktree, the other slot worktrees (`--worktrees warm`), and
+    /// the other stories' own worktrees (the first [`SIBLINGS_NAMED`] by name, then their
+    /// directory).
     fn off_limits(&self) -> Vec<(PathBuf, String)> {
         let mut out = Vec::new();
         if let Some(main) = self.shared.git.main_worktree() {
@@ -55,6 +56,17 @@ impl Work {
             self.shared.epic_worktree.clone(),
             "the epic's worktree, where epic merges the stories".to_owned(),
         ));
+        // Warm worktrees: the other stories work in the other slots.
+        if self.shared.config.worktrees == crate::run::WorktreeMode::Warm {
+            let slots =
+                (0..self.shared.config.concurrency.max(1)).filter(|slot| *slot != self.slot);
+            for slot in slots.take(SIBLINGS_NAMED) {
+                out.push((
+                    super::slot::slot_path(&self.shared.worktree_root, slot),
+                    format!("slot worktree {slot}: another story's"),
+                ));
+            }
+        }
         let others: Vec<&str> = self
             .shared
             .plan

@@ -19,24 +19,35 @@ use crate::offload;
 /// command), so the removal of a merged story's worktree would hold up the `git worktree add` of
 /// the dependents its merge just made ready. [`remove_merged_worktree`] therefore waits until no
 /// story is preparing ([`idle`](Self::idle)).
+///
+/// It also holds the lock that serializes the switches of slot worktrees (`--worktrees warm`,
+/// `slot.rs`), so that a story may free its branch from another slot while no story is
+/// switching that one.
 #[derive(Debug)]
-pub(crate) struct Preparing(watch::Sender<usize>);
+pub(crate) struct Preparing {
+    count: watch::Sender<usize>,
+    /// Held while a slot worktree is switched or taken out of the rotation.
+    pub(crate) switching: Arc<tokio::sync::Mutex<()>>,
+}
 
 impl Preparing {
     pub(crate) fn new() -> Self {
-        Self(watch::Sender::new(0))
+        Self {
+            count: watch::Sender::new(0),
+            switching: Arc::new(tokio::sync::Mutex::new(())),
+        }
     }
 
     /// Counts one more story preparing, until the guard is dropped. Taken by the run loop when it
     /// launches the story, so that a removal it spawns right after already waits for it.
     pub(crate) fn enter(&self) -> PreparingGuard {
-        self.0.send_modify(|count| *count += 1);
-        PreparingGuard(self.0.clone())
+        self.count.send_modify(|count| *count += 1);
+        PreparingGuard(self.count.clone())
     }
 
     /// Resolves once no story is preparing its worktree.
     async fn idle(&self) {
-        let mut count = self.0.subscribe();
+        let mut count = self.count.subscribe();
         // The sender lives in `self`: the channel cannot close while this borrows it.
         count.wait_for(|count| *count == 0).await.ok();
     }

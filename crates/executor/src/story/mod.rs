@@ -25,6 +25,7 @@ mod judge;
 mod perimeter;
 mod prepare;
 mod setup;
+mod slot;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -41,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 pub(crate) use cleanup::{Preparing, PreparingGuard, remove_merged_worktree};
 pub(crate) use failure::{Failure, dirty_message};
 pub(crate) use integrate::{MergeJournal, MergeQueue, ProvenCandidate, ProvenHead, names};
+pub(crate) use slot::retire_slots;
 
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
@@ -288,12 +290,17 @@ pub(crate) async fn run_story(
         Err(Stop::Cancelled) => Ending::Cancelled,
         Err(Stop::Failed(failure)) => Ending::Failed(failure),
     };
+    // Before the state says `failed`: a slot taken out of the rotation records its new place.
+    work.leave_slot(&ending).await;
     if matches!(ending, Ending::Failed(_)) && work.has_state {
         work.mark_failed().await;
     }
     shared.sweep_orphans(Some(&story.id)).await;
-    let merged_worktree =
-        (work.merged && !shared.config.keep_worktrees).then(|| work.worktree.clone());
+    // A slot worktree stays for the next story in its slot.
+    let merged_worktree = (work.merged
+        && !shared.config.keep_worktrees
+        && !slot::is_slot(&shared.worktree_root, &work.worktree))
+    .then(|| work.worktree.clone());
     StoryEnd {
         ending,
         branch: work.has_state.then_some(branch),

@@ -9,9 +9,10 @@ use std::io;
 
 use epic_state_store::{StoryStage, StoryState};
 
-use super::{Failure, Stop, Work};
+use super::{Failure, Stop, Work, slot};
 use crate::event::Event;
 use crate::offload::{self, BoxError};
+use crate::run::WorktreeMode;
 
 /// How [`Work::prepare`] found the story.
 #[derive(Debug, PartialEq, Eq)]
@@ -55,7 +56,12 @@ impl Work {
                 how = "resumed";
                 self.has_state = true;
                 let mut fresh = false;
-                if old.worktree != self.worktree && old.worktree.join(".git").exists() {
+                // A slot the state still names holds nothing of the story's: the run's start
+                // took every slot on the story's branch out of the rotation (`retire_slots`).
+                if old.worktree != self.worktree
+                    && old.worktree.join(".git").exists()
+                    && !slot::is_slot(&self.shared.worktree_root, &old.worktree)
+                {
                     let (from, to) = (old.worktree.clone(), self.worktree.clone());
                     self.admin(
                         "move the story's worktree",
@@ -71,7 +77,12 @@ impl Work {
                 if !self.worktree.join(".git").exists()
                     || epic_git_ops::add_interrupted(&self.worktree)
                 {
-                    self.add_worktree().await?;
+                    if self.warm() {
+                        self.remove_own_leftover().await?;
+                        self.enter_slot(false).await?;
+                    } else {
+                        self.add_worktree().await?;
+                    }
                     fresh = true;
                 } else {
                     self.relink_worktree().await?;
@@ -83,11 +94,20 @@ impl Work {
                 fresh
             }
             None => {
-                self.add_worktree().await?;
+                if self.warm() {
+                    self.enter_slot(true).await?;
+                } else {
+                    self.add_worktree().await?;
+                }
+                // Only now does the state name the worktree: a slot whose switch was killed is
+                // named by no state, and the next story in it switches it again.
                 self.save_state(StoryStage::Started).await?;
                 true
             }
         };
+        if fresh {
+            self.seed().await;
+        }
         self.emit(Event::StoryPrepared {
             story: self.id().to_owned(),
             branch: self.branch.clone(),
@@ -169,6 +189,32 @@ impl Work {
         Ok(())
     }
 
+    /// Whether the story works in a slot worktree (`--worktrees warm`).
+    fn warm(&self) -> bool {
+        self.shared.config.worktrees == WorktreeMode::Warm
+    }
+
+    /// Copies the ignored files `.worktreeinclude` names from the main checkout into the new or
+    /// switched worktree ([`Git::seed_worktree`](epic_git_ops::Git::seed_worktree)); a failure
+    /// is a note, not the story's failure.
+    async fn seed(&self) {
+        let worktree = self.worktree.clone();
+        let seeded = self
+            .git("copy the files .worktreeinclude names", move |git| {
+                git.seed_worktree(&worktree)
+            })
+            .await;
+        match seeded {
+            Ok(paths) if paths.is_empty() => {}
+            Ok(paths) => self.emit(Event::WorktreeSeeded {
+                story: self.id().to_owned(),
+                paths,
+            }),
+            Err(Stop::Failed(failure)) => self.note(failure.reason()),
+            Err(Stop::Cancelled) => {}
+        }
+    }
+
     /// Points the worktree's `.git` back at its own registration when something outside epic
     /// (an agent) made it name another worktree's, the epic's or a sibling's: every git command
     /// in it would act on that worktree, and the story would fail on every rerun.
@@ -208,7 +254,7 @@ impl Work {
 
     /// Removes the git lock files a killed run left in the story's worktree and branch
     /// ([`epic_git_ops::clear_stale_locks`]).
-    async fn clear_stale_locks(&self) {
+    pub(super) async fn clear_stale_locks(&self) {
         let (common, worktree, branch) = (
             self.shared.git.common_dir().to_path_buf(),
             self.worktree.clone(),
@@ -231,7 +277,7 @@ impl Work {
     /// when the add fails (a worktree whose directory was deleted since is still registered, or
     /// an add killed half way left its path registered and locked, and git refuses the path or
     /// the branch), this drops the path's registration, prunes and tries once more.
-    async fn add_worktree(&self) -> Result<(), Stop> {
+    pub(super) async fn add_worktree(&self) -> Result<(), Stop> {
         // Whatever is where the worktree goes is what a run that died left: a `git worktree
         // add` killed half way (no `.git` yet), or one that finished just before the story's
         // state was first saved (then the story has no state, and no agent ever ran in it).

@@ -44,7 +44,8 @@ async fn every_role_reads_what_it_needs_in_its_prompt() {
     }
     .validate()
     .expect("valid plan");
-    let mut config = ep.config();
+    // Fresh worktrees: the prompts name each story's own worktree.
+    let mut config = ep.fresh_config();
     config.coder = agent.clone();
     config.judge = Some(agent.clone());
     config.reviewers = vec![agent];

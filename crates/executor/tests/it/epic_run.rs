@@ -186,7 +186,11 @@ async fn a_dependent_starts_before_its_dependencys_worktree_is_removed() {
     let ep = EpicFixture::new();
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
     let events = Events::default();
-    let outcome = ep.run(&plan, ep.config(), &events).await.expect("run");
+    // Fresh worktrees: a merged story's own worktree is removed (a warm slot stays).
+    let outcome = ep
+        .run(&plan, ep.fresh_config(), &events)
+        .await
+        .expect("run");
     assert!(outcome.all_done(), "{:?}", statuses(&outcome));
     let steps = events.steps();
     let removed = |id: &str| {
@@ -217,7 +221,7 @@ async fn a_dependent_starts_before_its_dependencys_worktree_is_removed() {
 
     // With keep_worktrees, nothing is removed.
     let ep = EpicFixture::new();
-    let mut config = ep.config();
+    let mut config = ep.fresh_config();
     config.keep_worktrees = true;
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{Event, Policy, RunConfig, RunError, RunOutcome, Seat, run_epic};
+use epic_executor::{Event, Policy, RunConfig, RunError, RunOutcome, Seat, WorktreeMode, run_epic};
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, StoryPlan, ValidPlan};
 use tokio_util::sync::CancellationToken;
@@ -66,6 +66,14 @@ impl EpicFixture {
         config.turn_timeout = Duration::from_secs(30);
         config.gate_timeout = Duration::from_secs(30);
         config.schedule = Policy::PlanOrder;
+        config
+    }
+
+    /// [`config`](Self::config) with a new worktree per story (`--worktrees fresh`), at
+    /// `repo.worktrees/e/<story>`: for tests that name a story's own worktree.
+    pub(crate) fn fresh_config(&self) -> RunConfig {
+        let mut config = self.config();
+        config.worktrees = WorktreeMode::Fresh;
         config
     }
 

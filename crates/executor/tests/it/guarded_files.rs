@@ -95,7 +95,8 @@ async fn the_repository_config_is_put_back() {
 async fn a_worktree_config_is_put_back() {
     let ep = EpicFixture::new();
     let worktree_config = git_dir(&ep).join("worktrees/a/config.worktree");
-    let config = sandbox_off(ep.config());
+    // Fresh worktrees: the registration is named after the story.
+    let config = sandbox_off(ep.fresh_config());
     let outcome = tamper_once(
         &ep,
         config.clone(),

@@ -407,7 +407,8 @@ fi
 fi
 "#,
     );
-    let mut config = ep.config();
+    // Fresh worktrees: a removes b's own worktree by its path.
+    let mut config = ep.fresh_config();
     config.concurrency = 2;
     // With the sandbox off: in it, a sibling's worktree and the worktree registrations are
     // read-only (`sandbox::sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges`).
@@ -851,14 +852,19 @@ async fn a_worktree_whose_git_file_an_agent_redirected_is_relinked_on_the_rerun(
          echo \"gitdir: $(git rev-parse --git-common-dir)/worktrees/_epic\" > \"$EPIC_WORKTREE/.git\"; fi\n",
     );
     let plan = plan(&[("a", &[]), ("b", &[])]);
+    // Fresh worktrees: the rerun finds a's redirected link where the run left it (a warm run
+    // moves a failed story's slot out of the rotation, and the move rewrites the link).
     let outcome = ep
-        .run(&plan, ep.config(), &Events::default())
+        .run(&plan, ep.fresh_config(), &Events::default())
         .await
         .expect("run");
     assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
     assert_eq!(merges(&ep), ["e: merge story b"]);
     let events = Events::default();
-    let rerun = ep.run(&plan, ep.config(), &events).await.expect("rerun");
+    let rerun = ep
+        .run(&plan, ep.fresh_config(), &events)
+        .await
+        .expect("rerun");
     assert!(rerun.all_done(), "{:?}", rerun.report);
     assert_eq!(merges(&ep), ["e: merge story b", "e: merge story a"]);
     assert!(

@@ -36,4 +36,5 @@ mod sandbox;
 mod script;
 mod seats;
 mod support;
+mod warm;
 mod weakened_tests;

@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use epic_executor::{Event, RunConfig, SandboxMode};
+use epic_executor::{Event, RunConfig, SandboxMode, WorktreeMode};
 
 use crate::epic_support::{EpicFixture, merges, plan, statuses};
 use crate::support::{Events, PATIENCE};
@@ -40,6 +40,14 @@ fn sandboxed(ep: &EpicFixture) -> RunConfig {
     require_bwrap();
     let mut config = ep.config();
     config.sandbox = SandboxMode::On;
+    config
+}
+
+/// [`sandboxed`] with a new worktree per story (`--worktrees fresh`): for attempts that name
+/// another story's own worktree.
+fn sandboxed_fresh(ep: &EpicFixture) -> RunConfig {
+    let mut config = sandboxed(ep);
+    config.worktrees = WorktreeMode::Fresh;
     config
 }
 
@@ -113,7 +121,7 @@ async fn sandboxed_writes_outside_the_own_worktree_fail_and_the_story_merges() {
         "touch \"$ROOT/b-working\"\n\
          n=0; while [ ! -e \"$ROOT/a-tried\" ] && [ $n -lt 500 ]; do sleep 0.05; n=$((n+1)); done\n",
     );
-    let mut config = sandboxed(&ep);
+    let mut config = sandboxed_fresh(&ep);
     config.concurrency = 2;
     // A gate and a setup command are sandboxed too: their writes into the main checkout fail,
     // while git in their own worktree (which refreshes its index) works.
