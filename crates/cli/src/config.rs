@@ -1778,7 +1778,7 @@ mod tests {
             );
             checked += 1;
         }
-        assert_eq!(checked, 18, "every key with a default to state");
+        assert_eq!(checked, 19, "every key with a default to state");
     }
 
     #[test]
