@@ -126,7 +126,7 @@ pub(crate) fn commit_all(
 /// The message as `git commit -m` keeps it (its `whitespace` clean-up): no trailing
 /// whitespace on a line, no blank lines at the start or the end, runs of blank lines as one,
 /// and a final newline unless empty.
-fn clean_message(message: &str) -> String {
+pub(crate) fn clean_message(message: &str) -> String {
     let mut out = String::new();
     let mut blank_run = false;
     for line in message.lines().map(str::trim_end) {
@@ -147,7 +147,7 @@ fn clean_message(message: &str) -> String {
 /// Whether epic's commits are signed: `commit.gpgSign` as the configuration had it when the
 /// handle pinned it (see `pin`), which `git commit` honours and `git commit-tree` only as `-S`.
 /// A `commit.gpgSign` (or `gpg.program`) planted during a run changes nothing.
-fn signs(git: &GixGit) -> Result<bool, Cause> {
+pub(crate) fn signs(git: &GixGit) -> Result<bool, Cause> {
     Ok(git.cli.pin()?.is_some_and(|pin| pin.sign()))
 }
 
