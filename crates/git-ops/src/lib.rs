@@ -85,7 +85,7 @@
 //! | --- | --- | --- |
 //! | worktree add, list, remove, move, prune | `git worktree …` | gix 0.91 has no `move` and no `prune`; its `add`/`remove` are recent and git stays the reference for the registration files. CLI first (the pragmatism rule), at a ratio near 1.0 to git; gix's `add_worktree` is the next step if worktree creation ever matters |
 //! | commit everything | `git update-index --add --remove` (the paths the status found), `git write-tree`, `git commit-tree`, `git update-ref` with the old value; `git add -A` + `git commit` for a path that is not UTF-8 | gix has no staging into git's index with its extensions; the plumbing stages only the changed paths, where `add -A` and `commit` would each refresh every tracked file first |
-//! | apply a clean merge | `git merge --no-ff` | gix merges trees but cannot apply a merged tree to a worktree and its index |
+//! | apply a clean merge | sides that changed clearly separate files: the tree merged and written by gix, then `git commit-tree`, `git read-tree -m -u` (only the paths that differ), `git update-ref`; otherwise `git merge --no-ff` | gix merges trees but cannot apply a merged tree to a worktree and its index; `git merge` refreshes every file's stat data first, twice the time on a large tree |
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
 //! | switch a slot worktree to a new story's branch | `git checkout --force [-B]`, `git clean -ffd`, `git rebase --quit` | no checkout into a populated worktree in gix; git rewrites only the files that differ |
 //! | detach a worktree's head | `git update-ref --no-deref HEAD` | one ref write; with the same log message git writes |

@@ -3,7 +3,8 @@
 //! gix merges the two commits' trees in memory first (nothing is written, the worktree is not
 //! touched), unless the two sides' tree diffs show they changed clearly separate files. A conflict ends there, with the conflicting paths and the worktree exactly as it
 //! was. A clean merge is then made by `git merge --no-ff`, because gix cannot yet apply a merged
-//! tree to a worktree and its index (see the crate docs). Should git still stop on a conflict
+//! tree to a worktree and its index (see the crate docs); when the sides changed clearly separate
+//! files, git's plumbing applies gix's merged tree instead (`apply_disjoint`). Should git still stop on a conflict
 //! that gix resolved, the merge is aborted and reported as a conflict all the same.
 
 use std::collections::BTreeSet;

@@ -208,25 +208,29 @@ fn git_processes(mode: &str, stories: usize) -> Vec<String> {
         .collect()
 }
 
-/// The git processes of a story: warm, seven (the switch's `checkout`, the commit's four plumbing
-/// commands, the merge, the merge's attestation note) and no whole-tree `git clean` when the slot
-/// is clean; fresh, eight (a whole checkout to add the worktree, a whole tree to delete with it).
+/// The git processes of a story: warm, nine (the switch's `checkout`, the commit's four plumbing
+/// commands, the merge's three — `commit-tree`, `read-tree -m -u` of what differs, `update-ref`,
+/// cheaper together than a `git merge` that refreshes every file of the epic worktree's index —
+/// and the merge's attestation note) and no whole-tree `git clean` when the slot is clean; fresh,
+/// ten (a whole checkout to add the worktree, a whole tree to delete with it).
 /// Beside them, six for the run (the pinned configuration read twice, the epic branch, a prune, a
 /// list, the epic's worktree); the first story adds its slot instead of switching it.
 #[test]
-fn a_story_costs_seven_git_processes_warm_and_eight_fresh() {
+fn a_story_costs_nine_git_processes_warm_and_ten_fresh() {
     const STORIES: usize = 4;
     let count =
         |lines: &[String], head: &str| lines.iter().filter(|line| line.starts_with(head)).count();
     let warm = git_processes("warm", STORIES);
-    assert_eq!(warm.len(), 6 + 7 * STORIES, "{warm:#?}");
+    assert_eq!(warm.len(), 6 + 9 * STORIES, "{warm:#?}");
+    assert_eq!(count(&warm, "merge"), 0, "{warm:#?}");
+    assert_eq!(count(&warm, "read-tree -m -u"), STORIES, "{warm:#?}");
     assert_eq!(count(&warm, "notes"), STORIES, "{warm:#?}");
     assert_eq!(count(&warm, "checkout --force"), STORIES - 1, "{warm:#?}");
     assert_eq!(count(&warm, "clean"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "worktree add"), 2, "{warm:#?}");
     assert_eq!(count(&warm, "worktree remove"), 0, "{warm:#?}");
     let fresh = git_processes("fresh", STORIES);
-    assert_eq!(fresh.len(), 6 + 8 * STORIES, "{fresh:#?}");
+    assert_eq!(fresh.len(), 6 + 10 * STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree add"), 1 + STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree remove"), STORIES, "{fresh:#?}");
 }
