@@ -242,7 +242,8 @@ impl TurnGuard {
         }
         let concurrent =
             turn.others_at_start > 0 || self.begun.load(Ordering::SeqCst) != turn.begun;
-        let now = match Snapshot::take(&self.watches) {
+        // Only what changed since the snapshot read it is read again (see `take_again`).
+        let now = match snapshot.take_again(&self.watches) {
             Ok(now) => now,
             Err(error) => {
                 return Err(Box::new(Tampered {
@@ -268,6 +269,7 @@ impl TurnGuard {
         });
         let changes = snapshot.changes(&now);
         if changes.is_empty() {
+            snapshot.adopt_stamps(&now);
             return Ok(());
         }
         let mut tampered = Tampered {

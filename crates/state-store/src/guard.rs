@@ -150,10 +150,81 @@ pub struct Change {
 }
 
 /// The watched paths and what each held, keyed by path (so in path order: a directory before
-/// what it holds).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// what it holds). Two snapshots are equal when their entries are.
+#[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     entries: BTreeMap<PathBuf, Entry>,
+    /// How each regular file looked when its contents were read, where that can be trusted
+    /// later ([`Stamp`]): [`Snapshot::take_again`] reuses the contents of a file whose stamp is
+    /// unchanged instead of reading it again.
+    stamps: BTreeMap<PathBuf, Stamp>,
+}
+
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for Snapshot {}
+
+/// How a regular file looked (device, inode, size, mode, modification and change times) when
+/// its contents were read. Any write, rename, `chmod` or `touch` moves the change time to the
+/// current time, and no one but root can set it back; so a file whose stamp is unchanged holds
+/// what was read. As git's racy-file rule has it, a file changed within [`RACY_NS`] of the read
+/// gets no stamp (it could change again within the same clock tick, its stamp unchanged), and is
+/// read every time until it is older.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mode: u32,
+    mtime: i128,
+    ctime: i128,
+}
+
+/// How recent a change keeps a file from being stamped: 2 s, far above the coarsest clock tick
+/// of file times.
+const RACY_NS: i128 = 2_000_000_000;
+
+impl Stamp {
+    /// The stamp of `metadata`, read at `read_at` (nanoseconds since the epoch); `None` when
+    /// the file changed within `racy_ns` of it, too recently to trust one, or on a platform
+    /// without change times.
+    #[cfg(unix)]
+    fn of(metadata: &fs::Metadata, read_at: i128, racy_ns: i128) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt as _;
+        let ns = |seconds: i64, nanos: i64| i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+        let ctime = ns(metadata.ctime(), metadata.ctime_nsec());
+        (ctime < read_at - racy_ns).then(|| Self {
+            dev: metadata.dev(),
+            ino: metadata.ino(),
+            len: metadata.size(),
+            mode: metadata.mode(),
+            mtime: ns(metadata.mtime(), metadata.mtime_nsec()),
+            ctime,
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of(_metadata: &fs::Metadata, _read_at: i128, _racy_ns: i128) -> Option<Self> {
+        None
+    }
+}
+
+/// When a snapshot reads, and how recent a change keeps a file from being stamped.
+#[derive(Debug, Clone, Copy)]
+struct Read {
+    at: i128,
+    racy_ns: i128,
+}
+
+/// Now, in nanoseconds since the epoch (0 for a clock before it: nothing is stamped then).
+fn now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i128::try_from(since.as_nanos()).unwrap_or(0))
 }
 
 /// An error returned by [`Snapshot::take`] and [`Snapshot::restore`].
@@ -183,18 +254,55 @@ pub enum GuardError {
 impl Snapshot {
     /// What `watches` hold now. A watched path that is not there is simply absent from it.
     pub fn take(watches: &[Watch]) -> Result<Self, GuardError> {
-        let mut entries = BTreeMap::new();
+        Self::take_with(watches, None, RACY_NS)
+    }
+
+    /// What `watches` hold now, as [`take`](Self::take) finds it, reading again only the files
+    /// that changed since this snapshot read them: a file whose device, inode, size, mode,
+    /// modification and change times are all as they were (and whose change was not recent when
+    /// it was read) keeps the contents this snapshot has. What a guard checks after every turn
+    /// costs what changed, not everything it guards.
+    pub fn take_again(&self, watches: &[Watch]) -> Result<Self, GuardError> {
+        Self::take_with(watches, Some(self), RACY_NS)
+    }
+
+    fn take_with(
+        watches: &[Watch],
+        previous: Option<&Self>,
+        racy_ns: i128,
+    ) -> Result<Self, GuardError> {
+        let mut taken = Self::default();
+        let read_at = Read {
+            at: now_ns(),
+            racy_ns,
+        };
         for watch in watches {
             match watch {
-                Watch::File(path) => {
-                    if let Some(entry) = read_entry(path)? {
-                        entries.insert(path.clone(), entry);
-                    }
+                Watch::File(path) => read_into(path, previous, read_at, &mut taken)?,
+                Watch::Tree { root, keep } => {
+                    read_tree(root, root, *keep, previous, read_at, &mut taken)?;
                 }
-                Watch::Tree { root, keep } => read_tree(root, root, *keep, &mut entries)?,
             }
         }
-        Ok(Self { entries })
+        Ok(taken)
+    }
+
+    /// Takes `now`'s stamps for the paths whose entries are the same in both: after a check
+    /// found them unchanged, the next one need not read them again.
+    pub fn adopt_stamps(&mut self, now: &Self) {
+        for (path, entry) in &self.entries {
+            if now.entries.get(path) != Some(entry) {
+                continue;
+            }
+            match now.stamps.get(path) {
+                Some(stamp) => {
+                    self.stamps.insert(path.clone(), *stamp);
+                }
+                None => {
+                    self.stamps.remove(path);
+                }
+            }
+        }
     }
 
     /// What `path` held, `None` when it was not there (or is not watched).
@@ -272,9 +380,15 @@ impl Snapshot {
     /// either): how a caller records its own writes, so that they do not count as changes.
     pub fn absorb(&mut self, now: &Self, take: impl Fn(&Path) -> bool) {
         self.entries.retain(|path, _| !take(path));
+        self.stamps.retain(|path, _| !take(path));
         for (path, entry) in &now.entries {
             if take(path) {
                 self.entries.insert(path.clone(), entry.clone());
+            }
+        }
+        for (path, stamp) in &now.stamps {
+            if take(path) {
+                self.stamps.insert(path.clone(), *stamp);
             }
         }
     }
@@ -360,7 +474,28 @@ pub fn resolved(path: &Path) -> PathBuf {
 }
 
 /// What `path` holds, `None` when nothing is there.
-fn read_entry(path: &Path) -> Result<Option<Entry>, GuardError> {
+/// Reads `path` into `taken` (nothing when it is not there), reusing `previous`'s contents for
+/// a file whose stamp is unchanged.
+fn read_into(
+    path: &Path,
+    previous: Option<&Snapshot>,
+    read_at: Read,
+    taken: &mut Snapshot,
+) -> Result<(), GuardError> {
+    if let Some((entry, stamp)) = read_entry(path, previous, read_at)? {
+        taken.entries.insert(path.to_path_buf(), entry);
+        if let Some(stamp) = stamp {
+            taken.stamps.insert(path.to_path_buf(), stamp);
+        }
+    }
+    Ok(())
+}
+
+fn read_entry(
+    path: &Path,
+    previous: Option<&Snapshot>,
+    read_at: Read,
+) -> Result<Option<(Entry, Option<Stamp>)>, GuardError> {
     let fail = |source| GuardError::Read {
         path: path.to_path_buf(),
         source,
@@ -391,16 +526,28 @@ fn read_entry(path: &Path) -> Result<Option<Entry>, GuardError> {
                 .map_or(0, |since| since.as_nanos()),
         }
     } else {
+        // Stamped before the read: a write between the two leaves a stamp older than what was
+        // read, so the next snapshot reads the file again.
+        let stamp = Stamp::of(&metadata, read_at.at, read_at.racy_ns);
+        if let (Some(stamp), Some(previous)) = (stamp, previous)
+            && previous.stamps.get(path) == Some(&stamp)
+            && let Some(entry @ Entry::File { .. }) = previous.entries.get(path)
+        {
+            return Ok(Some((entry.clone(), Some(stamp))));
+        }
         match fs::read(path) {
-            Ok(contents) => Entry::File {
-                mode: mode_of(&metadata),
-                contents,
-            },
+            Ok(contents) => {
+                let entry = Entry::File {
+                    mode: mode_of(&metadata),
+                    contents,
+                };
+                return Ok(Some((entry, stamp)));
+            }
             Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(fail(error)),
         }
     };
-    Ok(Some(entry))
+    Ok(Some((entry, None)))
 }
 
 /// Reads `dir` (under `root`) and what it holds into `entries`.
@@ -408,14 +555,12 @@ fn read_tree(
     root: &Path,
     dir: &Path,
     keep: fn(&Path) -> bool,
-    entries: &mut BTreeMap<PathBuf, Entry>,
+    previous: Option<&Snapshot>,
+    read_at: Read,
+    taken: &mut Snapshot,
 ) -> Result<(), GuardError> {
-    let Some(entry) = read_entry(dir)? else {
-        return Ok(());
-    };
-    let is_dir = matches!(entry, Entry::Dir { .. });
-    entries.insert(dir.to_path_buf(), entry);
-    if !is_dir {
+    read_into(dir, previous, read_at, taken)?;
+    if !matches!(taken.entries.get(dir), Some(Entry::Dir { .. })) {
         return Ok(());
     }
     let listing = match fs::read_dir(dir) {
@@ -440,7 +585,7 @@ fn read_tree(
     for child in children {
         let relative = child.strip_prefix(root).unwrap_or(&child);
         if keep(relative) {
-            read_tree(root, &child, keep, entries)?;
+            read_tree(root, &child, keep, previous, read_at, taken)?;
         }
     }
     Ok(())
@@ -487,6 +632,83 @@ fn symlink(target: &Path, path: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Snapshots that stamp every file, however recent its change: what `take` and `take_again`
+    /// do with files older than the racy margin, without waiting for one to be.
+    fn stamping(watches: &[Watch], previous: Option<&Snapshot>) -> Snapshot {
+        Snapshot::take_with(watches, previous, -1_000_000_000_000).unwrap()
+    }
+
+    #[test]
+    fn an_unchanged_stamp_reuses_what_was_read_and_any_change_reads_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state.json");
+        fs::write(&file, "{\"a\":1}").unwrap();
+        let watches = [Watch::File(file.clone())];
+        let mut stored = stamping(&watches, None);
+        assert!(stored.stamps.contains_key(&file));
+        // Unchanged on disk: the stored contents are taken as they are, not read again (a
+        // stored entry that differs from the file shows which).
+        stored.entries.insert(
+            file.clone(),
+            Entry::File {
+                mode: mode_of(&fs::metadata(&file).unwrap()),
+                contents: b"as stored".to_vec(),
+            },
+        );
+        let again = stamping(&watches, Some(&stored));
+        assert!(stored.changes(&again).is_empty());
+
+        // Rewritten in place with the same size and its modification time put back, as an agent
+        // hiding a change would, within the racy margin of the snapshot (so within one tick of
+        // the file times' clock, where even the change time may not move): read again, found.
+        let modified = fs::metadata(&file).unwrap().modified().unwrap();
+        let stored = Snapshot::take(&watches).unwrap();
+        fs::write(&file, "{\"a\":2}").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        let changes = stored.changes(&stored.take_again(&watches).unwrap());
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].kind, ChangeKind::Modified);
+
+        // Replaced by another file of the same size and times (a new inode): read again, found,
+        // however old the stamp.
+        let stored = stamping(&watches, None);
+        let other = dir.path().join("other.json");
+        fs::write(&other, "{\"a\":3}").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&other)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        fs::rename(&other, &file).unwrap();
+        let changes = stored.changes(&stamping(&watches, Some(&stored)));
+        assert_eq!(changes.len(), 1, "{changes:?}");
+    }
+
+    #[test]
+    fn a_recent_change_is_never_stamped_and_adopted_stamps_follow_equal_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("state.json");
+        fs::write(&file, "x").unwrap();
+        let watches = [Watch::File(file.clone())];
+        // Just written: within the racy margin, no stamp; read every time.
+        let snapshot = Snapshot::take(&watches).unwrap();
+        assert!(!snapshot.stamps.contains_key(&file));
+        let mut stored = snapshot.clone();
+        stored.adopt_stamps(&stamping(&watches, None));
+        assert!(stored.stamps.contains_key(&file));
+        // A stamp is adopted only where the entries agree.
+        let mut stale = snapshot;
+        fs::write(&file, "y").unwrap();
+        stale.adopt_stamps(&stamping(&watches, None));
+        assert!(!stale.stamps.contains_key(&file));
+    }
 
     #[test]
     fn a_tree_is_restored_with_modes_links_and_removals() {
