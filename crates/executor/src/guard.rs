@@ -28,6 +28,13 @@
 //! written paths (and nothing else) into the snapshot: so at every instant the snapshot is what
 //! epic last wrote, and a check never sees epic's own write half-done.
 //!
+//! A check reads again only what changed since the snapshot read it
+//! ([`Snapshot::take_again`](epic_state_store::Snapshot::take_again)): a file whose device,
+//! inode, size, mode and modification and change times are as they were keeps the contents the
+//! snapshot has. Only root can set a change time back; a file changed within two seconds of
+//! being read is read every time (git's racy-file rule), so a change within one tick of the
+//! clock is not missed either. A check costs what changed, not the epic's every state file.
+//!
 //! When a turn ends, what the guarded places hold is compared with the snapshot
 //! ([`Turn::end`]); every difference is undone (contents and mode restored, what was added
 //! removed) and fails the story whose turn just ended, naming each file. A change made by a turn
