@@ -157,20 +157,23 @@ impl Attestation {
         text
     }
 
-    /// Writes this attestation to the epic's state (`attestations/<commit>.json`) and as the
-    /// note on its commit, from `worktree`; the state first, so a note never exists without the
-    /// state that backs it. Blocking.
+    /// Writes this attestation to the epic's state (`attestations/<commit>.json`, through
+    /// `guard`, as every write of epic's own guarded files) and as the note on its commit, from
+    /// `worktree`; the state first, so a note never exists without the state that backs it.
+    /// Blocking.
     pub(crate) fn record(
         &self,
         git: &dyn Git,
         dir: &EpicDir,
         worktree: &Path,
-        write_state: impl FnOnce(&Path, &Self) -> Result<(), String>,
+        guard: &crate::guard::TurnGuard,
     ) -> Result<(), String> {
         let path = dir
             .attestation(&self.commit)
             .ok_or_else(|| format!("`{}` is not a commit id", self.commit))?;
-        write_state(&path, self)?;
+        guard.epic_write(&path, || {
+            epic_state_store::save(&path, self).map_err(|error| crate::error::chain(&error))
+        })?;
         let commit: CommitId = self.commit.parse().map_err(|error| format!("{error}"))?;
         git.write_note(worktree, NOTES_REF, &commit, &self.to_note())
             .map_err(|error| crate::error::chain(&error))

@@ -306,11 +306,7 @@ impl Lander {
                     gated_commit: head.to_hex(),
                     gated_tree: tree.clone(),
                 };
-                attestation.record(git.as_ref(), &dir, &epic, |path, attestation| {
-                    guard.epic_write(path, || {
-                        epic_state_store::save(path, attestation).map_err(|error| chain(&error))
-                    })
-                })?;
+                attestation.record(git.as_ref(), &dir, &epic, &guard)?;
             }
             Ok::<_, String>(())
         })

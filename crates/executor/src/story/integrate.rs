@@ -858,11 +858,7 @@ impl<'a> Batch<'a> {
                 .unwrap_or_default();
             for mut attestation in attestations {
                 attestation.gated_tree.clone_from(&tree);
-                attestation.record(git.as_ref(), &dir, &epic, |path, attestation| {
-                    guard.epic_write(path, || {
-                        epic_state_store::save(path, attestation).map_err(|error| chain(&error))
-                    })
-                })?;
+                attestation.record(git.as_ref(), &dir, &epic, &guard)?;
             }
             Ok::<_, String>(())
         })
