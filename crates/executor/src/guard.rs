@@ -261,22 +261,17 @@ impl TurnGuard {
             }
         };
         // The turn's own worktree's HEAD is the branch check's business, not the guard's.
-        let own_heads: Vec<PathBuf> = self
-            .registrations_of(&snapshot, &now, worktree)
-            .into_iter()
-            .map(|registration| registration.join("HEAD"))
-            .collect();
-        snapshot.absorb(&now, |path| own_heads.iter().any(|head| head == path));
+        for registration in self.registrations_of(&snapshot, &now, worktree) {
+            snapshot.absorb(&now, &registration.join("HEAD"));
+        }
         // Another epic's run administers its own worktrees, and guards them itself.
-        let others = self.other_runs_registrations(&snapshot, &now);
-        snapshot.absorb(&now, |path| {
-            others
-                .iter()
-                .any(|registration| path.starts_with(registration))
-        });
+        for registration in self.other_runs_registrations(&snapshot, &now) {
+            snapshot.absorb_tree(&now, &registration);
+        }
         let changes = snapshot.changes(&now);
         if changes.is_empty() {
-            snapshot.adopt_stamps(&now);
+            // Equal throughout: `now`, with the stamps of what it read, is the snapshot.
+            *snapshot = now;
             return Ok(());
         }
         let mut tampered = Tampered {
@@ -317,7 +312,9 @@ impl TurnGuard {
             .collect();
         let watches: Vec<Watch> = written.iter().cloned().map(Watch::File).collect();
         if let Ok(now) = Snapshot::take(&watches) {
-            snapshot.absorb(&now, |path| written.iter().any(|known| known == path));
+            for path in &written {
+                snapshot.absorb(&now, path);
+            }
         }
         result
     }
@@ -352,11 +349,11 @@ impl TurnGuard {
                 .iter()
                 .flat_map(|worktree| self.registrations_of(&snapshot, &now, worktree))
                 .collect();
-            snapshot.absorb(&now, |path| {
-                registrations
-                    .iter()
-                    .any(|registration| on_the_way(path, registration))
-            });
+            // `worktrees/` itself, which the first add creates, and each registration whole.
+            snapshot.absorb(&now, &self.registrations);
+            for registration in &registrations {
+                snapshot.absorb_tree(&now, registration);
+            }
         }
         result
     }
@@ -367,7 +364,7 @@ impl TurnGuard {
         let dot_git = resolved(worktree).join(".git");
         let mut found = Vec::new();
         for snapshot in [before, now] {
-            for path in snapshot.paths() {
+            for path in snapshot.paths_under(&self.registrations) {
                 let Ok(relative) = path.strip_prefix(&self.registrations) else {
                     continue;
                 };
@@ -407,7 +404,10 @@ impl TurnGuard {
             worktree.starts_with(&self.epics_root) && !worktree.starts_with(&self.own_root)
         };
         let mut found: Vec<PathBuf> = Vec::new();
-        for path in before.paths().chain(now.paths()) {
+        for path in before
+            .paths_under(&self.registrations)
+            .chain(now.paths_under(&self.registrations))
+        {
             let Ok(relative) = path.strip_prefix(&self.registrations) else {
                 continue;
             };
@@ -431,12 +431,6 @@ impl TurnGuard {
     fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {
         self.snapshot.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// Whether `path` is `target`, under it, or one of the directories above it (which a write of
-/// `target` may have created).
-fn on_the_way(path: &Path, target: &Path) -> bool {
-    path.starts_with(target) || target.starts_with(path)
 }
 
 /// Whether a path under `worktrees/` is guarded: a registration's directory and its

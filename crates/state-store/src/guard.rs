@@ -35,11 +35,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs;
 use std::io;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::atomic::{sync_dir, write_atomic};
 
@@ -67,8 +70,9 @@ pub enum Entry {
     File {
         /// Its permission bits (`0o755`).
         mode: u32,
-        /// Its contents.
-        contents: Vec<u8>,
+        /// Its contents, shared by the snapshots that found them unchanged (a snapshot taken
+        /// again copies none, and equal entries compare by pointer first).
+        contents: Arc<[u8]>,
     },
     /// A directory.
     Dir {
@@ -149,20 +153,90 @@ pub struct Change {
     pub kind: ChangeKind,
 }
 
-/// The watched paths and what each held, keyed by path (so in path order: a directory before
-/// what it holds). Two snapshots are equal when their entries are.
+/// The watched paths and what each held, in the byte order of the paths (so a directory comes
+/// before what it holds, and what it holds is one range of them). Two snapshots are equal when
+/// their entries are.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    entries: BTreeMap<PathBuf, Entry>,
-    /// How each regular file looked when its contents were read, where that can be trusted
-    /// later ([`Stamp`]): [`Snapshot::take_again`] reuses the contents of a file whose stamp is
-    /// unchanged instead of reading it again.
-    stamps: BTreeMap<PathBuf, Stamp>,
+    entries: BTreeMap<Key, Held>,
+}
+
+/// What a snapshot holds for one path: the entry and, for a regular file whose contents can be
+/// trusted later, how the file looked when they were read ([`Stamp`]):
+/// [`Snapshot::take_again`] reuses the contents of a file whose stamp is unchanged instead of
+/// reading it again.
+#[derive(Debug, Clone)]
+struct Held {
+    entry: Entry,
+    stamp: Option<Stamp>,
+}
+
+/// A path as a snapshot keys it, ordered by its bytes: a comparison is one `memcmp` (where
+/// `Path`'s own order walks components), and everything under a directory `d` is the one range
+/// of keys that start with `d/`. Keys are [`normalized`], so that a path spelled `a//b` or
+/// `a/./b` finds `a/b`.
+#[derive(Debug, Clone)]
+struct Key(PathBuf);
+
+impl Key {
+    fn bytes(&self) -> &[u8] {
+        bytes_of(&self.0)
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes() == other.bytes()
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.bytes().cmp(other.bytes())
+    }
+}
+
+impl Borrow<[u8]> for Key {
+    fn borrow(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
+/// `path` with its empty and `.` components dropped, as [`Path::components`] reads it.
+fn normalized(path: &Path) -> PathBuf {
+    path.components().collect()
+}
+
+/// The bytes of `path`, as keys compare them.
+fn bytes_of(path: &Path) -> &[u8] {
+    path.as_os_str().as_encoded_bytes()
+}
+
+/// The bytes every path under `dir` starts with: `dir/`.
+fn under(dir: &Path) -> Vec<u8> {
+    let mut prefix = bytes_of(dir).to_vec();
+    if prefix.last() != Some(&b'/') {
+        prefix.push(b'/');
+    }
+    prefix
 }
 
 impl PartialEq for Snapshot {
     fn eq(&self, other: &Self) -> bool {
-        self.entries == other.entries
+        self.entries.len() == other.entries.len()
+            && self
+                .entries
+                .iter()
+                .zip(&other.entries)
+                .all(|((a, a_held), (b, b_held))| a == b && a_held.entry == b_held.entry)
     }
 }
 
@@ -278,118 +352,121 @@ impl Snapshot {
         };
         for watch in watches {
             match watch {
-                Watch::File(path) => read_into(path, previous, read_at, &mut taken)?,
+                Watch::File(path) => {
+                    read_into(&normalized(path), previous, read_at, &mut taken)?;
+                }
                 Watch::Tree { root, keep } => {
-                    read_tree(root, root, *keep, previous, read_at, &mut taken)?;
+                    let root = normalized(root);
+                    read_tree(&root, &root, *keep, previous, read_at, &mut taken)?;
                 }
             }
         }
         Ok(taken)
     }
 
-    /// Takes `now`'s stamps for the paths whose entries are the same in both: after a check
-    /// found them unchanged, the next one need not read them again.
-    pub fn adopt_stamps(&mut self, now: &Self) {
-        for (path, entry) in &self.entries {
-            if now.entries.get(path) != Some(entry) {
-                continue;
-            }
-            match now.stamps.get(path) {
-                Some(stamp) => {
-                    self.stamps.insert(path.clone(), *stamp);
-                }
-                None => {
-                    self.stamps.remove(path);
-                }
-            }
-        }
-    }
-
     /// What `path` held, `None` when it was not there (or is not watched).
     pub fn get(&self, path: &Path) -> Option<&Entry> {
-        self.entries.get(path)
+        self.held(path).map(|held| &held.entry)
     }
 
-    /// The watched paths that were there, in path order.
+    fn held(&self, path: &Path) -> Option<&Held> {
+        self.entries.get(bytes_of(&normalized(path)))
+    }
+
+    #[cfg(test)]
+    fn stamped(&self, path: &Path) -> bool {
+        self.held(path).is_some_and(|held| held.stamp.is_some())
+    }
+
+    /// The watched paths that were there, in order.
     pub fn paths(&self) -> impl Iterator<Item = &Path> {
-        self.entries.keys().map(PathBuf::as_path)
+        self.entries.keys().map(|key| key.0.as_path())
     }
 
-    /// Every path that differs between this snapshot and `now`, in path order.
+    /// The watched paths under `dir` (not `dir` itself) that were there, in order: one range of
+    /// the snapshot, however much else it holds.
+    pub fn paths_under(&self, dir: &Path) -> impl Iterator<Item = &Path> {
+        self.range_under(dir).map(|(key, _)| key.0.as_path())
+    }
+
+    fn range_under(&self, dir: &Path) -> impl Iterator<Item = (&Key, &Held)> {
+        let prefix = under(&normalized(dir));
+        self.entries
+            .range::<[u8], _>((Bound::Included(prefix.as_slice()), Bound::Unbounded))
+            .take_while(move |(key, _)| key.bytes().starts_with(&prefix))
+    }
+
+    /// Every path that differs between this snapshot and `now`, in order.
     pub fn changes(&self, now: &Self) -> Vec<Change> {
         let mut changes = Vec::new();
         let mut before = self.entries.iter().peekable();
         let mut after = now.entries.iter().peekable();
         loop {
-            let change = match (before.peek(), after.peek()) {
+            let (key, kind) = match (before.peek(), after.peek()) {
                 (None, None) => break,
-                (Some((path, _)), None) => {
-                    let change = Change {
-                        path: (*path).clone(),
-                        kind: ChangeKind::Removed,
-                    };
+                (Some((key, _)), None) => {
+                    let change = (*key, ChangeKind::Removed);
                     before.next();
                     change
                 }
-                (None, Some((path, _))) => {
-                    let change = Change {
-                        path: (*path).clone(),
-                        kind: ChangeKind::Added,
-                    };
+                (None, Some((key, _))) => {
+                    let change = (*key, ChangeKind::Added);
                     after.next();
                     change
                 }
-                (Some((old_path, old)), Some((new_path, new))) => match old_path.cmp(new_path) {
+                (Some((old_key, old)), Some((new_key, new))) => match old_key.cmp(new_key) {
                     std::cmp::Ordering::Less => {
-                        let change = Change {
-                            path: (*old_path).clone(),
-                            kind: ChangeKind::Removed,
-                        };
+                        let change = (*old_key, ChangeKind::Removed);
                         before.next();
                         change
                     }
                     std::cmp::Ordering::Greater => {
-                        let change = Change {
-                            path: (*new_path).clone(),
-                            kind: ChangeKind::Added,
-                        };
+                        let change = (*new_key, ChangeKind::Added);
                         after.next();
                         change
                     }
                     std::cmp::Ordering::Equal => {
-                        let same = old == new;
-                        let path = (*old_path).clone();
+                        let (key, same) = (*old_key, old.entry == new.entry);
                         before.next();
                         after.next();
                         if same {
                             continue;
                         }
-                        Change {
-                            path,
-                            kind: ChangeKind::Modified,
-                        }
+                        (key, ChangeKind::Modified)
                     }
                 },
             };
-            changes.push(change);
+            changes.push(Change {
+                path: key.0.clone(),
+                kind,
+            });
         }
         changes
     }
 
-    /// Takes into this snapshot what `now` holds for every path `take` selects (present in
-    /// either): how a caller records its own writes, so that they do not count as changes.
-    pub fn absorb(&mut self, now: &Self, take: impl Fn(&Path) -> bool) {
-        self.entries.retain(|path, _| !take(path));
-        self.stamps.retain(|path, _| !take(path));
-        for (path, entry) in &now.entries {
-            if take(path) {
-                self.entries.insert(path.clone(), entry.clone());
+    /// Takes into this snapshot what `now` holds for `path` (there or not): how a caller records
+    /// its own write of a path, so that it does not count as a change.
+    pub fn absorb(&mut self, now: &Self, path: &Path) {
+        let path = normalized(path);
+        match now.entries.get(bytes_of(&path)) {
+            Some(held) => {
+                self.entries.insert(Key(path), held.clone());
+            }
+            None => {
+                self.entries.remove(bytes_of(&path));
             }
         }
-        for (path, stamp) in &now.stamps {
-            if take(path) {
-                self.stamps.insert(path.clone(), *stamp);
-            }
+    }
+
+    /// Takes into this snapshot what `now` holds for `dir` and everything under it.
+    pub fn absorb_tree(&mut self, now: &Self, dir: &Path) {
+        self.absorb(now, dir);
+        let gone: Vec<Key> = self.range_under(dir).map(|(key, _)| key.clone()).collect();
+        for key in gone {
+            self.entries.remove(key.bytes());
+        }
+        for (key, held) in now.range_under(dir) {
+            self.entries.insert(key.clone(), held.clone());
         }
     }
 
@@ -401,7 +478,7 @@ impl Snapshot {
             path: path.to_path_buf(),
             source,
         };
-        let expected = self.entries.get(path);
+        let expected = self.get(path);
         if let Some(Entry::Large { len, .. }) = expected {
             return Err(fail(io::Error::other(format!(
                 "it held {len} bytes, more than a snapshot keeps; left as it is"
@@ -473,22 +550,22 @@ pub fn resolved(path: &Path) -> PathBuf {
     }
 }
 
-/// What `path` holds, `None` when nothing is there.
-/// Reads `path` into `taken` (nothing when it is not there), reusing `previous`'s contents for
-/// a file whose stamp is unchanged.
+/// Reads `path` (normalized) into `taken` (nothing when it is not there), reusing `previous`'s
+/// contents for a file whose stamp is unchanged: whether it is a directory.
 fn read_into(
     path: &Path,
     previous: Option<&Snapshot>,
     read_at: Read,
     taken: &mut Snapshot,
-) -> Result<(), GuardError> {
-    if let Some((entry, stamp)) = read_entry(path, previous, read_at)? {
-        taken.entries.insert(path.to_path_buf(), entry);
-        if let Some(stamp) = stamp {
-            taken.stamps.insert(path.to_path_buf(), stamp);
-        }
-    }
-    Ok(())
+) -> Result<bool, GuardError> {
+    let Some((entry, stamp)) = read_entry(path, previous, read_at)? else {
+        return Ok(false);
+    };
+    let dir = matches!(entry, Entry::Dir { .. });
+    taken
+        .entries
+        .insert(Key(path.to_path_buf()), Held { entry, stamp });
+    Ok(dir)
 }
 
 fn read_entry(
@@ -530,8 +607,9 @@ fn read_entry(
         // read, so the next snapshot reads the file again.
         let stamp = Stamp::of(&metadata, read_at.at, read_at.racy_ns);
         if let (Some(stamp), Some(previous)) = (stamp, previous)
-            && previous.stamps.get(path) == Some(&stamp)
-            && let Some(entry @ Entry::File { .. }) = previous.entries.get(path)
+            && let Some(held) = previous.entries.get(bytes_of(path))
+            && held.stamp == Some(stamp)
+            && let entry @ Entry::File { .. } = &held.entry
         {
             return Ok(Some((entry.clone(), Some(stamp))));
         }
@@ -539,7 +617,7 @@ fn read_entry(
             Ok(contents) => {
                 let entry = Entry::File {
                     mode: mode_of(&metadata),
-                    contents,
+                    contents: contents.into(),
                 };
                 return Ok(Some((entry, stamp)));
             }
@@ -550,7 +628,7 @@ fn read_entry(
     Ok(Some((entry, None)))
 }
 
-/// Reads `dir` (under `root`) and what it holds into `entries`.
+/// Reads `dir` (under `root`, both normalized) and what it holds into `taken`.
 fn read_tree(
     root: &Path,
     dir: &Path,
@@ -559,8 +637,7 @@ fn read_tree(
     read_at: Read,
     taken: &mut Snapshot,
 ) -> Result<(), GuardError> {
-    read_into(dir, previous, read_at, taken)?;
-    if !matches!(taken.entries.get(dir), Some(Entry::Dir { .. })) {
+    if !read_into(dir, previous, read_at, taken)? {
         return Ok(());
     }
     let listing = match fs::read_dir(dir) {
@@ -581,7 +658,7 @@ fn read_tree(
         })?;
         children.push(child.path());
     }
-    children.sort();
+    // In the order the directory lists them: the snapshot orders its keys itself.
     for child in children {
         let relative = child.strip_prefix(root).unwrap_or(&child);
         if keep(relative) {
@@ -646,16 +723,14 @@ mod tests {
         fs::write(&file, "{\"a\":1}").unwrap();
         let watches = [Watch::File(file.clone())];
         let mut stored = stamping(&watches, None);
-        assert!(stored.stamps.contains_key(&file));
+        assert!(stored.stamped(&file));
         // Unchanged on disk: the stored contents are taken as they are, not read again (a
         // stored entry that differs from the file shows which).
-        stored.entries.insert(
-            file.clone(),
-            Entry::File {
-                mode: mode_of(&fs::metadata(&file).unwrap()),
-                contents: b"as stored".to_vec(),
-            },
-        );
+        let held = stored.entries.get_mut(bytes_of(&file)).unwrap();
+        held.entry = Entry::File {
+            mode: mode_of(&fs::metadata(&file).unwrap()),
+            contents: b"as stored".as_slice().into(),
+        };
         let again = stamping(&watches, Some(&stored));
         assert!(stored.changes(&again).is_empty());
 
@@ -692,22 +767,18 @@ mod tests {
     }
 
     #[test]
-    fn a_recent_change_is_never_stamped_and_adopted_stamps_follow_equal_entries() {
+    fn a_recent_change_is_never_stamped_and_is_read_again() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("state.json");
         fs::write(&file, "x").unwrap();
         let watches = [Watch::File(file.clone())];
         // Just written: within the racy margin, no stamp; read every time.
         let snapshot = Snapshot::take(&watches).unwrap();
-        assert!(!snapshot.stamps.contains_key(&file));
-        let mut stored = snapshot.clone();
-        stored.adopt_stamps(&stamping(&watches, None));
-        assert!(stored.stamps.contains_key(&file));
-        // A stamp is adopted only where the entries agree.
-        let mut stale = snapshot;
-        fs::write(&file, "y").unwrap();
-        stale.adopt_stamps(&stamping(&watches, None));
-        assert!(!stale.stamps.contains_key(&file));
+        assert!(!snapshot.stamped(&file));
+        let again = snapshot.take_again(&watches).unwrap();
+        assert!(!again.stamped(&file));
+        // Older than the margin: stamped.
+        assert!(stamping(&watches, Some(&snapshot)).stamped(&file));
     }
 
     #[test]
@@ -787,7 +858,8 @@ mod tests {
         fs::write(&a, "1").unwrap();
         fs::write(&b, "2").unwrap();
         let now = Snapshot::take(&watches).unwrap();
-        snapshot.absorb(&now, |path| path == a);
+        // Spelled otherwise, the same path.
+        snapshot.absorb(&now, &dir.path().join(".//a"));
         let changes = snapshot.changes(&now);
         assert_eq!(
             changes,
@@ -797,6 +869,49 @@ mod tests {
             }]
         );
         assert!(snapshot.get(&a).is_some());
+    }
+
+    /// Everything under a directory is one range of keys, whatever sorts between the directory
+    /// and its first child (`d-x`, `d.x` come before `d/` byte for byte).
+    #[test]
+    fn absorb_tree_takes_a_directory_and_all_under_it_and_nothing_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        fs::create_dir_all(root.join("d/e")).unwrap();
+        fs::write(root.join("d-x"), "beside").unwrap();
+        fs::write(root.join("d.x"), "beside").unwrap();
+        fs::write(root.join("d/e/f"), "under").unwrap();
+        let watches = [Watch::Tree {
+            root: root.clone(),
+            keep: |_| true,
+        }];
+        let mut snapshot = Snapshot::take(&watches).unwrap();
+        fs::write(root.join("d-x"), "changed").unwrap();
+        fs::write(root.join("d.x"), "changed").unwrap();
+        fs::remove_file(root.join("d/e/f")).unwrap();
+        fs::write(root.join("d/g"), "added").unwrap();
+        fs::write(root.join("d0"), "added").unwrap();
+        let now = Snapshot::take(&watches).unwrap();
+        assert_eq!(
+            now.paths_under(&root.join("d"))
+                .map(|path| path.strip_prefix(&root).unwrap().to_owned())
+                .collect::<Vec<_>>(),
+            [PathBuf::from("d/e"), PathBuf::from("d/g")]
+        );
+        snapshot.absorb_tree(&now, &root.join("d"));
+        let changed: Vec<PathBuf> = snapshot
+            .changes(&now)
+            .into_iter()
+            .map(|change| change.path.strip_prefix(&root).unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            changed,
+            [
+                PathBuf::from("d-x"),
+                PathBuf::from("d.x"),
+                PathBuf::from("d0")
+            ]
+        );
     }
 
     #[test]
