@@ -160,6 +160,10 @@ pub(crate) struct TurnGuard {
     /// `<repo-parent>/<repo-name>.worktrees/<epic>`, this epic's.
     own_root: PathBuf,
     snapshot: Mutex<Snapshot>,
+    /// The registrations' `HEAD`s that epic's own switch of a slot worktree is rewriting now
+    /// ([`epic_switch`](Self::epic_switch)): a check meanwhile takes them as they are. Locked
+    /// after `snapshot`, never before.
+    switching: Mutex<Vec<PathBuf>>,
     /// Agent turns, gates and setup commands running.
     running: AtomicUsize,
     /// Agent turns running.
@@ -205,6 +209,7 @@ impl TurnGuard {
             epics_root: resolved(worktree_root.parent().unwrap_or(worktree_root)),
             own_root: resolved(worktree_root),
             snapshot: Mutex::new(snapshot),
+            switching: Mutex::new(Vec::new()),
             running: AtomicUsize::new(0),
             turns_running: AtomicUsize::new(0),
             begun: AtomicU64::new(0),
@@ -260,9 +265,13 @@ impl TurnGuard {
                 }));
             }
         };
-        // The turn's own worktree's HEAD is the branch check's business, not the guard's.
+        // The turn's own worktree's HEAD is the branch check's business, not the guard's; a
+        // slot's that epic is switching is the switch's (it proves the head when done).
         for registration in self.registrations_of(&snapshot, &now, worktree) {
             snapshot.absorb(&now, &registration.join("HEAD"));
+        }
+        for head in self.switching_heads() {
+            snapshot.absorb(&now, &head);
         }
         // Another epic's run administers its own worktrees, and guards them itself.
         for registration in self.other_runs_registrations(&snapshot, &now) {
@@ -356,6 +365,50 @@ impl TurnGuard {
             }
         }
         result
+    }
+
+    /// Runs epic's switch `op` of the worktree at `worktree` to another branch (a slot worktree
+    /// taking its next story), which rewrites the `HEAD` of its registration and nothing else
+    /// the guard watches, without holding the guard's lock: a switch rewrites the files that
+    /// differ and proves the worktree clean, tens of milliseconds on a large tree, and the turns
+    /// that end, the writes of the state and the other switches meanwhile need not wait for it.
+    /// While it runs, a check takes that `HEAD` as it finds it; the switch proves it (on the
+    /// story's branch, at the expected commit) before the story starts, and its final `HEAD` is
+    /// then taken into the snapshot. Blocking.
+    pub(crate) fn epic_switch<T>(&self, worktree: &Path, op: impl FnOnce() -> T) -> T {
+        let heads: Vec<PathBuf> = {
+            let snapshot = self.lock();
+            let heads: Vec<PathBuf> = self
+                .registrations_of(&snapshot, &snapshot, worktree)
+                .into_iter()
+                .map(|registration| registration.join("HEAD"))
+                .collect();
+            self.switching_lock().extend(heads.iter().cloned());
+            heads
+        };
+        let result = op();
+        let mut snapshot = self.lock();
+        let watches: Vec<Watch> = heads.iter().cloned().map(Watch::File).collect();
+        if let Ok(now) = Snapshot::take(&watches) {
+            for head in &heads {
+                snapshot.absorb(&now, head);
+            }
+        }
+        let mut switching = self.switching_lock();
+        for head in &heads {
+            if let Some(at) = switching.iter().position(|known| known == head) {
+                switching.swap_remove(at);
+            }
+        }
+        result
+    }
+
+    fn switching_heads(&self) -> Vec<PathBuf> {
+        self.switching_lock().clone()
+    }
+
+    fn switching_lock(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+        self.switching.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The registration directories (`worktrees/<name>`) whose `gitdir`, in `before` or `now`,

@@ -20,21 +20,23 @@ use crate::offload;
 /// the dependents its merge just made ready. [`remove_merged_worktree`] therefore waits until no
 /// story is preparing ([`idle`](Self::idle)).
 ///
-/// It also holds the lock that serializes the switches of slot worktrees (`--worktrees warm`,
-/// `slot.rs`), so that a story may free its branch from another slot while no story is
-/// switching that one.
+/// It also holds the switch lock of the slot worktrees (`--worktrees warm`, `slot.rs`): each
+/// switch takes its shared side, so switches of different slots run side by side; freeing a
+/// story's branch from another slot, or taking a slot out of the rotation, takes it whole, so
+/// that no story is switching that slot meanwhile.
 #[derive(Debug)]
 pub(crate) struct Preparing {
     count: watch::Sender<usize>,
-    /// Held while a slot worktree is switched or taken out of the rotation.
-    pub(crate) switching: Arc<tokio::sync::Mutex<()>>,
+    /// Shared while a slot worktree is switched; whole while a branch is freed from another
+    /// slot or a slot is taken out of the rotation.
+    pub(crate) switching: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl Preparing {
     pub(crate) fn new() -> Self {
         Self {
             count: watch::Sender::new(0),
-            switching: Arc::new(tokio::sync::Mutex::new(())),
+            switching: Arc::new(tokio::sync::RwLock::new(())),
         }
     }
 

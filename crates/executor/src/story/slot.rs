@@ -51,17 +51,19 @@ impl Work {
     /// Puts the story in its slot worktree: switched to its branch, reset to the proven epic
     /// head when `reset` (a new story), else at the branch's tip (a resumed story whose worktree
     /// is gone). A slot that is missing, or whose add never finished, is added afresh; one that
-    /// cannot be switched is removed and added afresh. Switches are serialized, so that a branch
-    /// a killed run left checked out in another slot can be freed from it.
+    /// cannot be switched is removed and added afresh. Switches of different slots run side by
+    /// side (each under the switch lock's shared side); freeing a branch a killed run left
+    /// checked out in another slot, or taking a slot out of the rotation, takes it whole.
     pub(super) async fn enter_slot(&mut self, reset: bool) -> Result<(), Stop> {
         let root = self.shared.worktree_root.clone();
         let slot = slot_path(&root, self.slot);
-        let switching = Arc::clone(&self.shared.preparing.switching);
-        let _serial = switching.lock().await;
         if reset {
             self.remove_own_leftover().await?;
         }
         self.free_branch(&slot).await?;
+        // Only this story switches a worktree to its branch: once freed, it stays free.
+        let switching = Arc::clone(&self.shared.preparing.switching);
+        let _shared = switching.read().await;
         self.worktree.clone_from(&slot);
         let usable = slot.join(".git").exists() && !epic_git_ops::add_interrupted(&slot);
         if !usable {
@@ -70,18 +72,23 @@ impl Work {
         self.clear_stale_locks().await;
         let (path, branch) = (slot.clone(), self.branch.clone());
         let start = reset.then(|| self.shared.proven());
-        let switched = self
-            .admin(
-                "switch the slot worktree to the story's branch",
+        let switched = async {
+            // An agent of the slot's last story may have pointed its `.git` at another
+            // worktree: a forced checkout there would act on that one.
+            let relink = path.clone();
+            self.admin(
+                "point the slot worktree's `.git` at its own registration",
                 vec![slot.clone()],
-                move |git| {
-                    // An agent of the slot's last story may have pointed its `.git` at another
-                    // worktree: a forced checkout there would act on that one.
-                    git.relink_worktree(&path)?;
-                    Ok::<_, BoxError>(git.switch_worktree(&path, &branch, start.as_ref())?)
-                },
+                move |git| git.relink_worktree(&relink),
             )
-            .await;
+            .await?;
+            let guard = Arc::clone(&self.shared.guard);
+            self.git("switch the slot worktree to the story's branch", move |git| {
+                guard.epic_switch(&path, || git.switch_worktree(&path, &branch, start.as_ref()))
+            })
+            .await
+        }
+        .await;
         match switched {
             Ok(at) => {
                 self.emit(Event::SlotSwitched {
@@ -129,8 +136,8 @@ impl Work {
     }
 
     /// Detaches the story's branch from any other slot worktree that has it checked out: a
-    /// switch killed after its checkout, before the story's state named the slot. Called
-    /// holding the switch lock, so no other story is switching that slot meanwhile. One git
+    /// switch killed after its checkout, before the story's state named the slot. Detaching takes
+    /// the switch lock whole, so no other story is switching that slot meanwhile. One git
     /// process, only when the branch exists already.
     async fn free_branch(&self, slot: &Path) -> Result<(), Stop> {
         let branch = self.branch.clone();
@@ -142,17 +149,14 @@ impl Work {
         if !exists {
             return Ok(());
         }
-        let branch = self.branch.clone();
-        let root = self.shared.worktree_root.clone();
-        let slot = slot.to_path_buf();
-        let holders = self
-            .git("list the worktrees", move |git| git.worktrees())
-            .await?
-            .into_iter()
-            .filter(|info| info.branch.as_deref() == Some(branch.as_str()))
-            .map(|info| info.path)
-            .filter(|path| is_slot(&root, path) && *path != slot)
-            .collect::<Vec<_>>();
+        if self.branch_holders(slot).await?.is_empty() {
+            return Ok(());
+        }
+        // Listed again under the whole lock: a slot that held the branch may have been switched
+        // to its own story's since, and must not be detached under it.
+        let switching = Arc::clone(&self.shared.preparing.switching);
+        let _whole = switching.write().await;
+        let holders = self.branch_holders(slot).await?;
         for holder in holders {
             let path = holder.clone();
             self.admin(
@@ -167,6 +171,21 @@ impl Work {
             ));
         }
         Ok(())
+    }
+
+    /// The slot worktrees other than `slot` that have the story's branch checked out.
+    async fn branch_holders(&self, slot: &Path) -> Result<Vec<PathBuf>, Stop> {
+        let branch = self.branch.clone();
+        let root = self.shared.worktree_root.clone();
+        let slot = slot.to_path_buf();
+        Ok(self
+            .git("list the worktrees", move |git| git.worktrees())
+            .await?
+            .into_iter()
+            .filter(|info| info.branch.as_deref() == Some(branch.as_str()))
+            .map(|info| info.path)
+            .filter(|path| is_slot(&root, path) && *path != slot)
+            .collect())
     }
 
     /// After the story: its slot taken out of the rotation when it holds work to keep (a story
@@ -186,7 +205,7 @@ impl Work {
             return;
         }
         let switching = Arc::clone(&self.shared.preparing.switching);
-        let _serial = switching.lock().await;
+        let _whole = switching.write().await;
         let (from, to) = (self.worktree.clone(), root.join(self.id()));
         if to.exists() {
             self.note(format!(
