@@ -576,6 +576,58 @@ mod tests {
         }
     }
 
+    /// A slot's switch runs without the guard's lock: a turn of another story that ends while
+    /// the switch rewrites the slot's `HEAD` is not blamed for it, and still for what it changed
+    /// itself; the switched `HEAD` is the snapshot's afterwards.
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plays git switching a worktree and the agent, writing files directly"
+    )]
+    fn a_switch_rewrites_its_slots_head_without_blocking_or_failing_other_turns() {
+        let repo = tempfile::tempdir().unwrap();
+        let common = repo.path().join(".git");
+        let root = repo.path().join("shop.worktrees/e");
+        let slot = root.join("_slot-0");
+        let registration = common.join("worktrees/_slot-0");
+        std::fs::create_dir_all(&registration).unwrap();
+        std::fs::create_dir_all(&slot).unwrap();
+        std::fs::write(common.join("config"), "[core]\n").unwrap();
+        let gitdir = format!("{}\n", resolved(&slot).join(".git").display());
+        std::fs::write(registration.join("gitdir"), gitdir).unwrap();
+        std::fs::write(registration.join("HEAD"), "ref: refs/heads/story/e/a\n").unwrap();
+        let dir = EpicDir::new(&common, "e").unwrap();
+        let guard = Arc::new(TurnGuard::new(&common, &dir, &root, &[]).unwrap());
+
+        let other = guard.begin();
+        let ended = guard.epic_switch(&slot, || {
+            std::fs::write(registration.join("HEAD"), "ref: refs/heads/story/e/b\n").unwrap();
+            // Another story's turn ends mid-switch, having changed the configuration.
+            std::fs::write(common.join("config"), "[core]\n\tfsmonitor = evil\n").unwrap();
+            other.end(&root.join("_slot-1"))
+        });
+        let tampered = ended.unwrap_err();
+        assert_eq!(
+            tampered.changes,
+            [GuardedChange {
+                path: common.join("config"),
+                kind: ChangeKind::Modified
+            }],
+            "the switched HEAD is not the turn's change"
+        );
+        // After the switch, its HEAD is what the snapshot holds; changing it again is a change.
+        let turn = guard.begin();
+        assert_eq!(turn.end(&root.join("_slot-1")), Ok(()));
+        let turn = guard.begin();
+        std::fs::write(registration.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        let tampered = turn.end(&root.join("_slot-1")).unwrap_err();
+        assert_eq!(tampered.changes[0].path, registration.join("HEAD"));
+        assert_eq!(
+            std::fs::read_to_string(registration.join("HEAD")).unwrap(),
+            "ref: refs/heads/story/e/b\n"
+        );
+    }
+
     #[test]
     #[expect(
         clippy::disallowed_methods,
