@@ -80,6 +80,37 @@ fn commits_in_a_linked_worktree_land_on_its_branch() {
     assert!(repo.porcelain(&repo.path).is_empty());
 }
 
+/// epic's commands write a linked worktree's index without its trailing checksum (git's
+/// `index.skipHash`: no hash on every write and read of a large index), and leave the main
+/// checkout's as git writes it; git and epic's own status read both.
+#[test]
+fn a_linked_worktrees_index_is_written_without_its_checksum_and_the_main_ones_with() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let wt = repo.beside("a");
+    git.add_worktree_new_branch(&wt, "story/e/a", "main")
+        .expect("add");
+    crate::support::write_in(&wt, "a.txt", "a");
+    git.commit_all(&wt, "story a").expect("commit");
+    repo.write("b.txt", "b");
+    git.commit_all(&repo.path, "main b").expect("commit");
+    let trailer = |index: std::path::PathBuf| {
+        let bytes = std::fs::read(&index).expect("index");
+        bytes[bytes.len() - 20..].to_vec()
+    };
+    let linked = repo.path.join(".git/worktrees/a/index");
+    assert_eq!(trailer(linked), vec![0; 20], "the linked worktree's index");
+    assert_ne!(trailer(repo.path.join(".git/index")), vec![0; 20], "the main index");
+    assert!(repo.porcelain(&wt).is_empty());
+    assert!(!git.status(&wt, &[]).expect("status").is_dirty());
+    let fsck = repo.try_git_in(&repo.path, &["fsck", "--no-progress"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+}
+
 #[test]
 fn without_any_identity_commits_as_epic() {
     // No identity in the repository, an empty HOME, no system configuration, and none of the
