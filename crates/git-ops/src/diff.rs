@@ -242,9 +242,9 @@ fn tree_paths(
     tree_paths_and_links(repo, old, new, false).map(|(paths, _)| paths)
 }
 
-/// The paths a diff of the trees of commits `old` and `new` touches (both sides of a rename),
-/// sorted; and, when `links` is asked for, the symbolic links `new` has among them (added or
-/// changed), with their targets, in path order. One tree diff for both.
+/// The paths a diff of the trees of commits `old` and `new` touches, sorted; and, when `links`
+/// is asked for, the symbolic links `new` has among them (added or changed), with their targets,
+/// in path order. One tree diff for both, without rename tracking (a rename is its two paths).
 pub(crate) fn tree_paths_and_links(
     repo: &gix::Repository,
     old: gix::ObjectId,
@@ -253,27 +253,34 @@ pub(crate) fn tree_paths_and_links(
 ) -> Result<(Vec<String>, Vec<Symlink>), gix::Error> {
     let old = repo.find_commit(old)?.tree()?;
     let new = repo.find_commit(new)?.tree()?;
-    let changes = repo.diff_tree_to_tree(&old, &new, gix::diff::Options::default())?;
     let mut paths = Vec::new();
     let mut found = Vec::new();
-    for change in &changes {
-        if change.entry_mode().is_tree() {
+    for change in plain_tree_changes(repo, &old, &new)? {
+        // The path, its mode, and its object in `new` (none when deleted).
+        let (path, mode, now) = match change {
+            TreeChange::Addition {
+                entry_mode,
+                oid,
+                path,
+                ..
+            }
+            | TreeChange::Modification {
+                entry_mode,
+                oid,
+                path,
+                ..
+            } => (path, entry_mode, Some(oid)),
+            TreeChange::Deletion {
+                entry_mode, path, ..
+            } => (path, entry_mode, None),
+        };
+        if mode.is_tree() {
             continue;
         }
-        paths.push(path_text(change.location()));
-        let source = change.source_location();
-        if source != change.location() {
-            paths.push(path_text(source));
-        }
-        let now = match change {
-            ChangeDetached::Addition { entry_mode, id, .. }
-            | ChangeDetached::Modification { entry_mode, id, .. }
-            | ChangeDetached::Rewrite { entry_mode, id, .. } => Some((*entry_mode, *id)),
-            ChangeDetached::Deletion { .. } => None,
-        };
-        if let Some((_, id)) = now.filter(|(mode, _)| links && mode.is_link()) {
+        paths.push(path_text(path.as_bstr()));
+        if let Some(id) = now.filter(|_| links && mode.is_link()) {
             found.push(Symlink {
-                path: path_text(change.location()),
+                path: path_text(path.as_bstr()),
                 target: repo.find_blob(id)?.data.to_str_lossy().into_owned(),
             });
         }
@@ -282,6 +289,31 @@ pub(crate) fn tree_paths_and_links(
     paths.dedup();
     found.sort();
     Ok((paths, found))
+}
+
+/// One change between two trees, as [`plain_tree_changes`] records it.
+pub(crate) type TreeChange = gix::diff::tree::recorder::Change;
+
+/// The changes from tree `old` to tree `new` (trees themselves included, with their full
+/// paths), without rename tracking: gix's plain tree diff. gix's `diff_tree_to_tree` also sets
+/// up the blob cache rename tracking needs, which reads the worktree's whole index for its
+/// attributes (some milliseconds on a tree of 10,000 files, each time the index changed) even
+/// when it never compares a blob.
+pub(crate) fn plain_tree_changes(
+    repo: &gix::Repository,
+    old: &gix::Tree<'_>,
+    new: &gix::Tree<'_>,
+) -> Result<Vec<TreeChange>, gix::Error> {
+    let mut recorder = gix::diff::tree::Recorder::default();
+    gix::diff::tree(
+        gix::objs::TreeRefIter::from_bytes(&old.data, old.id.kind()),
+        gix::objs::TreeRefIter::from_bytes(&new.data, new.id.kind()),
+        gix::diff::tree::State::default(),
+        &repo.objects,
+        &mut recorder,
+    )
+    .map_err(gix::Error::from_error)?;
+    Ok(recorder.records)
 }
 
 pub(crate) fn diff_vs_base(

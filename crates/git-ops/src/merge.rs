@@ -14,6 +14,7 @@ use std::path::Path;
 use gix::merge::tree::TreatAsUnresolved;
 
 use crate::cli::{args, failure, words};
+use crate::diff::TreeChange;
 use crate::error::{Cause, MergeError};
 use crate::path_text::path_text;
 use crate::repo::GixGit;
@@ -75,15 +76,19 @@ fn clearly_disjoint(
     for side in [ours, theirs] {
         let tree = repo.find_commit(side)?.tree()?;
         let mut paths = BTreeSet::new();
-        for change in repo.diff_tree_to_tree(&base_tree, &tree, gix::diff::Options::default())? {
-            if matches!(
-                change,
-                gix::object::tree::diff::ChangeDetached::Deletion { .. }
-            ) {
-                return Ok(false);
-            }
-            if !change.entry_mode().is_tree() {
-                paths.insert(change.location().to_owned());
+        for change in crate::diff::plain_tree_changes(repo, &base_tree, &tree)? {
+            match change {
+                TreeChange::Deletion { .. } => return Ok(false),
+                TreeChange::Addition {
+                    entry_mode, path, ..
+                }
+                | TreeChange::Modification {
+                    entry_mode, path, ..
+                } => {
+                    if !entry_mode.is_tree() {
+                        paths.insert(path);
+                    }
+                }
             }
         }
         sides.push(paths);
