@@ -312,7 +312,7 @@ fn main() {
     let (counts, sizes): (&[usize], &[(usize, usize)]) = if quick {
         (&[25, 100], &[(10_000, 10)])
     } else {
-        (&[25, 100, 400], &[(10_000, 25), (100_000, 8)])
+        (&[25, 100, 400], &[(10_000, 50), (100_000, 8)])
     };
     let mut rows = Vec::new();
     for &stories in counts {

@@ -353,11 +353,11 @@ impl Snapshot {
         for watch in watches {
             match watch {
                 Watch::File(path) => {
-                    read_into(&normalized(path), previous, read_at, &mut taken)?;
+                    read_into(&normalized(path), None, previous, read_at, &mut taken)?;
                 }
                 Watch::Tree { root, keep } => {
                     let root = normalized(root);
-                    read_tree(&root, &root, *keep, previous, read_at, &mut taken)?;
+                    read_tree(&root, &root, None, *keep, previous, read_at, &mut taken)?;
                 }
             }
         }
@@ -554,11 +554,12 @@ pub fn resolved(path: &Path) -> PathBuf {
 /// contents for a file whose stamp is unchanged: whether it is a directory.
 fn read_into(
     path: &Path,
+    metadata: Option<fs::Metadata>,
     previous: Option<&Snapshot>,
     read_at: Read,
     taken: &mut Snapshot,
 ) -> Result<bool, GuardError> {
-    let Some((entry, stamp)) = read_entry(path, previous, read_at)? else {
+    let Some((entry, stamp)) = read_entry(path, metadata, previous, read_at)? else {
         return Ok(false);
     };
     let dir = matches!(entry, Entry::Dir { .. });
@@ -568,8 +569,11 @@ fn read_into(
     Ok(dir)
 }
 
+/// What `path` holds (`metadata`: its `lstat`, when the caller has it already), reusing
+/// `previous`'s contents for a file whose stamp is unchanged; `None` when nothing is there.
 fn read_entry(
     path: &Path,
+    metadata: Option<fs::Metadata>,
     previous: Option<&Snapshot>,
     read_at: Read,
 ) -> Result<Option<(Entry, Option<Stamp>)>, GuardError> {
@@ -577,7 +581,7 @@ fn read_entry(
         path: path.to_path_buf(),
         source,
     };
-    let metadata = match fs::symlink_metadata(path) {
+    let metadata = match metadata.map_or_else(|| fs::symlink_metadata(path), Ok) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(error) => return Err(fail(error)),
@@ -632,12 +636,13 @@ fn read_entry(
 fn read_tree(
     root: &Path,
     dir: &Path,
+    metadata: Option<fs::Metadata>,
     keep: fn(&Path) -> bool,
     previous: Option<&Snapshot>,
     read_at: Read,
     taken: &mut Snapshot,
 ) -> Result<(), GuardError> {
-    if !read_into(dir, previous, read_at, taken)? {
+    if !read_into(dir, metadata, previous, read_at, taken)? {
         return Ok(());
     }
     let listing = match fs::read_dir(dir) {
@@ -656,14 +661,17 @@ fn read_tree(
             path: dir.to_path_buf(),
             source,
         })?;
-        children.push(child.path());
+        let path = child.path();
+        let relative = path.strip_prefix(root).unwrap_or(&path);
+        if keep(relative) {
+            // Statted relative to the open directory (`fstatat`): no walk of the whole path. A
+            // child gone meanwhile is statted again by path, and found gone.
+            children.push((child.metadata().ok(), path));
+        }
     }
     // In the order the directory lists them: the snapshot orders its keys itself.
-    for child in children {
-        let relative = child.strip_prefix(root).unwrap_or(&child);
-        if keep(relative) {
-            read_tree(root, &child, keep, previous, read_at, taken)?;
-        }
+    for (metadata, child) in children {
+        read_tree(root, &child, metadata, keep, previous, read_at, taken)?;
     }
     Ok(())
 }
