@@ -204,6 +204,8 @@ fn git_processes(mode: &str, stories: usize) -> Vec<String> {
                 "-c core.hooksPath=/dev/null -c maintenance.auto=false -c gc.auto=0 ",
                 "",
             )
+            // Carried in every linked worktree.
+            .replace("-c index.skipHash=true ", "")
         })
         .collect()
 }
