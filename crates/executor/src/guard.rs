@@ -55,7 +55,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use epic_state_store::{ChangeKind, EpicDir, GuardError, Snapshot, Watch, resolved};
+use epic_state_store::{ChangeKind, EpicDir, GuardError, Notifier, Snapshot, Watch, resolved};
 
 /// The files under `worktrees/<name>/` that are guarded.
 const REGISTRATION_FILES: &[&str] = &["HEAD", "gitdir", "commondir", "config.worktree", "locked"];
@@ -160,6 +160,10 @@ pub(crate) struct TurnGuard {
     /// `<repo-parent>/<repo-name>.worktrees/<epic>`, this epic's.
     own_root: PathBuf,
     snapshot: Mutex<Snapshot>,
+    /// The kernel's notifications of changes to the guarded places, where there are any: a
+    /// check then reads only what changed (and all of it every [`SWEEP`](epic_state_store::SWEEP)).
+    /// Locked after `snapshot`, never before.
+    notifier: Mutex<Option<Notifier>>,
     /// The registrations' `HEAD`s that epic's own switch of a slot worktree is rewriting now
     /// ([`epic_switch`](Self::epic_switch)): a check meanwhile takes them as they are. Locked
     /// after `snapshot`, never before.
@@ -202,13 +206,18 @@ impl TurnGuard {
             },
         ];
         watches.extend(extra.iter().cloned().map(Watch::File));
-        let snapshot = Snapshot::take(&watches)?;
+        let mut notifier = Notifier::new();
+        let snapshot = match notifier.as_mut() {
+            Some(notifier) => Snapshot::take_watched(&watches, notifier)?,
+            None => Snapshot::take(&watches)?,
+        };
         Ok(Self {
             watches,
             registrations: common_dir.join("worktrees"),
             epics_root: resolved(worktree_root.parent().unwrap_or(worktree_root)),
             own_root: resolved(worktree_root),
             snapshot: Mutex::new(snapshot),
+            notifier: Mutex::new(notifier),
             switching: Mutex::new(Vec::new()),
             running: AtomicUsize::new(0),
             turns_running: AtomicUsize::new(0),
@@ -254,8 +263,13 @@ impl TurnGuard {
         }
         let concurrent =
             turn.others_at_start > 0 || self.begun.load(Ordering::SeqCst) != turn.begun;
-        // Only what changed since the snapshot read it is read again (see `take_again`).
-        let now = match snapshot.take_again(&self.watches) {
+        // Only what changed since the snapshot read it is read again (see `take_notified` and
+        // `take_again`).
+        let taken = match self.notifier_lock().as_mut() {
+            Some(notifier) => snapshot.take_notified(&self.watches, notifier),
+            None => snapshot.take_again(&self.watches),
+        };
+        let now = match taken {
             Ok(now) => now,
             Err(error) => {
                 return Err(Box::new(Tampered {
@@ -331,15 +345,7 @@ impl TurnGuard {
     /// Whether `path` is one the watches cover: a watched file, a tree's root, or a path under a
     /// root whose every step the tree's rule keeps.
     fn watched(&self, path: &Path) -> bool {
-        self.watches.iter().any(|watch| match watch {
-            Watch::File(file) => file == path,
-            Watch::Tree { root, keep } => path.strip_prefix(root).is_ok_and(|relative| {
-                relative
-                    .ancestors()
-                    .filter(|step| !step.as_os_str().is_empty())
-                    .all(keep)
-            }),
-        })
+        self.watches.iter().any(|watch| watch.covers(path))
     }
 
     /// Runs epic's own worktree administration `op` on the worktrees at `worktrees` (added,
@@ -403,12 +409,18 @@ impl TurnGuard {
         result
     }
 
+    fn notifier_lock(&self) -> std::sync::MutexGuard<'_, Option<Notifier>> {
+        self.notifier.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn switching_heads(&self) -> Vec<PathBuf> {
         self.switching_lock().clone()
     }
 
     fn switching_lock(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
-        self.switching.lock().unwrap_or_else(PoisonError::into_inner)
+        self.switching
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The registration directories (`worktrees/<name>`) whose `gitdir`, in `before` or `now`,

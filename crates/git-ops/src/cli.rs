@@ -201,9 +201,12 @@ impl Cli {
                 None => command.env_remove(key),
             };
         }
-        command
-            .args(["-c", "core.hooksPath=/dev/null"])
-            .args(["-c", "maintenance.auto=false", "-c", "gc.auto=0"]);
+        command.args(["-c", "core.hooksPath=/dev/null"]).args([
+            "-c",
+            "maintenance.auto=false",
+            "-c",
+            "gc.auto=0",
+        ]);
         if dir.join(".git").is_file() {
             // A linked worktree (epic's: a story's, a slot, the epic's own): its index is written
             // without the trailing checksum, which git (and gix) then skip on every read. On a

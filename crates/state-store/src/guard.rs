@@ -36,13 +36,14 @@
 //! ```
 
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::fs;
 use std::io;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::atomic::{sync_dir, write_atomic};
 
@@ -61,6 +62,31 @@ pub enum Watch {
         /// Whether a path under `root` (relative to it) is watched.
         keep: fn(&Path) -> bool,
     },
+}
+
+impl Watch {
+    /// The path this watch names, normalized: the file, or the tree's root.
+    pub fn target(&self) -> PathBuf {
+        match self {
+            Self::File(path) | Self::Tree { root: path, .. } => normalized(path),
+        }
+    }
+
+    /// Whether this watch covers `path` (normalized): the watched file, a tree's root, or a path
+    /// under a root whose every step the tree's rule keeps.
+    pub fn covers(&self, path: &Path) -> bool {
+        match self {
+            Self::File(file) => normalized(file) == path,
+            Self::Tree { root, keep } => {
+                path.strip_prefix(normalized(root)).is_ok_and(|relative| {
+                    relative
+                        .ancestors()
+                        .filter(|step| !step.as_os_str().is_empty())
+                        .all(keep)
+                })
+            }
+        }
+    }
 }
 
 /// What a path held when a snapshot was taken.
@@ -294,6 +320,145 @@ struct Read {
     racy_ns: i128,
 }
 
+/// How a tree is read: the snapshot whose unchanged contents it reuses, and when.
+#[derive(Debug, Clone, Copy)]
+struct Reader<'a> {
+    previous: Option<&'a Snapshot>,
+    read_at: Read,
+}
+
+/// How often [`Snapshot::take_notified`] reads every watched path all the same.
+pub const SWEEP: Duration = Duration::from_secs(2);
+
+/// Kernel notifications of changes to the watched paths (inotify, on Linux), for
+/// [`Snapshot::take_notified`]: every directory a snapshot taken with it read is watched (from
+/// before it was read), and so are the directories that hold the watched files and trees.
+#[derive(Debug)]
+pub struct Notifier {
+    #[cfg(target_os = "linux")]
+    fd: std::os::fd::OwnedFd,
+    /// Each watched directory, by its watch.
+    dirs: HashMap<i32, PathBuf>,
+    /// When every watched path was last read.
+    swept: Instant,
+    /// Whether events were drained that no snapshot then took in (a read failed): the next
+    /// snapshot reads everything.
+    lost: bool,
+}
+
+impl Notifier {
+    /// A notifier, on a platform that has one and with an instance left
+    /// (`fs.inotify.max_user_instances`); `None` otherwise, and every check reads all.
+    #[cfg(target_os = "linux")]
+    pub fn new() -> Option<Self> {
+        use rustix::fs::inotify::{CreateFlags, init};
+        let fd = init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
+        Some(Self {
+            fd,
+            dirs: HashMap::new(),
+            swept: Instant::now(),
+            lost: false,
+        })
+    }
+
+    /// A notifier, on a platform that has one: not this one.
+    #[cfg(not(target_os = "linux"))]
+    pub fn new() -> Option<Self> {
+        None
+    }
+
+    /// Watches the directory `dir` (normalized). A directory the kernel refuses (gone, or no
+    /// watch left) is not watched: its changes then show at the next sweep.
+    #[cfg(target_os = "linux")]
+    fn watch(&mut self, dir: &Path) {
+        use rustix::fs::inotify::{WatchFlags, add_watch};
+        let flags = WatchFlags::CREATE
+            | WatchFlags::DELETE
+            | WatchFlags::MODIFY
+            | WatchFlags::ATTRIB
+            | WatchFlags::CLOSE_WRITE
+            | WatchFlags::MOVED_FROM
+            | WatchFlags::MOVED_TO
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::ONLYDIR
+            | WatchFlags::DONT_FOLLOW;
+        if let Ok(wd) = add_watch(&self.fd, dir, flags) {
+            self.dirs.insert(wd, dir.to_path_buf());
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn watch(&mut self, _dir: &Path) {}
+
+    /// Watches the directories on the way to `path` (normalized), from the nearest one that
+    /// exists down to its parent: each is watched before the next is looked for, so one made
+    /// meanwhile is an event.
+    fn watch_down_to(&mut self, path: &Path) {
+        let Some(parent) = path.parent() else {
+            return;
+        };
+        let nearest = parent
+            .ancestors()
+            .find(|dir| dir.is_dir())
+            .unwrap_or(parent);
+        self.watch(nearest);
+        let Ok(rest) = parent.strip_prefix(nearest) else {
+            return;
+        };
+        let mut dir = nearest.to_path_buf();
+        for step in rest.components() {
+            dir.push(step);
+            if !dir.is_dir() {
+                return;
+            }
+            self.watch(&dir);
+        }
+    }
+
+    /// The paths the events queued since the last call name (a directory's own events name the
+    /// directory); `None` when events were lost or the queue could not be read.
+    #[cfg(target_os = "linux")]
+    fn drain(&mut self) -> Option<BTreeSet<PathBuf>> {
+        use rustix::fs::inotify::{ReadFlags, Reader};
+        let mut buffer = vec![std::mem::MaybeUninit::<u8>::uninit(); 64 * 1024];
+        let mut reader = Reader::new(&self.fd, &mut buffer);
+        let mut dirty = BTreeSet::new();
+        loop {
+            match reader.next() {
+                Ok(event) => {
+                    let flags = event.events();
+                    if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                        return None;
+                    }
+                    let Some(dir) = self.dirs.get(&event.wd()) else {
+                        continue;
+                    };
+                    let path = match event.file_name() {
+                        Some(name) if !name.to_bytes().is_empty() => {
+                            use std::os::unix::ffi::OsStrExt as _;
+                            dir.join(std::ffi::OsStr::from_bytes(name.to_bytes()))
+                        }
+                        _ => dir.clone(),
+                    };
+                    if flags.contains(ReadFlags::IGNORED) {
+                        self.dirs.remove(&event.wd());
+                    }
+                    dirty.insert(path);
+                }
+                Err(rustix::io::Errno::AGAIN) => return Some(dirty),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => return None,
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn drain(&mut self) -> Option<BTreeSet<PathBuf>> {
+        None
+    }
+}
+
 /// Now, in nanoseconds since the epoch (0 for a clock before it: nothing is stamped then).
 fn now_ns() -> i128 {
     std::time::SystemTime::now()
@@ -328,7 +493,7 @@ pub enum GuardError {
 impl Snapshot {
     /// What `watches` hold now. A watched path that is not there is simply absent from it.
     pub fn take(watches: &[Watch]) -> Result<Self, GuardError> {
-        Self::take_with(watches, None, RACY_NS)
+        Self::take_with(watches, None, RACY_NS, None)
     }
 
     /// What `watches` hold now, as [`take`](Self::take) finds it, reading again only the files
@@ -337,31 +502,110 @@ impl Snapshot {
     /// it was read) keeps the contents this snapshot has. What a guard checks after every turn
     /// costs what changed, not everything it guards.
     pub fn take_again(&self, watches: &[Watch]) -> Result<Self, GuardError> {
-        Self::take_with(watches, Some(self), RACY_NS)
+        Self::take_with(watches, Some(self), RACY_NS, None)
+    }
+
+    /// What `watches` hold now, as [`take`](Self::take) finds it, with `notifier` watching every
+    /// directory read (and the directories that hold the watched paths) from before it is read:
+    /// the first snapshot [`take_notified`](Self::take_notified) can build on.
+    pub fn take_watched(watches: &[Watch], notifier: &mut Notifier) -> Result<Self, GuardError> {
+        notifier.swept = Instant::now();
+        Self::take_with(watches, None, RACY_NS, Some(notifier))
+    }
+
+    /// What `watches` hold now, reading only the paths `notifier` reported an event for since
+    /// this snapshot (or the last one taken with it) was taken: a check costs what changed,
+    /// however many files are guarded. The kernel queues an event for a change in the system
+    /// call that makes it, so every change made before this call is among them. Taken whole
+    /// ([`take_again`](Self::take_again)) when events were lost, and at least every
+    /// [`SWEEP`]: a write through a shared memory map of a file raises no event, only its
+    /// times change.
+    pub fn take_notified(
+        &self,
+        watches: &[Watch],
+        notifier: &mut Notifier,
+    ) -> Result<Self, GuardError> {
+        let dirty = notifier.drain();
+        let lost = std::mem::take(&mut notifier.lost);
+        let Some(dirty) = dirty.filter(|_| !lost && notifier.swept.elapsed() < SWEEP) else {
+            // An event during the sweep is the next call's: the sweep may have read it already.
+            notifier.swept = Instant::now();
+            let taken = Self::take_with(watches, Some(self), RACY_NS, Some(notifier));
+            notifier.lost = taken.is_err();
+            return taken;
+        };
+        let taken = self.take_paths(watches, dirty, notifier);
+        notifier.lost = taken.is_err();
+        taken
+    }
+
+    /// This snapshot with `dirty`, the paths events named, read again.
+    fn take_paths(
+        &self,
+        watches: &[Watch],
+        dirty: BTreeSet<PathBuf>,
+        notifier: &mut Notifier,
+    ) -> Result<Self, GuardError> {
+        let read_at = Read {
+            at: now_ns(),
+            racy_ns: RACY_NS,
+        };
+        let mut now = self.clone();
+        let reader = Reader {
+            previous: Some(self),
+            read_at,
+        };
+        // In order, so a directory comes before what it holds (read again with it).
+        for path in dirty {
+            // A directory on the way to a watched path (made, removed, moved): that watch whole.
+            for watch in watches {
+                let target = watch.target();
+                if target != path && target.starts_with(&path) {
+                    now.forget(&target);
+                    notifier.watch_down_to(&target);
+                    read_watch(watch, &target, reader, &mut now, Some(notifier))?;
+                }
+            }
+            if let Some(watch) = watches.iter().find(|watch| watch.covers(&path)) {
+                now.forget(&path);
+                read_watch(watch, &path, reader, &mut now, Some(notifier))?;
+            }
+        }
+        Ok(now)
     }
 
     fn take_with(
         watches: &[Watch],
         previous: Option<&Self>,
         racy_ns: i128,
+        mut notifier: Option<&mut Notifier>,
     ) -> Result<Self, GuardError> {
         let mut taken = Self::default();
-        let read_at = Read {
-            at: now_ns(),
-            racy_ns,
+        let reader = Reader {
+            previous,
+            read_at: Read {
+                at: now_ns(),
+                racy_ns,
+            },
         };
         for watch in watches {
-            match watch {
-                Watch::File(path) => {
-                    read_into(&normalized(path), None, previous, read_at, &mut taken)?;
-                }
-                Watch::Tree { root, keep } => {
-                    let root = normalized(root);
-                    read_tree(&root, &root, None, *keep, previous, read_at, &mut taken)?;
-                }
+            let target = watch.target();
+            // Where the path appears, should it be missing now, or goes.
+            if let Some(notifier) = notifier.as_deref_mut() {
+                notifier.watch_down_to(&target);
             }
+            read_watch(watch, &target, reader, &mut taken, notifier.as_deref_mut())?;
         }
         Ok(taken)
+    }
+
+    /// Drops `path` and everything under it.
+    fn forget(&mut self, path: &Path) {
+        self.entries.remove(bytes_of(path));
+        let under: Vec<Key> = self.range_under(path).map(|(key, _)| key.clone()).collect();
+        for key in under {
+            self.entries.remove(key.bytes());
+        }
     }
 
     /// What `path` held, `None` when it was not there (or is not watched).
@@ -460,11 +704,8 @@ impl Snapshot {
 
     /// Takes into this snapshot what `now` holds for `dir` and everything under it.
     pub fn absorb_tree(&mut self, now: &Self, dir: &Path) {
+        self.forget(&normalized(dir));
         self.absorb(now, dir);
-        let gone: Vec<Key> = self.range_under(dir).map(|(key, _)| key.clone()).collect();
-        for key in gone {
-            self.entries.remove(key.bytes());
-        }
         for (key, held) in now.range_under(dir) {
             self.entries.insert(key.clone(), held.clone());
         }
@@ -546,6 +787,27 @@ pub fn resolved(path: &Path) -> PathBuf {
                 existing = parent;
             }
             _ => return path.to_path_buf(),
+        }
+    }
+}
+
+/// Reads `path` (normalized), which `watch` covers, into `taken`: the file, or the tree from
+/// `path` down.
+fn read_watch(
+    watch: &Watch,
+    path: &Path,
+    reader: Reader<'_>,
+    taken: &mut Snapshot,
+    notifier: Option<&mut Notifier>,
+) -> Result<(), GuardError> {
+    match watch {
+        Watch::File(_) => {
+            read_into(path, None, reader.previous, reader.read_at, taken)?;
+            Ok(())
+        }
+        Watch::Tree { root, keep } => {
+            let root = normalized(root);
+            read_tree(&root, path, None, *keep, reader, taken, notifier)
         }
     }
 }
@@ -638,12 +900,16 @@ fn read_tree(
     dir: &Path,
     metadata: Option<fs::Metadata>,
     keep: fn(&Path) -> bool,
-    previous: Option<&Snapshot>,
-    read_at: Read,
+    reader: Reader<'_>,
     taken: &mut Snapshot,
+    mut notifier: Option<&mut Notifier>,
 ) -> Result<(), GuardError> {
-    if !read_into(dir, metadata, previous, read_at, taken)? {
+    if !read_into(dir, metadata, reader.previous, reader.read_at, taken)? {
         return Ok(());
+    }
+    // Watched before it is listed: a change after the listing is an event.
+    if let Some(notifier) = notifier.as_deref_mut() {
+        notifier.watch(dir);
     }
     let listing = match fs::read_dir(dir) {
         Ok(listing) => listing,
@@ -671,7 +937,15 @@ fn read_tree(
     }
     // In the order the directory lists them: the snapshot orders its keys itself.
     for (metadata, child) in children {
-        read_tree(root, &child, metadata, keep, previous, read_at, taken)?;
+        read_tree(
+            root,
+            &child,
+            metadata,
+            keep,
+            reader,
+            taken,
+            notifier.as_deref_mut(),
+        )?;
     }
     Ok(())
 }
@@ -721,7 +995,7 @@ mod tests {
     /// Snapshots that stamp every file, however recent its change: what `take` and `take_again`
     /// do with files older than the racy margin, without waiting for one to be.
     fn stamping(watches: &[Watch], previous: Option<&Snapshot>) -> Snapshot {
-        Snapshot::take_with(watches, previous, -1_000_000_000_000).unwrap()
+        Snapshot::take_with(watches, previous, -1_000_000_000_000, None).unwrap()
     }
 
     #[test]
@@ -787,6 +1061,107 @@ mod tests {
         assert!(!again.stamped(&file));
         // Older than the margin: stamped.
         assert!(stamping(&watches, Some(&snapshot)).stamped(&file));
+    }
+
+    /// With a notifier, a check reads what events name: a same-size rewrite with its
+    /// modification time put back (which stat data alone cannot tell within the racy margin), a
+    /// file in a directory made since, a removal; nothing else changes the snapshot.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_notified_snapshot_reads_what_events_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("state");
+        fs::create_dir_all(root.join("stories")).unwrap();
+        let state = root.join("stories/a.json");
+        fs::write(&state, "{\"a\":1}").unwrap();
+        fs::write(root.join("gone"), "x").unwrap();
+        let config = dir.path().join("config");
+        fs::write(&config, "[core]\n").unwrap();
+        let watches = [
+            Watch::File(config.clone()),
+            Watch::Tree {
+                root: root.clone(),
+                keep: |path| path != Path::new("skipped"),
+            },
+        ];
+        let mut notifier = Notifier::new().expect("inotify");
+        let mut snapshot = Snapshot::take_watched(&watches, &mut notifier).unwrap();
+        let unchanged = snapshot.take_notified(&watches, &mut notifier).unwrap();
+        assert!(snapshot.changes(&unchanged).is_empty());
+        // A path no event named is not read at all (its stored entry, made to differ from the
+        // file, stays), however recent its change.
+        let held = snapshot.entries.get_mut(bytes_of(&config)).unwrap();
+        held.entry = Entry::File {
+            mode: mode_of(&fs::metadata(&config).unwrap()),
+            contents: b"as stored".as_slice().into(),
+        };
+        let unread = snapshot.take_notified(&watches, &mut notifier).unwrap();
+        assert!(
+            matches!(unread.get(&config), Some(Entry::File { contents, .. }) if &contents[..] == b"as stored")
+        );
+        let snapshot = Snapshot::take_watched(&watches, &mut notifier).unwrap();
+
+        let modified = fs::metadata(&state).unwrap().modified().unwrap();
+        fs::write(&state, "{\"a\":2}").unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&state)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        fs::create_dir_all(root.join("gates/deep")).unwrap();
+        fs::write(root.join("gates/deep/new"), "n").unwrap();
+        fs::remove_file(root.join("gone")).unwrap();
+        fs::write(root.join("skipped"), "not watched").unwrap();
+        fs::write(dir.path().join("beside-config"), "not watched").unwrap();
+        let now = snapshot.take_notified(&watches, &mut notifier).unwrap();
+        let changes: Vec<(PathBuf, ChangeKind)> = snapshot
+            .changes(&now)
+            .into_iter()
+            .map(|change| (change.path, change.kind))
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                (root.join("gates"), ChangeKind::Added),
+                (root.join("gates/deep"), ChangeKind::Added),
+                (root.join("gates/deep/new"), ChangeKind::Added),
+                (root.join("gone"), ChangeKind::Removed),
+                (state.clone(), ChangeKind::Modified),
+            ]
+        );
+        // What a full read finds, and the events of the new directory are watched too.
+        assert_eq!(now, Snapshot::take(&watches).unwrap());
+        fs::write(root.join("gates/deep/new"), "changed").unwrap();
+        let later = now.take_notified(&watches, &mut notifier).unwrap();
+        assert_eq!(now.changes(&later).len(), 1);
+        fs::write(&config, "[core]\n\tfsmonitor = evil\n").unwrap();
+        let last = later.take_notified(&watches, &mut notifier).unwrap();
+        assert_eq!(later.changes(&last)[0].path, config);
+    }
+
+    /// A tree whose root and the directories above it are made after the first snapshot: its
+    /// files are found by the next notified snapshot, and later changes in it too.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_tree_made_after_the_first_snapshot_is_found_through_its_parents() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("epic/e");
+        let watches = [Watch::Tree {
+            root: root.clone(),
+            keep: |_| true,
+        }];
+        let mut notifier = Notifier::new().expect("inotify");
+        let snapshot = Snapshot::take_watched(&watches, &mut notifier).unwrap();
+        assert_eq!(snapshot.paths().count(), 0);
+        fs::create_dir_all(root.join("stories")).unwrap();
+        fs::write(root.join("stories/a.json"), "{}").unwrap();
+        let now = snapshot.take_notified(&watches, &mut notifier).unwrap();
+        assert_eq!(now, Snapshot::take(&watches).unwrap());
+        assert!(now.get(&root.join("stories/a.json")).is_some());
+        fs::write(root.join("stories/a.json"), "forged").unwrap();
+        let later = now.take_notified(&watches, &mut notifier).unwrap();
+        assert_eq!(now.changes(&later).len(), 1);
     }
 
     #[test]

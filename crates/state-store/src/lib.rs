@@ -138,7 +138,9 @@ pub use events::{
     AppendError, EventLog, Events, OpenLogError, ReadLogError, SkippedLine, TornTail, read_all,
 };
 pub use files::{RemoveError, create_transcript, last_transcript_number, read_if_exists, remove};
-pub use guard::{Change, ChangeKind, Entry, GuardError, LARGEST, Snapshot, Watch, resolved};
+pub use guard::{
+    Change, ChangeKind, Entry, GuardError, LARGEST, Notifier, SWEEP, Snapshot, Watch, resolved,
+};
 pub use layout::{EpicDir, IdKind, ListError, UnsafeId};
 pub use lock::{EpicLock, Holder, LockError, rfc3339};
 pub use story::{StoryStage, StoryState, state_schema};

@@ -83,9 +83,14 @@ impl Work {
             )
             .await?;
             let guard = Arc::clone(&self.shared.guard);
-            self.git("switch the slot worktree to the story's branch", move |git| {
-                guard.epic_switch(&path, || git.switch_worktree(&path, &branch, start.as_ref()))
-            })
+            self.git(
+                "switch the slot worktree to the story's branch",
+                move |git| {
+                    guard.epic_switch(&path, || {
+                        git.switch_worktree(&path, &branch, start.as_ref())
+                    })
+                },
+            )
             .await
         }
         .await;

@@ -100,7 +100,11 @@ fn a_linked_worktrees_index_is_written_without_its_checksum_and_the_main_ones_wi
     };
     let linked = repo.path.join(".git/worktrees/a/index");
     assert_eq!(trailer(linked), vec![0; 20], "the linked worktree's index");
-    assert_ne!(trailer(repo.path.join(".git/index")), vec![0; 20], "the main index");
+    assert_ne!(
+        trailer(repo.path.join(".git/index")),
+        vec![0; 20],
+        "the main index"
+    );
     assert!(repo.porcelain(&wt).is_empty());
     assert!(!git.status(&wt, &[]).expect("status").is_dirty());
     let fsck = repo.try_git_in(&repo.path, &["fsck", "--no-progress"]);
