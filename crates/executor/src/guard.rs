@@ -28,8 +28,12 @@
 //! written paths (and nothing else) into the snapshot: so at every instant the snapshot is what
 //! epic last wrote, and a check never sees epic's own write half-done.
 //!
-//! A check reads again only what changed since the snapshot read it
-//! ([`Snapshot::take_again`](epic_state_store::Snapshot::take_again)): a file whose device,
+//! A check reads again only what changed since the snapshot read it. Where the kernel reports
+//! changes (inotify, [`Notifier`]), only the paths it reported an event for are read
+//! ([`Snapshot::take_notified`](epic_state_store::Snapshot::take_notified)), and everything at
+//! least every [`SWEEP`](epic_state_store::SWEEP) (a write through a shared memory map raises no
+//! event). Everything is read as
+//! [`Snapshot::take_again`](epic_state_store::Snapshot::take_again) has it: a file whose device,
 //! inode, size, mode and modification and change times are as they were keeps the contents the
 //! snapshot has. Only root can set a change time back; a file changed within two seconds of
 //! being read is read every time (git's racy-file rule), so a change within one tick of the
