@@ -36,13 +36,21 @@ pub(crate) fn merge(
     let repo = rev::open(git, worktree)?;
     let ours = rev::head(&repo, worktree)?;
     let theirs = rev::resolve(&repo, worktree, branch)?;
-    if rev::ancestor_of(&repo, worktree, theirs, ours)? {
+    // One walk of the history for both questions: `theirs` is an ancestor of `ours` exactly when
+    // it is among their merge bases (see `rev::ancestor_of`).
+    let bases: Vec<gix::ObjectId> = if theirs == ours {
+        vec![theirs]
+    } else {
+        repo.merge_bases_many(ours, &[theirs])
+            .map_err(|error| fail(Cause::gix(error)))?
+            .into_iter()
+            .map(gix::Id::detach)
+            .collect()
+    };
+    if bases.contains(&theirs) {
         return Ok(MergeOutcome::UpToDate);
     }
-    let bases = repo
-        .merge_bases_many(ours, &[theirs])
-        .map_err(|error| fail(Cause::gix(error)))?;
-    let Some(base) = bases.first().map(|id| id.detach()) else {
+    let Some(base) = bases.first().copied() else {
         return Err(MergeError::NoMergeBase {
             branch: branch.to_owned(),
             worktree: worktree.to_owned(),
@@ -51,7 +59,7 @@ pub(crate) fn merge(
     let disjoint = bases.len() == 1
         && clearly_disjoint(&repo, base, ours, theirs).map_err(|e| fail(Cause::gix(e)))?;
     if disjoint {
-        return apply_disjoint(git, worktree, branch, message, [ours, theirs]);
+        return apply_disjoint(git, worktree, branch, message, [base, ours, theirs]);
     }
     let conflicts =
         tree_conflicts((*repo).clone(), ours, theirs, favor).map_err(|e| fail(Cause::gix(e)))?;
@@ -169,7 +177,7 @@ fn apply_disjoint(
     worktree: &Path,
     branch: &str,
     message: &str,
-    [ours, theirs]: [gix::ObjectId; 2],
+    [base, ours, theirs]: [gix::ObjectId; 3],
 ) -> Result<MergeOutcome, MergeError> {
     let fail = |source| MergeError::Failed {
         branch: branch.to_owned(),
@@ -186,18 +194,25 @@ fn apply_disjoint(
             current: Some("HEAD".into()),
             other: Some("incoming".into()),
         };
+        // The merge base is known (and single): the trees are merged without finding it again.
+        let tree_of = |commit: gix::ObjectId| -> Result<gix::ObjectId, gix::Error> {
+            Ok(repo.find_commit(commit)?.tree_id()?.detach())
+        };
+        let trees = [base, ours, theirs].map(tree_of);
+        let [base_tree, ours_tree, theirs_tree] = trees;
+        let (base_tree, ours_tree, theirs_tree) = (
+            base_tree.map_err(|error| fail(Cause::gix(error)))?,
+            ours_tree.map_err(|error| fail(Cause::gix(error)))?,
+            theirs_tree.map_err(|error| fail(Cause::gix(error)))?,
+        );
         let mut outcome = repo
-            .merge_commits(ours, theirs, labels, options.into())
+            .merge_trees(base_tree, ours_tree, theirs_tree, labels, options)
             .map_err(|error| fail(Cause::gix(error)))?;
-        if outcome
-            .tree_merge
-            .has_unresolved_conflicts(TreatAsUnresolved::git())
-        {
+        if outcome.has_unresolved_conflicts(TreatAsUnresolved::git()) {
             drop(repo);
             return apply(git, worktree, branch, message, MergeFavor::None, theirs);
         }
         outcome
-            .tree_merge
             .tree
             .write()
             .map_err(|error| fail(Cause::gix(error)))?
