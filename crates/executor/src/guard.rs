@@ -210,7 +210,10 @@ impl TurnGuard {
             },
         ];
         watches.extend(extra.iter().cloned().map(Watch::File));
-        let mut notifier = Notifier::new();
+        // The state directory (a few files a story, thousands in a long epic) is read where the
+        // kernel reports changes; the configuration, hooks and registrations (a few dozen files)
+        // at every check.
+        let mut notifier = Notifier::new(&[dir.root().to_path_buf()]);
         let snapshot = match notifier.as_mut() {
             Some(notifier) => Snapshot::take_watched(&watches, notifier)?,
             None => Snapshot::take(&watches)?,

@@ -339,6 +339,9 @@ pub struct Notifier {
     fd: std::os::fd::OwnedFd,
     /// Each watched directory, by its watch.
     dirs: HashMap<i32, PathBuf>,
+    /// The watched paths (files, trees' roots) whose changes are taken from events; every other
+    /// watch is read again at each snapshot, by its stat data.
+    trusted: Vec<PathBuf>,
     /// When every watched path was last read.
     swept: Instant,
     /// Whether events were drained that no snapshot then took in (a read failed): the next
@@ -347,15 +350,21 @@ pub struct Notifier {
 }
 
 impl Notifier {
-    /// A notifier, on a platform that has one and with an instance left
-    /// (`fs.inotify.max_user_instances`); `None` otherwise, and every check reads all.
+    /// A notifier for the watches named by `trusted` (a file, or a tree's root), on a platform
+    /// that has one and with an instance left (`fs.inotify.max_user_instances`); `None`
+    /// otherwise, and every check reads all. The other watches are read again (by their stat
+    /// data) at every snapshot: give it the large trees, whose cost is the point, and keep the
+    /// few files a change to which matters most (a configuration) read every time, so that a
+    /// write no event reports (through a shared memory map, or a hard link made elsewhere) is
+    /// found there at once rather than at the next sweep.
     #[cfg(target_os = "linux")]
-    pub fn new() -> Option<Self> {
+    pub fn new(trusted: &[PathBuf]) -> Option<Self> {
         use rustix::fs::inotify::{CreateFlags, init};
         let fd = init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
         Some(Self {
             fd,
             dirs: HashMap::new(),
+            trusted: trusted.iter().map(|path| normalized(path)).collect(),
             swept: Instant::now(),
             lost: false,
         })
@@ -363,7 +372,7 @@ impl Notifier {
 
     /// A notifier, on a platform that has one: not this one.
     #[cfg(not(target_os = "linux"))]
-    pub fn new() -> Option<Self> {
+    pub fn new(_trusted: &[PathBuf]) -> Option<Self> {
         None
     }
 
@@ -555,10 +564,18 @@ impl Snapshot {
             previous: Some(self),
             read_at,
         };
+        let (trusted, others): (Vec<&Watch>, Vec<&Watch>) = watches
+            .iter()
+            .partition(|watch| notifier.trusted.contains(&watch.target()));
+        for watch in others {
+            let target = watch.target();
+            now.forget(&target);
+            read_watch(watch, &target, reader, &mut now, Some(notifier))?;
+        }
         // In order, so a directory comes before what it holds (read again with it).
         for path in dirty {
             // A directory on the way to a watched path (made, removed, moved): that watch whole.
-            for watch in watches {
+            for watch in &trusted {
                 let target = watch.target();
                 if target != path && target.starts_with(&path) {
                     now.forget(&target);
@@ -566,7 +583,7 @@ impl Snapshot {
                     read_watch(watch, &target, reader, &mut now, Some(notifier))?;
                 }
             }
-            if let Some(watch) = watches.iter().find(|watch| watch.covers(&path)) {
+            if let Some(watch) = trusted.iter().find(|watch| watch.covers(&path)) {
                 now.forget(&path);
                 read_watch(watch, &path, reader, &mut now, Some(notifier))?;
             }
@@ -1084,21 +1101,24 @@ mod tests {
                 keep: |path| path != Path::new("skipped"),
             },
         ];
-        let mut notifier = Notifier::new().expect("inotify");
+        let mut notifier = Notifier::new(std::slice::from_ref(&root)).expect("inotify");
         let mut snapshot = Snapshot::take_watched(&watches, &mut notifier).unwrap();
         let unchanged = snapshot.take_notified(&watches, &mut notifier).unwrap();
         assert!(snapshot.changes(&unchanged).is_empty());
-        // A path no event named is not read at all (its stored entry, made to differ from the
-        // file, stays), however recent its change.
-        let held = snapshot.entries.get_mut(bytes_of(&config)).unwrap();
-        held.entry = Entry::File {
-            mode: mode_of(&fs::metadata(&config).unwrap()),
-            contents: b"as stored".as_slice().into(),
-        };
+        // In the trusted tree, a path no event named is not read at all (its stored entry, made
+        // to differ from the file, stays), however recent its change; the configuration, not
+        // trusted to events, is read every time.
+        for path in [&state, &config] {
+            let held = snapshot.entries.get_mut(bytes_of(path)).unwrap();
+            held.entry = Entry::File {
+                mode: mode_of(&fs::metadata(path).unwrap()),
+                contents: b"as stored".as_slice().into(),
+            };
+        }
         let unread = snapshot.take_notified(&watches, &mut notifier).unwrap();
-        assert!(
-            matches!(unread.get(&config), Some(Entry::File { contents, .. }) if &contents[..] == b"as stored")
-        );
+        let stored = |snapshot: &Snapshot, path: &Path| matches!(snapshot.get(path), Some(Entry::File { contents, .. }) if &contents[..] == b"as stored");
+        assert!(stored(&unread, &state));
+        assert!(!stored(&unread, &config));
         let snapshot = Snapshot::take_watched(&watches, &mut notifier).unwrap();
 
         let modified = fs::metadata(&state).unwrap().modified().unwrap();
@@ -1151,7 +1171,7 @@ mod tests {
             root: root.clone(),
             keep: |_| true,
         }];
-        let mut notifier = Notifier::new().expect("inotify");
+        let mut notifier = Notifier::new(std::slice::from_ref(&root)).expect("inotify");
         let snapshot = Snapshot::take_watched(&watches, &mut notifier).unwrap();
         assert_eq!(snapshot.paths().count(), 0);
         fs::create_dir_all(root.join("stories")).unwrap();
