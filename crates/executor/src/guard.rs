@@ -276,6 +276,28 @@ impl TurnGuard {
             Some(notifier) => snapshot.take_notified(&self.watches, notifier),
             None => snapshot.take_again(&self.watches),
         };
+        self.settle(&mut snapshot, taken, Some(worktree), concurrent)
+    }
+
+    /// Reads every guarded path, whatever the notifier reported, and undoes what changed since
+    /// the snapshot: the run's last check, so that a change to a state file that raised no
+    /// event (a write through a shared memory map, or a hard link made elsewhere) and was made
+    /// after the last sweep does not outlive the run. Blocking.
+    pub(crate) fn sweep(&self) -> Result<(), Box<Tampered>> {
+        let mut snapshot = self.lock();
+        let taken = snapshot.take_again(&self.watches);
+        self.settle(&mut snapshot, taken, None, false)
+    }
+
+    /// Compares `taken` with the snapshot and undoes every difference (the HEAD of `worktree`'s
+    /// registration, that of a slot being switched and another epic's registrations aside).
+    fn settle(
+        &self,
+        snapshot: &mut Snapshot,
+        taken: Result<Snapshot, GuardError>,
+        worktree: Option<&Path>,
+        concurrent: bool,
+    ) -> Result<(), Box<Tampered>> {
         let now = match taken {
             Ok(now) => now,
             Err(error) => {
@@ -288,14 +310,16 @@ impl TurnGuard {
         };
         // The turn's own worktree's HEAD is the branch check's business, not the guard's; a
         // slot's that epic is switching is the switch's (it proves the head when done).
-        for registration in self.registrations_of(&snapshot, &now, worktree) {
-            snapshot.absorb(&now, &registration.join("HEAD"));
+        if let Some(worktree) = worktree {
+            for registration in self.registrations_of(snapshot, &now, worktree) {
+                snapshot.absorb(&now, &registration.join("HEAD"));
+            }
         }
         for head in self.switching_heads() {
             snapshot.absorb(&now, &head);
         }
         // Another epic's run administers its own worktrees, and guards them itself.
-        for registration in self.other_runs_registrations(&snapshot, &now) {
+        for registration in self.other_runs_registrations(snapshot, &now) {
             snapshot.absorb_tree(&now, &registration);
         }
         let changes = snapshot.changes(&now);
@@ -593,6 +617,39 @@ mod tests {
             step();
             assert_eq!(turn.end(&root.join("c")), Ok(()), "step {n}");
         }
+    }
+
+    /// The run's last check reads everything: a change to a state file that no check read (no
+    /// turn ended after it) is found and undone.
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plays a process writing epic's state directly"
+    )]
+    fn the_runs_last_sweep_finds_and_undoes_what_no_check_read() {
+        let repo = tempfile::tempdir().unwrap();
+        let common = repo.path().join(".git");
+        std::fs::create_dir_all(&common).unwrap();
+        let dir = EpicDir::new(&common, "e").unwrap();
+        let root = repo.path().join("shop.worktrees/e");
+        let guard = Arc::new(TurnGuard::new(&common, &dir, &root, &[]).unwrap());
+        let state = dir.story_state("a").unwrap();
+        guard.epic_write(&state, || {
+            epic_state_store::write_atomic(&state, b"{}").unwrap();
+        });
+        assert_eq!(guard.sweep(), Ok(()));
+        std::fs::write(&state, "forged").unwrap();
+        let tampered = guard.sweep().unwrap_err();
+        assert_eq!(
+            tampered.changes,
+            [GuardedChange {
+                path: state.clone(),
+                kind: ChangeKind::Modified
+            }]
+        );
+        assert!(!tampered.concurrent);
+        assert_eq!(std::fs::read_to_string(&state).unwrap(), "{}");
+        assert_eq!(guard.sweep(), Ok(()));
     }
 
     /// A slot's switch runs without the guard's lock: a turn of another story that ends while

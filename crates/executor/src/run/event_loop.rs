@@ -217,6 +217,7 @@ impl Loop {
             }
         }
         self.restore_epic_head().await;
+        self.last_guard_sweep().await;
         let stopped = self.shared.pauses.stop();
         let interrupted =
             self.schedule.is_interrupted() || stopped.as_ref().is_some_and(SeatStop::interrupts);
@@ -543,6 +544,20 @@ impl Loop {
                     self.emit(Event::RunNote { message: why });
                 }
             }
+        }
+    }
+
+    /// The guard's last check of the run, reading every guarded path: a change no turn's check
+    /// read (one that raised no event, made after the last sweep) is undone and noted.
+    async fn last_guard_sweep(&self) {
+        let guard = Arc::clone(&self.shared.guard);
+        if let Ok(Err(tampered)) = offload::blocking(move || guard.sweep()).await {
+            self.emit(Event::RunNote {
+                message: format!(
+                    "files epic guards changed after the last turn's check and were put back: {}",
+                    tampered.paths()
+                ),
+            });
         }
     }
 
