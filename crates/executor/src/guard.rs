@@ -364,12 +364,7 @@ impl TurnGuard {
             .filter(|path| self.watched(path))
             .map(Path::to_path_buf)
             .collect();
-        let watches: Vec<Watch> = written.iter().cloned().map(Watch::File).collect();
-        if let Ok(now) = Snapshot::take(&watches) {
-            for path in &written {
-                snapshot.absorb(&now, path);
-            }
-        }
+        absorb_files(&mut snapshot, &written);
         result
     }
 
@@ -425,12 +420,7 @@ impl TurnGuard {
         };
         let result = op();
         let mut snapshot = self.lock();
-        let watches: Vec<Watch> = heads.iter().cloned().map(Watch::File).collect();
-        if let Ok(now) = Snapshot::take(&watches) {
-            for head in &heads {
-                snapshot.absorb(&now, head);
-            }
-        }
+        absorb_files(&mut snapshot, &heads);
         let mut switching = self.switching_lock();
         for head in &heads {
             if let Some(at) = switching.iter().position(|known| known == head) {
@@ -526,6 +516,17 @@ impl TurnGuard {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {
         self.snapshot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Takes into `snapshot` what the files (or directories, taken alone) at `paths` hold now, and
+/// nothing else: epic's own writes of them.
+fn absorb_files(snapshot: &mut Snapshot, paths: &[PathBuf]) {
+    let watches: Vec<Watch> = paths.iter().cloned().map(Watch::File).collect();
+    if let Ok(now) = Snapshot::take(&watches) {
+        for path in paths {
+            snapshot.absorb(&now, path);
+        }
     }
 }
 

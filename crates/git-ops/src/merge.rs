@@ -195,16 +195,14 @@ fn apply_disjoint(
             other: Some("incoming".into()),
         };
         // The merge base is known (and single): the trees are merged without finding it again.
-        let tree_of = |commit: gix::ObjectId| -> Result<gix::ObjectId, gix::Error> {
-            Ok(repo.find_commit(commit)?.tree_id()?.detach())
+        let tree_of = |commit: gix::ObjectId| {
+            (|| -> Result<gix::ObjectId, gix::Error> {
+                Ok(repo.find_commit(commit)?.tree_id()?.detach())
+            })()
+            .map_err(|error| fail(Cause::gix(error)))
         };
-        let trees = [base, ours, theirs].map(tree_of);
-        let [base_tree, ours_tree, theirs_tree] = trees;
-        let (base_tree, ours_tree, theirs_tree) = (
-            base_tree.map_err(|error| fail(Cause::gix(error)))?,
-            ours_tree.map_err(|error| fail(Cause::gix(error)))?,
-            theirs_tree.map_err(|error| fail(Cause::gix(error)))?,
-        );
+        let (base_tree, ours_tree, theirs_tree) =
+            (tree_of(base)?, tree_of(ours)?, tree_of(theirs)?);
         let mut outcome = repo
             .merge_trees(base_tree, ours_tree, theirs_tree, labels, options)
             .map_err(|error| fail(Cause::gix(error)))?;

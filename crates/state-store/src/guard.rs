@@ -75,16 +75,19 @@ impl Watch {
     /// Whether this watch covers `path` (normalized): the watched file, a tree's root, or a path
     /// under a root whose every step the tree's rule keeps.
     pub fn covers(&self, path: &Path) -> bool {
+        self.covers_from(&self.target(), path)
+    }
+
+    /// [`covers`](Self::covers), given this watch's [`target`](Self::target).
+    fn covers_from(&self, target: &Path, path: &Path) -> bool {
         match self {
-            Self::File(file) => normalized(file) == path,
-            Self::Tree { root, keep } => {
-                path.strip_prefix(normalized(root)).is_ok_and(|relative| {
-                    relative
-                        .ancestors()
-                        .filter(|step| !step.as_os_str().is_empty())
-                        .all(keep)
-                })
-            }
+            Self::File(_) => target == path,
+            Self::Tree { keep, .. } => path.strip_prefix(target).is_ok_and(|relative| {
+                relative
+                    .ancestors()
+                    .filter(|step| !step.as_os_str().is_empty())
+                    .all(keep)
+            }),
         }
     }
 }
@@ -564,26 +567,28 @@ impl Snapshot {
             previous: Some(self),
             read_at,
         };
-        let (trusted, others): (Vec<&Watch>, Vec<&Watch>) = watches
+        let (trusted, others): (Vec<_>, Vec<_>) = watches
             .iter()
-            .partition(|watch| notifier.trusted.contains(&watch.target()));
-        for watch in others {
-            let target = watch.target();
-            now.forget(&target);
-            read_watch(watch, &target, reader, &mut now, Some(notifier))?;
+            .map(|watch| (watch, watch.target()))
+            .partition(|(_, target)| notifier.trusted.contains(target));
+        for (watch, target) in &others {
+            now.forget(target);
+            read_watch(watch, target, reader, &mut now, None)?;
         }
         // In order, so a directory comes before what it holds (read again with it).
         for path in dirty {
             // A directory on the way to a watched path (made, removed, moved): that watch whole.
-            for watch in &trusted {
-                let target = watch.target();
-                if target != path && target.starts_with(&path) {
-                    now.forget(&target);
-                    notifier.watch_down_to(&target);
-                    read_watch(watch, &target, reader, &mut now, Some(notifier))?;
+            for (watch, target) in &trusted {
+                if *target != path && target.starts_with(&path) {
+                    now.forget(target);
+                    notifier.watch_down_to(target);
+                    read_watch(watch, target, reader, &mut now, Some(notifier))?;
                 }
             }
-            if let Some(watch) = trusted.iter().find(|watch| watch.covers(&path)) {
+            if let Some((watch, _)) = trusted
+                .iter()
+                .find(|(watch, target)| watch.covers_from(target, &path))
+            {
                 now.forget(&path);
                 read_watch(watch, &path, reader, &mut now, Some(notifier))?;
             }
@@ -607,11 +612,15 @@ impl Snapshot {
         };
         for watch in watches {
             let target = watch.target();
-            // Where the path appears, should it be missing now, or goes.
-            if let Some(notifier) = notifier.as_deref_mut() {
-                notifier.watch_down_to(&target);
+            // Only the watches the notifier is trusted with are watched (the others are read at
+            // every snapshot): from where the path appears, should it be missing now, or goes.
+            let mut watching = notifier
+                .as_deref_mut()
+                .filter(|watcher| watcher.trusted.contains(&target));
+            if let Some(watcher) = watching.as_deref_mut() {
+                watcher.watch_down_to(&target);
             }
-            read_watch(watch, &target, reader, &mut taken, notifier.as_deref_mut())?;
+            read_watch(watch, &target, reader, &mut taken, watching)?;
         }
         Ok(taken)
     }
