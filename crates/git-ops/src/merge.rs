@@ -241,14 +241,21 @@ fn apply_disjoint(
         ))))
     })?;
     let (ours_hex, commit_hex) = (ours.to_string(), id.to_string());
-    let read = git
-        .cli
-        .output(
-            worktree,
-            args!["read-tree", "-m", "-u", &ours_hex, &commit_hex],
-        )
-        .map_err(|error| fail(Cause::Cli(error)))?;
-    if !read.status.success() {
+    // The worktree brought to the merge: in process where that applies (see `advance`), else by
+    // git's two-tree read.
+    let advanced = crate::advance::advance(git, worktree, ours, id).map_err(fail)?;
+    let read = match advanced {
+        crate::advance::Advance::Done => None,
+        crate::advance::Advance::Declined(_) => Some(
+            git.cli
+                .output(
+                    worktree,
+                    args!["read-tree", "-m", "-u", &ours_hex, &commit_hex],
+                )
+                .map_err(|error| fail(Cause::Cli(error)))?,
+        ),
+    };
+    if read.is_some_and(|read| !read.status.success()) {
         // Local changes in the way (read-tree touched nothing): `git merge` says it best.
         return apply(
             git,

@@ -103,7 +103,8 @@ pub trait Git: Send + Sync {
     /// Switches the linked worktree at `path` to `branch` as a new story's slot: an unfinished
     /// rebase dropped, `git checkout --force` onto `branch` (reset to `start` with `-B`, or at
     /// its own tip when `start` is `None`) so that only the files that differ are rewritten and
-    /// ignored files stay, untracked files that are not ignored removed (`git clean -ffd`), and
+    /// ignored files stay (for a clean slot moved to `start`, the same done in process where it
+    /// applies: see the crate docs), untracked files that are not ignored removed (`git clean -ffd`), and
     /// then proven: no merge, cherry-pick, revert or rebase in progress, the head on `branch` at
     /// the expected commit (returned), no tracked change and no untracked file that is not
     /// ignored ([`WorktreeError::NotClean`] otherwise). A branch checked out in another worktree

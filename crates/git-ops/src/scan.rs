@@ -95,7 +95,7 @@ const MAX_VERIFIED: usize = 1 << 20;
 
 impl Verified {
     /// Whether a status found this file, with exactly these stat data, equal to blob `id`.
-    fn vouches(&self, path: &BStr, id: &gix::oid, stat: &Stat) -> bool {
+    pub(crate) fn vouches(&self, path: &BStr, id: &gix::oid, stat: &Stat) -> bool {
         self.files
             .get(path)
             .is_some_and(|(known, known_stat)| known.as_ref() == id && known_stat == stat)
@@ -185,10 +185,10 @@ pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State, memo: &mut
         let Some(workdir) = repo.workdir() else {
             return declined();
         };
-        let (Ok(stat), Ok(fs)) = (repo.stat_options(), repo.filesystem_options()) else {
+        let Some(options) = Options::of(repo) else {
             return declined();
         };
-        if fs.ignore_case || fs.precompose_unicode || index.is_sparse() {
+        if options.case_folds || index.is_sparse() {
             return declined();
         }
         let Some(tree) = Tree::of(index) else {
@@ -200,11 +200,7 @@ pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State, memo: &mut
             workdir,
             index,
             tree,
-            options: Options {
-                stat,
-                symlinks: fs.symlink,
-                executable_bit: fs.executable_bit,
-            },
+            options,
             verified: &memo.verified,
             monitor: monitor.as_deref(),
             cache,
@@ -270,11 +266,30 @@ impl<'a> Tree<'a> {
     }
 }
 
+/// How the repository's configuration says files compare with their index entries.
 #[derive(Clone, Copy)]
-struct Options {
+pub(crate) struct Options {
     stat: stat::Options,
-    symlinks: bool,
+    pub(crate) symlinks: bool,
     executable_bit: bool,
+    /// A case-insensitive or precomposing file system: a path in the index may name another
+    /// spelling on disk.
+    pub(crate) case_folds: bool,
+}
+
+impl Options {
+    /// The repository's, `None` where its configuration does not read.
+    pub(crate) fn of(repo: &gix::Repository) -> Option<Self> {
+        let (Ok(stat), Ok(fs)) = (repo.stat_options(), repo.filesystem_options()) else {
+            return None;
+        };
+        Some(Self {
+            stat,
+            symlinks: fs.symlink,
+            executable_bit: fs.executable_bit,
+            case_folds: fs.ignore_case || fs.precompose_unicode,
+        })
+    }
 }
 
 /// Directories still to read, and how many workers are reading one.
@@ -576,34 +591,42 @@ impl Walk<'_> {
         None
     }
 
-    /// Whether gix's status would find the file of `entry` unchanged from its stat data alone:
-    /// the same rule, field for field (`gix_status::index_as_worktree`).
     fn unchanged(&self, entry: &gix::index::Entry, meta: &Meta) -> Unchanged {
-        if entry.flags.contains(Flags::INTENT_TO_ADD) {
-            return Unchanged::No;
-        }
-        let options = self.options;
-        let mode_change = entry.mode.change_to_match_fs_with_values(
-            meta.kind == Kind::File,
-            meta.kind == Kind::Dir,
-            meta.kind == Kind::Symlink,
-            meta.executable,
-            options.symlinks,
-            options.executable_bit,
-        );
-        if mode_change.is_some() {
-            return Unchanged::No;
-        }
-        let now = meta.stat;
-        if now.matches(&entry.stat, options.stat)
-            && (!entry.id.is_empty_blob() || entry.stat.size == 0)
-            && !now.is_racy(self.index.timestamp(), options.stat)
-        {
-            Unchanged::Yes
-        } else {
-            // Only its content can tell.
-            Unchanged::Unproven
-        }
+        unchanged(entry, meta, self.options, self.index)
+    }
+}
+
+/// Whether gix's status would find the file of `entry` (of `index`) unchanged from its stat data `meta` alone: the same rule, field for field
+/// (`gix_status::index_as_worktree`).
+pub(crate) fn unchanged(
+    entry: &gix::index::Entry,
+    meta: &Meta,
+    options: Options,
+    index: &gix::index::State,
+) -> Unchanged {
+    if entry.flags.contains(Flags::INTENT_TO_ADD) {
+        return Unchanged::No;
+    }
+    let mode_change = entry.mode.change_to_match_fs_with_values(
+        meta.kind == Kind::File,
+        meta.kind == Kind::Dir,
+        meta.kind == Kind::Symlink,
+        meta.executable,
+        options.symlinks,
+        options.executable_bit,
+    );
+    if mode_change.is_some() {
+        return Unchanged::No;
+    }
+    let now = meta.stat;
+    if now.matches(&entry.stat, options.stat)
+        && (!entry.id.is_empty_blob() || entry.stat.size == 0)
+        && !now.is_racy(index.timestamp(), options.stat)
+    {
+        Unchanged::Yes
+    } else {
+        // Only its content can tell.
+        Unchanged::Unproven
     }
 }
 
@@ -638,16 +661,23 @@ fn read(path: &Path, tracked: &dyn Fn(&BStr) -> Option<usize>) -> std::io::Resul
 }
 
 /// Reads worktree files as git reads them to add them: through the repository's filters.
-struct Reader<'repo> {
+pub(crate) struct Reader<'repo> {
     repo: &'repo gix::Repository,
     /// Made at the first file read: most scans read none.
     pipeline: Option<gix::filter::Pipeline<'repo>>,
 }
 
-impl Reader<'_> {
+impl<'repo> Reader<'repo> {
+    pub(crate) fn new(repo: &'repo gix::Repository) -> Self {
+        Self {
+            repo,
+            pipeline: None,
+        }
+    }
+
     /// Whether the file at `path` (`rela` in the worktree) holds blob `id`; `None` when it
     /// cannot be read or filtered (then gix's status decides).
-    fn is(
+    pub(crate) fn is(
         &mut self,
         index: &gix::index::State,
         path: &Path,
@@ -711,7 +741,7 @@ struct Kept {
 }
 
 /// Whether a tracked file is unchanged, as far as its stat data tell.
-enum Unchanged {
+pub(crate) enum Unchanged {
     Yes,
     /// Same type and mode, but stat data that differ from the entry's or are racy: its content
     /// decides.

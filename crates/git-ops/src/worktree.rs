@@ -483,6 +483,15 @@ pub(crate) fn switch(
             .map_err(|error| fail(Cause::Cli(error)))?;
     }
     let start_hex = expected.to_hex();
+    // The common case, a clean slot moved on to a new branch at the epic head, in process (see
+    // `advance`); proven like git's checkout below, which runs where it does not apply or the
+    // proof fails.
+    if start.is_some()
+        && switch_in_process(git, path, &admin, branch, &expected)?
+        && prove_switched(git, path, &admin, branch, &expected).is_ok()
+    {
+        return Ok(expected);
+    }
     // `--force` throws away what differs from the target (a killed switch's half-written files,
     // a previous story's uncommitted edits); only the files that differ are rewritten, and ignored
     // files stay. `--ignore-other-worktrees`: never here; a branch held elsewhere is refused.
@@ -514,6 +523,122 @@ pub(crate) fn switch(
         prove_switched(git, path, &admin, branch, &expected)?;
     }
     Ok(expected)
+}
+
+/// [`switch`] without git's checkout: the worktree's files and index moved from its head's
+/// tree to `start`'s in process, the branch set to `start` (made or reset, as `checkout -B`
+/// does) and the head attached to it. `false`, where it does not apply (an unfinished
+/// operation, the branch held by another worktree, a head that does not read, anything
+/// [`advance`](crate::advance::advance) declines or fails at): the caller's checkout decides.
+fn switch_in_process(
+    git: &GixGit,
+    path: &Path,
+    admin: &Path,
+    branch: &str,
+    start: &CommitId,
+) -> Result<bool, WorktreeError> {
+    let busy = OPERATION_HEADS
+        .iter()
+        .chain(REBASE_DIRS.iter())
+        .any(|name| admin.join(name).exists());
+    if busy || held_elsewhere(git, admin, branch) {
+        return Ok(false);
+    }
+    let Ok(from) = rev::open(git, path).and_then(|repo| rev::head(&repo, path)) else {
+        return Ok(false);
+    };
+    // An error after files were touched is repaired by the forced checkout all the same.
+    if !matches!(
+        crate::advance::advance(git, path, from, start.0),
+        Ok(crate::advance::Advance::Done)
+    ) {
+        return Ok(false);
+    }
+    let reference = format!("refs/heads/{branch}");
+    let message = format!("epic: switch to {branch}");
+    if attach_in_process(git, path, &reference, &message, start) {
+        return Ok(true);
+    }
+    let fail = |source| failed("switch", path)(source);
+    git.cli
+        .run(
+            path,
+            args!["update-ref", "-m", &message, &reference, &start.to_hex()],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    git.cli
+        .run(
+            path,
+            args!["symbolic-ref", "-m", &message, "HEAD", &reference],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    Ok(true)
+}
+
+/// Sets `reference` to `start` (made or reset) and attaches the head of the worktree at `path`
+/// to it, in one gix transaction with reflog entries `message`: whether it did. Not where no
+/// committer is configured (the reflog needs one; epic's pinned configuration always has one),
+/// nor where gix fails: the caller runs git's `update-ref` and `symbolic-ref`.
+fn attach_in_process(
+    git: &GixGit,
+    path: &Path,
+    reference: &str,
+    message: &str,
+    start: &CommitId,
+) -> bool {
+    use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+
+    let edit = || -> Result<bool, gix::Error> {
+        let repo = git.repo_at(path).map_err(gix::Error::from_error)?;
+        if !matches!(repo.committer(), Some(Ok(_))) {
+            return Ok(false);
+        }
+        let name: gix::refs::FullName = reference.try_into().map_err(gix::Error::from_error)?;
+        let head: gix::refs::FullName = "HEAD".try_into().map_err(gix::Error::from_error)?;
+        let log = LogChange {
+            mode: RefLog::AndReference,
+            force_create_reflog: false,
+            message: message.into(),
+        };
+        repo.edit_references([
+            RefEdit {
+                change: Change::Update {
+                    log: log.clone(),
+                    expected: PreviousValue::Any,
+                    new: gix::refs::Target::Object(start.0),
+                },
+                name: name.clone(),
+                deref: false,
+            },
+            RefEdit {
+                change: Change::Update {
+                    log,
+                    expected: PreviousValue::Any,
+                    new: gix::refs::Target::Symbolic(name),
+                },
+                name: head,
+                deref: false,
+            },
+        ])?;
+        Ok(true)
+    };
+    edit().unwrap_or(false)
+}
+
+/// Whether another worktree than the one registered at `admin` has `branch` checked out, or is
+/// in the middle of a rebase (which may hold it): git's checkout refuses such a branch.
+fn held_elsewhere(git: &GixGit, admin: &Path, branch: &str) -> bool {
+    let common = crate::Git::common_dir(git);
+    let wanted = format!("ref: refs/heads/{branch}");
+    let mut others = vec![common.to_owned()];
+    if let Ok(entries) = std::fs::read_dir(common.join("worktrees")) {
+        others.extend(entries.filter_map(Result::ok).map(|entry| entry.path()));
+    }
+    let same = |dir: &Path| normalized(dir) == normalized(admin);
+    others.iter().filter(|dir| !same(dir)).any(|dir| {
+        let head = std::fs::read_to_string(dir.join("HEAD")).unwrap_or_default();
+        head.trim_end() == wanted || REBASE_DIRS.iter().any(|name| dir.join(name).exists())
+    })
 }
 
 /// The proof [`switch`] ends with: no merge, cherry-pick, revert or rebase in progress, the head

@@ -1,7 +1,10 @@
-//! SIGKILL inside a slot worktree's switch (`--worktrees warm`): a `git` wrapper on `PATH` stops
-//! the run at one step of the first switch (before its checkout, after it, after its clean),
-//! the test kills the run's whole process group there, and a rerun must merge every story, with
-//! the slot proven clean and nothing of a half-done switch on the epic branch.
+//! SIGKILL around a slot worktree's switch (`--worktrees warm`): a `git` wrapper on `PATH` stops
+//! the run at the last git process before the second story's switch (the first story's
+//! attestation note) or at the first one after it (the second story's first commit), the test
+//! kills the run's whole process group there, and a rerun must merge every story, with the slot
+//! proven clean and nothing of a half-done switch on the epic branch. A clean slot's switch runs
+//! no git process of its own (git-ops moves it in process); what a kill inside it leaves, git-ops'
+//! `switch` tests rebuild state by state.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::CommandExt as _;
@@ -11,10 +14,8 @@ use std::time::{Duration, Instant};
 
 use crate::util::{Repo, file_plan};
 
-/// The steps of a switch a kill lands on: its checkout, and the first git process after it
-/// (the story's first commit: the switch's proof, in process, and the state saved came between;
-/// a clean slot needs no `git clean`, `executor`'s `warm` tests hold the dirty one).
-const STEPS: [&str; 3] = ["before-checkout", "after-checkout", "before-update-index"];
+/// Where a kill lands: `<before|after>-<command>-<nth call of it in the run>`.
+const STEPS: [&str; 2] = ["after-notes-1", "before-update-index-2"];
 
 /// The real `git`, found on `PATH`.
 fn real_git() -> PathBuf {
@@ -27,23 +28,24 @@ fn real_git() -> PathBuf {
         .expect("git on PATH")
 }
 
-/// Writes `<dir>/git`: the real git, except that at `step` of the first switch (or, for
-/// `update-index`, the first commit after a switch) it touches `mark` and sleeps until killed.
+/// Writes `<dir>/git`: the real git, except that at `step` (see [`STEPS`]) it touches `mark`
+/// and sleeps until killed.
 fn wrapper(dir: &Path, step: &str, mark: &Path) {
     std::fs::create_dir_all(dir).expect("bin");
     let (git, mark) = (real_git().display().to_string(), mark.display().to_string());
     let script = format!(
         r#"#!/bin/sh
 case " $* " in
-*" checkout --force "*) step=checkout; touch '{mark}.switched' ;;
-*" clean -f -f -d "*) step=clean ;;
-*" update-index "*) step=update-index; [ -e '{mark}.switched' ] || exec '{git}' "$@" ;;
+*" notes "*) step=notes ;;
+*" update-index "*) step=update-index ;;
 *) exec '{git}' "$@" ;;
 esac
-if [ ! -e '{mark}' ] && [ "before-$step" = '{step}' ]; then touch '{mark}'; sleep 600; fi
+n=$(( $(cat '{mark}.'$step 2>/dev/null || echo 0) + 1 ))
+echo $n > '{mark}.'$step
+if [ ! -e '{mark}' ] && [ "before-$step-$n" = '{step}' ]; then touch '{mark}'; sleep 600; fi
 '{git}' "$@"
 rc=$?
-if [ ! -e '{mark}' ] && [ "after-$step" = '{step}' ]; then touch '{mark}'; sleep 600; fi
+if [ ! -e '{mark}' ] && [ "after-$step-$n" = '{step}' ]; then touch '{mark}'; sleep 600; fi
 exit $rc
 "#
     );
@@ -210,29 +212,29 @@ fn git_processes(mode: &str, stories: usize) -> Vec<String> {
         .collect()
 }
 
-/// The git processes of a story: warm, nine (the switch's `checkout`, the commit's four plumbing
-/// commands, the merge's three — `commit-tree`, `read-tree -m -u` of what differs, `update-ref`,
-/// cheaper together than a `git merge` that refreshes every file of the epic worktree's index —
-/// and the merge's attestation note) and no whole-tree `git clean` when the slot is clean; fresh,
-/// ten (a whole checkout to add the worktree, a whole tree to delete with it).
-/// Beside them, six for the run (the pinned configuration read twice, the epic branch, a prune, a
-/// list, the epic's worktree); the first story adds its slot instead of switching it.
+/// The git processes of a story: warm, seven (the commit's four plumbing commands, the merge's
+/// two — `commit-tree` and `update-ref`; gix brings the epic worktree to the merge, and the slot
+/// to the next story's branch, rewriting what differs — and the merge's attestation note), no
+/// whole-tree `git checkout` or `git clean` when the slot is clean; fresh, nine (a whole checkout
+/// to add the worktree, a whole tree to delete with it). Beside them, six for the run (the pinned
+/// configuration read twice, the epic branch, a prune, a list, the epic's worktree) and, warm,
+/// the slot the first story adds.
 #[test]
-fn a_story_costs_nine_git_processes_warm_and_ten_fresh() {
+fn a_story_costs_seven_git_processes_warm_and_nine_fresh() {
     const STORIES: usize = 4;
     let count =
         |lines: &[String], head: &str| lines.iter().filter(|line| line.starts_with(head)).count();
     let warm = git_processes("warm", STORIES);
-    assert_eq!(warm.len(), 6 + 9 * STORIES, "{warm:#?}");
+    assert_eq!(warm.len(), 6 + 1 + 7 * STORIES, "{warm:#?}");
     assert_eq!(count(&warm, "merge"), 0, "{warm:#?}");
-    assert_eq!(count(&warm, "read-tree -m -u"), STORIES, "{warm:#?}");
+    assert_eq!(count(&warm, "read-tree"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "notes"), STORIES, "{warm:#?}");
-    assert_eq!(count(&warm, "checkout --force"), STORIES - 1, "{warm:#?}");
+    assert_eq!(count(&warm, "checkout"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "clean"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "worktree add"), 2, "{warm:#?}");
     assert_eq!(count(&warm, "worktree remove"), 0, "{warm:#?}");
     let fresh = git_processes("fresh", STORIES);
-    assert_eq!(fresh.len(), 6 + 10 * STORIES, "{fresh:#?}");
+    assert_eq!(fresh.len(), 6 + 9 * STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree add"), 1 + STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree remove"), STORIES, "{fresh:#?}");
 }

@@ -16,5 +16,6 @@ mod status;
 mod status_monitor;
 mod status_scan;
 mod support;
+mod switch;
 mod threads;
 mod worktrees;

@@ -1,0 +1,261 @@
+//! Switching a slot to a new branch, and bringing a worktree up to a merge: only the files that
+//! differ are touched, and git finds the result exactly as its own checkout would leave it.
+
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+
+use epic_git_ops::{CommitId, Git, MergeFavor, MergeOutcome};
+
+use crate::support::{Repo, write_in};
+
+/// A repository whose `main` has files of every kind a switch rewrites, a slot worktree on
+/// `story/1` at that commit (with an ignored cache), and a second commit on `main` that adds,
+/// changes, deletes and re-moded files: (repository, slot, second commit).
+fn slot_behind_main() -> (Repo, PathBuf, CommitId) {
+    let repo = Repo::new();
+    for (path, content) in [
+        ("keep/untouched.txt", "stays as it is\n"),
+        ("change.txt", "before\n"),
+        ("gone/only.txt", "its directory goes with it\n"),
+        ("run.sh", "echo hi\n"),
+        (".gitignore", "cache/\n"),
+        (".gitattributes", "*.crlf text eol=crlf\n"),
+    ] {
+        repo.write(path, content);
+    }
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    let slot = repo.beside("slot");
+    repo.handle()
+        .add_worktree_new_branch(&slot, "story/1", "main")
+        .expect("add the slot");
+    write_in(&slot, "cache/built.o", "an ignored build output\n");
+
+    repo.write("change.txt", "after\n");
+    std::fs::remove_dir_all(repo.path.join("gone")).expect("remove gone/");
+    repo.write("new/deep/file.txt", "new\n");
+    repo.write("lines.crlf", "one\ntwo\n");
+    std::fs::set_permissions(
+        repo.path.join("run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+    std::os::unix::fs::symlink("change.txt", repo.path.join("link")).expect("symlink");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "second"]);
+    let second: CommitId = repo.git(&["rev-parse", "HEAD"]).trim().parse().expect("id");
+    (repo, slot, second)
+}
+
+fn inode(path: &Path) -> u64 {
+    std::fs::symlink_metadata(path).expect("stat").ino()
+}
+
+/// What git says of `dir`: its status, whether anything is staged, and whether the index's
+/// cached tree tells the truth (`write-tree` trusts it; a wrong one gives a wrong tree).
+fn assert_clean_as_git_sees_it(repo: &Repo, dir: &Path, head: &CommitId) {
+    assert_eq!(repo.porcelain(dir), "", "git status in {}", dir.display());
+    assert_eq!(
+        repo.git_in(dir, &["diff", "--cached", "--name-only", "HEAD"]),
+        ""
+    );
+    let head_tree = repo.git_in(dir, &["rev-parse", &format!("{}^{{tree}}", head.to_hex())]);
+    assert_eq!(repo.git_in(dir, &["write-tree"]), head_tree);
+}
+
+#[test]
+fn a_switch_rewrites_only_what_differs_and_leaves_what_git_would() {
+    let (repo, slot, second) = slot_behind_main();
+    let untouched = inode(&slot.join("keep/untouched.txt"));
+    let trace = repo.beside("git-trace");
+    let git = repo.handle().with_env("GIT_TRACE", Some(&trace));
+
+    let at = git
+        .switch_worktree(&slot, "story/2", Some(&second))
+        .expect("switch");
+
+    assert_eq!(at, second);
+    // The handle reads the configuration once, at its first command; nothing else runs git.
+    let commands = std::fs::read_to_string(&trace).unwrap_or_default();
+    let switching: Vec<&str> = commands
+        .lines()
+        .filter(|line| line.contains("trace: built-in: git ") && !line.contains("git config"))
+        .collect();
+    assert!(
+        switching.is_empty(),
+        "a clean slot is switched without git: {switching:#?}"
+    );
+    assert_eq!(
+        repo.git_in(&slot, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/story/2"
+    );
+    assert_eq!(
+        repo.git_in(&slot, &["rev-parse", "HEAD"]).trim(),
+        second.to_hex()
+    );
+    assert_clean_as_git_sees_it(&repo, &slot, &second);
+    assert_eq!(
+        inode(&slot.join("keep/untouched.txt")),
+        untouched,
+        "an unchanged file is not rewritten"
+    );
+    let read = |path: &str| std::fs::read(slot.join(path)).expect("read");
+    assert_eq!(read("change.txt"), b"after\n");
+    assert_eq!(read("new/deep/file.txt"), b"new\n");
+    assert_eq!(
+        read("lines.crlf"),
+        b"one\r\ntwo\r\n",
+        "through the attributes' filter"
+    );
+    assert!(!slot.join("gone").exists(), "an emptied directory goes");
+    let mode = std::fs::metadata(slot.join("run.sh")).expect("stat").mode();
+    assert_eq!(mode & 0o111, 0o111, "executable now");
+    assert_eq!(
+        std::fs::read_link(slot.join("link")).expect("a link"),
+        Path::new("change.txt")
+    );
+    assert_eq!(read("cache/built.o"), b"an ignored build output\n");
+
+    // Staging after the switch still writes the right trees (the cached tree is invalidated
+    // where it should be and nowhere else).
+    write_in(&slot, "new/deep/more.txt", "more\n");
+    repo.git_in(&slot, &["add", "new/deep/more.txt"]);
+    let staged = repo.git_in(&slot, &["write-tree"]);
+    let fresh = repo.beside("fresh-index");
+    let with_fresh_index = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .current_dir(&slot)
+            .env("GIT_INDEX_FILE", &fresh)
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(output.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    with_fresh_index(&["read-tree", "HEAD"]);
+    with_fresh_index(&["update-index", "--add", "new/deep/more.txt"]);
+    assert_eq!(staged, with_fresh_index(&["write-tree"]));
+    repo.fsck();
+}
+
+#[test]
+fn a_slot_with_changes_in_the_way_is_switched_by_git_all_the_same() {
+    let (repo, slot, second) = slot_behind_main();
+    // A tracked file the switch rewrites, changed; an untracked file where a new one goes.
+    write_in(&slot, "change.txt", "an edit left behind\n");
+    write_in(&slot, "new/deep/file.txt", "in the way\n");
+    let git = repo.handle();
+
+    let at = git
+        .switch_worktree(&slot, "story/2", Some(&second))
+        .expect("switch");
+
+    assert_eq!(at, second);
+    assert_clean_as_git_sees_it(&repo, &slot, &second);
+    assert_eq!(
+        std::fs::read(slot.join("change.txt")).expect("read"),
+        b"after\n"
+    );
+    assert_eq!(
+        std::fs::read(slot.join("new/deep/file.txt")).expect("read"),
+        b"new\n"
+    );
+}
+
+#[test]
+fn a_disjoint_merge_brings_the_worktree_up_touching_only_the_merged_files() {
+    let repo = Repo::new();
+    repo.write("keep/untouched.txt", "stays\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.git(&["branch", "epic/e"]);
+    let epic = repo.beside("epic");
+    let story = repo.beside("story");
+    let git = repo.handle();
+    git.add_worktree(&epic, "epic/e")
+        .expect("add the epic worktree");
+    git.add_worktree_new_branch(&story, "story/e/a", "epic/e")
+        .expect("add the story");
+    repo.commit_file(&story, "a/new.txt", "from the story\n", "story");
+    repo.commit_file(&epic, "b/other.txt", "from the epic\n", "epic");
+    let untouched = inode(&epic.join("keep/untouched.txt"));
+    let trace = repo.beside("git-trace");
+    let git = git.with_env("GIT_TRACE", Some(&trace));
+
+    let merged = git
+        .merge(&epic, "story/e/a", "merge story", MergeFavor::None)
+        .expect("merge");
+
+    let MergeOutcome::Merged(commit) = merged else {
+        panic!("expected a merge, got {merged:?}");
+    };
+    assert_eq!(
+        repo.git_in(&epic, &["rev-parse", "HEAD"]).trim(),
+        commit.to_hex()
+    );
+    assert_clean_as_git_sees_it(&repo, &epic, &commit);
+    assert_eq!(
+        std::fs::read(epic.join("a/new.txt")).expect("read"),
+        b"from the story\n"
+    );
+    assert_eq!(inode(&epic.join("keep/untouched.txt")), untouched);
+    let commands = std::fs::read_to_string(&trace).unwrap_or_default();
+    assert!(
+        !commands.contains("read-tree") && !commands.contains("git merge"),
+        "gix brings the worktree to the merge: {commands}"
+    );
+}
+
+/// What a kill inside an in-process switch leaves, step by step: files deleted, files written
+/// (the index not), the index written (the branch not moved), the branch moved (the head not
+/// attached). The next switch finishes each.
+#[test]
+fn a_switch_killed_at_any_step_is_finished_by_the_next() {
+    type Leave = fn(&Repo, &Path, &CommitId);
+    let steps: [(&str, Leave); 4] = [
+        ("files deleted", |_, slot, _| {
+            std::fs::remove_file(slot.join("gone/only.txt")).expect("rm");
+        }),
+        ("files written", |_, slot, _| {
+            std::fs::remove_file(slot.join("gone/only.txt")).expect("rm");
+            write_in(slot, "change.txt", "after\n");
+            write_in(slot, "new/deep/file.txt", "new\n");
+        }),
+        ("index written", |repo, slot, second| {
+            let head = repo.git_in(slot, &["rev-parse", "HEAD"]);
+            repo.git_in(
+                slot,
+                &["read-tree", "-m", "-u", head.trim(), &second.to_hex()],
+            );
+        }),
+        ("branch moved", |repo, slot, second| {
+            let head = repo.git_in(slot, &["rev-parse", "HEAD"]);
+            repo.git_in(
+                slot,
+                &["read-tree", "-m", "-u", head.trim(), &second.to_hex()],
+            );
+            repo.git_in(
+                slot,
+                &["update-ref", "refs/heads/story/2", &second.to_hex()],
+            );
+        }),
+    ];
+    for (step, leave) in steps {
+        let (repo, slot, second) = slot_behind_main();
+        leave(&repo, &slot, &second);
+
+        let at = repo
+            .handle()
+            .switch_worktree(&slot, "story/2", Some(&second))
+            .unwrap_or_else(|error| panic!("{step}: {error}"));
+
+        assert_eq!(at, second, "{step}");
+        assert_eq!(
+            repo.git_in(&slot, &["symbolic-ref", "HEAD"]).trim(),
+            "refs/heads/story/2",
+            "{step}"
+        );
+        assert_clean_as_git_sees_it(&repo, &slot, &second);
+        assert!(!slot.join("gone").exists(), "{step}");
+    }
+}
