@@ -208,7 +208,7 @@ fn write_files(
     clippy::default_trait_access,
     reason = "gix keeps the permissions type in a module it does not export"
 )]
-fn write_index(index: &mut gix::index::File) -> Result<(), Cause> {
+pub(crate) fn write_index(index: &mut gix::index::File) -> Result<(), Cause> {
     index.write(
         gix::index::write::Options {
             extensions: gix::index::write::Extensions::Given {
@@ -226,7 +226,7 @@ fn write_index(index: &mut gix::index::File) -> Result<(), Cause> {
 
 /// Why the index at hand is not one [`advance`] handles, if it is not: it must be exactly the
 /// tree `from` (complete cached tree, equal), unconflicted, full, unsplit, plain entries only.
-fn unsupported(index: &gix::index::State, from: gix::ObjectId) -> Option<&'static str> {
+pub(crate) fn unsupported(index: &gix::index::State, from: gix::ObjectId) -> Option<&'static str> {
     if index.link().is_some() {
         return Some("a split index");
     }
@@ -446,7 +446,7 @@ fn free(workdir: &Path, components: &[&[u8]]) -> Result<bool, Cause> {
 }
 
 /// `path` (relative, `/`-separated) under `workdir`.
-fn on_disk(workdir: &Path, path: &BStr) -> Result<PathBuf, Cause> {
+pub(crate) fn on_disk(workdir: &Path, path: &BStr) -> Result<PathBuf, Cause> {
     let relative =
         gix::path::from_byte_slice(path).map_err(|error| Cause::Io(io::Error::other(error)))?;
     Ok(workdir.join(relative))
@@ -476,7 +476,7 @@ fn remove(workdir: &Path, paths: &[BString]) -> Result<(), Cause> {
 /// The cached tree (the index's `TREE` extension) of tree `id`, named `name`: each
 /// directory's tree id and how many index entries lie below it, as git keeps it. Subtrees the
 /// `old` cached tree has with the same id are taken from it without reading them.
-fn cache_tree(
+pub(crate) fn cache_tree(
     repo: &gix::Repository,
     id: gix::ObjectId,
     name: &[u8],

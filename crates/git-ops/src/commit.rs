@@ -59,27 +59,40 @@ pub(crate) fn commit_all(
         None => None,
     };
     drop(repo);
-    let mut paths = Vec::new();
-    for path in &changed.paths {
-        // The status writes odd names quoted (see `path_text`); git stages their real bytes.
-        let Some(bytes) = path_bytes(path) else {
-            continue;
-        };
-        paths.extend_from_slice(&bytes);
-        paths.push(0);
-    }
-    git.cli
-        .run_with_input(
-            worktree,
-            args!["update-index", "--add", "--remove", "-z", "--stdin"],
-            &paths,
-        )
-        .map_err(|error| fail(Cause::Cli(error)))?;
-    let written = git
-        .cli
-        .run(worktree, args!["write-tree"])
-        .map_err(|error| fail(Cause::Cli(error)))?;
-    let tree = String::from_utf8_lossy(&written.stdout).trim().to_owned();
+    // The status writes odd names quoted (see `path_text`); git stages their real bytes.
+    let names: Vec<gix::bstr::BString> = changed
+        .paths
+        .iter()
+        .filter_map(|path| path_bytes(path))
+        .map(|bytes| gix::bstr::BString::from(bytes.into_owned()))
+        .collect();
+    // In process where that applies (see `stage`); any failure there left the index as it was,
+    // and git's plumbing does it.
+    let staged = parent_tree
+        .and_then(|parent| crate::stage::write_tree(git, worktree, &names, parent).ok())
+        .flatten();
+    let tree = match staged {
+        Some(tree) => tree.to_string(),
+        None => {
+            let mut paths = Vec::new();
+            for name in &names {
+                paths.extend_from_slice(name);
+                paths.push(0);
+            }
+            git.cli
+                .run_with_input(
+                    worktree,
+                    args!["update-index", "--add", "--remove", "-z", "--stdin"],
+                    &paths,
+                )
+                .map_err(|error| fail(Cause::Cli(error)))?;
+            let written = git
+                .cli
+                .run(worktree, args!["write-tree"])
+                .map_err(|error| fail(Cause::Cli(error)))?;
+            String::from_utf8_lossy(&written.stdout).trim().to_owned()
+        }
+    };
     if parent_tree
         .is_some_and(|parent_tree| tree.parse::<gix::ObjectId>().ok() == Some(parent_tree))
     {

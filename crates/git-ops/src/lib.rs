@@ -189,6 +189,7 @@ mod reset;
 mod rev;
 mod scan;
 mod seed;
+mod stage;
 mod status;
 mod types;
 mod worktree;

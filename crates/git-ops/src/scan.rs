@@ -271,7 +271,7 @@ impl<'a> Tree<'a> {
 pub(crate) struct Options {
     stat: stat::Options,
     pub(crate) symlinks: bool,
-    executable_bit: bool,
+    pub(crate) executable_bit: bool,
     /// A case-insensitive or precomposing file system: a path in the index may name another
     /// spelling on disk.
     pub(crate) case_folds: bool,

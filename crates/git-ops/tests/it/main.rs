@@ -12,6 +12,7 @@ mod open;
 mod pinned_config;
 mod restore;
 mod rollback;
+mod stage;
 mod status;
 mod status_monitor;
 mod status_scan;
