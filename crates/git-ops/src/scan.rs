@@ -243,6 +243,7 @@ impl<'a> Tree<'a> {
     fn of(index: &'a gix::index::State) -> Option<Self> {
         let mut files: HashMap<&BStr, Vec<(&BStr, usize)>> = HashMap::new();
         let mut dirs: HashSet<&BStr> = HashSet::from([BStr::new("")]);
+        let mut run: Option<(&BStr, Vec<(&BStr, usize)>)> = None;
         for (position, entry) in index.entries().iter().enumerate() {
             if entry.stage_raw() != 0 || entry.mode.is_sparse() {
                 return None;
@@ -252,15 +253,27 @@ impl<'a> Tree<'a> {
                 Some(slash) => (&path[..slash], &path[slash + 1..]),
                 None => (&path[..0], path),
             };
-            // Entries are sorted by path, so each directory's names arrive in order.
-            files.entry(dir).or_default().push((name, position));
-            let mut ancestor = dir;
-            while dirs.insert(ancestor) {
-                ancestor = match ancestor.rfind_byte(b'/') {
-                    Some(slash) => &ancestor[..slash],
-                    None => &ancestor[..0],
-                };
+            // Entries are sorted by path, so each directory's names arrive in order, mostly one
+            // after the other: a directory is looked up once for each run of its files.
+            if run.as_ref().is_none_or(|(current, _)| *current != dir) {
+                if let Some((current, names)) = run.take() {
+                    files.entry(current).or_default().extend(names);
+                }
+                let mut ancestor = dir;
+                while dirs.insert(ancestor) {
+                    ancestor = match ancestor.rfind_byte(b'/') {
+                        Some(slash) => &ancestor[..slash],
+                        None => &ancestor[..0],
+                    };
+                }
+                run = Some((dir, Vec::new()));
             }
+            if let Some((_, names)) = run.as_mut() {
+                names.push((name, position));
+            }
+        }
+        if let Some((current, names)) = run {
+            files.entry(current).or_default().extend(names);
         }
         Some(Self { files, dirs })
     }
@@ -486,8 +499,8 @@ impl Walk<'_> {
                     Err(_) => return None,
                 }
             }
-            let rela = join(dir, name);
             if slot.kind == Some(Kind::Dir) {
+                let rela = join(dir, name);
                 if self.tree.dirs.contains(rela.as_bstr()) {
                     subdirs.push(rela);
                 } else {
@@ -497,7 +510,7 @@ impl Walk<'_> {
                 continue;
             }
             let Some(position) = position else {
-                found.suspects.push(rela);
+                found.suspects.push(join(dir, name));
                 continue;
             };
             self.seen[position].store(true, Ordering::Relaxed);
@@ -506,8 +519,11 @@ impl Walk<'_> {
                 continue;
             }
             let meta = slot.meta?;
-            let file = path.join(std::ffi::OsStr::from_bytes(name));
-            self.judge(entry, &meta, rela, &file, found, reader);
+            // Most files are unchanged by their stat data alone: no path is made for them.
+            if !matches!(self.unchanged(entry, &meta), Unchanged::Yes) {
+                let file = path.join(std::ffi::OsStr::from_bytes(name));
+                self.judge(entry, &meta, join(dir, name), &file, found, reader);
+            }
         }
         if watched {
             found.kept.listings.push((dir.to_owned(), listing));
