@@ -133,6 +133,7 @@ pub(crate) fn commit_all(
             args!["update-ref", "-m", &reflog, "HEAD", &commit, &old],
         )
         .map_err(|error| fail(Cause::Cli(error)))?;
+    crate::status::committed(git, worktree, &changed.paths);
     Ok(CommitOutcome::Committed(CommitId(id)))
 }
 

@@ -167,6 +167,8 @@ pub(crate) struct Monitor {
     dirs: HashMap<i32, BString>,
     /// Listings read after their directory was watched, patched by every event since.
     listings: HashMap<BString, Listing>,
+    /// How many events it has taken in: unchanged, nothing it watches changed.
+    generation: u64,
 }
 
 /// A monitor's state for one worktree.
@@ -199,6 +201,7 @@ impl Monitor {
             fd,
             dirs: HashMap::new(),
             listings: HashMap::new(),
+            generation: 0,
         })
     }
 
@@ -254,6 +257,9 @@ impl Monitor {
                 Err(_) => return false,
             }
         }
+        self.generation = self
+            .generation
+            .saturating_add(u64::try_from(events.len()).unwrap_or(u64::MAX));
         for (wd, flags, name) in events {
             if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
                 // Events were lost: nothing read before can be trusted.
@@ -303,6 +309,11 @@ impl Monitor {
             }
         }
         true
+    }
+
+    /// How many events it has taken in so far (see [`catch_up`](Self::catch_up)).
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     #[cfg(not(target_os = "linux"))]

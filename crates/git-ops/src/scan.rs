@@ -73,6 +73,12 @@ pub(crate) enum Scan {
 pub(crate) struct Scanned {
     pub(crate) scan: Scan,
     pub(crate) candidates: Vec<Candidate>,
+    /// The suspects that are directories (untracked, ignored, submodules): what the monitor
+    /// does not watch inside.
+    pub(crate) directories: Vec<BString>,
+    /// How many events the worktree's monitor had taken in when the walk began; `None`
+    /// without one.
+    pub(crate) generation: Option<u64>,
 }
 
 /// A tracked file the stat data of its index entry could not prove unchanged.
@@ -146,6 +152,26 @@ fn settled(ctime: stat::Time, began: std::time::SystemTime) -> bool {
 pub(crate) struct Memo {
     pub(crate) verified: Verified,
     pub(crate) watching: Watching,
+    /// The last status's paths, while they are still the answer (see `status`).
+    pub(crate) last: Option<crate::status::Last>,
+}
+
+impl Memo {
+    /// The last status's paths, if nothing a status depends on changed since: the same `stamp`
+    /// and no event taken in by the worktree's monitor.
+    pub(crate) fn reuse(
+        &mut self,
+        workdir: &Path,
+        entries: usize,
+        stamp: &crate::status::Stamp,
+    ) -> Option<Vec<String>> {
+        if self.last.as_ref()?.stamp != *stamp {
+            return None;
+        }
+        let generation = monitor(&mut self.watching, workdir, entries)?.generation();
+        let last = self.last.as_ref()?;
+        (last.generation == generation).then(|| last.paths.clone())
+    }
 }
 
 /// The worktree's monitor, started at the first status and caught up with every change since
@@ -179,6 +205,8 @@ pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State, memo: &mut
     let declined = || Scanned {
         scan: Scan::Declined,
         candidates: Vec::new(),
+        directories: Vec::new(),
+        generation: None,
     };
     #[cfg(unix)]
     {
@@ -216,8 +244,9 @@ pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State, memo: &mut
             ready: Condvar::new(),
             declined: AtomicBool::new(false),
         };
-        let (scanned, kept) = walk.run(repo);
+        let (mut scanned, kept) = walk.run(repo);
         if let Some(monitor) = monitor {
+            scanned.generation = Some(monitor.generation());
             monitor.restore(kept.listings, kept.watched);
         }
         scanned
@@ -345,6 +374,7 @@ impl Walk<'_> {
                     Ok(more) => {
                         all.changed.extend(more.changed);
                         all.suspects.extend(more.suspects);
+                        all.directories.extend(more.directories);
                         all.candidates.extend(more.candidates);
                         all.kept.listings.extend(more.kept.listings);
                         all.kept.watched.extend(more.kept.watched);
@@ -359,6 +389,8 @@ impl Walk<'_> {
             let scanned = Scanned {
                 scan: Scan::Declined,
                 candidates: Vec::new(),
+                directories: Vec::new(),
+                generation: None,
             };
             return (scanned, kept);
         }
@@ -367,6 +399,7 @@ impl Walk<'_> {
                 let path = entry.path(self.index).to_owned();
                 if entry.mode.is_submodule() {
                     // A submodule is a directory: how it stands is gix's business.
+                    found.directories.push(path.clone());
                     found.suspects.push(path);
                 } else {
                     // Not where the index has it: deleted, or its directory replaced.
@@ -390,6 +423,8 @@ impl Walk<'_> {
         let scanned = Scanned {
             scan,
             candidates: found.candidates,
+            directories: found.directories,
+            generation: None,
         };
         (scanned, kept)
     }
@@ -505,6 +540,7 @@ impl Walk<'_> {
                     subdirs.push(rela);
                 } else {
                     // Untracked, ignored, or a submodule: gix tells which.
+                    found.directories.push(rela.clone());
                     found.suspects.push(rela);
                 }
                 continue;
@@ -745,6 +781,7 @@ impl<'repo> Reader<'repo> {
 struct Found {
     changed: Vec<BString>,
     suspects: Vec<BString>,
+    directories: Vec<BString>,
     candidates: Vec<Candidate>,
     kept: Kept,
 }

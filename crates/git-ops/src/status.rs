@@ -88,11 +88,26 @@ fn changed(repo: &gix::Repository, memo: &Mutex<Memo>) -> Result<Vec<String>, gi
         // Nothing staged: only the worktree against the index is left to compare, and the
         // quick pass proves most of it unchanged.
         let index = repo.index_or_empty()?;
+        let stamp = Stamp::of(repo);
+        if let Some(workdir) = repo.workdir() {
+            let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(paths) = memo.reuse(workdir, index.entries().len(), &stamp) {
+                return Ok(paths);
+            }
+        }
         let began = std::time::SystemTime::now();
         let scanned = {
             let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
             crate::scan::scan(repo, &index, &mut memo)
         };
+        // The answer can be kept while nothing changes only where the monitor sees every
+        // change that could alter it: not inside an untracked directory or a submodule, which
+        // it does not watch (inside an ignored one nothing counts).
+        let generation = match scanned.scan {
+            Scan::Found { .. } => scanned.generation,
+            Scan::Declined => None,
+        }
+        .filter(|_| all_ignored(repo, &index, &scanned.directories));
         let mut reported = HashSet::new();
         let pathspecs = match scanned.scan {
             Scan::Found { changed, suspects } => {
@@ -119,11 +134,20 @@ fn changed(repo: &gix::Repository, memo: &Mutex<Memo>) -> Result<Vec<String>, gi
         // What gix read and found equal need not be read again (see `scan`). Kept here, not
         // written to the index: gix's write would drop the index's cached tree, which is what
         // proves nothing staged, and so every later status would take the long way.
-        memo.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .verified
-            .keep(scanned.candidates, &reported, began);
+        let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
+        memo.verified.keep(scanned.candidates, &reported, began);
+        memo.last = generation.map(|generation| {
+            let mut paths = paths.clone();
+            paths.sort_unstable();
+            paths.dedup();
+            Last {
+                stamp,
+                generation,
+                paths,
+            }
+        });
     } else {
+        memo.lock().unwrap_or_else(PoisonError::into_inner).last = None;
         let mut iter = platform.into_iter(None)?;
         for item in iter.by_ref() {
             match item? {
@@ -136,6 +160,110 @@ fn changed(repo: &gix::Repository, memo: &Mutex<Memo>) -> Result<Vec<String>, gi
         write_refreshed_stats(iter.outcome_mut());
     }
     Ok(paths)
+}
+
+/// A status's answer kept for the next (see `Memo::reuse`): what it depended on beyond the
+/// worktree's files, the monitor's count of events when it began, and the paths it found.
+#[derive(Debug)]
+pub(crate) struct Last {
+    pub(crate) stamp: Stamp,
+    pub(crate) generation: u64,
+    pub(crate) paths: Vec<String>,
+}
+
+/// What a status depends on beyond the worktree's files: the index file, the head, and the
+/// ignore files outside the worktree (`info/exclude`, the global one). Equal stamps, no change.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    files: Vec<Option<FileStamp>>,
+    head: Option<gix::ObjectId>,
+}
+
+/// A file's identity and last change, as an `lstat` gives them.
+#[derive(Debug, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64),
+    #[cfg(unix)]
+    changed: (i64, i64),
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Option<Self> {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt as _;
+        let metadata = std::fs::symlink_metadata(path).ok()?;
+        Some(Self {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+            #[cfg(unix)]
+            inode: (metadata.dev(), metadata.ino()),
+            #[cfg(unix)]
+            changed: (metadata.ctime(), metadata.ctime_nsec()),
+        })
+    }
+}
+
+impl Stamp {
+    pub(crate) fn of(repo: &gix::Repository) -> Self {
+        let mut files = vec![repo.index_path(), repo.common_dir().join("info/exclude")];
+        if let Ok(Some(global)) = repo.config_snapshot().trusted_path("core.excludesFile") {
+            files.push(global);
+        }
+        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+            .map(std::path::PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".config")));
+        if let Some(xdg) = xdg {
+            files.push(xdg.join("git/ignore"));
+        }
+        Self {
+            files: files.iter().map(|path| FileStamp::of(path)).collect(),
+            head: repo.head_id().ok().map(gix::Id::detach),
+        }
+    }
+}
+
+/// Whether every one of `directories` is ignored.
+fn all_ignored(repo: &gix::Repository, index: &gix::index::State, directories: &[BString]) -> bool {
+    if directories.is_empty() {
+        return true;
+    }
+    let Ok(mut excludes) = repo.excludes(
+        index,
+        None,
+        gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+    ) else {
+        return false;
+    };
+    directories.iter().all(|dir| {
+        excludes
+            .at_entry(dir.as_bstr(), Some(gix::index::entry::Mode::DIR))
+            .is_ok_and(|platform| platform.is_excluded())
+    })
+}
+
+/// After a commit of `staged` (the paths a status just listed) in the worktree at `worktree`:
+/// where that status's answer was kept and named exactly those paths, the worktree is now clean
+/// as long as nothing changed since, which the next status finds without a walk.
+pub(crate) fn committed(git: &GixGit, worktree: &Path, staged: &[String]) {
+    let Ok(repo) = git.repo_at(worktree) else {
+        return;
+    };
+    let memo = git.memo(&repo);
+    let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(last) = memo.last.take() else {
+        return;
+    };
+    if last.paths != staged {
+        return;
+    }
+    memo.last = Some(Last {
+        stamp: Stamp::of(&repo),
+        generation: last.generation,
+        paths: Vec::new(),
+    });
 }
 
 /// A pathspec matching exactly `path` (and what is under it), from the worktree root whatever

@@ -172,3 +172,55 @@ fn a_linked_worktree_has_a_monitor_of_its_own() {
     same_size_edit(&repo, "src/main.rs");
     assert_eq!(paths(&git, &repo.path), ["src/lib.rs", "src/main.rs"]);
 }
+
+/// A status answers from the last one's paths while nothing it depends on changed (no event,
+/// the same index, head and ignore files). These are the moves that must still be seen.
+#[test]
+fn a_kept_answer_gives_way_to_every_change_it_depends_on() {
+    let (repo, git) = watched();
+    // A second status with nothing changed: the kept answer.
+    assert!(paths(&git, &repo.path).is_empty());
+    // Inside an untracked directory, which the monitor does not watch: never kept.
+    repo.write("fresh/one.txt", "1\n");
+    assert_like_git(&repo, &git, "an untracked directory");
+    repo.write("fresh/two.txt", "2\n");
+    assert_like_git(&repo, &git, "a second file in it");
+    repo.write("fresh/deeper/three.txt", "3\n");
+    assert_like_git(&repo, &git, "a file deeper in it");
+    std::fs::remove_dir_all(repo.path.join("fresh")).expect("rm");
+    assert_like_git(&repo, &git, "the directory gone");
+    // The ignore files outside the worktree: `info/exclude` hides, then shows, a file.
+    repo.write("notes.todo", "a note\n");
+    assert_like_git(&repo, &git, "an untracked file");
+    let exclude = repo.path.join(".git/info/exclude");
+    std::fs::create_dir_all(exclude.parent().expect("info")).expect("mkdir");
+    std::fs::write(&exclude, "*.todo\n").expect("exclude");
+    assert_like_git(&repo, &git, "excluded by info/exclude");
+    std::fs::write(&exclude, "").expect("exclude");
+    assert_like_git(&repo, &git, "no longer excluded");
+    // The index: a path staged by hand, then unstaged.
+    repo.git(&["add", "notes.todo"]);
+    assert_like_git(&repo, &git, "staged");
+    repo.git(&["reset", "-q", "notes.todo"]);
+    assert_like_git(&repo, &git, "unstaged");
+    // The head: moved with the worktree left alone.
+    std::fs::remove_file(repo.path.join("notes.todo")).expect("rm");
+    assert_like_git(&repo, &git, "clean again");
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "empty"]);
+    repo.git(&["reset", "-q", "--soft", "HEAD~1"]);
+    assert_like_git(&repo, &git, "the head moved back");
+    edits_are_seen(&repo, &git, &["src/lib.rs"]);
+}
+
+/// Inside an ignored directory nothing counts: the answer is kept across writes there, and a
+/// tracked file's edit beside it is seen all the same.
+#[test]
+fn writes_inside_an_ignored_directory_leave_the_answer_and_an_edit_is_still_seen() {
+    let (repo, git) = watched();
+    repo.write(".git/info/exclude", "build/\n");
+    repo.write("build/out.o", "object\n");
+    assert_like_git(&repo, &git, "an ignored directory");
+    repo.write("build/more/out2.o", "object\n");
+    assert_like_git(&repo, &git, "more in it");
+    edits_are_seen(&repo, &git, &["src/lib.rs"]);
+}
