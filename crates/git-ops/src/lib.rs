@@ -95,12 +95,25 @@
 //! worktree whose index no longer matches its head, which the next switch hands to git's
 //! forced checkout and a merge's failure path to git's reset.
 //!
+//! In the same way, a commit in one of epic's linked worktrees stages its paths in process
+//! (`stage`): plain files read through the repository's filters and written as blobs, deletions,
+//! the parent's tree edited along their paths, the index written once with the new cached tree.
+//! Symbolic links, directories, submodules, a `.gitattributes` among the paths, a type change or
+//! anything staged by hand go to git's `update-index` and `write-tree`.
+//!
+//! A status's answer is kept per worktree (`status::Last`) with what it depended on beyond the
+//! files: the index file, the head, `info/exclude` and the global excludes file, and the
+//! monitor's count of events. While all are the same, the next status gives it back without a
+//! walk; it is kept only where the monitor sees every change that could alter it (no untracked
+//! directory or submodule among the suspects; inside an ignored directory nothing counts), and a
+//! commit of exactly the paths it named leaves it "clean".
+//!
 //! The git command line does the rest, each for a reason:
 //!
 //! | operation | command | why not gix (0.91) |
 //! | --- | --- | --- |
 //! | worktree add, list, remove, move, prune | `git worktree …` | gix 0.91 has no `move` and no `prune`; its `add`/`remove` are recent and git stays the reference for the registration files. CLI first (the pragmatism rule), at a ratio near 1.0 to git; gix's `add_worktree` is the next step if worktree creation ever matters |
-//! | commit everything | `git update-index --add --remove` (the paths the status found), `git write-tree`, `git commit-tree`, `git update-ref` with the old value; `git add -A` + `git commit` for a path that is not UTF-8 | gix has no staging into git's index with its extensions; the plumbing stages only the changed paths, where `add -A` and `commit` would each refresh every tracked file first |
+//! | commit everything | the paths the status found staged and the tree written (in process in a linked worktree where that applies, below; else `git update-index --add --remove` of those paths and `git write-tree`), then `git commit-tree`, `git update-ref` with the old value; `git add -A` + `git commit` for a path that is not UTF-8 | `commit-tree` signs where configured and takes git's identity exactly as `git commit` does; the plumbing stages only the changed paths, where `add -A` and `commit` would each refresh every tracked file first |
 //! | apply a clean merge | sides that changed clearly separate files: the tree merged and written by gix, then `git commit-tree`, the worktree brought to it (below), `git update-ref`; otherwise `git merge --no-ff` | gix writes no merge commit in git's exact form (identity, signing); `git merge` refreshes every file's stat data first, twice the time on a large tree |
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
 //! | switch a slot worktree to a new story's branch, where the in-process move (below) does not apply or its proof fails | `git checkout --force [-B]`, `git clean -ffd`, `git rebase --quit` | gix has no forced checkout into a populated worktree; git rewrites only the files that differ |

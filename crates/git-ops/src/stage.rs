@@ -10,7 +10,7 @@
 //! It applies to plain files and deletions in an index that is exactly the parent commit's tree
 //! (nothing staged, no conflicted, sparse, skip-worktree, intent-to-add or assume-unchanged
 //! entry, not split), in an epic linked worktree whose configuration tracks executable bits and
-//! symbolic links on a case-sensitive file system. Anything else, a symbolic link, a
+//! symbolic links on a case-sensitive file system, without `core.safecrlf`. Anything else, a symbolic link, a
 //! directory, a submodule, a `.gitattributes` among the paths (it changes how the others are
 //! read), a path changing between file and directory, declines with the index untouched, and
 //! the caller runs git's plumbing.
@@ -51,7 +51,10 @@ pub(crate) fn write_tree(
     if options.case_folds || !options.executable_bit || !options.symlinks {
         return Ok(None);
     }
-    if !plain_paths(paths) {
+    // `core.safecrlf` may make git refuse (or warn about) a file whose line endings would not
+    // come back as they are: git's own staging says so.
+    let safecrlf = repo.config_snapshot().string("core.safecrlf").is_some();
+    if safecrlf || !plain_paths(paths) {
         return Ok(None);
     }
     let mut index = repo.open_index()?;
