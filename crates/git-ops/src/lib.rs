@@ -84,7 +84,8 @@
 //! that differ (written by gix's checkout, through the repository's filters and attributes),
 //! the index read and written once with every untouched entry's stat data and a cached tree
 //! that git trusts. That brings the epic worktree to each merge, and switches a clean slot to
-//! the next story's branch (the branch set and the head attached in one gix ref transaction):
+//! the next story's branch (then the branch set and the head attached by one `git update-ref
+//! --stdin`):
 //! on a tree of 10,000 files, git's two-tree read walks both trees and every index entry
 //! (some 12 ms of CPU), and a slot's `checkout --force` also stats every file (some 20 ms).
 //! Anything out of the ordinary declines before a file is touched and git does it: a staged
@@ -116,7 +117,8 @@
 //! | commit everything | the paths the status found staged and the tree written (in process in a linked worktree where that applies, below; else `git update-index --add --remove` of those paths and `git write-tree`), then `git commit-tree`, `git update-ref` with the old value; `git add -A` + `git commit` for a path that is not UTF-8 | `commit-tree` signs where configured and takes git's identity exactly as `git commit` does; the plumbing stages only the changed paths, where `add -A` and `commit` would each refresh every tracked file first |
 //! | apply a clean merge | sides that changed clearly separate files: the tree merged and written by gix, then `git commit-tree`, the worktree brought to it (below), `git update-ref`; otherwise `git merge --no-ff` | gix writes no merge commit in git's exact form (identity, signing); `git merge` refreshes every file's stat data first, twice the time on a large tree |
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
-//! | switch a slot worktree to a new story's branch, where the in-process move (below) does not apply or its proof fails | `git checkout --force [-B]`, `git clean -ffd`, `git rebase --quit` | gix has no forced checkout into a populated worktree; git rewrites only the files that differ |
+//! | switch a slot worktree to a new story's branch, where the in-process move (above) does not apply or its proof fails | `git checkout --force [-B]`, `git clean -ffd`, `git rebase --quit` | gix has no forced checkout into a populated worktree; git rewrites only the files that differ |
+//! | after the in-process move: set the story's branch, attach the head | `git update-ref --stdin` (`update`, `symref-update`: one transaction); `update-ref` and `symbolic-ref` before git 2.46 | gix's ref transaction locks `packed-refs` to look names up (see "create a branch") |
 //! | detach a worktree's head | `git update-ref --no-deref HEAD` | one ref write; with the same log message git writes |
 //! | the files `.worktreeinclude` names | `git ls-files --others --ignored`, once with `--exclude-from=.worktreeinclude`, once with `--exclude-standard --directory` | gix's directory walk has no ignored-and-matching listing as one command; both run only when the file exists |
 //! | restore paths | `git checkout <rev> -- …`, `git rm`, `git clean` | no partial checkout into a populated worktree |

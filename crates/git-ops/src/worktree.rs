@@ -556,7 +556,22 @@ fn switch_in_process(
     }
     let reference = format!("refs/heads/{branch}");
     let message = format!("epic: switch to {branch}");
-    if attach_in_process(git, path, &reference, &message, start) {
+    // One transaction for both (git 2.46 and later), else one command each. Not gix's: its ref
+    // transactions lock `packed-refs` to look names up, and a kill inside one leaves a lock that
+    // fails every later deletion of a ref, the user's git's too.
+    let both = format!(
+        "update {reference} {}\nsymref-update HEAD {reference}\n",
+        start.to_hex()
+    );
+    if git
+        .cli
+        .run_with_input(
+            path,
+            args!["update-ref", "-m", &message, "--stdin"],
+            both.as_bytes(),
+        )
+        .is_ok()
+    {
         return Ok(true);
     }
     let fail = |source| failed("switch", path)(source);
@@ -573,56 +588,6 @@ fn switch_in_process(
         )
         .map_err(|error| fail(Cause::Cli(error)))?;
     Ok(true)
-}
-
-/// Sets `reference` to `start` (made or reset) and attaches the head of the worktree at `path`
-/// to it, in one gix transaction with reflog entries `message`: whether it did. Not where no
-/// committer is configured (the reflog needs one; epic's pinned configuration always has one),
-/// nor where gix fails: the caller runs git's `update-ref` and `symbolic-ref`.
-fn attach_in_process(
-    git: &GixGit,
-    path: &Path,
-    reference: &str,
-    message: &str,
-    start: &CommitId,
-) -> bool {
-    use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
-
-    let edit = || -> Result<bool, gix::Error> {
-        let repo = git.repo_at(path).map_err(gix::Error::from_error)?;
-        if !matches!(repo.committer(), Some(Ok(_))) {
-            return Ok(false);
-        }
-        let name: gix::refs::FullName = reference.try_into().map_err(gix::Error::from_error)?;
-        let head: gix::refs::FullName = "HEAD".try_into().map_err(gix::Error::from_error)?;
-        let log = LogChange {
-            mode: RefLog::AndReference,
-            force_create_reflog: false,
-            message: message.into(),
-        };
-        repo.edit_references([
-            RefEdit {
-                change: Change::Update {
-                    log: log.clone(),
-                    expected: PreviousValue::Any,
-                    new: gix::refs::Target::Object(start.0),
-                },
-                name: name.clone(),
-                deref: false,
-            },
-            RefEdit {
-                change: Change::Update {
-                    log,
-                    expected: PreviousValue::Any,
-                    new: gix::refs::Target::Symbolic(name),
-                },
-                name: head,
-                deref: false,
-            },
-        ])?;
-        Ok(true)
-    };
-    edit().unwrap_or(false)
 }
 
 /// Whether another worktree than the one registered at `admin` has `branch` checked out, or is

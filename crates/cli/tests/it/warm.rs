@@ -1,11 +1,12 @@
-//! SIGKILL around a slot worktree's switch (`--worktrees warm`): a `git` wrapper on `PATH` stops
-//! the run at the last git process before the second story's switch (the first story's
-//! attestation note) or at the first one after it (the `commit-tree` of the second story's first
-//! commit; the first story made two, its commit and its merge), the test
-//! kills the run's whole process group there, and a rerun must merge every story, with the slot
-//! proven clean and nothing of a half-done switch on the epic branch. A clean slot's switch runs
-//! no git process of its own (git-ops moves it in process); what a kill inside it leaves, git-ops'
-//! `switch` tests rebuild state by state.
+//! SIGKILL around and inside a slot worktree's switch (`--worktrees warm`): a `git` wrapper on
+//! `PATH` stops the run at the last git process before the second story's switch (the first
+//! story's attestation note), at the switch's own (`update-ref --stdin`, which sets the branch and
+//! attaches the head once the files and the index were moved in process: before it and after it)
+//! or at the first one after it (the `commit-tree` of the second story's first commit; the first
+//! story made two, its commit and its merge); the test kills the run's whole process group there,
+//! and a rerun must merge every story, with the slot proven clean and nothing of a half-done
+//! switch on the epic branch. What a kill inside the in-process move leaves, git-ops' `switch`
+//! tests rebuild state by state.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::CommandExt as _;
@@ -16,7 +17,12 @@ use std::time::{Duration, Instant};
 use crate::util::{Repo, file_plan};
 
 /// Where a kill lands: `<before|after>-<command>-<nth call of it in the run>`.
-const STEPS: [&str; 2] = ["after-notes-1", "before-commit-tree-3"];
+const STEPS: [&str; 4] = [
+    "after-notes-1",
+    "before-switch-1",
+    "after-switch-1",
+    "before-commit-tree-3",
+];
 
 /// The real `git`, found on `PATH`.
 fn real_git() -> PathBuf {
@@ -39,6 +45,7 @@ fn wrapper(dir: &Path, step: &str, mark: &Path) {
 case " $* " in
 *" notes "*) step=notes ;;
 *" commit-tree "*) step=commit-tree ;;
+*" update-ref "*" --stdin "*) step=switch ;;
 *) exec '{git}' "$@" ;;
 esac
 n=$(( $(cat '{mark}.'$step 2>/dev/null || echo 0) + 1 ))
@@ -213,25 +220,31 @@ fn git_processes(mode: &str, stories: usize) -> Vec<String> {
         .collect()
 }
 
-/// The git processes of a story: warm, five (the commit's `commit-tree` and `update-ref`, the
-/// merge's — gix stages the commit's paths and writes its tree, brings the epic worktree to the
-/// merge, and moves the slot to the next story's branch rewriting what differs — and the merge's
-/// attestation note), no whole-tree `git checkout` or `git clean` when the slot is clean; fresh,
-/// seven (a whole checkout to add the worktree, a whole tree to delete with it). Beside them,
-/// six for the run (the pinned configuration read twice, the epic branch, a prune, a list, the
-/// epic's worktree) and, warm, the slot the first story adds.
+/// The git processes of a story: warm, six (the switch's `update-ref --stdin`, which sets the
+/// branch and attaches the head once gix moved the slot's files and index to the epic head; the
+/// commit's `commit-tree` and `update-ref`, gix having staged its paths and written its tree;
+/// the merge's two, gix having brought the epic worktree to it; the merge's attestation note),
+/// no whole-tree `git checkout` or `git clean` when the slot is clean; fresh, seven (a whole
+/// checkout to add the worktree, a whole tree to delete with it). Beside them, six for the run
+/// (the pinned configuration read twice, the epic branch, a prune, a list, the epic's worktree);
+/// warm, the first story adds its slot instead of switching it.
 #[test]
-fn a_story_costs_five_git_processes_warm_and_seven_fresh() {
+fn a_story_costs_six_git_processes_warm_and_seven_fresh() {
     const STORIES: usize = 4;
     let count =
         |lines: &[String], head: &str| lines.iter().filter(|line| line.starts_with(head)).count();
     let warm = git_processes("warm", STORIES);
-    assert_eq!(warm.len(), 6 + 1 + 5 * STORIES, "{warm:#?}");
+    assert_eq!(warm.len(), 6 + 6 * STORIES, "{warm:#?}");
     assert_eq!(count(&warm, "merge"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "read-tree"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "update-index"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "write-tree"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "commit-tree"), 2 * STORIES, "{warm:#?}");
+    assert_eq!(
+        count(&warm, "update-ref -m epic: switch"),
+        STORIES - 1,
+        "{warm:#?}"
+    );
     assert_eq!(count(&warm, "notes"), STORIES, "{warm:#?}");
     assert_eq!(count(&warm, "checkout"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "clean"), 0, "{warm:#?}");
