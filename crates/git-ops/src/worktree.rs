@@ -556,7 +556,8 @@ fn switch_in_process(
     }
     let reference = format!("refs/heads/{branch}");
     let message = format!("epic: switch to {branch}");
-    // One transaction for both (git 2.46 and later), else one command each. Not gix's: its ref
+    // One transaction for both (git 2.46 and later), else one command each. `--no-deref`: the
+    // head itself is attached, not the branch it is on made a link to the new one. Not gix's: its ref
     // transactions lock `packed-refs` to look names up, and a kill inside one leaves a lock that
     // fails every later deletion of a ref, the user's git's too.
     let both = format!(
@@ -567,7 +568,7 @@ fn switch_in_process(
         .cli
         .run_with_input(
             path,
-            args!["update-ref", "-m", &message, "--stdin"],
+            args!["update-ref", "--no-deref", "-m", &message, "--stdin"],
             both.as_bytes(),
         )
         .is_ok()

@@ -241,7 +241,7 @@ fn a_story_costs_six_git_processes_warm_and_seven_fresh() {
     assert_eq!(count(&warm, "write-tree"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "commit-tree"), 2 * STORIES, "{warm:#?}");
     assert_eq!(
-        count(&warm, "update-ref -m epic: switch"),
+        count(&warm, "update-ref --no-deref -m epic: switch"),
         STORIES - 1,
         "{warm:#?}"
     );
@@ -254,4 +254,38 @@ fn a_story_costs_six_git_processes_warm_and_seven_fresh() {
     assert_eq!(fresh.len(), 6 + 7 * STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree add"), 1 + STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree remove"), STORIES, "{fresh:#?}");
+}
+
+/// Seven stories one after the other in one slot, six switches, then a rerun: every story
+/// branch still names its own commit (a switch attaches the slot's head to the new branch, never
+/// makes the branch it leaves a link to the new one: a chain of such links fails every later
+/// read of the first branch), and the rerun, which reads them all, finds the epic done.
+#[test]
+fn switch_after_switch_every_story_branch_keeps_its_own_commit() {
+    let repo = Repo::new();
+    let ids: Vec<String> = (0..7).map(|i| format!("s{i}")).collect();
+    let plan: Vec<(&str, &[&str], &str)> =
+        ids.iter().map(|id| (id.as_str(), &[][..], "x")).collect();
+    repo.write("plan.json", file_plan(&plan));
+    let args = [
+        "run",
+        "plan.json",
+        "--coder",
+        "script",
+        "--concurrency",
+        "1",
+        "--no-progress",
+        "-q",
+    ];
+    repo.run(&args).assert_code(0);
+    let links = repo.git_output(&[
+        "for-each-ref",
+        "--format=%(refname) %(symref)",
+        "refs/heads/story/",
+    ]);
+    assert_eq!(links.lines().count(), 7, "{links}");
+    for line in links.lines() {
+        assert!(line.ends_with(' '), "a story branch became a link: {line}");
+    }
+    repo.run(&args).assert_code(0);
 }

@@ -47,6 +47,32 @@ fn slot_behind_main() -> (Repo, PathBuf, CommitId) {
     (repo, slot, second)
 }
 
+/// The slot's head is attached to `story/2` at `second` itself (not through another branch),
+/// and `story/1`, the branch it left, still names the first commit, no link to another branch:
+/// switch after switch, a slot must not leave a chain of branches pointing at each other.
+fn assert_heads(repo: &Repo, slot: &Path, second: &CommitId) {
+    assert_eq!(
+        repo.git_in(slot, &["symbolic-ref", "--no-recurse", "HEAD"])
+            .trim(),
+        "refs/heads/story/2"
+    );
+    assert_eq!(
+        repo.git_in(slot, &["rev-parse", "refs/heads/story/2"])
+            .trim(),
+        second.to_hex()
+    );
+    let left = repo.try_git_in(
+        slot,
+        &["symbolic-ref", "-q", "--no-recurse", "refs/heads/story/1"],
+    );
+    assert!(!left.status.success(), "story/1 became a link: {left:?}");
+    assert_eq!(
+        repo.git_in(slot, &["rev-parse", "refs/heads/story/1"])
+            .trim(),
+        repo.git(&["rev-parse", "main~1"]).trim()
+    );
+}
+
 fn inode(path: &Path) -> u64 {
     std::fs::symlink_metadata(path).expect("stat").ino()
 }
@@ -85,13 +111,10 @@ fn a_switch_rewrites_only_what_differs_and_leaves_what_git_would() {
         .collect();
     assert_eq!(
         switching,
-        ["git update-ref -m 'epic: switch to story/2' --stdin"],
+        ["git update-ref --no-deref -m 'epic: switch to story/2' --stdin"],
         "a clean slot's files and index are moved in process"
     );
-    assert_eq!(
-        repo.git_in(&slot, &["symbolic-ref", "HEAD"]).trim(),
-        "refs/heads/story/2"
-    );
+    assert_heads(&repo, &slot, &second);
     assert_eq!(
         repo.git_in(&slot, &["rev-parse", "HEAD"]).trim(),
         second.to_hex()
@@ -253,11 +276,7 @@ fn a_switch_killed_at_any_step_is_finished_by_the_next() {
             .unwrap_or_else(|error| panic!("{step}: {error}"));
 
         assert_eq!(at, second, "{step}");
-        assert_eq!(
-            repo.git_in(&slot, &["symbolic-ref", "HEAD"]).trim(),
-            "refs/heads/story/2",
-            "{step}"
-        );
+        assert_heads(&repo, &slot, &second);
         assert_clean_as_git_sees_it(&repo, &slot, &second);
         assert!(!slot.join("gone").exists(), "{step}");
     }
