@@ -375,6 +375,11 @@ fn in_the_way(
         let Some(entry) = index.entry_by_path(path.as_bstr()) else {
             return Ok(Some("the index lacks a file of the current commit"));
         };
+        // Never through a link planted where a directory was: what it leads to is not ours.
+        let components: Vec<&[u8]> = path.split_str("/").collect();
+        if !leading_dirs_real(workdir, &components)? {
+            return Ok(Some("a directory on the way is a link or a file"));
+        }
         let file = on_disk(workdir, path.as_bstr())?;
         let meta = match std::fs::symlink_metadata(&file) {
             Ok(metadata) => Meta::of(&metadata),
@@ -443,6 +448,26 @@ fn free(workdir: &Path, components: &[&[u8]]) -> Result<bool, Cause> {
         }
     }
     Ok(false)
+}
+
+/// Whether each directory on the way to the path of `components` under `workdir` is a real
+/// directory (not a symbolic link, not a file) as far as they exist.
+pub(crate) fn leading_dirs_real(workdir: &Path, components: &[&[u8]]) -> Result<bool, Cause> {
+    let mut at = workdir.to_owned();
+    for component in components.iter().take(components.len().saturating_sub(1)) {
+        at.push(
+            component
+                .to_os_str()
+                .map_err(|error| Cause::Io(io::Error::other(error)))?,
+        );
+        match std::fs::symlink_metadata(&at) {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(true),
+            Err(error) => return Err(Cause::Io(error)),
+            Ok(metadata) if metadata.is_dir() => {}
+            Ok(_) => return Ok(false),
+        }
+    }
+    Ok(true)
 }
 
 /// `path` (relative, `/`-separated) under `workdir`.

@@ -23,7 +23,7 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
 use gix::objs::tree::EntryKind;
 
-use crate::advance::{cache_tree, on_disk, unsupported, write_index};
+use crate::advance::{cache_tree, leading_dirs_real, on_disk, unsupported, write_index};
 use crate::error::Cause;
 use crate::monitor::{Kind, Meta};
 use crate::repo::GixGit;
@@ -68,6 +68,11 @@ pub(crate) fn write_tree(
     let mut added = Vec::new();
     let mut removed = HashSet::new();
     for path in paths {
+        // Never read through a link planted where a directory was (git refuses such paths).
+        let components: Vec<&[u8]> = path.split_str("/").collect();
+        if !leading_dirs_real(&workdir, &components)? {
+            return Ok(None);
+        }
         let file = on_disk(&workdir, path.as_bstr())?;
         let entry = index.entry_index_by_path_and_stage(path.as_bstr(), Stage::Unconflicted);
         if entry.is_some_and(|at| index.entries()[at].mode == Mode::COMMIT) {

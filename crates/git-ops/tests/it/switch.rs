@@ -281,3 +281,44 @@ fn a_switch_killed_at_any_step_is_finished_by_the_next() {
         assert!(!slot.join("gone").exists(), "{step}");
     }
 }
+
+/// A directory a previous story replaced by a symbolic link to somewhere outside, holding a copy
+/// of the tracked files: the switch goes to git, and no file outside is rewritten or deleted
+/// through the link.
+#[test]
+fn a_switch_never_writes_or_deletes_through_a_planted_link() {
+    let repo = Repo::new();
+    repo.write("d/change.txt", "same\n");
+    repo.write("d/delete.txt", "same\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "base"]);
+    let slot = repo.beside("slot");
+    repo.handle()
+        .add_worktree_new_branch(&slot, "story/1", "main")
+        .expect("add the slot");
+    repo.write("d/change.txt", "changed\n");
+    std::fs::remove_file(repo.path.join("d/delete.txt")).expect("rm");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "second"]);
+    let second: CommitId = repo.git(&["rev-parse", "HEAD"]).trim().parse().expect("id");
+    let outside = repo.beside("outside");
+    write_in(&outside, "change.txt", "same\n");
+    write_in(&outside, "delete.txt", "same\n");
+    std::fs::remove_dir_all(slot.join("d")).expect("rm d");
+    std::os::unix::fs::symlink(&outside, slot.join("d")).expect("plant the link");
+
+    repo.handle()
+        .switch_worktree(&slot, "story/2", Some(&second))
+        .expect("switch");
+
+    assert_eq!(
+        std::fs::read(outside.join("change.txt")).expect("outside"),
+        b"same\n"
+    );
+    assert!(
+        outside.join("delete.txt").exists(),
+        "deleted through the link"
+    );
+    assert_clean_as_git_sees_it(&repo, &slot, &second);
+    assert_heads(&repo, &slot, &second);
+}
