@@ -11,9 +11,10 @@
 //! (nothing staged, no conflicted, sparse, skip-worktree, intent-to-add or assume-unchanged
 //! entry, not split), in an epic linked worktree whose configuration tracks executable bits and
 //! symbolic links on a case-sensitive file system, without `core.safecrlf`. Anything else, a symbolic link, a
-//! directory, a submodule, a `.gitattributes` among the paths (it changes how the others are
-//! read), a path changing between file and directory, declines with the index untouched, and
-//! the caller runs git's plumbing.
+//! directory, a pipe or a device, a file over 32 MiB (git streams it), a submodule, a
+//! `.gitattributes` among the paths (it changes how the others are read), a path changing
+//! between file and directory or under a link planted where a directory was, declines with the
+//! index untouched, and the caller runs git's plumbing.
 
 use std::collections::HashSet;
 use std::io::Read as _;
@@ -28,6 +29,10 @@ use crate::error::Cause;
 use crate::monitor::{Kind, Meta};
 use crate::repo::GixGit;
 use crate::scan::Options;
+
+/// The largest file staged in process, read whole into memory; a larger one goes to git, which
+/// streams it (`core.bigFileThreshold`).
+const IN_MEMORY: u64 = 32 << 20;
 
 /// Stages `paths` (repository-relative, as the status named them) of the worktree at
 /// `worktree`, whose index is the tree `parent`, and writes the tree: its id, or `None` where
@@ -91,7 +96,8 @@ pub(crate) fn write_tree(
         };
         // Stat data before the content: a write in between shows as a change at the next status.
         let meta = Meta::of(&metadata);
-        if meta.kind != Kind::File {
+        // A pipe or a device is not read at all; a large file is git's to stream.
+        if meta.kind != Kind::File || metadata.len() > IN_MEMORY {
             return Ok(None);
         }
         let mut data = Vec::new();
