@@ -101,7 +101,11 @@ pub(crate) fn advance(
         Ok(changes) => changes,
         Err(why) => return Ok(Declined(why)),
     };
-    if let Some(why) = in_the_way(git, &repo, &workdir, &index, options, &changes)? {
+    // Read once: the paths they validate, the filters and attributes the writes go through.
+    let checkout =
+        repo.checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)?;
+    let validate = checkout.validate;
+    if let Some(why) = in_the_way(git, &repo, &workdir, &index, options, validate, &changes)? {
         return Ok(Declined(why));
     }
     let tree = cache_tree(&repo, to_tree.id, &[], index.tree())?;
@@ -110,7 +114,7 @@ pub(crate) fn advance(
     }
     // The worktree: deletions first (a directory may give way to a file), then the writes.
     remove(&workdir, &changes.removed)?;
-    write_files(&repo, &mut index, &workdir)?;
+    write_files(&repo, &mut index, &workdir, checkout)?;
     if let Some(cached) = index.tree_mut() {
         *cached = tree;
     }
@@ -168,9 +172,8 @@ fn write_files(
     repo: &gix::Repository,
     index: &mut gix::index::File,
     workdir: &Path,
+    mut checkout: gix::worktree::state::checkout::Options,
 ) -> Result<(), Cause> {
-    let mut checkout =
-        repo.checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)?;
     checkout.destination_is_initially_empty = false;
     // What is overwritten was proven unchanged before.
     checkout.overwrite_existing = true;
@@ -365,6 +368,7 @@ fn in_the_way(
     workdir: &Path,
     index: &gix::index::State,
     options: Options,
+    validate: gix::validate::path::component::Options,
     changes: &Changes,
 ) -> Result<Option<&'static str>, Cause> {
     let memo = git.memo(repo);
@@ -375,18 +379,14 @@ fn in_the_way(
         let Some(entry) = index.entry_by_path(path.as_bstr()) else {
             return Ok(Some("the index lacks a file of the current commit"));
         };
-        // Never through a link planted where a directory was: what it leads to is not ours.
-        let components: Vec<&[u8]> = path.split_str("/").collect();
-        if !leading_dirs_real(workdir, &components)? {
-            return Ok(Some("a directory on the way is a link or a file"));
-        }
-        let file = on_disk(workdir, path.as_bstr())?;
-        let meta = match std::fs::symlink_metadata(&file) {
-            Ok(metadata) => Meta::of(&metadata),
+        let meta = match look(workdir, path.as_bstr())? {
+            OnDisk::Present(metadata) => Meta::of(&metadata),
             // Already gone: deleting it is done, writing it is as for a new file.
-            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
-            Err(error) => return Err(Cause::Io(error)),
+            OnDisk::Absent => continue,
+            // Never through a link planted where a directory was: what it leads to is not ours.
+            OnDisk::Blocked => return Ok(Some("a directory on the way is a link or a file")),
         };
+        let file = on_disk(workdir, path.as_bstr())?;
         let unchanged = match crate::scan::unchanged(entry, &meta, options, index) {
             Unchanged::Yes => true,
             // Racy, or touched: a status read it since, or its content tells, as for git.
@@ -407,67 +407,52 @@ fn in_the_way(
         }
     }
     drop(memo);
-    let validate = repo
-        .checkout_options(gix::worktree::stack::state::attributes::Source::IdMapping)?
-        .validate;
     for (path, _, mode) in &changes.written {
-        let components: Vec<&[u8]> = path.split_str("/").collect();
-        for (at, component) in components.iter().enumerate() {
-            let last = at + 1 == components.len();
-            let kind = (last && *mode == Mode::SYMLINK)
+        let mut components = path.split_str("/").peekable();
+        while let Some(component) = components.next() {
+            let kind = (components.peek().is_none() && *mode == Mode::SYMLINK)
                 .then_some(gix::validate::path::component::Mode::Symlink);
             if gix::validate::path::component(component.as_bstr(), kind, validate).is_err() {
                 return Ok(Some("a path git would not check out"));
             }
         }
-        if changes.modified.contains(path) {
-            continue;
-        }
-        if !free(workdir, &components)? {
+        let new = !changes.modified.contains(path);
+        if new && !matches!(look(workdir, path.as_bstr())?, OnDisk::Absent) {
             return Ok(Some("something stands where a new file goes"));
         }
     }
     Ok(None)
 }
 
-/// Whether a new file can go at the path of `components` under `workdir`: each directory on
-/// the way a real directory or missing, the path itself missing.
-fn free(workdir: &Path, components: &[&[u8]]) -> Result<bool, Cause> {
-    let mut at = workdir.to_owned();
-    for (position, component) in components.iter().enumerate() {
-        at.push(
-            component
-                .to_os_str()
-                .map_err(|error| Cause::Io(io::Error::other(error)))?,
-        );
-        match std::fs::symlink_metadata(&at) {
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(true),
-            Err(error) => return Err(Cause::Io(error)),
-            Ok(metadata) if position + 1 < components.len() && metadata.is_dir() => {}
-            Ok(_) => return Ok(false),
-        }
-    }
-    Ok(false)
+/// What lies at `path` (relative, `/`-separated) under `workdir`, as the moves and the staging
+/// see it: they never go through a link planted where a directory was.
+pub(crate) enum OnDisk {
+    /// A directory on the way is a symbolic link or a file.
+    Blocked,
+    /// Nothing there (the path, or a directory on its way, is missing).
+    Absent,
+    /// The path's own `lstat`, every directory on its way a real directory.
+    Present(std::fs::Metadata),
 }
 
-/// Whether each directory on the way to the path of `components` under `workdir` is a real
-/// directory (not a symbolic link, not a file) as far as they exist.
-pub(crate) fn leading_dirs_real(workdir: &Path, components: &[&[u8]]) -> Result<bool, Cause> {
+pub(crate) fn look(workdir: &Path, path: &BStr) -> Result<OnDisk, Cause> {
     let mut at = workdir.to_owned();
-    for component in components.iter().take(components.len().saturating_sub(1)) {
+    let mut components = path.split_str("/").peekable();
+    while let Some(component) = components.next() {
         at.push(
             component
                 .to_os_str()
                 .map_err(|error| Cause::Io(io::Error::other(error)))?,
         );
         match std::fs::symlink_metadata(&at) {
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(true),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(OnDisk::Absent),
             Err(error) => return Err(Cause::Io(error)),
+            Ok(metadata) if components.peek().is_none() => return Ok(OnDisk::Present(metadata)),
             Ok(metadata) if metadata.is_dir() => {}
-            Ok(_) => return Ok(false),
+            Ok(_) => return Ok(OnDisk::Blocked),
         }
     }
-    Ok(true)
+    Ok(OnDisk::Absent)
 }
 
 /// `path` (relative, `/`-separated) under `workdir`.

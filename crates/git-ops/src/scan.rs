@@ -742,7 +742,10 @@ impl<'repo> Reader<'repo> {
         Some(hash == id)
     }
 
-    fn read(
+    /// The content of the file at `path` (`rela` in the worktree) as git would store it:
+    /// through the repository's filters, or a symbolic link's target; `None` when it cannot be
+    /// read or filtered.
+    pub(crate) fn read(
         &mut self,
         index: &gix::index::State,
         path: &Path,

@@ -17,14 +17,13 @@
 //! index untouched, and the caller runs git's plumbing.
 
 use std::collections::HashSet;
-use std::io::Read as _;
 use std::path::Path;
 
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
 use gix::objs::tree::EntryKind;
 
-use crate::advance::{cache_tree, leading_dirs_real, on_disk, unsupported, write_index};
+use crate::advance::{OnDisk, cache_tree, look, on_disk, unsupported, write_index};
 use crate::error::Cause;
 use crate::monitor::{Kind, Meta};
 use crate::repo::GixGit;
@@ -66,33 +65,26 @@ pub(crate) fn write_tree(
     if unsupported(&index, parent).is_some() {
         return Ok(None);
     }
-    let Ok((mut pipeline, _)) = repo.filter_pipeline(None) else {
-        return Ok(None);
-    };
+    let mut reader = crate::scan::Reader::new(&repo);
     let mut editor = repo.edit_tree(parent)?;
     let mut added = Vec::new();
     let mut removed = HashSet::new();
     for path in paths {
-        // Never read through a link planted where a directory was (git refuses such paths).
-        let components: Vec<&[u8]> = path.split_str("/").collect();
-        if !leading_dirs_real(&workdir, &components)? {
-            return Ok(None);
-        }
-        let file = on_disk(&workdir, path.as_bstr())?;
         let entry = index.entry_index_by_path_and_stage(path.as_bstr(), Stage::Unconflicted);
         if entry.is_some_and(|at| index.entries()[at].mode == Mode::COMMIT) {
             return Ok(None);
         }
-        let metadata = match std::fs::symlink_metadata(&file) {
-            Ok(metadata) => metadata,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+        let metadata = match look(&workdir, path.as_bstr())? {
+            OnDisk::Present(metadata) => metadata,
+            OnDisk::Absent => {
                 if entry.is_some() {
                     editor.remove(path)?;
                     removed.insert(path.as_bstr());
                 }
                 continue;
             }
-            Err(error) => return Err(Cause::Io(error)),
+            // Never read through a link planted where a directory was (git refuses such paths).
+            OnDisk::Blocked => return Ok(None),
         };
         // Stat data before the content: a write in between shows as a change at the next status.
         let meta = Meta::of(&metadata);
@@ -100,21 +92,11 @@ pub(crate) fn write_tree(
         if meta.kind != Kind::File || metadata.len() > IN_MEMORY {
             return Ok(None);
         }
-        let mut data = Vec::new();
-        {
-            use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
-            let rela = gix::path::from_bstr(path.as_bstr())?;
-            let opened = std::fs::File::open(&file).map_err(Cause::Io)?;
-            match pipeline.convert_to_git(opened, &rela, &index)? {
-                ToGitOutcome::Unchanged(mut read) => read.read_to_end(&mut data).map(drop),
-                ToGitOutcome::Buffer(buffer) => {
-                    data.extend_from_slice(buffer);
-                    Ok(())
-                }
-                ToGitOutcome::Process(mut read) => read.read_to_end(&mut data).map(drop),
-            }
-            .map_err(Cause::Io)?;
-        }
+        // Through the repository's filters, as git reads a file to add it.
+        let file = on_disk(&workdir, path.as_bstr())?;
+        let Some(data) = reader.read(&index, &file, path.as_bstr(), false) else {
+            return Ok(None);
+        };
         let id = repo.write_blob(&data)?.detach();
         let (kind, mode) = if meta.executable {
             (EntryKind::BlobExecutable, Mode::FILE_EXECUTABLE)
