@@ -169,18 +169,19 @@ fn logging_wrapper(dir: &Path, log: &Path) {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
+/// A plan of `stories` independent stories `s0`, `s1`, …, each writing its one file.
+fn independent_plan(stories: usize) -> String {
+    let ids: Vec<String> = (0..stories).map(|i| format!("s{i}")).collect();
+    let plan: Vec<(&str, &[&str], &str)> =
+        ids.iter().map(|id| (id.as_str(), &[][..], "x")).collect();
+    file_plan(&plan)
+}
+
 /// The git processes a run of `stories` stories (the script seat, one at a time) starts, each
 /// command line without the options every call carries.
 fn git_processes(mode: &str, stories: usize) -> Vec<String> {
     let repo = Repo::new();
-    let plan: Vec<(String, Vec<&str>, &str)> = (0..stories)
-        .map(|i| (format!("s{i}"), Vec::new(), "x"))
-        .collect();
-    let plan: Vec<(&str, &[&str], &str)> = plan
-        .iter()
-        .map(|(id, deps, text)| (id.as_str(), deps.as_slice(), *text))
-        .collect();
-    repo.write("plan.json", file_plan(&plan));
+    repo.write("plan.json", independent_plan(stories));
     let (bin, log) = (repo.temp().join("bin"), repo.temp().join("git.log"));
     logging_wrapper(&bin, &log);
     let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
@@ -263,10 +264,7 @@ fn a_story_costs_six_git_processes_warm_and_seven_fresh() {
 #[test]
 fn switch_after_switch_every_story_branch_keeps_its_own_commit() {
     let repo = Repo::new();
-    let ids: Vec<String> = (0..7).map(|i| format!("s{i}")).collect();
-    let plan: Vec<(&str, &[&str], &str)> =
-        ids.iter().map(|id| (id.as_str(), &[][..], "x")).collect();
-    repo.write("plan.json", file_plan(&plan));
+    repo.write("plan.json", independent_plan(7));
     let args = [
         "run",
         "plan.json",

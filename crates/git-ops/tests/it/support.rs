@@ -121,6 +121,36 @@ impl Repo {
         self.git_in(dir, &["commit", "-q", "-m", message]);
     }
 
+    /// Writes each of `files` (path, content) in the main worktree and commits them all.
+    pub(crate) fn commit_files(&self, files: &[(&str, &str)], message: &str) {
+        for (path, content) in files {
+            self.write(path, content);
+        }
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+    }
+
+    /// Runs git in `dir` on the index file `index` rather than the worktree's own
+    /// (`GIT_INDEX_FILE`); panics unless it succeeds. Returns stdout.
+    pub(crate) fn git_on_index(&self, dir: &Path, index: &Path, args: &[&str]) -> String {
+        let mut command = Command::new("git");
+        isolate(&mut command, &self.home);
+        let output = command
+            .current_dir(dir)
+            .env("GIT_INDEX_FILE", index)
+            .args(args)
+            .output()
+            .expect("run git");
+        assert!(
+            output.status.success(),
+            "git {args:?} on {} failed in {}: {}",
+            index.display(),
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     /// `git fsck --strict` passes.
     pub(crate) fn fsck(&self) {
         self.git(&["fsck", "--strict", "--no-progress"]);
@@ -155,6 +185,21 @@ pub(crate) fn isolate_handle(mut git: GixGit, home: &Path) -> GixGit {
     }
     git.with_env("HOME", Some(home))
         .with_env("GIT_CONFIG_NOSYSTEM", Some("1"))
+}
+
+/// The git commands a `GIT_TRACE` file recorded (`git update-ref …`), but the configuration
+/// read a handle makes at its first command.
+pub(crate) fn traced_commands(trace: &Path) -> Vec<String> {
+    std::fs::read_to_string(trace)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| {
+            line.split_once("trace: built-in: ")
+                .map(|(_, command)| command)
+        })
+        .filter(|command| !command.starts_with("git config"))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Writes `content` to `rel` under `dir`, creating directories.

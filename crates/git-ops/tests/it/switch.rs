@@ -6,25 +6,24 @@ use std::path::{Path, PathBuf};
 
 use epic_git_ops::{CommitId, Git, MergeFavor, MergeOutcome};
 
-use crate::support::{Repo, write_in};
+use crate::support::{Repo, traced_commands, write_in};
 
 /// A repository whose `main` has files of every kind a switch rewrites, a slot worktree on
 /// `story/1` at that commit (with an ignored cache), and a second commit on `main` that adds,
 /// changes, deletes and re-moded files: (repository, slot, second commit).
 fn slot_behind_main() -> (Repo, PathBuf, CommitId) {
     let repo = Repo::new();
-    for (path, content) in [
-        ("keep/untouched.txt", "stays as it is\n"),
-        ("change.txt", "before\n"),
-        ("gone/only.txt", "its directory goes with it\n"),
-        ("run.sh", "echo hi\n"),
-        (".gitignore", "cache/\n"),
-        (".gitattributes", "*.crlf text eol=crlf\n"),
-    ] {
-        repo.write(path, content);
-    }
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.commit_files(
+        &[
+            ("keep/untouched.txt", "stays as it is\n"),
+            ("change.txt", "before\n"),
+            ("gone/only.txt", "its directory goes with it\n"),
+            ("run.sh", "echo hi\n"),
+            (".gitignore", "cache/\n"),
+            (".gitattributes", "*.crlf text eol=crlf\n"),
+        ],
+        "base",
+    );
     let slot = repo.beside("slot");
     repo.handle()
         .add_worktree_new_branch(&slot, "story/1", "main")
@@ -103,14 +102,8 @@ fn a_switch_rewrites_only_what_differs_and_leaves_what_git_would() {
     assert_eq!(at, second);
     // The handle reads the configuration once, at its first command; then git only moves the
     // refs: no checkout, no read of the trees or the index.
-    let commands = std::fs::read_to_string(&trace).unwrap_or_default();
-    let switching: Vec<&str> = commands
-        .lines()
-        .filter(|line| line.contains("trace: built-in: git ") && !line.contains("git config"))
-        .map(|line| line.split("built-in: ").nth(1).unwrap_or_default())
-        .collect();
     assert_eq!(
-        switching,
+        traced_commands(&trace),
         ["git update-ref --no-deref -m 'epic: switch to story/2' --stdin"],
         "a clean slot's files and index are moved in process"
     );
@@ -148,19 +141,13 @@ fn a_switch_rewrites_only_what_differs_and_leaves_what_git_would() {
     repo.git_in(&slot, &["add", "new/deep/more.txt"]);
     let staged = repo.git_in(&slot, &["write-tree"]);
     let fresh = repo.beside("fresh-index");
-    let with_fresh_index = |args: &[&str]| {
-        let output = std::process::Command::new("git")
-            .current_dir(&slot)
-            .env("GIT_INDEX_FILE", &fresh)
-            .args(args)
-            .output()
-            .expect("git");
-        assert!(output.status.success(), "git {args:?}");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    };
-    with_fresh_index(&["read-tree", "HEAD"]);
-    with_fresh_index(&["update-index", "--add", "new/deep/more.txt"]);
-    assert_eq!(staged, with_fresh_index(&["write-tree"]));
+    repo.git_on_index(&slot, &fresh, &["read-tree", "HEAD"]);
+    repo.git_on_index(
+        &slot,
+        &fresh,
+        &["update-index", "--add", "new/deep/more.txt"],
+    );
+    assert_eq!(staged, repo.git_on_index(&slot, &fresh, &["write-tree"]));
     repo.fsck();
 }
 
@@ -191,9 +178,7 @@ fn a_slot_with_changes_in_the_way_is_switched_by_git_all_the_same() {
 #[test]
 fn a_disjoint_merge_brings_the_worktree_up_touching_only_the_merged_files() {
     let repo = Repo::new();
-    repo.write("keep/untouched.txt", "stays\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.commit_files(&[("keep/untouched.txt", "stays\n")], "base");
     repo.git(&["branch", "epic/e"]);
     let epic = repo.beside("epic");
     let story = repo.beside("story");
@@ -225,10 +210,12 @@ fn a_disjoint_merge_brings_the_worktree_up_touching_only_the_merged_files() {
         b"from the story\n"
     );
     assert_eq!(inode(&epic.join("keep/untouched.txt")), untouched);
-    let commands = std::fs::read_to_string(&trace).unwrap_or_default();
+    let commands = traced_commands(&trace);
     assert!(
-        !commands.contains("read-tree") && !commands.contains("git merge"),
-        "gix brings the worktree to the merge: {commands}"
+        !commands
+            .iter()
+            .any(|command| command.starts_with("git read-tree") || command.starts_with("git merge")),
+        "gix brings the worktree to the merge: {commands:#?}"
     );
 }
 
@@ -288,10 +275,10 @@ fn a_switch_killed_at_any_step_is_finished_by_the_next() {
 #[test]
 fn a_switch_never_writes_or_deletes_through_a_planted_link() {
     let repo = Repo::new();
-    repo.write("d/change.txt", "same\n");
-    repo.write("d/delete.txt", "same\n");
-    repo.git(&["add", "-A"]);
-    repo.git(&["commit", "-q", "-m", "base"]);
+    repo.commit_files(
+        &[("d/change.txt", "same\n"), ("d/delete.txt", "same\n")],
+        "base",
+    );
     let slot = repo.beside("slot");
     repo.handle()
         .add_worktree_new_branch(&slot, "story/1", "main")
