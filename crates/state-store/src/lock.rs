@@ -35,6 +35,11 @@ const RECORD_POLL: Duration = Duration::from_millis(10);
 /// How long an acquire keeps retrying before it believes a record: long enough to outlast the
 /// shared lock a concurrent [`EpicLock::holder`] probe takes for a moment.
 const PROBE_WAIT: Duration = Duration::from_millis(50);
+/// How long an acquire keeps retrying when the recorded holder is a process of this host that
+/// is gone: the lock then belongs to what its death left for a moment (a child forked to start
+/// an agent in a session of its own holds the lock's descriptor until it `exec`s), and the OS
+/// drops it as soon as that goes.
+const DEAD_HOLDER_WAIT: Duration = Duration::from_secs(5);
 
 /// Who holds an epic's lock, as its `lock` file records it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +65,17 @@ impl Holder {
                 .map(|arg| arg.to_string_lossy().into_owned())
                 .collect(),
         }
+    }
+}
+
+impl Holder {
+    /// Whether this holder is a process of this host that no longer exists (Linux: no
+    /// `/proc/<pid>`). Elsewhere, or on another host, it cannot tell: `false`.
+    fn is_gone(&self) -> bool {
+        cfg!(target_os = "linux")
+            && self.host == hostname()
+            && Path::new("/proc/self").exists()
+            && !Path::new(&format!("/proc/{}", self.pid)).exists()
     }
 }
 
@@ -358,7 +374,8 @@ fn lock_or_wait_for_record(locked: &File, path: &Path) -> Result<(), LockError> 
         let holder = File::open(path)
             .ok()
             .and_then(|mut file| parse_record(&mut file));
-        if (holder.is_some() && waited >= PROBE_WAIT) || waited >= RECORD_WAIT {
+        let dying = holder.as_ref().is_some_and(Holder::is_gone) && waited < DEAD_HOLDER_WAIT;
+        if !dying && ((holder.is_some() && waited >= PROBE_WAIT) || waited >= RECORD_WAIT) {
             return Err(LockError::Held {
                 path: path.to_path_buf(),
                 holder,

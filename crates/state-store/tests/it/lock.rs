@@ -228,3 +228,36 @@ fn a_removed_lock_file_does_not_unlock_the_epic() {
     let lock = EpicLock::acquire(&dir).unwrap();
     assert_eq!(lock.holder_record().pid, std::process::id());
 }
+
+/// A run killed while it was starting an agent: the lock can outlive it for a moment, held by a
+/// child forked into a session of its own that has not yet `exec`ed (which closes the lock's
+/// descriptor). A rerun then finds a record naming a process that is gone, and waits for the
+/// lock rather than refusing to run.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_lock_left_for_a_moment_by_a_dead_holder_is_waited_for() {
+    let git = tempfile::tempdir().unwrap();
+    let dir = epic(&git);
+    let leftover = EpicLock::acquire(&dir).unwrap();
+    // The record names a process of this host that has exited.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let mut record = leftover.holder_record().clone();
+    record.pid = gone.id();
+    let mut line = serde_json::to_vec(&record).unwrap();
+    line.push(b'\n');
+    std::fs::write(dir.lock(), line).unwrap();
+
+    let (go, started) = std::sync::mpsc::channel();
+    let releaser = std::thread::spawn(move || {
+        started.recv().unwrap();
+        // Longer than an acquire waits for a live holder's record: only the dead holder's
+        // grace lets the acquire through.
+        std::thread::sleep(Duration::from_millis(300));
+        drop(leftover);
+    });
+    go.send(()).unwrap();
+    let lock = EpicLock::acquire(&dir).unwrap();
+    releaser.join().unwrap();
+    assert_eq!(lock.holder_record().pid, std::process::id());
+}
