@@ -52,26 +52,30 @@ async fn a_usage_limit_pauses_the_seat_and_the_turn_runs_again_after_the_reset()
                 seat,
                 story,
                 until,
+                since,
                 reason,
                 message,
-                ..
-            } => Some((seat, story, until, reason, message)),
+            } => Some((seat, story, until, since, reason, message)),
             _ => None,
         })
         .collect();
     assert_eq!(paused.len(), 1, "{steps:#?}");
-    let (seat, story, until, why, message) = paused[0];
+    let (seat, story, until, since, why, message) = paused[0];
     assert!(seat.starts_with("exec:"), "{seat}");
     assert_eq!((story.as_str(), why.as_str()), ("a", "usage limit"));
     assert!(message.contains("usage limit reached"), "{message}");
-    // The pause ends at the reset the agent named, and the turn ran again only then.
+    // The pause ends at the reset the agent named, or two seconds after it began when a slow
+    // machine read the line later than that, and the turn ran again only then.
     let reset: i64 = std::fs::read_to_string(ep.fx.root.join("reset"))
         .expect("reset")
         .trim()
         .parse()
         .expect("epoch");
     let until: jiff::Timestamp = until.parse().expect("until");
-    assert_eq!(until.as_second(), reset);
+    let since: jiff::Timestamp = since.parse().expect("since");
+    let floor = since + jiff::SignedDuration::from_secs(2);
+    let reset_at = jiff::Timestamp::from_second(reset).expect("reset epoch");
+    assert_eq!(until, reset_at.max(floor), "since {since}, reset {reset_at}");
     let again: i64 = std::fs::read_to_string(ep.fx.root.join("again"))
         .expect("again")
         .trim()
