@@ -2,12 +2,12 @@
 //!
 //! What `git add -A` + `git commit` do, in git's plumbing: the changed paths come from this
 //! crate's status (whose quick pass reads each file at most once, see `scan`), `git update-index
-//! --add --remove` stages exactly those paths, `git write-tree` writes the tree from the index,
-//! `git commit-tree` the commit, and `git update-ref` moves the branch, checking it still points
-//! where it did. `git add -A` and `git commit` would each refresh the stat data of every tracked
+//! --add --remove` stages exactly those paths (in process where `stage` applies), `git
+//! write-tree` writes the tree from the index, gix the commit (as `git commit-tree` would, see
+//! [`write_commit`]), and `git update-ref` moves the branch, checking it still points where it
+//! did. `git add -A` and `git commit` would each refresh the stat data of every tracked
 //! file first, and read every file again while they are racy: right after a checkout, all of
-//! them. gix writes commits but has no staging with git's filters and index extensions, so the
-//! index stays git's to write. A path the status cannot name exactly (not UTF-8) takes the
+//! them. A path the status cannot name exactly (not UTF-8) takes the
 //! porcelain way.
 
 use std::ffi::OsString;
@@ -72,7 +72,7 @@ pub(crate) fn commit_all(
         .and_then(|parent| crate::stage::write_tree(git, worktree, &names, parent).ok())
         .flatten();
     let tree = match staged {
-        Some(tree) => tree.to_string(),
+        Some(tree) => tree,
         None => {
             let mut paths = Vec::new();
             for name in &names {
@@ -90,35 +90,22 @@ pub(crate) fn commit_all(
                 .cli
                 .run(worktree, args!["write-tree"])
                 .map_err(|error| fail(Cause::Cli(error)))?;
-            String::from_utf8_lossy(&written.stdout).trim().to_owned()
+            let printed = String::from_utf8_lossy(&written.stdout).trim().to_owned();
+            printed.parse().map_err(|_| {
+                fail(Cause::Io(std::io::Error::other(format!(
+                    "git write-tree printed `{printed}`, not a tree id"
+                ))))
+            })?
         }
     };
-    if parent_tree
-        .is_some_and(|parent_tree| tree.parse::<gix::ObjectId>().ok() == Some(parent_tree))
-    {
+    if parent_tree == Some(tree) {
         // Changes that undo each other, or stat data only.
         return Ok(CommitOutcome::NothingToCommit);
     }
-    let mut arguments: Vec<OsString> = vec!["commit-tree".into(), tree.into()];
-    if let Some(parent) = parent {
-        arguments.extend(["-p".into(), parent.to_string().into()]);
-    }
-    if signs(git).map_err(fail)? {
-        arguments.push("-S".into());
-    }
-    arguments.extend(["-F".into(), "-".into()]);
-    let arguments: Vec<&std::ffi::OsStr> = arguments.iter().map(OsString::as_os_str).collect();
     let message = clean_message(message);
-    let made = git
-        .cli
-        .run_with_input(worktree, &arguments, message.as_bytes())
-        .map_err(|error| fail(Cause::Cli(error)))?;
-    let commit = String::from_utf8_lossy(&made.stdout).trim().to_owned();
-    let id: gix::ObjectId = commit.parse().map_err(|_| {
-        fail(Cause::Io(std::io::Error::other(format!(
-            "git commit-tree printed `{commit}`, not a commit id"
-        ))))
-    })?;
+    let parents: Vec<gix::ObjectId> = parent.into_iter().collect();
+    let id = write_commit(git, worktree, tree, &parents, &message).map_err(fail)?;
+    let commit = id.to_string();
     let subject = message.lines().next().unwrap_or_default();
     let reflog = if parent.is_some() {
         format!("commit: {subject}")
@@ -156,6 +143,111 @@ pub(crate) fn clean_message(message: &str) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The environment variables through which a person names who commits, and when; where one is
+/// set, `git commit-tree` reads it.
+const IDENTITY_VARIABLES: &[&str] = &[
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+];
+
+/// Writes the commit of `tree` on `parents` with `message` (as [`clean_message`] leaves it),
+/// what `git commit-tree` writes: in process, with the pinned identity (see `pin`) and the time
+/// now in the local time zone. `git commit-tree` writes it where that could differ: epic's commits
+/// are signed, a `GIT_AUTHOR_*` or `GIT_COMMITTER_*` variable names an identity or a date, the
+/// configuration names an encoding for messages, or a name or an email has what git would trim
+/// or refuse. One process less for every commit and merge of a story.
+pub(crate) fn write_commit(
+    git: &GixGit,
+    worktree: &Path,
+    tree: gix::ObjectId,
+    parents: &[gix::ObjectId],
+    message: &str,
+) -> Result<gix::ObjectId, Cause> {
+    if let Some([author, committer]) = plain_identity(git)? {
+        let time = gix::date::Time::now_local_or_utc();
+        let signature = |(name, email): (String, String)| gix::actor::Signature {
+            name: name.into(),
+            email: email.into(),
+            time,
+        };
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parents.iter().copied().collect(),
+            author: signature(author),
+            committer: signature(committer),
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        let repo = git.repo_at(worktree)?;
+        return Ok(repo.write_object(&commit).map_err(Cause::gix)?.detach());
+    }
+    let mut arguments: Vec<OsString> = vec!["commit-tree".into(), tree.to_string().into()];
+    for parent in parents {
+        arguments.extend(["-p".into(), parent.to_string().into()]);
+    }
+    if signs(git)? {
+        arguments.push("-S".into());
+    }
+    arguments.extend(["-F".into(), "-".into()]);
+    let arguments: Vec<&std::ffi::OsStr> = arguments.iter().map(OsString::as_os_str).collect();
+    let made = git
+        .cli
+        .run_with_input(worktree, &arguments, message.as_bytes())?;
+    let printed = String::from_utf8_lossy(&made.stdout).trim().to_owned();
+    printed.parse().map_err(|_| {
+        Cause::Io(std::io::Error::other(format!(
+            "git commit-tree printed `{printed}`, not a commit id"
+        )))
+    })
+}
+
+/// The author's and the committer's name and email as `git commit-tree` would write them with
+/// the pinned configuration, where they come from it alone and need none of git's clean-up;
+/// `None` where git is to decide (see [`write_commit`]).
+fn plain_identity(git: &GixGit) -> Result<Option<[(String, String); 2]>, Cause> {
+    let Some(pin) = git.cli.pin()? else {
+        return Ok(None);
+    };
+    if pin.sign()
+        || pin.had("i18n.commitencoding")
+        || IDENTITY_VARIABLES
+            .iter()
+            .any(|variable| git.cli.env_var(variable).is_some())
+    {
+        return Ok(None);
+    }
+    let field = |key: &str| {
+        pin.pinned(key)
+            .filter(|value| plain_ident(value))
+            .map(str::to_owned)
+    };
+    let person = |role: &str| {
+        Some((
+            field(&format!("{role}.name"))?,
+            field(&format!("{role}.email"))?,
+        ))
+    };
+    Ok(person("author")
+        .zip(person("committer"))
+        .map(|(author, committer)| [author, committer]))
+}
+
+/// Whether git keeps `value` as it is in a commit's identity: not empty, nothing it trims at
+/// either end (whitespace and `.,:;<>"\'`), no `<`, `>` or line break inside.
+fn plain_ident(value: &str) -> bool {
+    // `.` too: older versions of git trim it, newer ones keep it; either way git decides.
+    let crud = |c: char| c <= ' ' || ".,:;<>\"\\'".contains(c);
+    !value.is_empty()
+        && !value.starts_with(crud)
+        && !value.ends_with(crud)
+        && !value.contains(['<', '>', '\n'])
 }
 
 /// Whether epic's commits are signed: `commit.gpgSign` as the configuration had it when the

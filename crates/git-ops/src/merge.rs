@@ -163,10 +163,11 @@ pub(crate) fn tree_conflicts(
 }
 
 /// Makes the merge commit of two sides that changed clearly separate files, in plumbing: the
-/// merged tree written by gix, the commit by `git commit-tree` (identity and signing as
-/// [`commit_all`](crate::commit) makes them), the worktree and index brought from `ours` to it
-/// by `git read-tree -m -u` (a two-way merge: only the paths that differ are rewritten, and a
-/// local change in one of them refuses it), then the branch moved by `git update-ref` against
+/// merged tree written by gix, the commit as [`commit_all`](crate::commit) writes its own
+/// (in process, or by `git commit-tree` where signing or the identity call for git), the
+/// worktree and index brought from `ours` to it in process (see `advance`) or by `git
+/// read-tree -m -u` (a two-way merge: only the paths that differ are rewritten, and a local
+/// change in one of them refuses it), then the branch moved by `git update-ref` against
 /// `ours`. `git merge --no-ff` does the same and more: it refreshes the stat data of every file
 /// of the index, tries to stash, and writes the merge state first, some 40 ms on a tree of
 /// 10,000 files where this takes about half; the epic worktree's merges are made one at a time,
@@ -216,30 +217,9 @@ fn apply_disjoint(
             .map_err(|error| fail(Cause::gix(error)))?
             .detach()
     };
-    let mut arguments: Vec<OsString> = vec![
-        "commit-tree".into(),
-        tree.to_string().into(),
-        "-p".into(),
-        ours.to_string().into(),
-        "-p".into(),
-        theirs.to_string().into(),
-    ];
-    if crate::commit::signs(git).map_err(fail)? {
-        arguments.push("-S".into());
-    }
-    arguments.extend(["-F".into(), "-".into()]);
-    let arguments: Vec<&OsStr> = arguments.iter().map(OsString::as_os_str).collect();
     let message = crate::commit::clean_message(message);
-    let made = git
-        .cli
-        .run_with_input(worktree, &arguments, message.as_bytes())
-        .map_err(|error| fail(Cause::Cli(error)))?;
-    let commit = String::from_utf8_lossy(&made.stdout).trim().to_owned();
-    let id: gix::ObjectId = commit.parse().map_err(|_| {
-        fail(Cause::Io(std::io::Error::other(format!(
-            "git commit-tree printed `{commit}`, not a commit id"
-        ))))
-    })?;
+    let id = crate::commit::write_commit(git, worktree, tree, &[ours, theirs], &message)
+        .map_err(fail)?;
     let (ours_hex, commit_hex) = (ours.to_string(), id.to_string());
     // The worktree brought to the merge: in process where that applies (see `advance`), else by
     // git's two-tree read.

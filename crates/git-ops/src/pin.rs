@@ -219,6 +219,21 @@ impl Pin {
         self.sign
     }
 
+    /// The value every git command gets for the pinned `key` (lower case, as [`PINNED`] and
+    /// the identity keys name it), if it is pinned.
+    pub(crate) fn pinned(&self, key: &str) -> Option<&str> {
+        self.pinned
+            .iter()
+            .rev()
+            .find(|(pinned, _)| pinned == key)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// Whether the configuration at the start set `key` (as `git config --list` names it).
+    pub(crate) fn had(&self, key: &str) -> bool {
+        self.listing.contains_key(key)
+    }
+
     /// The settings every git command gets, with those that neutralise the drivers among
     /// `fresh` (names a fresh read of the configuration found) not configured at the start.
     pub(crate) fn settings(&self, fresh: &FreshDrivers) -> Vec<(String, String)> {

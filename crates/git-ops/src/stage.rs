@@ -128,7 +128,7 @@ pub(crate) fn write_tree(
     if let Some(old) = index.tree_mut() {
         *old = cached;
     }
-    write_index(&mut index)?;
+    write_index(&index)?;
     Ok(Some(tree))
 }
 

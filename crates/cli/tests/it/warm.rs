@@ -2,8 +2,8 @@
 //! `PATH` stops the run at the last git process before the second story's switch (the first
 //! story's attestation note), at the switch's own (`update-ref --stdin`, which sets the branch and
 //! attaches the head once the files and the index were moved in process: before it and after it)
-//! or at the first one after it (the `commit-tree` of the second story's first commit; the first
-//! story made two, its commit and its merge); the test kills the run's whole process group there,
+//! or at the first one after it (the `update-ref` that moves the second story's branch to its
+//! first commit, which gix wrote); the test kills the run's whole process group there,
 //! and a rerun must merge every story, with the slot proven clean and nothing of a half-done
 //! switch on the epic branch. What a kill inside the in-process move leaves, git-ops' `switch`
 //! tests rebuild state by state.
@@ -21,7 +21,7 @@ const STEPS: [&str; 4] = [
     "after-notes-1",
     "before-switch-1",
     "after-switch-1",
-    "before-commit-tree-3",
+    "before-commit-2",
 ];
 
 /// The real `git`, found on `PATH`.
@@ -44,7 +44,7 @@ fn wrapper(dir: &Path, step: &str, mark: &Path) {
         r#"#!/bin/sh
 case " $* " in
 *" notes "*) step=notes ;;
-*" commit-tree "*) step=commit-tree ;;
+*" update-ref -m commit"*) step=commit ;;
 *" update-ref "*" --stdin "*) step=switch ;;
 *) exec '{git}' "$@" ;;
 esac
@@ -221,26 +221,28 @@ fn git_processes(mode: &str, stories: usize) -> Vec<String> {
         .collect()
 }
 
-/// The git processes of a story: warm, six (the switch's `update-ref --stdin`, which sets the
+/// The git processes of a story: warm, four (the switch's `update-ref --stdin`, which sets the
 /// branch and attaches the head once gix moved the slot's files and index to the epic head; the
-/// commit's `commit-tree` and `update-ref`, gix having staged its paths and written its tree;
-/// the merge's two, gix having brought the epic worktree to it; the merge's attestation note),
-/// no whole-tree `git checkout` or `git clean` when the slot is clean; fresh, seven (a whole
-/// checkout to add the worktree, a whole tree to delete with it). Beside them, six for the run
+/// commit's `update-ref`, gix having staged its paths and written its tree and commit; the
+/// merge's, gix having written the merge commit and brought the epic worktree to it; the
+/// merge's attestation note), no whole-tree `git checkout` or `git clean` when the slot is
+/// clean; fresh, five (a whole checkout to add the worktree, a whole tree to delete with it). Beside them, six for the run
 /// (the pinned configuration read twice, the epic branch, a prune, a list, the epic's worktree);
 /// warm, the first story adds its slot instead of switching it.
 #[test]
-fn a_story_costs_six_git_processes_warm_and_seven_fresh() {
+fn a_story_costs_four_git_processes_warm_and_five_fresh() {
     const STORIES: usize = 4;
     let count =
         |lines: &[String], head: &str| lines.iter().filter(|line| line.starts_with(head)).count();
     let warm = git_processes("warm", STORIES);
-    assert_eq!(warm.len(), 6 + 6 * STORIES, "{warm:#?}");
+    assert_eq!(warm.len(), 6 + 4 * STORIES, "{warm:#?}");
     assert_eq!(count(&warm, "merge"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "read-tree"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "update-index"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "write-tree"), 0, "{warm:#?}");
-    assert_eq!(count(&warm, "commit-tree"), 2 * STORIES, "{warm:#?}");
+    assert_eq!(count(&warm, "commit-tree"), 0, "{warm:#?}");
+    assert_eq!(count(&warm, "update-ref -m commit: "), STORIES, "{warm:#?}");
+    assert_eq!(count(&warm, "update-ref -m merge "), STORIES, "{warm:#?}");
     assert_eq!(
         count(&warm, "update-ref --no-deref -m epic: switch"),
         STORIES - 1,
@@ -252,7 +254,7 @@ fn a_story_costs_six_git_processes_warm_and_seven_fresh() {
     assert_eq!(count(&warm, "worktree add"), 2, "{warm:#?}");
     assert_eq!(count(&warm, "worktree remove"), 0, "{warm:#?}");
     let fresh = git_processes("fresh", STORIES);
-    assert_eq!(fresh.len(), 6 + 7 * STORIES, "{fresh:#?}");
+    assert_eq!(fresh.len(), 6 + 5 * STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree add"), 1 + STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree remove"), STORIES, "{fresh:#?}");
 }

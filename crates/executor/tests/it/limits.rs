@@ -75,7 +75,11 @@ async fn a_usage_limit_pauses_the_seat_and_the_turn_runs_again_after_the_reset()
     let since: jiff::Timestamp = since.parse().expect("since");
     let floor = since + jiff::SignedDuration::from_secs(2);
     let reset_at = jiff::Timestamp::from_second(reset).expect("reset epoch");
-    assert_eq!(until, reset_at.max(floor), "since {since}, reset {reset_at}");
+    assert_eq!(
+        until,
+        reset_at.max(floor),
+        "since {since}, reset {reset_at}"
+    );
     let again: i64 = std::fs::read_to_string(ep.fx.root.join("again"))
         .expect("again")
         .trim()

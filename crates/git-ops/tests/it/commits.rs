@@ -263,3 +263,102 @@ fn a_commit_right_after_a_checkout_takes_a_same_size_edit() {
         CommitOutcome::NothingToCommit
     );
 }
+
+fn epoch_now() -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970");
+    i64::try_from(now.as_secs()).expect("seconds")
+}
+
+/// The commit `git commit-tree` makes of the same tree, parent and message at `date` (its
+/// `<epoch> <zone>` as a commit header writes it), in `repo`.
+fn commit_tree_at(repo: &Repo, tree: &str, parent: &str, message: &str, date: &str) -> String {
+    let file = repo.beside("message");
+    std::fs::create_dir_all(file.parent().expect("parent")).expect("dir");
+    std::fs::write(&file, message).expect("message");
+    let mut command = std::process::Command::new("git");
+    crate::support::isolate(&mut command, repo.home());
+    let output = command
+        .current_dir(&repo.path)
+        .env("GIT_AUTHOR_DATE", date)
+        .env("GIT_COMMITTER_DATE", date)
+        .args(["commit-tree", tree, "-p", parent, "-F"])
+        .arg(&file)
+        .output()
+        .expect("run git");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+#[test]
+fn a_commit_object_is_written_in_process_byte_for_byte_as_git_commit_tree_writes_it() {
+    let repo = Repo::new();
+    let parent = repo.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    repo.write("src/new.rs", "fn main() {}\n");
+    let trace = repo.home().join("git-trace");
+    let git = repo.handle().with_env("GIT_TRACE", Some(&trace));
+    let before = epoch_now();
+    let CommitOutcome::Committed(id) = git
+        .commit_all(&repo.path, "subject\n\nbody\n")
+        .expect("commit")
+    else {
+        panic!("expected a commit");
+    };
+    let after = epoch_now();
+
+    let ran = crate::support::traced_commands(&trace);
+    assert!(
+        !ran.iter().any(|line| line.starts_with("git commit-tree")),
+        "written in process: {ran:#?}"
+    );
+    let object = repo.git(&["cat-file", "commit", &id.to_hex()]);
+    let committer = object
+        .lines()
+        .find_map(|line| line.strip_prefix("committer Test Person <test@example.com> "))
+        .expect("committer line")
+        .to_owned();
+    let epoch: i64 = committer
+        .split(' ')
+        .next()
+        .and_then(|epoch| epoch.parse().ok())
+        .expect("epoch");
+    assert!((before..=after).contains(&epoch), "{object}");
+    // git, given the same moment, writes the very same object.
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_owned();
+    assert_eq!(
+        commit_tree_at(&repo, &tree, &parent, "subject\n\nbody\n", &committer),
+        id.to_hex(),
+        "{object}"
+    );
+    repo.fsck();
+}
+
+#[test]
+fn a_name_git_would_trim_or_a_signing_configuration_leave_the_commit_to_git() {
+    for (key, value) in [("user.name", " Spaced Name;"), ("commit.gpgSign", "true")] {
+        let repo = Repo::new();
+        repo.git(&["config", key, value]);
+        // A signing program that signs nothing: git then fails the commit, which shows it ran.
+        repo.git(&["config", "gpg.program", "false"]);
+        repo.write("a.txt", "a\n");
+        let trace = repo.home().join("git-trace");
+        let git = repo.handle().with_env("GIT_TRACE", Some(&trace));
+        let outcome = git.commit_all(&repo.path, "by git");
+        let ran = crate::support::traced_commands(&trace);
+        assert!(
+            ran.iter().any(|line| line.starts_with("git commit-tree")),
+            "{key}: {ran:#?}"
+        );
+        if key == "user.name" {
+            outcome.expect("commit");
+            assert_eq!(
+                repo.git(&["log", "-1", "--format=%an|%cn"]).trim(),
+                "Spaced Name|Spaced Name",
+                "git's own clean-up of the name"
+            );
+        } else {
+            assert!(outcome.is_err(), "{outcome:?}");
+        }
+    }
+}
