@@ -456,8 +456,11 @@ impl Drop for Handle<'_> {
 }
 
 /// Every gix handle ignores replace refs (`git replace`), as epic's git does
-/// (`GIT_NO_REPLACE_OBJECTS`): an agent's replacement never changes what epic reads.
-const NO_REPLACE_REFS: [&str; 1] = ["core.useReplaceRefs=false"];
+/// (`GIT_NO_REPLACE_OBJECTS`): an agent's replacement never changes what epic reads. And it
+/// reads an index on the thread that asks: epic reads the indexes of many worktrees at once, and
+/// threads started for each read (gix's default past a few thousand entries) only add their
+/// cost.
+const HANDLE_OVERRIDES: [&str; 2] = ["core.useReplaceRefs=false", "index.threads=1"];
 
 /// How many worktree handles to keep: more than the stories that run at once.
 const CACHED: usize = 64;
@@ -500,7 +503,7 @@ impl GixGit {
         let found = gix::ThreadSafeRepository::discover_opts(
             dir,
             gix::discover::upwards::Options::default(),
-            |options, _| options.config_overrides(NO_REPLACE_REFS),
+            |options, _| options.config_overrides(HANDLE_OVERRIDES),
         )
         .map(gix::Repository::from)
         .map_err(fail)?;
@@ -572,7 +575,7 @@ impl GixGit {
                 let mut repo = gix::ThreadSafeRepository::discover_opts(
                     dir,
                     gix::discover::upwards::Options::default(),
-                    |options, _| options.config_overrides(NO_REPLACE_REFS),
+                    |options, _| options.config_overrides(HANDLE_OVERRIDES),
                 )
                 .map(gix::Repository::from)
                 .map_err(Cause::gix)?;
@@ -603,7 +606,7 @@ impl GixGit {
         drop(handles);
         let mut repo = gix::open_opts(
             dir,
-            gix::open::Options::default().config_overrides(NO_REPLACE_REFS),
+            gix::open::Options::default().config_overrides(HANDLE_OVERRIDES),
         )
         .map_err(Cause::gix)?;
         self.pin_gix(&mut repo)?;

@@ -359,7 +359,15 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     fn run(&self, repo: &gix::Repository) -> (Scanned, Kept) {
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        // Threads only for a walk that reads the directories: one the monitor's listings serve
+        // is quicker alone than the threads are to start (and epic runs many at once).
+        let served = self.cache.as_ref().is_some_and(|cache| {
+            !cache
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+        });
+        let workers = if served { 1 } else { parallelism() };
         let mut found: Found = std::thread::scope(|scope| {
             // Each worker reads file contents through its own handle: a handle is not `Sync`.
             let helpers: Vec<_> = (1..workers)
@@ -811,4 +819,11 @@ fn gone(error: &std::io::Error) -> bool {
         error.kind(),
         std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
     )
+}
+
+/// The threads a walk that reads directories uses: the machine's, at most 8 (asked once: the
+/// answer reads several files of `/sys` and `/proc`).
+fn parallelism() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
 }

@@ -124,6 +124,12 @@ fn changed(repo: &gix::Repository, memo: &Mutex<Memo>) -> Result<Vec<String>, gi
             Scan::Declined => Some(Vec::new()),
         };
         if let Some(pathspecs) = pathspecs {
+            // The suspects the scan leaves are few: threads for them cost more than they save.
+            let platform = if pathspecs.is_empty() {
+                platform
+            } else {
+                platform.index_worktree_options_mut(|options| options.thread_limit = Some(1))
+            };
             let mut iter = platform.into_index_worktree_iter(pathspecs)?;
             for item in iter.by_ref() {
                 let item = item?;
