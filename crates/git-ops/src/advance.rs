@@ -93,7 +93,7 @@ pub(crate) fn advance(
             .map_err(gix::Error::from_error)
     };
     let (from_tree, to_tree) = (tree_of(from)?, tree_of(to)?);
-    let mut index = repo.open_index()?;
+    let mut index = crate::kept_index::owned(git, &repo)?;
     if let Some(why) = unsupported(&index, from_tree.id) {
         return Ok(Declined(why));
     }
@@ -118,7 +118,7 @@ pub(crate) fn advance(
     if let Some(cached) = index.tree_mut() {
         *cached = tree;
     }
-    write_index(&index)?;
+    crate::kept_index::write(git, &repo, index)?;
     Ok(Advance::Done)
 }
 
@@ -131,8 +131,11 @@ fn rewrite_entries(
     changes: &Changes,
     tree: &Tree,
 ) -> Option<&'static str> {
-    let removed: HashSet<&BStr> = changes.removed.iter().map(|path| path.as_bstr()).collect();
-    index.remove_entries(|_, path, _| removed.contains(path));
+    // Each pass below over all the entries only where it has something to do.
+    if !changes.removed.is_empty() {
+        let removed: HashSet<&BStr> = changes.removed.iter().map(|path| path.as_bstr()).collect();
+        index.remove_entries(|_, path, _| removed.contains(path));
+    }
     let mut added = Vec::new();
     for (path, id, mode) in &changes.written {
         match index.entry_mut_by_path_and_stage(path.as_bstr(), Stage::Unconflicted) {
@@ -144,10 +147,18 @@ fn rewrite_entries(
             None => added.push((path, id, mode)),
         }
     }
-    for (path, id, mode) in added {
-        index.dangerously_push_entry(Stat::default(), *id, Flags::empty(), *mode, path.as_bstr());
+    if !added.is_empty() {
+        for (path, id, mode) in added {
+            index.dangerously_push_entry(
+                Stat::default(),
+                *id,
+                Flags::empty(),
+                *mode,
+                path.as_bstr(),
+            );
+        }
+        index.sort_entries();
     }
-    index.sort_entries();
     if tree.num_entries != u32::try_from(index.entries().len()).ok() {
         return Some("the new tree does not count the new index's entries");
     }
@@ -203,44 +214,6 @@ fn write_files(
     for entry in index.entries_mut() {
         entry.flags.remove(Flags::SKIP_WORKTREE);
     }
-    Ok(())
-}
-
-/// Writes `index` back (locked, replaced whole) with its cached tree, without the checksum.
-///
-/// Serialised into memory first and written in one go: gix's own `File::write` hands each of an
-/// entry's fifteen fields to a buffered file through a `dyn Write`, which at 10,000 entries cost
-/// more than everything else the write does.
-#[expect(
-    clippy::default_trait_access,
-    reason = "gix keeps the permissions type in a module it does not export"
-)]
-pub(crate) fn write_index(index: &gix::index::File) -> Result<(), Cause> {
-    use std::io::Write as _;
-    let options = gix::index::write::Options {
-        extensions: gix::index::write::Extensions::Given {
-            tree_cache: true,
-            untracked_cache: false,
-            end_of_index_entry: true,
-        },
-        skip_hash: true,
-    };
-    // Some 70 bytes an entry; the extensions are small beside them.
-    let mut bytes = Vec::with_capacity(index.entries().len() * 80 + 4096);
-    // `State`'s, generic over the writer: `File::write_to` goes through a `dyn Write`.
-    gix::index::State::write_to(index, &mut bytes, options).map_err(Cause::gix)?;
-    // Without the checksum (`index.skipHash`), the trailer is all zeroes.
-    bytes.extend_from_slice(index.object_hash().null().as_slice());
-    let mut lock = gix::lock::File::acquire_to_update_resource(
-        index.path(),
-        gix::lock::acquire::Fail::Immediately,
-        None,
-        // The process's umask, as git writes it where `core.sharedRepository` is unset.
-        Default::default(),
-    )
-    .map_err(Cause::gix)?;
-    lock.write_all(&bytes)?;
-    lock.commit().map_err(|error| Cause::Io(error.error))?;
     Ok(())
 }
 

@@ -190,6 +190,7 @@ mod confine;
 mod diff;
 mod error;
 mod init;
+mod kept_index;
 mod land;
 mod leftovers;
 mod links;

@@ -154,6 +154,8 @@ pub(crate) struct Memo {
     pub(crate) watching: Watching,
     /// The last status's paths, while they are still the answer (see `status`).
     pub(crate) last: Option<crate::status::Last>,
+    /// The index epic last wrote here (see `kept_index`).
+    pub(crate) index: Option<crate::kept_index::Kept>,
 }
 
 impl Memo {
@@ -162,13 +164,16 @@ impl Memo {
     pub(crate) fn reuse(
         &mut self,
         workdir: &Path,
-        entries: usize,
         stamp: &crate::status::Stamp,
     ) -> Option<Vec<String>> {
         if self.last.as_ref()?.stamp != *stamp {
             return None;
         }
-        let generation = monitor(&mut self.watching, workdir, entries)?.generation();
+        // A kept answer was taken with the monitor on: it is there (or gone off).
+        if matches!(self.watching, Watching::Untried) {
+            return None;
+        }
+        let generation = monitor(&mut self.watching, workdir, 0)?.generation();
         let last = self.last.as_ref()?;
         (last.generation == generation).then(|| last.paths.clone())
     }

@@ -23,7 +23,7 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
 use gix::objs::tree::EntryKind;
 
-use crate::advance::{OnDisk, cache_tree, look, on_disk, unsupported, write_index};
+use crate::advance::{OnDisk, cache_tree, look, on_disk, unsupported};
 use crate::error::Cause;
 use crate::monitor::{Kind, Meta};
 use crate::repo::GixGit;
@@ -61,7 +61,7 @@ pub(crate) fn write_tree(
     if safecrlf || !plain_paths(paths) {
         return Ok(None);
     }
-    let mut index = repo.open_index()?;
+    let mut index = crate::kept_index::owned(git, &repo)?;
     if unsupported(&index, parent).is_some() {
         return Ok(None);
     }
@@ -115,11 +115,16 @@ pub(crate) fn write_tree(
         }
     }
     let tree = editor.write()?.detach();
-    index.remove_entries(|_, path, _| removed.contains(path));
-    for (path, id, mode, stat) in added {
-        index.dangerously_push_entry(stat, id, Flags::empty(), mode, path.as_bstr());
+    // Each pass over all the entries only where it has something to do.
+    if !removed.is_empty() {
+        index.remove_entries(|_, path, _| removed.contains(path));
     }
-    index.sort_entries();
+    if !added.is_empty() {
+        for (path, id, mode, stat) in added {
+            index.dangerously_push_entry(stat, id, Flags::empty(), mode, path.as_bstr());
+        }
+        index.sort_entries();
+    }
     let cached = cache_tree(&repo, tree, &[], index.tree())?;
     if cached.num_entries != u32::try_from(index.entries().len()).ok() {
         // The index and the tree disagree: git decides (nothing was written yet).
@@ -128,7 +133,7 @@ pub(crate) fn write_tree(
     if let Some(old) = index.tree_mut() {
         *old = cached;
     }
-    write_index(&index)?;
+    crate::kept_index::write(git, &repo, index)?;
     Ok(Some(tree))
 }
 

@@ -35,7 +35,7 @@ pub(crate) fn status(
     };
     let repo = git.repo_at(worktree).map_err(fail)?;
     let memo = git.memo(&repo);
-    let paths = changed(&repo, &memo).map_err(|error| fail(Cause::gix(error)))?;
+    let paths = changed(git, &repo, &memo).map_err(|error| fail(Cause::gix(error)))?;
     let mut paths: Vec<String> = paths
         .into_iter()
         .filter(|path| !excluded(path, exclude))
@@ -77,24 +77,30 @@ pub(crate) fn untracked_files(git: &GixGit, worktree: &Path) -> Result<Vec<Strin
 
 /// Every changed path of the worktree of `repo`, as `git status --porcelain
 /// --untracked-files=all` lists them (a staged rename as its new path).
-fn changed(repo: &gix::Repository, memo: &Mutex<Memo>) -> Result<Vec<String>, gix::Error> {
+fn changed(
+    git: &GixGit,
+    repo: &gix::Repository,
+    memo: &Mutex<Memo>,
+) -> Result<Vec<String>, gix::Error> {
     let platform = repo
         .status(gix::progress::Discard)?
         .untracked_files(gix::status::UntrackedFiles::Files)
         // git status reports a file moved on disk but not staged as deleted plus untracked.
         .index_worktree_rewrites(None);
     let mut paths = Vec::new();
-    if index_matches_head(repo)? {
+    // Nothing changed since the last status (see `Last`): its answer, before the index is even
+    // read (a kept answer implies the index still matches the head).
+    let stamp = Stamp::of(repo);
+    if let Some(workdir) = repo.workdir() {
+        let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(paths) = memo.reuse(workdir, &stamp) {
+            return Ok(paths);
+        }
+    }
+    let index = crate::kept_index::shared(git, repo)?;
+    if index_matches_head(repo, &index)? {
         // Nothing staged: only the worktree against the index is left to compare, and the
         // quick pass proves most of it unchanged.
-        let index = repo.index_or_empty()?;
-        let stamp = Stamp::of(repo);
-        if let Some(workdir) = repo.workdir() {
-            let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(paths) = memo.reuse(workdir, index.entries().len(), &stamp) {
-                return Ok(paths);
-            }
-        }
         let began = std::time::SystemTime::now();
         let scanned = {
             let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
@@ -284,8 +290,10 @@ fn literal(path: &BStr) -> BString {
 /// resets and checkouts and invalidates up to the root on every staged change) is complete and
 /// is `HEAD`'s tree: then nothing is staged, and the costly diff of `HEAD`'s tree against the
 /// index can be skipped, as git skips it.
-fn index_matches_head(repo: &gix::Repository) -> Result<bool, gix::Error> {
-    let index = repo.index_or_empty()?;
+fn index_matches_head(
+    repo: &gix::Repository,
+    index: &gix::index::File,
+) -> Result<bool, gix::Error> {
     let Some(tree) = index.tree() else {
         return Ok(false);
     };

@@ -328,3 +328,30 @@ fn a_switch_never_writes_or_deletes_through_a_planted_link() {
     assert_clean_as_git_sees_it(&repo, &slot, &second);
     assert_heads(&repo, &slot, &second);
 }
+
+/// The index a switch wrote is kept in memory for the next read, and only while the file holds
+/// exactly what was written: git staging a mode change after it is seen by the next status,
+/// and the next switch starts from git's index.
+#[test]
+fn an_index_git_rewrote_after_a_switch_is_read_as_git_left_it() {
+    let (repo, slot, second) = slot_behind_main();
+    let git = repo.handle();
+    git.switch_worktree(&slot, "story/2", Some(&second))
+        .expect("switch");
+    assert!(!git.status(&slot, &[]).expect("status").is_dirty());
+
+    repo.git_in(&slot, &["update-index", "--chmod=+x", "change.txt"]);
+
+    assert_eq!(
+        git.status(&slot, &[]).expect("status").paths,
+        ["change.txt"],
+        "the mode git staged"
+    );
+    // Something staged: the next switch is git's forced checkout, which drops it.
+    repo.commit_file(&repo.path, "third.txt", "third\n", "third");
+    let third: CommitId = repo.git(&["rev-parse", "HEAD"]).trim().parse().expect("id");
+    git.switch_worktree(&slot, "story/3", Some(&third))
+        .expect("switch again");
+    assert_clean_as_git_sees_it(&repo, &slot, &third);
+    assert!(!git.status(&slot, &[]).expect("status").is_dirty());
+}
