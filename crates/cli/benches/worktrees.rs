@@ -141,6 +141,19 @@ impl Watch {
     }
 }
 
+/// Puts each mode on the same footing: the file system's dirty blocks written and the kernel's
+/// caches dropped (as root; elsewhere only the first). ext4 without a journal (this machine's)
+/// will not reuse an inode freed in the last minutes while its inode table block is cached: each
+/// file made then skips them one by one, so after a mass deletion (the last mode's worktrees, the
+/// last cell) every file made costs more, and a mode measured next would pay for the other's
+/// deletions. Each pays for its own.
+fn settle() {
+    let synced = std::process::Command::new("sync").status();
+    assert!(synced.is_ok_and(|status| status.success()), "sync failed");
+    // Not root: the caches stay (the figures then depend on the order a little).
+    std::fs::write("/proc/sys/vm/drop_caches", "3\n").ok();
+}
+
 /// Runs `epic run plan --worktrees mode` in `repo`: (wall seconds, most worktrees at once).
 fn epic_run(env: &Env, repo: &Path, plan: &Path, mode: &str, extra: &[&str]) -> (f64, usize) {
     let root = repo
@@ -196,14 +209,12 @@ fn scale(env: &Env, dir: &Path, stories: usize, files: usize) -> Row {
     write(&plan, &scale_plan(stories));
     write(&more, &scale_plan(2 * stories));
     let args = ["--coder", "script", "--concurrency", "8"];
-    // Warm first: fresh deletes a whole worktree a story, and ext4 without a journal (this
-    // machine's) skips inodes freed in the last minutes when it makes a file, one by one, so every
-    // file made soon after costs more; measured after fresh, warm would pay for fresh's
-    // deletions. Each mode pays for its own.
+    settle();
     let warm_repo = copy(&template, &cell, "warm");
     let (first, first_most) = epic_run(env, &warm_repo, &plan, "warm", &args);
     // The same epic, `stories` more stories: its slots are there.
     let (warm, warm_most) = epic_run(env, &warm_repo, &more, "warm", &args);
+    settle();
     let (fresh, fresh_most) =
         epic_run(env, &copy(&template, &cell, "fresh"), &plan, "fresh", &args);
     std::fs::remove_dir_all(&cell).ok();
@@ -332,8 +343,10 @@ fn main() {
          `epic run` with the built-in `script` seat (each story writes its one owned file), no \
          gate, `--concurrency {CONCURRENCY}`, in the system's temporary directory, on a \
          generated repository of 0 to 100,000 base files; per story = wall time / stories, \
-         both modes in this one run on fresh copies of the same repository, warm first (see \
-         the notes below). Warm runs twice: \
+         both modes in this one run on fresh copies of the same repository, each after the \
+         file system's dirty blocks are written and (as root) the kernel's caches dropped, so \
+         neither pays for the other's deletions (ext4 without a journal makes files slowly for \
+         minutes after many were deleted). Warm runs twice: \
          the first run adds the slots (up to {CONCURRENCY} new worktrees, each a whole \
          checkout, as fresh adds one per story), the second runs as many more stories of the \
          same epic in the slots the first left (slots outlive runs): \"warm\" is the second's \

@@ -102,6 +102,14 @@
 //! Symbolic links, directories, submodules, a `.gitattributes` among the paths, a type change or
 //! anything staged by hand go to git's `update-index` and `write-tree`.
 //!
+//! The index either writes is kept in memory with its bytes (`kept_index`): the next status,
+//! move or staging of that worktree reads the file and, when it holds exactly those bytes, takes
+//! the kept index instead of decoding it again (some 10,000 entries on a tree of that size,
+//! several times a story); any other writer's index is read as before. Both write the index in
+//! one go from memory, and neither starts threads for it (epic works in many worktrees at once;
+//! so do the handles' index reads, `index.threads=1`, and a status's walk once the monitor's
+//! listings serve it).
+//!
 //! A status's answer is kept per worktree (`status::Last`) with what it depended on beyond the
 //! files: the index file, the head, `info/exclude` and the global excludes file, and the
 //! monitor's count of events. While all are the same, the next status gives it back without a
