@@ -106,12 +106,12 @@ n=0; while ! git log --format=%s epic/e | grep -q 'merge story b' && [ $n -lt 20
     // Room for a loaded machine: a's turn lasts through b's whole story.
     config.turn_timeout = Duration::from_mins(2);
     config.gate_timeout = Duration::from_mins(2);
-    // b's gate, after its coder turn and before its task commit, marks that b's turn is over
-    // and waits for the planting (a gate running while a turn runs is not checked by the
+    // b's gate (told by its branch: slots are shared), after its coder turn and before its
+    // task commit, marks that b's turn is over and waits for the planting (a gate running while a turn runs is not checked by the
     // guard; a turn would be).
     let root = ep.fx.root.display();
     config.gates = vec![format!(
-        r#"case "$PWD" in */e/b) touch "{root}/b-gating"; while [ ! -e "{root}/planted-done" ]; do sleep 0.05; done ;; esac"#
+        r#"case "$(git symbolic-ref --short HEAD)" in story/e/b) touch "{root}/b-gating"; while [ ! -e "{root}/planted-done" ]; do sleep 0.05; done ;; esac"#
     )];
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");
