@@ -55,7 +55,7 @@ pub(crate) fn shared(git: &GixGit, repo: &gix::Repository) -> Result<Index, gix:
     }
 }
 
-/// `repo`'s index to change and write (see [`write`]).
+/// `repo`'s index to change and write (see [`write()`]).
 pub(crate) fn owned(git: &GixGit, repo: &gix::Repository) -> Result<gix::index::File, Cause> {
     match kept(git, repo) {
         Some(index) => Ok(Arc::unwrap_or_clone(index)),
