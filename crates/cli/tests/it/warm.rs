@@ -179,7 +179,17 @@ fn independent_plan(stories: usize) -> String {
 
 /// The git processes a run of `stories` stories (the script seat, one at a time) starts, each
 /// command line without the options every call carries.
-fn git_processes(mode: &str, stories: usize) -> Vec<String> {
+/// The variables through which a person names who commits and when.
+const IDENTITY_VARIABLES: [&str; 6] = [
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+];
+
+fn git_processes(mode: &str, stories: usize, author: Option<&str>) -> Vec<String> {
     let repo = Repo::new();
     repo.write("plan.json", independent_plan(stories));
     let (bin, log) = (repo.temp().join("bin"), repo.temp().join("git.log"));
@@ -188,19 +198,27 @@ fn git_processes(mode: &str, stories: usize) -> Vec<String> {
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .expect("PATH");
-    let status = repo
-        .command(&[
-            "run",
-            "plan.json",
-            "--coder",
-            "script",
-            "--concurrency",
-            "1",
-            "--worktrees",
-            mode,
-            "--no-progress",
-            "-q",
-        ])
+    let mut command = repo.command(&[
+        "run",
+        "plan.json",
+        "--coder",
+        "script",
+        "--concurrency",
+        "1",
+        "--worktrees",
+        mode,
+        "--no-progress",
+        "-q",
+    ]);
+    // The identity from the configuration alone, unless the test names an author (CI, for one,
+    // sets these variables for the tests' own commits).
+    for variable in IDENTITY_VARIABLES {
+        command.env_remove(variable);
+    }
+    if let Some(author) = author {
+        command.env("GIT_AUTHOR_NAME", author);
+    }
+    let status = command
         .env("PATH", path)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -226,15 +244,17 @@ fn git_processes(mode: &str, stories: usize) -> Vec<String> {
 /// commit's `update-ref`, gix having staged its paths and written its tree and commit; the
 /// merge's, gix having written the merge commit and brought the epic worktree to it; the
 /// merge's attestation note), no whole-tree `git checkout` or `git clean` when the slot is
-/// clean; fresh, five (a whole checkout to add the worktree, a whole tree to delete with it). Beside them, six for the run
-/// (the pinned configuration read twice, the epic branch, a prune, a list, the epic's worktree);
-/// warm, the first story adds its slot instead of switching it.
+/// clean; fresh, five (a whole checkout to add the worktree, a whole tree to delete with it).
+/// Beside them, six for the run (the pinned configuration read twice, the epic branch, a prune,
+/// a list, the epic's worktree); warm, the first story adds its slot instead of switching it.
+/// With an author named in the environment, six a story warm: git writes the commit and the
+/// merge objects.
 #[test]
 fn a_story_costs_four_git_processes_warm_and_five_fresh() {
     const STORIES: usize = 4;
     let count =
         |lines: &[String], head: &str| lines.iter().filter(|line| line.starts_with(head)).count();
-    let warm = git_processes("warm", STORIES);
+    let warm = git_processes("warm", STORIES, None);
     assert_eq!(warm.len(), 6 + 4 * STORIES, "{warm:#?}");
     assert_eq!(count(&warm, "merge"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "read-tree"), 0, "{warm:#?}");
@@ -253,10 +273,14 @@ fn a_story_costs_four_git_processes_warm_and_five_fresh() {
     assert_eq!(count(&warm, "clean"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "worktree add"), 2, "{warm:#?}");
     assert_eq!(count(&warm, "worktree remove"), 0, "{warm:#?}");
-    let fresh = git_processes("fresh", STORIES);
+    let fresh = git_processes("fresh", STORIES, None);
     assert_eq!(fresh.len(), 6 + 5 * STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree add"), 1 + STORIES, "{fresh:#?}");
     assert_eq!(count(&fresh, "worktree remove"), STORIES, "{fresh:#?}");
+    // An author named in the environment: git writes the commits and merges, as it reads it.
+    let named = git_processes("warm", STORIES, Some("Named Author"));
+    assert_eq!(count(&named, "commit-tree"), 2 * STORIES, "{named:#?}");
+    assert_eq!(named.len(), 6 + 6 * STORIES, "{named:#?}");
 }
 
 /// Seven stories one after the other in one slot, six switches, then a rerun: every story
