@@ -236,6 +236,7 @@ fn a_removed_lock_file_does_not_unlock_the_epic() {
 #[test]
 #[cfg(target_os = "linux")]
 fn a_lock_left_for_a_moment_by_a_dead_holder_is_waited_for() {
+    use rustix::fs::inotify::{CreateFlags, ReadFlags, Reader, WatchFlags, add_watch, init};
     let git = tempfile::tempdir().unwrap();
     let dir = epic(&git);
     let leftover = EpicLock::acquire(&dir).unwrap();
@@ -248,15 +249,23 @@ fn a_lock_left_for_a_moment_by_a_dead_holder_is_waited_for() {
     line.push(b'\n');
     std::fs::write(dir.lock(), line).unwrap();
 
-    let (go, started) = std::sync::mpsc::channel();
+    // An acquire that finds the lock taken opens the lock file to read the record, once a
+    // poll (10 ms); against a live holder's record it gives up after 5 polls. The lock is let
+    // go only after 20 such reads: only the dead holder's grace lets the acquire through.
+    let watch = init(CreateFlags::CLOEXEC).unwrap();
+    add_watch(&watch, dir.lock(), WatchFlags::OPEN).unwrap();
     let releaser = std::thread::spawn(move || {
-        started.recv().unwrap();
-        // Longer than an acquire waits for a live holder's record: only the dead holder's
-        // grace lets the acquire through.
-        std::thread::sleep(Duration::from_millis(300));
+        let mut buffer = vec![std::mem::MaybeUninit::<u8>::uninit(); 4096];
+        let mut reader = Reader::new(&watch, &mut buffer);
+        let mut reads = 0;
+        while reads < 20 {
+            let event = reader.next().unwrap();
+            if event.events().contains(ReadFlags::OPEN) {
+                reads += 1;
+            }
+        }
         drop(leftover);
     });
-    go.send(()).unwrap();
     let lock = EpicLock::acquire(&dir).unwrap();
     releaser.join().unwrap();
     assert_eq!(lock.holder_record().pid, std::process::id());
