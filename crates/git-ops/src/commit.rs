@@ -145,9 +145,9 @@ pub(crate) fn clean_message(message: &str) -> String {
     out
 }
 
-/// The environment variables through which a person names who commits, and when; where one is
-/// set, `git commit-tree` reads it.
-const IDENTITY_VARIABLES: &[&str] = &[
+/// The environment variables through which a person names who commits, and when. Where one is
+/// set, epic's commits go through `git commit-tree`, which reads it.
+pub const IDENTITY_VARIABLES: [&str; 6] = [
     "GIT_AUTHOR_NAME",
     "GIT_AUTHOR_EMAIL",
     "GIT_AUTHOR_DATE",

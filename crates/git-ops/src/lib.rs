@@ -218,7 +218,7 @@ mod status;
 mod types;
 mod worktree;
 
-pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME};
+pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME, IDENTITY_VARIABLES};
 pub use confine::{ensure_logs_dir, registered_admin_dir};
 pub use error::{
     BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError, MergeError,

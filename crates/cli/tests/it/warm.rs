@@ -179,16 +179,6 @@ fn independent_plan(stories: usize) -> String {
 
 /// The git processes a run of `stories` stories (the script seat, one at a time) starts, each
 /// command line without the options every call carries.
-/// The variables through which a person names who commits and when.
-const IDENTITY_VARIABLES: [&str; 6] = [
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
-];
-
 fn git_processes(mode: &str, stories: usize, author: Option<&str>) -> Vec<String> {
     let repo = Repo::new();
     repo.write("plan.json", independent_plan(stories));
@@ -212,7 +202,7 @@ fn git_processes(mode: &str, stories: usize, author: Option<&str>) -> Vec<String
     ]);
     // The identity from the configuration alone, unless the test names an author (CI, for one,
     // sets these variables for the tests' own commits).
-    for variable in IDENTITY_VARIABLES {
+    for variable in epic_git_ops::IDENTITY_VARIABLES {
         command.env_remove(variable);
     }
     if let Some(author) = author {

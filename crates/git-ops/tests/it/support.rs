@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use epic_git_ops::GixGit;
+use epic_git_ops::{GixGit, IDENTITY_VARIABLES};
 use tempfile::TempDir;
 
-/// Variables that would change what the git processes of a test do.
+/// Variables that would change what the git processes of a test do (and the identity ones).
 const CLEARED: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
@@ -20,12 +20,6 @@ const CLEARED: &[&str] = &[
     "GIT_CONFIG_PARAMETERS",
     "GIT_CONFIG_COUNT",
     "GIT_CONFIG_GLOBAL",
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
     "EMAIL",
     "XDG_CONFIG_HOME",
 ];
@@ -169,7 +163,7 @@ impl Repo {
 
 /// Points `command` at `home` and away from the machine's configuration.
 pub(crate) fn isolate(command: &mut Command, home: &Path) {
-    for key in CLEARED {
+    for key in CLEARED.iter().chain(&IDENTITY_VARIABLES) {
         command.env_remove(key);
     }
     command
@@ -180,7 +174,7 @@ pub(crate) fn isolate(command: &mut Command, home: &Path) {
 
 /// The same isolation for the git processes of a [`GixGit`].
 pub(crate) fn isolate_handle(mut git: GixGit, home: &Path) -> GixGit {
-    for key in CLEARED {
+    for key in CLEARED.iter().chain(&IDENTITY_VARIABLES) {
         git = git.with_env(*key, None::<&str>);
     }
     git.with_env("HOME", Some(home))
