@@ -24,6 +24,26 @@ const STEPS: [&str; 4] = [
     "before-commit-2",
 ];
 
+/// `epic run plan.json` with the script seat, one story at a time, quietly.
+const ONE_AT_A_TIME: [&str; 8] = [
+    "run",
+    "plan.json",
+    "--coder",
+    "script",
+    "--concurrency",
+    "1",
+    "--no-progress",
+    "-q",
+];
+
+/// `PATH` with `bin` first: its `git` wrapper before the real one.
+fn path_first(bin: PathBuf) -> std::ffi::OsString {
+    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH")
+}
+
 /// The real `git`, found on `PATH`.
 fn real_git() -> PathBuf {
     std::env::var_os("PATH")
@@ -79,22 +99,10 @@ fn sigkill_at_each_step_of_a_switch_and_a_rerun_lose_nothing() {
             "plan.json",
             file_plan(&[("a", &[], "A"), ("b", &["a"], "B"), ("c", &["b"], "C")]),
         );
-        let args = [
-            "run",
-            "plan.json",
-            "--coder",
-            "script",
-            "--concurrency",
-            "1",
-            "--no-progress",
-            "-q",
-        ];
+        let args = ONE_AT_A_TIME;
         let (bin, mark) = (repo.temp().join("bin"), repo.temp().join("stopped"));
         wrapper(&bin, step, &mark);
-        let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )))
-        .expect("PATH");
+        let path = path_first(bin);
         let mut child = repo
             .command(&args)
             .env("PATH", path)
@@ -184,22 +192,8 @@ fn git_processes(mode: &str, stories: usize, author: Option<&str>) -> Vec<String
     repo.write("plan.json", independent_plan(stories));
     let (bin, log) = (repo.temp().join("bin"), repo.temp().join("git.log"));
     logging_wrapper(&bin, &log);
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .expect("PATH");
-    let mut command = repo.command(&[
-        "run",
-        "plan.json",
-        "--coder",
-        "script",
-        "--concurrency",
-        "1",
-        "--worktrees",
-        mode,
-        "--no-progress",
-        "-q",
-    ]);
+    let path = path_first(bin);
+    let mut command = repo.command(&[&ONE_AT_A_TIME[..], &["--worktrees", mode]].concat());
     // The identity from the configuration alone, unless the test names an author (CI, for one,
     // sets these variables for the tests' own commits).
     for variable in epic_git_ops::IDENTITY_VARIABLES {
@@ -281,17 +275,7 @@ fn a_story_costs_four_git_processes_warm_and_five_fresh() {
 fn switch_after_switch_every_story_branch_keeps_its_own_commit() {
     let repo = Repo::new();
     repo.write("plan.json", independent_plan(7));
-    let args = [
-        "run",
-        "plan.json",
-        "--coder",
-        "script",
-        "--concurrency",
-        "1",
-        "--no-progress",
-        "-q",
-    ];
-    repo.run(&args).assert_code(0);
+    repo.run(&ONE_AT_A_TIME).assert_code(0);
     let links = repo.git_output(&[
         "for-each-ref",
         "--format=%(refname) %(symref)",
@@ -301,5 +285,5 @@ fn switch_after_switch_every_story_branch_keeps_its_own_commit() {
     for line in links.lines() {
         assert!(line.ends_with(' '), "a story branch became a link: {line}");
     }
-    repo.run(&args).assert_code(0);
+    repo.run(&ONE_AT_A_TIME).assert_code(0);
 }
