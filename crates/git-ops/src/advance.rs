@@ -66,27 +66,10 @@ pub(crate) fn advance(
     use Advance::Declined;
 
     let repo = git.repo_at(worktree)?;
-    let Some(workdir) = repo.workdir().map(Path::to_owned) else {
-        return Ok(Declined("a bare repository"));
+    let (workdir, options) = match index_writable(&repo) {
+        Ok(found) => found,
+        Err(why) => return Ok(Declined(why)),
     };
-    if !workdir.join(".git").is_file() {
-        return Ok(Declined("the main checkout"));
-    }
-    let Some(options) = Options::of(&repo) else {
-        return Ok(Declined(
-            "the configuration of file comparisons does not read",
-        ));
-    };
-    if options.case_folds {
-        return Ok(Declined("a case-insensitive file system"));
-    }
-    if repo
-        .config_snapshot()
-        .string("core.sharedRepository")
-        .is_some()
-    {
-        return Ok(Declined("a shared repository's permissions"));
-    }
     let tree_of = |commit: gix::ObjectId| -> Result<gix::Tree<'_>, gix::Error> {
         repo.find_commit(commit)?
             .tree()
@@ -120,6 +103,30 @@ pub(crate) fn advance(
     }
     crate::kept_index::write(git, &repo, index)?;
     Ok(Advance::Done)
+}
+
+/// The worktree of `repo` and how its files compare, where epic may write its index in process
+/// (the move here, the staging of `stage`); why not otherwise: a bare repository, the main
+/// checkout (its index is the user's), a configuration that does not read, a case-insensitive
+/// file system, or `core.sharedRepository` (git writes the index with the permissions it asks
+/// for; `kept_index` writes with the process's umask).
+pub(crate) fn index_writable(repo: &gix::Repository) -> Result<(PathBuf, Options), &'static str> {
+    let workdir = repo.workdir().ok_or("a bare repository")?.to_owned();
+    if !workdir.join(".git").is_file() {
+        return Err("the main checkout");
+    }
+    let options = Options::of(repo).ok_or("the configuration of file comparisons does not read")?;
+    if options.case_folds {
+        return Err("a case-insensitive file system");
+    }
+    if repo
+        .config_snapshot()
+        .string("core.sharedRepository")
+        .is_some()
+    {
+        return Err("a shared repository's permissions");
+    }
+    Ok((workdir, options))
 }
 
 /// The index of `to` in memory: removed entries dropped, changed ones given their new blob and

@@ -10,8 +10,9 @@
 //! It applies to plain files and deletions in an index that is exactly the parent commit's tree
 //! (nothing staged, no conflicted, sparse, skip-worktree, intent-to-add or assume-unchanged
 //! entry, not split), in an epic linked worktree whose configuration tracks executable bits and
-//! symbolic links on a case-sensitive file system, without `core.safecrlf`. Anything else, a symbolic link, a
-//! directory, a pipe or a device, a file over 32 MiB (git streams it), a submodule, a
+//! symbolic links on a case-sensitive file system, without `core.safecrlf` or
+//! `core.sharedRepository` (the same conditions as `advance`'s). Anything else, a symbolic
+//! link, a directory, a pipe or a device, a file over 32 MiB (git streams it), a submodule, a
 //! `.gitattributes` among the paths (it changes how the others are read), a path changing
 //! between file and directory or under a link planted where a directory was, declines with the
 //! index untouched, and the caller runs git's plumbing.
@@ -23,11 +24,10 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stage};
 use gix::objs::tree::EntryKind;
 
-use crate::advance::{OnDisk, cache_tree, look, on_disk, unsupported};
+use crate::advance::{OnDisk, cache_tree, index_writable, look, on_disk, unsupported};
 use crate::error::Cause;
 use crate::monitor::{Kind, Meta};
 use crate::repo::GixGit;
-use crate::scan::Options;
 
 /// The largest file staged in process, read whole into memory; a larger one goes to git, which
 /// streams it (`core.bigFileThreshold`).
@@ -43,16 +43,10 @@ pub(crate) fn write_tree(
     parent: gix::ObjectId,
 ) -> Result<Option<gix::ObjectId>, Cause> {
     let repo = git.repo_at(worktree)?;
-    let Some(workdir) = repo.workdir().map(Path::to_owned) else {
+    let Ok((workdir, options)) = index_writable(&repo) else {
         return Ok(None);
     };
-    if !workdir.join(".git").is_file() {
-        return Ok(None);
-    }
-    let Some(options) = Options::of(&repo) else {
-        return Ok(None);
-    };
-    if options.case_folds || !options.executable_bit || !options.symlinks {
+    if !options.executable_bit || !options.symlinks {
         return Ok(None);
     }
     // `core.safecrlf` may make git refuse (or warn about) a file whose line endings would not

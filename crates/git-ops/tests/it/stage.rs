@@ -122,3 +122,22 @@ fn a_symbolic_link_or_a_staged_change_is_left_to_git() {
     assert_eq!(tree, expected);
     assert_eq!(repo.porcelain(&story), "");
 }
+
+#[test]
+fn a_shared_repository_is_staged_by_git_which_writes_its_permissions() {
+    let (repo, story) = story_worktree();
+    repo.git(&["config", "core.sharedRepository", "group"]);
+    write_in(&story, "edit.txt", "after\n");
+
+    let (commit, expected, ran) = commit_traced(&repo, &story);
+
+    assert!(
+        ran.iter().any(|line| line.starts_with("git write-tree")),
+        "git's plumbing staged it: {ran:#?}"
+    );
+    let tree = repo.git_in(
+        &story,
+        &["rev-parse", &format!("{}^{{tree}}", commit.to_hex())],
+    );
+    assert_eq!(tree, expected);
+}
