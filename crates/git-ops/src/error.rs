@@ -353,6 +353,33 @@ pub enum MergeError {
     },
 }
 
+/// An error returned by [`Git::advance_worktree`](crate::Git::advance_worktree).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AdvanceError {
+    /// Local changes stand where the two commits differ: nothing was touched.
+    #[error("git refused to move `{}` to {to}: {detail}", worktree.display())]
+    Refused {
+        /// The worktree.
+        worktree: PathBuf,
+        /// Where it was to go.
+        to: crate::CommitId,
+        /// git's words.
+        detail: String,
+    },
+    /// The move failed; the worktree may be between the two commits.
+    #[error("failed to move `{}` to {to}", worktree.display())]
+    Failed {
+        /// The worktree.
+        worktree: PathBuf,
+        /// Where it was to go.
+        to: crate::CommitId,
+        /// What went wrong.
+        #[source]
+        source: Cause,
+    },
+}
+
 /// An error returned by [`Git::write_note`](crate::Git::write_note) and
 /// [`Git::notes`](crate::Git::notes).
 #[derive(Debug, thiserror::Error)]

@@ -123,7 +123,7 @@
 //! | --- | --- | --- |
 //! | worktree add, list, remove, move, prune | `git worktree …` | gix 0.91 has no `move` and no `prune`; its `add`/`remove` are recent and git stays the reference for the registration files. CLI first (the pragmatism rule), at a ratio near 1.0 to git; gix's `add_worktree` is the next step if worktree creation ever matters |
 //! | commit everything | the paths the status found staged and the tree written (in process in a linked worktree where that applies, below; else `git update-index --add --remove` of those paths and `git write-tree`), the commit object written by gix with the pinned identity (`git commit-tree` where commits are signed, a `GIT_AUTHOR_*`/`GIT_COMMITTER_*` variable is set, an encoding is configured or a name needs git's trimming), then `git update-ref` with the old value; `git add -A` + `git commit` for a path that is not UTF-8 | the object gix writes is byte for byte the one `commit-tree` writes at the same moment, and everything that would make them differ goes to git; the plumbing stages only the changed paths, where `add -A` and `commit` would each refresh every tracked file first; the ref moves through git (its lock and reflog) |
-//! | apply a clean merge | sides that changed clearly separate files: the tree merged and written by gix, the merge commit written as a commit is (above), the worktree brought to it (below), `git update-ref`; otherwise `git merge --no-ff` | `git merge` refreshes every file's stat data first, twice the time on a large tree |
+//! | apply a clean merge | sides that changed clearly separate files: the tree merged and written by gix, the merge commit written as a commit is (above), the worktree brought to it (below), `git update-ref`; otherwise `git merge --no-ff`. [`Git::merge_objects`] makes the first kind in the objects alone, and [`Git::advance_worktree`] moves a worktree and its branch to a chain of them at once | `git merge` refreshes every file's stat data first, twice the time on a large tree |
 //! | rollback | `git reset --hard`, `git clean -fd` | no reset or clean in gix |
 //! | switch a slot worktree to a new story's branch, where the in-process move (above) does not apply or its proof fails | `git checkout --force [-B]`, `git clean -ffd`, `git rebase --quit` | gix has no forced checkout into a populated worktree; git rewrites only the files that differ |
 //! | after the in-process move: set the story's branch, attach the head | `git update-ref --stdin` (`update`, `symref-update`: one transaction); `update-ref` and `symbolic-ref` before git 2.46 | gix's ref transaction locks `packed-refs` to look names up (see "create a branch") |
@@ -221,8 +221,9 @@ mod worktree;
 pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME, IDENTITY_VARIABLES};
 pub use confine::{ensure_logs_dir, registered_admin_dir};
 pub use error::{
-    BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError, MergeError,
-    NoteError, OpenError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
+    AdvanceError, BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError,
+    MergeError, NoteError, OpenError, RestoreError, RevError, RollbackError, StatusError,
+    WorktreeError,
 };
 pub use init::{FirstCommit, init_repository};
 pub use land::LandGitError;

@@ -1,11 +1,16 @@
 //! Merging a branch into a worktree's branch: gix decides, git applies.
 //!
-//! gix merges the two commits' trees in memory first (nothing is written, the worktree is not
-//! touched), unless the two sides' tree diffs show they changed clearly separate files. A conflict ends there, with the conflicting paths and the worktree exactly as it
-//! was. A clean merge is then made by `git merge --no-ff`, because gix cannot yet apply a merged
-//! tree to a worktree and its index (see the crate docs); when the sides changed clearly separate
-//! files, git's plumbing applies gix's merged tree instead (`apply_disjoint`). Should git still stop on a conflict
-//! that gix resolved, the merge is aborted and reported as a conflict all the same.
+//! gix decides first, in the object database (`decide`): when the two sides' tree diffs show
+//! they changed clearly separate files, the merge cannot conflict; otherwise gix merges the two
+//! commits' trees in memory (nothing is written, the worktree is not touched). A conflict ends
+//! there, with the conflicting paths and the worktree exactly as it was. A clean merge of sides
+//! that touched the same files is made by `git merge --no-ff`, which applies what gix cannot
+//! (merge drivers, rename detection in the worktree, its own conflict checks); should git still
+//! stop on a conflict that gix resolved, the merge is aborted and reported as a conflict all the
+//! same. Sides with clearly separate changes are merged by gix, and the worktree moved to the
+//! merge in plumbing (`apply_disjoint`, `advance_worktree`); or not moved at all
+//! (`merge_objects`): the merge queue builds a batch's chain of merges in the object database
+//! and checks out only its last.
 
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
@@ -15,7 +20,7 @@ use gix::merge::tree::TreatAsUnresolved;
 
 use crate::cli::{args, failure, words};
 use crate::diff::TreeChange;
-use crate::error::{Cause, MergeError};
+use crate::error::{AdvanceError, Cause, MergeError};
 use crate::path_text::path_text;
 use crate::repo::GixGit;
 use crate::rev;
@@ -36,37 +41,111 @@ pub(crate) fn merge(
     let repo = rev::open(git, worktree)?;
     let ours = rev::head(&repo, worktree)?;
     let theirs = rev::resolve(&repo, worktree, branch)?;
+    match decide(&repo, ours, theirs, favor).map_err(|error| fail(Cause::gix(error)))? {
+        Decision::UpToDate => Ok(MergeOutcome::UpToDate),
+        Decision::Unrelated => Err(MergeError::NoMergeBase {
+            branch: branch.to_owned(),
+            worktree: worktree.to_owned(),
+        }),
+        Decision::Conflict(paths) => Ok(MergeOutcome::Conflict { paths }),
+        Decision::Disjoint(base) => {
+            drop(repo);
+            apply_disjoint(git, worktree, branch, message, [base, ours, theirs])
+        }
+        Decision::Clean => apply(git, worktree, branch, message, favor, theirs),
+    }
+}
+
+/// What a merge of `theirs` into `ours` comes to, decided in the object database.
+enum Decision {
+    /// `theirs` is already in `ours`.
+    UpToDate,
+    /// The two share no history.
+    Unrelated,
+    /// The merge leaves these paths unmerged.
+    Conflict(Vec<String>),
+    /// The sides changed clearly separate files since their one merge base.
+    Disjoint(gix::ObjectId),
+    /// A clean merge of sides that touched the same files (or with several merge bases): git
+    /// merges it in the worktree.
+    Clean,
+}
+
+fn decide(
+    repo: &gix::Repository,
+    ours: gix::ObjectId,
+    theirs: gix::ObjectId,
+    favor: MergeFavor,
+) -> Result<Decision, gix::Error> {
     // One walk of the history for both questions: `theirs` is an ancestor of `ours` exactly when
     // it is among their merge bases (see `rev::ancestor_of`).
     let bases: Vec<gix::ObjectId> = if theirs == ours {
         vec![theirs]
     } else {
-        repo.merge_bases_many(ours, &[theirs])
-            .map_err(|error| fail(Cause::gix(error)))?
+        repo.merge_bases_many(ours, &[theirs])?
             .into_iter()
             .map(gix::Id::detach)
             .collect()
     };
     if bases.contains(&theirs) {
-        return Ok(MergeOutcome::UpToDate);
+        return Ok(Decision::UpToDate);
     }
     let Some(base) = bases.first().copied() else {
-        return Err(MergeError::NoMergeBase {
-            branch: branch.to_owned(),
-            worktree: worktree.to_owned(),
-        });
+        return Ok(Decision::Unrelated);
     };
-    let disjoint = bases.len() == 1
-        && clearly_disjoint(&repo, base, ours, theirs).map_err(|e| fail(Cause::gix(e)))?;
-    if disjoint {
-        return apply_disjoint(git, worktree, branch, message, [base, ours, theirs]);
+    if bases.len() == 1 && clearly_disjoint(repo, base, ours, theirs)? {
+        return Ok(Decision::Disjoint(base));
     }
-    let conflicts =
-        tree_conflicts((*repo).clone(), ours, theirs, favor).map_err(|e| fail(Cause::gix(e)))?;
-    if !conflicts.is_empty() {
-        return Ok(MergeOutcome::Conflict { paths: conflicts });
+    let conflicts = tree_conflicts(repo.clone(), ours, theirs, favor)?;
+    if conflicts.is_empty() {
+        Ok(Decision::Clean)
+    } else {
+        Ok(Decision::Conflict(conflicts))
     }
-    apply(git, worktree, branch, message, favor, theirs)
+}
+
+/// The merge of commit `theirs` into commit `ours` made in the object database alone, where
+/// that is the whole of it: the merge commit of two sides that changed clearly separate files,
+/// [`MergeOutcome::UpToDate`], or the conflicting paths; no worktree, index or branch is
+/// touched. `None` when the merge needs git's merge in a worktree: a clean merge of sides that
+/// touched the same files (or with several merge bases), which [`merge`] makes once the
+/// worktree is at `ours`.
+pub(crate) fn merge_objects(
+    git: &GixGit,
+    worktree: &Path,
+    ours: gix::ObjectId,
+    theirs: gix::ObjectId,
+    message: &str,
+) -> Result<Option<MergeOutcome>, MergeError> {
+    let branch = theirs.to_string();
+    let fail = |source| MergeError::Failed {
+        branch: branch.clone(),
+        worktree: worktree.to_owned(),
+        source,
+    };
+    let repo = rev::open(git, worktree)?;
+    let base = match decide(&repo, ours, theirs, MergeFavor::None)
+        .map_err(|error| fail(Cause::gix(error)))?
+    {
+        Decision::UpToDate => return Ok(Some(MergeOutcome::UpToDate)),
+        Decision::Unrelated => {
+            return Err(MergeError::NoMergeBase {
+                branch,
+                worktree: worktree.to_owned(),
+            });
+        }
+        Decision::Conflict(paths) => return Ok(Some(MergeOutcome::Conflict { paths })),
+        Decision::Clean => return Ok(None),
+        Decision::Disjoint(base) => base,
+    };
+    let Some(tree) = merged_tree(&repo, [base, ours, theirs]).map_err(fail)? else {
+        return Ok(None);
+    };
+    drop(repo);
+    let message = crate::commit::clean_message(message);
+    let id = crate::commit::write_commit(git, worktree, tree, &[ours, theirs], &message)
+        .map_err(fail)?;
+    Ok(Some(MergeOutcome::Merged(CommitId(id))))
 }
 
 /// Whether the two sides changed clearly separate files: no deletions (so no renames, whole or
@@ -162,17 +241,45 @@ pub(crate) fn tree_conflicts(
     Ok(paths)
 }
 
+/// The tree merging `theirs` into `ours` from their one merge `base`, written; `None` where
+/// gix leaves a conflict (which git's merge then reports).
+fn merged_tree(
+    repo: &gix::Repository,
+    [base, ours, theirs]: [gix::ObjectId; 3],
+) -> Result<Option<gix::ObjectId>, Cause> {
+    let options = repo.tree_merge_options().map_err(Cause::gix)?;
+    let labels = gix::merge::blob::builtin_driver::text::Labels {
+        ancestor: None,
+        current: Some("HEAD".into()),
+        other: Some("incoming".into()),
+    };
+    // The merge base is known (and single): the trees are merged without finding it again.
+    let tree_of = |commit: gix::ObjectId| -> Result<gix::ObjectId, Cause> {
+        Ok(repo
+            .find_commit(commit)
+            .map_err(Cause::gix)?
+            .tree_id()
+            .map_err(Cause::gix)?
+            .detach())
+    };
+    let (base_tree, ours_tree, theirs_tree) = (tree_of(base)?, tree_of(ours)?, tree_of(theirs)?);
+    let mut outcome = repo
+        .merge_trees(base_tree, ours_tree, theirs_tree, labels, options)
+        .map_err(Cause::gix)?;
+    if outcome.has_unresolved_conflicts(TreatAsUnresolved::git()) {
+        return Ok(None);
+    }
+    Ok(Some(outcome.tree.write().map_err(Cause::gix)?.detach()))
+}
+
 /// Makes the merge commit of two sides that changed clearly separate files, in plumbing: the
 /// merged tree written by gix, the commit as [`commit_all`](crate::commit) writes its own
-/// (in process, or by `git commit-tree` where signing or the identity call for git), the
-/// worktree and index brought from `ours` to it in process (see `advance`) or by `git
-/// read-tree -m -u` (a two-way merge: only the paths that differ are rewritten, and a local
-/// change in one of them refuses it), then the branch moved by `git update-ref` against
-/// `ours`. `git merge --no-ff` does the same and more: it refreshes the stat data of every file
-/// of the index, tries to stash, and writes the merge state first, some 40 ms on a tree of
-/// 10,000 files where this takes about half; the epic worktree's merges are made one at a time,
-/// so that is every story's. A worktree with local changes, which `git merge` would report
-/// better, takes the porcelain way.
+/// (in process, or by `git commit-tree` where signing or the identity call for git), then the
+/// worktree, its index and its branch moved from `ours` to it ([`advance_worktree`]). `git
+/// merge --no-ff` does the same and more: it refreshes the stat data of every file of the
+/// index, tries to stash, and writes the merge state first, some 40 ms on a tree of 10,000
+/// files where this takes about half. A worktree with local changes in the way, which `git
+/// merge` would report better, takes the porcelain way.
 fn apply_disjoint(
     git: &GixGit,
     worktree: &Path,
@@ -185,82 +292,71 @@ fn apply_disjoint(
         worktree: worktree.to_owned(),
         source,
     };
-    let tree = {
-        let repo = rev::open(git, worktree)?;
-        let options = repo
-            .tree_merge_options()
-            .map_err(|error| fail(Cause::gix(error)))?;
-        let labels = gix::merge::blob::builtin_driver::text::Labels {
-            ancestor: None,
-            current: Some("HEAD".into()),
-            other: Some("incoming".into()),
-        };
-        // The merge base is known (and single): the trees are merged without finding it again.
-        let tree_of = |commit: gix::ObjectId| {
-            (|| -> Result<gix::ObjectId, gix::Error> {
-                Ok(repo.find_commit(commit)?.tree_id()?.detach())
-            })()
-            .map_err(|error| fail(Cause::gix(error)))
-        };
-        let (base_tree, ours_tree, theirs_tree) =
-            (tree_of(base)?, tree_of(ours)?, tree_of(theirs)?);
-        let mut outcome = repo
-            .merge_trees(base_tree, ours_tree, theirs_tree, labels, options)
-            .map_err(|error| fail(Cause::gix(error)))?;
-        if outcome.has_unresolved_conflicts(TreatAsUnresolved::git()) {
-            drop(repo);
-            return apply(git, worktree, branch, message, MergeFavor::None, theirs);
-        }
-        outcome
-            .tree
-            .write()
-            .map_err(|error| fail(Cause::gix(error)))?
-            .detach()
+    let repo = rev::open(git, worktree)?;
+    let Some(tree) = merged_tree(&repo, [base, ours, theirs]).map_err(fail)? else {
+        drop(repo);
+        return apply(git, worktree, branch, message, MergeFavor::None, theirs);
     };
+    drop(repo);
     let message = crate::commit::clean_message(message);
     let id = crate::commit::write_commit(git, worktree, tree, &[ours, theirs], &message)
         .map_err(fail)?;
-    let (ours_hex, commit_hex) = (ours.to_string(), id.to_string());
-    // The worktree brought to the merge: in process where that applies (see `advance`), else by
-    // git's two-tree read.
-    let advanced = crate::advance::advance(git, worktree, ours, id).map_err(fail)?;
-    let read = match advanced {
-        crate::advance::Advance::Done => None,
-        crate::advance::Advance::Declined(_) => Some(
-            git.cli
-                .output(
-                    worktree,
-                    args!["read-tree", "-m", "-u", &ours_hex, &commit_hex],
-                )
-                .map_err(|error| fail(Cause::Cli(error)))?,
-        ),
-    };
-    if read.is_some_and(|read| !read.status.success()) {
-        // Local changes in the way (read-tree touched nothing): `git merge` says it best.
-        return apply(
+    let subject = message.lines().next().unwrap_or_default();
+    let reason = format!("merge {theirs}: {subject}");
+    match advance_worktree(git, worktree, ours, id, &reason) {
+        Ok(()) => Ok(MergeOutcome::Merged(CommitId(id))),
+        // Local changes in the way (nothing was touched): `git merge` says it best.
+        Err(AdvanceError::Refused { .. }) => apply(
             git,
             worktree,
             branch,
             message.trim_end(),
             MergeFavor::None,
             theirs,
-        );
+        ),
+        Err(AdvanceError::Failed { source, .. }) => Err(fail(source)),
     }
-    let subject = message.lines().next().unwrap_or_default();
+}
+
+/// Moves `worktree` from commit `from` (its head) to commit `to`: its files and index first,
+/// in process where that applies (see `advance`), else by git's two-tree read (`git read-tree
+/// -m -u`: only the paths that differ are rewritten, and a local change in one of them refuses
+/// the move before anything is touched), then its branch by `git update-ref` against `from`,
+/// the reflog saying `reason`.
+pub(crate) fn advance_worktree(
+    git: &GixGit,
+    worktree: &Path,
+    from: gix::ObjectId,
+    to: gix::ObjectId,
+    reason: &str,
+) -> Result<(), AdvanceError> {
+    let failed = |source| AdvanceError::Failed {
+        worktree: worktree.to_owned(),
+        to: CommitId(to),
+        source,
+    };
+    let (from_hex, to_hex) = (from.to_string(), to.to_string());
+    let advanced = crate::advance::advance(git, worktree, from, to).map_err(failed)?;
+    if let crate::advance::Advance::Declined(_) = advanced {
+        let read = git
+            .cli
+            .output(worktree, args!["read-tree", "-m", "-u", &from_hex, &to_hex])
+            .map_err(|error| failed(Cause::Cli(error)))?;
+        if !read.status.success() {
+            return Err(AdvanceError::Refused {
+                worktree: worktree.to_owned(),
+                to: CommitId(to),
+                detail: words(&read),
+            });
+        }
+    }
     git.cli
         .run(
             worktree,
-            args![
-                "update-ref",
-                "-m",
-                &format!("merge {theirs}: {subject}"),
-                "HEAD",
-                &commit_hex,
-                &ours_hex
-            ],
+            args!["update-ref", "-m", reason, "HEAD", &to_hex, &from_hex],
         )
-        .map_err(|error| fail(Cause::Cli(error)))?;
-    Ok(MergeOutcome::Merged(CommitId(id)))
+        .map_err(|error| failed(Cause::Cli(error)))?;
+    Ok(())
 }
 
 /// Makes the merge commit with `git merge --no-ff`, and handles its refusal.

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::Cli;
 use crate::error::{
-    BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, NoteError, OpenError,
-    RestoreError, RevError, RollbackError, StatusError, WorktreeError,
+    AdvanceError, BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, NoteError,
+    OpenError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
 use crate::land::{self, LandGitError};
 use crate::scan::Memo;
@@ -229,6 +229,37 @@ pub trait Git: Send + Sync {
         message: &str,
         favor: MergeFavor,
     ) -> Result<MergeOutcome, MergeError>;
+
+    /// Merges commit `theirs` into commit `ours` in the object database alone, where that is
+    /// the whole of it: [`MergeOutcome::Merged`] with a new merge commit (parents `ours`,
+    /// `theirs`) when the two changed clearly separate files since their one merge base,
+    /// [`MergeOutcome::UpToDate`], or [`MergeOutcome::Conflict`]. No worktree, index or branch
+    /// moves: a chain of merges is built this way and checked out once
+    /// ([`advance_worktree`](Self::advance_worktree)). `None` when the merge is git's to make in
+    /// a worktree (the sides touched the same files without conflict, or have several merge
+    /// bases): check out `ours` and [`merge`](Self::merge). `worktree` names the repository and
+    /// the configuration the commit is made with.
+    fn merge_objects(
+        &self,
+        worktree: &Path,
+        ours: &CommitId,
+        theirs: &CommitId,
+        message: &str,
+    ) -> Result<Option<MergeOutcome>, MergeError>;
+
+    /// Moves `worktree` from commit `from`, its head, to commit `to` (any commit, not only a
+    /// descendant): its files and index first, only the paths where the two trees differ (a
+    /// local change in one of them refuses the move, [`AdvanceError::Refused`], before anything
+    /// is touched), then its branch, only if it still points at `from`, the reflog saying
+    /// `reason` (`git read-tree -m -u` and `git update-ref`, done in process where nothing can
+    /// surprise it). Files that differ from `from` elsewhere stay as they are.
+    fn advance_worktree(
+        &self,
+        worktree: &Path,
+        from: &CommitId,
+        to: &CommitId,
+        reason: &str,
+    ) -> Result<(), AdvanceError>;
 
     /// Aborts the merge in progress in `worktree` (`git merge --abort`), if there is one: what a
     /// `git merge` killed half way leaves, refusing every later merge there. Whether one was.
@@ -851,6 +882,26 @@ impl Git for GixGit {
         favor: MergeFavor,
     ) -> Result<MergeOutcome, MergeError> {
         merge::merge(self, worktree, branch, message, favor)
+    }
+
+    fn merge_objects(
+        &self,
+        worktree: &Path,
+        ours: &CommitId,
+        theirs: &CommitId,
+        message: &str,
+    ) -> Result<Option<MergeOutcome>, MergeError> {
+        merge::merge_objects(self, worktree, ours.0, theirs.0, message)
+    }
+
+    fn advance_worktree(
+        &self,
+        worktree: &Path,
+        from: &CommitId,
+        to: &CommitId,
+        reason: &str,
+    ) -> Result<(), AdvanceError> {
+        merge::advance_worktree(self, worktree, from.0, to.0, reason)
     }
 
     fn abort_unfinished_merge(&self, worktree: &Path) -> Result<bool, MergeError> {

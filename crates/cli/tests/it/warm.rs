@@ -226,8 +226,9 @@ fn git_processes(mode: &str, stories: usize, author: Option<&str>) -> Vec<String
 /// The git processes of a story: warm, four (the switch's `update-ref --stdin`, which sets the
 /// branch and attaches the head once gix moved the slot's files and index to the epic head; the
 /// commit's `update-ref`, gix having staged its paths and written its tree and commit; the
-/// merge's, gix having written the merge commit and brought the epic worktree to it; the
-/// merge's attestation note), no whole-tree `git checkout` or `git clean` when the slot is
+/// merge's, gix having written the merge commit and brought the epic worktree to it (one a
+/// batch of the merge queue, and a story at a time makes batches of one); the merge's
+/// attestation note), no whole-tree `git checkout` or `git clean` when the slot is
 /// clean; fresh, five (a whole checkout to add the worktree, a whole tree to delete with it).
 /// Beside them, six for the run (the pinned configuration read twice, the epic branch, a prune,
 /// a list, the epic's worktree); warm, the first story adds its slot instead of switching it.
@@ -246,7 +247,11 @@ fn a_story_costs_four_git_processes_warm_and_five_fresh() {
     assert_eq!(count(&warm, "write-tree"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "commit-tree"), 0, "{warm:#?}");
     assert_eq!(count(&warm, "update-ref -m commit: "), STORIES, "{warm:#?}");
-    assert_eq!(count(&warm, "update-ref -m merge "), STORIES, "{warm:#?}");
+    assert_eq!(
+        count(&warm, "update-ref -m shop: merge story "),
+        STORIES,
+        "{warm:#?}"
+    );
     assert_eq!(
         count(&warm, "update-ref --no-deref -m epic: switch"),
         STORIES - 1,

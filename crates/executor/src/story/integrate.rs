@@ -536,12 +536,17 @@ impl<'a> Batch<'a> {
     }
 
     /// Merges `requests` in turn onto the proven head: the chain of those that merged; one that
-    /// conflicts (or whose merge git refused) fails alone, the epic worktree as it was before it.
+    /// conflicts (or whose merge git refused) fails alone, the chain as it was before it. The
+    /// merges are made in the object database where that is the whole of them (the stories
+    /// changed separate files, the common case): the epic worktree stays at the proven head and
+    /// is moved once, to the chain's end, before the gates run. A merge of stories that touched
+    /// the same files is git's, in the epic worktree, brought to the chain so far first.
     async fn build(&mut self, requests: Vec<Request>) -> Vec<Entry> {
         let shared = self.shared;
         let epic = shared.epic_worktree.clone();
         let mut head = self.base;
-        if let Err(error) = self.reset_to(self.base).await {
+        let back = format!("{}: back to the proven head", shared.dir.epic_id());
+        if let Err(error) = self.reset_to(self.base, back).await {
             Self::fail_all(requests, |_| Failure::Git(copy_git_failed(&error)));
             return Vec::new();
         }
@@ -553,10 +558,15 @@ impl<'a> Batch<'a> {
             });
             let message = format!("{}: merge story {}", shared.dir.epic_id(), request.story.id);
             let merged = offload::git(&shared.git, "merge the story into the epic branch", {
-                let (epic, commit) = (epic.clone(), request.checked.to_hex());
-                move |git| git.merge(&epic, &commit, &message, MergeFavor::None)
+                let (epic, checked, message) = (epic.clone(), request.checked, message.clone());
+                move |git| git.merge_objects(&epic, &head, &checked, &message)
             })
             .await;
+            let merged = match merged {
+                Ok(Some(outcome)) => Ok(outcome),
+                Ok(None) => self.merge_in_worktree(head, &request, message).await,
+                Err(error) => Err(error),
+            };
             let commit = match merged {
                 Ok(MergeOutcome::Merged(commit)) => Some(commit),
                 Ok(MergeOutcome::UpToDate) => None,
@@ -574,9 +584,6 @@ impl<'a> Batch<'a> {
                     continue;
                 }
                 Err(error) => {
-                    // A refused merge leaves the epic worktree as it was; make sure of it.
-                    let story = request.story.id.clone();
-                    self.rollback(head, &[story], "the merge failed").await;
                     self.answer_failed(request, error.into());
                     continue;
                 }
@@ -593,6 +600,33 @@ impl<'a> Batch<'a> {
         chain
     }
 
+    /// Merges `request`'s story onto `head` with git in the epic worktree, brought to `head`
+    /// first. A refused merge leaves the epic worktree as it was; made sure of.
+    async fn merge_in_worktree(
+        &self,
+        head: CommitId,
+        request: &Request,
+        message: String,
+    ) -> Result<MergeOutcome, GitFailed> {
+        let shared = self.shared;
+        let so_far = format!(
+            "{}: the merges before story {}",
+            shared.dir.epic_id(),
+            request.story.id
+        );
+        self.reset_to(head, so_far).await?;
+        let merged = offload::git(&shared.git, "merge the story into the epic branch", {
+            let (epic, commit) = (shared.epic_worktree.clone(), request.checked.to_hex());
+            move |git| git.merge(&epic, &commit, &message, MergeFavor::None)
+        })
+        .await;
+        if merged.is_err() {
+            let story = request.story.id.clone();
+            self.rollback(head, &[story], "the merge failed").await;
+        }
+        merged
+    }
+
     /// Runs the gates on the candidate `segment` ends in. Strict: every gate must pass. With a
     /// red baseline allowed: only a gate that passed on the proven head may not fail. Green, the
     /// gate results; the verdict becomes the new baseline.
@@ -605,8 +639,10 @@ impl<'a> Batch<'a> {
             // Nothing to prove: every story of it was already on the proven head.
             return Ok(Vec::new());
         }
-        self.reset_to(tip).await?;
         let shared = self.shared;
+        let stories: Vec<String> = segment.iter().map(|entry| entry.id().to_owned()).collect();
+        let candidate = format!("{}: merge {}", shared.dir.epic_id(), names(&stories));
+        self.reset_to(tip, candidate).await?;
         let story = last.id().to_owned();
         let results = Arc::new(std::sync::Mutex::new(Vec::new()));
         let events = Arc::clone(&shared.events);
@@ -943,19 +979,29 @@ impl<'a> Batch<'a> {
         }
     }
 
-    /// Moves the epic worktree (and branch) to `to`, unless it is there and clean.
-    async fn reset_to(&self, to: CommitId) -> Result<(), GitFailed> {
+    /// Moves the epic worktree (and branch) to `to`, unless it is there and clean: a clean one
+    /// by rewriting only the files that differ ([`Git::advance_worktree`], the reflog saying
+    /// `reason`), any other (or one whose move failed) by a hard reset.
+    ///
+    /// [`Git::advance_worktree`]: epic_git_ops::Git::advance_worktree
+    async fn reset_to(&self, to: CommitId, reason: String) -> Result<(), GitFailed> {
         let epic = self.shared.epic_worktree.clone();
         offload::git(
             &self.shared.git,
             "move the epic branch to a candidate",
             move |git| {
                 let head = git.checkpoint(&epic).map_err(BoxError::from)?;
-                let dirty = git
+                let clean = git
                     .status(&epic, &[])
-                    .map_or(true, |status| status.is_dirty());
-                if head == to && !dirty {
-                    return Ok::<_, BoxError>(());
+                    .is_ok_and(|status| !status.is_dirty());
+                if clean {
+                    if head == to {
+                        return Ok::<_, BoxError>(());
+                    }
+                    // Refused or failed, the reset below puts everything in its place.
+                    if git.advance_worktree(&epic, &head, &to, &reason).is_ok() {
+                        return Ok(());
+                    }
                 }
                 git.rollback(&epic, &to).map_err(BoxError::from)
             },

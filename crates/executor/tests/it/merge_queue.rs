@@ -26,10 +26,13 @@ fn wait_for(root: &Path, file: &str) -> String {
     )
 }
 
+/// What a run of the scenario left: its outcome, its events, the epic tree's paths, and the
+/// epic branch's reflog (newest first).
+type Queued = (RunOutcome, Vec<Event>, Vec<String>, Vec<String>);
+
 /// Runs the scenario with `--merge-batch batch`; `check` is the gate's test on the epic
-/// worktree (every gate passes in story worktrees). The outcome, the events, the epic tree's
-/// paths.
-async fn run_queue(batch: usize, check: &str) -> (RunOutcome, Vec<Event>, Vec<String>) {
+/// worktree (every gate passes in story worktrees).
+async fn run_queue(batch: usize, check: &str) -> Queued {
     let ep = EpicFixture::new();
     let root = ep.fx.root.clone();
     ep.hook("a.judge", &wait_for(&root, "gating-w"));
@@ -73,14 +76,21 @@ async fn run_queue(batch: usize, check: &str) -> (RunOutcome, Vec<Event>, Vec<St
     .await
     .expect("run");
     let files = epic_files(&ep);
-    (outcome, events.steps(), files)
+    let reflog = ep
+        .fx
+        .git_in(&ep.fx.repo, &["reflog", "show", "--format=%gs", "epic/e"])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    (outcome, events.steps(), files, reflog)
 }
 
 /// Runs the scenario batched and one at a time; asserts both end the same (statuses, the epic
-/// tree's paths) and returns the batched run's outcome and events, and the statuses.
-async fn same_both_ways(check: &str) -> (RunOutcome, Vec<Event>, Vec<String>) {
-    let (batched, events, batched_files) = run_queue(4, check).await;
-    let (single, single_events, single_files) = run_queue(1, check).await;
+/// tree's paths) and returns the batched run's outcome, events and epic branch reflog, and the
+/// statuses.
+async fn same_both_ways(check: &str) -> Queued {
+    let (batched, events, batched_files, reflog) = run_queue(4, check).await;
+    let (single, single_events, single_files, _) = run_queue(1, check).await;
     assert_eq!(statuses(&batched), statuses(&single));
     assert_eq!(batched_files, single_files);
     assert!(
@@ -98,7 +108,7 @@ async fn same_both_ways(check: &str) -> (RunOutcome, Vec<Event>, Vec<String>) {
         "a, b and c were one batch: {events:#?}"
     );
     let statuses = statuses(&batched);
-    (batched, events, statuses)
+    (batched, events, statuses, reflog)
 }
 
 fn gated(events: &[Event]) -> Vec<(Vec<String>, bool)> {
@@ -115,7 +125,7 @@ fn gated(events: &[Event]) -> Vec<(Vec<String>, bool)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_green_batch_is_proven_by_one_gate_run_and_its_dependent_starts_after() {
-    let (outcome, events, statuses) = same_both_ways("true").await;
+    let (outcome, events, statuses, reflog) = same_both_ways("true").await;
     assert_eq!(statuses, ["w:done", "a:done", "b:done", "c:done", "d:done"]);
     // The report says which stories were proven together.
     let together = ["a", "b", "c"];
@@ -137,11 +147,23 @@ async fn a_green_batch_is_proven_by_one_gate_run_and_its_dependent_starts_after(
         |event| matches!(event, Event::BatchProven { stories, .. } if *stories == ["a", "b", "c"]),
     );
     assert!(started(&events, "d") > proven, "d waited for a's batch");
+    // The batch's merges were made in the objects and the epic branch moved once, to the
+    // candidate its gates ran on.
+    let merges = |entry: &str| reflog.iter().filter(|line| *line == entry).count();
+    assert_eq!(merges("e: merge stories 'a', 'b', 'c'"), 1, "{reflog:#?}");
+    for story in ["a", "b", "c"] {
+        assert_eq!(
+            merges(&format!("e: merge story '{story}'")),
+            0,
+            "{reflog:#?}"
+        );
+    }
+    assert_eq!(merges("e: merge story 'w'"), 1, "{reflog:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_culprit_is_pinned_by_bisection_and_the_rest_merge() {
-    let (outcome, events, statuses) = same_both_ways("test ! -e src/b").await;
+    let (outcome, events, statuses, _) = same_both_ways("test ! -e src/b").await;
     assert_eq!(
         statuses,
         ["w:done", "a:done", "b:failed", "c:done", "d:done"]
@@ -170,7 +192,7 @@ async fn one_culprit_is_pinned_by_bisection_and_the_rest_merge() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn of_two_stories_red_only_together_the_later_fails() {
-    let (_, events, statuses) = same_both_ways("! { [ -e src/a ] && [ -e src/b ]; }").await;
+    let (_, events, statuses, _) = same_both_ways("! { [ -e src/a ] && [ -e src/b ]; }").await;
     assert_eq!(
         statuses,
         ["w:done", "a:done", "b:failed", "c:done", "d:done"]

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use epic_git_ops::{CommitOutcome, Git, MergeError, MergeFavor, MergeOutcome};
+use epic_git_ops::{
+    AdvanceError, CommitId, CommitOutcome, Git, MergeError, MergeFavor, MergeOutcome,
+};
 
 use crate::support::{Repo, write_in};
 
@@ -369,4 +371,180 @@ fn the_first_parent_line_holds_the_branchs_own_merges_not_the_merged_commits() {
             .expect("walk")
     );
     assert_eq!(unrelated, side);
+}
+
+/// A repository whose `epic/e` branch is checked out in a linked worktree (as epic's own is),
+/// and `stories` story branches cut from it, each committing the files it is given.
+fn linked_epic(stories: &[&[(&str, &str)]]) -> (Repo, std::path::PathBuf, Vec<CommitId>) {
+    let repo = Repo::new();
+    repo.commit_files(
+        &[("shared.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\n")],
+        "base",
+    );
+    let git = repo.handle();
+    let epic = repo.beside("epic");
+    git.add_worktree_new_branch(&epic, "epic/e", "HEAD")
+        .expect("epic worktree");
+    let mut commits = Vec::new();
+    for (n, files) in stories.iter().enumerate() {
+        let story = repo.beside(&format!("story-{n}"));
+        git.add_worktree_new_branch(&story, &format!("story/e/{n}"), "epic/e")
+            .expect("story worktree");
+        for (path, content) in *files {
+            write_in(&story, path, content);
+        }
+        let CommitOutcome::Committed(commit) = git.commit_all(&story, "story").expect("commit")
+        else {
+            panic!("story {n} committed nothing");
+        };
+        commits.push(commit);
+    }
+    (repo, epic, commits)
+}
+
+#[test]
+fn a_chain_of_merges_is_made_in_the_objects_and_checked_out_once() {
+    let (repo, epic, stories) = linked_epic(&[
+        &[("a/one.txt", "1\n")],
+        &[("b/two.txt", "2\n")],
+        &[("a/three.txt", "3\n"), ("c.txt", "c\n")],
+    ]);
+    let git = repo.handle();
+    let start = git.checkpoint(&epic).expect("head");
+    let files = snapshot(&epic);
+    let reflog = repo.git(&["reflog", "show", "--format=%gs", "epic/e"]);
+
+    let mut head = start;
+    for (n, story) in stories.iter().enumerate() {
+        let outcome = git
+            .merge_objects(&epic, &head, story, &format!("merge story {n}"))
+            .expect("merge");
+        let Some(MergeOutcome::Merged(merge)) = outcome else {
+            panic!("story {n}: expected a merge in the objects, got {outcome:?}");
+        };
+        let parents = repo.git(&["log", "-1", "--format=%P%n%s", &merge.to_hex()]);
+        assert_eq!(parents, format!("{head} {story}\nmerge story {n}\n"));
+        head = merge;
+    }
+    // Nothing moved: not the branch, not a file, not the index, not the reflog.
+    assert_eq!(git.checkpoint(&epic).expect("head"), start);
+    assert_eq!(snapshot(&epic), files);
+    assert!(repo.porcelain(&epic).is_empty());
+    assert_eq!(
+        repo.git(&["reflog", "show", "--format=%gs", "epic/e"]),
+        reflog
+    );
+    // Merging a story the chain holds again: up to date.
+    assert_eq!(
+        git.merge_objects(&epic, &head, &stories[0], "again")
+            .expect("merge"),
+        Some(MergeOutcome::UpToDate)
+    );
+
+    git.advance_worktree(&epic, &start, &head, "e: merge stories")
+        .expect("advance");
+    assert_eq!(git.checkpoint(&epic).expect("head"), head);
+    assert_eq!(
+        git.current_branch(&epic).expect("branch"),
+        Some("epic/e".into())
+    );
+    for (path, content) in [
+        ("a/one.txt", "1\n"),
+        ("b/two.txt", "2\n"),
+        ("a/three.txt", "3\n"),
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(epic.join(path)).expect("merged file"),
+            content
+        );
+    }
+    assert!(repo.porcelain(&epic).is_empty());
+    assert_eq!(
+        repo.git(&["reflog", "-1", "--format=%gs", "epic/e"]).trim(),
+        "e: merge stories"
+    );
+    repo.fsck();
+}
+
+#[test]
+fn merges_in_the_objects_leave_overlapping_changes_to_git_and_report_conflicts() {
+    let (repo, epic, stories) = linked_epic(&[
+        &[("shared.txt", "ONE\ntwo\nthree\nfour\nfive\nsix\nseven\n")],
+        &[("shared.txt", "one\ntwo\nthree\nfour\nfive\nsix\nSEVEN\n")],
+        &[("shared.txt", "uno\ntwo\nthree\nfour\nfive\nsix\nseven\n")],
+    ]);
+    let git = repo.handle();
+    let start = git.checkpoint(&epic).expect("head");
+    let Some(MergeOutcome::Merged(first)) = git
+        .merge_objects(&epic, &start, &stories[0], "first")
+        .expect("merge")
+    else {
+        panic!("the first story merges in the objects");
+    };
+    // The second story edited the same file (elsewhere): git's merge, in a worktree.
+    assert_eq!(
+        git.merge_objects(&epic, &first, &stories[1], "second")
+            .expect("merge"),
+        None
+    );
+    // The third edited the same line: a conflict, found without touching anything.
+    let outcome = git
+        .merge_objects(&epic, &first, &stories[2], "third")
+        .expect("merge");
+    assert_eq!(
+        outcome,
+        Some(MergeOutcome::Conflict {
+            paths: vec!["shared.txt".to_owned()]
+        })
+    );
+    assert_eq!(git.checkpoint(&epic).expect("head"), start);
+    assert!(repo.porcelain(&epic).is_empty());
+
+    // What the merge queue does with the second: the worktree brought to the chain, then git.
+    git.advance_worktree(&epic, &start, &first, "e: the merges before")
+        .expect("advance");
+    let merged = git
+        .merge(&epic, &stories[1].to_hex(), "second", MergeFavor::None)
+        .expect("merge");
+    assert!(matches!(merged, MergeOutcome::Merged(_)), "{merged:?}");
+    assert_eq!(
+        std::fs::read_to_string(epic.join("shared.txt")).expect("shared"),
+        "ONE\ntwo\nthree\nfour\nfive\nsix\nSEVEN\n"
+    );
+    repo.fsck();
+}
+
+#[test]
+fn a_move_with_a_local_change_in_its_way_is_refused_and_touches_nothing() {
+    let (repo, epic, stories) = linked_epic(&[&[("shared.txt", "changed\n"), ("new.txt", "n\n")]]);
+    let git = repo.handle();
+    let start = git.checkpoint(&epic).expect("head");
+    let Some(MergeOutcome::Merged(merge)) = git
+        .merge_objects(&epic, &start, &stories[0], "merge")
+        .expect("merge")
+    else {
+        panic!("expected a merge");
+    };
+    write_in(&epic, "shared.txt", "a local change\n");
+    let files = snapshot(&epic);
+    let refused = git.advance_worktree(&epic, &start, &merge, "e: merge");
+    assert!(
+        matches!(refused, Err(AdvanceError::Refused { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(snapshot(&epic), files);
+    assert_eq!(git.checkpoint(&epic).expect("head"), start);
+
+    // Put back, the move goes through; an untracked file where the commits do not differ
+    // stays, as it does with git.
+    repo.git_in(&epic, &["checkout", "-q", "--", "shared.txt"]);
+    write_in(&epic, "elsewhere.txt", "untracked, kept\n");
+    git.advance_worktree(&epic, &start, &merge, "e: merge")
+        .expect("advance");
+    assert_eq!(
+        std::fs::read_to_string(epic.join("elsewhere.txt")).expect("kept"),
+        "untracked, kept\n"
+    );
+    assert_eq!(repo.porcelain(&epic), "?? elsewhere.txt\n");
+    repo.fsck();
 }
