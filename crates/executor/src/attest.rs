@@ -168,14 +168,34 @@ impl Attestation {
         worktree: &Path,
         guard: &crate::guard::TurnGuard,
     ) -> Result<(), String> {
-        let path = dir
-            .attestation(&self.commit)
-            .ok_or_else(|| format!("`{}` is not a commit id", self.commit))?;
-        guard.epic_write(&path, || {
-            epic_state_store::save(&path, self).map_err(|error| crate::error::chain(&error))
-        })?;
-        let commit: CommitId = self.commit.parse().map_err(|error| format!("{error}"))?;
-        git.write_note(worktree, NOTES_REF, &commit, &self.to_note())
+        Self::record_all(std::slice::from_ref(self), git, dir, worktree, guard)
+    }
+
+    /// [`record`](Self::record) for several attestations (a batch's merges): every state first,
+    /// then the notes as one change of the notes ref ([`Git::write_notes`]). Blocking.
+    pub(crate) fn record_all(
+        attestations: &[Self],
+        git: &dyn Git,
+        dir: &EpicDir,
+        worktree: &Path,
+        guard: &crate::guard::TurnGuard,
+    ) -> Result<(), String> {
+        let mut notes = Vec::with_capacity(attestations.len());
+        for attestation in attestations {
+            let path = dir
+                .attestation(&attestation.commit)
+                .ok_or_else(|| format!("`{}` is not a commit id", attestation.commit))?;
+            guard.epic_write(&path, || {
+                epic_state_store::save(&path, attestation)
+                    .map_err(|error| crate::error::chain(&error))
+            })?;
+            let commit: CommitId = attestation
+                .commit
+                .parse()
+                .map_err(|error| format!("{error}"))?;
+            notes.push((commit, attestation.to_note()));
+        }
+        git.write_notes(worktree, NOTES_REF, &notes)
             .map_err(|error| crate::error::chain(&error))
     }
 }

@@ -105,7 +105,6 @@ pub(crate) fn commit_all(
     let message = clean_message(message);
     let parents: Vec<gix::ObjectId> = parent.into_iter().collect();
     let id = write_commit(git, worktree, tree, &parents, &message).map_err(fail)?;
-    let commit = id.to_string();
     let subject = message.lines().next().unwrap_or_default();
     let reflog = if parent.is_some() {
         format!("commit: {subject}")
@@ -113,13 +112,7 @@ pub(crate) fn commit_all(
         format!("commit (initial): {subject}")
     };
     // The old value makes the move fail, rather than drop a commit, if the branch moved since.
-    let old = parent.map(|id| id.to_string()).unwrap_or_default();
-    git.cli
-        .run(
-            worktree,
-            args!["update-ref", "-m", &reflog, "HEAD", &commit, &old],
-        )
-        .map_err(|error| fail(Cause::Cli(error)))?;
+    crate::refs::update(git, worktree, "HEAD", id, parent, &reflog).map_err(fail)?;
     crate::status::committed(git, worktree, &changed.paths);
     Ok(CommitOutcome::Committed(CommitId(id)))
 }
@@ -211,7 +204,7 @@ pub(crate) fn write_commit(
 /// The author's and the committer's name and email as `git commit-tree` would write them with
 /// the pinned configuration, where they come from it alone and need none of git's clean-up;
 /// `None` where git is to decide (see [`write_commit`]).
-fn plain_identity(git: &GixGit) -> Result<Option<[(String, String); 2]>, Cause> {
+pub(crate) fn plain_identity(git: &GixGit) -> Result<Option<[(String, String); 2]>, Cause> {
     let Some(pin) = git.cli.pin()? else {
         return Ok(None);
     };

@@ -350,13 +350,7 @@ pub(crate) fn advance_worktree(
             });
         }
     }
-    git.cli
-        .run(
-            worktree,
-            args!["update-ref", "-m", reason, "HEAD", &to_hex, &from_hex],
-        )
-        .map_err(|error| failed(Cause::Cli(error)))?;
-    Ok(())
+    crate::refs::update(git, worktree, "HEAD", to, Some(from), reason).map_err(failed)
 }
 
 /// Makes the merge commit with `git merge --no-ff`, and handles its refusal.

@@ -1,10 +1,16 @@
 //! Git notes (`git notes --ref <ref> …`) and the first-parent line of a branch: what an epic's
 //! attestations are written to and checked against.
 //!
-//! Notes are written with the git command line (`git notes add -f -F -`): gix writes no notes,
-//! and git keeps the notes ref's history (one commit per change) as every other tool expects.
-//! They are read in two steps: `git notes list` for which object each note annotates, then
-//! the note blobs through gix, in process.
+//! The notes ref keeps its history as git keeps it (one commit per change), and a note's text is
+//! what `git notes add -f -F -` would keep of it. The attestations of a batch of merges (one or
+//! several) are written in process as one such change (`write_many`): the notes tree edited by
+//! gix, laid out as the tree found (flat, or fanned out by the first one or two bytes of the
+//! annotated id, as git lays out a notes tree that grew), the commit written as
+//! [`commit_all`](crate::commit) writes its own, the ref moved against the commit the notes were
+//! added to (`refs`); wherever that does not apply (an identity or signing that is git's to
+//! apply, a note git would not keep as given, a ref moved meanwhile), and for `write`, one
+//! `git notes add -f -F -` per note. Notes are read in two steps: `git notes
+//! list` for which object each note annotates, then the note blobs through gix, in process.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -43,6 +49,123 @@ pub(crate) fn write(
             commit: *commit,
             source: Cause::Cli(source),
         })
+}
+
+/// The message of the commit `write_many` adds notes with, and its reflog line.
+const NOTES_MESSAGE: &str = "Notes added by epic\n";
+
+pub(crate) fn write_many(
+    git: &GixGit,
+    worktree: &Path,
+    notes_ref: &str,
+    notes: &[(CommitId, String)],
+) -> Result<(), NoteError> {
+    if notes.is_empty() {
+        return Ok(());
+    }
+    let written =
+        in_process(git, worktree, notes_ref, notes).map_err(|source| NoteError::Write {
+            notes_ref: notes_ref.to_owned(),
+            commit: notes[0].0,
+            source,
+        })?;
+    if !written {
+        for (commit, text) in notes {
+            write(git, worktree, notes_ref, commit, text)?;
+        }
+    }
+    Ok(())
+}
+
+/// Adds `notes` under `notes_ref` as one commit of the notes tree, in process; whether it did
+/// (`false`: nothing was changed, and git is to write them).
+fn in_process(
+    git: &GixGit,
+    worktree: &Path,
+    notes_ref: &str,
+    notes: &[(CommitId, String)],
+) -> Result<bool, Cause> {
+    if crate::commit::plain_identity(git)?.is_none() {
+        return Ok(false);
+    }
+    // What `git notes add -F` keeps of a note (its clean-up); an empty one it would drop.
+    let texts: Vec<String> = notes
+        .iter()
+        .map(|(_, text)| crate::commit::clean_message(text))
+        .collect();
+    if texts.iter().any(String::is_empty) {
+        return Ok(false);
+    }
+    let repo = git.repo_at(worktree)?;
+    let parent = match repo.try_find_reference(notes_ref).map_err(Cause::gix)? {
+        Some(mut found) => Some(found.peel_to_commit().map_err(Cause::gix)?),
+        None => None,
+    };
+    let (mut editor, fanout) = match &parent {
+        Some(commit) => {
+            let tree = commit.tree().map_err(Cause::gix)?;
+            let fanout = fanout_of(&tree)?;
+            (tree.edit().map_err(Cause::gix)?, fanout)
+        }
+        None => (repo.empty_tree().edit().map_err(Cause::gix)?, 0),
+    };
+    for ((commit, _), text) in notes.iter().zip(&texts) {
+        let hex = commit.to_hex();
+        // Wherever a note of it is (any layout), it goes: a second one would be read as one
+        // note of both texts.
+        for depth in 0..=2 {
+            editor.remove(note_path(&hex, depth)).map_err(Cause::gix)?;
+        }
+        let blob = repo.write_blob(text.as_bytes()).map_err(Cause::gix)?;
+        editor
+            .upsert(
+                note_path(&hex, fanout),
+                gix::object::tree::EntryKind::Blob,
+                blob.detach(),
+            )
+            .map_err(Cause::gix)?;
+    }
+    let tree = editor.write().map_err(Cause::gix)?.detach();
+    let parent = parent.map(|commit| commit.id);
+    drop(repo);
+    let parents: Vec<gix::ObjectId> = parent.into_iter().collect();
+    let id = crate::commit::write_commit(git, worktree, tree, &parents, NOTES_MESSAGE)?;
+    let reason = format!("notes: {}", NOTES_MESSAGE.trim_end());
+    // Moved meanwhile (another writer of notes): git adds them on top of what is there now.
+    Ok(crate::refs::update(git, worktree, notes_ref, id, parent, &reason).is_ok())
+}
+
+/// How many directory levels the notes tree `tree` fans its notes out by: one for each level of
+/// two-hex-digit subtrees found (git fans a notes tree out once it holds a few hundred notes).
+fn fanout_of(tree: &gix::Tree<'_>) -> Result<usize, Cause> {
+    let mut fanout = 0;
+    let mut at = tree.clone();
+    while fanout < 2 {
+        let sub = at.iter().find_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.filename();
+            (entry.mode().is_tree() && name.len() == 2 && name.iter().all(u8::is_ascii_hexdigit))
+                .then(|| entry.object_id())
+        });
+        let Some(sub) = sub else {
+            break;
+        };
+        fanout += 1;
+        at = at.repo().find_tree(sub).map_err(Cause::gix)?;
+    }
+    Ok(fanout)
+}
+
+/// Where the note of the object `hex` goes in a notes tree fanned out `depth` levels:
+/// `ab/cdef…` for one.
+fn note_path(hex: &str, depth: usize) -> String {
+    let mut path = String::with_capacity(hex.len() + depth);
+    for level in 0..depth {
+        path.push_str(&hex[2 * level..2 * level + 2]);
+        path.push('/');
+    }
+    path.push_str(&hex[2 * depth..]);
+    path
 }
 
 pub(crate) fn read_all(

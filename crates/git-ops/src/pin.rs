@@ -234,6 +234,14 @@ impl Pin {
         self.listing.contains_key(key)
     }
 
+    /// The value the configuration at the start gave `key` (its last setting), if any.
+    pub(crate) fn value(&self, key: &str) -> Option<&str> {
+        self.listing
+            .get(key)
+            .and_then(|values| values.last())
+            .map(String::as_str)
+    }
+
     /// The settings every git command gets, with those that neutralise the drivers among
     /// `fresh` (names a fresh read of the configuration found) not configured at the start.
     pub(crate) fn settings(&self, fresh: &FreshDrivers) -> Vec<(String, String)> {

@@ -320,6 +320,17 @@ pub trait Git: Send + Sync {
         text: &str,
     ) -> Result<(), NoteError>;
 
+    /// Writes each `(commit, text)` of `notes` as the note on that commit under `notes_ref`,
+    /// replacing the note it had, as one change of the notes ref where that applies (one
+    /// commit adding them all), else one `git notes add -f` each. The note's text is kept as
+    /// `git notes add -F` keeps it (trailing whitespace and blank lines at its ends dropped).
+    fn write_notes(
+        &self,
+        worktree: &Path,
+        notes_ref: &str,
+        notes: &[(CommitId, String)],
+    ) -> Result<(), NoteError>;
+
     /// Every note under `notes_ref`, by the commit it annotates; empty when the ref does not
     /// exist. A note that is not UTF-8 is read lossily.
     fn notes(
@@ -939,6 +950,15 @@ impl Git for GixGit {
         paths: &[&str],
     ) -> Result<Restored, RestoreError> {
         reset::restore_paths(self, worktree, source, paths)
+    }
+
+    fn write_notes(
+        &self,
+        worktree: &Path,
+        notes_ref: &str,
+        notes: &[(CommitId, String)],
+    ) -> Result<(), NoteError> {
+        notes::write_many(self, worktree, notes_ref, notes)
     }
 
     fn write_note(

@@ -892,11 +892,14 @@ impl<'a> Batch<'a> {
                 .last()
                 .map(|last| last.tree.clone())
                 .unwrap_or_default();
-            for mut attestation in attestations {
-                attestation.gated_tree.clone_from(&tree);
-                attestation.record(git.as_ref(), &dir, &epic, &guard)?;
-            }
-            Ok::<_, String>(())
+            let attestations: Vec<Attestation> = attestations
+                .into_iter()
+                .map(|mut attestation| {
+                    attestation.gated_tree.clone_from(&tree);
+                    attestation
+                })
+                .collect();
+            Attestation::record_all(&attestations, git.as_ref(), &dir, &epic, &guard)
         })
         .await;
         let failed = match recorded {

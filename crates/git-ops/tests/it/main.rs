@@ -10,6 +10,7 @@ mod merges;
 mod notes;
 mod open;
 mod pinned_config;
+mod refs;
 mod restore;
 mod rollback;
 mod stage;

@@ -73,3 +73,158 @@ fn the_first_parent_line_runs_from_the_base_to_the_tip_leaving_merged_commits_ou
     assert_eq!(line.len(), 3);
     assert_eq!(line[0].summary, "initial");
 }
+
+/// Three commits on `main` beyond the first, as ids.
+fn three_commits(repo: &Repo) -> [CommitId; 3] {
+    ["a", "b", "c"].map(|name| {
+        repo.commit_file(&repo.path, &format!("{name}.txt"), "x\n", name);
+        repo.git(&["rev-parse", "HEAD"])
+            .trim()
+            .parse()
+            .expect("a commit id")
+    })
+}
+
+/// The blob id of the note on `commit` under `notes_ref`.
+fn note_blob(repo: &Repo, notes_ref: &str, commit: &CommitId) -> String {
+    repo.git(&["notes", "--ref", notes_ref, "list", &commit.to_hex()])
+        .trim()
+        .to_owned()
+}
+
+#[test]
+fn several_notes_are_one_change_of_the_notes_ref_holding_what_git_would() {
+    let repo = Repo::new();
+    let [a, b, c] = three_commits(&repo);
+    let trace = repo.beside("trace");
+    std::fs::create_dir_all(trace.parent().unwrap()).unwrap();
+    let git = repo.handle().with_env("GIT_TRACE", Some(&trace));
+    git.write_note(&repo.path, "refs/notes/epic", &a, "old\n")
+        .unwrap();
+    std::fs::remove_file(&trace).unwrap();
+    // Texts as an attestation might end, and with what `git notes add -F` cleans up.
+    let notes = [
+        (a, "{\"a\": 1}\n".to_owned()),
+        (b, "\n\n{\"b\": 2}   \n\n\n\n".to_owned()),
+        (c, "{\n\n\n  \"c\": 3\n}".to_owned()),
+    ];
+    git.write_notes(&repo.path, "refs/notes/epic", &notes)
+        .unwrap();
+    assert!(
+        crate::support::traced_commands(&trace).is_empty(),
+        "no git process: {:#?}",
+        crate::support::traced_commands(&trace)
+    );
+    assert_eq!(
+        repo.git(&["rev-list", "--count", "refs/notes/epic"]).trim(),
+        "2",
+        "one commit for the three"
+    );
+    // git writes the same texts to another ref: the same blobs, and git shows them alike.
+    for (commit, text) in &notes {
+        repo.git_in_with_input(
+            &repo.path,
+            &[
+                "notes",
+                "--ref",
+                "refs/notes/git",
+                "add",
+                "-f",
+                "-F",
+                "-",
+                &commit.to_hex(),
+            ],
+            text,
+        );
+        assert_eq!(
+            note_blob(&repo, "refs/notes/epic", commit),
+            note_blob(&repo, "refs/notes/git", commit)
+        );
+    }
+    let read = repo.handle().notes(&repo.path, "refs/notes/epic").unwrap();
+    assert_eq!(read.len(), 3);
+    assert_eq!(read[&a], "{\"a\": 1}\n");
+    assert_eq!(read[&b], "{\"b\": 2}\n");
+    assert_eq!(
+        repo.git(&["reflog", "-1", "--format=%gs", "refs/notes/epic"])
+            .trim(),
+        "notes: Notes added by epic"
+    );
+    repo.fsck();
+}
+
+#[test]
+fn notes_written_at_once_follow_a_fanned_out_tree_and_replace_a_note_wherever_it_was() {
+    let repo = Repo::new();
+    let [a, b, c] = three_commits(&repo);
+    // A notes tree fanned out by one level, as git writes one holding many notes: the note
+    // of `a` at `xx/yyyy…`.
+    let hex = a.to_hex();
+    let blob = repo.git_in_with_input(&repo.path, &["hash-object", "-w", "--stdin"], "old\n");
+    let inner = repo.git_in_with_input(
+        &repo.path,
+        &["mktree"],
+        &format!("100644 blob {}\t{}\n", blob.trim(), &hex[2..]),
+    );
+    let root = repo.git_in_with_input(
+        &repo.path,
+        &["mktree"],
+        &format!("040000 tree {}\t{}\n", inner.trim(), &hex[..2]),
+    );
+    let commit = repo.git(&["commit-tree", "-m", "notes", root.trim()]);
+    repo.git(&["update-ref", "refs/notes/epic", commit.trim()]);
+    assert_eq!(
+        repo.git(&["notes", "--ref", "refs/notes/epic", "show", &hex]),
+        "old\n"
+    );
+
+    let git = repo.handle();
+    let notes = [
+        (a, "new a\n".to_owned()),
+        (b, "b\n".to_owned()),
+        (c, "c\n".to_owned()),
+    ];
+    git.write_notes(&repo.path, "refs/notes/epic", &notes)
+        .unwrap();
+    assert_eq!(
+        repo.git(&["notes", "--ref", "refs/notes/epic", "show", &hex]),
+        "new a\n",
+        "replaced, not joined to the old note"
+    );
+    let paths = repo.git(&["ls-tree", "-r", "--name-only", "refs/notes/epic"]);
+    let paths: Vec<&str> = paths.lines().collect();
+    assert_eq!(paths.len(), 3, "{paths:?}");
+    for (commit, _) in &notes {
+        let hex = commit.to_hex();
+        assert!(
+            paths.contains(&format!("{}/{}", &hex[..2], &hex[2..]).as_str()),
+            "{paths:?}"
+        );
+    }
+    repo.fsck();
+}
+
+#[test]
+fn with_an_identity_in_the_environment_git_adds_each_note() {
+    let repo = Repo::new();
+    let [a, b, _] = three_commits(&repo);
+    let trace = repo.beside("trace");
+    std::fs::create_dir_all(trace.parent().unwrap()).unwrap();
+    let git = repo
+        .handle()
+        .with_env("GIT_TRACE", Some(&trace))
+        .with_env("GIT_COMMITTER_NAME", Some("Someone Else"));
+    let notes = [(a, "a\n".to_owned()), (b, "b\n".to_owned())];
+    git.write_notes(&repo.path, "refs/notes/epic", &notes)
+        .unwrap();
+    let added = crate::support::traced_commands(&trace)
+        .iter()
+        .filter(|command| command.contains("notes --ref refs/notes/epic add"))
+        .count();
+    assert_eq!(added, 2);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%cn", "refs/notes/epic"])
+            .trim(),
+        "Someone Else"
+    );
+}

@@ -103,6 +103,36 @@ impl Repo {
             .expect("run git")
     }
 
+    /// Runs git in `dir` with `input` on its standard input; panics unless it succeeds.
+    /// Returns stdout.
+    pub(crate) fn git_in_with_input(&self, dir: &Path, args: &[&str], input: &str) -> String {
+        use std::io::Write as _;
+        let mut command = Command::new("git");
+        isolate(&mut command, &self.home);
+        let mut child = command
+            .current_dir(dir)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run git");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        let output = child.wait_with_output().expect("wait for git");
+        assert!(
+            output.status.success(),
+            "git {args:?} failed in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     /// Writes `content` to `rel` under the main worktree, creating directories.
     pub(crate) fn write(&self, rel: &str, content: &str) {
         write_in(&self.path, rel, content);

@@ -217,15 +217,8 @@ fn a_disjoint_merge_brings_the_worktree_up_touching_only_the_merged_files() {
             .any(|command| command.starts_with("git read-tree") || command.starts_with("git merge")),
         "gix brings the worktree to the merge: {commands:#?}"
     );
-    // gix writes the merge commit; git only moves the branch.
-    assert_eq!(
-        commands
-            .iter()
-            .map(|command| command.split(' ').take(2).collect::<Vec<_>>().join(" "))
-            .collect::<Vec<_>>(),
-        ["git update-ref"],
-        "{commands:#?}"
-    );
+    // gix writes the merge commit, and the branch moves in process (see `refs`).
+    assert!(commands.is_empty(), "{commands:#?}");
     assert_eq!(
         repo.git_in(&epic, &["log", "-1", "--format=%P|%an <%ae>|%s"])
             .trim(),
