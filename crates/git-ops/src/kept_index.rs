@@ -55,10 +55,19 @@ pub(crate) fn shared(git: &GixGit, repo: &gix::Repository) -> Result<Index, gix:
     }
 }
 
-/// `repo`'s index to change and write (see [`write()`]).
+/// `repo`'s index to change and write (see [`write()`]): the kept one taken out of the memo (the
+/// file is about to change), else read.
 pub(crate) fn owned(git: &GixGit, repo: &gix::Repository) -> Result<gix::index::File, Cause> {
-    match kept(git, repo) {
-        Some(index) => Ok(Arc::unwrap_or_clone(index)),
+    let taken = {
+        let memo = git.memo(repo);
+        let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
+        let same = memo.index.as_ref().is_some_and(|kept| {
+            std::fs::read(repo.index_path()).is_ok_and(|bytes| bytes == kept.bytes)
+        });
+        if same { memo.index.take() } else { None }
+    };
+    match taken {
+        Some(kept) => Ok(Arc::unwrap_or_clone(kept.index)),
         None => Ok(repo.open_index()?),
     }
 }

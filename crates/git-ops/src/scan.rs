@@ -514,6 +514,9 @@ impl Walk<'_> {
         };
         let mut subdirs = Vec::new();
         let mut at = 0;
+        // The listing's names and the directory's tracked files are both sorted by their bytes:
+        // one pass through each finds every name's entry, a comparison or two a name.
+        let mut next_file = 0;
         while at < listing.slots.len() {
             let slot = &mut listing.slots[at];
             at += 1;
@@ -525,7 +528,16 @@ impl Walk<'_> {
                 // A nested repository: how it shows is gix's business.
                 return None;
             }
-            let position = tracked(name);
+            let position = loop {
+                let Some((file, position)) = files.get(next_file) else {
+                    break None;
+                };
+                match (*file).cmp(name) {
+                    std::cmp::Ordering::Less => next_file += 1,
+                    std::cmp::Ordering::Equal => break Some(*position),
+                    std::cmp::Ordering::Greater => break None,
+                }
+            };
             let stale = match slot.kind {
                 None => true,
                 Some(Kind::Dir) => false,
@@ -773,7 +785,17 @@ impl<'repo> Reader<'repo> {
             return Some(gix::path::into_bstr(target).ok()?.into_owned().into());
         }
         if self.pipeline.is_none() {
-            self.pipeline = Some(self.repo.filter_pipeline(None).ok()?.0);
+            // The attributes from the index at hand: `filter_pipeline` would read the index
+            // file again.
+            let attributes = self
+                .repo
+                .attributes_only(
+                    index,
+                    gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+                )
+                .ok()?
+                .detach();
+            self.pipeline = Some(gix::filter::Pipeline::new(self.repo, attributes).ok()?);
         }
         let pipeline = self.pipeline.as_mut()?;
         let file = std::fs::File::open(path).ok()?;
