@@ -24,9 +24,12 @@
 //! Turns of several stories run at once, so there is one snapshot for the whole run, taken before
 //! the first story starts. Every write epic itself makes to a guarded place during the run goes
 //! through the guard ([`TurnGuard::epic_write`] for a state file, [`TurnGuard::epic_worktrees`]
-//! for worktree administration), which runs the write under the guard's lock and then takes the
-//! written paths (and nothing else) into the snapshot: so at every instant the snapshot is what
-//! epic last wrote, and a check never sees epic's own write half-done.
+//! for worktree administration, [`TurnGuard::epic_switch`] for a slot's switch), which takes the
+//! written paths (and nothing else) into the snapshot once the write is done: so the snapshot is
+//! what epic last wrote. Worktree administration runs under the guard's lock; a state file's
+//! write and a switch run outside it, their paths named as being written meanwhile, which a
+//! check then takes as it finds them: a check never blames epic's own write, half done or not,
+//! and epic's writes never wait for one another.
 //!
 //! A check reads again only what changed since the snapshot read it. Where the kernel reports
 //! changes (inotify, [`Notifier`]), only the paths it reported an event for are read
@@ -172,6 +175,10 @@ pub(crate) struct TurnGuard {
     /// ([`epic_switch`](Self::epic_switch)): a check meanwhile takes them as they are. Locked
     /// after `snapshot`, never before.
     switching: Mutex<Vec<PathBuf>>,
+    /// The guarded paths epic's own writes are writing now ([`epic_write`](Self::epic_write),
+    /// once a write): a check meanwhile takes them as they are. Locked after `snapshot`, never
+    /// before.
+    writing: Mutex<Vec<PathBuf>>,
     /// Agent turns, gates and setup commands running.
     running: AtomicUsize,
     /// Agent turns running.
@@ -226,6 +233,7 @@ impl TurnGuard {
             snapshot: Mutex::new(snapshot),
             notifier: Mutex::new(notifier),
             switching: Mutex::new(Vec::new()),
+            writing: Mutex::new(Vec::new()),
             running: AtomicUsize::new(0),
             turns_running: AtomicUsize::new(0),
             begun: AtomicU64::new(0),
@@ -315,8 +323,8 @@ impl TurnGuard {
                 snapshot.absorb(&now, &registration.join("HEAD"));
             }
         }
-        for head in self.switching_heads() {
-            snapshot.absorb(&now, &head);
+        for path in self.switching_heads().iter().chain(&self.written_now()) {
+            snapshot.absorb(&now, path);
         }
         // Another epic's run administers its own worktrees, and guards them itself.
         for registration in self.other_runs_registrations(snapshot, &now) {
@@ -355,16 +363,27 @@ impl TurnGuard {
 
     /// Runs epic's own write `op` of the guarded file `path` (written or removed), then takes
     /// what is there now into the snapshot, with the directories above it that a write may have
-    /// created: only those paths are read again. Blocking.
+    /// created: only those paths are read again. The write itself runs outside the guard's lock,
+    /// so epic's writes (each an atomic write with its fsyncs: a story's state, the merge
+    /// queue's journal, attestations, states and proven head) do not wait for one another or
+    /// for a check; a check meanwhile takes those paths as it finds them, and the write's own
+    /// result is taken in once it is done. Blocking.
     pub(crate) fn epic_write<T>(&self, path: &Path, op: impl FnOnce() -> T) -> T {
-        let mut snapshot = self.lock();
-        let result = op();
         let written: Vec<PathBuf> = path
             .ancestors()
             .filter(|path| self.watched(path))
             .map(Path::to_path_buf)
             .collect();
+        self.writing_lock().extend(written.iter().cloned());
+        let result = op();
+        let mut snapshot = self.lock();
         absorb_files(&mut snapshot, &written);
+        let mut writing = self.writing_lock();
+        for path in &written {
+            if let Some(at) = writing.iter().position(|known| known == path) {
+                writing.swap_remove(at);
+            }
+        }
         result
     }
 
@@ -436,6 +455,14 @@ impl TurnGuard {
 
     fn switching_heads(&self) -> Vec<PathBuf> {
         self.switching_lock().clone()
+    }
+
+    fn written_now(&self) -> Vec<PathBuf> {
+        self.writing_lock().clone()
+    }
+
+    fn writing_lock(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+        self.writing.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn switching_lock(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
@@ -754,5 +781,52 @@ mod tests {
             "[core]\n"
         );
         assert_eq!(std::fs::read_to_string(&state).unwrap(), "{}");
+    }
+
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plays the repository's owner and the agent, writing files directly"
+    )]
+    fn a_check_while_epic_writes_neither_waits_for_the_write_nor_blames_it() {
+        let repo = tempfile::tempdir().unwrap();
+        let common = repo.path().join(".git");
+        std::fs::create_dir_all(common.join("hooks")).unwrap();
+        std::fs::write(common.join("config"), "[core]\n").unwrap();
+        let dir = EpicDir::new(&common, "e").unwrap();
+        let root = repo.path().join("shop.worktrees/e");
+        let guard = Arc::new(TurnGuard::new(&common, &dir, &root, &[]).unwrap());
+        let state = dir.story_state("a").unwrap();
+        let (written_tx, written_rx) = std::sync::mpsc::channel::<()>();
+        let (checked_tx, checked_rx) = std::sync::mpsc::channel::<Result<(), Box<Tampered>>>();
+        let sweeper = {
+            let (guard, config) = (Arc::clone(&guard), common.join("config"));
+            std::thread::spawn(move || {
+                written_rx.recv().unwrap();
+                // An agent's change meanwhile is found all the same.
+                std::fs::write(config, "[core]\n\tfsmonitor = evil\n").unwrap();
+                checked_tx.send(guard.sweep()).unwrap();
+            })
+        };
+        guard.epic_write(&state, || {
+            epic_state_store::write_atomic(&state, b"{}").unwrap();
+            written_tx.send(()).unwrap();
+            // The check runs to its end while this write is still in flight: under the old
+            // lock it would wait for the write, and the write for it.
+            let found = checked_rx
+                .recv_timeout(std::time::Duration::from_mins(1))
+                .expect("the check waited for the write")
+                .unwrap_err();
+            let paths: Vec<&Path> = found
+                .changes
+                .iter()
+                .map(|change| change.path.as_path())
+                .collect();
+            assert_eq!(paths, [common.join("config").as_path()]);
+        });
+        sweeper.join().unwrap();
+        // Taken in once done: the next check finds nothing.
+        guard.sweep().unwrap();
+        assert_eq!(std::fs::read(&state).unwrap(), b"{}");
     }
 }

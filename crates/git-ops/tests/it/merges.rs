@@ -548,3 +548,52 @@ fn a_move_with_a_local_change_in_its_way_is_refused_and_touches_nothing() {
     assert_eq!(repo.porcelain(&epic), "?? elsewhere.txt\n");
     repo.fsck();
 }
+
+#[test]
+fn a_merge_of_separate_changes_has_the_tree_git_merges() {
+    let (repo, epic, stories) = linked_epic(&[
+        // New directories, an edit next to the other side's, a new link, a mode change.
+        &[
+            ("deep/new/dir/one.txt", "1\n"),
+            ("shared dir/theirs.txt", "t\n"),
+            ("shared.txt", "one\ntwo\nthree\nfour\nfive\nsix\nseven\n"),
+        ],
+        &[("shared dir/ours.txt", "o\n"), ("z last.txt", "z\n")],
+    ]);
+    let story = repo.beside("story-0");
+    std::os::unix::fs::symlink("deep/new", story.join("link")).expect("link");
+    repo.git_in(&story, &["update-index", "--chmod=+x", "shared.txt"]);
+    repo.git_in(&story, &["add", "-A"]);
+    repo.git_in(&story, &["commit", "-q", "-m", "link and mode"]);
+    let theirs: CommitId = repo
+        .git_in(&story, &["rev-parse", "HEAD"])
+        .trim()
+        .parse()
+        .expect("id");
+    let git = repo.handle();
+    let start = git.checkpoint(&epic).expect("head");
+    let Some(MergeOutcome::Merged(ours)) = git
+        .merge_objects(&epic, &start, &stories[1], "ours")
+        .expect("merge")
+    else {
+        panic!("expected a merge");
+    };
+    let Some(MergeOutcome::Merged(merged)) = git
+        .merge_objects(&epic, &ours, &theirs, "theirs")
+        .expect("merge")
+    else {
+        panic!("expected a merge");
+    };
+    let by_git = repo.git(&[
+        "merge-tree",
+        "--write-tree",
+        &ours.to_hex(),
+        &theirs.to_hex(),
+    ]);
+    assert_eq!(
+        repo.git(&["rev-parse", &format!("{merged}^{{tree}}")])
+            .trim(),
+        by_git.lines().next().expect("a tree")
+    );
+    repo.fsck();
+}
