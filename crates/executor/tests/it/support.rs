@@ -14,13 +14,14 @@ use epic_executor::{
     CommandSeat, Event, EventSink, Gates, LoopConfig, NoopPolicy, RetryPolicy, Seat, Seats,
     StoryJob, StoryRun, TaskLoop,
 };
-use epic_git_ops::GixGit;
+use epic_git_ops::{GixGit, IDENTITY_VARIABLES};
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, StoryPlan};
 use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
-/// Variables that would change what the git processes of a test do.
+/// Variables that would change what the git processes of a test do (with the identity ones,
+/// [`IDENTITY_VARIABLES`], cleared beside them: see [`cleared`]).
 const CLEARED: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
@@ -29,13 +30,15 @@ const CLEARED: &[&str] = &[
     "GIT_CONFIG_PARAMETERS",
     "GIT_CONFIG_COUNT",
     "GIT_CONFIG_GLOBAL",
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
     "EMAIL",
     "XDG_CONFIG_HOME",
 ];
+
+/// Every variable a test's git, `GixGit` and seats run without: [`CLEARED`] and the variables
+/// through which a person names who commits (a CI machine exports some).
+fn cleared() -> impl Iterator<Item = &'static str> {
+    CLEARED.iter().copied().chain(IDENTITY_VARIABLES)
+}
 
 /// The epic of every fixture.
 pub(crate) const EPIC: &str = "e";
@@ -112,7 +115,7 @@ impl Fixture {
     /// Runs git in `dir`; panics unless it succeeds. Returns stdout.
     pub(crate) fn git_in(&self, dir: &Path, args: &[&str]) -> String {
         let mut command = Command::new("git");
-        for key in CLEARED {
+        for key in cleared() {
             command.env_remove(key);
         }
         let output = command
@@ -144,8 +147,8 @@ impl Fixture {
     /// A `GixGit` on the repository, isolated like the tests' own git.
     pub(crate) fn git(&self) -> GixGit {
         let mut git = GixGit::discover(&self.repo).expect("discover");
-        for key in CLEARED {
-            git = git.with_env(*key, None::<&str>);
+        for key in cleared() {
+            git = git.with_env(key, None::<&str>);
         }
         git.with_env("HOME", Some(&self.home))
             .with_env("GIT_CONFIG_NOSYSTEM", Some("1"))
@@ -182,8 +185,8 @@ impl Fixture {
                 first_delay: Duration::from_millis(10),
                 max_delay: Duration::from_millis(50),
             });
-        for key in CLEARED {
-            seat = seat.without_env(*key);
+        for key in cleared() {
+            seat = seat.without_env(key);
         }
         seat
     }
