@@ -33,23 +33,16 @@ pub(crate) fn rollback(git: &GixGit, worktree: &Path, to: &CommitId) -> Result<(
     Ok(())
 }
 
-/// The head of the temporary index file names of [`worktree_patch`]; a counter and the process
-/// id follow.
-const PATCH_INDEX: &str = "epic-patch-index";
+/// The head of the names of the temporary directories [`full_index`] makes its index in.
+const PATCH_INDEX: &str = "epic-patch-index-";
 
-/// Tells apart the temporary index files of one process's calls.
-static PATCH_INDEXES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// A temporary index file, removed (with the lock git may have left beside it) when dropped.
-struct TempIndex(PathBuf);
-
-impl Drop for TempIndex {
-    fn drop(&mut self) {
-        std::fs::remove_file(&self.0).ok();
-        let mut lock = self.0.clone().into_os_string();
-        lock.push(".lock");
-        std::fs::remove_file(lock).ok();
-    }
+/// A temporary index file, in a directory of its own that is removed (with the lock git may
+/// have left beside the index) when dropped. A directory made with a new random name each time:
+/// a name from the process id alone was taken again by a later process with the same id after
+/// a kill left the first one's lock behind, and every `git add` of that process failed.
+struct TempIndex {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
 }
 
 /// A copy of `worktree`'s index with every file of the worktree added to it (`git add -A`),
@@ -62,16 +55,21 @@ fn full_index(git: &GixGit, worktree: &Path) -> Result<TempIndex, Cause> {
         args!["rev-parse", "--path-format=absolute", "--git-path", "index"],
     )?;
     let own = PathBuf::from(String::from_utf8_lossy(&own.stdout).trim_end());
-    let n = PATCH_INDEXES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let index =
-        TempIndex(std::env::temp_dir().join(format!("{PATCH_INDEX}-{}-{n}", std::process::id())));
-    match std::fs::copy(&own, &index.0) {
+    let dir = tempfile::Builder::new()
+        .prefix(PATCH_INDEX)
+        .tempdir()
+        .map_err(Cause::Io)?;
+    let index = TempIndex {
+        path: dir.path().join("index"),
+        _dir: dir,
+    };
+    match std::fs::copy(&own, &index.path) {
         Ok(_) => {}
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
         Err(error) => return Err(Cause::Io(error)),
     }
     git.cli
-        .run_on_index(worktree, &index.0, args!["add", "-A"])?;
+        .run_on_index(worktree, &index.path, args!["add", "-A"])?;
     Ok(index)
 }
 
@@ -91,7 +89,7 @@ pub(crate) fn worktree_patch(
         .cli
         .run_on_index(
             worktree,
-            &index.0,
+            &index.path,
             args![
                 "diff",
                 "--cached",
@@ -124,7 +122,7 @@ pub(crate) fn worktree_state(git: &GixGit, worktree: &Path) -> Result<WorktreeSt
     let index = full_index(git, worktree).map_err(fail)?;
     let tree = git
         .cli
-        .run_on_index(worktree, &index.0, args!["write-tree"])
+        .run_on_index(worktree, &index.path, args!["write-tree"])
         .map_err(|error| fail(Cause::Cli(error)))?;
     Ok(WorktreeState {
         branch,

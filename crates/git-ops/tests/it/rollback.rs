@@ -127,3 +127,34 @@ fn a_worktree_patch_holds_every_change_and_applies_to_the_checkpoint() {
     );
     repo.fsck();
 }
+
+/// A process killed while it took a worktree's state leaves its temporary index's lock behind
+/// in the system's temporary directory; process ids come round again (on this machine after
+/// 32,768), so a later process may have the id of the dead one. Its own temporary indexes must
+/// not trip over what the dead one left.
+#[test]
+fn a_temporary_index_a_dead_process_left_does_not_stop_the_next_one() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let checkpoint = git.checkpoint(&repo.path).expect("checkpoint");
+    write_in(&repo.path, "new.txt", "n\n");
+    // What a dead process with this one's id would have left, under the names that id gave.
+    let temp = std::env::temp_dir();
+    let left: Vec<std::path::PathBuf> = (0..32)
+        .flat_map(|n| {
+            let name = format!("epic-patch-index-{}-{n}", std::process::id());
+            [temp.join(&name), temp.join(format!("{name}.lock"))]
+        })
+        .collect();
+    for path in &left {
+        std::fs::write(path, "left by a dead process").expect("plant");
+    }
+    let state = git.worktree_state(&repo.path);
+    let patch = git.worktree_patch(&repo.path, &checkpoint);
+    for path in &left {
+        std::fs::remove_file(path).ok();
+    }
+    state.expect("the worktree's state");
+    let patch = patch.expect("the worktree's patch");
+    assert!(String::from_utf8_lossy(&patch).contains("new.txt"));
+}
