@@ -15,9 +15,9 @@
 //! expected one, a head that is detached or a symbolic link, a ref that is itself symbolic or
 //! not a branch or a note.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::Cause;
 use crate::repo::GixGit;
@@ -67,6 +67,10 @@ pub(crate) fn update(
 
 /// Moves `name` (`refs/heads/…` or `refs/notes/…`; or `HEAD`, the branch `worktree`'s head is
 /// on) from `old` (`None`: it must not exist) to `new`, the reflog saying `reason`.
+#[expect(
+    clippy::default_trait_access,
+    reason = "gix keeps the permissions type in a module it does not export"
+)]
 pub(crate) fn move_ref(
     git: &GixGit,
     worktree: &Path,
@@ -103,7 +107,12 @@ pub(crate) fn move_ref(
         let Some(target) = symbolic_target(&head_file)? else {
             return Ok(Declined("a detached or linked head"));
         };
-        let Some(lock) = Lock::take(&head_file)? else {
+        let Ok(lock) = gix::lock::Marker::acquire_to_hold_resource(
+            &head_file,
+            gix::lock::acquire::Fail::Immediately,
+            None,
+            Default::default(),
+        ) else {
             return Ok(Declined("a lock on the head"));
         };
         (target, Some(lock))
@@ -122,7 +131,14 @@ pub(crate) fn move_ref(
     {
         return Ok(Declined("a ref in the way of its directory"));
     }
-    let Some(mut lock) = Lock::take(&path)? else {
+    // `<ref>.lock`, made exclusively and removed unless committed, as git's; the process's
+    // umask, as git writes a ref where `core.sharedRepository` is unset.
+    let Ok(mut lock) = gix::lock::File::acquire_to_update_resource(
+        &path,
+        gix::lock::acquire::Fail::Immediately,
+        None,
+        Default::default(),
+    ) else {
         return Ok(Declined("a lock on the ref"));
     };
     // Under the locks: the head still on the branch, the branch still at `old`.
@@ -138,13 +154,13 @@ pub(crate) fn move_ref(
         old.unwrap_or_else(|| gix::ObjectId::null(new.kind()))
             .to_string(),
     );
-    lock.write(format!("{new_hex}\n").as_bytes())?;
+    lock.write_all(format!("{new_hex}\n").as_bytes())?;
     let line = reflog_line(&old_hex, &new_hex, &committer, &email, reason);
     append(&common_dir.join("logs").join(&target), &line)?;
     if via_head {
         append(&git_dir.join("logs").join("HEAD"), &line)?;
     }
-    lock.commit(&path)?;
+    lock.commit().map_err(|error| Cause::Io(error.error))?;
     drop(head_lock);
     Ok(Moved::Done)
 }
@@ -225,51 +241,4 @@ fn append(path: &Path, line: &str) -> Result<(), Cause> {
     let mut log = OpenOptions::new().create(true).append(true).open(path)?;
     log.write_all(line.as_bytes())?;
     Ok(())
-}
-
-/// A `<path>.lock` file made exclusively, as git makes it; removed when dropped unless it
-/// replaced the file it locks.
-struct Lock {
-    path: PathBuf,
-    file: Option<File>,
-}
-
-impl Lock {
-    /// The lock of `path`; `None` where someone else holds it.
-    fn take(path: &Path) -> Result<Option<Self>, Cause> {
-        let mut lock = path.as_os_str().to_owned();
-        lock.push(".lock");
-        let lock = PathBuf::from(lock);
-        match OpenOptions::new().write(true).create_new(true).open(&lock) {
-            Ok(file) => Ok(Some(Self {
-                path: lock,
-                file: Some(file),
-            })),
-            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => Ok(None),
-            Err(error) => Err(Cause::Io(error)),
-        }
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> Result<(), Cause> {
-        if let Some(file) = self.file.as_mut() {
-            file.write_all(bytes)?;
-        }
-        Ok(())
-    }
-
-    /// Puts the lock's content in place of `path`.
-    fn commit(mut self, path: &Path) -> Result<(), Cause> {
-        drop(self.file.take());
-        std::fs::rename(&self.path, path)?;
-        self.path = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        if !self.path.as_os_str().is_empty() {
-            std::fs::remove_file(&self.path).ok();
-        }
-    }
 }
