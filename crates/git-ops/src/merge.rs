@@ -35,27 +35,19 @@ pub(crate) fn merge(
     message: &str,
     favor: MergeFavor,
 ) -> Result<MergeOutcome, MergeError> {
-    let fail = |source| MergeError::Failed {
-        branch: branch.to_owned(),
-        worktree: worktree.to_owned(),
-        source,
+    let sides = {
+        let repo = rev::open(git, worktree)?;
+        [
+            rev::head(&repo, worktree)?,
+            rev::resolve(&repo, worktree, branch)?,
+        ]
     };
-    let repo = rev::open(git, worktree)?;
-    let ours = rev::head(&repo, worktree)?;
-    let theirs = rev::resolve(&repo, worktree, branch)?;
-    match decide(&repo, ours, theirs, favor).map_err(|error| fail(Cause::gix(error)))? {
-        Decision::UpToDate => Ok(MergeOutcome::UpToDate),
-        Decision::Unrelated => Err(MergeError::NoMergeBase {
-            branch: branch.to_owned(),
-            worktree: worktree.to_owned(),
-        }),
-        Decision::Conflict(paths) => Ok(MergeOutcome::Conflict { paths }),
-        Decision::Disjoint(changes) => {
-            let tree = merged_tree(&repo, ours, &changes).map_err(fail)?;
-            drop(repo);
-            apply_disjoint(git, worktree, branch, message, tree, [ours, theirs])
+    match in_objects(git, worktree, branch, sides, message, favor)? {
+        Some(MergeOutcome::Merged(merge)) => {
+            apply_disjoint(git, worktree, branch, message, sides, merge.0)
         }
-        Decision::Clean => apply(git, worktree, branch, message, favor, theirs),
+        Some(outcome) => Ok(outcome),
+        None => apply(git, worktree, branch, message, favor, sides[1]),
     }
 }
 
@@ -124,26 +116,44 @@ pub(crate) fn merge_objects(
     message: &str,
 ) -> Result<Option<MergeOutcome>, MergeError> {
     let branch = theirs.to_string();
+    in_objects(
+        git,
+        worktree,
+        &branch,
+        [ours, theirs],
+        message,
+        MergeFavor::None,
+    )
+}
+
+/// [`merge_objects`], with `favor` for the conflicts and `branch` naming `theirs` in errors.
+fn in_objects(
+    git: &GixGit,
+    worktree: &Path,
+    branch: &str,
+    [ours, theirs]: [gix::ObjectId; 2],
+    message: &str,
+    favor: MergeFavor,
+) -> Result<Option<MergeOutcome>, MergeError> {
     let fail = |source| MergeError::Failed {
-        branch: branch.clone(),
+        branch: branch.to_owned(),
         worktree: worktree.to_owned(),
         source,
     };
     let repo = rev::open(git, worktree)?;
-    let changes = match decide(&repo, ours, theirs, MergeFavor::None)
-        .map_err(|error| fail(Cause::gix(error)))?
-    {
-        Decision::UpToDate => return Ok(Some(MergeOutcome::UpToDate)),
-        Decision::Unrelated => {
-            return Err(MergeError::NoMergeBase {
-                branch,
-                worktree: worktree.to_owned(),
-            });
-        }
-        Decision::Conflict(paths) => return Ok(Some(MergeOutcome::Conflict { paths })),
-        Decision::Clean => return Ok(None),
-        Decision::Disjoint(changes) => changes,
-    };
+    let changes =
+        match decide(&repo, ours, theirs, favor).map_err(|error| fail(Cause::gix(error)))? {
+            Decision::UpToDate => return Ok(Some(MergeOutcome::UpToDate)),
+            Decision::Unrelated => {
+                return Err(MergeError::NoMergeBase {
+                    branch: branch.to_owned(),
+                    worktree: worktree.to_owned(),
+                });
+            }
+            Decision::Conflict(paths) => return Ok(Some(MergeOutcome::Conflict { paths })),
+            Decision::Clean => return Ok(None),
+            Decision::Disjoint(changes) => changes,
+        };
     let tree = merged_tree(&repo, ours, &changes).map_err(fail)?;
     drop(repo);
     let message = crate::commit::clean_message(message);
@@ -280,34 +290,25 @@ pub(crate) fn tree_conflicts(
     Ok(paths)
 }
 
-/// Makes the merge commit of two sides that changed clearly separate files, in plumbing: their
-/// merged `tree` (see [`merged_tree`]), the commit as [`commit_all`](crate::commit) writes its own
-/// (in process, or by `git commit-tree` where signing or the identity call for git), then the
-/// worktree, its index and its branch moved from `ours` to it ([`advance_worktree`]). `git
-/// merge --no-ff` does the same and more: it refreshes the stat data of every file of the
-/// index, tries to stash, and writes the merge state first, some 40 ms on a tree of 10,000
-/// files where this takes about half. A worktree with local changes in the way, which `git
-/// merge` would report better, takes the porcelain way.
+/// Checks out `merge`, the merge commit of two sides that changed clearly separate files (see
+/// [`in_objects`]), in plumbing: the worktree, its index and its branch moved from `ours` to it
+/// ([`advance_worktree`]). `git merge --no-ff` does the same and more: it refreshes the stat
+/// data of every file of the index, tries to stash, and writes the merge state first, some
+/// 40 ms on a tree of 10,000 files where this takes about half. A worktree with local changes in
+/// the way, which `git merge` would report better, takes the porcelain way.
 fn apply_disjoint(
     git: &GixGit,
     worktree: &Path,
     branch: &str,
     message: &str,
-    tree: gix::ObjectId,
     [ours, theirs]: [gix::ObjectId; 2],
+    merge: gix::ObjectId,
 ) -> Result<MergeOutcome, MergeError> {
-    let fail = |source| MergeError::Failed {
-        branch: branch.to_owned(),
-        worktree: worktree.to_owned(),
-        source,
-    };
     let message = crate::commit::clean_message(message);
-    let id = crate::commit::write_commit(git, worktree, tree, &[ours, theirs], &message)
-        .map_err(fail)?;
     let subject = message.lines().next().unwrap_or_default();
     let reason = format!("merge {theirs}: {subject}");
-    match advance_worktree(git, worktree, ours, id, &reason) {
-        Ok(()) => Ok(MergeOutcome::Merged(CommitId(id))),
+    match advance_worktree(git, worktree, ours, merge, &reason) {
+        Ok(()) => Ok(MergeOutcome::Merged(CommitId(merge))),
         // Local changes in the way (nothing was touched): `git merge` says it best.
         Err(AdvanceError::Refused { .. }) => apply(
             git,
@@ -317,7 +318,11 @@ fn apply_disjoint(
             MergeFavor::None,
             theirs,
         ),
-        Err(AdvanceError::Failed { source, .. }) => Err(fail(source)),
+        Err(AdvanceError::Failed { source, .. }) => Err(MergeError::Failed {
+            branch: branch.to_owned(),
+            worktree: worktree.to_owned(),
+            source,
+        }),
     }
 }
 
