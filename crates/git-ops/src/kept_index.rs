@@ -37,14 +37,20 @@ impl std::ops::Deref for Index {
     }
 }
 
+impl Kept {
+    /// Whether `repo`'s index file holds exactly these bytes. Read with the memo held: a write
+    /// of this worktree's index by epic waits for it.
+    fn on_disk(&self, repo: &gix::Repository) -> bool {
+        std::fs::read(repo.index_path()).is_ok_and(|bytes| bytes == self.bytes)
+    }
+}
+
 /// The kept index of `repo`'s worktree, if the index file holds exactly its bytes.
 fn kept(git: &GixGit, repo: &gix::Repository) -> Option<Arc<gix::index::File>> {
     let memo = git.memo(repo);
     let memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
     let kept = memo.index.as_ref()?;
-    // Read with the memo held: a write of this worktree's index by epic waits for it.
-    let bytes = std::fs::read(repo.index_path()).ok()?;
-    (bytes == kept.bytes).then(|| Arc::clone(&kept.index))
+    kept.on_disk(repo).then(|| Arc::clone(&kept.index))
 }
 
 /// `repo`'s index to read (a status's).
@@ -61,9 +67,7 @@ pub(crate) fn owned(git: &GixGit, repo: &gix::Repository) -> Result<gix::index::
     let taken = {
         let memo = git.memo(repo);
         let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
-        let same = memo.index.as_ref().is_some_and(|kept| {
-            std::fs::read(repo.index_path()).is_ok_and(|bytes| bytes == kept.bytes)
-        });
+        let same = memo.index.as_ref().is_some_and(|kept| kept.on_disk(repo));
         if same { memo.index.take() } else { None }
     };
     match taken {

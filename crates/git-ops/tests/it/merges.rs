@@ -402,6 +402,24 @@ fn linked_epic(stories: &[&[(&str, &str)]]) -> (Repo, std::path::PathBuf, Vec<Co
     (repo, epic, commits)
 }
 
+/// The merge commit of `theirs` into `ours` that `merge_objects` makes; panics unless it makes
+/// one.
+fn merged_in_objects(
+    git: &epic_git_ops::GixGit,
+    epic: &Path,
+    ours: &CommitId,
+    theirs: &CommitId,
+    message: &str,
+) -> CommitId {
+    match git
+        .merge_objects(epic, ours, theirs, message)
+        .expect("merge")
+    {
+        Some(MergeOutcome::Merged(merge)) => merge,
+        outcome => panic!("expected a merge in the objects, got {outcome:?}"),
+    }
+}
+
 #[test]
 fn a_chain_of_merges_is_made_in_the_objects_and_checked_out_once() {
     let (repo, epic, stories) = linked_epic(&[
@@ -416,12 +434,7 @@ fn a_chain_of_merges_is_made_in_the_objects_and_checked_out_once() {
 
     let mut head = start;
     for (n, story) in stories.iter().enumerate() {
-        let outcome = git
-            .merge_objects(&epic, &head, story, &format!("merge story {n}"))
-            .expect("merge");
-        let Some(MergeOutcome::Merged(merge)) = outcome else {
-            panic!("story {n}: expected a merge in the objects, got {outcome:?}");
-        };
+        let merge = merged_in_objects(&git, &epic, &head, story, &format!("merge story {n}"));
         let parents = repo.git(&["log", "-1", "--format=%P%n%s", &merge.to_hex()]);
         assert_eq!(parents, format!("{head} {story}\nmerge story {n}\n"));
         head = merge;
@@ -475,12 +488,7 @@ fn merges_in_the_objects_leave_overlapping_changes_to_git_and_report_conflicts()
     ]);
     let git = repo.handle();
     let start = git.checkpoint(&epic).expect("head");
-    let Some(MergeOutcome::Merged(first)) = git
-        .merge_objects(&epic, &start, &stories[0], "first")
-        .expect("merge")
-    else {
-        panic!("the first story merges in the objects");
-    };
+    let first = merged_in_objects(&git, &epic, &start, &stories[0], "first");
     // The second story edited the same file (elsewhere): git's merge, in a worktree.
     assert_eq!(
         git.merge_objects(&epic, &first, &stories[1], "second")
@@ -519,12 +527,7 @@ fn a_move_with_a_local_change_in_its_way_is_refused_and_touches_nothing() {
     let (repo, epic, stories) = linked_epic(&[&[("shared.txt", "changed\n"), ("new.txt", "n\n")]]);
     let git = repo.handle();
     let start = git.checkpoint(&epic).expect("head");
-    let Some(MergeOutcome::Merged(merge)) = git
-        .merge_objects(&epic, &start, &stories[0], "merge")
-        .expect("merge")
-    else {
-        panic!("expected a merge");
-    };
+    let merge = merged_in_objects(&git, &epic, &start, &stories[0], "merge");
     write_in(&epic, "shared.txt", "a local change\n");
     let files = snapshot(&epic);
     let refused = git.advance_worktree(&epic, &start, &merge, "e: merge");
@@ -572,18 +575,8 @@ fn a_merge_of_separate_changes_has_the_tree_git_merges() {
         .expect("id");
     let git = repo.handle();
     let start = git.checkpoint(&epic).expect("head");
-    let Some(MergeOutcome::Merged(ours)) = git
-        .merge_objects(&epic, &start, &stories[1], "ours")
-        .expect("merge")
-    else {
-        panic!("expected a merge");
-    };
-    let Some(MergeOutcome::Merged(merged)) = git
-        .merge_objects(&epic, &ours, &theirs, "theirs")
-        .expect("merge")
-    else {
-        panic!("expected a merge");
-    };
+    let ours = merged_in_objects(&git, &epic, &start, &stories[1], "ours");
+    let merged = merged_in_objects(&git, &epic, &ours, &theirs, "theirs");
     let by_git = repo.git(&[
         "merge-tree",
         "--write-tree",
