@@ -732,12 +732,13 @@ mod tests {
         );
     }
 
-    #[test]
+    /// A repository with a configuration and hooks, epic `e`'s state directory, and the guard
+    /// of both (its worktrees under `shop.worktrees/e`).
     #[expect(
         clippy::disallowed_methods,
-        reason = "the test plays the repository's owner and the agent, writing files directly"
+        reason = "the test plays the repository's owner, writing its configuration directly"
     )]
-    fn epic_writes_are_taken_into_the_snapshot_and_agent_changes_are_undone() {
+    fn configured_repo() -> (tempfile::TempDir, EpicDir, Arc<TurnGuard>) {
         let repo = tempfile::tempdir().unwrap();
         let common = repo.path().join(".git");
         std::fs::create_dir_all(common.join("hooks")).unwrap();
@@ -745,6 +746,20 @@ mod tests {
         let dir = EpicDir::new(&common, "e").unwrap();
         let root = repo.path().join("shop.worktrees/e");
         let guard = Arc::new(TurnGuard::new(&common, &dir, &root, &[]).unwrap());
+        (repo, dir, guard)
+    }
+
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plays the repository's owner and the agent, writing files directly"
+    )]
+    fn epic_writes_are_taken_into_the_snapshot_and_agent_changes_are_undone() {
+        let (repo, dir, guard) = configured_repo();
+        let (common, root) = (
+            repo.path().join(".git"),
+            repo.path().join("shop.worktrees/e"),
+        );
         assert!(guard.watched(&dir.story_state("a").unwrap()));
         assert!(!guard.watched(&dir.events()));
 
@@ -789,13 +804,8 @@ mod tests {
         reason = "the test plays the repository's owner and the agent, writing files directly"
     )]
     fn a_check_while_epic_writes_neither_waits_for_the_write_nor_blames_it() {
-        let repo = tempfile::tempdir().unwrap();
+        let (repo, dir, guard) = configured_repo();
         let common = repo.path().join(".git");
-        std::fs::create_dir_all(common.join("hooks")).unwrap();
-        std::fs::write(common.join("config"), "[core]\n").unwrap();
-        let dir = EpicDir::new(&common, "e").unwrap();
-        let root = repo.path().join("shop.worktrees/e");
-        let guard = Arc::new(TurnGuard::new(&common, &dir, &root, &[]).unwrap());
         let state = dir.story_state("a").unwrap();
         let (written_tx, written_rx) = std::sync::mpsc::channel::<()>();
         let (checked_tx, checked_rx) = std::sync::mpsc::channel::<Result<(), Box<Tampered>>>();

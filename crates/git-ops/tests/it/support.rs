@@ -94,24 +94,23 @@ impl Repo {
 
     /// Runs git in `dir` and returns whatever happened.
     pub(crate) fn try_git_in(&self, dir: &Path, args: &[&str]) -> Output {
+        self.git_command(dir, args).output().expect("run git")
+    }
+
+    /// git in `dir` with `args`, isolated, not started.
+    fn git_command(&self, dir: &Path, args: &[&str]) -> Command {
         let mut command = Command::new("git");
         isolate(&mut command, &self.home);
+        command.current_dir(dir).args(args);
         command
-            .current_dir(dir)
-            .args(args)
-            .output()
-            .expect("run git")
     }
 
     /// Runs git in `dir` with `input` on its standard input; panics unless it succeeds.
     /// Returns stdout.
     pub(crate) fn git_in_with_input(&self, dir: &Path, args: &[&str], input: &str) -> String {
         use std::io::Write as _;
-        let mut command = Command::new("git");
-        isolate(&mut command, &self.home);
-        let mut child = command
-            .current_dir(dir)
-            .args(args)
+        let mut child = self
+            .git_command(dir, args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
