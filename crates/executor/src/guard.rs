@@ -5,7 +5,8 @@
 //! # What is guarded
 //!
 //! In the git common dir: `config` and `config.worktree`; everything under `info/` (exclude,
-//! attributes, …) and `hooks/`; under `worktrees/`, each registration's directory and its
+//! attributes, …) but `info/refs`, which git's own maintenance rewrites (`update-server-info`,
+//! run by every repack, automatic ones included); everything under `hooks/`; under `worktrees/`, each registration's directory and its
 //! `HEAD`, `gitdir`, `commondir`, `config.worktree` and `locked` — not its `index`, `logs/`,
 //! `ORIG_HEAD`, `MERGE_*`, `refs/` and the other files git itself churns while a worktree is
 //! worked in. The turn's own worktree's `HEAD` is left to the task loop's branch check (an agent
@@ -201,7 +202,7 @@ impl TurnGuard {
             Watch::File(common_dir.join("config.worktree")),
             Watch::Tree {
                 root: common_dir.join("info"),
-                keep: |_| true,
+                keep: info_file,
             },
             Watch::Tree {
                 root: common_dir.join("hooks"),
@@ -570,6 +571,17 @@ fn registration_file(relative: &Path) -> bool {
     }
 }
 
+/// Whether a path of `info/` is guarded: all but what git's own maintenance writes there.
+///
+/// `info/refs` is what `git update-server-info` leaves, and every `git repack` (so every `git gc`,
+/// automatic ones included) runs it: a background gc that the user's own git started, or that an
+/// agent's commit set off, rewrites it while turns run. Only dumb-HTTP clients of this repository
+/// read it; nothing git or epic does locally does, so it is not epic's to guard, and a turn is
+/// never blamed for it.
+fn info_file(relative: &Path) -> bool {
+    relative != Path::new("refs")
+}
+
 /// Whether a path of the state directory is guarded: all but [`UNGUARDED_STATE`] and the temp
 /// files of atomic writes (`.<name>.<pid>.<random>.tmp`).
 fn state_file(relative: &Path) -> bool {
@@ -598,6 +610,15 @@ mod tests {
         assert!(!registration_file(Path::new("a/logs")));
         assert!(!registration_file(Path::new("a/logs/HEAD")));
         assert!(!registration_file(Path::new("a/ORIG_HEAD")));
+    }
+
+    #[test]
+    fn info_leaves_out_only_what_git_maintenance_writes() {
+        assert!(!info_file(Path::new("refs")));
+        assert!(info_file(Path::new("exclude")));
+        assert!(info_file(Path::new("attributes")));
+        assert!(info_file(Path::new("grafts")));
+        assert!(info_file(Path::new("refs.bak")));
     }
 
     #[test]

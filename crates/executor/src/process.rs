@@ -26,6 +26,8 @@ use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use epic_git_ops::MAINTENANCE_OFF;
+
 use crate::bounded::{BoundedText, Utf8Decoder};
 
 /// How long output is still read after the process exited and its group was killed: only a
@@ -297,7 +299,44 @@ fn command(spec: &Spec) -> Command {
             None => command.env_remove(key),
         };
     }
+    let inherited = |key: &str| {
+        spec.env
+            .iter()
+            .find(|(name, _)| name == key)
+            .map_or_else(|| std::env::var_os(key), |(_, value)| value.clone())
+    };
+    command.envs(no_git_maintenance(inherited("GIT_CONFIG_COUNT").as_deref()));
     command
+}
+
+/// The variables that turn git's automatic maintenance off ([`epic_git_ops::MAINTENANCE_OFF`])
+/// for a process epic starts, as epic's own git has it: added through `GIT_CONFIG_COUNT` (which
+/// beats every configuration file) after the `count` settings the environment already has,
+/// keeping those; nothing when `count` is not a number (git then refuses the environment's
+/// configuration anyway, and says why).
+///
+/// An agent's `git commit`, or a gate's, would otherwise start `git gc --auto` in a repository
+/// past git's threshold, in the background by default: a repack of the user's repository while
+/// other stories' turns and epic's own git work in it. epic packs at the end of a run instead
+/// ([`epic_git_ops::Git::maintain`]), when no turn runs.
+fn no_git_maintenance(count: Option<&std::ffi::OsStr>) -> Vec<(String, String)> {
+    let Some(first) = count.map_or(Some(0), |count| {
+        count.to_str()?.trim().parse::<usize>().ok()
+    }) else {
+        return Vec::new();
+    };
+    let mut env = vec![(
+        "GIT_CONFIG_COUNT".to_owned(),
+        (first + MAINTENANCE_OFF.len()).to_string(),
+    )];
+    for (at, (key, value)) in MAINTENANCE_OFF.iter().enumerate() {
+        env.push((format!("GIT_CONFIG_KEY_{}", first + at), (*key).to_owned()));
+        env.push((
+            format!("GIT_CONFIG_VALUE_{}", first + at),
+            (*value).to_owned(),
+        ));
+    }
+    env
 }
 
 /// A process that outlived its turn: found adopted by epic (its parent died) in a session of its
@@ -536,5 +575,40 @@ pub(crate) fn describe_status(status: ExitStatus) -> String {
         (Some(code), _) => format!("exit code {code}"),
         (None, Some(signal)) => format!("killed by signal {signal}"),
         (None, None) => "an unknown exit status".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(count: Option<&str>) -> Vec<(String, String)> {
+        no_git_maintenance(count.map(std::ffi::OsStr::new))
+    }
+
+    #[test]
+    fn maintenance_is_turned_off_after_the_settings_the_environment_has() {
+        let pairs = |list: &[(&str, &str)]| {
+            list.iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect::<Vec<_>>()
+        };
+        let first = pairs(&[
+            ("GIT_CONFIG_COUNT", "2"),
+            ("GIT_CONFIG_KEY_0", "maintenance.auto"),
+            ("GIT_CONFIG_VALUE_0", "false"),
+            ("GIT_CONFIG_KEY_1", "gc.auto"),
+            ("GIT_CONFIG_VALUE_1", "0"),
+        ]);
+        assert_eq!(settings(None), first);
+        assert_eq!(settings(Some("0")), first);
+        let after_three = settings(Some("3"));
+        assert_eq!(after_three[0], ("GIT_CONFIG_COUNT".into(), "5".into()));
+        assert_eq!(
+            after_three[1],
+            ("GIT_CONFIG_KEY_3".into(), "maintenance.auto".into())
+        );
+        assert_eq!(after_three[4], ("GIT_CONFIG_VALUE_4".into(), "0".into()));
+        assert!(settings(Some("many")).is_empty());
     }
 }

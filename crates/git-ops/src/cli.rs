@@ -13,9 +13,11 @@
 //! - `-c core.hooksPath=/dev/null`: the repository's hooks do not run. epic's own commits,
 //!   merges and resets are bookkeeping; the project's checks run as epic's gates, and a hook
 //!   could prompt, hang or refuse. gix runs no hooks either, so both paths behave alike.
-//! - `-c maintenance.auto=false -c gc.auto=0`: no automatic maintenance after each of epic's
-//!   commits and merges. Those run dozens of times per epic, each would consider (and sometimes
-//!   start) a repack in the user's repository mid-run; the user's own git keeps doing it.
+//! - `-c maintenance.auto=false -c gc.auto=0` ([`MAINTENANCE_OFF`]): no automatic maintenance
+//!   after each of epic's commits and merges. Those run dozens of times per epic, each would
+//!   consider (and sometimes start, in the background) a repack of the user's repository mid-run.
+//!   The one exception is `maintain`, which runs git's check once, when the executor asks (the
+//!   end of a run).
 //!
 //! - `GIT_NO_REPLACE_OBJECTS=1`: replace refs (`git replace`, which an agent can make) never
 //!   change what epic's git reads;
@@ -74,6 +76,20 @@ const SET: &[(&str, &str)] = &[
     ("GIT_ADVICE", "0"),
     ("GIT_NO_REPLACE_OBJECTS", "1"),
 ];
+
+/// The settings that turn git's automatic maintenance off, which every git epic runs carries
+/// (`-c` here; the executor gives them to agents, gates and setup commands through
+/// `GIT_CONFIG_COUNT`): the one definition of them.
+pub const MAINTENANCE_OFF: [(&str, &str); 2] = [("maintenance.auto", "false"), ("gc.auto", "0")];
+
+/// Whether a git command may run the repository's automatic maintenance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Maintenance {
+    /// No: [`MAINTENANCE_OFF`] (every command but one).
+    Off,
+    /// As the repository configures it (`gc --auto` when epic packs, in `maintain`).
+    Repository,
+}
 
 /// `git config -z --list --show-scope`: the configuration, each entry with its scope.
 const LIST_CONFIG: [&str; 4] = ["config", "-z", "--list", "--show-scope"];
@@ -157,7 +173,13 @@ impl Cli {
     }
 
     fn run_unpinned(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
-        succeeded(args, spawned(args, self.base_command(dir, args).output())?)
+        succeeded(
+            args,
+            spawned(
+                args,
+                self.base_command(dir, args, Maintenance::Off).output(),
+            )?,
+        )
     }
 
     /// The value a variable has for the git this handle runs.
@@ -170,7 +192,17 @@ impl Cli {
 
     /// The command for `args` in `dir`, with the pinned configuration.
     fn command(&self, dir: &Path, args: &[&OsStr]) -> Result<Command, GitCommandError> {
-        let mut command = self.base_command(dir, args);
+        self.command_with(dir, args, Maintenance::Off)
+    }
+
+    /// [`command`](Self::command), its automatic maintenance as `maintenance` says.
+    fn command_with(
+        &self,
+        dir: &Path,
+        args: &[&OsStr],
+        maintenance: Maintenance,
+    ) -> Result<Command, GitCommandError> {
+        let mut command = self.base_command(dir, args, maintenance);
         if let (Some(pin), Some((common_dir, _))) = (self.pin()?, &self.repository) {
             let fresh = pin::fresh_driver_names(common_dir, self);
             let settings = pin.settings(&fresh);
@@ -183,8 +215,9 @@ impl Cli {
         Ok(command)
     }
 
-    /// The command for `args` in `dir` in the clean environment of the module docs.
-    fn base_command(&self, dir: &Path, args: &[&OsStr]) -> Command {
+    /// The command for `args` in `dir` in the clean environment of the module docs; with
+    /// `Maintenance::Repository`, git's automatic maintenance as the repository configures it.
+    fn base_command(&self, dir: &Path, args: &[&OsStr], maintenance: Maintenance) -> Command {
         let mut command = Command::new(&self.program);
         command
             .current_dir(dir)
@@ -201,12 +234,12 @@ impl Cli {
                 None => command.env_remove(key),
             };
         }
-        command.args(["-c", "core.hooksPath=/dev/null"]).args([
-            "-c",
-            "maintenance.auto=false",
-            "-c",
-            "gc.auto=0",
-        ]);
+        command.args(["-c", "core.hooksPath=/dev/null"]);
+        if maintenance == Maintenance::Off {
+            for (key, value) in MAINTENANCE_OFF {
+                command.arg("-c").arg(format!("{key}={value}"));
+            }
+        }
         if dir.join(".git").is_file() {
             // A linked worktree (epic's: a story's, a slot, the epic's own): its index is written
             // without the trailing checksum, which git (and gix) then skip on every read. On a
@@ -267,6 +300,18 @@ impl Cli {
     /// Runs git in `dir`; a non-zero exit is an error carrying git's words.
     pub(crate) fn run(&self, dir: &Path, args: &[&OsStr]) -> Result<Output, GitCommandError> {
         succeeded(args, self.output(dir, args)?)
+    }
+
+    /// Runs git in `dir` with the repository's own automatic maintenance settings (the only
+    /// command that does: `gc --auto`, see `maintain`); a non-zero exit is an error carrying
+    /// git's words.
+    pub(crate) fn run_maintenance(
+        &self,
+        dir: &Path,
+        args: &[&OsStr],
+    ) -> Result<Output, GitCommandError> {
+        let command = self.command_with(dir, args, Maintenance::Repository);
+        succeeded(args, spawned(args, command?.output())?)
     }
 }
 

@@ -203,6 +203,7 @@ mod kept_index;
 mod land;
 mod leftovers;
 mod links;
+mod maintain;
 mod merge;
 mod monitor;
 mod notes;
@@ -220,6 +221,7 @@ mod status;
 mod types;
 mod worktree;
 
+pub use cli::MAINTENANCE_OFF;
 pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME, IDENTITY_VARIABLES};
 pub use confine::{ensure_logs_dir, registered_admin_dir};
 pub use error::{
@@ -234,7 +236,7 @@ pub use read::{FileHead, read_head};
 pub use repo::{Git, GixGit};
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, FileMode, LineCommit,
-    MergeFavor, MergeOutcome, ParseCommitIdError, Removal, Restored, Status, Symlink, WorktreeInfo,
-    WorktreeState,
+    MergeFavor, MergeOutcome, Packed, ParseCommitIdError, Removal, Restored, Status, Symlink,
+    WorktreeInfo, WorktreeState,
 };
 pub use worktree::{add_interrupted, linked_elsewhere};

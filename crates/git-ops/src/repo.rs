@@ -7,16 +7,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::Cli;
 use crate::error::{
-    AdvanceError, BranchError, Cause, CommitError, ConfigError, DiffError, MergeError, NoteError,
-    OpenError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
+    AdvanceError, BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError,
+    MergeError, NoteError, OpenError, RestoreError, RevError, RollbackError, StatusError,
+    WorktreeError,
 };
 use crate::land::{self, LandGitError};
 use crate::scan::Memo;
 use crate::types::{
-    BranchDiff, CommitId, CommitOutcome, FileChange, LineCommit, MergeFavor, MergeOutcome, Removal,
-    Restored, Status, Symlink, WorktreeInfo, WorktreeState,
+    BranchDiff, CommitId, CommitOutcome, FileChange, LineCommit, MergeFavor, MergeOutcome, Packed,
+    Removal, Restored, Status, Symlink, WorktreeInfo, WorktreeState,
 };
-use crate::{branch, commit, diff, links, merge, notes, reset, rev, status, worktree};
+use crate::{branch, commit, diff, links, maintain, merge, notes, reset, rev, status, worktree};
 
 /// The git operations epic needs, synchronous and shareable across threads.
 ///
@@ -264,6 +265,12 @@ pub trait Git: Send + Sync {
     /// Aborts the merge in progress in `worktree` (`git merge --abort`), if there is one: what a
     /// `git merge` killed half way leaves, refusing every later merge there. Whether one was.
     fn abort_unfinished_merge(&self, worktree: &Path) -> Result<bool, MergeError>;
+
+    /// Runs git's automatic maintenance once, in the foreground, as the repository configures
+    /// it (`git gc --auto`: a repack past `gc.auto` loose objects, nothing below it): the one
+    /// git command epic runs without `gc.auto=0`. For a moment when nothing else works in the
+    /// repository (the end of a run); see the crate docs.
+    fn maintain(&self) -> Result<Packed, GitCommandError>;
 
     /// The head commit of `worktree`, to [`rollback`](Self::rollback) to later.
     fn checkpoint(&self, worktree: &Path) -> Result<CommitId, RevError>;
@@ -917,6 +924,10 @@ impl Git for GixGit {
 
     fn abort_unfinished_merge(&self, worktree: &Path) -> Result<bool, MergeError> {
         merge::abort_unfinished(self, worktree)
+    }
+
+    fn maintain(&self) -> Result<Packed, GitCommandError> {
+        maintain::maintain(self)
     }
 
     fn checkpoint(&self, worktree: &Path) -> Result<CommitId, RevError> {

@@ -223,6 +223,16 @@ pub enum MergeOutcome {
     },
 }
 
+/// What [`Git::maintain`](crate::Git::maintain) found: the repository's loose objects before
+/// and after git's automatic maintenance ran (fewer after: it packed them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packed {
+    /// Loose objects before (`git count-objects`).
+    pub loose_before: u64,
+    /// Loose objects after.
+    pub loose_after: u64,
+}
+
 /// The whole state of a worktree, as [`Git::worktree_state`](crate::Git::worktree_state) takes
 /// it: what [`Git::put_back`](crate::Git::put_back) brings the worktree back to.
 #[derive(Debug, Clone, PartialEq, Eq)]

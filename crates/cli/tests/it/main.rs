@@ -20,6 +20,7 @@ mod init;
 mod land;
 mod leftovers;
 mod limits;
+mod maintenance;
 mod parse_errors;
 mod plan;
 mod plan_input;

@@ -181,8 +181,36 @@ pub async fn run_epic(
     let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, history)
         .run(cancel)
         .await;
+    if !outcome.interrupted {
+        maintain(&shared).await;
+    }
     drop(lock);
     Ok(outcome)
+}
+
+/// Git's automatic maintenance, once, now that no turn of this run runs (`Git::maintain`): the
+/// loose objects the run's commits, merges and notes added are packed once past the
+/// repository's threshold. A failure is a note: the epic's work is done and proven either way.
+/// Skipped on an interrupted run, whose user wants it to stop.
+async fn maintain(shared: &Shared) {
+    let git = Arc::clone(&shared.git);
+    let message = match offload::blocking(move || git.maintain()).await {
+        Ok(Ok(packed)) if packed.loose_after < packed.loose_before => format!(
+            "git's automatic maintenance packed the repository: {} loose objects, {} after",
+            packed.loose_before, packed.loose_after
+        ),
+        Ok(Ok(_)) => return,
+        Ok(Err(error)) => format!(
+            "git's automatic maintenance (`git gc --auto`) failed; the user's own git will try \
+             again: {}",
+            crate::error::chain(&error)
+        ),
+        Err(error) => format!(
+            "git's automatic maintenance (`git gc --auto`) could not run: {}",
+            crate::error::chain(&error)
+        ),
+    };
+    (shared.events)(Event::RunNote { message });
 }
 
 /// The task loop of the run's stories: its seats, gates and limits from `config`.
