@@ -267,10 +267,11 @@ pub trait Git: Send + Sync {
     fn abort_unfinished_merge(&self, worktree: &Path) -> Result<bool, MergeError>;
 
     /// Runs git's automatic maintenance once, in the foreground, as the repository configures
-    /// it (`git gc --auto`: a repack past `gc.auto` loose objects, nothing below it): the one
-    /// git command epic runs without `gc.auto=0`. For a moment when nothing else works in the
-    /// repository (the end of a run); see the crate docs.
-    fn maintain(&self) -> Result<Packed, GitCommandError>;
+    /// it: past `gc.auto` loose objects by git's own estimate, `git gc --auto` (the one git
+    /// command epic runs without `gc.auto=0`) and the loose objects before and after; below it,
+    /// nothing (`None`, no git process). For a moment when nothing else works in the
+    /// repository (the end of a run).
+    fn maintain(&self) -> Result<Option<Packed>, GitCommandError>;
 
     /// The head commit of `worktree`, to [`rollback`](Self::rollback) to later.
     fn checkpoint(&self, worktree: &Path) -> Result<CommitId, RevError>;
@@ -926,7 +927,7 @@ impl Git for GixGit {
         merge::abort_unfinished(self, worktree)
     }
 
-    fn maintain(&self) -> Result<Packed, GitCommandError> {
+    fn maintain(&self) -> Result<Option<Packed>, GitCommandError> {
         maintain::maintain(self)
     }
 

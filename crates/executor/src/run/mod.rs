@@ -195,7 +195,7 @@ pub async fn run_epic(
 async fn maintain(shared: &Shared) {
     let git = Arc::clone(&shared.git);
     let message = match offload::blocking(move || git.maintain()).await {
-        Ok(Ok(packed)) if packed.loose_after < packed.loose_before => format!(
+        Ok(Ok(Some(packed))) if packed.loose_after < packed.loose_before => format!(
             "git's automatic maintenance packed the repository: {} loose objects, {} after",
             packed.loose_before, packed.loose_after
         ),
