@@ -113,6 +113,24 @@ impl Tampering {
             && self.emptied.is_empty()
             && self.skipped.is_empty()
     }
+
+    /// What both `self` and `other` found: a landing's conflict resolution judged against each
+    /// side of the merge tampers only with what it does against both.
+    pub(crate) fn common(&self, other: &Self) -> Self {
+        fn both<T: Clone + PartialEq>(ours: &[T], theirs: &[T]) -> Vec<T> {
+            ours.iter()
+                .filter(|item| theirs.contains(item))
+                .cloned()
+                .collect()
+        }
+        Self {
+            deleted: both(&self.deleted, &other.deleted),
+            renamed: both(&self.renamed, &other.renamed),
+            linked: both(&self.linked, &other.linked),
+            emptied: both(&self.emptied, &other.emptied),
+            skipped: both(&self.skipped, &other.skipped),
+        }
+    }
 }
 
 /// Whether `line` holds `marker` as a word of its own: `xit(` is a marker, `exit(` is not.
