@@ -274,6 +274,30 @@ pub(crate) fn tampering(changes: &[FileChange], patterns: &[String]) -> Tamperin
 mod tests {
     use super::*;
 
+    #[test]
+    fn common_keeps_what_both_sides_found() {
+        let ours = Tampering {
+            deleted: vec!["a_test.py".into()],
+            emptied: vec!["b_test.py".into(), "c_test.py".into()],
+            skipped: vec![("d_test.py".into(), "#[ignore".into())],
+            ..Tampering::default()
+        };
+        let theirs = Tampering {
+            emptied: vec!["c_test.py".into()],
+            skipped: vec![("d_test.py".into(), "#[ignore".into())],
+            ..Tampering::default()
+        };
+        assert_eq!(
+            ours.common(&theirs),
+            Tampering {
+                emptied: vec!["c_test.py".into()],
+                skipped: vec![("d_test.py".into(), "#[ignore".into())],
+                ..Tampering::default()
+            }
+        );
+        assert!(ours.common(&Tampering::default()).is_empty());
+    }
+
     fn defaults() -> Vec<String> {
         DEFAULT_TEST_PATTERNS
             .iter()

@@ -413,8 +413,12 @@ pub trait Git: Send + Sync {
 
     /// The files that differ between the trees `from` and `to` (hexadecimal ids, as
     /// [`WorktreeState::tree`] holds them), sorted (`git diff-tree -r --no-renames`).
-    fn tree_changes(&self, worktree: &Path, from: &str, to: &str)
-    -> Result<Vec<String>, LandGitError>;
+    fn tree_changes(
+        &self,
+        worktree: &Path,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<String>, LandGitError>;
 
     /// The commit being merged in `worktree` (`MERGE_HEAD`), if a merge is in progress there.
     fn merging(&self, worktree: &Path) -> Result<Option<CommitId>, LandGitError>;
@@ -433,8 +437,7 @@ pub trait Git: Send + Sync {
 
     /// Sets each of the files `paths` names in `worktree` to what the tree `tree` has, deleting
     /// those it lacks; the index is left alone.
-    fn files_from(&self, worktree: &Path, tree: &str, paths: &[&str])
-    -> Result<(), LandGitError>;
+    fn files_from(&self, worktree: &Path, tree: &str, paths: &[&str]) -> Result<(), LandGitError>;
 }
 
 /// `path` made absolute against the current directory, lexically (git and gix may run elsewhere).
@@ -1094,12 +1097,7 @@ impl Git for GixGit {
         land::restart_merge(self, worktree, before, theirs)
     }
 
-    fn files_from(
-        &self,
-        worktree: &Path,
-        tree: &str,
-        paths: &[&str],
-    ) -> Result<(), LandGitError> {
+    fn files_from(&self, worktree: &Path, tree: &str, paths: &[&str]) -> Result<(), LandGitError> {
         land::files_from(self, worktree, tree, paths)
     }
 

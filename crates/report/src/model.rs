@@ -757,3 +757,21 @@ fn cost_absent(cost: &Option<f64>) -> bool {
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::PutBack;
+
+    #[test]
+    fn a_put_back_names_its_turn() {
+        let put = |story: Option<&str>, round| PutBack {
+            story: story.map(str::to_owned),
+            round,
+            paths: vec!["check.sh".into()],
+            moved_head: false,
+        };
+        assert_eq!(put(Some("a"), None).turn(), "story a's conflict turn");
+        assert_eq!(put(None, None).turn(), "the final conflict turn");
+        assert_eq!(put(None, Some(2)).turn(), "gate round 2");
+    }
+}

@@ -321,7 +321,10 @@ fn report(outcome: &LandOutcome, format: Format, out: Output) -> Result<(), Comm
                 put_back,
                 ..
             } => render(|w| {
-                writeln!(w, "`{epic_branch}` is green with `{target}` merged in ({head})")?;
+                writeln!(
+                    w,
+                    "`{epic_branch}` is green with `{target}` merged in ({head})"
+                )?;
                 put_back_text(w, put_back)
             }),
             LandOutcome::NotLanded(_) | LandOutcome::Interrupted => String::new(),

@@ -563,8 +563,9 @@ fn a_lander_that_rewrites_the_gate_script_is_put_back_before_the_gates_run() {
     let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
     land.assert_code(0);
     assert!(
-        land.stdout
-            .contains("put back (outside the lander's perimeter) from story a's conflict turn: check.sh"),
+        land.stdout.contains(
+            "put back (outside the lander's perimeter) from story a's conflict turn: check.sh"
+        ),
         "{land}"
     );
     assert!(!land.stdout.contains("gate rounds"), "{land}");
@@ -589,16 +590,22 @@ fn a_lander_that_rewrites_the_gate_script_is_put_back_before_the_gates_run() {
     assert_eq!(note["test_guard"], "passed");
     assert_eq!(note["lander"]["conflicts"], serde_json::json!(["a/a.txt"]));
     assert_eq!(note["lander"]["rounds"], serde_json::json!(["a", "b"]));
-    assert_eq!(note["lander"]["put_back"][0]["paths"], serde_json::json!(["check.sh"]));
+    assert_eq!(
+        note["lander"]["put_back"][0]["paths"],
+        serde_json::json!(["check.sh"])
+    );
     let gated = note["gated_tree"].as_str().expect("a tree").to_owned();
-    assert_eq!(repo.git_output(&["show", &format!("{gated}:check.sh")]), "true\n");
+    assert_eq!(
+        repo.git_output(&["show", &format!("{gated}:check.sh")]),
+        "true\n"
+    );
     repo.run(&["verify"]).assert_code(0);
 }
 
 #[test]
 fn a_file_a_lander_turn_adds_does_not_reach_the_target() {
     let repo = Repo::new();
-    run_epic_with_gate_script(&repo, "test ! -e HOSTILE.txt\n", "sh check.sh", &["a/a.txt"]);
+    run_epic_with_gate_script(&repo, "true\n", "sh check.sh", &["a/a.txt"]);
     let script = lander(
         &repo,
         "adder.sh",
@@ -612,7 +619,12 @@ fn a_file_a_lander_turn_adds_does_not_reach_the_target() {
     let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
     land.assert_code(0);
     let files = files_of(&repo, "main");
-    assert!(!files.iter().any(|f| f == "HOSTILE.txt" || f.starts_with("b/extra")), "{files:?}");
+    assert!(
+        !files
+            .iter()
+            .any(|f| f == "HOSTILE.txt" || f.starts_with("b/extra")),
+        "{files:?}"
+    );
     assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "resolved\n");
     let report = repo.run(&["report", "--format", "json"]).json();
     assert_eq!(
@@ -621,8 +633,8 @@ fn a_file_a_lander_turn_adds_does_not_reach_the_target() {
     );
     let epic_worktree = repo.temp().join("shop.worktrees/shop/_epic");
     assert!(!epic_worktree.join("HOSTILE.txt").exists());
-    let events = std::fs::read_to_string(repo.common_dir().join("epic/shop/events.jsonl"))
-        .expect("events");
+    let events =
+        std::fs::read_to_string(repo.common_dir().join("epic/shop/events.jsonl")).expect("events");
     assert!(
         events.contains("changed what is outside its perimeter; put back: HOSTILE.txt"),
         "{events}"
@@ -664,8 +676,14 @@ fn a_lander_that_edits_another_storys_file_is_put_back_and_the_merge_stays_open(
         &exec(&script),
     ]);
     land.assert_code(0);
-    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "resolved by a\n");
-    assert_eq!(repo.git_output(&["show", "main:b/b.txt"]), "resolved by b\n");
+    assert_eq!(
+        repo.git_output(&["show", "main:a/a.txt"]),
+        "resolved by a\n"
+    );
+    assert_eq!(
+        repo.git_output(&["show", "main:b/b.txt"]),
+        "resolved by b\n"
+    );
     // One merge of the target on the epic branch, with both parents: the lander's commit is gone.
     let epic_log = repo.git_output(&["log", "--format=%s", "epic/shop"]);
     assert!(!epic_log.contains("lander a"), "{epic_log}");
@@ -698,7 +716,10 @@ fn a_red_gate_round_may_change_only_the_stories_paths() {
 
     let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
     land.assert_code(0);
-    assert!(land.stdout.contains("gate rounds after the merge: 1"), "{land}");
+    assert!(
+        land.stdout.contains("gate rounds after the merge: 1"),
+        "{land}"
+    );
     repo.git_output(&["show", "main:a/ok.txt"]);
     assert_eq!(
         repo.git_output(&["show", "main:check.sh"]),
@@ -731,7 +752,7 @@ fn a_conflict_resolution_that_empties_a_test_is_refused() {
             "owned": ["a"],
         }],
     });
-    repo.write("plan.json", &plan.to_string());
+    repo.write("plan.json", plan.to_string());
     repo.git(&["add", "plan.json"]);
     commit(&repo, "the plan");
     repo.run(&[

@@ -72,8 +72,8 @@ impl Lander {
                 Ok::<_, BoxError>((now, changed, merging))
             })
             .await?;
-        let stray = epic_perimeter::check(&changed, &Story::new("", "", reach.paths.clone()))
-            .outside;
+        let stray =
+            epic_perimeter::check(&changed, &Story::new("", "", reach.paths.clone())).outside;
         let moved = now.head != before.head || now.branch != before.branch;
         let merge_lost = reach.merging.is_some() && merging != reach.merging;
         if stray.is_empty() && !moved && !merge_lost {
@@ -133,10 +133,8 @@ mod tests {
     #[test]
     fn the_reach_is_judged_as_owned_paths() {
         let reach = Story::new("", "", ["a/a.txt"]);
-        let check = epic_perimeter::check(
-            ["a/a.txt", "a/a.txt.orig", "check.sh", "b/b.txt"],
-            &reach,
-        );
+        let check =
+            epic_perimeter::check(["a/a.txt", "a/a.txt.orig", "check.sh", "b/b.txt"], &reach);
         assert_eq!(check.outside, ["a/a.txt.orig", "check.sh", "b/b.txt"]);
         let rounds = Story::new("", "", ["a", "b"]);
         let check = epic_perimeter::check(["a/x", "b/y/z", "check.sh", "ab"], &rounds);

@@ -477,34 +477,31 @@ impl Lander {
 
 /// What a lander's change did to tests, as the reason the landing stops; `Ok` when nothing.
 fn tampered(found: &crate::tests_guard::Tampering) -> Result<(), Halt> {
-    {
-        if found.is_empty() {
-            return Ok(());
-        }
-        let mut what = Vec::new();
-        if !found.deleted.is_empty() {
-            what.push(format!("deleted {}", found.deleted.join(", ")));
-        }
-        for (from, to) in &found.renamed {
-            what.push(format!("renamed {from} to {to}"));
-        }
-        if !found.linked.is_empty() {
-            what.push(format!("replaced {} by links", found.linked.join(", ")));
-        }
-        if !found.emptied.is_empty() {
-            what.push(format!("emptied {}", found.emptied.join(", ")));
-        }
-        for (file, marker) in &found.skipped {
-            what.push(format!("skipped a test in {file} (`{marker}`)"));
-        }
-        Err(Halt::NotLanded(NotLanded::TestsTampered {
-            found: what.join("; "),
-        }))
+    if found.is_empty() {
+        return Ok(());
     }
+    let mut what = Vec::new();
+    if !found.deleted.is_empty() {
+        what.push(format!("deleted {}", found.deleted.join(", ")));
+    }
+    for (from, to) in &found.renamed {
+        what.push(format!("renamed {from} to {to}"));
+    }
+    if !found.linked.is_empty() {
+        what.push(format!("replaced {} by links", found.linked.join(", ")));
+    }
+    if !found.emptied.is_empty() {
+        what.push(format!("emptied {}", found.emptied.join(", ")));
+    }
+    for (file, marker) in &found.skipped {
+        what.push(format!("skipped a test in {file} (`{marker}`)"));
+    }
+    Err(Halt::NotLanded(NotLanded::TestsTampered {
+        found: what.join("; "),
+    }))
 }
 
 impl Lander {
-
     /// Puts the epic branch and worktree back at `checkpoint` and says why the landing stopped.
     pub(super) async fn give_up(
         &self,
