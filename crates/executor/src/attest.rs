@@ -124,10 +124,13 @@ pub struct Attestation {
     /// commit. `None` for a landing's fix on the epic branch, which merges nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked: Option<String>,
-    /// The perimeter check of the story's diff: `passed` (a story's merge only).
+    /// The perimeter check of the story's diff, or of a landing's lander turns (what they
+    /// changed outside it put back): `passed`. `None` in landings made before the lander had a
+    /// perimeter.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perimeter: Option<String>,
-    /// The test guard on the story's diff: `passed` (a story's merge only).
+    /// The test guard on the story's diff, or on a landing's conflict resolutions and fixes:
+    /// `passed`. `None` in landings made before the guard covered them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_guard: Option<String>,
     /// The judge's verdict; `None` when the run had no judge.
@@ -140,6 +143,25 @@ pub struct Attestation {
     pub gated_commit: String,
     /// The tree the gates passed on (the tree of `gated_commit`).
     pub gated_tree: String,
+    /// A landing's perimeter: what its lander turns could change, and what they changed
+    /// outside it that was put back before the gates ran (a landing only; absent from the
+    /// attestations of landings made before epic recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lander: Option<LanderPerimeter>,
+}
+
+/// The perimeter of a landing's lander turns ([`Attestation::lander`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LanderPerimeter {
+    /// The conflicted paths: each story's conflict turn could change its own, the final turn
+    /// those no story owns, and nothing else.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+    /// What a red-gate round could change: the paths the epic's stories own.
+    pub rounds: Vec<String>,
+    /// What the turns changed outside their perimeter, put back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub put_back: Vec<epic_report::PutBack>,
 }
 
 impl epic_state_store::Document for Attestation {

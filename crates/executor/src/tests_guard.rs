@@ -113,6 +113,24 @@ impl Tampering {
             && self.emptied.is_empty()
             && self.skipped.is_empty()
     }
+
+    /// What both `self` and `other` found: a landing's conflict resolution judged against each
+    /// side of the merge tampers only with what it does against both.
+    pub(crate) fn common(&self, other: &Self) -> Self {
+        fn both<T: Clone + PartialEq>(ours: &[T], theirs: &[T]) -> Vec<T> {
+            ours.iter()
+                .filter(|item| theirs.contains(item))
+                .cloned()
+                .collect()
+        }
+        Self {
+            deleted: both(&self.deleted, &other.deleted),
+            renamed: both(&self.renamed, &other.renamed),
+            linked: both(&self.linked, &other.linked),
+            emptied: both(&self.emptied, &other.emptied),
+            skipped: both(&self.skipped, &other.skipped),
+        }
+    }
 }
 
 /// Whether `line` holds `marker` as a word of its own: `xit(` is a marker, `exit(` is not.
@@ -255,6 +273,30 @@ pub(crate) fn tampering(changes: &[FileChange], patterns: &[String]) -> Tamperin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn common_keeps_what_both_sides_found() {
+        let ours = Tampering {
+            deleted: vec!["a_test.py".into()],
+            emptied: vec!["b_test.py".into(), "c_test.py".into()],
+            skipped: vec![("d_test.py".into(), "#[ignore".into())],
+            ..Tampering::default()
+        };
+        let theirs = Tampering {
+            emptied: vec!["c_test.py".into()],
+            skipped: vec![("d_test.py".into(), "#[ignore".into())],
+            ..Tampering::default()
+        };
+        assert_eq!(
+            ours.common(&theirs),
+            Tampering {
+                emptied: vec!["c_test.py".into()],
+                skipped: vec![("d_test.py".into(), "#[ignore".into())],
+                ..Tampering::default()
+            }
+        );
+        assert!(ours.common(&Tampering::default()).is_empty());
+    }
 
     fn defaults() -> Vec<String> {
         DEFAULT_TEST_PATTERNS

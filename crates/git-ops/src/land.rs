@@ -1,8 +1,9 @@
 //! What `epic land` needs of git: a merge left open on its conflicts (the lander resolves them
 //! in the worktree), a file's content at a commit (both sides of a conflict), a commit made of a
 //! given tree and parents, a branch moved by compare-and-swap, a checkout brought along as
-//! `git merge --ff-only` would, an in-memory merge that names the paths that would conflict, and
-//! a push.
+//! `git merge --ff-only` would, an in-memory merge that names the paths that would conflict, a
+//! push, and a lander turn's changes outside its perimeter put back (the merge in progress
+//! begun again, so that it stays open on the conflicts still to resolve).
 //!
 //! Each goes through the git CLI but the in-memory merge (gix's tree merge, as [`crate::Git::merge`]
 //! uses it): git's own merge machinery leaves the conflict markers and the index stages the
@@ -18,7 +19,7 @@ use crate::error::{Cause, GitCommandError};
 use crate::path_text::path_text;
 use crate::repo::GixGit;
 use crate::rev;
-use crate::types::{CommitId, MergeFavor};
+use crate::types::{CommitId, MergeFavor, WorktreeState};
 
 /// An error of one of the landing's git operations ([`Git::start_merge`](crate::Git::start_merge)
 /// and the others of `land.rs`).
@@ -284,4 +285,180 @@ pub(crate) fn upstream_remote(
         .map_err(|error| failed("read the branch's remote", worktree, error))?;
     let remote = String::from_utf8_lossy(&output.stdout).trim().to_owned();
     Ok((output.status.success() && !remote.is_empty() && remote != ".").then_some(remote))
+}
+
+/// The files that differ between two trees (hexadecimal ids), sorted: each path a file,
+/// symbolic link or submodule (`git diff-tree -r --no-renames`).
+pub(crate) fn tree_changes(
+    git: &GixGit,
+    worktree: &Path,
+    from: &str,
+    to: &str,
+) -> Result<Vec<String>, LandGitError> {
+    let out = git
+        .cli
+        .run(
+            worktree,
+            args![
+                "diff-tree",
+                "-r",
+                "-z",
+                "--name-only",
+                "--no-renames",
+                from,
+                to
+            ],
+        )
+        .map_err(|error| failed("compare two trees", worktree, error))?;
+    let mut paths: Vec<String> = out
+        .stdout
+        .split(|byte| *byte == 0)
+        .filter(|path| !path.is_empty())
+        .map(path_text)
+        .collect();
+    paths.sort_unstable();
+    Ok(paths)
+}
+
+/// The commit being merged in `worktree` (`MERGE_HEAD`), if a merge is in progress there.
+pub(crate) fn merging(git: &GixGit, worktree: &Path) -> Result<Option<CommitId>, LandGitError> {
+    let action = "read the merge in progress";
+    let output = git
+        .cli
+        .output(
+            worktree,
+            args!["rev-parse", "--quiet", "--verify", "MERGE_HEAD^{commit}"],
+        )
+        .map_err(|error| failed(action, worktree, error))?;
+    if !output.status.success() {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    text.parse::<gix::ObjectId>()
+        .map(|id| Some(CommitId(id)))
+        .map_err(|_| {
+            failed(
+                action,
+                worktree,
+                std::io::Error::other(format!("git rev-parse printed `{text}`, not a commit id")),
+            )
+        })
+}
+
+/// Brings `worktree`, where a merge of `theirs` into `before.head` was in progress when `before`
+/// was taken, back to `before`, the merge begun again ([`start_merge`]): its head, `MERGE_HEAD`
+/// and the index stages of every path still conflicted are git's own again, whatever a turn did
+/// to them (a commit, `git add`, `git merge --abort`, another branch checked out); then the
+/// files are set to `before`'s, the resolutions made before it included.
+pub(crate) fn restart_merge(
+    git: &GixGit,
+    worktree: &Path,
+    before: &WorktreeState,
+    theirs: &CommitId,
+) -> Result<(), LandGitError> {
+    let action = "begin the merge again";
+    let fail = |error: Cause| failed(action, worktree, error);
+    let root = crate::Git::worktree_root(git, worktree)
+        .map_err(|error| fail(Cause::Rev(Box::new(error))))?;
+    let head = before.head.to_hex();
+    // `reset --hard` ends whatever merge the turn left (or began) and the branch goes
+    // back to the head the merge started from; untracked files go with `clean`.
+    match &before.branch {
+        Some(branch) => git.cli.run(
+            worktree,
+            args!["checkout", "--quiet", "--force", "-B", branch, &head],
+        ),
+        None => git.cli.run(
+            worktree,
+            args!["checkout", "--quiet", "--force", "--detach", &head],
+        ),
+    }
+    .map_err(|error| fail(Cause::Cli(error)))?;
+    git.cli
+        .run(worktree, args!["reset", "--hard", "--quiet", &head])
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    git.cli
+        .run(worktree, args!["clean", "-f", "-d", "--quiet"])
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    start_merge(git, worktree, &theirs.to_hex())?;
+    git.cli
+        .run(
+            &root,
+            args![
+                "restore",
+                "--quiet",
+                "--worktree",
+                "--source",
+                &before.tree,
+                "--",
+                "."
+            ],
+        )
+        .map_err(|error| fail(Cause::Cli(error)))?;
+    Ok(())
+}
+
+/// Sets each of the files `keep` names in `worktree` to what the tree `after` has, deleting
+/// those it lacks; the index is left alone.
+pub(crate) fn files_from(
+    git: &GixGit,
+    worktree: &Path,
+    after: &str,
+    keep: &[&str],
+) -> Result<(), LandGitError> {
+    if keep.is_empty() {
+        return Ok(());
+    }
+    let fail = |error: Cause| failed("keep files a lander turn changed", worktree, error);
+    let root = crate::Git::worktree_root(git, worktree)
+        .map_err(|error| fail(Cause::Rev(Box::new(error))))?;
+    files_at(git, &root, after, keep).map_err(fail)
+}
+
+fn files_at(git: &GixGit, root: &Path, after: &str, keep: &[&str]) -> Result<(), Cause> {
+    let mut paths = Vec::with_capacity(keep.len());
+    for path in keep {
+        let Some(clean) = crate::reset::clean_path(path) else {
+            return Err(Cause::Io(std::io::Error::other(format!(
+                "`{path}` is not a path inside the worktree"
+            ))));
+        };
+        paths.push(clean);
+    }
+    let with_paths = |head: &[&str]| -> Vec<OsString> {
+        let mut all: Vec<OsString> = head.iter().map(OsString::from).collect();
+        all.push("--".into());
+        all.extend(paths.iter().map(|path| path.as_os_str().to_owned()));
+        all
+    };
+    let listed = with_paths(&["ls-tree", "-r", "-z", "--name-only", "--full-tree", after]);
+    let listed: Vec<&std::ffi::OsStr> = listed.iter().map(OsString::as_os_str).collect();
+    let present = git.cli.run(root, &listed).map_err(Cause::Cli)?;
+    let present: Vec<PathBuf> = present
+        .stdout
+        .split(|byte| *byte == 0)
+        .filter(|path| !path.is_empty())
+        .filter_map(|path| gix::path::from_byte_slice(path).ok().map(Path::to_owned))
+        .collect();
+    // What `after` lacks goes first: a file that became a directory is deleted before the
+    // directory's files come back.
+    for path in paths.iter().filter(|path| !present.contains(path)) {
+        match std::fs::symlink_metadata(root.join(path)) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => std::fs::remove_file(root.join(path)).map_err(Cause::Io)?,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(Cause::Io(error)),
+        }
+    }
+    if present.is_empty() {
+        return Ok(());
+    }
+    let mut restore: Vec<OsString> = ["restore", "--quiet", "--worktree", "--source", after, "--"]
+        .iter()
+        .map(OsString::from)
+        .collect();
+    restore.extend(present.iter().map(|path| path.as_os_str().to_owned()));
+    let restore: Vec<&std::ffi::OsStr> = restore.iter().map(OsString::as_os_str).collect();
+    git.cli.run(root, &restore).map_err(Cause::Cli)?;
+    Ok(())
 }

@@ -418,6 +418,34 @@ pub trait Git: Send + Sync {
         worktree: &Path,
         branch: &str,
     ) -> Result<Option<String>, LandGitError>;
+
+    /// The files that differ between the trees `from` and `to` (hexadecimal ids, as
+    /// [`WorktreeState::tree`] holds them), sorted (`git diff-tree -r --no-renames`).
+    fn tree_changes(
+        &self,
+        worktree: &Path,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<String>, LandGitError>;
+
+    /// The commit being merged in `worktree` (`MERGE_HEAD`), if a merge is in progress there.
+    fn merging(&self, worktree: &Path) -> Result<Option<CommitId>, LandGitError>;
+
+    /// Brings `worktree`, where a merge of `theirs` was in progress when `before` was taken
+    /// ([`start_merge`](Self::start_merge)), back to `before` with that merge open again: the
+    /// branch at `before`'s head, `MERGE_HEAD`, the index stages of the paths still conflicted,
+    /// and every file as `before` had it, whatever was committed, staged, aborted or checked
+    /// out since. Ignored files are left.
+    fn restart_merge(
+        &self,
+        worktree: &Path,
+        before: &WorktreeState,
+        theirs: &CommitId,
+    ) -> Result<(), LandGitError>;
+
+    /// Sets each of the files `paths` names in `worktree` to what the tree `tree` has, deleting
+    /// those it lacks; the index is left alone.
+    fn files_from(&self, worktree: &Path, tree: &str, paths: &[&str]) -> Result<(), LandGitError>;
 }
 
 /// `path` made absolute against the current directory, lexically (git and gix may run elsewhere).
@@ -1057,6 +1085,32 @@ impl Git for GixGit {
         branch: &str,
     ) -> Result<Option<String>, LandGitError> {
         land::upstream_remote(self, worktree, branch)
+    }
+
+    fn tree_changes(
+        &self,
+        worktree: &Path,
+        from: &str,
+        to: &str,
+    ) -> Result<Vec<String>, LandGitError> {
+        land::tree_changes(self, worktree, from, to)
+    }
+
+    fn merging(&self, worktree: &Path) -> Result<Option<CommitId>, LandGitError> {
+        land::merging(self, worktree)
+    }
+
+    fn restart_merge(
+        &self,
+        worktree: &Path,
+        before: &WorktreeState,
+        theirs: &CommitId,
+    ) -> Result<(), LandGitError> {
+        land::restart_merge(self, worktree, before, theirs)
+    }
+
+    fn files_from(&self, worktree: &Path, tree: &str, paths: &[&str]) -> Result<(), LandGitError> {
+        land::files_from(self, worktree, tree, paths)
     }
 
     fn config_changes(&self) -> Result<Vec<String>, ConfigError> {

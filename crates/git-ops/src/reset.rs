@@ -206,7 +206,7 @@ pub(crate) fn put_back(
 
 /// `path` (a path as this crate writes it, see `path_text`) as a repository path with `/`
 /// separators, or `None` if it is empty, absolute, leaves the worktree or is under `.git`.
-fn clean_path(path: &str) -> Option<PathBuf> {
+pub(crate) fn clean_path(path: &str) -> Option<PathBuf> {
     let bytes = path_bytes(path)?;
     let mut clean = PathBuf::new();
     for component in gix::path::from_byte_slice(&bytes).ok()?.components() {

@@ -75,7 +75,7 @@ mod usage;
 pub use format::{format_usd, round_half_away};
 pub use markdown::render_markdown;
 pub use model::{
-    EpicReport, Estimated, LandedConflict, Landing, OutcomeStatus, RunRecord, SeatUsage,
+    EpicReport, Estimated, LandedConflict, Landing, OutcomeStatus, PutBack, RunRecord, SeatUsage,
     StoryOutcome, UsageSummary,
 };
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};

@@ -456,7 +456,8 @@ fn money(cost: f64) -> String {
 
 /// `text` on one line: every whitespace run (newlines included) becomes one space, trimmed.
 /// The `## Landing` section, once `epic land` landed the epic: target, merge commit, the
-/// conflicts and who resolved them, rounds, cost, and the stories left out.
+/// conflicts and who resolved them, rounds, cost, the stories left out, and what lander turns
+/// changed outside their perimeter (put back).
 fn landing(report: &EpicReport, lines: &mut Vec<String>) {
     let Some(landing) = &report.landing else {
         return;
@@ -490,6 +491,16 @@ fn landing(report: &EpicReport, lines: &mut Vec<String>) {
     if !landing.left_out.is_empty() {
         let left: Vec<String> = landing.left_out.iter().map(|id| inline(id)).collect();
         lines.push(format!("- Left out (not merged): {}", left.join(", ")));
+    }
+    if !landing.put_back.is_empty() {
+        lines.push("- Put back (changed outside the lander's perimeter):".into());
+        for put in &landing.put_back {
+            let mut what: Vec<String> = put.paths.iter().map(|path| inline(path)).collect();
+            if put.moved_head {
+                what.push("its own commits or branch move".into());
+            }
+            lines.push(format!("  - {}: {}", inline(&put.turn()), what.join(", ")));
+        }
     }
     lines.push(String::new());
 }

@@ -78,6 +78,10 @@ pub struct Landing {
     /// The stories left out (`--partial`): not merged when the epic landed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<String>,
+    /// What lander turns changed outside their perimeter, put back before the gates ran: one
+    /// entry per turn that strayed, in the order the turns ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub put_back: Vec<PutBack>,
     /// When it landed (RFC 3339).
     #[schemars(with = "String", extend("format" = "date-time"))]
     pub landed_at: Timestamp,
@@ -100,6 +104,7 @@ impl Landing {
             rounds: 0,
             cost_usd: 0.0,
             left_out: Vec::new(),
+            put_back: Vec::new(),
             landed_at,
         }
     }
@@ -114,6 +119,41 @@ pub struct LandedConflict {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     pub story: Option<String>,
+}
+
+/// What one lander turn changed outside its perimeter, put back before the gates ran. A turn
+/// for a story's conflicts may change those conflicted paths; the final conflict turn, the
+/// conflicted paths no story owns; a red-gate round, the paths the epic's stories own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PutBack {
+    /// The story whose conflicts the turn resolved; none for the final conflict turn and for a
+    /// red-gate round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    pub story: Option<String>,
+    /// The red-gate round (from 1) the turn fixed; none for a conflict turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "u32")]
+    pub round: Option<u32>,
+    /// The files it changed (modified, added, deleted, mode changed) outside its perimeter,
+    /// put back as they were before the turn, sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// Whether it made commits or moved the branch itself: undone, its files judged as above.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub moved_head: bool,
+}
+
+impl PutBack {
+    /// Who the turn was, for a reader: `story a's conflict turn`, `the final conflict turn`,
+    /// `gate round 2`.
+    pub fn turn(&self) -> String {
+        match (&self.story, self.round) {
+            (_, Some(round)) => format!("gate round {round}"),
+            (Some(story), None) => format!("story {story}'s conflict turn"),
+            (None, None) => "the final conflict turn".to_owned(),
+        }
+    }
 }
 
 /// One run of the epic, as the report lists it.
@@ -716,4 +756,22 @@ fn cost_absent(cost: &Option<f64>) -> bool {
 )]
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PutBack;
+
+    #[test]
+    fn a_put_back_names_its_turn() {
+        let put = |story: Option<&str>, round| PutBack {
+            story: story.map(str::to_owned),
+            round,
+            paths: vec!["check.sh".into()],
+            moved_head: false,
+        };
+        assert_eq!(put(Some("a"), None).turn(), "story a's conflict turn");
+        assert_eq!(put(None, None).turn(), "the final conflict turn");
+        assert_eq!(put(None, Some(2)).turn(), "gate round 2");
+    }
 }

@@ -18,7 +18,7 @@ use epic_executor::{
     PullRequestOpened, RunConfig, RunPlan,
 };
 use epic_git_ops::Git as _;
-use epic_report::Landing;
+use epic_report::{Landing, PutBack};
 use epic_state_store::EpicDir;
 use epic_story_plan::StoryPlan;
 use serde_json::json;
@@ -318,8 +318,15 @@ fn report(outcome: &LandOutcome, format: Format, out: Output) -> Result<(), Comm
                 epic_branch,
                 target,
                 head,
+                put_back,
                 ..
-            } => format!("`{epic_branch}` is green with `{target}` merged in ({head})\n"),
+            } => render(|w| {
+                writeln!(
+                    w,
+                    "`{epic_branch}` is green with `{target}` merged in ({head})"
+                )?;
+                put_back_text(w, put_back)
+            }),
             LandOutcome::NotLanded(_) | LandOutcome::Interrupted => String::new(),
         };
         if !text.is_empty() {
@@ -359,8 +366,25 @@ fn landed_text(landing: &Landing) -> String {
         if !landing.left_out.is_empty() {
             writeln!(w, "left out (not merged): {}", landing.left_out.join(", "))?;
         }
-        Ok(())
+        put_back_text(w, &landing.put_back)
     })
+}
+
+/// What lander turns changed outside their perimeter, one line per turn.
+fn put_back_text(w: &mut String, put_back: &[PutBack]) -> std::fmt::Result {
+    for put in put_back {
+        let mut what = put.paths.clone();
+        if put.moved_head {
+            what.push("its own commits or branch move".to_owned());
+        }
+        writeln!(
+            w,
+            "put back (outside the lander's perimeter) from {}: {}",
+            put.turn(),
+            what.join(", ")
+        )?;
+    }
+    Ok(())
 }
 
 fn dry_run_text(dry: &DryRun) -> String {
@@ -429,14 +453,21 @@ fn outcome_json(outcome: &LandOutcome) -> serde_json::Value {
             head,
             conflicts,
             rounds,
-        } => json!({
-            "outcome": "ready",
-            "epic_branch": epic_branch,
-            "target": target,
-            "head": head,
-            "conflicts": conflicts,
-            "rounds": rounds,
-        }),
+            put_back,
+        } => {
+            let mut ready = json!({
+                "outcome": "ready",
+                "epic_branch": epic_branch,
+                "target": target,
+                "head": head,
+                "conflicts": conflicts,
+                "rounds": rounds,
+            });
+            if !put_back.is_empty() {
+                ready["put_back"] = json!(put_back);
+            }
+            ready
+        }
         LandOutcome::NotLanded(why) => json!({"outcome": "not_landed", "reason": why.to_string()}),
         LandOutcome::Interrupted => json!({"outcome": "interrupted"}),
     }

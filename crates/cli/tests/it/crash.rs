@@ -522,7 +522,7 @@ fn assert_sound(repo: &Repo, reference_tree: &str, phases: &[String]) {
 fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
     let repo = Repo::new();
     let _keep = KeepOnFailure(&repo);
-    let gate = "sleep 0.05; test ! -f main.txt || test -f ok.txt";
+    let gate = "sleep 0.05; test ! -f main.txt || test -f a/ok.txt";
     let plan = repo.temp().join("plan.json");
     std::fs::write(
         &plan,
@@ -553,9 +553,10 @@ fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
     ]);
     let main = repo.git_output(&["rev-parse", "main"]).trim().to_owned();
     let lander = repo.temp().join("lander.sh");
-    // The fix first, then a moment: a kill lands in the turn, and what the killed turn's
-    // process (a survivor of the kill, outside epic's process group) does after it is nothing.
-    std::fs::write(&lander, "cat > /dev/null\ntouch ok.txt\nsleep 0.2\n").expect("write");
+    // The fix first (in a story's owned paths: a gate round may change nothing else), then a
+    // moment: a kill lands in the turn, and what the killed turn's process (a survivor of the
+    // kill, outside epic's process group) does after it is nothing.
+    std::fs::write(&lander, "cat > /dev/null\ntouch a/ok.txt\nsleep 0.2\n").expect("write");
     let args: Vec<String> = [
         "land",
         "--coder",
@@ -598,7 +599,7 @@ fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
     last.assert_code(0);
     assert_eq!(landings(&repo), 1);
     assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "alpha\n");
-    repo.git_output(&["show", "main:ok.txt"]);
+    repo.git_output(&["show", "main:a/ok.txt"]);
     assert!(landed_at.is_some(), "no life got as far as landing");
     // Whichever life landed it (or finished a landing that had moved the target), the report
     // has the whole landing: its one gate round included.

@@ -182,10 +182,11 @@ fn a_conflict_nobody_resolves_is_rolled_back_and_the_target_untouched() {
 #[test]
 fn red_gates_after_the_merge_are_fixed_in_a_round() {
     let repo = Repo::new();
-    let gate = "test ! -f main.txt || test -f ok.txt";
+    // The fix lies in a story's owned paths: a red-gate round may change nothing else.
+    let gate = "test ! -f main.txt || test -f a/ok.txt";
     run_epic(&repo, gate);
     commit_on_main(&repo, "main.txt", "main moved\n");
-    let script = lander(&repo, "fixer.sh", "touch ok.txt");
+    let script = lander(&repo, "fixer.sh", "touch a/ok.txt");
 
     let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
     land.assert_code(0);
@@ -193,9 +194,10 @@ fn red_gates_after_the_merge_are_fixed_in_a_round() {
         land.stdout.contains("gate rounds after the merge: 1"),
         "{land}"
     );
-    repo.git_output(&["show", "main:ok.txt"]);
+    repo.git_output(&["show", "main:a/ok.txt"]);
     let report = repo.run(&["report", "--format", "json"]).json();
     assert_eq!(report["landing"]["rounds"], 1);
+    assert!(report["landing"].get("put_back").is_none(), "{report}");
     // The landing's own commits on the epic branch, the merge of the target and the fix, are
     // attested like the stories' merges: the whole branch still verifies.
     let verify = repo.run(&["verify", "--format", "json"]);
@@ -253,7 +255,7 @@ fn a_commit_made_by_hand_on_the_epic_branch_is_refused_unless_allowed_and_then_n
 #[test]
 fn a_target_that_moves_during_the_landing_is_merged_again() {
     let repo = Repo::new();
-    let gate = "test ! -f main.txt || test -f ok.txt";
+    let gate = "test ! -f main.txt || test -f a/ok.txt";
     run_epic(&repo, gate);
     commit_on_main(&repo, "main.txt", "main moved\n");
     // The fix turn also moves main, once: the compare-and-swap must see it.
@@ -262,7 +264,7 @@ fn a_target_that_moves_during_the_landing_is_merged_again() {
         &repo,
         "mover.sh",
         &format!(
-            "touch ok.txt\n\
+            "touch a/ok.txt\n\
              if ! git -C '{root}' log --format=%s main | grep -q '^moved$'; then\n\
                c=$(git -C '{root}' -c user.name=T -c user.email=t@e commit-tree 'main^{{tree}}' -p main -m moved)\n\
                git -C '{root}' update-ref refs/heads/main \"$c\"\n\
@@ -513,5 +515,263 @@ fn a_target_that_keeps_moving_is_given_up_after_two_retries() {
         "{land}"
     );
     assert_eq!(landing_subjects(&repo).len(), 0);
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+}
+
+/// The files of `rev`'s tree.
+fn files_of(repo: &Repo, rev: &str) -> Vec<String> {
+    repo.git_output(&["ls-tree", "-r", "--name-only", rev])
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The attestation epic noted on `rev` (a commit of the epic branch), as JSON.
+fn attestation(repo: &Repo, rev: &str) -> serde_json::Value {
+    serde_json::from_str(&repo.git_output(&["notes", "--ref", "refs/notes/epic", "show", rev]))
+        .expect("an attestation is JSON")
+}
+
+/// Runs the epic with `gate` and the gate script `check.sh` committed beside the plan, then
+/// moves `main` so that each of `conflicts` conflicts with the epic.
+fn run_epic_with_gate_script(repo: &Repo, script: &str, gate: &str, conflicts: &[&str]) {
+    repo.write("check.sh", script);
+    repo.git(&["add", "check.sh"]);
+    run_epic(repo, gate);
+    for path in conflicts {
+        commit_on_main(repo, path, "main's line\n");
+    }
+}
+
+/// The issue's first finding: a lander turn that rewrote the gate script landed it and the
+/// gate ran the rewrite. Now the rewrite is put back before the gates run (here the rewrite
+/// would fail: the landing passes only because the original ran), and never reaches the target.
+#[test]
+fn a_lander_that_rewrites_the_gate_script_is_put_back_before_the_gates_run() {
+    let repo = Repo::new();
+    run_epic_with_gate_script(&repo, "true\n", "sh check.sh", &["a/a.txt"]);
+    let script = lander(
+        &repo,
+        "rewriter.sh",
+        "if test \"$EPIC_STORY\" = a; then\n\
+           printf 'resolved\\n' > a/a.txt\n\
+           printf 'exit 1\\n' > check.sh\n\
+           chmod +x check.sh\n\
+         fi",
+    );
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(0);
+    assert!(
+        land.stdout.contains(
+            "put back (outside the lander's perimeter) from story a's conflict turn: check.sh"
+        ),
+        "{land}"
+    );
+    assert!(!land.stdout.contains("gate rounds"), "{land}");
+    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "resolved\n");
+    assert_eq!(repo.git_output(&["show", "main:check.sh"]), "true\n");
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(
+        report["landing"]["put_back"],
+        serde_json::json!([{"story": "a", "paths": ["check.sh"]}])
+    );
+    let markdown = repo.run(&["report", "--format", "md"]);
+    assert!(
+        markdown
+            .stdout
+            .contains("  - story a's conflict turn: check.sh"),
+        "{markdown}"
+    );
+    // The merge commit's attestation says what the turns could change and what went back.
+    let note = attestation(&repo, "epic/shop");
+    assert_eq!(note["kind"], "landing");
+    assert_eq!(note["perimeter"], "passed");
+    assert_eq!(note["test_guard"], "passed");
+    assert_eq!(note["lander"]["conflicts"], serde_json::json!(["a/a.txt"]));
+    assert_eq!(note["lander"]["rounds"], serde_json::json!(["a", "b"]));
+    assert_eq!(
+        note["lander"]["put_back"][0]["paths"],
+        serde_json::json!(["check.sh"])
+    );
+    let gated = note["gated_tree"].as_str().expect("a tree").to_owned();
+    assert_eq!(
+        repo.git_output(&["show", &format!("{gated}:check.sh")]),
+        "true\n"
+    );
+    repo.run(&["verify"]).assert_code(0);
+}
+
+#[test]
+fn a_file_a_lander_turn_adds_does_not_reach_the_target() {
+    let repo = Repo::new();
+    run_epic_with_gate_script(&repo, "true\n", "sh check.sh", &["a/a.txt"]);
+    let script = lander(
+        &repo,
+        "adder.sh",
+        "if test \"$EPIC_STORY\" = a; then\n\
+           printf 'resolved\\n' > a/a.txt\n\
+           printf 'planted\\n' > HOSTILE.txt\n\
+           mkdir -p b/extra && printf 'planted\\n' > b/extra/more.txt\n\
+         fi",
+    );
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(0);
+    let files = files_of(&repo, "main");
+    assert!(
+        !files
+            .iter()
+            .any(|f| f == "HOSTILE.txt" || f.starts_with("b/extra")),
+        "{files:?}"
+    );
+    assert_eq!(repo.git_output(&["show", "main:a/a.txt"]), "resolved\n");
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(
+        report["landing"]["put_back"][0]["paths"],
+        serde_json::json!(["HOSTILE.txt", "b/extra/more.txt"])
+    );
+    let epic_worktree = repo.temp().join("shop.worktrees/shop/_epic");
+    assert!(!epic_worktree.join("HOSTILE.txt").exists());
+    let events =
+        std::fs::read_to_string(repo.common_dir().join("epic/shop/events.jsonl")).expect("events");
+    assert!(
+        events.contains("changed what is outside its perimeter; put back: HOSTILE.txt"),
+        "{events}"
+    );
+}
+
+/// Story a's turn edits story b's conflicted file, stages everything and commits (concluding
+/// the merge): its edit and its commit are put back, and story b's turn still finds the merge
+/// open with its file unmerged, as git left it.
+#[test]
+fn a_lander_that_edits_another_storys_file_is_put_back_and_the_merge_stays_open() {
+    let repo = Repo::new();
+    run_epic_with_gate_script(&repo, "true\n", "sh check.sh", &["a/a.txt", "b/b.txt"]);
+    let script = lander(
+        &repo,
+        "meddler.sh",
+        "case \"$EPIC_STORY\" in\n\
+         a)\n\
+           printf 'resolved by a\\n' > a/a.txt\n\
+           printf 'hijacked by a\\n' > b/b.txt\n\
+           git add -A && git -c user.name=T -c user.email=t@e commit --quiet --no-verify -m 'lander a' || exit 1\n\
+           ;;\n\
+         b)\n\
+           git rev-parse --quiet --verify MERGE_HEAD > /dev/null || { echo 'no merge in progress' >&2; exit 1; }\n\
+           test -n \"$(git ls-files --unmerged -- b/b.txt)\" || { echo 'b/b.txt is not unmerged' >&2; exit 1; }\n\
+           grep -q '^<<<<<<< ' b/b.txt || { echo 'b/b.txt lost its markers' >&2; exit 1; }\n\
+           grep -q 'resolved by a' a/a.txt || { echo 'a/a.txt lost its resolution' >&2; exit 1; }\n\
+           printf 'resolved by b\\n' > b/b.txt\n\
+           ;;\n\
+         esac",
+    );
+
+    let land = repo.run(&[
+        "land",
+        "--no-progress",
+        "--sandbox",
+        "off",
+        "--coder",
+        &exec(&script),
+    ]);
+    land.assert_code(0);
+    assert_eq!(
+        repo.git_output(&["show", "main:a/a.txt"]),
+        "resolved by a\n"
+    );
+    assert_eq!(
+        repo.git_output(&["show", "main:b/b.txt"]),
+        "resolved by b\n"
+    );
+    // One merge of the target on the epic branch, with both parents: the lander's commit is gone.
+    let epic_log = repo.git_output(&["log", "--format=%s", "epic/shop"]);
+    assert!(!epic_log.contains("lander a"), "{epic_log}");
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(
+        report["landing"]["put_back"],
+        serde_json::json!([{"story": "a", "paths": ["b/b.txt"], "moved_head": true}])
+    );
+    repo.run(&["verify"]).assert_code(0);
+}
+
+#[test]
+fn a_red_gate_round_may_change_only_the_stories_paths() {
+    let repo = Repo::new();
+    run_epic_with_gate_script(
+        &repo,
+        "test ! -f main.txt || test -f a/ok.txt\n",
+        "sh check.sh",
+        &["main.txt"],
+    );
+    let plan = repo.git_output(&["show", "main:plan.json"]);
+    let script = lander(
+        &repo,
+        "fixer.sh",
+        "touch a/ok.txt\n\
+         printf 'exit 0\\n' > check.sh\n\
+         printf '{}' > plan.json\n\
+         touch stray.txt",
+    );
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(0);
+    assert!(
+        land.stdout.contains("gate rounds after the merge: 1"),
+        "{land}"
+    );
+    repo.git_output(&["show", "main:a/ok.txt"]);
+    assert_eq!(
+        repo.git_output(&["show", "main:check.sh"]),
+        "test ! -f main.txt || test -f a/ok.txt\n"
+    );
+    assert_eq!(repo.git_output(&["show", "main:plan.json"]), plan);
+    assert!(!files_of(&repo, "main").iter().any(|f| f == "stray.txt"));
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(
+        report["landing"]["put_back"],
+        serde_json::json!([{"round": 1, "paths": ["check.sh", "plan.json", "stray.txt"]}])
+    );
+    // The fix's own commit is attested with the same perimeter.
+    let note = attestation(&repo, "epic/shop");
+    assert_eq!(note["lander"]["put_back"][0]["round"], 1);
+    repo.run(&["verify"]).assert_code(0);
+}
+
+/// The test guard holds the conflict turns too: a resolution that empties a test both sides
+/// had is refused, and the target is untouched.
+#[test]
+fn a_conflict_resolution_that_empties_a_test_is_refused() {
+    let repo = Repo::new();
+    let plan = serde_json::json!({
+        "epic_id": "shop",
+        "stories": [{
+            "id": "a",
+            "title": "Story a",
+            "description": "Write the test.\n\n```file a/a_test.sh\ntest 1 = 1 # the epic's\n```\n",
+            "owned": ["a"],
+        }],
+    });
+    repo.write("plan.json", plan.to_string());
+    repo.git(&["add", "plan.json"]);
+    commit(&repo, "the plan");
+    repo.run(&[
+        "run",
+        "plan.json",
+        "--coder",
+        "script",
+        "--no-progress",
+        "--gate",
+        "true",
+    ])
+    .assert_code(0);
+    commit_on_main(&repo, "a/a_test.sh", "test 2 = 2 # main's\n");
+    let (main, epic) = (rev(&repo, "main"), rev(&repo, "epic/shop"));
+    let script = lander(&repo, "emptier.sh", ": > a/a_test.sh");
+
+    let land = repo.run(&["land", "--no-progress", "--coder", &exec(&script)]);
+    land.assert_code(1);
+    assert!(land.stderr.contains("emptied a/a_test.sh"), "{land}");
+    assert_eq!(rev(&repo, "main"), main);
     assert_eq!(rev(&repo, "epic/shop"), epic);
 }

@@ -13,7 +13,7 @@ use super::{
     DryRun, Halt, LANDING, LandError, LandJob, LandOutcome, Lander, LandingJournal, NotLanded,
     Proven, RETRIES, Turns, Unmerged, state_error,
 };
-use crate::attest::{Attestation, AttestedGate, AttestedKind};
+use crate::attest::{Attestation, AttestedGate, AttestedKind, LanderPerimeter};
 use crate::budget::Budget;
 use crate::chat::Recorder;
 use crate::error::chain;
@@ -144,6 +144,7 @@ impl Lander {
                     head: proven.head.to_hex(),
                     conflicts: proven.conflicts,
                     rounds: proven.rounds,
+                    put_back: proven.put_back,
                 });
             }
             let message = self.landing_message(unattested, &left_out);
@@ -174,6 +175,7 @@ impl Lander {
                 .cost_usd()
                 .unwrap_or_default();
             landing.left_out.clone_from(&left_out);
+            landing.put_back.clone_from(&proven.put_back);
             let journal = LandingJournal {
                 target: self.target.clone(),
                 from: proven.from.to_hex(),
@@ -256,8 +258,9 @@ impl Lander {
 
     /// Records the attestation of each commit the landing made on the epic branch (after
     /// `checkpoint`, up to the proven head: the merge of the target, then the fixes of red
-    /// gates), each naming the gates' results and the tree they passed on, the head's. Best
-    /// effort, as a story's: a commit without one is named by `epic verify`.
+    /// gates), each naming the gates' results and the tree they passed on, the head's, and the
+    /// lander's perimeter with what was put back. Best effort, as a story's: a commit without
+    /// one is named by `epic verify`.
     pub(super) async fn attest_landing(
         &self,
         checkpoint: CommitId,
@@ -276,6 +279,11 @@ impl Lander {
             Arc::clone(guard),
         );
         let (head, from, tree) = (proven.head, proven.from, proven.tree.clone());
+        let lander = LanderPerimeter {
+            conflicts: proven.conflicts.iter().map(|c| c.path.clone()).collect(),
+            rounds: self.owned_paths(),
+            put_back: proven.put_back.clone(),
+        };
         let recorded = offload::blocking(move || {
             // The landing counts as part of the epic's last run.
             let run = epic_state_store::load::<ReportDocument>(dir.report_json())
@@ -299,12 +307,13 @@ impl Lander {
                         .get(1)
                         .filter(|_| merges_target)
                         .map(CommitId::to_hex),
-                    perimeter: None,
-                    test_guard: None,
+                    perimeter: Some("passed".to_owned()),
+                    test_guard: Some("passed".to_owned()),
                     judge: None,
                     gates: gates.clone(),
                     gated_commit: head.to_hex(),
                     gated_tree: tree.clone(),
+                    lander: Some(lander.clone()),
                 };
                 attestation.record(git.as_ref(), &dir, &epic, &guard)?;
             }

@@ -28,6 +28,7 @@
 
 mod attempt;
 mod finish;
+mod perimeter;
 mod prompt;
 mod prove;
 mod pull_request;
@@ -38,7 +39,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use epic_git_ops::{CommitId, Git};
-use epic_report::{LandedConflict, Landing};
+use epic_report::{LandedConflict, Landing, PutBack};
 use epic_state_store::{EpicDir, StoryStage, StoryState};
 use epic_story_plan::{Story, StoryPlan};
 use tokio_util::sync::CancellationToken;
@@ -243,6 +244,8 @@ pub enum LandOutcome {
         conflicts: Vec<LandedConflict>,
         /// Gate rounds.
         rounds: u32,
+        /// What the lander's turns changed outside their perimeter, put back.
+        put_back: Vec<PutBack>,
     },
     /// Not landed (exit 1).
     NotLanded(NotLanded),
@@ -474,6 +477,8 @@ struct Proven {
     gates: Vec<(String, String, bool)>,
     /// The tree the gates passed on (the proven head's).
     tree: String,
+    /// What the lander's turns changed outside their perimeter, put back.
+    put_back: Vec<PutBack>,
 }
 
 impl Lander {

@@ -77,17 +77,22 @@ pub(crate) fn conflicts(story: Option<&Story>, target: &str, sides: &[Sides]) ->
     }
     text.push_str(
         "\nThe worktree holds each file with conflict markers. Resolve every one of them, \
-         keeping what both sides meant, and leave no marker.\n",
+         keeping what both sides meant, and leave no marker. Change these files only: epic puts \
+         back whatever else you change before the gates run.\n",
     );
     text
 }
 
-/// A turn on red gates after the merge: what failed, in round `round` of `rounds`.
-pub(crate) fn red_gates(failure: &str, round: u32, rounds: u32) -> String {
+/// A turn on red gates after the merge: what failed, in round `round` of `rounds`, and the
+/// paths it may change (the stories' owned paths).
+pub(crate) fn red_gates(failure: &str, round: u32, rounds: u32, owned: &[String]) -> String {
     format!(
         "The gates fail on the epic branch with `{}` merged in (round {round} of {rounds}):\n\n\
-         {failure}\n\nFix the code so the gates pass. Do not delete or skip tests.\n",
-        "the target"
+         {failure}\n\nFix the code so the gates pass. Do not delete or skip tests. Change only \
+         the paths the epic's stories own ({}): epic puts back whatever else you change before \
+         the gates run again, the gates' own scripts and configuration included.\n",
+        "the target",
+        owned.join(", ")
     )
 }
 

@@ -1,16 +1,18 @@
 //! Step 2 of a landing: the target merged into the epic branch, each conflicted path resolved
 //! by its owning story's lander turn (the unowned ones by a final turn), the gates made green in
-//! bounded rounds under the test guard, or the epic branch put back.
+//! bounded rounds, every turn held to its perimeter (`perimeter.rs`) and the resolutions and
+//! fixes to the test guard, or the epic branch put back.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use epic_git_ops::{CommitId, CommitOutcome, FileHead};
-use epic_report::LandedConflict;
+use epic_git_ops::{CommitId, CommitOutcome, FileChangeKind, FileHead};
+use epic_report::{LandedConflict, PutBack};
 use epic_story_plan::Story;
 
+use super::perimeter::Reach;
 use super::prompt::{self as land_prompt, Sides};
 use super::{
     Halt, LandError, LandOutcome, Lander, LandingJournal, NotLanded, Proven, Turns, first_line,
@@ -49,6 +51,7 @@ impl Lander {
             .rev(&format!("refs/heads/{}", self.epic_branch))
             .await?;
         let mut conflicts = Vec::new();
+        let mut put_back = Vec::new();
         let merged = if self.is_ancestor(&from.to_hex(), &head.to_hex()).await? {
             head
         } else {
@@ -69,7 +72,7 @@ impl Lander {
             ));
             if !paths.is_empty() {
                 conflicts = self.owned(paths);
-                self.resolve(turns, head, from, &conflicts).await?;
+                put_back = self.resolve(turns, head, from, &conflicts).await?;
             }
             let message = format!(
                 "{}: merge {} into {}",
@@ -78,15 +81,19 @@ impl Lander {
                 self.epic_branch
             );
             let epic = self.epic_worktree.clone();
-            self.git_op("commit the merge of the target", move |git| {
-                let state = git.worktree_state(&epic)?;
-                let commit = git.commit_tree(&epic, &state.tree, &[head, from], &message)?;
-                git.rollback(&epic, &commit)?;
-                Ok::<_, BoxError>(commit)
-            })
-            .await?
+            let merged = self
+                .git_op("commit the merge of the target", move |git| {
+                    let state = git.worktree_state(&epic)?;
+                    let commit = git.commit_tree(&epic, &state.tree, &[head, from], &message)?;
+                    git.rollback(&epic, &commit)?;
+                    Ok::<_, BoxError>(commit)
+                })
+                .await?;
+            self.check_resolutions(&conflicts, head, from, merged)
+                .await?;
+            merged
         };
-        let (rounds, gates) = self.green(turns, merged).await?;
+        let (rounds, gates) = self.green(turns, merged, &mut put_back).await?;
         // What lands is the head's tree: the gates proved it only if the files they ran on are
         // exactly that tree. Something that wrote the worktree meanwhile (a process a turn left
         // behind) leaves nothing proven.
@@ -116,18 +123,20 @@ impl Lander {
             rounds,
             gates,
             tree,
+            put_back,
         })
     }
 
-    /// One lander turn per story with conflicts, then one for the paths no story owns; fails
-    /// while a path is still unmerged or holds conflict markers.
+    /// One lander turn per story with conflicts, then one for the paths no story owns, each
+    /// held to its own paths (what else it changed put back, the merge kept open); fails while
+    /// a path is still unmerged or holds conflict markers. What was put back.
     pub(super) async fn resolve(
         &self,
         turns: &Turns,
         ours: CommitId,
         theirs: CommitId,
         conflicts: &[LandedConflict],
-    ) -> Result<(), Halt> {
+    ) -> Result<Vec<PutBack>, Halt> {
         let mut by_story: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
         for conflict in conflicts {
             by_story
@@ -149,16 +158,25 @@ impl Lander {
         if let Some(paths) = by_story.get(&None) {
             groups.push((None, paths.clone()));
         }
+        let mut put_back = Vec::new();
         for (story, paths) in groups {
             let sides = self.sides(ours, theirs, &paths).await?;
             let prompt = land_prompt::conflicts(story, &self.target, &sides);
             let story =
                 story.map_or_else(|| Story::new("", "", Vec::<String>::new()), Clone::clone);
+            let reach = Reach {
+                story: (!story.id.is_empty()).then(|| story.id.clone()),
+                paths,
+                merging: Some(theirs),
+                round: None,
+            };
+            let before = self.before_turn().await?;
             self.ask(turns, Arc::new(story), prompt).await?;
+            put_back.extend(self.hold(before, &reach).await?);
         }
         let left = self.unresolved(conflicts).await?;
         if left.is_empty() {
-            return Ok(());
+            return Ok(put_back);
         }
         Err(Halt::NotLanded(NotLanded::Unresolved {
             target: self.target.clone(),
@@ -261,13 +279,15 @@ impl Lander {
         }
     }
 
-    /// Runs the gates on the epic worktree; red, up to `max_rounds` lander rounds, each fix
+    /// Runs the gates on the epic worktree; red, up to `max_rounds` lander rounds, each held
+    /// to the stories' owned paths (what else it changed put back, into `put_back`), its fix
     /// committed and held to the test guard. The rounds taken, and the gates' results on the
     /// green head.
     pub(super) async fn green(
         &self,
         turns: &Turns,
         merged: CommitId,
+        put_back: &mut Vec<PutBack>,
     ) -> Result<(u32, Vec<(String, String, bool)>), Halt> {
         let rounds = self.config.max_rounds.max(1);
         let mut round = 0;
@@ -284,13 +304,21 @@ impl Lander {
                 }));
             }
             round += 1;
-            let prompt = land_prompt::red_gates(&failure, round, rounds);
+            let reach = Reach {
+                paths: self.owned_paths(),
+                merging: None,
+                story: None,
+                round: Some(round),
+            };
+            let prompt = land_prompt::red_gates(&failure, round, rounds, &reach.paths);
+            let before = self.before_turn().await?;
             self.ask(
                 turns,
                 Arc::new(Story::new("", "", Vec::<String>::new())),
                 prompt,
             )
             .await?;
+            put_back.extend(self.hold(before, &reach).await?);
             let (epic, message) = (
                 self.epic_worktree.clone(),
                 format!(
@@ -377,30 +405,103 @@ impl Lander {
             })
             .await?;
         let found = crate::tests_guard::tampering(&changes, &self.config.test_patterns);
-        if found.is_empty() {
-            return Ok(());
-        }
-        let mut what = Vec::new();
-        if !found.deleted.is_empty() {
-            what.push(format!("deleted {}", found.deleted.join(", ")));
-        }
-        for (from, to) in &found.renamed {
-            what.push(format!("renamed {from} to {to}"));
-        }
-        if !found.linked.is_empty() {
-            what.push(format!("replaced {} by links", found.linked.join(", ")));
-        }
-        if !found.emptied.is_empty() {
-            what.push(format!("emptied {}", found.emptied.join(", ")));
-        }
-        for (file, marker) in &found.skipped {
-            what.push(format!("skipped a test in {file} (`{marker}`)"));
-        }
-        Err(Halt::NotLanded(NotLanded::TestsTampered {
-            found: what.join("; "),
-        }))
+        tampered(&found)
     }
 
+    /// Fails when the resolutions of the conflict turns deleted, disabled, emptied or skipped
+    /// tests in the conflicted paths: what the merge commit `merged` does to them that it does
+    /// against both sides, the epic head `ours` and the target `theirs` (a resolution may take
+    /// either side's version; it may not drop what both had). Paths of a story that sets
+    /// `tests_change` are its to change.
+    pub(super) async fn check_resolutions(
+        &self,
+        conflicts: &[LandedConflict],
+        ours: CommitId,
+        theirs: CommitId,
+        merged: CommitId,
+    ) -> Result<(), Halt> {
+        let paths: Vec<String> = conflicts
+            .iter()
+            .filter(|conflict| {
+                !conflict.story.as_ref().is_some_and(|id| {
+                    self.plan
+                        .stories
+                        .iter()
+                        .any(|story| &story.id == id && story.tests_change)
+                })
+            })
+            .map(|conflict| conflict.path.clone())
+            .collect();
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let patterns = self.config.test_patterns.clone();
+        let epic = self.epic_worktree.clone();
+        let sides = self
+            .git_op("diff the conflicts' resolutions", move |git| {
+                let mut sides = Vec::with_capacity(2);
+                for base in [ours, theirs] {
+                    let changes: Vec<_> = git
+                        .file_changes_vs_base(
+                            &epic,
+                            &base.to_hex(),
+                            &merged.to_hex(),
+                            &crate::tests_guard::has_skip_marker,
+                            &|path| crate::tests_guard::is_test_path(path, &patterns),
+                        )?
+                        .into_iter()
+                        .filter(|change| {
+                            let source = match &change.kind {
+                                FileChangeKind::Renamed { from }
+                                | FileChangeKind::Copied { from } => Some(from.as_str()),
+                                _ => None,
+                            };
+                            paths.iter().any(|path| {
+                                epic_story_plan::path::within(&change.path, path)
+                                    || source.is_some_and(|from| {
+                                        epic_story_plan::path::within(from, path)
+                                    })
+                            })
+                        })
+                        .collect();
+                    sides.push(changes);
+                }
+                Ok::<_, BoxError>(sides)
+            })
+            .await?;
+        let [vs_ours, vs_theirs] = [&sides[0], &sides[1]]
+            .map(|changes| crate::tests_guard::tampering(changes, &self.config.test_patterns));
+        tampered(&vs_ours.common(&vs_theirs))
+    }
+}
+
+/// What a lander's change did to tests, as the reason the landing stops; `Ok` when nothing.
+fn tampered(found: &crate::tests_guard::Tampering) -> Result<(), Halt> {
+    if found.is_empty() {
+        return Ok(());
+    }
+    let mut what = Vec::new();
+    if !found.deleted.is_empty() {
+        what.push(format!("deleted {}", found.deleted.join(", ")));
+    }
+    for (from, to) in &found.renamed {
+        what.push(format!("renamed {from} to {to}"));
+    }
+    if !found.linked.is_empty() {
+        what.push(format!("replaced {} by links", found.linked.join(", ")));
+    }
+    if !found.emptied.is_empty() {
+        what.push(format!("emptied {}", found.emptied.join(", ")));
+    }
+    for (file, marker) in &found.skipped {
+        what.push(format!("skipped a test in {file} (`{marker}`)"));
+    }
+    Err(Halt::NotLanded(NotLanded::TestsTampered {
+        found: what.join("; "),
+    }))
+}
+
+impl Lander {
     /// Puts the epic branch and worktree back at `checkpoint` and says why the landing stopped.
     pub(super) async fn give_up(
         &self,

@@ -874,6 +874,7 @@ impl<'a> Batch<'a> {
                     gates: gates.clone(),
                     gated_commit: tip.to_hex(),
                     gated_tree: String::new(),
+                    lander: None,
                 })
             })
             .collect();
