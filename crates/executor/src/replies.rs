@@ -138,7 +138,7 @@ pub(crate) fn parse_plan_reply(reply: &str) -> Result<StoryPlan, String> {
 /// is no verdict, and fenced verdicts that disagree are not clean (blocks that agree are their
 /// verdict). An unreadable reply is a verdict that is not clean, with one major issue saying so.
 pub(crate) fn parse_verdict(reply: &str) -> Review {
-    read_verdict::<Review>(reply).unwrap_or_else(unreadable)
+    read_verdict::<Review>(reply).unwrap_or_else(|error| unreadable(&error))
 }
 
 /// A judge's verdict with the evidence its reply names: `{"clean":…,"issues":[…],
@@ -166,14 +166,14 @@ pub(crate) fn parse_judged(reply: &str) -> Judged {
             },
         },
         Err(error) => Judged {
-            review: unreadable(error),
+            review: unreadable(&error),
             evidence: Ok(Vec::new()),
         },
     }
 }
 
 /// The verdict that is not clean because the reply could not be read (`error` says why).
-fn unreadable(error: String) -> Review {
+fn unreadable(error: &str) -> Review {
     Review::failed(
         "unreadable verdict",
         vec![Issue::new(

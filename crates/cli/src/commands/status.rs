@@ -406,25 +406,7 @@ fn text(status: &StatusJson, out: Output) -> String {
                 writeln!(w, "{}: {}", story.id, one_line(reason))?;
             }
         }
-        let in_place: Vec<(&StoryJson, &epic_report::InPlace)> = status
-            .stories
-            .iter()
-            .filter_map(|story| story.in_place.as_ref().map(|in_place| (story, in_place)))
-            .collect();
-        if !in_place.is_empty() {
-            writeln!(
-                w,
-                "\nalready in place (nothing merged; evidence checked on the epic branch):"
-            )?;
-            for (story, in_place) in in_place {
-                writeln!(
-                    w,
-                    "{}: {}",
-                    story.id,
-                    crate::commands::run::evidence_text(in_place)
-                )?;
-            }
-        }
+        in_place_text(w, status)?;
         if out.verbose() > 0 {
             writeln!(w, "\nworktrees:")?;
             for story in &status.stories {
@@ -466,6 +448,32 @@ fn text(status: &StatusJson, out: Output) -> String {
         }
         Ok(())
     })
+}
+
+/// The stories done with nothing merged because their work was already on the epic branch,
+/// each with its evidence; nothing when there are none.
+fn in_place_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
+    let in_place: Vec<(&StoryJson, &epic_report::InPlace)> = status
+        .stories
+        .iter()
+        .filter_map(|story| story.in_place.as_ref().map(|in_place| (story, in_place)))
+        .collect();
+    if in_place.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "\nalready in place (nothing merged; evidence checked on the epic branch):"
+    )?;
+    for (story, in_place) in in_place {
+        writeln!(
+            w,
+            "{}: {}",
+            story.id,
+            crate::commands::run::evidence_text(in_place)
+        )?;
+    }
+    Ok(())
 }
 
 /// Several epics, one line each.

@@ -240,7 +240,7 @@ fn commit_on_main(repo: &Repo, path: &str, text: &str) {
 }
 
 #[test]
-fn a_story_that_changed_nothing_is_done_only_when_a_judge_shows_its_work_is_there() {
+fn a_story_that_changed_nothing_fails_without_a_judge_or_on_a_bare_confirmation() {
     // Without a judge: it fails.
     let repo = Repo::new();
     repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
@@ -296,7 +296,10 @@ fn a_story_that_changed_nothing_is_done_only_when_a_judge_shows_its_work_is_ther
         failed.stdout.contains("confirmation did not hold"),
         "{failed}"
     );
+}
 
+#[test]
+fn a_story_whose_work_is_already_there_is_done_in_place_only_on_evidence() {
     // The work on main, and a judge that names it: done, already in place, with its evidence.
     let repo = Repo::new();
     commit_on_main(&repo, "a/a.txt", "alpha\n");

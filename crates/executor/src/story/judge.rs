@@ -131,43 +131,14 @@ impl Work {
             let judged = parse_judged(&reply.text);
             let verdict = judged.review;
             // A confirmation that the work is already there clears only with its evidence.
-            let held = if verdict.clean && empty {
+            let shown = if verdict.clean && empty {
                 Some(self.check_evidence(judged.evidence).await?)
             } else {
                 None
             };
-            let issues = match &held {
-                Some(Err(problems)) => problems.iter().map(ToString::to_string).collect(),
-                _ => verdict
-                    .issues
-                    .iter()
-                    .map(|issue| issue.title.clone())
-                    .collect(),
-            };
-            self.emit(Event::StoryJudged {
-                story: self.id().to_owned(),
-                round,
-                cleared: verdict.clean && !matches!(held, Some(Err(_))),
-                issues,
-            });
-            match held {
-                Some(Ok(evidence)) => {
-                    let in_place = InPlace::new(self.base.clone(), evidence);
-                    self.note(format!(
-                        "the story changed nothing, and the judge showed its work is already on \
-                         {} (evidence epic checked: {}): nothing to merge",
-                        self.shared.epic_branch,
-                        in_place.paths()
-                    ));
-                    return Ok(Judgement {
-                        note: Some(format!(
-                            "judge confirmed the work is already on the epic branch, with \
-                             evidence epic checked (round {round}): nothing to merge"
-                        )),
-                        cleared: checked,
-                        in_place: Some(in_place),
-                    });
-                }
+            self.emit_judged(round, &verdict, shown.as_ref());
+            match shown {
+                Some(Ok(evidence)) => return Ok(self.found_in_place(round, checked, evidence)),
                 Some(Err(problems)) if round == rounds => {
                     return Err(Failure::InPlaceUnproven {
                         epic_branch: self.shared.epic_branch.clone(),
@@ -196,6 +167,49 @@ impl Work {
             checked = self.address(&verdict, recorder).await?;
         }
         Err(Failure::JudgeNeverRan.into())
+    }
+
+    /// The `story_judged` event of `round`: cleared when the verdict is clean and, for a story
+    /// that changed nothing, its evidence (`shown`) holds; the issues, or what did not hold.
+    fn emit_judged(
+        &self,
+        round: u32,
+        verdict: &Review,
+        shown: Option<&Result<Vec<Evidence>, Vec<Problem>>>,
+    ) {
+        let issues = match shown {
+            Some(Err(problems)) => problems.iter().map(ToString::to_string).collect(),
+            _ => verdict
+                .issues
+                .iter()
+                .map(|issue| issue.title.clone())
+                .collect(),
+        };
+        self.emit(Event::StoryJudged {
+            story: self.id().to_owned(),
+            round,
+            cleared: verdict.clean && !matches!(shown, Some(Err(_))),
+            issues,
+        });
+    }
+
+    /// The story found already in place in `round`, on `evidence` that held: nothing to merge.
+    fn found_in_place(&self, round: u32, checked: CommitId, evidence: Vec<Evidence>) -> Judgement {
+        let in_place = InPlace::new(self.base.clone(), evidence);
+        self.note(format!(
+            "the story changed nothing, and the judge showed its work is already on {} \
+             (evidence epic checked: {}): nothing to merge",
+            self.shared.epic_branch,
+            in_place.paths()
+        ));
+        Judgement {
+            note: Some(format!(
+                "judge confirmed the work is already on the epic branch, with evidence epic \
+                 checked (round {round}): nothing to merge"
+            )),
+            cleared: checked,
+            in_place: Some(in_place),
+        }
     }
 
     /// The judge's `evidence` checked on the proven epic head the story was judged against
