@@ -841,6 +841,14 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
         Event::StoryRolledBack { story, reason, .. } => {
             format!("story {story}: merge undone: {}", first_line(reason))
         }
+        Event::StoryMerged {
+            story,
+            in_place: Some(in_place),
+            ..
+        } => format!(
+            "story {story}: already in place, nothing merged (evidence: {})",
+            in_place.paths()
+        ),
         Event::StoryMerged { story, .. } => format!("story {story}: merged"),
         Event::MergeQueued { story } if verbose => {
             format!("story {story}: waiting to merge")

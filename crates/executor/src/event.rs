@@ -394,7 +394,8 @@ pub enum Event {
         /// Why (the gates that turned red, or an interruption).
         reason: String,
     },
-    /// A story merged into the epic branch with green gates.
+    /// A story merged into the epic branch with green gates, or (`in_place`) was found with its
+    /// work already there.
     StoryMerged {
         /// The story.
         story: String,
@@ -404,6 +405,10 @@ pub enum Event {
         /// The judge's note, when there is a judge.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         judge: Option<String>,
+        /// Set when the story merged nothing because its work was already on the epic branch:
+        /// the judge's evidence, as epic checked it on the proven epic head.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_place: Option<epic_report::InPlace>,
     },
     /// A story whose checks passed joined the merge queue: it waits for a batch to prove it.
     MergeQueued {

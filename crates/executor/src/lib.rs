@@ -188,6 +188,7 @@ mod classify;
 mod command;
 mod error;
 mod event;
+mod evidence;
 mod gates;
 mod guard;
 mod land;

@@ -1,6 +1,9 @@
 //! Reading agents' replies: the planner's task list, a reviewer's verdict, the architect's plan,
 //! the `BLOCKED_ON:` sentinel, a verifier's answer on it.
 //!
+//! A judge's verdict may carry `evidence` (the files that hold a story's work that changed
+//! nothing, [`parse_judged`]): read with the verdict, checked by the judge step.
+//!
 //! A task list is read leniently (the whole reply, a fenced block, or the object inside prose):
 //! the planner is the coder, who can do anything in its worktree anyway, and an unreadable plan
 //! only costs a re-plan. A verdict is read strictly, since it is what lets a story merge: the
@@ -8,6 +11,7 @@
 //! "not clean" around an example verdict has given none.
 
 use epic_perimeter::{Issue, Review, Severity, Task};
+use epic_report::Evidence;
 use epic_story_plan::{PlanFormat, StoryPlan};
 use serde::Deserialize;
 
@@ -134,27 +138,121 @@ pub(crate) fn parse_plan_reply(reply: &str) -> Result<StoryPlan, String> {
 /// is no verdict, and fenced verdicts that disagree are not clean (blocks that agree are their
 /// verdict). An unreadable reply is a verdict that is not clean, with one major issue saying so.
 pub(crate) fn parse_verdict(reply: &str) -> Review {
-    read_verdict(reply).unwrap_or_else(|error| {
-        Review::failed(
+    read_verdict::<Review>(reply).unwrap_or_else(|error| unreadable(&error))
+}
+
+/// A judge's verdict with the evidence its reply names: `{"clean":…,"issues":[…],
+/// "evidence":[{"path":"…","provides":["…"]}]}`, read by the rules of [`parse_verdict`]
+/// (`evidence` is an addition the verdict's other readers ignore).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Judged {
+    /// The verdict.
+    pub(crate) review: Review,
+    /// The evidence it names (empty when it names none), or why its `evidence` could not be
+    /// read: a verdict whose evidence is malformed is still a verdict, and the evidence check
+    /// says what was wrong with it.
+    pub(crate) evidence: Result<Vec<Evidence>, String>,
+}
+
+/// The verdict and evidence of a judge reply ([`Judged`]); an unreadable reply is a verdict
+/// that is not clean, as [`parse_verdict`] reads it, and names no evidence.
+pub(crate) fn parse_judged(reply: &str) -> Judged {
+    match read_verdict::<JudgedReply>(reply) {
+        Ok(judged) => Judged {
+            review: judged.review,
+            evidence: match judged.evidence {
+                None | Some(serde_json::Value::Null) => Ok(Vec::new()),
+                Some(value) => serde_json::from_value(value).map_err(|error| error.to_string()),
+            },
+        },
+        Err(error) => Judged {
+            review: unreadable(&error),
+            evidence: Ok(Vec::new()),
+        },
+    }
+}
+
+/// The verdict that is not clean because the reply could not be read (`error` says why).
+fn unreadable(error: &str) -> Review {
+    Review::failed(
+        "unreadable verdict",
+        vec![Issue::new(
+            Severity::Major,
             "unreadable verdict",
-            vec![Issue::new(
-                Severity::Major,
-                "unreadable verdict",
-                format!(
-                    "The reply could not be read as {{\"clean\":bool,\"issues\":[…]}}: {error}"
-                ),
-            )],
-        )
-    })
+            format!("The reply could not be read as {{\"clean\":bool,\"issues\":[…]}}: {error}"),
+        )],
+    )
+}
+
+/// What a verdict reply reads as: a bare [`Review`], or a judge's with its evidence.
+trait Verdict: for<'de> Deserialize<'de> + Clone {
+    fn is_clean(&self) -> bool;
+    /// Both verdicts as one ([`Review::combine`]).
+    #[must_use]
+    fn combine(self, other: Self) -> Self;
+    fn of(review: Review) -> Self;
+}
+
+impl Verdict for Review {
+    fn is_clean(&self) -> bool {
+        self.clean
+    }
+
+    fn combine(self, other: Self) -> Self {
+        Review::combine(self, other)
+    }
+
+    fn of(review: Review) -> Self {
+        review
+    }
+}
+
+/// A judge reply as read: the verdict, and its `evidence` as written (read into [`Evidence`]
+/// afterwards, so that malformed evidence does not make the verdict unreadable).
+#[derive(Debug, Clone, Deserialize)]
+struct JudgedReply {
+    #[serde(flatten)]
+    review: Review,
+    #[serde(default)]
+    evidence: Option<serde_json::Value>,
+}
+
+impl Verdict for JudgedReply {
+    fn is_clean(&self) -> bool {
+        self.review.clean
+    }
+
+    /// The verdicts combined, and the evidence of both blocks, in order.
+    fn combine(self, other: Self) -> Self {
+        let evidence = match (self.evidence, other.evidence) {
+            (Some(serde_json::Value::Array(mut first)), Some(serde_json::Value::Array(second))) => {
+                first.extend(second);
+                Some(serde_json::Value::Array(first))
+            }
+            (Some(first), _) => Some(first),
+            (None, second) => second,
+        };
+        Self {
+            review: self.review.combine(other.review),
+            evidence,
+        }
+    }
+
+    fn of(review: Review) -> Self {
+        Self {
+            review,
+            evidence: None,
+        }
+    }
 }
 
 /// The verdict of `reply` by the rules of [`parse_verdict`], or why it has none.
-fn read_verdict(reply: &str) -> Result<Review, String> {
+fn read_verdict<T: Verdict>(reply: &str) -> Result<T, String> {
     let whole = reply.trim();
     if whole.starts_with('{') {
         return serde_json::from_str(whole).map_err(|error| error.to_string());
     }
-    let candidates: Vec<Result<Review, String>> = fenced_blocks(reply)
+    let candidates: Vec<Result<T, String>> = fenced_blocks(reply)
         .into_iter()
         .filter(|(info, _)| info.is_empty() || info.eq_ignore_ascii_case("json"))
         .filter_map(|(_, body)| verdict_candidate(body.trim()))
@@ -166,19 +264,19 @@ fn read_verdict(reply: &str) -> Result<Review, String> {
         [] => Err("the reply holds no JSON object".to_owned()),
         [only] => only.clone(),
         several => {
-            let verdicts: Vec<&Review> = several.iter().filter_map(|c| c.as_ref().ok()).collect();
+            let verdicts: Vec<&T> = several.iter().filter_map(|c| c.as_ref().ok()).collect();
             let agree = verdicts.len() == several.len()
                 && verdicts
                     .iter()
-                    .all(|verdict| verdict.clean == verdicts[0].clean);
+                    .all(|verdict| verdict.is_clean() == verdicts[0].is_clean());
             if agree {
                 Ok(verdicts
                     .into_iter()
                     .cloned()
-                    .reduce(Review::combine)
-                    .unwrap_or_else(|| Review::clean("")))
+                    .reduce(T::combine)
+                    .unwrap_or_else(|| T::of(Review::clean(""))))
             } else {
-                Ok(Review::failed(
+                Ok(T::of(Review::failed(
                     "conflicting verdicts",
                     vec![Issue::new(
                         Severity::Major,
@@ -189,7 +287,7 @@ fn read_verdict(reply: &str) -> Result<Review, String> {
                             several.len()
                         ),
                     )],
-                ))
+                )))
             }
         }
     }
@@ -199,7 +297,7 @@ fn read_verdict(reply: &str) -> Result<Review, String> {
 /// object without `clean` (an example of some other JSON), else the verdict it reads as or why
 /// it reads as none (a body that starts like an object but is not valid JSON counts: it may be
 /// a verdict written wrong).
-fn verdict_candidate(body: &str) -> Option<Result<Review, String>> {
+fn verdict_candidate<T: Verdict>(body: &str) -> Option<Result<T, String>> {
     if !body.starts_with('{') {
         return None;
     }
@@ -410,6 +508,55 @@ mod tests {
         );
         assert!(fenced_blocks("inline ```code``` here").is_empty());
         assert!(fenced_blocks("    ```\nindented\n    ```").is_empty());
+    }
+
+    #[test]
+    fn a_judges_verdict_carries_its_evidence_and_malformed_evidence_is_not_a_lost_verdict() {
+        let judged = parse_judged(
+            r#"{"clean":true,"issues":[],"evidence":[{"path":"src/a/cart.rs","provides":["cart::Cart"]},{"path":"src/a/mod.rs"}]}"#,
+        );
+        assert!(judged.review.clean);
+        assert_eq!(
+            judged.evidence,
+            Ok(vec![
+                Evidence::new("src/a/cart.rs", ["cart::Cart"]),
+                Evidence::new("src/a/mod.rs", Vec::<String>::new()),
+            ])
+        );
+        // A reviewer's reader ignores it.
+        assert!(parse_verdict(r#"{"clean":true,"evidence":[{"path":"x"}]}"#).clean);
+        // None named, or named as null: no evidence.
+        assert_eq!(parse_judged(r#"{"clean":true}"#).evidence, Ok(Vec::new()));
+        assert_eq!(
+            parse_judged(r#"{"clean":true,"evidence":null}"#).evidence,
+            Ok(Vec::new())
+        );
+        // Malformed: the verdict stands, the evidence says why it cannot be read.
+        let judged = parse_judged(r#"{"clean":true,"evidence":"src/a/cart.rs"}"#);
+        assert!(judged.review.clean);
+        assert!(
+            judged
+                .evidence
+                .as_ref()
+                .is_err_and(|error| error.contains("invalid type")),
+            "{judged:?}"
+        );
+        // Fenced blocks that agree: their evidence together.
+        let judged = parse_judged(
+            "```json\n{\"clean\":true,\"evidence\":[{\"path\":\"a\"}]}\n```\n\
+             ```json\n{\"clean\":true,\"evidence\":[{\"path\":\"b\"}]}\n```",
+        );
+        let paths: Vec<String> = judged
+            .evidence
+            .expect("evidence")
+            .into_iter()
+            .map(|evidence| evidence.path)
+            .collect();
+        assert_eq!(paths, ["a", "b"]);
+        // Unreadable: not clean, no evidence.
+        let judged = parse_judged("It is all there.");
+        assert!(!judged.review.clean);
+        assert_eq!(judged.evidence, Ok(Vec::new()));
     }
 
     #[test]

@@ -61,7 +61,7 @@
 //! branch, worktree status (untracked files included), the changed paths of a three-dot diff
 //! and its changes file by file (renames found as `git diff` finds them, added lines filtered
 //! as they are read), the symbolic links among a diff's paths and on the way to given paths of a
-//! tree, with their targets, and the three-way merge of trees that decides whether a merge
+//! tree, with their targets, one path of a commit's tree (`tree_file`), and the three-way merge of trees that decides whether a merge
 //! conflicts. (The symbolic links among a worktree's uncommitted files are read from the files.)
 //!
 //! A status starts with a quick pass of its own (`scan`): one walk of the worktree on every
@@ -218,6 +218,7 @@ mod scan;
 mod seed;
 mod stage;
 mod status;
+mod tree_file;
 mod types;
 mod worktree;
 
@@ -234,6 +235,7 @@ pub use land::LandGitError;
 pub use leftovers::{clear_stale_locks, remove_leftover_dir};
 pub use read::{FileHead, read_head};
 pub use repo::{Git, GixGit};
+pub use tree_file::TreeFile;
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, FileMode, LineCommit,
     MergeFavor, MergeOutcome, Packed, ParseCommitIdError, Removal, Restored, Status, Symlink,

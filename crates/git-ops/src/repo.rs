@@ -13,6 +13,7 @@ use crate::error::{
 };
 use crate::land::{self, LandGitError};
 use crate::scan::Memo;
+use crate::tree_file::{self, TreeFile};
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, LineCommit, MergeFavor, MergeOutcome, Packed,
     Removal, Restored, Status, Symlink, WorktreeInfo, WorktreeState,
@@ -208,6 +209,12 @@ pub trait Git: Send + Sync {
         rev: &str,
         paths: &[&str],
     ) -> Result<Vec<Symlink>, RevError>;
+
+    /// What the tree of `rev` holds at `path` (repo-relative, `/`-separated; empty and `.`
+    /// segments skipped): a file with its content, a symbolic link with its target, a
+    /// directory, a submodule, or nothing. In process, one tree read per directory on the way,
+    /// and no process: a commit's content, not a worktree's files an agent can change.
+    fn tree_file(&self, worktree: &Path, rev: &str, path: &str) -> Result<TreeFile, RevError>;
 
     /// The paths among `paths` (repo-relative, as a status lists them) that are symbolic links
     /// among `worktree`'s files, committed or not, with their targets as the file system
@@ -919,6 +926,10 @@ impl Git for GixGit {
         paths: &[&str],
     ) -> Result<Vec<Symlink>, StatusError> {
         links::in_worktree(worktree, paths)
+    }
+
+    fn tree_file(&self, worktree: &Path, rev: &str, path: &str) -> Result<TreeFile, RevError> {
+        tree_file::tree_file(self, worktree, rev, path)
     }
 
     fn merge(

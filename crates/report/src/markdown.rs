@@ -7,7 +7,7 @@ use jiff::fmt::strtime;
 use jiff::tz::Offset;
 
 use crate::format::{format_duration, format_usd, round_half_away};
-use crate::model::{EpicReport, OutcomeStatus, StoryOutcome};
+use crate::model::{EpicReport, InPlace, OutcomeStatus, StoryOutcome};
 use crate::timeline::Timeline;
 use crate::usage::{CHARS_PER_TOKEN, UsageSource};
 
@@ -27,7 +27,11 @@ const MISSING: &str = "—";
 /// - a table of the stories in plan order: story, status, branch, estimated tokens (`~120`) and
 ///   cost (`~$0.01`), duration, and a note (the reason, else the judge's note, then the stories
 ///   proven together with it by one gate run, `proven together: a, b`); `—` marks a
-///   missing cell, `|` is escaped and whitespace runs (newlines included) become one space;
+///   missing cell, `|` is escaped and whitespace runs (newlines included) become one space; a
+///   story found already in place starts its note with `already in place (evidence: <paths>)`;
+/// - `## Already in place`, when a story merged nothing because its work was already on the
+///   epic branch: each such story with the commit its evidence was checked on, and each file of
+///   the evidence with the names it provides;
 /// - the totals `- Estimated tokens: ~480` and `- Estimated cost: ~$0.04`; the cost total names
 ///   the stories it leaves out for want of a price;
 /// - `## Usage by seat`, when the report carries it;
@@ -98,6 +102,7 @@ pub fn render_markdown(report: &EpicReport) -> String {
     lines.push(String::new());
 
     story_table(report, &mut lines);
+    in_place(report, &mut lines);
     totals(report, &mut lines);
     seats(report, &mut lines);
     runs(report, &mut lines);
@@ -151,14 +156,63 @@ fn story_table(report: &EpicReport, lines: &mut Vec<String>) {
 /// A story's note cell: the reason, else the judge's note, then the stories proven together
 /// with it.
 fn note(story: &StoryOutcome) -> String {
+    let in_place = story
+        .in_place
+        .as_ref()
+        .map(|in_place| format!("already in place (evidence: {})", in_place.paths()));
     let together = (!story.proven_with.is_empty())
         .then(|| format!("proven together: {}", story.proven_with.join(", ")));
-    match (story.note(), together) {
-        (Some(note), Some(together)) => cell(&format!("{note}; {together}")),
-        (Some(note), None) => cell(note),
-        (None, Some(together)) => cell(&together),
-        (None, None) => String::new(),
+    let parts: Vec<String> = [in_place, story.note().map(str::to_owned), together]
+        .into_iter()
+        .flatten()
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        cell(&parts.join("; "))
     }
+}
+
+/// `## Already in place`: each story that merged nothing because its work was already on the
+/// epic branch, with the evidence epic checked and the commit it checked it on.
+fn in_place(report: &EpicReport, lines: &mut Vec<String>) {
+    let stories: Vec<(&StoryOutcome, &InPlace)> = report
+        .stories
+        .iter()
+        .filter_map(|story| story.in_place.as_ref().map(|in_place| (story, in_place)))
+        .collect();
+    if stories.is_empty() {
+        return;
+    }
+    lines.push("## Already in place".into());
+    lines.push(String::new());
+    lines.push(
+        "These stories merged nothing: their work was already on the epic branch, as the judge \
+         showed with evidence epic checked there."
+            .into(),
+    );
+    lines.push(String::new());
+    for (story, in_place) in stories {
+        lines.push(format!(
+            "- {}: checked on {}",
+            inline(&story.id),
+            code_or_missing(&in_place.commit)
+        ));
+        for evidence in &in_place.evidence {
+            let provides: Vec<String> = evidence
+                .provides
+                .iter()
+                .map(|name| code_or_missing(name))
+                .collect();
+            let path = code_or_missing(&evidence.path);
+            lines.push(if provides.is_empty() {
+                format!("  - {path}")
+            } else {
+                format!("  - {path}: provides {}", provides.join(", "))
+            });
+        }
+    }
+    lines.push(String::new());
 }
 
 /// The story table of a report with reported figures: tokens and cost with their source.
@@ -590,6 +644,55 @@ fn gantt_text(story: &StoryOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_story_already_in_place_says_so_with_its_evidence() {
+        use crate::model::Evidence;
+
+        let report = EpicReport::new("e", "epic/e")
+            .with_story(
+                StoryOutcome::new("a", "A", OutcomeStatus::Done)
+                    .with_judge("judge confirmed it (round 1)")
+                    .already_in_place(InPlace::new(
+                        "0123abcd",
+                        vec![
+                            Evidence::new("src/a/cart.rs", ["cart::Cart"]),
+                            Evidence::new("src/a/mod.rs", Vec::<String>::new()),
+                        ],
+                    )),
+            )
+            .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Done));
+        let markdown = render_markdown(&report);
+        assert!(
+            markdown.contains(
+                "| a | done | — | — | — | — | already in place (evidence: src/a/cart.rs, \
+                 src/a/mod.rs); judge confirmed it (round 1) |"
+            ),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains("| b | done | — | — | — | — |  |"),
+            "{markdown}"
+        );
+        assert!(
+            markdown.contains(
+                "## Already in place\n\nThese stories merged nothing: their work was already on \
+                 the epic branch, as the judge showed with evidence epic checked there.\n\n- a: \
+                 checked on `0123abcd`\n  - `src/a/cart.rs`: provides `cart::Cart`\n  - \
+                 `src/a/mod.rs`\n"
+            ),
+            "{markdown}"
+        );
+        let json = serde_json::to_string(&report.stories[0]).expect("json");
+        assert!(json.contains(
+            r#""in_place":{"commit":"0123abcd","evidence":[{"path":"src/a/cart.rs","provides":["cart::Cart"]},{"path":"src/a/mod.rs"}]}"#
+        ), "{json}");
+        assert!(
+            !serde_json::to_string(&report.stories[1])
+                .expect("json")
+                .contains("in_place")
+        );
+    }
 
     #[test]
     fn cells_escape_pipes_and_collapse_whitespace() {

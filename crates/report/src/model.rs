@@ -238,6 +238,69 @@ pub struct StoryOutcome {
     /// alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub proven_with: Vec<String>,
+    /// Set when the story merged nothing because its work was already on the epic branch: the
+    /// judge's evidence, as epic checked it on the proven epic head. Its `status` is `done`;
+    /// absent for a story that merged work (and in reports written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "InPlace")]
+    pub in_place: Option<InPlace>,
+}
+
+/// A story found already in place: its work was on the epic branch before it changed anything,
+/// as a judge confirmed with evidence epic checked ([`StoryOutcome::in_place`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct InPlace {
+    /// The proven epic head the evidence was checked on (a full commit id).
+    pub commit: String,
+    /// The files that hold the story's work, each with the names of the story's `provides` it
+    /// provides; at least one.
+    pub evidence: Vec<Evidence>,
+}
+
+impl InPlace {
+    /// The evidence `evidence`, checked on commit `commit`.
+    pub fn new(commit: impl Into<String>, evidence: Vec<Evidence>) -> Self {
+        Self {
+            commit: commit.into(),
+            evidence,
+        }
+    }
+
+    /// The evidence's paths, in order, joined by `, `: `src/cart/mod.rs, src/cart/api.rs`.
+    pub fn paths(&self) -> String {
+        self.evidence
+            .iter()
+            .map(|evidence| evidence.path.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One file a judge names as holding a story's work: its JSON form is an entry of the judge's
+/// `evidence`, `{"path":"src/cart/mod.rs","provides":["cart::Cart"]}` (`provides` may be left
+/// out).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct Evidence {
+    /// The file, repo-relative with `/` separators.
+    pub path: String,
+    /// The names of the story's `provides` this file provides. May be left out of the input.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub provides: Vec<String>,
+}
+
+impl Evidence {
+    /// The file `path`, providing `provides`.
+    pub fn new(
+        path: impl Into<String>,
+        provides: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        Self {
+            path: path.into(),
+            provides: provides.into_iter().map(Into::into).collect(),
+        }
+    }
 }
 
 /// Tokens and cost of some turns (a story's, a seat's), with where the figures came from.
@@ -532,7 +595,15 @@ impl StoryOutcome {
             run: None,
             usage: None,
             proven_with: Vec::new(),
+            in_place: None,
         }
+    }
+
+    /// Found already in place, with the evidence epic checked ([`InPlace`]).
+    #[must_use]
+    pub fn already_in_place(mut self, in_place: InPlace) -> Self {
+        self.in_place = Some(in_place);
+        self
     }
 
     /// With the stories proven together with it by one gate run, itself included.

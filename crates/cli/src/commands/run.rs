@@ -292,8 +292,8 @@ pub(crate) fn verdict(outcome: &RunOutcome) -> Result<(), CommandError> {
     }
 }
 
-/// The end of a run for people: counts, each failed and skipped story with its reason, the
-/// critical path, and where the report is.
+/// The end of a run for people: counts, each story found already in place with its evidence,
+/// each failed and skipped story with its reason, the critical path, and where the report is.
 ///
 /// `rerun` is the command that resumes the run; `None` when the repository does not outlive the
 /// command (a throwaway demo), so there is no report to open and nothing to rerun.
@@ -329,6 +329,21 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
         writeln!(w)?;
         if report.all_done() && report.latest_run_settled_nothing() {
             writeln!(w, "nothing to do: every story merged on a previous run")?;
+        }
+        let in_place: Vec<_> = report
+            .stories
+            .iter()
+            .filter_map(|story| story.in_place.as_ref().map(|in_place| (story, in_place)))
+            .collect();
+        if !in_place.is_empty() {
+            writeln!(
+                w,
+                "\nalready in place (done, nothing merged: the judge showed the work on the epic \
+                 branch, and epic checked the evidence):"
+            )?;
+            for (story, in_place) in in_place {
+                writeln!(w, "  {}: {}", story.id, evidence_text(in_place))?;
+            }
         }
         for status in [OutcomeStatus::Failed, OutcomeStatus::Skipped] {
             let stories: Vec<_> = report
@@ -381,6 +396,22 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
         }
         Ok(())
     })
+}
+
+/// A story's evidence on one line: each file, with the names it provides in parentheses.
+pub(crate) fn evidence_text(in_place: &epic_report::InPlace) -> String {
+    in_place
+        .evidence
+        .iter()
+        .map(|evidence| {
+            if evidence.provides.is_empty() {
+                evidence.path.clone()
+            } else {
+                format!("{} ({})", evidence.path, evidence.provides.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Done, failed and skipped stories of `report`.

@@ -94,6 +94,11 @@ struct StoryJson {
     outcome: Option<epic_report::OutcomeStatus>,
     /// Why the story failed or was skipped, per the last report.
     reason: Option<String>,
+    /// Set when the story is done with nothing merged because its work was already on the epic
+    /// branch, per the last report: the commit its evidence was checked on and the evidence
+    /// (`{"commit","evidence":[{"path","provides"}]}`). Left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    in_place: Option<epic_report::InPlace>,
 }
 
 /// The last report's totals in [`StatusJson`].
@@ -330,6 +335,7 @@ fn story(
         worktree,
         outcome: outcome.map(|outcome| outcome.status),
         reason: outcome.and_then(|outcome| outcome.reason.clone()),
+        in_place: outcome.and_then(|outcome| outcome.in_place.clone()),
     }
 }
 
@@ -376,10 +382,13 @@ fn text(status: &StatusJson, out: Output) -> String {
                 story
                     .status
                     .map_or_else(|| "-".to_owned(), |status| status.to_string()),
-                story
-                    .outcome
-                    .map_or(if with_report { "-" } else { "" }, outcome_name)
-                    .to_owned(),
+                match (story.outcome, &story.in_place) {
+                    (Some(_), Some(_)) => "done (in place)",
+                    (Some(outcome), None) => outcome_name(outcome),
+                    (None, _) if with_report => "-",
+                    (None, _) => "",
+                }
+                .to_owned(),
                 story.branch.clone().unwrap_or_else(|| "-".to_owned()),
             ]);
         }
@@ -397,6 +406,7 @@ fn text(status: &StatusJson, out: Output) -> String {
                 writeln!(w, "{}: {}", story.id, one_line(reason))?;
             }
         }
+        in_place_text(w, status)?;
         if out.verbose() > 0 {
             writeln!(w, "\nworktrees:")?;
             for story in &status.stories {
@@ -438,6 +448,32 @@ fn text(status: &StatusJson, out: Output) -> String {
         }
         Ok(())
     })
+}
+
+/// The stories done with nothing merged because their work was already on the epic branch,
+/// each with its evidence; nothing when there are none.
+fn in_place_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
+    let in_place: Vec<(&StoryJson, &epic_report::InPlace)> = status
+        .stories
+        .iter()
+        .filter_map(|story| story.in_place.as_ref().map(|in_place| (story, in_place)))
+        .collect();
+    if in_place.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "\nalready in place (nothing merged; evidence checked on the epic branch):"
+    )?;
+    for (story, in_place) in in_place {
+        writeln!(
+            w,
+            "{}: {}",
+            story.id,
+            crate::commands::run::evidence_text(in_place)
+        )?;
+    }
+    Ok(())
 }
 
 /// Several epics, one line each.

@@ -1,6 +1,7 @@
 //! `epic run` with agents that answer as real ones do: a `BLOCKED_ON` the plan (or a verifier)
 //! refutes gets one pushback turn; a prose "already done" is completed or failed by `--noop`; a
-//! story that changed nothing is done only when a judge confirms its work is already there.
+//! story that changed nothing is done only when a judge shows, with evidence epic checks, that its
+//! work is already there.
 
 use std::path::Path;
 
@@ -220,8 +221,27 @@ fn idle_with_judge(repo: &Repo, verdict: &str) -> String {
     )
 }
 
+/// Commits `path` with `text` on `main`, before any run.
+fn commit_on_main(repo: &Repo, path: &str, text: &str) {
+    repo.write(path, text);
+    repo.git(&["add", path]);
+    repo.git(&[
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.com",
+        "-c",
+        "commit.gpgsign=false",
+        "commit",
+        "--quiet",
+        "-m",
+        "already there",
+    ]);
+}
+
 #[test]
-fn a_story_that_changed_nothing_is_done_only_when_a_judge_confirms_its_work_is_there() {
+fn a_story_that_changed_nothing_fails_without_a_judge_or_on_a_bare_confirmation() {
+    // Without a judge: it fails.
     let repo = Repo::new();
     repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
     let coder = idle_with_judge(&repo, r#"{"clean":true,"issues":[]}"#);
@@ -237,19 +257,106 @@ fn a_story_that_changed_nothing_is_done_only_when_a_judge_confirms_its_work_is_t
         "{reason}"
     );
 
+    // A coder that commits its work and throws it away, and a judge that clears everything
+    // with a bare "clean": no evidence, the story fails and its dependent never starts.
     let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &["a"], "beta")]),
+    );
+    let coder = agent(
+        &repo,
+        "coder.sh",
+        "coder) mkdir -p \"$EPIC_STORY\" && echo done > \"$EPIC_STORY/$EPIC_STORY.txt\" && \
+         git add -A && git -c user.name=T -c user.email=t@example.com commit -q -m work && \
+         git reset -q --hard HEAD~1; echo 'Done.' ;;",
+    );
+    let failed = run(&repo, &coder, &["--judge", &coder]);
+    failed.assert_code(1);
+    let report_json = report(&repo);
+    let a = &report_json["stories"][0];
+    assert_eq!(a["status"], "failed");
+    let reason = a["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "the judge confirmed the story's work is already on the epic branch, but its \
+             confirmation did not hold"
+        ) && reason.contains("- the confirmation names no evidence"),
+        "{reason}"
+    );
+    assert!(a.get("in_place").is_none());
+    assert_eq!(report_json["stories"][1]["status"], "skipped");
+    assert!(!epic_has(&repo, "a/a.txt"));
+    assert!(
+        of_kind(&events(&repo), "story_started")
+            .iter()
+            .all(|event| event["story"] != "b")
+    );
+    assert!(
+        failed.stdout.contains("confirmation did not hold"),
+        "{failed}"
+    );
+}
+
+#[test]
+fn a_story_whose_work_is_already_there_is_done_in_place_only_on_evidence() {
+    // The work on main, and a judge that names it: done, already in place, with its evidence.
+    let repo = Repo::new();
+    commit_on_main(&repo, "a/a.txt", "alpha\n");
     repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
-    let coder = idle_with_judge(&repo, r#"{"clean":true,"issues":[]}"#);
-    run(&repo, &coder, &["--judge", &coder]).assert_code(0);
+    let coder = idle_with_judge(
+        &repo,
+        r#"{"clean":true,"issues":[],"evidence":[{"path":"a/a.txt"}]}"#,
+    );
+    let done = run(&repo, &coder, &["--judge", &coder]);
+    done.assert_code(0);
+    assert!(
+        done.stdout.contains(
+            "already in place (done, nothing merged: the judge showed the work on the epic \
+             branch, and epic checked the evidence):\n  a: a/a.txt\n"
+        ),
+        "{done}"
+    );
+    assert!(
+        done.stderr
+            .contains("story a: already in place, nothing merged (evidence: a/a.txt)"),
+        "{done}"
+    );
     let story = &report(&repo)["stories"][0];
     assert_eq!(story["status"], "done");
     assert_eq!(
         story["judge"],
-        "judge confirmed the work is already on the epic branch (round 1): nothing to merge"
+        "judge confirmed the work is already on the epic branch, with evidence epic checked \
+         (round 1): nothing to merge"
     );
+    assert_eq!(story["in_place"]["evidence"], json!([{"path": "a/a.txt"}]));
+    let main = repo.git_output(&["rev-parse", "main"]);
+    assert_eq!(story["in_place"]["commit"], main.trim());
     assert!(prompts(&repo).contains("The story's branch has no changes against the epic branch"));
-    assert!(!epic_has(&repo, "a/a.txt"));
+    let markdown = repo.run(&["report", "--format", "md"]);
+    markdown.assert_code(0);
+    assert!(
+        markdown
+            .stdout
+            .contains("already in place (evidence: a/a.txt)")
+            && markdown.stdout.contains("## Already in place"),
+        "{markdown}"
+    );
+    let status = repo.run(&["status", "shop", "--format", "json"]);
+    status.assert_code(0);
+    assert_eq!(
+        status.json()["stories"][0]["in_place"]["evidence"],
+        json!([{"path": "a/a.txt"}])
+    );
+    let status = repo.run(&["status", "shop"]);
+    status.assert_code(0);
+    assert!(
+        status.stdout.contains("done (in place)")
+            && status.stdout.contains("already in place (nothing merged; evidence checked on the epic branch):\na: a/a.txt"),
+        "{status}"
+    );
 
+    // A judge that does not confirm: its issues are the reason.
     let repo = Repo::new();
     repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
     let coder = idle_with_judge(

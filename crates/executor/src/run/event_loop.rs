@@ -469,12 +469,19 @@ impl Loop {
             detail: None,
         };
         match end.ending {
-            Ending::Merged { judge, proven_with } => {
+            Ending::Merged {
+                judge,
+                proven_with,
+                in_place,
+            } => {
                 self.schedule.done(index);
                 if let Some(judge) = &judge {
                     outcome = outcome.with_judge(judge);
                 }
-                let detail = merged_detail(judge, &proven_with);
+                let detail = merged_detail(judge, &proven_with, in_place.as_ref());
+                if let Some(in_place) = in_place {
+                    outcome = outcome.already_in_place(in_place);
+                }
                 self.outcomes[index] = Some(outcome.proven_with(proven_with));
                 self.board
                     .set(index, Column::Done, Move { detail, ..change });
@@ -616,15 +623,20 @@ fn weights(plan: &ValidPlan, previous: Option<&EpicReport>) -> Vec<u64> {
     .0
 }
 
-/// The board's detail of a merged story: the judge's note, then the stories proven together
-/// with it by one gate run (`proven together: a, b`).
-fn merged_detail(judge: Option<String>, proven_with: &[String]) -> Option<String> {
+/// The board's detail of a merged story: `already in place (evidence: …)` for a story whose
+/// work was already there, the judge's note, then the stories proven together with it by one
+/// gate run (`proven together: a, b`).
+fn merged_detail(
+    judge: Option<String>,
+    proven_with: &[String],
+    in_place: Option<&epic_report::InPlace>,
+) -> Option<String> {
+    let in_place =
+        in_place.map(|in_place| format!("already in place (evidence: {})", in_place.paths()));
     let together =
         (!proven_with.is_empty()).then(|| format!("proven together: {}", proven_with.join(", ")));
-    match (judge, together) {
-        (Some(judge), Some(together)) => Some(format!("{judge}; {together}")),
-        (judge, together) => judge.or(together),
-    }
+    let parts: Vec<String> = [in_place, judge, together].into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 #[cfg(test)]

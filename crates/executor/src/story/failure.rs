@@ -10,6 +10,7 @@ use epic_perimeter::{Issue, PerimeterViolation, Review};
 use epic_state_store::{LoadError, SaveError, UnsafeId};
 
 use crate::error::{StoryError, chain};
+use crate::evidence::Problem;
 use crate::guard::Tampered;
 use crate::offload::{BoxError, GitFailed};
 use crate::prompts;
@@ -89,6 +90,19 @@ pub(crate) enum Failure {
     NothingChanged {
         /// The epic branch.
         epic_branch: String,
+    },
+    /// The story's tasks changed nothing, and the judge's confirmation that its work is
+    /// already on the epic branch did not hold in its last round: it named no evidence, or
+    /// evidence that is false on the proven epic head ([`crate::evidence`]). Nothing was merged.
+    InPlaceUnproven {
+        /// The epic branch.
+        epic_branch: String,
+        /// The proven epic head the evidence was checked on.
+        head: String,
+        /// The judge round it ended in (the last).
+        round: u32,
+        /// What did not hold.
+        problems: Vec<Problem>,
     },
     /// The judge did not clear the story in its last round.
     JudgeNotCleared {
@@ -291,6 +305,29 @@ impl Failure {
                  may have claimed work it did not do), or set a judge (`--judge`) to confirm \
                  work that is already there, then rerun."
             ),
+            Self::InPlaceUnproven {
+                epic_branch,
+                head,
+                round,
+                problems,
+            } => {
+                let mut text = format!(
+                    "the judge confirmed the story's work is already on the epic branch, but its \
+                     confirmation did not hold on {epic_branch} at {} (judge round {round}):",
+                    head.get(..12).unwrap_or(head)
+                );
+                for problem in problems {
+                    write!(text, "\n- {problem}").ok();
+                }
+                text.push_str(
+                    "\nA story that changed nothing is done only on evidence epic checks: the \
+                     files on the epic branch, inside the story's owned paths, that hold its work, \
+                     and for each name the story provides, the file that provides it. Nothing was \
+                     merged. Check the coder's transcripts (a coder may have claimed work it did \
+                     not do, or undone its own) and the judge's, then rerun.",
+                );
+                text
+            }
             Self::JudgeNotCleared { rounds, verdict } => format!(
                 "judge not cleared after {rounds} round(s):\n{}",
                 prompts::issue_lines(verdict)
@@ -591,6 +628,34 @@ mod tests {
             source: "index.lock exists".into(),
         });
         assert_eq!(git.reason(), "git failed to commit: index.lock exists.");
+    }
+
+    #[test]
+    fn an_unproven_in_place_story_names_each_problem() {
+        let failure = Failure::InPlaceUnproven {
+            epic_branch: "epic/e".to_owned(),
+            head: "0123456789abcdef0123".to_owned(),
+            round: 2,
+            problems: vec![
+                Problem::NoEvidence,
+                Problem::Uncovered {
+                    name: "cart::Cart".to_owned(),
+                },
+            ],
+        };
+        assert!(!failure.halts());
+        assert_eq!(
+            failure.reason(),
+            "the judge confirmed the story's work is already on the epic branch, but its \
+             confirmation did not hold on epic/e at 0123456789ab (judge round 2):\n- the \
+             confirmation names no evidence: no file that holds the story's work (`evidence` is \
+             empty or missing)\n- `cart::Cart`, which the story provides, is named by no file of \
+             the evidence\nA story that changed nothing is done only on evidence epic checks: \
+             the files on the epic branch, inside the story's owned paths, that hold its work, \
+             and for each name the story provides, the file that provides it. Nothing was \
+             merged. Check the coder's transcripts (a coder may have claimed work it did not do, \
+             or undone its own) and the judge's, then rerun."
+        );
     }
 
     /// A failed task's reason names the patch of its rejected changes after its own text.

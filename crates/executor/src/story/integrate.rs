@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use epic_git_ops::{CommitId, MergeFavor, MergeOutcome};
+use epic_report::InPlace;
 use epic_state_store::{EpicDir, StoryStage, StoryState};
 use epic_story_plan::Story;
 use schemars::JsonSchema;
@@ -34,6 +35,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::failure::git_reason;
+use super::judge::Judgement;
 use super::{EpicHead, Failure, Shared, Stop, Work, millis};
 use crate::attest::{Attestation, AttestedGate, AttestedKind, JudgeVerdict};
 use crate::baseline::{GateBaseline, GateVerdict};
@@ -232,11 +234,12 @@ impl Work {
     /// through. Its worktree is not removed here: the story ends once its merge is recorded, and
     /// the run loop removes the worktree ([`remove_merged_worktree`](super::remove_merged_worktree))
     /// while the dependents start.
-    pub(super) async fn integrate(
-        &mut self,
-        judge: Option<String>,
-        checked: CommitId,
-    ) -> Result<Integrated, Stop> {
+    pub(super) async fn integrate(&mut self, judgement: Judgement) -> Result<Integrated, Stop> {
+        let Judgement {
+            note: judge,
+            cleared: checked,
+            in_place,
+        } = judgement;
         let shared = Arc::clone(&self.shared);
         let (reply, mut outcome) = oneshot::channel();
         let ticket = shared.queue.push(|ticket| Request {
@@ -284,20 +287,25 @@ impl Work {
             story: self.id().to_owned(),
             commit: merged.commit.map(|commit| commit.to_hex()),
             judge: judge.clone(),
+            in_place: in_place.clone(),
         });
         Ok(Integrated {
             judge,
             proven_with: merged.together,
+            in_place,
         })
     }
 }
 
-/// A story's integration, for the run loop: the judge's note, and the stories proven together
-/// with it by one gate run (itself included; empty when alone).
+/// A story's integration, for the run loop: the judge's note, the stories proven together with
+/// it by one gate run (itself included; empty when alone), and the evidence of a story found
+/// already in place.
 #[derive(Debug, Default)]
 pub(super) struct Integrated {
     pub(super) judge: Option<String>,
     pub(super) proven_with: Vec<String>,
+    /// The checked evidence of a story found already in place.
+    pub(super) in_place: Option<InPlace>,
 }
 
 /// A story of a batch merged into the candidate: the head before and after its merge.

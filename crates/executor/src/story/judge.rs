@@ -3,35 +3,50 @@
 //! coder round (the turn, strays put back, the gates green again, a commit, the perimeter
 //! enforced), except after the last round, which fails the story.
 //!
-//! A story whose tasks changed nothing (an empty diff) ends done with nothing to merge only when
-//! a judge, asked whether the story's work is already on the epic branch, clears it; without a
-//! judge it fails ([`Failure::NothingChanged`]): an agent's word alone that the work is there
-//! merges nothing.
+//! A story whose tasks changed nothing (an empty diff) ends done with nothing to merge, "already
+//! in place", only when a judge, asked whether the story's work is already on the epic branch,
+//! confirms it with evidence that holds on the proven epic head ([`crate::evidence`]): the files
+//! inside the story's owned paths that hold its work, and for each name the story provides, the
+//! file that provides it. A confirmation without evidence, or with evidence that does not hold,
+//! clears nothing: the next judge round is told what did not hold (no coder round: there is
+//! nothing for a coder to fix in the judge's evidence), and in the last round it fails the
+//! story ([`Failure::InPlaceUnproven`]). Without a judge such a story fails
+//! ([`Failure::NothingChanged`]): an agent's word alone that the work is there merges nothing.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 use epic_git_ops::{CommitId, WorktreeState};
 use epic_perimeter::Review;
+use epic_report::{Evidence, InPlace};
 use epic_story_plan::Story;
 
 use super::{Failure, Stop, Work, millis, turn_failed};
 use crate::blocked::{self, Claim};
 use crate::chat::Recorder;
 use crate::event::Event;
+use crate::evidence::{self, Problem};
 use crate::gates::GateResult;
 use crate::prompts;
 use crate::read_only;
-use crate::replies::parse_verdict;
+use crate::replies::parse_judged;
 use crate::seat::Role;
 
+/// What the judge step leaves for the merge.
+#[derive(Debug)]
+pub(super) struct Judgement {
+    /// The judge's note when it cleared the story (`None` without a judge).
+    pub(super) note: Option<String>,
+    /// The commit it cleared (after a coder round on its findings, the one that round's
+    /// perimeter check passed).
+    pub(super) cleared: CommitId,
+    /// The checked evidence of a story that changed nothing and was found already in place.
+    pub(super) in_place: Option<InPlace>,
+}
+
 impl Work {
-    /// The judge rounds on commit `checked` (the one the perimeter passed): the judge's note
-    /// when it cleared the story (`None` without a judge), and the commit it cleared (after a
-    /// coder round on its findings, the one that round's perimeter check passed).
-    pub(super) async fn judge(
-        &mut self,
-        checked: CommitId,
-    ) -> Result<(Option<String>, CommitId), Stop> {
+    /// The judge rounds on commit `checked` (the one the perimeter passed).
+    pub(super) async fn judge(&mut self, checked: CommitId) -> Result<Judgement, Stop> {
         if self.shared.config.judge.is_none() {
             let (worktree, base, head) =
                 (self.worktree.clone(), self.base.clone(), checked.to_hex());
@@ -46,7 +61,11 @@ impl Work {
                 }
                 .into());
             }
-            return Ok((None, checked));
+            return Ok(Judgement {
+                note: None,
+                cleared: checked,
+                in_place: None,
+            });
         }
         let transcripts = self
             .shared
@@ -66,15 +85,17 @@ impl Work {
         );
         let result = self.judge_rounds(checked, &recorder).await;
         self.usage.absorb(&recorder.usage());
-        result.map(|(note, cleared)| (Some(note), cleared))
+        result
     }
 
     async fn judge_rounds(
         &self,
         mut checked: CommitId,
         recorder: &Arc<Recorder>,
-    ) -> Result<(String, CommitId), Stop> {
+    ) -> Result<Judgement, Stop> {
         let rounds = self.shared.config.judge_rounds.max(1);
+        // What did not hold in the last round's confirmation, told to the next round's judge.
+        let mut unheld: Vec<Problem> = Vec::new();
         for round in 1..=rounds {
             self.check_cancel()?;
             let (worktree, base, head) =
@@ -93,7 +114,7 @@ impl Work {
                 recorder,
             );
             let request = if empty {
-                already_there(&self.story, round)
+                already_there(&self.story, round, &unheld)
             } else {
                 prompts::judge(&diff.text, round)
             };
@@ -107,33 +128,38 @@ impl Work {
             let reply = chat.ask(request).await;
             self.discard_changes(Role::Judge, before).await?;
             let reply = reply.map_err(|error| turn_failed(Role::Judge, error))?;
-            let verdict = parse_verdict(&reply.text);
-            self.emit(Event::StoryJudged {
-                story: self.id().to_owned(),
-                round,
-                cleared: verdict.clean,
-                issues: verdict
-                    .issues
-                    .iter()
-                    .map(|issue| issue.title.clone())
-                    .collect(),
-            });
-            if verdict.clean && empty {
-                self.note(format!(
-                    "the story changed nothing, and the judge confirmed its work is already on \
-                     {}: nothing to merge",
-                    self.shared.epic_branch
-                ));
-                return Ok((
-                    format!(
-                        "judge confirmed the work is already on the epic branch (round \
-                         {round}): nothing to merge"
-                    ),
-                    checked,
-                ));
+            let judged = parse_judged(&reply.text);
+            let verdict = judged.review;
+            // A confirmation that the work is already there clears only with its evidence.
+            let shown = if verdict.clean && empty {
+                Some(self.check_evidence(judged.evidence).await?)
+            } else {
+                None
+            };
+            self.emit_judged(round, &verdict, shown.as_ref());
+            match shown {
+                Some(Ok(evidence)) => return Ok(self.found_in_place(round, checked, evidence)),
+                Some(Err(problems)) if round == rounds => {
+                    return Err(Failure::InPlaceUnproven {
+                        epic_branch: self.shared.epic_branch.clone(),
+                        head: self.base.clone(),
+                        round,
+                        problems,
+                    }
+                    .into());
+                }
+                Some(Err(problems)) => {
+                    unheld = problems;
+                    continue;
+                }
+                None => unheld.clear(),
             }
             if verdict.clean {
-                return Ok((format!("judge cleared (round {round})"), checked));
+                return Ok(Judgement {
+                    note: Some(format!("judge cleared (round {round})")),
+                    cleared: checked,
+                    in_place: None,
+                });
             }
             if round == rounds {
                 return Err(Failure::JudgeNotCleared { rounds, verdict }.into());
@@ -141,6 +167,68 @@ impl Work {
             checked = self.address(&verdict, recorder).await?;
         }
         Err(Failure::JudgeNeverRan.into())
+    }
+
+    /// The `story_judged` event of `round`: cleared when the verdict is clean and, for a story
+    /// that changed nothing, its evidence (`shown`) holds; the issues, or what did not hold.
+    fn emit_judged(
+        &self,
+        round: u32,
+        verdict: &Review,
+        shown: Option<&Result<Vec<Evidence>, Vec<Problem>>>,
+    ) {
+        let issues = match shown {
+            Some(Err(problems)) => problems.iter().map(ToString::to_string).collect(),
+            _ => verdict
+                .issues
+                .iter()
+                .map(|issue| issue.title.clone())
+                .collect(),
+        };
+        self.emit(Event::StoryJudged {
+            story: self.id().to_owned(),
+            round,
+            cleared: verdict.clean && !matches!(shown, Some(Err(_))),
+            issues,
+        });
+    }
+
+    /// The story found already in place in `round`, on `evidence` that held: nothing to merge.
+    fn found_in_place(&self, round: u32, checked: CommitId, evidence: Vec<Evidence>) -> Judgement {
+        let in_place = InPlace::new(self.base.clone(), evidence);
+        self.note(format!(
+            "the story changed nothing, and the judge showed its work is already on {} \
+             (evidence epic checked: {}): nothing to merge",
+            self.shared.epic_branch,
+            in_place.paths()
+        ));
+        Judgement {
+            note: Some(format!(
+                "judge confirmed the work is already on the epic branch, with evidence epic \
+                 checked (round {round}): nothing to merge"
+            )),
+            cleared: checked,
+            in_place: Some(in_place),
+        }
+    }
+
+    /// The judge's `evidence` checked on the proven epic head the story was judged against
+    /// (its base): the evidence as checked when it holds, else what did not hold.
+    async fn check_evidence(
+        &self,
+        claimed: Result<Vec<Evidence>, String>,
+    ) -> Result<Result<Vec<Evidence>, Vec<Problem>>, Stop> {
+        let (story, worktree, head) = (
+            Arc::clone(&self.story),
+            self.worktree.clone(),
+            self.base.clone(),
+        );
+        self.git("read the judge's evidence on the epic head", move |git| {
+            evidence::check(&story, claimed.as_deref().map_err(String::as_str), |path| {
+                git.tree_file(&worktree, &head, path)
+            })
+        })
+        .await
     }
 
     /// Puts the worktree back to `before` if a `role` turn changed it (files, commits, the
@@ -219,8 +307,15 @@ impl Work {
 }
 
 /// The judge's request when the story's tasks changed nothing: is its work already on the epic
-/// branch?
-fn already_there(story: &Story, round: u32) -> String {
+/// branch, and where? `unheld`: what did not hold in the last round's confirmation.
+fn already_there(story: &Story, round: u32, unheld: &[Problem]) -> String {
+    let list = |items: &[String]| {
+        if items.is_empty() {
+            "none".to_owned()
+        } else {
+            items.join(", ")
+        }
+    };
     let mut out = format!(
         "Judge round {round}. The story's branch has no changes against the epic branch: its \
          coder changed nothing, saying the work is already there. Check the files in your \
@@ -228,16 +323,35 @@ fn already_there(story: &Story, round: u32) -> String {
          paths ({}). Clear the story only if everything it must do is already there: every \
          acceptance criterion holds and everything it must provide exists. Otherwise name what \
          is missing as issues a coder can act on.\n",
-        if story.owned.is_empty() {
-            "none".to_owned()
-        } else {
-            story.owned.join(", ")
-        }
+        list(&story.owned)
     );
+    write!(
+        out,
+        "\nTo clear it, show where the work is: `evidence` lists the files on the epic branch \
+         that hold the story's work (at least one; each a file, not a directory, inside the \
+         story's owned paths), and for each name the story provides, the file that provides it, \
+         in that file's `provides`. epic checks it on the epic branch: a name counts as provided \
+         when the first word of its last part (after the last `::`, `.`, `/` or `#`) appears in \
+         the file as a whole word. The story provides: {}. A clean verdict without evidence that \
+         holds clears nothing.\n",
+        list(&story.provides)
+    )
+    .ok();
+    if !unheld.is_empty() {
+        out.push_str("\nYour confirmation in the last round did not hold:\n");
+        for problem in unheld {
+            writeln!(out, "- {problem}").ok();
+        }
+        out.push_str(
+            "Check again: clear the story only with evidence that holds, or name what is \
+             missing.\n",
+        );
+    }
     out.push_str(
         "\nReply with only this JSON, bare or in one fenced block; clean means the work is \
          already there:\n{\"clean\":true|false,\"issues\":[{\"severity\":\"critical|major|minor\",\
-         \"title\":\"…\",\"description\":\"…\"}]}\n",
+         \"title\":\"…\",\"description\":\"…\"}],\"evidence\":[{\"path\":\"<file>\",\
+         \"provides\":[\"<name>\"]}]}\n",
     );
     out
 }

@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use epic_git_ops::{CommitId, CommitOutcome, Git};
-use epic_report::{Timestamp, UsageMeter};
+use epic_report::{InPlace, Timestamp, UsageMeter};
 use epic_state_store::{EpicDir, StoryStage, StoryState};
 use epic_story_plan::{Story, StoryPlan};
 use tokio::sync::Mutex;
@@ -177,11 +177,14 @@ pub(crate) struct EpicHead {
 /// How a story ended.
 #[derive(Debug)]
 pub(crate) enum Ending {
-    /// Merged (now, or it already was); `proven_with`: the stories proven together with it by
+    /// Merged (now, or it already was; or found already in place); `proven_with`: the stories proven together with it by
     /// one gate run of the merge queue, itself included (empty when alone).
     Merged {
         judge: Option<String>,
         proven_with: Vec<String>,
+        /// Set when it merged nothing because its work was already in place, with the evidence
+        /// that showed it.
+        in_place: Option<InPlace>,
     },
     /// Failed; when [`Failure::halts`], new stories must not start (the epic worktree is dirty).
     Failed(Failure),
@@ -286,6 +289,7 @@ pub(crate) async fn run_story(
         Ok(integrated) => Ending::Merged {
             judge: integrated.judge,
             proven_with: integrated.proven_with,
+            in_place: integrated.in_place,
         },
         Err(Stop::Cancelled) => Ending::Cancelled,
         Err(Stop::Failed(failure)) => Ending::Failed(failure),
@@ -481,13 +485,13 @@ impl Work {
         // what moved it is never merged unchecked.
         let checked = self.enforce_perimeter().await?;
         self.guard_tests(&checked).await?;
-        let (judge, cleared) = self.judge(checked).await?;
-        if judge.is_some() && cleared != checked {
+        let judgement = self.judge(checked).await?;
+        if judgement.note.is_some() && judgement.cleared != checked {
             // A judge round's feedback turn may have touched the tests too.
-            self.guard_tests(&cleared).await?;
+            self.guard_tests(&judgement.cleared).await?;
         }
         self.check_cancel()?;
-        self.integrate(judge, cleared).await
+        self.integrate(judgement).await
     }
 
     // The story's state, read and written by every step that changes it.

@@ -20,6 +20,7 @@ mod guarded_files;
 mod happy;
 mod hostile_agents;
 mod hostile_replies;
+mod in_place;
 mod limits;
 mod merge_queue;
 mod misbehaviour;

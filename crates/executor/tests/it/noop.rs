@@ -1,9 +1,9 @@
 //! A task whose turn changes nothing: confirmed as already satisfied, or not (the no-op policy,
-//! `--noop`); a story whose tasks changed nothing at all.
+//! `--noop`); a story whose tasks changed nothing at all (more in `in_place.rs`).
 
 use epic_executor::{Event, NoopPolicy, StoryError};
 
-use crate::epic_support::{EpicFixture, merges, plan, reason, statuses};
+use crate::epic_support::{EpicFixture, commit_on_main, merges, plan, reason, statuses};
 use crate::support::{Events, Fixture, Run, task_list};
 
 /// A coder that plans `one` and changes nothing; asked whether the task is satisfied, it
@@ -193,12 +193,15 @@ async fn a_story_that_changed_nothing_fails_without_a_judge() {
 }
 
 #[tokio::test]
-async fn a_story_that_changed_nothing_is_done_when_the_judge_confirms_its_work_is_there() {
+async fn a_story_that_changed_nothing_is_done_when_the_judge_shows_its_work_is_there() {
     let ep = EpicFixture::new();
+    commit_on_main(&ep, &[("src/a/done.txt", "a\n")]);
     ep.hook("a", "echo 'It is all there already.'; exit 0\n");
     ep.hook(
         "a.judge",
-        "printf '%s' \"$prompt\" > \"$ROOT/judge-prompt\"\n",
+        "printf '%s' \"$prompt\" > \"$ROOT/judge-prompt\"\n\
+         echo '{\"clean\":true,\"issues\":[],\"evidence\":[{\"path\":\"src/a/done.txt\"}]}'\n\
+         exit 0\n",
     );
     let mut config = ep.config();
     config.judge = Some(ep.agent());
@@ -210,14 +213,17 @@ async fn a_story_that_changed_nothing_is_done_when_the_judge_confirms_its_work_i
     assert_eq!(statuses(&outcome), ["a:done"], "{}", reason(&outcome, 0));
     assert_eq!(
         outcome.report.stories[0].judge.as_deref(),
-        Some("judge confirmed the work is already on the epic branch (round 1): nothing to merge")
+        Some(
+            "judge confirmed the work is already on the epic branch, with evidence epic checked \
+             (round 1): nothing to merge"
+        )
     );
     let asked = std::fs::read_to_string(ep.fx.root.join("judge-prompt")).expect("judged");
     assert!(asked.contains("The story's branch has no changes against the epic branch"));
     assert!(asked.contains("owned paths (src/a)"));
     assert!(events.steps().iter().any(|event| matches!(
         event,
-        Event::StoryMerged { story, commit: None, .. } if story == "a"
+        Event::StoryMerged { story, commit: None, in_place: Some(_), .. } if story == "a"
     )));
     assert!(merges(&ep).is_empty());
 }

@@ -20,4 +20,5 @@ mod status_scan;
 mod support;
 mod switch;
 mod threads;
+mod tree_files;
 mod worktrees;
