@@ -307,7 +307,8 @@ pub(crate) struct RunOptions {
     pub(crate) outage_wait: Option<Wait>,
 
     /// Check each seat before the first story, without spending a token: its program is
-    /// installed and, for `claude`, `codex` and `gemini`, logged in (`claude auth status`,
+    /// installed and, for `claude`, `codex` and `gemini`, signed in (an API key or token in the
+    /// environment, a Codex model provider of its own with its key, `claude auth status`,
     /// `codex login status`, Gemini's auth settings). A seat that fails its check stops the run
     /// before anything starts (exit 2). Default: true.
     #[arg(
