@@ -14,6 +14,17 @@
 //!   for it appear in the run's output, transcripts or report), never a usage error.
 //! - **trust**: no output of Gemini CLI holds "Approval mode overridden" (the preset trusts the
 //!   worktree for the session).
+//! - **signed in another way**: each CLI configured for a server of its own on 127.0.0.1 (a
+//!   port nothing listens on): Codex with a model provider of its own in `~/.codex/config.toml`
+//!   and its key in the variable `env_key` names, Claude Code with `ANTHROPIC_BASE_URL` and a
+//!   token, Gemini CLI with a key, `GOOGLE_GEMINI_BASE_URL` and its auth type in
+//!   `~/.gemini/settings.json`. The seat check passes (no exit 2, no "cannot run"), and the turn,
+//!   in the sandbox, reads the CLI's own configuration and gets to the network; Codex's provider
+//!   with its key variable empty is refused, naming the variable.
+//!
+//! Every case's home holds fake keys in the credential stores the sandbox hides (`~/.ssh`,
+//! `~/.aws`, `~/.config/gh`, `~/.netrc`, `~/.git-credentials`): the real CLIs run with them
+//! hidden and their own configuration directories readable.
 //!
 //! Each case has a deadline; a case that fails prints what the run printed.
 
@@ -124,12 +135,21 @@ struct Case {
     name: String,
     preset: &'static str,
     args: Vec<String>,
+    /// Variables set for the run (after the keys are removed).
+    env: Vec<(&'static str, &'static str)>,
+    /// Files written in the throwaway home first: a path from it, the contents.
+    home: Vec<(&'static str, &'static str)>,
     expect: Expect,
 }
 
 enum Expect {
     /// Exit 2 before anything starts, naming the seat.
     Refused,
+    /// Exit 2 before anything starts, naming the seat and these words (the variable).
+    RefusedNaming(&'static str),
+    /// Past the seat check (not exit 2, no "cannot run"), the program got this far: one of
+    /// these words appears.
+    Signed(&'static [&'static str]),
     /// The program ran in this role, reached its login or network step (one of these words),
     /// and the run ended with this exit code.
     Reached(&'static [&'static str], i32),
@@ -143,6 +163,8 @@ fn cases() -> Vec<Case> {
             name: format!("{preset}: the preflight refuses a logged-out seat"),
             preset,
             args: vec!["--coder".into(), preset.into()],
+            env: Vec::new(),
+            home: Vec::new(),
             expect: Expect::Refused,
         });
         for (role, args) in [
@@ -156,12 +178,107 @@ fn cases() -> Vec<Case> {
                 name: format!("{preset} as {role}: its command line reaches the login step"),
                 preset,
                 args,
+                env: Vec::new(),
+                home: Vec::new(),
                 expect: Expect::Reached(reached, code),
             });
         }
     }
+    cases.extend(signed_in_cases());
     cases
 }
+
+/// Codex's configuration with a model provider of its own on loopback, its key in
+/// `EPIC_AGENTS_KEY`.
+const CODEX_PROVIDER: &str = "model_provider = \"local\"\n\n[model_providers.local]\n\
+    name = \"Local\"\nbase_url = \"http://127.0.0.1:9/v1\"\nwire_api = \"responses\"\n\
+    env_key = \"EPIC_AGENTS_KEY\"\n";
+
+/// What Codex prints when it reaches for a server that is not there.
+const CODEX_NETWORK: &[&str] = &[
+    "Reconnecting",
+    "error sending request",
+    "stream disconnected",
+    "onnection refused",
+];
+
+/// The cases of CLIs signed in without their own login, each run in the sandbox.
+fn signed_in_cases() -> Vec<Case> {
+    let coder = |preset: &str| -> Vec<String> {
+        ["--coder", preset, "--sandbox", "on"]
+            .map(str::to_owned)
+            .to_vec()
+    };
+    vec![
+        Case {
+            name: "codex with a provider of its own and its key: the seat check passes".into(),
+            preset: "codex",
+            args: coder("codex"),
+            env: vec![("EPIC_AGENTS_KEY", "sk-local")],
+            home: vec![(".codex/config.toml", CODEX_PROVIDER)],
+            expect: Expect::Signed(CODEX_NETWORK),
+        },
+        Case {
+            name: "codex with a provider of its own and its key empty: refused naming it".into(),
+            preset: "codex",
+            args: coder("codex"),
+            env: vec![("EPIC_AGENTS_KEY", "")],
+            home: vec![(".codex/config.toml", CODEX_PROVIDER)],
+            expect: Expect::RefusedNaming("EPIC_AGENTS_KEY"),
+        },
+        Case {
+            name: "claude with a base URL and a token: the seat check passes".into(),
+            preset: "claude",
+            args: coder("claude"),
+            env: vec![
+                ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+                ("ANTHROPIC_AUTH_TOKEN", "sk-local"),
+                ("CLAUDE_CODE_MAX_RETRIES", "0"),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ],
+            home: Vec::new(),
+            expect: Expect::Signed(&[
+                "Can't reach the API server",
+                "Connection error",
+                "ECONNREFUSED",
+                "Unable to connect",
+                "API Error",
+            ]),
+        },
+        Case {
+            name: "gemini with a key and a base URL: the seat check passes".into(),
+            preset: "gemini",
+            args: coder("gemini"),
+            env: vec![
+                ("GEMINI_API_KEY", "local"),
+                ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"),
+            ],
+            // Read in the sandbox: without it Gemini CLI exits 41 at once.
+            home: vec![(
+                ".gemini/settings.json",
+                r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
+            )],
+            // Gemini retries for minutes: a turn still trying at its deadline got past its
+            // sign-in, which fails at once.
+            expect: Expect::Signed(&["fetch failed", "ECONNREFUSED", "did not finish within"]),
+        },
+    ]
+}
+
+/// Fake keys in the credential stores the sandbox hides, planted in every case's home.
+const PLANTED_STORES: [(&str, &str); 5] = [
+    (".ssh/id_ed25519", "FAKE-KEY\n"),
+    (
+        ".aws/credentials",
+        "[default]\naws_secret_access_key = FAKE-KEY\n",
+    ),
+    (
+        ".config/gh/hosts.yml",
+        "github.com:\n  oauth_token: FAKE-KEY\n",
+    ),
+    (".netrc", "machine example.com password FAKE-KEY\n"),
+    (".git-credentials", "https://u:FAKE-KEY@example.com\n"),
+];
 
 /// `cargo xtask agents [FILTER]`: every case, or those whose name contains `FILTER`.
 pub(crate) fn run(args: &[String]) -> Result {
@@ -301,6 +418,13 @@ fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
     fs::write(repo.join("plan.json"), PLAN).map_err(|error| error.to_string())?;
     git(&repo, &home, &["add", "README.md"])?;
     git(&repo, &home, &["commit", "--quiet", "-m", "first"])?;
+    for (path, contents) in PLANTED_STORES.iter().chain(&case.home) {
+        let path = home.join(path);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|error| error.to_string())?;
+        }
+        fs::write(&path, contents).map_err(|error| error.to_string())?;
+    }
 
     let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
@@ -336,6 +460,9 @@ fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
     for key in KEYS {
         command.env_remove(key);
     }
+    for (key, value) in &case.env {
+        command.env(key, value);
+    }
     let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
     let mut everything = printed.clone();
     for file in files_under(&repo.join(".git").join("epic")) {
@@ -344,6 +471,12 @@ fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
             everything.push_str(&text);
         }
     }
+    check(case, code, &printed, &everything)
+}
+
+/// What must hold of `case`'s run, which exited with `code` having printed `printed`
+/// (`everything`: that and the epic's state files).
+fn check(case: &Case, code: Option<i32>, printed: &str, everything: &str) -> Result {
     let failed = |why: String| {
         Err(format!(
             "{why}\n--- the run printed (exit {code:?}):\n{printed}"
@@ -362,6 +495,23 @@ fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
             let named = format!("the seat `{}` cannot run", case.preset);
             if code != Some(2) || !printed.contains(&named) {
                 return failed(format!("expected exit 2 and \"{named}\""));
+            }
+        }
+        Expect::RefusedNaming(name) => {
+            let named = format!("the seat `{}` cannot run", case.preset);
+            if code != Some(2) || !printed.contains(&named) || !printed.contains(name) {
+                return failed(format!("expected exit 2, \"{named}\" and `{name}`"));
+            }
+        }
+        Expect::Signed(words) => {
+            if code == Some(2) || printed.contains("cannot run") {
+                return failed("the seat check refused a CLI signed in another way".into());
+            }
+            if !words.iter().any(|word| everything.contains(*word)) {
+                return failed(format!(
+                    "none of its network words ({}) appeared",
+                    words.join(", ")
+                ));
             }
         }
         Expect::Reached(words, expected) => {

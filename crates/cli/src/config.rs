@@ -35,7 +35,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use epic_executor::{
-    CommandSeat, NoopPolicy, Policy, Preset, RunConfig, SandboxMode, ScriptSeat, WorktreeMode,
+    CommandSeat, NoopPolicy, Policy, Preset, RunConfig, SandboxMode, ScriptSeat, UserHome,
+    WorktreeMode,
 };
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -233,6 +234,20 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 
+    /// Credential stores shown to the agents, gates and setup commands after all: in the
+    /// sandbox each of the usual stores (`~/.ssh`, `~/.gnupg`, `~/.aws`, `~/.azure`, `~/.kube`,
+    /// `~/.docker/config.json`, `~/.netrc`, `~/.git-credentials`, `~/.config/gh`,
+    /// `~/.config/git/credentials`, the tokens that publish packages) reads as empty; a path
+    /// here (absolute, or `~/…` from the home) names one of them to show as it is. Default:
+    /// none.
+    #[arg(
+        long,
+        value_name = "PATH",
+        help = "A credential store the sandbox hides (~/.ssh, ~/.aws, ~/.config/gh, ~/.netrc, …) \
+                to show to the agents and gates of the run; repeatable"
+    )]
+    pub(crate) expose: Option<Vec<StorePath>>,
+
     /// The most the epic may spend on agent turns, in US dollars, across its runs: once the
     /// spend (the agents' reported costs where they report them, else estimates) reaches it, no
     /// agent turn starts, running turns finish, and the unfinished stories end not started with
@@ -292,7 +307,8 @@ pub(crate) struct RunOptions {
     pub(crate) outage_wait: Option<Wait>,
 
     /// Check each seat before the first story, without spending a token: its program is
-    /// installed and, for `claude`, `codex` and `gemini`, logged in (`claude auth status`,
+    /// installed and, for `claude`, `codex` and `gemini`, signed in (an API key or token in the
+    /// environment, a Codex model provider of its own with its key, `claude auth status`,
     /// `codex login status`, Gemini's auth settings). A seat that fails its check stops the run
     /// before anything starts (exit 2). Default: true.
     #[arg(
@@ -373,6 +389,8 @@ impl RunOptions {
             merge_batch: u32::try_from(config.merge_batch).ok().and_then(Count::new),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
+            // No store: `RunConfig::new` exposes none (a unit test holds it to that).
+            expose: Some(Vec::new()),
             budget_usd: config
                 .budget_usd
                 .and_then(|usd| Dollars::try_from(usd).ok()),
@@ -544,6 +562,13 @@ pub(crate) fn merged(file: &RunOptions, flags: &RunOptions) -> RunOptions {
 /// naming both places to set it.
 pub(crate) fn resolve(file: &RunOptions, flags: &RunOptions) -> Result<Resolved, CommandError> {
     let options = merged(file, flags);
+    if options
+        .expose
+        .as_ref()
+        .is_some_and(|stores| !stores.is_empty())
+    {
+        exposed(&options, user_home().as_ref())?;
+    }
     let Some(coder) = options.coder.clone() else {
         return Err(CommandError::new(
             Kind::Config,
@@ -557,6 +582,76 @@ pub(crate) fn resolve(file: &RunOptions, flags: &RunOptions) -> Result<Resolved,
         )));
     };
     Ok(Resolved { coder, options })
+}
+
+/// The user's home as the environment names it when the command starts (`HOME`, and
+/// `XDG_CONFIG_HOME` where it is set): the sandbox hides the credential stores in it. None
+/// where `HOME` is unset or not an absolute path: then nothing is hidden.
+pub(crate) fn user_home() -> Option<UserHome> {
+    let absolute = |name: &str| {
+        std::env::var_os(name)
+            .map(PathBuf::from)
+            .filter(|path| path.is_absolute())
+    };
+    Some(UserHome {
+        home: absolute("HOME")?,
+        config_home: absolute("XDG_CONFIG_HOME"),
+    })
+}
+
+/// The credential stores `options` exposes (`expose`), as absolute paths, each checked to be
+/// one the sandbox hides under `home`: a path that is not (a typo, a file inside a store, a
+/// path the agents see anyway) is a config error (exit 2) listing the stores.
+pub(crate) fn exposed(
+    options: &RunOptions,
+    home: Option<&UserHome>,
+) -> Result<Vec<PathBuf>, CommandError> {
+    let stores = home.map(UserHome::credential_stores).unwrap_or_default();
+    let mut paths = Vec::new();
+    for store in options.expose.iter().flatten() {
+        let Some(path) = store.path(home) else {
+            return Err(CommandError::new(
+                Kind::Config,
+                crate::error::Message::new(format!(
+                    "`expose` names `{store}`, but HOME is not set: there is no home to \
+                     read `~` as"
+                )),
+            )
+            .hint("write the store's absolute path, or run with HOME set"));
+        };
+        if !stores.contains(&path) {
+            let shown: Vec<String> = stores
+                .iter()
+                .map(|store| match home {
+                    Some(home) => match store.strip_prefix(&home.home) {
+                        Ok(rest) => format!("~/{}", rest.display()),
+                        Err(_) => store.display().to_string(),
+                    },
+                    None => store.display().to_string(),
+                })
+                .collect();
+            return Err(CommandError::new(
+                Kind::Config,
+                crate::error::Message::new(format!(
+                    "`expose` names `{store}` (`{}`), which is not a credential store the \
+                     sandbox hides",
+                    path.display()
+                )),
+            )
+            .hint(format!(
+                "the stores it hides, each of which `--expose` (or `expose` in {FILE_NAME}) can \
+                 show: {}",
+                if shown.is_empty() {
+                    "none (HOME is not set)".to_owned()
+                } else {
+                    shown.join(", ")
+                }
+            ))
+            .hint("every other path is visible to the agents as it is"));
+        }
+        paths.push(path);
+    }
+    Ok(paths)
 }
 
 /// The options a run was given, kept in the epic's state ([`EpicDir::run_options`]) for the next
@@ -790,6 +885,8 @@ impl Resolved {
         );
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
+        config.home = user_home();
+        set(&mut config.expose, self.expose_paths(config.home.as_ref()));
         set(
             &mut config.budget_usd,
             options.budget_usd.map(|usd| Some(usd.get())),
@@ -817,6 +914,13 @@ impl Resolved {
         set(&mut config.worktrees, options.worktrees);
         config.prices = config.prices.clone().merge(self.price_overrides());
         config
+    }
+
+    /// The stores `expose` names, as paths from `home` (each checked when the options were
+    /// resolved: [`exposed`]).
+    fn expose_paths(&self, home: Option<&UserHome>) -> Option<Vec<PathBuf>> {
+        let stores = self.options.expose.as_ref()?;
+        Some(stores.iter().filter_map(|store| store.path(home)).collect())
     }
 
     /// The config's price overrides as a table, the most specific prefix first.
@@ -1285,6 +1389,71 @@ impl JsonSchema for NonBlank {
     }
 }
 
+/// A credential store to show to a run's agents (`--expose`): an absolute path, or `~/…` from the
+/// user's home, as written (a rerun reads `~` as its own home).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub(crate) struct StorePath(String);
+
+impl StorePath {
+    /// The path, `~/` read as `home`'s home: none for a `~/` path without a home.
+    pub(crate) fn path(&self, home: Option<&UserHome>) -> Option<PathBuf> {
+        match self.0.strip_prefix("~/") {
+            Some(rest) => home.map(|home| home.home.join(rest)),
+            None => Some(PathBuf::from(&self.0)),
+        }
+    }
+}
+
+impl fmt::Display for StorePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for StorePath {
+    type Error = ValueError;
+
+    fn try_from(text: String) -> Result<Self, ValueError> {
+        if text.starts_with('/') || (text.starts_with("~/") && text.len() > 2) {
+            Ok(Self(text))
+        } else {
+            Err(ValueError(format!(
+                "expected a credential store's path, absolute or from the home (`~/.ssh`), not \
+                 `{text}`"
+            )))
+        }
+    }
+}
+
+impl FromStr for StorePath {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        text.to_owned().try_into()
+    }
+}
+
+impl From<StorePath> for String {
+    fn from(path: StorePath) -> Self {
+        path.0
+    }
+}
+
+impl JsonSchema for StorePath {
+    fn schema_name() -> Cow<'static, str> {
+        "StorePath".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A credential store's path: absolute, or `~/…` from the home.",
+            "type": "string",
+            "pattern": "^(/|~/.)"
+        })
+    }
+}
+
 /// A price override: US dollars per million tokens, each a finite number of at least 0.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(try_from = "RawPrice")]
@@ -1681,6 +1850,7 @@ mod tests {
         assert_eq!(config.schedule, Policy::CriticalPath);
         assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
         assert_eq!(config.sandbox, SandboxMode::Auto);
+        assert!(config.expose.is_empty());
         assert_eq!(config.noop, NoopPolicy::Complete);
         assert!(config.verifier.is_none());
         assert!(config.board_hook.is_none() && config.extra_rules.is_empty());
@@ -1711,6 +1881,7 @@ mod tests {
                 merge_batch: Count::new(16),
                 test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
+                expose: Some(vec![]),
                 noop: Some(NoopPolicy::Complete),
                 rules: Some(vec![]),
                 worktrees: Some(WorktreeMode::Warm),
@@ -1746,6 +1917,56 @@ mod tests {
         // `RunOptions::defaults` relies on it: a seat cannot be shown by name.
         let config = RunConfig::new(Arc::new(ScriptSeat));
         assert!(config.judge.is_none() && config.reviewers.is_empty());
+        // Nor an exposed store, nor a home (the CLI reads it from the environment).
+        assert!(config.expose.is_empty() && config.home.is_none());
+    }
+
+    #[test]
+    fn an_exposed_path_must_be_a_hidden_store() {
+        let home = UserHome {
+            home: "/home/ann".into(),
+            config_home: Some("/xdg".into()),
+        };
+        let exposing = |paths: &[&str]| {
+            let mut args = vec!["--coder", "script"];
+            for path in paths {
+                args.extend(["--expose", path]);
+            }
+            exposed(&flags(&args).given(), Some(&home))
+        };
+        assert_eq!(
+            exposing(&["~/.ssh", "/xdg/gh", "/home/ann/.config/gh/"]).unwrap(),
+            [
+                PathBuf::from("/home/ann/.ssh"),
+                PathBuf::from("/xdg/gh"),
+                PathBuf::from("/home/ann/.config/gh")
+            ]
+        );
+        for wrong in ["~/.sshh", "~/.ssh/id_ed25519", "~/.codex", "/etc"] {
+            let error = exposing(&[wrong]).unwrap_err();
+            assert_eq!(error.exit_code(), 2);
+            let text = format!("{}\n{}", error.cause().unwrap(), error.hints().join("\n"));
+            assert!(
+                text.contains(&format!("`{wrong}`"))
+                    && text.contains("not a credential store")
+                    && text.contains("~/.ssh, ~/.gnupg"),
+                "{text}"
+            );
+        }
+        let error = exposed(&flags(&["--expose", "~/.ssh"]), None).unwrap_err();
+        assert!(error.cause().unwrap().contains("HOME is not set"));
+        // The form is checked where it is written, by a flag or in the file.
+        assert!("ssh".parse::<StorePath>().is_err() && "~/".parse::<StorePath>().is_err());
+        assert!(RunOptions::parse("expose = [\".ssh\"]").is_err());
+        let run = flags(&["--coder", "script", "--expose", "~/.aws"]).given();
+        let config = Resolved {
+            coder: SeatSpec::Script,
+            options: run,
+        }
+        .run_config();
+        let home = user_home().expect("the tests run with HOME set");
+        assert_eq!(config.expose, [home.home.join(".aws")]);
+        assert_eq!(config.home, Some(home));
     }
 
     #[test]
@@ -1833,6 +2054,7 @@ mod tests {
                 "merge_batch",
                 "test_pattern",
                 "sandbox",
+                "expose",
                 "budget_usd",
                 "max_wait",
                 "noop",
@@ -1876,6 +2098,7 @@ schedule = "waves"
 merge_batch = 2
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
+expose = ["~/.ssh", "~/.config/gh"]
 budget_usd = 12.5
 noop = "fail"
 verifier = "gemini"
@@ -1939,6 +2162,8 @@ aider = { input = 0.5, output = 1.5 }
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.merge_batch, 2);
         assert_eq!(config.sandbox, SandboxMode::Off);
+        let home = user_home().expect("the tests run with HOME set").home;
+        assert_eq!(config.expose, [home.join(".ssh"), home.join(".config/gh")]);
         assert_eq!(config.budget_usd, Some(12.5));
         assert_eq!(config.noop, NoopPolicy::Fail);
         assert_eq!(resolved.options.verifier, Some(seat("gemini")));

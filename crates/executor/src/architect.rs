@@ -27,7 +27,7 @@ use crate::offload;
 use crate::prompts;
 use crate::replies;
 use crate::run::worktrees_root;
-use crate::sandbox::{self, Layout, SandboxMode, SandboxUnavailable};
+use crate::sandbox::{self, Credentials, Layout, SandboxMode, SandboxUnavailable, UserHome};
 use crate::seat::{Role, Seat, SeatError};
 
 /// What the architect is told about the epic and the repository.
@@ -82,6 +82,12 @@ pub struct ArchitectJob {
     pub turn_timeout: Duration,
     /// Whether the turns run in the sandbox.
     pub sandbox: SandboxMode,
+    /// The user's home, whose credential stores the sandbox hides
+    /// ([`RunConfig::home`](crate::RunConfig::home)); none: nothing hidden.
+    pub home: Option<UserHome>,
+    /// Credential stores shown to the architect after all
+    /// ([`RunConfig::expose`](crate::RunConfig::expose)).
+    pub expose: Vec<PathBuf>,
     /// The prices usage is estimated at.
     pub prices: PriceTable,
 }
@@ -162,7 +168,8 @@ pub async fn plan_epic(
             .parent()
             .map_or_else(|| job.repo_root.clone(), PathBuf::from),
     };
-    let resolved = sandbox::resolve(job.sandbox, layout).await?;
+    let credentials = Credentials::new(job.home.as_ref(), &job.expose);
+    let resolved = sandbox::resolve(job.sandbox, layout, credentials).await?;
     let recorder = Arc::new(Recorder::new(
         "architect",
         &job.record_dir,

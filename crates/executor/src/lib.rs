@@ -234,7 +234,10 @@ pub use run::{
     DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome,
     WorktreeMode, run_epic, worktrees_root,
 };
-pub use sandbox::{INSTALL_BUBBLEWRAP, Sandbox, SandboxMode, SandboxUnavailable};
+pub use sandbox::{
+    CONFIG_STORES, CREDENTIAL_STORES, INSTALL_BUBBLEWRAP, Sandbox, SandboxMode, SandboxUnavailable,
+    UserHome,
+};
 pub use schedule::{Policy, Schedule, Standing};
 pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{

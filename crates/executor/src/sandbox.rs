@@ -15,9 +15,20 @@
 //! work; `on` refuses to run without it; `off` runs unsandboxed and says that agents are not
 //! contained. The board hook is the user's own command and never runs in the sandbox.
 //!
-//! What is not contained, sandbox or not: the network, the rest of the user's files (their home,
-//! other repositories), and what a commit may write in the git directory (any object, any ref:
-//! the checks before a merge hold what reaches the epic branch).
+//! The user's credential stores ([`CREDENTIAL_STORES`] under their home, [`CONFIG_STORES`] under
+//! their config home: `~/.ssh`, `~/.aws`, `~/.config/gh`, `~/.netrc`, …) are hidden: each one
+//! that exists when a process starts reads as an empty, read-only directory or file (a stand-in
+//! epic made, bound over it), so a turn cannot copy a key into its story, and a gate cannot
+//! read one. Hidden are only the stores that exist: bubblewrap would otherwise make a mount point
+//! for each on the real file system (the root is bound as it is), leaving empty directories in
+//! the user's home. `--expose PATH` ([`RunConfig::expose`](crate::RunConfig::expose)) shows one
+//! to the run's processes. The agents' own configuration (`~/.claude`, `~/.codex`, `~/.gemini`,
+//! aider's, opencode's) is not a store: logins keep working.
+//!
+//! What is not contained, sandbox or not: the network, the environment (API keys in it
+//! included), the rest of the user's files (their home but the credential stores, other
+//! repositories), and what a commit may write in the git directory (any object, any ref: the
+//! checks before a merge hold what reaches the epic branch).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -71,6 +82,191 @@ impl SandboxMode {
             Self::On => "on",
             Self::Off => "off",
         }
+    }
+}
+
+/// The credential stores under the user's home that a sandbox hides, each a path relative to
+/// the home: the keys and logins of ssh, GPG, the cloud CLIs (AWS, Azure), Kubernetes, Docker's
+/// registry logins, `.netrc` (curl, git over HTTP, pip), git's credential store, and the tokens
+/// that publish packages (cargo, `PyPI`, `RubyGems`, Terraform's registry). Not among them, as
+/// README.md says why: the agents' own configuration, gcloud's (Vertex logins read it), and the
+/// files that configure builds as well as holding tokens (`~/.npmrc`, Maven's and Gradle's).
+pub const CREDENTIAL_STORES: [&str; 13] = [
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".pypirc",
+    ".gem/credentials",
+    ".terraform.d/credentials.tfrc.json",
+];
+
+/// The credential stores under the user's configuration home (`$XDG_CONFIG_HOME`, and
+/// `~/.config` where that is elsewhere or unset) that a sandbox hides: GitHub CLI's logins and
+/// git's credential store.
+pub const CONFIG_STORES: [&str; 2] = ["gh", "git/credentials"];
+
+/// Where the user's credential stores are: their home and configuration home, as the
+/// environment named them when the run started (the CLI reads them; the executor reads no
+/// environment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserHome {
+    /// The home directory (`HOME`).
+    pub home: PathBuf,
+    /// The configuration home (`XDG_CONFIG_HOME`), where it is set; `~/.config` either way.
+    pub config_home: Option<PathBuf>,
+}
+
+impl UserHome {
+    /// The credential stores a sandbox hides, as absolute paths: [`CREDENTIAL_STORES`] under
+    /// the home, [`CONFIG_STORES`] under `~/.config` and under the configuration home, each once.
+    pub fn credential_stores(&self) -> Vec<PathBuf> {
+        let mut config_homes = vec![self.home.join(".config")];
+        if let Some(config_home) = &self.config_home
+            && config_home.is_absolute()
+            && !config_homes.contains(config_home)
+        {
+            config_homes.push(config_home.clone());
+        }
+        let mut stores: Vec<PathBuf> = CREDENTIAL_STORES
+            .iter()
+            .map(|store| self.home.join(store))
+            .collect();
+        for config_home in &config_homes {
+            stores.extend(CONFIG_STORES.iter().map(|store| config_home.join(store)));
+        }
+        stores
+    }
+}
+
+/// The credential stores a run's sandbox hides: the user's but those the run exposes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Credentials {
+    /// The stores hidden, absolute, none inside another.
+    stores: Vec<PathBuf>,
+}
+
+impl Credentials {
+    /// The stores of `home` but `expose` (none without a home: nothing is known to hide).
+    pub(crate) fn new(home: Option<&UserHome>, expose: &[PathBuf]) -> Self {
+        let all = home.map(UserHome::credential_stores).unwrap_or_default();
+        let shown: Vec<&PathBuf> = all
+            .iter()
+            .filter(|store| expose.iter().any(|path| path == *store))
+            .collect();
+        let mut stores: Vec<PathBuf> = all
+            .iter()
+            .filter(|store| !shown.contains(store))
+            .cloned()
+            .collect();
+        // A store inside another hidden one is hidden with it (and a mount inside a read-only
+        // stand-in could not be made).
+        let within: Vec<PathBuf> = stores
+            .iter()
+            .filter(|store| {
+                stores
+                    .iter()
+                    .any(|other| other != *store && store.starts_with(other))
+            })
+            .cloned()
+            .collect();
+        stores.retain(|store| !within.contains(store));
+        Self { stores }
+    }
+
+    /// The hidden stores that exist now, each with whether it is a directory, but one that holds
+    /// a place of `layout` (the repository under `~/.ssh` stays the agents' to work in).
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "looks at the user's credential stores, outside the repository and the state                   directory, to hide the ones that exist"
+    )]
+    fn present(&self, layout: &Layout) -> Vec<Mask> {
+        self.stores
+            .iter()
+            .filter(|store| {
+                ![&layout.checkout, &layout.worktrees, &layout.common_dir]
+                    .iter()
+                    .any(|place| place.starts_with(store))
+            })
+            .filter_map(|store| {
+                // Through a link, as the mount goes: a link to a directory is hidden as one, a
+                // dangling link leads to nothing to read.
+                let metadata = std::fs::metadata(store).ok()?;
+                Some(Mask {
+                    path: store.clone(),
+                    dir: metadata.is_dir(),
+                })
+            })
+            .collect()
+    }
+}
+
+/// One credential store hidden from a process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mask {
+    /// The store.
+    path: PathBuf,
+    /// Whether it is a directory (an empty directory stands in) or a file (an empty file).
+    dir: bool,
+}
+
+/// The empty directory and file epic binds over the credential stores it hides, in a temporary
+/// directory of the run's own.
+#[derive(Debug)]
+struct StandIns {
+    /// The directory holding both, kept read-only inside every sandbox.
+    root: PathBuf,
+    /// Removes the directory when the run's sandbox goes (none in unit tests).
+    _keep: Option<tempfile::TempDir>,
+}
+
+impl StandIns {
+    /// The empty directory.
+    fn dir(&self) -> PathBuf {
+        self.root.join("empty-dir")
+    }
+
+    /// The empty file.
+    fn file(&self) -> PathBuf {
+        self.root.join("empty-file")
+    }
+
+    /// Makes the stand-ins in a new temporary directory.
+    fn make() -> std::io::Result<Self> {
+        let keep = tempfile::Builder::new()
+            .prefix("epic-stand-ins-")
+            .tempdir()?;
+        let stand_ins = Self {
+            root: keep.path().to_path_buf(),
+            _keep: Some(keep),
+        };
+        stand_ins.ensure()?;
+        Ok(stand_ins)
+    }
+
+    /// Makes sure both are there and empty, made again if something outside the sandboxes (a
+    /// cleaner of temporary files) removed or filled them: inside, they are read-only.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the stand-ins are the sandbox's own temporary files, outside the repository                   and the state directory"
+    )]
+    fn ensure(&self) -> std::io::Result<()> {
+        let dir = self.dir();
+        if std::fs::read_dir(&dir).is_ok_and(|mut entries| entries.next().is_some()) {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        std::fs::create_dir_all(&dir)?;
+        let file = self.file();
+        if !std::fs::metadata(&file).is_ok_and(|meta| meta.is_file() && meta.len() == 0) {
+            std::fs::write(&file, b"")?;
+        }
+        Ok(())
     }
 }
 
@@ -137,6 +333,10 @@ struct Bwrap {
     /// The `bwrap` program, as found on `PATH` when the run started.
     program: PathBuf,
     layout: Layout,
+    /// The credential stores hidden.
+    credentials: Credentials,
+    /// What stands in for them; none when no store is hidden.
+    stand_ins: Option<StandIns>,
 }
 
 impl Sandbox {
@@ -190,24 +390,45 @@ impl Sandbox {
         let Some(bwrap) = &self.bwrap else {
             return spec;
         };
-        let admin = {
-            let (common, worktree) = (bwrap.layout.common_dir.clone(), worktree.to_path_buf());
-            offload::blocking(move || epic_git_ops::registered_admin_dir(&common, &worktree))
-                .await
-                .ok()
-                .flatten()
+        let (admin, masks) = {
+            let (looked, worktree) = (Arc::clone(bwrap), worktree.to_path_buf());
+            offload::blocking(move || {
+                let admin =
+                    epic_git_ops::registered_admin_dir(&looked.layout.common_dir, &worktree);
+                (admin, looked.masks())
+            })
+            .await
+            // Never fewer stores hidden: where the blocking pool cannot take the look (the
+            // runtime shutting down), it is taken here.
+            .unwrap_or_else(|_| (None, bwrap.masks()))
         };
-        bwrap.wrap(spec, worktree, admin.as_deref(), access)
+        bwrap.wrap(spec, worktree, admin.as_deref(), access, &masks)
     }
 }
 
 impl Bwrap {
+    /// The credential stores to hide from a process starting now: those that exist, with the
+    /// stand-ins made sure of (where they cannot be, the process fails to start, its stand-in's
+    /// bind without a source, rather than see a store).
+    fn masks(&self) -> Vec<Mask> {
+        let masks = self.credentials.present(&self.layout);
+        if let Some(stand_ins) = &self.stand_ins {
+            // An error here shows when bwrap cannot bind the missing stand-in: the process fails.
+            stand_ins.ensure().ok();
+        }
+        masks
+    }
+
     /// The `bwrap` command line around `spec`.
     ///
     /// Binds are applied in order, and a later one wins on the paths under it: first the whole
-    /// file system as it is (`--dev-bind / /`, devices included), then the protected places
-    /// read-only, then the process's own places writable again. The `-try` forms skip a path
-    /// that does not exist (a worktrees root not made yet, a repository without `logs`).
+    /// file system as it is (`--dev-bind / /`, devices included), then the stand-ins read-only
+    /// and bound over each credential store of `masks` (a directory store gets the empty
+    /// directory, any other the empty file), then the protected places read-only, then the
+    /// process's own places writable again (a repository inside a store stays visible). The
+    /// `-try` forms skip a path that does not exist (a worktrees root not made yet, a repository
+    /// without `logs`); a store's bind has no `-try`: `masks` holds only stores that exist, and a
+    /// store that could not be hidden fails the process instead of showing it.
     ///
     /// `--die-with-parent` has the kernel kill the sandbox when `bwrap`'s parent thread dies
     /// (`PR_SET_PDEATHSIG` follows the thread that spawned it, not the process): `process::run`
@@ -216,9 +437,32 @@ impl Bwrap {
     /// never spawn agents (the workspace has no `block_in_place`, which would turn a worker into
     /// one). So epic killed outright (`SIGKILL`) takes its sandboxes down with it, daemons
     /// included: checked by hand, the inner PID 1 dies with the outer `bwrap`.
-    fn wrap(&self, spec: Spec, worktree: &Path, admin: Option<&Path>, access: Access) -> Spec {
+    fn wrap(
+        &self,
+        spec: Spec,
+        worktree: &Path,
+        admin: Option<&Path>,
+        access: Access,
+        masks: &[Mask],
+    ) -> Spec {
         let layout = &self.layout;
         let mut args: Vec<OsString> = vec!["--dev-bind".into(), "/".into(), "/".into()];
+        if let (Some(stand_ins), false) = (&self.stand_ins, masks.is_empty()) {
+            let root = &stand_ins.root;
+            args.extend(["--ro-bind".into(), root.into(), root.into()]);
+            for mask in masks {
+                let stand_in = if mask.dir {
+                    stand_ins.dir()
+                } else {
+                    stand_ins.file()
+                };
+                args.extend([
+                    "--ro-bind".into(),
+                    stand_in.into(),
+                    mask.path.clone().into(),
+                ]);
+            }
+        }
         let mut bind = |flag: &str, path: &Path| {
             args.push(flag.into());
             args.push(path.into());
@@ -287,6 +531,7 @@ pub struct SandboxUnavailable {
 pub(crate) async fn resolve(
     mode: SandboxMode,
     layout: Layout,
+    credentials: Credentials,
 ) -> Result<Resolved, SandboxUnavailable> {
     if mode == SandboxMode::Off {
         return Ok(Resolved {
@@ -294,16 +539,17 @@ pub(crate) async fn resolve(
             note: Some(
                 "the sandbox is off (`--sandbox off`): agents, gates and setup commands are not \
                  contained; they can write to the repository, the other stories' worktrees and \
-                 epic's state, and what they leave running is only found by its process group, \
-                 its tag, or as an orphan epic adopts"
+                 epic's state, they can read your credentials (`~/.ssh`, `~/.aws`, \
+                 `~/.config/gh`, …), and what they leave running is only found by its process \
+                 group, its tag, or as an orphan epic adopts"
                     .to_owned(),
             ),
         });
     }
-    match probe(&layout).await {
-        Ok(program) => Ok(Resolved {
+    match probe(layout, credentials).await {
+        Ok(bwrap) => Ok(Resolved {
             sandbox: Sandbox {
-                bwrap: Some(Arc::new(Bwrap { program, layout })),
+                bwrap: Some(Arc::new(bwrap)),
                 adopts: false,
             },
             note: None,
@@ -314,16 +560,18 @@ pub(crate) async fn resolve(
             note: Some(format!(
                 "agents, gates and setup commands run without the sandbox: {reason}; they are \
                  not contained (they can write to the repository, the other stories' worktrees \
-                 and epic's state). To contain them, {INSTALL_BUBBLEWRAP}"
+                 and epic's state, and read your credentials: `~/.ssh`, `~/.aws`, \
+                 `~/.config/gh`, …). To contain them, {INSTALL_BUBBLEWRAP}"
             )),
         }),
     }
 }
 
-/// Finds `bwrap` on `PATH` and runs `true` in a sandbox of the kind a run makes, with the
-/// layout's places read-only: the program's path, or why there is no working sandbox.
-async fn probe(layout: &Layout) -> Result<PathBuf, String> {
-    let dir = &layout.checkout;
+/// Finds `bwrap` on `PATH`, makes the stand-ins of the credential stores, and runs `true` in a
+/// sandbox as a run makes them (the layout's places read-only, the stores hidden): the working
+/// sandbox, or why there is none.
+async fn probe(layout: Layout, credentials: Credentials) -> Result<Bwrap, String> {
+    let dir = layout.checkout.clone();
     // `command -v` finds it as a spawn would, on this process's PATH; the path found is used
     // for every sandbox of the run, so an agent's own PATH does not have to hold it.
     let found = probe_run(Spec {
@@ -339,40 +587,42 @@ async fn probe(layout: &Layout) -> Result<PathBuf, String> {
         (true, out) if Path::new(out.trim()).is_absolute() => PathBuf::from(out.trim()),
         _ => return Err("`bwrap` is not installed (not found on PATH)".to_owned()),
     };
-    let mut args: Vec<OsString> = vec!["--dev-bind".into(), "/".into(), "/".into()];
-    for path in [&layout.checkout, &layout.worktrees, &layout.common_dir] {
-        args.extend(["--ro-bind-try".into(), path.into(), path.into()]);
-    }
-    args.extend(
-        [
-            "--unshare-pid",
-            "--die-with-parent",
-            "--proc",
-            "/proc",
-            "--",
-            "true",
-        ]
-        .map(OsString::from),
-    );
-    let tried = probe_run(Spec {
-        program: program.clone().into(),
-        args,
+    let hides = !credentials.stores.is_empty();
+    let made = offload::blocking(move || {
+        let stand_ins = hides.then(StandIns::make).transpose()?;
+        let bwrap = Bwrap {
+            program,
+            layout,
+            credentials,
+            stand_ins,
+        };
+        let masks = bwrap.masks();
+        Ok::<_, std::io::Error>((bwrap, masks))
+    })
+    .await
+    .map_err(|error| error.to_string())
+    .and_then(|made| {
+        made.map_err(|error| {
+            format!("the stand-ins of the credential stores could not be made ({error})")
+        })
+    });
+    let (bwrap, masks) = made?;
+    let check = Spec {
+        program: "true".into(),
+        args: Vec::new(),
         cwd: dir.clone(),
         env: Vec::new(),
         stdin: None,
-    })
-    .await;
-    match tried {
-        Ok((true, _)) => Ok(program),
+    };
+    let wrapped = bwrap.wrap(check, &dir, None, Access::ReadOnly, &masks);
+    let shown = bwrap.program.display().to_string();
+    match probe_run(wrapped).await {
+        Ok((true, _)) => Ok(bwrap),
         Ok((false, out)) => Err(format!(
-            "`{}` cannot make a sandbox here: {}",
-            program.display(),
+            "`{shown}` cannot make a sandbox here: {}",
             out.trim()
         )),
-        Err(problem) => Err(format!(
-            "`{}` cannot make a sandbox here ({problem})",
-            program.display()
-        )),
+        Err(problem) => Err(format!("`{shown}` cannot make a sandbox here ({problem})")),
     }
 }
 
@@ -412,14 +662,47 @@ async fn probe_run(spec: Spec) -> Result<(bool, String), String> {
 mod tests {
     use super::*;
 
+    fn layout() -> Layout {
+        Layout {
+            checkout: "/src/shop".into(),
+            common_dir: "/src/shop/.git".into(),
+            worktrees: "/src/shop.worktrees".into(),
+        }
+    }
+
     fn bwrap() -> Bwrap {
         Bwrap {
             program: "/usr/bin/bwrap".into(),
-            layout: Layout {
-                checkout: "/src/shop".into(),
-                common_dir: "/src/shop/.git".into(),
-                worktrees: "/src/shop.worktrees".into(),
-            },
+            layout: layout(),
+            credentials: Credentials::default(),
+            stand_ins: None,
+        }
+    }
+
+    fn home() -> UserHome {
+        UserHome {
+            home: "/home/ann".into(),
+            config_home: None,
+        }
+    }
+
+    /// A bubblewrap hiding `home`'s stores but `expose`, its stand-ins in `/run/stand-ins`.
+    fn hiding(expose: &[&str]) -> Bwrap {
+        let expose: Vec<PathBuf> = expose.iter().map(PathBuf::from).collect();
+        Bwrap {
+            credentials: Credentials::new(Some(&home()), &expose),
+            stand_ins: Some(StandIns {
+                root: "/run/stand-ins".into(),
+                _keep: None,
+            }),
+            ..bwrap()
+        }
+    }
+
+    fn mask(path: &str, dir: bool) -> Mask {
+        Mask {
+            path: path.into(),
+            dir,
         }
     }
 
@@ -447,6 +730,7 @@ mod tests {
             Path::new("/src/shop.worktrees/e/a"),
             Some(Path::new("/src/shop/.git/worktrees/a")),
             Access::Commit,
+            &[],
         );
         assert_eq!(wrapped.program, "/usr/bin/bwrap");
         let words = words(&wrapped).join(" ");
@@ -471,6 +755,7 @@ mod tests {
             Path::new("/src/shop.worktrees/e/_epic"),
             None,
             Access::Worktree,
+            &[],
         );
         let words = words(&wrapped).join(" ");
         assert!(words.contains("--bind-try /src/shop.worktrees/e/_epic "));
@@ -487,6 +772,7 @@ mod tests {
             Path::new("/src/shop"),
             Some(Path::new("/src/shop/.git")),
             Access::ReadOnly,
+            &[],
         );
         let words = words(&wrapped).join(" ");
         assert!(
@@ -498,6 +784,187 @@ mod tests {
             words.ends_with("--chdir /src/shop -- sh -c true"),
             "{words}"
         );
+    }
+
+    #[test]
+    fn stand_ins_go_over_the_stores_before_the_protected_places() {
+        let wrapped = hiding(&[]).wrap(
+            spec(),
+            Path::new("/src/shop.worktrees/e/a"),
+            None,
+            Access::Worktree,
+            &[
+                mask("/home/ann/.ssh", true),
+                mask("/home/ann/.netrc", false),
+            ],
+        );
+        let words = words(&wrapped).join(" ");
+        let expected = "--dev-bind / / \
+             --ro-bind /run/stand-ins /run/stand-ins \
+             --ro-bind /run/stand-ins/empty-dir /home/ann/.ssh \
+             --ro-bind /run/stand-ins/empty-file /home/ann/.netrc \
+             --ro-bind-try /src/shop /src/shop ";
+        assert!(words.starts_with(expected), "{words}");
+        assert!(
+            words.ends_with("--chdir /src/shop.worktrees/e/a -- sh -c true"),
+            "{words}"
+        );
+    }
+
+    #[test]
+    fn nothing_to_hide_binds_no_stand_in() {
+        let wrapped = hiding(&[]).wrap(
+            spec(),
+            Path::new("/src/shop.worktrees/e/a"),
+            None,
+            Access::Worktree,
+            &[],
+        );
+        let words = words(&wrapped).join(" ");
+        assert!(!words.contains("stand-ins"), "{words}");
+    }
+
+    #[test]
+    fn the_stores_of_a_home_and_its_config_home() {
+        let stores = UserHome {
+            home: "/home/ann".into(),
+            config_home: Some("/xdg".into()),
+        }
+        .credential_stores();
+        for store in [
+            "/home/ann/.ssh",
+            "/home/ann/.aws",
+            "/home/ann/.gnupg",
+            "/home/ann/.kube",
+            "/home/ann/.docker/config.json",
+            "/home/ann/.netrc",
+            "/home/ann/.git-credentials",
+            "/home/ann/.cargo/credentials.toml",
+            "/home/ann/.pypirc",
+            "/home/ann/.config/gh",
+            "/home/ann/.config/git/credentials",
+            "/xdg/gh",
+            "/xdg/git/credentials",
+        ] {
+            assert!(
+                stores.contains(&PathBuf::from(store)),
+                "{store}: {stores:?}"
+            );
+        }
+        // The agents' own configuration is no store.
+        for own in [
+            ".claude",
+            ".claude.json",
+            ".codex",
+            ".gemini",
+            ".config/opencode",
+        ] {
+            let own = Path::new("/home/ann").join(own);
+            assert!(
+                !stores.iter().any(|store| own.starts_with(store)),
+                "{}",
+                own.display()
+            );
+        }
+        // `XDG_CONFIG_HOME` at `~/.config`, or relative (which the spec says to ignore): once.
+        for config_home in ["/home/ann/.config", "xdg"] {
+            let stores = UserHome {
+                home: "/home/ann".into(),
+                config_home: Some(config_home.into()),
+            }
+            .credential_stores();
+            assert_eq!(
+                stores,
+                home().credential_stores(),
+                "{config_home}: the stores of `~/.config` alone"
+            );
+        }
+    }
+
+    #[test]
+    fn an_exposed_store_is_not_hidden_and_no_home_hides_nothing() {
+        let all = home().credential_stores();
+        let exposed = hiding(&["/home/ann/.ssh"]).credentials.stores;
+        assert_eq!(exposed.len(), all.len() - 1);
+        assert!(!exposed.contains(&PathBuf::from("/home/ann/.ssh")));
+        assert!(exposed.contains(&PathBuf::from("/home/ann/.aws")));
+        assert!(Credentials::new(None, &[]).stores.is_empty());
+    }
+
+    #[test]
+    fn a_store_inside_another_goes_with_it() {
+        let credentials = Credentials::new(
+            Some(&UserHome {
+                home: "/home/ann".into(),
+                config_home: Some("/home/ann/.ssh/config-home".into()),
+            }),
+            &[],
+        );
+        assert!(
+            !credentials
+                .stores
+                .iter()
+                .any(|store| store.starts_with("/home/ann/.ssh/config-home")),
+            "{:?}",
+            credentials.stores
+        );
+    }
+
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plants credential stores in a throwaway home"
+    )]
+    fn only_the_stores_that_exist_are_hidden_and_never_one_holding_the_repository() {
+        let home = tempfile::tempdir().expect("home");
+        let home = home.path();
+        std::fs::create_dir_all(home.join(".ssh")).expect("ssh");
+        std::fs::create_dir_all(home.join(".docker")).expect("docker");
+        std::fs::write(home.join(".docker/config.json"), "{}").expect("docker config");
+        std::fs::create_dir_all(home.join(".kube/work/shop")).expect("a repository in .kube");
+        std::os::unix::fs::symlink(home.join("nowhere"), home.join(".netrc")).expect("link");
+        let credentials = Credentials::new(
+            Some(&UserHome {
+                home: home.to_path_buf(),
+                config_home: None,
+            }),
+            &[],
+        );
+        let layout = Layout {
+            checkout: home.join(".kube/work/shop"),
+            common_dir: home.join(".kube/work/shop/.git"),
+            worktrees: home.join(".kube/work/shop.worktrees"),
+        };
+        assert_eq!(
+            credentials.present(&layout),
+            [
+                Mask {
+                    path: home.join(".ssh"),
+                    dir: true
+                },
+                Mask {
+                    path: home.join(".docker/config.json"),
+                    dir: false
+                },
+            ]
+        );
+    }
+
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test empties and removes the stand-ins as a cleaner of temporary files might"
+    )]
+    fn the_stand_ins_are_made_again_empty() {
+        let stand_ins = StandIns::make().expect("stand-ins");
+        std::fs::write(stand_ins.file(), "planted").expect("fill the file");
+        std::fs::write(stand_ins.dir().join("planted"), "x").expect("fill the directory");
+        stand_ins.ensure().expect("made again");
+        assert_eq!(std::fs::read(stand_ins.file()).expect("file"), b"");
+        assert_eq!(std::fs::read_dir(stand_ins.dir()).expect("dir").count(), 0);
+        std::fs::remove_dir_all(&stand_ins.root).expect("remove them");
+        stand_ins.ensure().expect("made again");
+        assert!(stand_ins.dir().is_dir() && stand_ins.file().is_file());
     }
 
     #[tokio::test]

@@ -120,6 +120,12 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # with `apt-get install bubblewrap` (Debian/Ubuntu).
 # sandbox = "auto"
 
+# In the sandbox your credential stores read as empty to agents, gates and setup commands
+# (~/.ssh, ~/.gnupg, ~/.aws, ~/.azure, ~/.kube, ~/.docker/config.json, ~/.netrc,
+# ~/.git-credentials, ~/.config/gh, ~/.config/git/credentials, and the tokens that publish
+# packages). Each one listed here is shown as it is. Default: none.
+# expose = []
+
 # The most the epic may spend on agent turns, in US dollars, across its runs (the agents' own
 # reported costs, else estimates). Once reached no agent turn starts; unfinished stories end not
 # started, and a rerun with a larger budget carries on. Default: none (unlimited).

@@ -88,6 +88,8 @@ pub(crate) fn run(
         rounds: args.rounds.get(),
         turn_timeout: config.turn_timeout,
         sandbox: config.sandbox,
+        home: config.home,
+        expose: config.expose,
         prices: config.prices,
     };
     if !out.quiet() {
@@ -249,6 +251,7 @@ fn options(repo: &Repo, args: &PlanEpicArgs) -> Result<Resolved, CommandError> {
         ..RunOptions::default()
     };
     let options = flags.over(&file.over(&RunOptions::defaults()));
+    config::exposed(&options, config::user_home().as_ref())?;
     let seat = args
         .architect
         .clone()

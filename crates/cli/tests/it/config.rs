@@ -240,6 +240,7 @@ fn the_schema_describes_every_key() {
         "coder",
         "concurrency",
         "epic_branch",
+        "expose",
         "fail_fast",
         "gate",
         "gate_timeout",

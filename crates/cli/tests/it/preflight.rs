@@ -3,6 +3,9 @@
 //! `--no-preflight` skips the check. The stand-ins answer the status commands as the real CLIs
 //! do offline (../shared/reference/agent-clis.md): `claude auth status` prints its JSON with
 //! `"loggedIn": false` and exits 1, `codex login status` prints `Not logged in` and exits 1.
+//! Signed in another way (a Codex provider of its own with its key, Claude Code's key, token or
+//! cloud switch), the logged-out status does not stop the run; a provider whose key variable is
+//! empty does, naming the variable and the file.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
@@ -32,19 +35,52 @@ fn bin_with(repo: &Repo, name: &str, stand_ins: &[(&str, &str)]) -> PathBuf {
     bin
 }
 
-/// `epic run plan.json ARGS` with `PATH` set to `bin`: its exit code and standard error.
-fn run(repo: &Repo, bin: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+/// The variables by which a CLI signs in without its login, none of which a test inherits.
+const SIGN_IN_VARIABLES: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_USE_FOUNDRY",
+    "CODEX_HOME",
+    "CODEX_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_GCA",
+];
+
+/// `epic run plan.json ARGS` with `PATH` set to `bin`, `HOME` a throwaway one in the temporary
+/// directory (`home/`), no sign-in variable but those of `env`: its exit code and standard error.
+fn run_with(
+    repo: &Repo,
+    bin: &std::path::Path,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> (Option<i32>, String) {
     let mut all = vec!["run", "plan.json", "--no-progress", "--sandbox", "off"];
     all.extend_from_slice(args);
-    let output = repo
-        .command(&all)
-        .env("PATH", bin)
-        .output()
-        .expect("run epic");
+    let home = repo.temp().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let mut command = repo.command(&all);
+    command.env("PATH", bin).env("HOME", &home);
+    for name in SIGN_IN_VARIABLES {
+        command.env_remove(name);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("run epic");
     (
         output.status.code(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// [`run_with`] and no sign-in variable.
+fn run(repo: &Repo, bin: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    run_with(repo, bin, &[], args)
 }
 
 /// A `claude` that is not logged in: its status says so, and a turn fails as the real one does.
@@ -133,4 +169,123 @@ fn a_missing_program_and_a_logged_out_judge_name_their_seat() {
             && stderr.contains("codex login"),
         "{stderr}"
     );
+}
+
+/// A `codex` whose `login status` says it is not logged in, as the real one does with a
+/// provider of its own; a turn writes the story's file and answers.
+const CODEX_LOGGED_OUT: &str = r#"if [ "$1 $2" = "login status" ]; then echo 'Not logged in' >&2; exit 1; fi
+cat > /dev/null
+case "$EPIC_ROLE" in
+planner) echo '{"type":"item.completed","item":{"type":"agent_message","text":"{\"tasks\":[{\"title\":\"write it\",\"description\":\"the file\"}]}"}}' ;;
+*) mkdir -p a && echo alpha > a/a.txt; echo '{"type":"item.completed","item":{"type":"agent_message","text":"wrote a"}}' ;;
+esac
+"#;
+
+/// Writes Codex's configuration in the throwaway home: a provider of its own on loopback whose
+/// key is in `PROVIDER_KEY`.
+fn codex_provider_config(repo: &Repo) -> PathBuf {
+    let config = repo.temp().join("home/.codex/config.toml");
+    std::fs::create_dir_all(config.parent().expect("dir")).expect("codex dir");
+    std::fs::write(
+        &config,
+        "model_provider = \"local\"\n\n[model_providers.local]\nname = \"Local\"\n\
+         base_url = \"http://127.0.0.1:9/v1\"\nwire_api = \"responses\"\n\
+         env_key = \"PROVIDER_KEY\"\n",
+    )
+    .expect("write the codex config");
+    config
+}
+
+#[test]
+fn a_codex_provider_of_its_own_with_its_key_passes_without_the_login() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let bin = bin_with(&repo, "bin", &[("codex", CODEX_LOGGED_OUT)]);
+    codex_provider_config(&repo);
+    let (code, stderr) = run_with(
+        &repo,
+        &bin,
+        &[("PROVIDER_KEY", "sk-local")],
+        &["--coder", "codex"],
+    );
+    assert!(!stderr.contains("cannot run"), "{stderr}");
+    assert_eq!(code, Some(0), "the stand-in's turn did the story: {stderr}");
+}
+
+#[test]
+fn a_codex_provider_whose_key_is_empty_stops_the_run_naming_it() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let bin = bin_with(&repo, "bin", &[("codex", CODEX_LOGGED_OUT)]);
+    let config = codex_provider_config(&repo);
+    for env in [&[("PROVIDER_KEY", "")][..], &[][..]] {
+        let (code, stderr) = run_with(&repo, &bin, env, &["--coder", "codex"]);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains("the seat `codex` cannot run: its model provider `local`")
+                && stderr.contains(&format!("`{}`", config.display()))
+                && stderr.contains("takes its key from `PROVIDER_KEY`, which is empty or not set")
+                && stderr.contains("set PROVIDER_KEY to the provider's key"),
+            "{stderr}"
+        );
+        assert!(
+            !repo.temp().join("shop.worktrees").exists(),
+            "no worktree was made"
+        );
+    }
+    // CODEX_HOME moves the configuration: the default one is not read then.
+    let (code, stderr) = run_with(
+        &repo,
+        &bin,
+        &[(
+            "CODEX_HOME",
+            repo.temp().join("elsewhere").to_str().expect("utf-8"),
+        )],
+        &["--coder", "codex"],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("it is not logged in (`codex login status`)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn claude_signed_in_by_a_key_a_token_or_a_cloud_provider_passes() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let bin = bin_with(&repo, "bin", &[("claude", CLAUDE_LOGGED_OUT)]);
+    let marker = repo.temp().join("a-turn-ran");
+    let marker = marker.to_str().expect("utf-8");
+    for env in [
+        &[("ANTHROPIC_API_KEY", "sk-ant")][..],
+        &[
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+            ("ANTHROPIC_AUTH_TOKEN", "token"),
+        ][..],
+        &[("CLAUDE_CODE_USE_BEDROCK", "1")][..],
+        &[("CLAUDE_CODE_USE_VERTEX", "1")][..],
+    ] {
+        let mut with_marker = env.to_vec();
+        with_marker.push(("MARKER", marker));
+        let (_, stderr) = run_with(&repo, &bin, &with_marker, &["--coder", "claude"]);
+        assert!(
+            !stderr.contains("(`claude auth status`)"),
+            "{env:?}: {stderr}"
+        );
+        assert!(
+            repo.temp().join("a-turn-ran").exists(),
+            "{env:?}: a turn ran: {stderr}"
+        );
+        std::fs::remove_file(repo.temp().join("a-turn-ran")).expect("remove the marker");
+    }
+    // A base URL without a token is no way in.
+    let (code, stderr) = run_with(
+        &repo,
+        &bin,
+        &[("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")],
+        &["--coder", "claude"],
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("it is not logged in"), "{stderr}");
 }

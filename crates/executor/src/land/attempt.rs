@@ -391,7 +391,8 @@ impl Lander {
     /// The sandbox, the guard, the budget and the seat pauses of the landing's turns and gates.
     pub(super) async fn turns(&self) -> Result<Turns, LandError> {
         let layout = Layout::new(&self.main, self.git.common_dir(), &self.worktree_root);
-        let resolved = sandbox::resolve(self.config.sandbox, layout).await?;
+        let resolved =
+            sandbox::resolve(self.config.sandbox, layout, self.config.credentials()).await?;
         if let Some(message) = resolved.note {
             self.note(message);
         }

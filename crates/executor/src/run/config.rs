@@ -11,7 +11,7 @@ use epic_state_store::{Holder, LockError};
 #[cfg(doc)]
 use super::run_epic;
 use crate::offload::GitFailed;
-use crate::sandbox::{SandboxMode, SandboxUnavailable};
+use crate::sandbox::{Credentials, SandboxMode, SandboxUnavailable, UserHome};
 use crate::schedule::Policy;
 use crate::seat::Seat;
 use crate::story;
@@ -88,6 +88,15 @@ pub struct RunConfig {
     /// starts (`PR_SET_CHILD_SUBREAPER`, for the rest of its life), so that a daemon that
     /// escapes its turn is found and killed.
     pub sandbox: SandboxMode,
+    /// The user's home and configuration home as the environment named them when the run
+    /// started: in the sandbox, the credential stores under them
+    /// ([`UserHome::credential_stores`]: `~/.ssh`, `~/.aws`, `~/.config/gh`, `~/.netrc`, …)
+    /// read as empty to every agent turn, gate and setup command. `None` (the default: the
+    /// executor reads no environment, the CLI sets it): nothing is hidden.
+    pub home: Option<UserHome>,
+    /// Credential stores shown to the run's processes after all (`--expose`), each one of
+    /// [`UserHome::credential_stores`] as an absolute path; none by default.
+    pub expose: Vec<PathBuf>,
     /// Files outside the git directory that agent turns may not change, guarded like epic's own
     /// (the CLI names the plan file and `epic.toml`; none by default): a turn that changes one
     /// fails its story, and the file is put back.
@@ -190,6 +199,8 @@ impl RunConfig {
                 .map(|pattern| (*pattern).to_owned())
                 .collect(),
             sandbox: SandboxMode::Auto,
+            home: None,
+            expose: Vec::new(),
             guarded_files: Vec::new(),
             preflight: true,
             noop: NoopPolicy::Complete,
@@ -198,6 +209,13 @@ impl RunConfig {
             outage_wait: Duration::from_mins(2),
             worktrees: WorktreeMode::Warm,
         }
+    }
+}
+
+impl RunConfig {
+    /// The credential stores this run's sandbox hides: the home's but those exposed.
+    pub(crate) fn credentials(&self) -> Credentials {
+        Credentials::new(self.home.as_ref(), &self.expose)
     }
 }
 

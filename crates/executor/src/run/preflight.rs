@@ -137,7 +137,7 @@ pub(super) async fn preflight(
     let worktree_root = worktrees_root(&main, epic);
     // First: `--sandbox on` without a working sandbox refuses before anything is touched.
     let layout = Layout::new(&main, git.common_dir(), &worktree_root);
-    let sandbox = sandbox::resolve(config.sandbox, layout).await?;
+    let sandbox = sandbox::resolve(config.sandbox, layout, config.credentials()).await?;
     if config.preflight {
         check_seats(config, &main).await?;
     }
