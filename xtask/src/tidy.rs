@@ -73,6 +73,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     ("report", "epic-report", &[]),
     ("state-store", "epic-state-store", &[]),
     ("git-ops", "epic-git-ops", &[]),
+    ("process", "epic-process", &["epic-git-ops"]),
     (
         "executor",
         "epic-executor",
@@ -82,6 +83,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-report",
             "epic-state-store",
             "epic-git-ops",
+            "epic-process",
         ],
     ),
     (
@@ -93,6 +95,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-report",
             "epic-state-store",
             "epic-git-ops",
+            "epic-process",
             "epic-executor",
         ],
     ),

@@ -520,7 +520,7 @@ pub(crate) struct PlanEpicArgs {
     /// Run the architect in the sandbox: auto, on or off [default: `sandbox` in epic.toml, else
     /// auto]
     #[arg(long, value_enum, value_name = "MODE")]
-    pub(crate) sandbox: Option<epic_executor::SandboxMode>,
+    pub(crate) sandbox: Option<epic_process::sandbox::SandboxMode>,
 }
 
 /// The plan file a command reads.

@@ -34,10 +34,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{
-    CommandSeat, NoopPolicy, Policy, Preset, RunConfig, SandboxMode, ScriptSeat, UserHome,
-    WorktreeMode,
-};
+use epic_executor::{CommandSeat, NoopPolicy, Policy, Preset, RunConfig, ScriptSeat, WorktreeMode};
+use epic_process::sandbox::{SandboxMode, UserHome};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 

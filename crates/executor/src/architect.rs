@@ -23,12 +23,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::event::EventSink;
-use crate::offload;
 use crate::prompts;
 use crate::replies;
 use crate::run::worktrees_root;
-use crate::sandbox::{self, Credentials, Layout, SandboxMode, SandboxUnavailable, UserHome};
 use crate::seat::{Role, Seat, SeatError};
+use epic_process::offload;
+use epic_process::sandbox::{self, Credentials, Layout, SandboxMode, SandboxUnavailable, UserHome};
 
 /// What the architect is told about the epic and the repository.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -15,14 +15,14 @@ use epic_story_plan::Story;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::bounded::ceil_char_boundary;
 use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::guard::{Tampered, TurnGuard};
-use crate::offload;
 use crate::pause::{After, SeatPauses};
-use crate::sandbox::Sandbox;
 use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
+use epic_process::bounded::ceil_char_boundary;
+use epic_process::offload;
+use epic_process::sandbox::Sandbox;
 
 /// What one story's chats share: where transcripts go, the turn counter, the usage meter, the
 /// event sink.
@@ -201,7 +201,7 @@ impl TranscriptFile {
             .saturating_add(text.encode_utf16().count() as u64);
         let room = self.limit.saturating_sub(self.stored);
         let take = usize::try_from(room).unwrap_or(usize::MAX).min(text.len());
-        let take = crate::bounded::floor_char_boundary(text, take);
+        let take = epic_process::bounded::floor_char_boundary(text, take);
         self.dropped = self.dropped.saturating_add((text.len() - take) as u64);
         if take > 0 {
             self.stored = self.stored.saturating_add(take as u64);

@@ -13,10 +13,10 @@ use epic_report::ReportedUsage;
 use crate::agent_output;
 use crate::classify;
 use crate::preset::{Preset, PromptVia};
-use crate::process::{self, Ending, Limits, Spec};
 use crate::readiness::{self, NotReady};
-use crate::sandbox::Access;
 use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
+use epic_process::sandbox::Access;
+use epic_process::{self as process, Ending, Limits, Spec};
 
 /// How many bytes of an error's output its message carries.
 const ERROR_TAIL: usize = 4000;

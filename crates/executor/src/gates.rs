@@ -13,9 +13,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::guard::{Tampered, TurnGuard};
-use crate::offload;
-use crate::process::{self, Ending, Limits, Spec};
-use crate::sandbox::{Access, Sandbox};
+use epic_process::offload;
+use epic_process::sandbox::{Access, Sandbox};
+use epic_process::{self as process, Ending, Limits, Spec};
 
 /// How much of a red gate's output its issue carries.
 const GATE_TAIL: usize = 4000;

@@ -181,7 +181,6 @@ mod architect;
 pub mod attest;
 mod baseline;
 mod blocked;
-mod bounded;
 mod budget;
 mod chat;
 mod classify;
@@ -192,17 +191,14 @@ mod evidence;
 mod gates;
 mod guard;
 mod land;
-mod offload;
 mod pause;
 mod preset;
-mod process;
 mod prompts;
 mod read_only;
 mod readiness;
 mod record;
 mod replies;
 mod run;
-mod sandbox;
 mod schedule;
 mod script;
 mod seat;
@@ -233,10 +229,6 @@ pub use record::ReportDocument;
 pub use run::{
     DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome,
     WorktreeMode, run_epic, worktrees_root,
-};
-pub use sandbox::{
-    CONFIG_STORES, CREDENTIAL_STORES, INSTALL_BUBBLEWRAP, Sandbox, SandboxMode, SandboxUnavailable,
-    UserHome,
 };
 pub use schedule::{Policy, Schedule, Standing};
 pub use script::{FileBlock, ScriptSeat, file_blocks};

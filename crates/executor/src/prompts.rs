@@ -99,7 +99,7 @@ pub(crate) fn read_first(heads: Vec<(String, Result<FileHead, String>)>) -> Vec<
         .map(|(path, head)| {
             let shown = match head {
                 Ok(FileHead::Text { text, size }) => {
-                    let end = crate::bounded::floor_char_boundary(&text, budget);
+                    let end = epic_process::bounded::floor_char_boundary(&text, budget);
                     budget -= end;
                     let whole = u64::try_from(end).is_ok_and(|end| end >= size);
                     if whole {
@@ -583,8 +583,8 @@ pub(crate) fn cap_diff(diff: &str) -> String {
     if text.len() <= DIFF_LIMIT {
         return text;
     }
-    let head_end = crate::bounded::floor_char_boundary(&text, DIFF_LIMIT / 4 * 3);
-    let tail_start = crate::bounded::ceil_char_boundary(&text, text.len() - DIFF_LIMIT / 4);
+    let head_end = epic_process::bounded::floor_char_boundary(&text, DIFF_LIMIT / 4 * 3);
+    let tail_start = epic_process::bounded::ceil_char_boundary(&text, text.len() - DIFF_LIMIT / 4);
     format!(
         "{}\n[… {} bytes of the diff left out …]\n{}",
         &text[..head_end],
@@ -759,7 +759,7 @@ pub(crate) fn architect(epic: &str, files: &[String], readme: Option<&str>) -> S
         file_tree(files, FILE_TREE_CAP)
     );
     if let Some(readme) = readme.map(str::trim).filter(|text| !text.is_empty()) {
-        let end = crate::bounded::floor_char_boundary(readme, README_HEAD);
+        let end = epic_process::bounded::floor_char_boundary(readme, README_HEAD);
         let cut = if end < readme.len() {
             "\n… (the README goes on)"
         } else {
@@ -1073,7 +1073,7 @@ mod tests {
                     slot: 0,
                     deadline: tokio::time::Instant::now(),
                     cancel: tokio_util::sync::CancellationToken::new(),
-                    sandbox: crate::sandbox::Sandbox::off(),
+                    sandbox: epic_process::sandbox::Sandbox::off(),
                 },
             }
             .render()

@@ -21,7 +21,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::preset::Preset;
-use crate::process::{self, Ending, Limits, Spec};
+use epic_process::{self as process, Ending, Limits, Spec};
 
 /// How long a status command may take: they answer at once, but a CLI that updates itself may
 /// not.

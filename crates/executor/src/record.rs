@@ -19,8 +19,8 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::{Event, EventSink};
-use crate::offload;
-use crate::process::{self, Ending, Limits, Spec};
+use epic_process::offload;
+use epic_process::{self as process, Ending, Limits, Spec};
 
 /// `report.json` as a state-store document: the report inside the versioned envelope
 /// `{"version":1,"data":…}`.

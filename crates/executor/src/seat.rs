@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::readiness::NotReady;
-use crate::sandbox::Sandbox;
+use epic_process::sandbox::Sandbox;
 
 /// A boxed, `Send` future: what [`Seat::turn`] returns, spelled short for the crate's own seats.
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -19,11 +19,11 @@ use crate::chat::Recorder;
 use crate::error::chain;
 use crate::gates::Gates;
 use crate::guard::TurnGuard;
-use crate::offload::{self, BoxError};
 use crate::pause::SeatPauses;
 use crate::record::ReportDocument;
 use crate::run::RunError;
-use crate::sandbox::{self, Layout};
+use epic_process::offload::{self, BoxError};
+use epic_process::sandbox::{self, Layout};
 
 impl Lander {
     pub(super) async fn dry_run(
@@ -400,7 +400,7 @@ impl Lander {
         if !sandbox.is_on() {
             // As a run does: a daemon that escapes its turn is found as an orphan this process
             // adopts (`PR_SET_CHILD_SUBREAPER`).
-            match crate::process::adopt_orphans() {
+            match epic_process::adopt_orphans() {
                 Ok(()) => sandbox = sandbox.adopting(),
                 Err(error) => self.note(format!(
                     "processes that escape their turn cannot be looked for (epic could not \

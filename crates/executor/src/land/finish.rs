@@ -10,8 +10,8 @@ use epic_report::{EpicReport, Landing};
 use super::{LandError, LandJob, LandOutcome, Landed, Lander, Turns, state_error};
 use crate::error::chain;
 use crate::guard::TurnGuard;
-use crate::offload::{self, BoxError};
 use crate::record::ReportDocument;
+use epic_process::offload::{self, BoxError};
 
 impl Lander {
     /// After the target moved: the checkout brought along, the landing recorded (`landed.json`,

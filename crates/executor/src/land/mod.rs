@@ -54,9 +54,9 @@ use crate::chat::Recorder;
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
 use crate::guard::TurnGuard;
-use crate::offload::{self, BoxError, GitFailed};
 use crate::run::{EPIC_WORKTREE_NAME, RunConfig, RunError, worktrees_root};
-use crate::sandbox::{Sandbox, SandboxUnavailable};
+use epic_process::offload::{self, BoxError, GitFailed};
+use epic_process::sandbox::{Sandbox, SandboxUnavailable};
 
 /// The name the landing's turns are recorded under (events, transcripts).
 pub const LANDING: &str = "land";

@@ -18,7 +18,7 @@ use epic_report::PutBack;
 use epic_story_plan::Story;
 
 use super::{Halt, Lander};
-use crate::offload::BoxError;
+use epic_process::offload::BoxError;
 
 /// What one lander turn may change.
 pub(super) struct Reach {

@@ -22,8 +22,8 @@ use crate::chat::{Chat, ChatContext};
 use crate::error::chain;
 use crate::event::Event;
 use crate::gates::GateResult;
-use crate::offload::{self, BoxError};
 use crate::seat::{Role, SeatError};
+use epic_process::offload::{self, BoxError};
 
 impl Lander {
     /// Merges the target into the epic branch, has the conflicts resolved and the gates made

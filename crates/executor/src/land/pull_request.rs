@@ -16,8 +16,8 @@ use std::time::Duration;
 use epic_git_ops::Git;
 use tokio_util::sync::CancellationToken;
 
-use crate::offload;
-use crate::process::{self, Ending, Limits, Spec};
+use epic_process::offload;
+use epic_process::{self as process, Ending, Limits, Spec};
 
 /// How long one `gh` call may take.
 const GH_DEADLINE: Duration = Duration::from_mins(2);

@@ -6,7 +6,7 @@ use epic_git_ops::CommitId;
 use epic_report::{Landing, Timestamp};
 
 use super::{LandError, LandJob, LandOutcome, Landed, Lander, LandingJournal, parse, state_error};
-use crate::offload::{self, BoxError};
+use epic_process::offload::{self, BoxError};
 
 impl Lander {
     /// What a landing that died left: its lock files cleared, and its journal honoured (the

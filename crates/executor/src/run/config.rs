@@ -10,12 +10,12 @@ use epic_state_store::{Holder, LockError};
 
 #[cfg(doc)]
 use super::run_epic;
-use crate::offload::GitFailed;
-use crate::sandbox::{Credentials, SandboxMode, SandboxUnavailable, UserHome};
 use crate::schedule::Policy;
 use crate::seat::Seat;
 use crate::story;
 use crate::task_loop::NoopPolicy;
+use epic_process::offload::GitFailed;
+use epic_process::sandbox::{Credentials, SandboxMode, SandboxUnavailable, UserHome};
 
 /// Every `epic run` option, resolved (CONTRACT.md, "`epic run`"): what the CLI hands to
 /// [`run_epic`].

@@ -16,11 +16,11 @@ use tokio_util::sync::CancellationToken;
 use super::config::RunOutcome;
 use super::report::{History, build_report};
 use crate::event::Event;
-use crate::offload;
 use crate::pause::SeatStop;
 use crate::record::{self, Board, Column, Move};
 use crate::schedule::Schedule;
 use crate::story::{self, Ending, Failure, Shared, StoryEnd};
+use epic_process::offload;
 
 /// The scheduler loop's state.
 pub(super) struct Loop {

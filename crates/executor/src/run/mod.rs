@@ -31,14 +31,14 @@ use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
 use crate::guard::TurnGuard;
-use crate::offload;
 use crate::pause::SeatPauses;
 use crate::record::ReportDocument;
-use crate::sandbox::Sandbox;
 #[cfg(doc)]
 use crate::schedule::Schedule;
 use crate::story::{EpicHead, MergeQueue, Preparing, Shared};
 use crate::task_loop::{LoopConfig, Seats, TaskLoop};
+use epic_process::offload;
+use epic_process::sandbox::Sandbox;
 use event_loop::Loop;
 use preflight::{Ready, check_baseline, preflight};
 use report::{History, report_unstarted};

@@ -21,10 +21,10 @@ use crate::baseline::{GateBaseline, GateVerdict};
 use crate::error::chain;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
-use crate::offload::{self, BoxError};
 use crate::record;
-use crate::sandbox::{self, Layout, Sandbox};
 use crate::story::{MergeJournal, ProvenCandidate, ProvenHead};
+use epic_process::offload::{self, BoxError};
+use epic_process::sandbox::{self, Layout, Sandbox};
 
 /// The directory under which the epic branch's own worktree lives, beside the story worktrees.
 pub const EPIC_WORKTREE_NAME: &str = "_epic";
@@ -83,7 +83,7 @@ pub(crate) async fn open_log(dir: &EpicDir) -> Result<EventLog, RunError> {
 /// agent of a run killed with SIGKILL without the sandbox), saying so in a run note.
 async fn end_leftovers(worktree_root: &Path, events: &EventSink) {
     let root = worktree_root.to_path_buf();
-    let killed = offload::blocking(move || crate::process::end_leftovers(&root))
+    let killed = offload::blocking(move || epic_process::end_leftovers(&root))
         .await
         .unwrap_or_default();
     if !killed.is_empty() {
@@ -244,7 +244,7 @@ async fn start_sandbox(
     if !resolved.sandbox.is_on() {
         // Without a PID namespace per turn, a daemon that leaves its group and clears its
         // environment is found only as an orphan this process adopts.
-        return Ok(match crate::process::adopt_orphans() {
+        return Ok(match epic_process::adopt_orphans() {
             Ok(()) => resolved.sandbox.adopting(),
             Err(error) => {
                 events(Event::RunNote {

@@ -13,8 +13,8 @@ use epic_story_plan::{Story, ValidPlan};
 
 use super::config::RunConfig;
 use crate::event::{Event, EventSink};
-use crate::offload;
 use crate::record;
+use epic_process::offload;
 
 /// What the report knows beyond this run: the report the last run left (its stories' outcomes,
 /// seats and runs) and this run's own number and start.

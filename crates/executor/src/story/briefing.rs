@@ -14,8 +14,8 @@ use std::sync::Arc;
 use epic_state_store::StoryState;
 
 use super::Work;
-use crate::offload::{self, BoxError};
 use crate::prompts::{self, Briefing, Context, Dependency, READ_FIRST_FILE_CAP, ReadFirst, Shown};
+use epic_process::offload::{self, BoxError};
 
 /// How many other stories' worktrees a prompt names one by one; past it, their directory.
 const SIBLINGS_NAMED: usize = 12;

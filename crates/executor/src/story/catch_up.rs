@@ -6,7 +6,7 @@ use epic_git_ops::{MergeFavor, MergeOutcome};
 
 use super::{Failure, Stop, Work};
 use crate::event::Event;
-use crate::offload::BoxError;
+use epic_process::offload::BoxError;
 
 impl Work {
     /// Merges the proven epic head into the story branch (the epic side winning conflicting

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::Shared;
 use super::failure::git_reason;
 use crate::event::Event;
-use crate::offload;
+use epic_process::offload;
 
 /// How many stories are between their launch and their worktree being ready.
 ///

@@ -12,10 +12,10 @@ use epic_state_store::{LoadError, SaveError, UnsafeId};
 use crate::error::{StoryError, chain};
 use crate::evidence::Problem;
 use crate::guard::Tampered;
-use crate::offload::{BoxError, GitFailed};
 use crate::prompts;
 use crate::seat::Role;
 use crate::tests_guard::Tampering;
+use epic_process::offload::{BoxError, GitFailed};
 
 /// Why a story failed. [`reason`](Self::reason) renders it; [`halts`](Self::halts) tells the
 /// failures after which no new story may start.

@@ -43,7 +43,7 @@ use crate::error::chain;
 use crate::event::Event;
 use crate::gates::GateResult;
 use crate::guard::TurnGuard;
-use crate::offload::{self, BoxError, GitFailed};
+use epic_process::offload::{self, BoxError, GitFailed};
 
 /// The in-flight batch, `merging.json` ([`EpicDir::merge_journal`](epic_state_store::EpicDir::merge_journal)):
 /// written before a batch's first merge, rewritten as parts of it are proven, removed once every

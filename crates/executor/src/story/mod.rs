@@ -49,12 +49,12 @@ use crate::error::StoryError;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::guard::TurnGuard;
-use crate::offload::{self, BoxError, GitFailed};
 use crate::prompts::Briefing;
 use crate::run::RunConfig;
-use crate::sandbox::Sandbox;
 use crate::seat::{Role, SeatError};
 use crate::task_loop::{StoryJob, TaskLoop};
+use epic_process::offload::{self, BoxError, GitFailed};
+use epic_process::sandbox::Sandbox;
 
 /// What every story of a run shares.
 pub(crate) struct Shared {

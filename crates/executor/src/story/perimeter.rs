@@ -11,7 +11,7 @@ use epic_git_ops::CommitId;
 
 use super::{Failure, Stop, Work};
 use crate::event::Event;
-use crate::offload::BoxError;
+use epic_process::offload::BoxError;
 
 impl Work {
     /// Paths changed against the epic head the story last caught up with, committed or not.

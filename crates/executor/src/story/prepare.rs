@@ -11,8 +11,8 @@ use epic_state_store::{StoryStage, StoryState};
 
 use super::{Failure, Stop, Work, slot};
 use crate::event::Event;
-use crate::offload::{self, BoxError};
 use crate::run::WorktreeMode;
+use epic_process::offload::{self, BoxError};
 
 /// How [`Work::prepare`] found the story.
 #[derive(Debug, PartialEq, Eq)]

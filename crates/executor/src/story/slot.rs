@@ -24,7 +24,7 @@ use epic_state_store::{EpicDir, StoryStage, StoryState};
 
 use super::{Ending, Stop, Work};
 use crate::event::{Event, EventSink};
-use crate::offload::{self, BoxError};
+use epic_process::offload::{self, BoxError};
 
 /// How a slot worktree's directory name starts; story ids never start with `_`.
 pub(crate) const SLOT_PREFIX: &str = "_slot-";

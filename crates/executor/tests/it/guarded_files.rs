@@ -10,7 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use epic_executor::{Event, RunConfig, RunOutcome, SandboxMode};
+use epic_executor::{Event, RunConfig, RunOutcome};
+use epic_process::sandbox::SandboxMode;
 
 use crate::epic_support::{EpicFixture, merges, plan, reason, statuses};
 use crate::support::Events;

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use epic_executor::SandboxMode;
+use epic_process::sandbox::SandboxMode;
 
 use crate::epic_support::{EpicFixture, commit_on_main, merges, plan, statuses};
 use crate::support::Events;

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{CommandSeat, Preset, Role, Sandbox, Seat, TurnContext, TurnRequest};
+use epic_executor::{CommandSeat, Preset, Role, Seat, TurnContext, TurnRequest};
+use epic_process::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Fixture, plan};

@@ -9,7 +9,8 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use epic_executor::{Event, RunConfig, SandboxMode, WorktreeMode};
+use epic_executor::{Event, RunConfig, WorktreeMode};
+use epic_process::sandbox::SandboxMode;
 
 use crate::epic_support::{EpicFixture, merges, plan, statuses};
 use crate::support::{Events, PATIENCE};

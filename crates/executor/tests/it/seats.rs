@@ -5,9 +5,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use epic_executor::{
-    CommandSeat, Progress, Role, Sandbox, Seat, SeatError, TurnContext, TurnRequest,
-};
+use epic_executor::{CommandSeat, Progress, Role, Seat, SeatError, TurnContext, TurnRequest};
+use epic_process::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Fixture, PATIENCE, pid_written, plan, wait_dead, wait_for_pid};

@@ -21,7 +21,7 @@
 //! epic made, bound over it), so a turn cannot copy a key into its story, and a gate cannot
 //! read one. Hidden are only the stores that exist: bubblewrap would otherwise make a mount point
 //! for each on the real file system (the root is bound as it is), leaving empty directories in
-//! the user's home. `--expose PATH` ([`RunConfig::expose`](crate::RunConfig::expose)) shows one
+//! the user's home. `--expose PATH` (`RunConfig::expose` of `epic-executor`) shows one
 //! to the run's processes. The agents' own configuration (`~/.claude`, `~/.codex`, `~/.gemini`,
 //! aider's, opencode's) is not a store: logins keep working.
 //!
@@ -147,14 +147,14 @@ impl UserHome {
 
 /// The credential stores a run's sandbox hides: the user's but those the run exposes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Credentials {
+pub struct Credentials {
     /// The stores hidden, absolute, none inside another.
     stores: Vec<PathBuf>,
 }
 
 impl Credentials {
     /// The stores of `home` but `expose` (none without a home: nothing is known to hide).
-    pub(crate) fn new(home: Option<&UserHome>, expose: &[PathBuf]) -> Self {
+    pub fn new(home: Option<&UserHome>, expose: &[PathBuf]) -> Self {
         let all = home.map(UserHome::credential_stores).unwrap_or_default();
         let shown: Vec<&PathBuf> = all
             .iter()
@@ -272,22 +272,22 @@ impl StandIns {
 
 /// The places of one epic a sandbox keeps read-only.
 #[derive(Debug, Clone)]
-pub(crate) struct Layout {
+pub struct Layout {
     /// The repository's main checkout (its working tree).
-    pub(crate) checkout: PathBuf,
+    pub checkout: PathBuf,
     /// The git common directory: config, hooks, `info/`, every worktree's administrative
     /// directory, and the epic's state (`epic/`).
-    pub(crate) common_dir: PathBuf,
+    pub common_dir: PathBuf,
     /// `<repo-parent>/<repo-name>.worktrees`: the worktrees of every epic of the repository
     /// (this epic's `_epic` and stories', and those of an epic run beside it).
-    pub(crate) worktrees: PathBuf,
+    pub worktrees: PathBuf,
 }
 
 impl Layout {
     /// The layout of a repository checked out at `checkout`, with its git common directory at
     /// `common_dir` and an epic's worktrees under `worktrees_root`
     /// (`<repo-parent>/<repo-name>.worktrees/<epic>`, whose parent holds every epic's).
-    pub(crate) fn new(checkout: &Path, common_dir: &Path, worktrees_root: &Path) -> Self {
+    pub fn new(checkout: &Path, common_dir: &Path, worktrees_root: &Path) -> Self {
         Self {
             checkout: checkout.to_path_buf(),
             common_dir: common_dir.to_path_buf(),
@@ -302,7 +302,7 @@ impl Layout {
 /// What a sandboxed process may write, besides its own worktree and that worktree's
 /// administrative directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
+pub enum Access {
     /// Nothing: the process's own directory stays read-only too (the architect of `epic plan`,
     /// which reads the repository and replies with a plan).
     ReadOnly,
@@ -316,9 +316,8 @@ pub(crate) enum Access {
 /// The sandbox of a run: bubblewrap with the epic's layout, or none.
 ///
 /// [`Sandbox::off`] (the default) runs every process as it is. A library user who drives
-/// [`TaskLoop`](crate::TaskLoop) or a [`Seat`](crate::Seat) alone gets no sandbox; a run
-/// ([`run_epic`](crate::run_epic)) makes its own, once before it starts, from
-/// [`RunConfig::sandbox`](crate::RunConfig::sandbox).
+/// `TaskLoop` or a `Seat` (`epic-executor`) alone gets no sandbox; a run (`run_epic`) makes its
+/// own, once before it starts, from `RunConfig::sandbox`.
 #[derive(Debug, Clone, Default)]
 pub struct Sandbox {
     bwrap: Option<Arc<Bwrap>>,
@@ -353,7 +352,7 @@ impl Sandbox {
     /// This unsandboxed run's sandbox, once this process adopts orphans: its
     /// [`sweep`](Self::sweep) then kills the daemons that escaped their turn.
     #[must_use]
-    pub(crate) fn adopting(mut self) -> Self {
+    pub fn adopting(mut self) -> Self {
         self.adopts = self.bwrap.is_none();
         self
     }
@@ -361,7 +360,7 @@ impl Sandbox {
     /// Kills what escaped its turn without the sandbox ([`process::kill_orphans`]), each with
     /// the message that says so; nothing when the sandbox is on (a turn's PID namespace took
     /// everything with it) or orphans are not adopted.
-    pub(crate) async fn sweep(&self) -> Vec<String> {
+    pub async fn sweep(&self) -> Vec<String> {
         if !self.adopts {
             return Vec::new();
         }
@@ -386,7 +385,7 @@ impl Sandbox {
     ///
     /// The administrative directory is looked up in the repository's registrations, not in the
     /// worktree's `.git` file, which the process itself may have rewritten.
-    pub(crate) async fn wrap(&self, spec: Spec, worktree: &Path, access: Access) -> Spec {
+    pub async fn wrap(&self, spec: Spec, worktree: &Path, access: Access) -> Spec {
         let Some(bwrap) = &self.bwrap else {
             return spec;
         };
@@ -508,11 +507,11 @@ impl Bwrap {
 
 /// The sandbox a run uses, and what to say about it once.
 #[derive(Debug)]
-pub(crate) struct Resolved {
+pub struct Resolved {
     /// The sandbox.
-    pub(crate) sandbox: Sandbox,
+    pub sandbox: Sandbox,
     /// What the run says once (an event): the sandbox is off, or could not be made.
-    pub(crate) note: Option<String>,
+    pub note: Option<String>,
 }
 
 /// Why the sandbox was asked for (`--sandbox on`) and cannot be made here.
@@ -528,7 +527,7 @@ pub struct SandboxUnavailable {
 
 /// Resolves `mode` for a run on `layout`: probes `bwrap` (unless `off`) by running `true` in a
 /// sandbox of the same kind the run makes.
-pub(crate) async fn resolve(
+pub async fn resolve(
     mode: SandboxMode,
     layout: Layout,
     credentials: Credentials,

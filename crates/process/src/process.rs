@@ -36,30 +36,30 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub(crate) struct Spec {
+pub struct Spec {
     /// The program: a path, or a name looked up on `PATH` (the child's, if `env` sets it).
-    pub(crate) program: OsString,
+    pub program: OsString,
     /// Its arguments.
-    pub(crate) args: Vec<OsString>,
+    pub args: Vec<OsString>,
     /// Its working directory.
-    pub(crate) cwd: PathBuf,
+    pub cwd: PathBuf,
     /// Variables set (`Some`) or removed (`None`) on top of this process's environment.
-    pub(crate) env: Vec<(OsString, Option<OsString>)>,
+    pub env: Vec<(OsString, Option<OsString>)>,
     /// Written to its standard input, which is then closed; `None`: standard input is null.
-    pub(crate) stdin: Option<Vec<u8>>,
+    pub stdin: Option<Vec<u8>>,
 }
 
 /// How much output is kept in memory: head and tail bytes of each stream.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Limits {
-    pub(crate) stdout_head: usize,
-    pub(crate) stdout_tail: usize,
-    pub(crate) stderr_tail: usize,
+pub struct Limits {
+    pub stdout_head: usize,
+    pub stdout_tail: usize,
+    pub stderr_tail: usize,
 }
 
 /// How the run ended.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Ending {
+pub enum Ending {
     /// The process exited by itself.
     Exited(ExitStatus),
     /// The deadline passed; the group was killed.
@@ -70,15 +70,15 @@ pub(crate) enum Ending {
 
 /// A finished run.
 #[derive(Debug)]
-pub(crate) struct Finished {
-    pub(crate) ending: Ending,
-    pub(crate) stdout: BoundedText,
-    pub(crate) stderr: BoundedText,
+pub struct Finished {
+    pub ending: Ending,
+    pub stdout: BoundedText,
+    pub stderr: BoundedText,
 }
 
 /// The variable that tags every process of one run (a turn, a gate): its value is unique to the
 /// run, and every process the run starts inherits it, also one that leaves the process group.
-pub(crate) const TAG_VARIABLE: &str = "EPIC_PROCESS_TAG";
+pub const TAG_VARIABLE: &str = "EPIC_PROCESS_TAG";
 
 /// How many times the processes tagged with a run's tag are looked for and killed: a process
 /// found alive may fork once more between a look and its kill; its child is found by the next.
@@ -173,7 +173,7 @@ impl Drop for GroupGuard {
 /// # Cancel safety
 ///
 /// Dropping the future kills the whole process group (and `kill_on_drop` reaps the leader).
-pub(crate) async fn run(
+pub async fn run(
     spec: &Spec,
     deadline: Instant,
     cancel: &CancellationToken,
@@ -342,11 +342,11 @@ fn no_git_maintenance(count: Option<&std::ffi::OsStr>) -> Vec<(String, String)> 
 /// A process that outlived its turn: found adopted by epic (its parent died) in a session of its
 /// own, without any run's tag (it cleared its environment), and killed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Orphan {
+pub struct Orphan {
     /// Its process id.
-    pub(crate) pid: u32,
+    pub pid: u32,
     /// Its command line, arguments joined by spaces.
-    pub(crate) command: String,
+    pub command: String,
 }
 
 /// Makes this process the child subreaper of what it starts (`PR_SET_CHILD_SUBREAPER`): a
@@ -354,7 +354,7 @@ pub(crate) struct Orphan {
 /// [`kill_orphans`] can find a daemon that left its turn's process group and cleared its
 /// environment (and with it the tag). Only a run without the sandbox needs it: in the sandbox,
 /// such a daemon dies with its turn's PID namespace.
-pub(crate) fn adopt_orphans() -> io::Result<()> {
+pub fn adopt_orphans() -> io::Result<()> {
     rustix::process::set_child_subreaper(Some(rustix::process::getpid())).map_err(io::Error::from)
 }
 
@@ -368,7 +368,7 @@ pub(crate) fn adopt_orphans() -> io::Result<()> {
 /// `epic-git-ops` are in this process's own group. A tagged process belongs to a turn, whose
 /// own kill sweeps it. Blocking (it reads `/proc` and waits for the killed to die): call it off
 /// the async workers.
-pub(crate) fn kill_orphans() -> Vec<Orphan> {
+pub fn kill_orphans() -> Vec<Orphan> {
     let me = std::process::id();
     // From `/proc`, as the adopted are read: where this process's session or group leader lives
     // outside its PID namespace (a container), both read 0 there, and `getsid` would fail.
@@ -409,7 +409,7 @@ pub(crate) fn kill_orphans() -> Vec<Orphan> {
 /// before anything starts: no live run of the epic then has a process there, and a person's own
 /// shell or editor in a worktree carries no tag. Returns what was killed. Blocking (it reads
 /// `/proc`): call it off the async workers.
-pub(crate) fn end_leftovers(root: &Path) -> Vec<Orphan> {
+pub fn end_leftovers(root: &Path) -> Vec<Orphan> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let me = std::process::id();
     let mut killed: Vec<Orphan> = Vec::new();
@@ -569,7 +569,7 @@ fn proc_stat(dir: &Path) -> Option<Stat> {
 }
 
 /// The human form of an exit status: `exit code 3`, `killed by signal 9`.
-pub(crate) fn describe_status(status: ExitStatus) -> String {
+pub fn describe_status(status: ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt as _;
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exit code {code}"),

@@ -10,17 +10,17 @@ use epic_git_ops::Git;
 use tokio::task::{JoinError, JoinHandle};
 
 /// Any error, boxed.
-pub(crate) type BoxError = Box<dyn Error + Send + Sync>;
+pub type BoxError = Box<dyn Error + Send + Sync>;
 
 /// A git-ops call that failed, or whose blocking thread died: what was being done, and why.
 #[derive(Debug, thiserror::Error)]
 #[error("git failed to {action}")]
-pub(crate) struct GitFailed {
+pub struct GitFailed {
     /// What was being done (`merge the story into the epic branch`).
-    pub(crate) action: String,
+    pub action: String,
     /// The git-ops error, or the [`JoinError`] of a thread that panicked.
     #[source]
-    pub(crate) source: BoxError,
+    pub source: BoxError,
 }
 
 /// Runs `op` on the blocking pool and waits for it; `Err` only when its thread panicked (or the
@@ -29,7 +29,7 @@ pub(crate) struct GitFailed {
 /// # Cancel safety
 ///
 /// Dropping the future stops waiting; `op` still runs to its end.
-pub(crate) async fn blocking<T: Send + 'static>(
+pub async fn blocking<T: Send + 'static>(
     op: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, JoinError> {
     tokio::task::spawn_blocking(op).await
@@ -37,7 +37,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
 
 /// Starts `op` on the blocking pool without waiting for it: the handle resolves to its result
 /// (the report rewritten in the background while the run loop goes on).
-pub(crate) fn spawn<T: Send + 'static>(op: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+pub fn spawn<T: Send + 'static>(op: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
     tokio::task::spawn_blocking(op)
 }
 
@@ -47,7 +47,7 @@ pub(crate) fn spawn<T: Send + 'static>(op: impl FnOnce() -> T + Send + 'static) 
 /// # Cancel safety
 ///
 /// Dropping the future stops waiting; the git call still runs to its end.
-pub(crate) async fn git<T, E>(
+pub async fn git<T, E>(
     git: &Arc<dyn Git>,
     action: &str,
     op: impl FnOnce(&dyn Git) -> Result<T, E> + Send + 'static,

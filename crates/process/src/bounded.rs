@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 /// a reply opens with (a planner's JSON), the tail what it ends with (a `BLOCKED_ON:` line, the
 /// error at the end of a log).
 #[derive(Debug, Clone)]
-pub(crate) struct BoundedText {
+pub struct BoundedText {
     head: String,
     tail: String,
     head_limit: usize,
@@ -22,7 +22,7 @@ pub(crate) struct BoundedText {
 
 impl BoundedText {
     /// An empty buffer keeping up to `head_limit` bytes of the start and `tail_limit` of the end.
-    pub(crate) fn new(head_limit: usize, tail_limit: usize) -> Self {
+    pub fn new(head_limit: usize, tail_limit: usize) -> Self {
         Self {
             head: String::new(),
             tail: String::new(),
@@ -34,7 +34,7 @@ impl BoundedText {
     }
 
     /// Appends `text`.
-    pub(crate) fn push(&mut self, mut text: &str) {
+    pub fn push(&mut self, mut text: &str) {
         self.total_chars = self
             .total_chars
             .saturating_add(text.encode_utf16().count() as u64);
@@ -64,12 +64,12 @@ impl BoundedText {
     }
 
     /// Every character pushed (UTF-16 code units, the unit of the usage estimates).
-    pub(crate) fn total_chars(&self) -> u64 {
+    pub fn total_chars(&self) -> u64 {
         self.total_chars
     }
 
     /// The kept text: head, a note naming how much was left out (if anything was), tail.
-    pub(crate) fn text(&mut self) -> String {
+    pub fn text(&mut self) -> String {
         self.compact();
         let mut out = String::with_capacity(self.head.len() + self.tail.len() + 64);
         out.push_str(&self.head);
@@ -85,7 +85,7 @@ impl BoundedText {
     }
 
     /// The last `max` bytes of the kept text (at a character boundary), for error messages.
-    pub(crate) fn last(&mut self, max: usize) -> String {
+    pub fn last(&mut self, max: usize) -> String {
         let text = self.text();
         let start = ceil_char_boundary(&text, text.len().saturating_sub(max));
         text[start..].to_owned()
@@ -93,7 +93,7 @@ impl BoundedText {
 }
 
 /// The largest char boundary of `text` at or below `at`.
-pub(crate) fn floor_char_boundary(text: &str, at: usize) -> usize {
+pub fn floor_char_boundary(text: &str, at: usize) -> usize {
     let mut at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;
@@ -102,7 +102,7 @@ pub(crate) fn floor_char_boundary(text: &str, at: usize) -> usize {
 }
 
 /// The smallest char boundary of `text` at or above `at`.
-pub(crate) fn ceil_char_boundary(text: &str, at: usize) -> usize {
+pub fn ceil_char_boundary(text: &str, at: usize) -> usize {
     let mut at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at += 1;
@@ -113,13 +113,13 @@ pub(crate) fn ceil_char_boundary(text: &str, at: usize) -> usize {
 /// Turns a byte stream into text chunks, carrying a character split across reads over to the
 /// next read; invalid UTF-8 becomes U+FFFD.
 #[derive(Debug, Default)]
-pub(crate) struct Utf8Decoder {
+pub struct Utf8Decoder {
     pending: Vec<u8>,
 }
 
 impl Utf8Decoder {
     /// The text of `bytes`, after whatever was pending from the previous call.
-    pub(crate) fn decode(&mut self, bytes: &[u8]) -> String {
+    pub fn decode(&mut self, bytes: &[u8]) -> String {
         self.pending.extend_from_slice(bytes);
         let valid_up_to = match std::str::from_utf8(&self.pending) {
             Ok(_) => self.pending.len(),
@@ -137,7 +137,7 @@ impl Utf8Decoder {
     }
 
     /// Whatever is still pending at the end of the stream.
-    pub(crate) fn finish(&mut self) -> String {
+    pub fn finish(&mut self) -> String {
         let text = String::from_utf8_lossy(&self.pending).into_owned();
         self.pending.clear();
         text
