@@ -322,10 +322,12 @@ fn document_references(line: &str, source: Source) -> Vec<Reference> {
             if !token.starts_with('/') {
                 push(Reference::Name(token.to_owned()));
             }
-        } else if prose && source != Source::Markdown && is_relative_path(token) {
-            if token.starts_with("docs/") || token.starts_with("../") {
-                push(Reference::Path(token.to_owned()));
-            }
+        } else if prose
+            && source != Source::Markdown
+            && is_relative_path(token)
+            && (token.starts_with("docs/") || token.starts_with("../"))
+        {
+            push(Reference::Path(token.to_owned()));
         }
     }
     let mut rest = line;
@@ -333,13 +335,13 @@ fn document_references(line: &str, source: Source) -> Vec<Reference> {
         rest = &rest[at + 2..];
         let target = rest.split(')').next().unwrap_or_default();
         let path = target.split('#').next().unwrap_or_default();
-        if path.ends_with(".md") && is_relative_path(path) {
+        if is_markdown(path) && is_relative_path(path) {
             push(Reference::Path(path.to_owned()));
         }
     }
     if prose {
         for span in line.split('`').skip(1).step_by(2) {
-            if span.ends_with(".md") && span.contains('/') && is_relative_path(span) {
+            if is_markdown(span) && span.contains('/') && is_relative_path(span) {
                 push(Reference::Path(span.to_owned()));
             }
         }
@@ -368,6 +370,13 @@ fn md_tokens(line: &str) -> Vec<&str> {
         }
     }
     tokens
+}
+
+/// Whether `path` names a Markdown file, `*.md` as this repository writes them (lower case:
+/// `.MD` is another name).
+fn is_markdown(path: &str) -> bool {
+    path.strip_suffix(".md")
+        .is_some_and(|stem| !stem.is_empty())
 }
 
 /// Whether `path` is written as a relative path of plain characters: no pattern (`<id>`, `*`),
