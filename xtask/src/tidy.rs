@@ -8,6 +8,9 @@
 //! - The layers ARCHITECTURE.md draws hold ([`check_layers`]): each crate depends only on the
 //!   crates below it, only `epic-git-ops` depends on gix, and no library or binary source outside
 //!   `crates/git-ops` names the `git` program (tests and benches may: they build repositories).
+//! - Every Markdown document a `.md`, `.rs` or `.toml` file of the repository refers to is in
+//!   the repository ([`check_document_references`]; what counts as a reference is
+//!   [`document_references`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -54,6 +57,7 @@ pub(crate) fn check(root: &Path) -> Result {
         }
     }
     check_layers(root, &files, &mut problems);
+    check_document_references(root, &mut problems);
     if problems.is_empty() {
         Ok(())
     } else {
@@ -202,6 +206,217 @@ fn normal_dependencies(manifest: &str) -> Vec<String> {
     names
 }
 
+/// Names of a user's files that examples and test fixtures write or name (house rules, a style
+/// guide, a changelog): upper-case like this repository's documents, but none of them is one.
+const EXAMPLE_DOCUMENTS: &[&str] = &[
+    "CONTRIBUTING.md",
+    "RULES.md",
+    "NOTES.md",
+    "CHANGELOG.md",
+    "STYLE.md",
+];
+
+/// Directories never searched for files that refer to documents.
+const SKIPPED_DIRS: &[&str] = &["target", ".git", "node_modules"];
+
+/// Every Markdown document a `.md`, `.rs` or `.toml` file of the repository refers to
+/// ([`document_references`]) must exist, resolved from the repository root or from the
+/// referring file's directory (an upper-case name also by its file name alone, so an example
+/// such as `../../README.md` in a doc comment counts as the root's `README.md`).
+fn check_document_references(root: &Path, problems: &mut Vec<String>) {
+    let mut files = Vec::new();
+    document_sources(root, &mut files);
+    files.sort();
+    for file in &files {
+        let Ok(text) = fs::read_to_string(file) else {
+            continue;
+        };
+        let shown = file.strip_prefix(root).unwrap_or(file).display();
+        let dir = file.parent().unwrap_or(root);
+        let kind = match file.extension().and_then(|ext| ext.to_str()) {
+            Some("md") => Source::Markdown,
+            Some("rs") => Source::Rust,
+            _ => Source::Toml,
+        };
+        for (n, line) in text.lines().enumerate() {
+            for reference in document_references(line, kind) {
+                let found = |path: &str| root.join(path).exists() || dir.join(path).exists();
+                let exists = match &reference {
+                    Reference::Name(path) => {
+                        found(path) || path.rsplit('/').next().is_some_and(found)
+                    }
+                    Reference::Path(path) => found(path),
+                };
+                if !exists {
+                    let path = match &reference {
+                        Reference::Name(path) | Reference::Path(path) => path,
+                    };
+                    problems.push(format!(
+                        "{shown}:{}: refers to `{path}`, which is not in the repository (point \
+                         it at a document that is, such as docs/contract.md)",
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// What kind of file a line comes from: which of its lines are prose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// Markdown: every line is prose.
+    Markdown,
+    /// Rust: comment lines (`//`, `///`, `//!`) are prose.
+    Rust,
+    /// TOML: comment lines (`#`) are prose.
+    Toml,
+}
+
+/// A document a line refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Reference {
+    /// An upper-case document name (`README.md`), perhaps after a directory, as written.
+    Name(String),
+    /// A relative path to a Markdown file (`docs/contract.md`), as written.
+    Path(String),
+}
+
+/// The Markdown documents `line` refers to. The rule, chosen so that the names of files epic
+/// writes (`report.md`, `board.md`, `epic-plan.md`, `stories/<id>.plan.md`) and the paths test
+/// fixtures make (a guide under `docs/` in a test repository) are not references:
+///
+/// - an upper-case document name, such as `README.md` (letters `A`–`Z`, digits, `_` and `-`
+///   before `.md`), perhaps after a directory, anywhere in the line: such names are documents
+///   by convention; [`EXAMPLE_DOCUMENTS`] are a user's, not this repository's;
+/// - the target of a relative Markdown link, `[the contract](docs/contract.md#section)`;
+/// - a code span that is a whole relative path with a directory, `` `docs/contract.md` ``, in
+///   prose (a Markdown line, a Rust or TOML comment);
+/// - in a Rust or TOML comment, a path into `docs/` or one that climbs out (`../`).
+///
+/// Patterns (`<id>`, `*`) and absolute paths are no references.
+fn document_references(line: &str, source: Source) -> Vec<Reference> {
+    let prose = match source {
+        Source::Markdown => true,
+        Source::Rust => line.trim_start().starts_with("//"),
+        Source::Toml => line.trim_start().starts_with('#'),
+    };
+    let mut references = Vec::new();
+    let mut push = |reference: Reference| {
+        let path = match &reference {
+            Reference::Name(path) | Reference::Path(path) => path,
+        };
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let known = references.iter().any(|known: &Reference| match known {
+            Reference::Name(known) | Reference::Path(known) => known == path,
+        });
+        if !known && !EXAMPLE_DOCUMENTS.contains(&name) {
+            references.push(reference);
+        }
+    };
+    for token in md_tokens(line) {
+        let name = token.rsplit('/').next().unwrap_or(token);
+        let stem = name.strip_suffix(".md").unwrap_or_default();
+        let upper = stem.starts_with(|c: char| c.is_ascii_uppercase())
+            && stem
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '-');
+        if upper {
+            if !token.starts_with('/') {
+                push(Reference::Name(token.to_owned()));
+            }
+        } else if prose
+            && source != Source::Markdown
+            && is_relative_path(token)
+            && (token.starts_with("docs/") || token.starts_with("../"))
+        {
+            push(Reference::Path(token.to_owned()));
+        }
+    }
+    let mut rest = line;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let target = rest.split(')').next().unwrap_or_default();
+        let path = target.split('#').next().unwrap_or_default();
+        if is_markdown(path) && is_relative_path(path) {
+            push(Reference::Path(path.to_owned()));
+        }
+    }
+    if prose {
+        for span in line.split('`').skip(1).step_by(2) {
+            if is_markdown(span) && span.contains('/') && is_relative_path(span) {
+                push(Reference::Path(span.to_owned()));
+            }
+        }
+    }
+    references
+}
+
+/// Each word of `line` that ends in `.md` (not `.mdx`), of the characters a path is written
+/// with: letters, digits, `_`, `.`, `/` and `-`.
+fn md_tokens(line: &str) -> Vec<&str> {
+    let path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-');
+    let mut tokens = Vec::new();
+    for (at, _) in line.match_indices(".md") {
+        let end = at + 3;
+        if line[end..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let start = line[..at]
+            .char_indices()
+            .rev()
+            .take_while(|&(_, c)| path_char(c))
+            .last()
+            .map_or(at, |(index, _)| index);
+        if start < at {
+            tokens.push(&line[start..end]);
+        }
+    }
+    tokens
+}
+
+/// Whether `path` names a Markdown file, `*.md` as this repository writes them (lower case:
+/// `.MD` is another name).
+fn is_markdown(path: &str) -> bool {
+    path.strip_suffix(".md")
+        .is_some_and(|stem| !stem.is_empty())
+}
+
+/// Whether `path` is written as a relative path of plain characters: no pattern (`<id>`, `*`),
+/// no URL, not absolute, no space.
+fn is_relative_path(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains("://")
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-'))
+}
+
+/// The `.md`, `.rs` and `.toml` files under `dir`, but in [`SKIPPED_DIRS`].
+fn document_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let path = entry.path();
+        if path.is_dir() {
+            if !path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| SKIPPED_DIRS.contains(&name))
+            {
+                document_sources(&path, out);
+            }
+        } else if path
+            .extension()
+            .is_some_and(|ext| ext == "md" || ext == "rs" || ext == "toml")
+        {
+            out.push(path);
+        }
+    }
+}
+
 fn check_modules_declared(main: &Path, text: &str, problems: &mut Vec<String>) {
     let Some(dir) = main.parent() else { return };
     let Ok(entries) = fs::read_dir(dir) else {
@@ -244,5 +459,124 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         } else if path.extension().is_some_and(|ext| ext == "rs") {
             out.push(path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document name built at run time, so this file itself names no missing document.
+    fn doc(name: &str) -> String {
+        format!("{name}{}", ".md")
+    }
+
+    fn names(line: &str, source: Source) -> Vec<Reference> {
+        document_references(line, source)
+    }
+
+    #[test]
+    fn upper_case_names_are_references_anywhere() {
+        let missing = doc("MISSING");
+        for source in [Source::Markdown, Source::Rust, Source::Toml] {
+            assert_eq!(
+                names(&format!("see {missing}, \"the contract\""), source),
+                [Reference::Name(missing.clone())]
+            );
+        }
+        let nested = format!("`docs/{}`", doc("DESIGN"));
+        assert_eq!(
+            names(&nested, Source::Rust),
+            [Reference::Name(format!("docs/{}", doc("DESIGN")))]
+        );
+    }
+
+    #[test]
+    fn names_of_files_epic_writes_and_examples_are_not() {
+        let line = "writes `report.md`, `board.md`, epic-plan.md and `stories/<id>.plan.md`; \
+                    rules = [\"CONTRIBUTING.md\", \"docs/style.md\"]";
+        assert_eq!(names(line, Source::Markdown), []);
+        assert_eq!(names(line, Source::Rust), []);
+        // In code, a lower-case path is a fixture, not a reference.
+        assert_eq!(
+            names("repo.write(\"docs/guide.md\", \"…\");", Source::Rust),
+            []
+        );
+        assert_eq!(
+            names("`transcripts/<story>/NNNN-<role>.md`", Source::Markdown),
+            []
+        );
+        assert_eq!(names("see /etc/NOTICE.md and a.mdx", Source::Markdown), []);
+    }
+
+    #[test]
+    fn links_and_whole_path_code_spans_are_references() {
+        assert_eq!(
+            names(
+                "the [contract](docs/contract.md#events) says",
+                Source::Markdown
+            ),
+            [Reference::Path("docs/contract.md".into())]
+        );
+        assert_eq!(
+            names("see [here](https://example.com/x.md)", Source::Markdown),
+            []
+        );
+        assert_eq!(
+            names("as `docs/contract.md` says", Source::Markdown),
+            [Reference::Path("docs/contract.md".into())]
+        );
+        assert_eq!(
+            names("/// as docs/contract.md says (../notes/x.md)", Source::Rust),
+            [
+                Reference::Path("docs/contract.md".into()),
+                Reference::Path("../notes/x.md".into())
+            ]
+        );
+        assert_eq!(names("let path = \"docs/contract.md\";", Source::Rust), []);
+        assert_eq!(
+            names("# as `docs/contract.md` says", Source::Toml),
+            [Reference::Path("docs/contract.md".into())]
+        );
+    }
+
+    #[test]
+    fn the_check_names_a_missing_document_and_accepts_present_ones() {
+        let root = std::env::temp_dir().join(format!("epic-tidy-{}", std::process::id()));
+        if root.exists() {
+            fs::remove_dir_all(&root).unwrap();
+        }
+        fs::create_dir_all(root.join("docs")).unwrap();
+        fs::create_dir_all(root.join("crates/a/src")).unwrap();
+        fs::write(root.join("docs/contract.md"), "# contract\n").unwrap();
+        fs::write(root.join(doc("README")), "See `docs/contract.md`.\n").unwrap();
+        fs::write(
+            root.join("crates/a/src/lib.rs"),
+            format!(
+                "//! See {}, docs/contract.md and ../../{}.\n",
+                doc("README"),
+                doc("README")
+            ),
+        )
+        .unwrap();
+        let mut problems = Vec::new();
+        check_document_references(&root, &mut problems);
+        assert_eq!(problems, Vec::<String>::new());
+
+        fs::write(
+            root.join("crates/a/src/lib.rs"),
+            format!("//! The rules: {}.\n", doc("CONTRACT")),
+        )
+        .unwrap();
+        check_document_references(&root, &mut problems);
+        fs::remove_dir_all(&root).unwrap();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with(&format!(
+                "crates/a/src/lib.rs:1: refers to `{}`",
+                doc("CONTRACT")
+            )),
+            "{problems:?}"
+        );
     }
 }

@@ -185,7 +185,8 @@ pub(crate) enum Command {
 
     /// Print the JSON Schema of a document epic reads or writes
     #[command(after_help = "Examples:\n  epic schema plan > plan.schema.json\n  \
-                            epic schema config > epic.schema.json")]
+                            epic schema config > epic.schema.json\n  \
+                            epic schema events > events.schema.json")]
     Schema(SchemaArgs),
 
     /// Run an epic: every story by an agent in its own worktree, merged when proven good
@@ -551,6 +552,8 @@ pub(crate) enum SchemaName {
     Report,
     /// The config file, `epic.toml` at the repository root
     Config,
+    /// One line of the event log, `<git-dir>/epic/<epic>/events.jsonl`
+    Events,
 }
 
 #[cfg(test)]

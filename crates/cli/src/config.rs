@@ -48,14 +48,14 @@ pub(crate) const FILE_NAME: &str = "epic.toml";
 /// below what would overflow a deadline computed from it.
 pub(crate) const MAX_TIMEOUT: u64 = 30 * 24 * 60 * 60;
 
-/// The options of `epic run` (CONTRACT.md), each optional: `None` is "not set in this layer".
+/// The options of `epic run` (docs/contract.md), each optional: `None` is "not set in this layer".
 ///
 /// One layer is `epic.toml` ([`load`](Self::load)), one the command line (`epic run` and `epic
 /// config` flatten this into their arguments; a list flag given replaces the file's whole list,
 /// and each on/off option has a `--no-…` form to turn off what `epic.toml` turns on), one the
 /// defaults ([`defaults`](Self::defaults)); [`resolve`] lays them over each other.
 ///
-/// The fields are in CONTRACT.md's order, which `epic config` prints them in ([`keys`]); each
+/// The fields are in docs/contract.md's order, which `epic config` prints them in ([`keys`]); each
 /// one's doc comment is both its `--help` text (clap drops the final period) and its description
 /// in the schema, but where the flag is written otherwise than the key: a list's flag takes one
 /// value and is repeated, and the coder's help says where else to set it. The `no_…` fields are
@@ -496,7 +496,7 @@ fn unset_is_absent(schema: &mut Schema) {
     }
 }
 
-/// The keys of `epic.toml`, in [`RunOptions`]' order (CONTRACT.md's, the order `epic config`
+/// The keys of `epic.toml`, in [`RunOptions`]' order (docs/contract.md's, the order `epic config`
 /// prints them in): the field names serde reads.
 ///
 /// A derived `Deserialize` hands its field names to the deserializer before it reads anything;

@@ -9,7 +9,7 @@ use std::error::Error;
 use std::fmt;
 use std::io;
 
-/// The exit codes of `epic`, as CONTRACT.md documents them.
+/// The exit codes of `epic`, as docs/contract.md documents them.
 pub(crate) mod exit_code {
     /// The command did what was asked (a plan is valid, every story is done).
     pub(crate) const SUCCESS: u8 = 0;

@@ -21,7 +21,7 @@ use crate::replies::{blocked_on, parse_blocked_answer};
 use crate::seat::{Reply, Role, Seat, SeatError};
 
 /// Who rejected a `BLOCKED_ON:` claim ([`Event::BlockedRejected`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RejectedBy {
     /// The plan: the need names the story's own path, a merged dependency's or a dependent's.

@@ -124,7 +124,7 @@ enum Invocation {
 /// A seat that runs a command per turn: a preset agent CLI or any shell command.
 ///
 /// Each turn spawns the process with its working directory in the story's worktree, the
-/// environment of CONTRACT.md (`EPIC_EPIC`, `EPIC_STORY`, `EPIC_ROLE`, `EPIC_TASK`,
+/// environment of docs/contract.md (`EPIC_EPIC`, `EPIC_STORY`, `EPIC_ROLE`, `EPIC_TASK`,
 /// `EPIC_WORKTREE`, `EPIC_SLOT`), and the rendered turn ([`TurnRequest::render`]) as its prompt,
 /// on standard input or as the preset takes it. Standard output is the reply, streamed as it
 /// comes; standard error is kept (bounded) for the error message. The process leads its own
@@ -177,7 +177,7 @@ impl CommandSeat {
     }
 
     /// This seat with a variable set for its processes (on top of the inherited environment and
-    /// CONTRACT.md's). Setting `PATH` also changes where a preset's program is looked up.
+    /// docs/contract.md's). Setting `PATH` also changes where a preset's program is looked up.
     #[must_use]
     pub fn with_env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), Some(value.into())));

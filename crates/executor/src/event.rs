@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::blocked::RejectedBy;
@@ -26,7 +27,7 @@ use crate::seat::Role;
 /// assert_eq!(serde_json::from_str::<Event>(&json)?, event);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
@@ -516,6 +517,51 @@ pub enum Event {
         /// Whether the run was interrupted.
         interrupted: bool,
     },
+}
+
+/// One line of `events.jsonl`: an [`Event`] with the time it was appended, `{"at":…,"kind":…,…}`
+/// (docs/contract.md, "The events of `events.jsonl`"). The log's writer builds each line from
+/// this type, so [`events_schema`] describes exactly what is written.
+///
+/// ```
+/// use epic_executor::{Event, LoggedEvent};
+///
+/// let line = r#"{"at":"2026-12-01T10:00:00.000Z","kind":"seat_resumed","seat":"claude"}"#;
+/// let logged: LoggedEvent = serde_json::from_str(line)?;
+/// assert_eq!(logged.event, Event::SeatResumed { seat: "claude".into() });
+/// assert_eq!(serde_json::to_string(&serde_json::to_value(&logged)?)?, line);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoggedEvent {
+    /// When the event was appended: RFC 3339 in UTC, to the millisecond
+    /// (`2026-12-01T10:00:00.000Z`).
+    pub at: String,
+    /// The event, its `kind` and fields beside `at`.
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// The JSON Schema of one line of `events.jsonl` (`epic schema events`): a [`LoggedEvent`], one
+/// variant per `kind`.
+///
+/// ```
+/// let schema = epic_executor::events_schema();
+/// assert_eq!(schema["title"], "events.jsonl line");
+/// assert!(schema.to_string().contains(r#""const":"run_finished""#));
+/// ```
+pub fn events_schema() -> serde_json::Value {
+    let mut schema = schemars::schema_for!(LoggedEvent);
+    schema.insert("title".to_owned(), "events.jsonl line".into());
+    schema.insert(
+        "description".to_owned(),
+        "One line of `<git-common-dir>/epic/<epic>/events.jsonl`: an event of a run or a \
+         landing, its `kind` naming its fields, with `at`, the time it was appended. Events \
+         are added in later versions (a reader skips kinds it does not know); a field is never \
+         removed or changed in meaning."
+            .into(),
+    );
+    schema.to_value()
 }
 
 /// Where events go: a callback shared by every story (it must be cheap and must not block; a

@@ -215,7 +215,7 @@ pub use architect::{
 pub use blocked::RejectedBy;
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use error::StoryError;
-pub use event::{Event, EventSink, discard_events};
+pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
 pub use gates::Gates;
 pub use guard::{GuardedChange, Tampered};
 pub use land::{

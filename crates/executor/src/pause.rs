@@ -45,7 +45,7 @@ const MIN_LIMIT_WAIT: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SeatStop {
-    /// A seat's pause would end past `--max-wait` after it began (CONTRACT.md: exit 130, the
+    /// A seat's pause would end past `--max-wait` after it began (docs/contract.md: exit 130, the
     /// state kept; a rerun resumes).
     MaxWait {
         /// The seat.
@@ -53,7 +53,7 @@ pub enum SeatStop {
         /// What paused it and until when, in words.
         reason: String,
     },
-    /// A seat is not logged in (CONTRACT.md: exit 2).
+    /// A seat is not logged in (docs/contract.md: exit 2).
     NotLoggedIn {
         /// The seat.
         seat: String,

@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{Event, EventSink};
+use crate::event::{Event, EventSink, LoggedEvent};
 use epic_process::offload;
 use epic_process::{self as process, Ending, Limits, Spec};
 
@@ -98,17 +98,13 @@ async fn write_boards(path: PathBuf, mut texts: watch::Receiver<String>, events:
     }
 }
 
-/// The event as a JSON object with its `"at"` timestamp: RFC 3339 in UTC, to the millisecond
-/// (a story's steps are milliseconds apart).
+/// The event as a JSON object with its `"at"` timestamp ([`LoggedEvent`]): RFC 3339 in UTC, to
+/// the millisecond (a story's steps are milliseconds apart).
 fn stamped(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
-    let mut value = serde_json::to_value(event)?;
-    if let serde_json::Value::Object(map) = &mut value {
-        map.insert(
-            "at".to_owned(),
-            serde_json::Value::String(format!("{:.3}", epic_report::Timestamp::now())),
-        );
-    }
-    Ok(value)
+    serde_json::to_value(LoggedEvent {
+        at: format!("{:.3}", epic_report::Timestamp::now()),
+        event: event.clone(),
+    })
 }
 
 /// Writes `report.json` and `report.md`.

@@ -19,7 +19,7 @@ use epic_process::sandbox::Sandbox;
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a turn is for; the seat's process sees it as `EPIC_ROLE`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// The coder planning its story's tasks; replies with the task list as JSON.
@@ -166,7 +166,7 @@ impl TurnRequest {
         out
     }
 
-    /// The environment of CONTRACT.md for this turn: `EPIC_EPIC`, `EPIC_STORY`, `EPIC_ROLE`,
+    /// The environment of docs/contract.md for this turn: `EPIC_EPIC`, `EPIC_STORY`, `EPIC_ROLE`,
     /// `EPIC_TASK` (empty when there is no task), `EPIC_WORKTREE`, `EPIC_SLOT`.
     pub fn env(&self) -> Vec<(&'static str, String)> {
         let context = &self.context;
@@ -292,7 +292,7 @@ pub enum SeatError {
 /// The crate's seats are [`CommandSeat`](crate::CommandSeat) (any agent CLI) and
 /// [`ScriptSeat`](crate::ScriptSeat) (offline, deterministic); a seat of your own (an HTTP
 /// API, a test double) implements this trait. What the reply must hold depends on the turn's
-/// [`Role`] (CONTRACT.md):
+/// [`Role`] (docs/contract.md):
 ///
 /// - [`Role::Planner`]: the story's tasks as JSON, `{"tasks":[{"title":…,"description":…}]}`,
 ///   bare or in a fenced block.

@@ -157,7 +157,7 @@ pub struct LoopConfig {
 }
 
 impl Default for LoopConfig {
-    /// CONTRACT.md's defaults: 3 rounds, 30 tasks, 1800 s a turn, no extra rules, the default
+    /// docs/contract.md's defaults: 3 rounds, 30 tasks, 1800 s a turn, no extra rules, the default
     /// prices, no sandbox, unconfirmed no-op tasks completed.
     fn default() -> Self {
         Self {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// A verdict on a piece of work: whether it may go on, and what is wrong with it.
 ///
-/// Its JSON form is CONTRACT.md's judge and reviewer reply,
+/// Its JSON form is docs/contract.md's judge and reviewer reply,
 /// `{"clean":bool,"issues":[{"severity":"critical|major|minor","title":"…","description":"…"}]}`.
 /// `summary` (a one-line account for logs and reports) and `issues` may be left out of the input.
 ///

@@ -1,5 +1,5 @@
 //! The report's data ([`EpicReport`]): what happened to each story, in plan order, and what it
-//! cost (estimated). Its JSON form is CONTRACT.md's `report.json`.
+//! cost (estimated). Its JSON form is docs/contract.md's `report.json`.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -1,4 +1,4 @@
-//! The plan model of CONTRACT.md: [`StoryPlan`] and [`Story`].
+//! The plan model of docs/contract.md: [`StoryPlan`] and [`Story`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

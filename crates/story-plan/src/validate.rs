@@ -13,7 +13,7 @@ use crate::{Story, StoryPlan};
 /// The longest id the plan accepts, in bytes: ids name branches, directories and files.
 pub(crate) const MAX_ID_LEN: usize = 64;
 
-/// The stable name of a kind of violation, as CONTRACT.md lists them.
+/// The stable name of a kind of violation, as docs/contract.md lists them.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]

@@ -1,6 +1,6 @@
-//! `epic land [EPIC]`: a finished epic landed on its target, proven; CONTRACT.md's exit codes (0
-//! landed, already landed or dry run; 1 not landed, the target untouched; 2 bad usage or
-//! repository; 3 the epic's lock is held).
+//! `epic land [EPIC]`: a finished epic landed on its target, proven; the exit codes of
+//! docs/contract.md (0 landed, already landed or dry run; 1 not landed, the target untouched; 2
+//! bad usage or repository; 3 the epic's lock is held).
 //!
 //! The order: the repository, the epic, its plan (the one its last run recorded, `plan.json`, or
 //! `--plan`), the target (`--target`, else the branch the epic was started from, else the

@@ -1,5 +1,5 @@
-//! `epic run PLAN`: execute an epic, with live progress, Ctrl-C handling and CONTRACT.md's exit
-//! codes.
+//! `epic run PLAN`: execute an epic, with live progress, Ctrl-C handling and the exit codes of
+//! docs/contract.md.
 //!
 //! The order: the repository, `epic.toml`, the plan (parsed and validated: a bad plan is exit 2
 //! with every violation listed), the options (the flags over `epic.toml` over the options the

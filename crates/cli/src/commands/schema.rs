@@ -16,6 +16,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &SchemaArgs) -> Result<(), CommandE
         SchemaName::Report => epic_state_store::envelope_schema::<ReportDocument>(),
         SchemaName::Config => serde_json::to_value(schemars::schema_for!(RunOptions))
             .expect("a JSON Schema is a JSON value"),
+        SchemaName::Events => epic_executor::events_schema(),
     };
     output::data(&json(&schema))
 }

@@ -10,6 +10,7 @@
 mod clean;
 mod completions;
 mod config;
+mod contract;
 mod crash;
 mod demo;
 mod examples;

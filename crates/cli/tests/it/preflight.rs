@@ -1,7 +1,7 @@
 //! Seat preflight through the real binary: a preset seat whose program is missing or not logged
 //! in stops the run before anything starts (exit 2, the seat, what its CLI said, the fix), and
 //! `--no-preflight` skips the check. The stand-ins answer the status commands as the real CLIs
-//! do offline (../shared/reference/agent-clis.md): `claude auth status` prints its JSON with
+//! do offline (as the agent CLIs document them): `claude auth status` prints its JSON with
 //! `"loggedIn": false` and exits 1, `codex login status` prints `Not logged in` and exits 1.
 //! Signed in another way (a Codex provider of its own with its key, Claude Code's key, token or
 //! cloud switch), the logged-out status does not stop the run; a provider whose key variable is

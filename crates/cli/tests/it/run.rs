@@ -1,5 +1,5 @@
 //! `epic run`: real runs on real repositories in temporary directories, with the built-in script
-//! seat or agents that are shell scripts (`exec:`), and CONTRACT.md's exit codes.
+//! seat or agents that are shell scripts (`exec:`), and docs/contract.md's exit codes.
 
 use std::path::Path;
 use std::process::{Child, Stdio};

@@ -113,7 +113,7 @@ pub struct DryRun {
     pub unattested: Vec<String>,
 }
 
-/// Why the epic did not land (CONTRACT.md: exit 1); the target is untouched.
+/// Why the epic did not land (docs/contract.md: exit 1); the target is untouched.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NotLanded {
@@ -253,7 +253,7 @@ pub enum LandOutcome {
     Interrupted,
 }
 
-/// Why a landing could not be attempted (CONTRACT.md: exit 2, or 3 for a held lock).
+/// Why a landing could not be attempted (docs/contract.md: exit 2, or 3 for a held lock).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LandError {
@@ -290,7 +290,7 @@ pub enum LandError {
 }
 
 impl LandError {
-    /// Whether another run holds the epic's lock (CONTRACT.md: exit 3).
+    /// Whether another run holds the epic's lock (docs/contract.md: exit 3).
     pub fn is_locked(&self) -> bool {
         matches!(self, Self::Run(error) if error.is_locked())
     }

@@ -17,7 +17,7 @@ use crate::task_loop::NoopPolicy;
 use epic_process::offload::GitFailed;
 use epic_process::sandbox::{Credentials, SandboxMode, SandboxUnavailable, UserHome};
 
-/// Every `epic run` option, resolved (CONTRACT.md, "`epic run`"): what the CLI hands to
+/// Every `epic run` option, resolved (docs/contract.md, "`epic run`"): what the CLI hands to
 /// [`run_epic`].
 #[derive(Debug, Clone)]
 #[expect(
@@ -162,8 +162,8 @@ pub enum WorktreeMode {
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_hours(6);
 
 impl RunConfig {
-    /// CONTRACT.md's defaults with this coder: base `HEAD`, `epic/<epic_id>`, concurrency 3, no
-    /// judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
+    /// The defaults (docs/contract.md) with this coder: base `HEAD`, `epic/<epic_id>`,
+    /// concurrency 3, no judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
     /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
     /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
     /// default test patterns, the sandbox where it works (`auto`), the seats checked before the
@@ -233,7 +233,7 @@ pub const DEFAULT_MERGE_BATCH: usize = 16;
 pub struct RunOutcome {
     /// The report, as written to `report.json` and `report.md`.
     pub report: EpicReport,
-    /// Whether the run was cancelled (CONTRACT.md: exit 130; the state is kept, a rerun
+    /// Whether the run was cancelled (docs/contract.md: exit 130; the state is kept, a rerun
     /// resumes).
     pub interrupted: bool,
     /// The epic branch's worktree.
@@ -241,19 +241,19 @@ pub struct RunOutcome {
     /// The epic's state directory.
     pub state_dir: PathBuf,
     /// Why a seat stopped the run, when one did: a pause past `--max-wait` (then `interrupted`
-    /// is set too), or a seat that is not logged in (CONTRACT.md: exit 2).
+    /// is set too), or a seat that is not logged in (docs/contract.md: exit 2).
     pub stopped: Option<crate::pause::SeatStop>,
 }
 
 impl RunOutcome {
-    /// Whether every story is done (CONTRACT.md: exit 0; else 1, or 130 when interrupted).
+    /// Whether every story is done (docs/contract.md: exit 0; else 1, or 130 when interrupted).
     pub fn all_done(&self) -> bool {
         !self.interrupted && self.report.all_done()
     }
 }
 
 /// Why a run could not start (or could not go on as a whole). [`is_locked`](Self::is_locked)
-/// is CONTRACT.md's exit 3; everything else is exit 2.
+/// is docs/contract.md's exit 3; everything else is exit 2.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RunError {
@@ -481,7 +481,7 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// Whether another run holds the epic's lock (CONTRACT.md: exit 3).
+    /// Whether another run holds the epic's lock (docs/contract.md: exit 3).
     pub fn is_locked(&self) -> bool {
         matches!(self, Self::Locked { .. })
     }

@@ -30,7 +30,7 @@ use epic_process::sandbox::{self, Layout, Sandbox};
 pub const EPIC_WORKTREE_NAME: &str = "_epic";
 
 /// Where the worktrees of epic `epic` live, for a repository whose main worktree is `main`:
-/// `<repo-parent>/<repo-name>.worktrees/<epic>` (CONTRACT.md). Each story's worktree is the
+/// `<repo-parent>/<repo-name>.worktrees/<epic>` (docs/contract.md). Each story's worktree is the
 /// story id under it, the epic branch's is [`EPIC_WORKTREE_NAME`].
 ///
 /// ```

@@ -45,7 +45,7 @@ async fn several_tasks_are_committed_in_order_and_ticked() {
     }
     assert!(!checkpoint.contains("- [ ]"));
 
-    // Every turn saw CONTRACT.md's environment.
+    // Every turn saw docs/contract.md's environment.
     let log = std::fs::read_to_string(fixture.root.join("turns.log")).expect("log");
     let wt = fixture.worktree.display().to_string();
     assert_eq!(

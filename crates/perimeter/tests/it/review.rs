@@ -1,4 +1,4 @@
-//! `Review`: the judge and reviewer JSON of CONTRACT.md.
+//! `Review`: the judge and reviewer JSON of docs/contract.md.
 
 use epic_perimeter::{Issue, Review, Severity};
 
