@@ -79,6 +79,11 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
     ("git-ops", "epic-git-ops", &[]),
     ("process", "epic-process", &["epic-git-ops"]),
     (
+        "guard",
+        "epic-guard",
+        &["epic-git-ops", "epic-process", "epic-state-store"],
+    ),
+    (
         "executor",
         "epic-executor",
         &[
@@ -88,6 +93,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-state-store",
             "epic-git-ops",
             "epic-process",
+            "epic-guard",
         ],
     ),
     (
@@ -100,6 +106,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-state-store",
             "epic-git-ops",
             "epic-process",
+            "epic-guard",
             "epic-executor",
         ],
     ),

@@ -1846,7 +1846,7 @@ mod tests {
         assert_eq!(config.turn_timeout, Duration::from_mins(30));
         assert_eq!(config.gate_timeout, Duration::from_mins(30));
         assert_eq!(config.schedule, Policy::CriticalPath);
-        assert_eq!(config.test_patterns, epic_executor::DEFAULT_TEST_PATTERNS);
+        assert_eq!(config.test_patterns, epic_guard::DEFAULT_TEST_PATTERNS);
         assert_eq!(config.sandbox, SandboxMode::Auto);
         assert!(config.expose.is_empty());
         assert_eq!(config.noop, NoopPolicy::Complete);
@@ -1877,7 +1877,7 @@ mod tests {
                 allow_red_baseline: Some(false),
                 schedule: Some(Policy::CriticalPath),
                 merge_batch: Count::new(16),
-                test_pattern: Some(texts(epic_executor::DEFAULT_TEST_PATTERNS)),
+                test_pattern: Some(texts(epic_guard::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
                 expose: Some(vec![]),
                 noop: Some(NoopPolicy::Complete),

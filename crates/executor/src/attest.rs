@@ -188,7 +188,7 @@ impl Attestation {
         git: &dyn Git,
         dir: &EpicDir,
         worktree: &Path,
-        guard: &crate::guard::TurnGuard,
+        guard: &epic_guard::TurnGuard,
     ) -> Result<(), String> {
         Self::record_all(std::slice::from_ref(self), git, dir, worktree, guard)
     }
@@ -200,7 +200,7 @@ impl Attestation {
         git: &dyn Git,
         dir: &EpicDir,
         worktree: &Path,
-        guard: &crate::guard::TurnGuard,
+        guard: &epic_guard::TurnGuard,
     ) -> Result<(), String> {
         let mut notes = Vec::with_capacity(attestations.len());
         for attestation in attestations {
@@ -209,7 +209,7 @@ impl Attestation {
                 .ok_or_else(|| format!("`{}` is not a commit id", attestation.commit))?;
             guard.epic_write(&path, || {
                 epic_state_store::save(&path, attestation)
-                    .map_err(|error| crate::error::chain(&error))
+                    .map_err(|error| epic_process::chain(&error))
             })?;
             let commit: CommitId = attestation
                 .commit
@@ -218,7 +218,7 @@ impl Attestation {
             notes.push((commit, attestation.to_note()));
         }
         git.write_notes(worktree, NOTES_REF, &notes)
-            .map_err(|error| crate::error::chain(&error))
+            .map_err(|error| epic_process::chain(&error))
     }
 }
 

@@ -17,9 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::budget::Budget;
 use crate::event::{Event, EventSink};
-use crate::guard::{Tampered, TurnGuard};
 use crate::pause::{After, SeatPauses};
 use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
+use epic_guard::{Tampered, TurnGuard};
 use epic_process::bounded::ceil_char_boundary;
 use epic_process::offload;
 use epic_process::sandbox::Sandbox;
@@ -250,7 +250,7 @@ impl Chat {
     /// comes back at once, and nothing is recorded.
     ///
     /// With a guard on epic's files (a run's chats), the turn is checked when it ends
-    /// ([`crate::guard`]): a change to a guarded file is undone and the turn fails with
+    /// ([`epic_guard`]): a change to a guarded file is undone and the turn fails with
     /// [`SeatError::GuardedFiles`], whatever the seat replied (a cancelled turn stays
     /// cancelled; its changes are undone all the same).
     ///

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use epic_perimeter::Issue;
 
+use epic_process::chain;
+
 use crate::seat::{Role, SeatError};
 
 /// The error of [`TaskLoop::run`](crate::TaskLoop::run): why the story cannot go on.
@@ -185,19 +187,4 @@ impl StoryError {
             }
         }
     }
-}
-
-/// An error and its sources, joined with `: `.
-pub(crate) fn chain(error: &(dyn Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(next) = source {
-        let next_text = next.to_string();
-        if !text.contains(&next_text) {
-            text.push_str(": ");
-            text.push_str(&next_text);
-        }
-        source = next.source();
-    }
-    text
 }

@@ -12,7 +12,7 @@ use epic_perimeter::{Issue, Review, Severity};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::guard::{Tampered, TurnGuard};
+use epic_guard::{Tampered, TurnGuard};
 use epic_process::offload;
 use epic_process::sandbox::{Access, Sandbox};
 use epic_process::{self as process, Ending, Limits, Spec};

@@ -189,7 +189,6 @@ mod error;
 mod event;
 mod evidence;
 mod gates;
-mod guard;
 mod land;
 mod pause;
 mod preset;
@@ -207,7 +206,6 @@ mod task_loop;
 mod task_plan;
 #[cfg(test)]
 mod test_processes;
-mod tests_guard;
 
 pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
@@ -217,7 +215,6 @@ pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use error::StoryError;
 pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
 pub use gates::Gates;
-pub use guard::{GuardedChange, Tampered};
 pub use land::{
     DryRun, LANDING, LandError, LandJob, LandOutcome, NotLanded, PullRequest, PullRequestError,
     PullRequestOpened, RunPlan, Unmerged, check_gh, land_epic, open_pull_request,
@@ -237,4 +234,3 @@ pub use seat::{
 };
 pub use task_loop::{LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
 pub use task_plan::TaskPlan;
-pub use tests_guard::DEFAULT_TEST_PATTERNS;

@@ -88,7 +88,7 @@ async fn write_boards(path: PathBuf, mut texts: watch::Receiver<String>, events:
                     message: format!(
                         "the board `{}` could not be written: {}",
                         path.display(),
-                        crate::error::chain(&error)
+                        epic_process::chain(&error)
                     ),
                 });
             }
@@ -110,12 +110,12 @@ fn stamped(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
 /// Writes `report.json` and `report.md`.
 pub(crate) fn write_report(dir: &EpicDir, report: &EpicReport) -> Result<(), String> {
     epic_state_store::save(dir.report_json(), &ReportDocument(report.clone()))
-        .map_err(|error| crate::error::chain(&error))?;
+        .map_err(|error| epic_process::chain(&error))?;
     epic_state_store::write_atomic(
         dir.report_md(),
         epic_report::render_markdown(report).as_bytes(),
     )
-    .map_err(|error| crate::error::chain(&error))
+    .map_err(|error| epic_process::chain(&error))
 }
 
 /// Where a story stands on the board.

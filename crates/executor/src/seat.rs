@@ -284,7 +284,7 @@ pub enum SeatError {
     /// registrations, epic's state, the plan); epic put them back. Set by epic after the turn,
     /// never by a seat.
     #[error("the turn changed files epic guards: {}", .0.paths())]
-    GuardedFiles(Box<crate::guard::Tampered>),
+    GuardedFiles(Box<epic_guard::Tampered>),
 }
 
 /// An agent: takes one turn at a time, remembers nothing between turns.

@@ -21,13 +21,13 @@ use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
-use crate::guard::TurnGuard;
 use crate::pause::SeatPauses;
 use crate::prompts::{self, Briefing};
 use crate::read_only;
 use crate::replies::{parse_task_list, parse_verdict};
 use crate::seat::{Reply, Role, Seat, SeatError};
 use crate::task_plan::{NOOP_TOKEN, TaskPlan};
+use epic_guard::TurnGuard;
 use epic_process::offload;
 use epic_process::sandbox::Sandbox;
 

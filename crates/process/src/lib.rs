@@ -7,7 +7,8 @@
 //!   it ends, however it ends.
 //! - [`sandbox`]: the bubblewrap sandbox a process runs in, which keeps the repository, the other
 //!   worktrees and epic's state read-only and hides the user's credential stores.
-//! - [`offload`]: the one way blocking work (git, file I/O) leaves the async workers.
+//! - [`offload`]: the one way blocking work (git, file I/O) leaves the async workers; [`chain`]
+//!   renders an error with its sources for a person.
 //!
 //! Linux only: process groups, `/proc` (the tags of escaped processes), `prctl`'s child
 //! subreaper, bubblewrap.
@@ -39,10 +40,12 @@
 //! ```
 
 pub mod bounded;
+mod error;
 pub mod offload;
 mod process;
 pub mod sandbox;
 
+pub use error::chain;
 pub use process::{
     Ending, Finished, Limits, Orphan, Spec, TAG_VARIABLE, adopt_orphans, describe_status,
     end_leftovers, kill_orphans, run,

@@ -16,12 +16,12 @@ use super::{
 use crate::attest::{Attestation, AttestedGate, AttestedKind, LanderPerimeter};
 use crate::budget::Budget;
 use crate::chat::Recorder;
-use crate::error::chain;
 use crate::gates::Gates;
-use crate::guard::TurnGuard;
 use crate::pause::SeatPauses;
 use crate::record::ReportDocument;
 use crate::run::RunError;
+use epic_guard::TurnGuard;
+use epic_process::chain;
 use epic_process::offload::{self, BoxError};
 use epic_process::sandbox::{self, Layout};
 

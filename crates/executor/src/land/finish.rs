@@ -8,9 +8,9 @@ use epic_git_ops::CommitId;
 use epic_report::{EpicReport, Landing};
 
 use super::{LandError, LandJob, LandOutcome, Landed, Lander, Turns, state_error};
-use crate::error::chain;
-use crate::guard::TurnGuard;
 use crate::record::ReportDocument;
+use epic_guard::TurnGuard;
+use epic_process::chain;
 use epic_process::offload::{self, BoxError};
 
 impl Lander {

@@ -53,8 +53,8 @@ pub(crate) use record::{Landed, LandingJournal};
 use crate::chat::Recorder;
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
-use crate::guard::TurnGuard;
 use crate::run::{EPIC_WORKTREE_NAME, RunConfig, RunError, worktrees_root};
+use epic_guard::TurnGuard;
 use epic_process::offload::{self, BoxError, GitFailed};
 use epic_process::sandbox::{Sandbox, SandboxUnavailable};
 

@@ -19,10 +19,10 @@ use super::{
     has_markers,
 };
 use crate::chat::{Chat, ChatContext};
-use crate::error::chain;
 use crate::event::Event;
 use crate::gates::GateResult;
 use crate::seat::{Role, SeatError};
+use epic_process::chain;
 use epic_process::offload::{self, BoxError};
 
 impl Lander {
@@ -399,12 +399,12 @@ impl Lander {
                     &epic,
                     &base,
                     "HEAD",
-                    &crate::tests_guard::has_skip_marker,
-                    &|path| crate::tests_guard::is_test_path(path, &patterns),
+                    &epic_guard::has_skip_marker,
+                    &|path| epic_guard::is_test_path(path, &patterns),
                 )
             })
             .await?;
-        let found = crate::tests_guard::tampering(&changes, &self.config.test_patterns);
+        let found = epic_guard::tampering(&changes, &self.config.test_patterns);
         tampered(&found)
     }
 
@@ -446,8 +446,8 @@ impl Lander {
                             &epic,
                             &base.to_hex(),
                             &merged.to_hex(),
-                            &crate::tests_guard::has_skip_marker,
-                            &|path| crate::tests_guard::is_test_path(path, &patterns),
+                            &epic_guard::has_skip_marker,
+                            &|path| epic_guard::is_test_path(path, &patterns),
                         )?
                         .into_iter()
                         .filter(|change| {
@@ -470,13 +470,13 @@ impl Lander {
             })
             .await?;
         let [vs_ours, vs_theirs] = [&sides[0], &sides[1]]
-            .map(|changes| crate::tests_guard::tampering(changes, &self.config.test_patterns));
+            .map(|changes| epic_guard::tampering(changes, &self.config.test_patterns));
         tampered(&vs_ours.common(&vs_theirs))
     }
 }
 
 /// What a lander's change did to tests, as the reason the landing stops; `Ok` when nothing.
-fn tampered(found: &crate::tests_guard::Tampering) -> Result<(), Halt> {
+fn tampered(found: &epic_guard::Tampering) -> Result<(), Halt> {
     if found.is_empty() {
         return Ok(());
     }

@@ -77,7 +77,7 @@ pub struct RunConfig {
     pub board_hook: Option<String>,
     /// The deadline of one hook run.
     pub hook_timeout: Duration,
-    /// What a test file looks like (`--test-pattern`, [`DEFAULT_TEST_PATTERNS`](crate::DEFAULT_TEST_PATTERNS),
+    /// What a test file looks like (`--test-pattern`, [`DEFAULT_TEST_PATTERNS`](epic_guard::DEFAULT_TEST_PATTERNS),
     /// where the patterns' syntax is): a story whose diff deletes one, or adds a line that skips a
     /// test (`#[ignore`, `@pytest.mark.skip`, `it.skip(`, `t.Skip(`, …), fails unless its plan
     /// entry sets `tests_change`.
@@ -194,7 +194,7 @@ impl RunConfig {
             extra_rules: String::new(),
             board_hook: None,
             hook_timeout: Duration::from_secs(30),
-            test_patterns: crate::tests_guard::DEFAULT_TEST_PATTERNS
+            test_patterns: epic_guard::DEFAULT_TEST_PATTERNS
                 .iter()
                 .map(|pattern| (*pattern).to_owned())
                 .collect(),

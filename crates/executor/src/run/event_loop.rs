@@ -282,7 +282,7 @@ impl Loop {
                 message: format!(
                     "could not check that the epic branch is at its proven head {}: {}",
                     self.shared.proven(),
-                    crate::error::chain(&error)
+                    epic_process::chain(&error)
                 ),
             }),
         }

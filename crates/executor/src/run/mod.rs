@@ -30,13 +30,13 @@ use crate::baseline::GateBaseline;
 use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
-use crate::guard::TurnGuard;
 use crate::pause::SeatPauses;
 use crate::record::ReportDocument;
 #[cfg(doc)]
 use crate::schedule::Schedule;
 use crate::story::{EpicHead, MergeQueue, Preparing, Shared};
 use crate::task_loop::{LoopConfig, Seats, TaskLoop};
+use epic_guard::TurnGuard;
 use epic_process::offload;
 use epic_process::sandbox::Sandbox;
 use event_loop::Loop;
@@ -203,11 +203,11 @@ async fn maintain(shared: &Shared) {
         Ok(Err(error)) => format!(
             "git's automatic maintenance (`git gc --auto`) failed; the user's own git will try \
              again: {}",
-            crate::error::chain(&error)
+            epic_process::chain(&error)
         ),
         Err(error) => format!(
             "git's automatic maintenance (`git gc --auto`) could not run: {}",
-            crate::error::chain(&error)
+            epic_process::chain(&error)
         ),
     };
     (shared.events)(Event::RunNote { message });

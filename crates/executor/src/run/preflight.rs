@@ -18,11 +18,11 @@ use tokio_util::sync::CancellationToken;
 use super::config::{RunConfig, RunError};
 use crate::attest::EpicOrigin;
 use crate::baseline::{GateBaseline, GateVerdict};
-use crate::error::chain;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::record;
 use crate::story::{MergeJournal, ProvenCandidate, ProvenHead};
+use epic_process::chain;
 use epic_process::offload::{self, BoxError};
 use epic_process::sandbox::{self, Layout, Sandbox};
 

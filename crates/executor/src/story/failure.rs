@@ -9,12 +9,13 @@ use epic_git_ops::CommitId;
 use epic_perimeter::{Issue, PerimeterViolation, Review};
 use epic_state_store::{LoadError, SaveError, UnsafeId};
 
-use crate::error::{StoryError, chain};
+use crate::error::StoryError;
 use crate::evidence::Problem;
-use crate::guard::Tampered;
 use crate::prompts;
 use crate::seat::Role;
-use crate::tests_guard::Tampering;
+use epic_guard::Tampered;
+use epic_guard::Tampering;
+use epic_process::chain;
 use epic_process::offload::{BoxError, GitFailed};
 
 /// Why a story failed. [`reason`](Self::reason) renders it; [`halts`](Self::halts) tells the
@@ -163,7 +164,7 @@ pub(crate) enum Failure {
     },
     /// An agent turn of the story changed files epic guards (the repository's configuration,
     /// `info/`, hooks, other worktrees' registrations, epic's state, the plan files); epic put
-    /// them back ([`crate::guard`]).
+    /// them back ([`epic_guard`]).
     GuardedFiles {
         /// The role of the turn.
         role: Role,
@@ -689,7 +690,7 @@ mod tests {
     fn a_guarded_file_reason_names_each_file_and_a_concurrent_turn() {
         use epic_state_store::ChangeKind;
 
-        use crate::guard::GuardedChange;
+        use epic_guard::GuardedChange;
 
         let tampered = Tampered {
             changes: vec![

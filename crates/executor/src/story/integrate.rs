@@ -39,10 +39,10 @@ use super::judge::Judgement;
 use super::{EpicHead, Failure, Shared, Stop, Work, millis};
 use crate::attest::{Attestation, AttestedGate, AttestedKind, JudgeVerdict};
 use crate::baseline::{GateBaseline, GateVerdict};
-use crate::error::chain;
 use crate::event::Event;
 use crate::gates::GateResult;
-use crate::guard::TurnGuard;
+use epic_guard::TurnGuard;
+use epic_process::chain;
 use epic_process::offload::{self, BoxError, GitFailed};
 
 /// The in-flight batch, `merging.json` ([`EpicDir::merge_journal`](epic_state_store::EpicDir::merge_journal)):
@@ -139,7 +139,7 @@ impl epic_state_store::Document for ProvenHead {
 impl ProvenHead {
     /// Records `commit` as the last proven epic head of the epic `dir`, off the async workers.
     /// With `guard` (once stories run), the write goes through it
-    /// ([`TurnGuard::epic_write`](crate::guard::TurnGuard::epic_write)).
+    /// ([`TurnGuard::epic_write`](epic_guard::TurnGuard::epic_write)).
     pub(crate) async fn record(
         dir: &EpicDir,
         commit: CommitId,

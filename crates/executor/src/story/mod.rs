@@ -48,11 +48,11 @@ use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
-use crate::guard::TurnGuard;
 use crate::prompts::Briefing;
 use crate::run::RunConfig;
 use crate::seat::{Role, SeatError};
 use crate::task_loop::{StoryJob, TaskLoop};
+use epic_guard::TurnGuard;
 use epic_process::offload::{self, BoxError, GitFailed};
 use epic_process::sandbox::Sandbox;
 

@@ -112,12 +112,12 @@ impl Work {
                     &worktree,
                     &base,
                     &head,
-                    &crate::tests_guard::has_skip_marker,
-                    &|path| crate::tests_guard::is_test_path(path, &patterns),
+                    &epic_guard::has_skip_marker,
+                    &|path| epic_guard::is_test_path(path, &patterns),
                 )
             })
             .await?;
-        let found = crate::tests_guard::tampering(&changes, &self.shared.config.test_patterns);
+        let found = epic_guard::tampering(&changes, &self.shared.config.test_patterns);
         if found.is_empty() {
             return Ok(());
         }

@@ -331,7 +331,7 @@ pub(crate) async fn retire_slots(
                 });
             }
             Err(error) => events(Event::RunNote {
-                message: format!("{error}: {}", crate::error::chain(&error)),
+                message: format!("{error}: {}", epic_process::chain(&error)),
             }),
         }
     }

@@ -4,7 +4,7 @@
 
 use epic_git_ops::{FileChange, FileChangeKind, FileMode};
 
-/// The default test-file patterns ([`RunConfig::test_patterns`](crate::RunConfig)): a pattern
+/// The default test-file patterns (`RunConfig::test_patterns` of `epic-executor`): a pattern
 /// ending in `/` matches a directory of that name anywhere in the path; any other pattern is a
 /// glob (`*` matches any run of characters but `/`) on the file name, or on the whole path when
 /// it holds a `/`.
@@ -26,7 +26,7 @@ pub const DEFAULT_TEST_PATTERNS: &[&str] = &[
 /// What added lines skip a test, in any language the markers name. `.skip(` alone is not one:
 /// `iter.skip(1)` is everyday Rust; its test forms (`it.skip(`, `describe.skip(`, `test.skip(`)
 /// are.
-pub(crate) const SKIP_MARKERS: &[&str] = &[
+pub const SKIP_MARKERS: &[&str] = &[
     "#[ignore",
     "@pytest.mark.skip",
     "@unittest.skip",
@@ -46,7 +46,7 @@ pub(crate) const SKIP_MARKERS: &[&str] = &[
 ];
 
 /// Whether `path` (repo-relative, `/`-separated) is a test file under one of `patterns`.
-pub(crate) fn is_test_path(path: &str, patterns: &[String]) -> bool {
+pub fn is_test_path(path: &str, patterns: &[String]) -> bool {
     let segments: Vec<&str> = path.split('/').collect();
     let (dirs, name) = segments.split_at(segments.len().saturating_sub(1));
     let name = name.first().copied().unwrap_or_default();
@@ -91,22 +91,23 @@ fn glob(pattern: &str, text: &str) -> bool {
 
 /// The tests a diff deleted, disabled or skipped.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Tampering {
+pub struct Tampering {
     /// Test files deleted (or renamed to a name that is no test).
-    pub(crate) deleted: Vec<String>,
+    pub deleted: Vec<String>,
     /// `(test file, new path)` for each test renamed to a test path of another file type
     /// (`h_test.sh` to `h_test.sh.off`): it matches a pattern still, but no runner takes it.
-    pub(crate) renamed: Vec<(String, String)>,
+    pub renamed: Vec<(String, String)>,
     /// Test files replaced by a symbolic link (or a submodule): what runs is no longer the test.
-    pub(crate) linked: Vec<String>,
+    pub linked: Vec<String>,
     /// Test files left with nothing that runs: empty, or only blank lines and comments.
-    pub(crate) emptied: Vec<String>,
+    pub emptied: Vec<String>,
     /// `(file, marker)` for each added line holding a skip marker.
-    pub(crate) skipped: Vec<(String, String)>,
+    pub skipped: Vec<(String, String)>,
 }
 
 impl Tampering {
-    pub(crate) fn is_empty(&self) -> bool {
+    /// Whether nothing was found.
+    pub fn is_empty(&self) -> bool {
         self.deleted.is_empty()
             && self.renamed.is_empty()
             && self.linked.is_empty()
@@ -116,7 +117,8 @@ impl Tampering {
 
     /// What both `self` and `other` found: a landing's conflict resolution judged against each
     /// side of the merge tampers only with what it does against both.
-    pub(crate) fn common(&self, other: &Self) -> Self {
+    #[must_use]
+    pub fn common(&self, other: &Self) -> Self {
         fn both<T: Clone + PartialEq>(ours: &[T], theirs: &[T]) -> Vec<T> {
             ours.iter()
                 .filter(|item| theirs.contains(item))
@@ -148,7 +150,7 @@ fn has_marker(line: &str, marker: &str) -> bool {
 /// Whether an added line holds a skip marker: the filter for
 /// [`Git::file_changes_vs_base`](epic_git_ops::Git::file_changes_vs_base), so only such lines are
 /// kept.
-pub(crate) fn has_skip_marker(line: &str) -> bool {
+pub fn has_skip_marker(line: &str) -> bool {
     skip_marker(line).is_some()
 }
 
@@ -180,7 +182,7 @@ const BLOCK_COMMENTS: &[(&str, &str)] = &[("/*", "*/"), ("<!--", "-->")];
 
 /// Whether `content` holds anything that runs: a line that is neither blank, nor a line comment,
 /// nor inside a block comment. Binary content (a NUL byte) is taken to run: it cannot be read.
-pub(crate) fn runs(content: &[u8]) -> bool {
+pub fn runs(content: &[u8]) -> bool {
     if content.contains(&0) {
         return true;
     }
@@ -231,7 +233,7 @@ fn linked(change: &FileChange) -> bool {
 /// deleted, or renamed to a name that is no test, is deleted; one renamed to a test path of
 /// another file type is renamed; one replaced by a symbolic link is linked; one left with
 /// nothing that runs is emptied; and every added line with a skip marker is a skip.
-pub(crate) fn tampering(changes: &[FileChange], patterns: &[String]) -> Tampering {
+pub fn tampering(changes: &[FileChange], patterns: &[String]) -> Tampering {
     let mut found = Tampering::default();
     for change in changes {
         match &change.kind {

@@ -16,7 +16,7 @@
 //! task checkpoints, `merging.json`, `proven.json`, `gates/`, the lock), except the files epic
 //! appends to or rewrites in the background while turns run — `events.jsonl`, `transcripts/`,
 //! `report.json`, `report.md`, `board.md` — and the temp files of atomic writes. Outside the git
-//! dir: the files the caller names ([`RunConfig::guarded_files`](crate::RunConfig)), the plan
+//! dir: the files the caller names (`RunConfig::guarded_files` of `epic-executor`), the plan
 //! file and `epic.toml`. The main worktree's own `HEAD` and `index` are not guarded: the user may
 //! work in the main checkout during a run.
 //!
@@ -120,7 +120,7 @@ impl Tampered {
 /// or when dropped (a chat's future dropped mid-turn).
 #[derive(Debug)]
 #[must_use = "a turn begun must be checked"]
-pub(crate) struct Turn {
+pub struct Turn {
     guard: Arc<TurnGuard>,
     /// A gate or setup command rather than an agent turn.
     command: bool,
@@ -135,7 +135,7 @@ pub(crate) struct Turn {
 impl Turn {
     /// Ends this turn, run in `worktree`: compares the guarded files with the snapshot and
     /// undoes every difference ([`TurnGuard`]'s rules). Blocking (it reads and writes files).
-    pub(crate) fn end(mut self, worktree: &Path) -> Result<(), Box<Tampered>> {
+    pub fn end(mut self, worktree: &Path) -> Result<(), Box<Tampered>> {
         let guard = Arc::clone(&self.guard);
         guard.check(&mut self, worktree)
     }
@@ -159,7 +159,7 @@ impl Drop for Turn {
 
 /// The guard: the snapshot of the guarded files and what reads them.
 #[derive(Debug)]
-pub(crate) struct TurnGuard {
+pub struct TurnGuard {
     watches: Vec<Watch>,
     /// `<common>/worktrees`.
     registrations: PathBuf,
@@ -191,7 +191,7 @@ impl TurnGuard {
     /// The guard of the repository whose git common dir is `common_dir`, of the epic's state
     /// directory `dir` (its worktrees under `worktree_root`) and of the files `extra`, with its
     /// snapshot taken now.
-    pub(crate) fn new(
+    pub fn new(
         common_dir: &Path,
         dir: &EpicDir,
         worktree_root: &Path,
@@ -242,7 +242,7 @@ impl TurnGuard {
     }
 
     /// Marks an agent turn's start.
-    pub(crate) fn begin(self: &Arc<Self>) -> Turn {
+    pub fn begin(self: &Arc<Self>) -> Turn {
         self.turns_running.fetch_add(1, Ordering::SeqCst);
         self.start(false)
     }
@@ -252,7 +252,7 @@ impl TurnGuard {
     /// running turn's own end finds the change, and says a concurrent command may have made
     /// it): so a change made outside any turn is still found, and never blamed on a command
     /// while an agent could have made it.
-    pub(crate) fn begin_command(self: &Arc<Self>) -> Turn {
+    pub fn begin_command(self: &Arc<Self>) -> Turn {
         self.start(true)
     }
 
@@ -292,7 +292,7 @@ impl TurnGuard {
     /// the snapshot: the run's last check, so that a change to a state file that raised no
     /// event (a write through a shared memory map, or a hard link made elsewhere) and was made
     /// after the last sweep does not outlive the run. Blocking.
-    pub(crate) fn sweep(&self) -> Result<(), Box<Tampered>> {
+    pub fn sweep(&self) -> Result<(), Box<Tampered>> {
         let mut snapshot = self.lock();
         let taken = snapshot.take_again(&self.watches);
         self.settle(&mut snapshot, taken, None, false)
@@ -311,7 +311,7 @@ impl TurnGuard {
             Ok(now) => now,
             Err(error) => {
                 return Err(Box::new(Tampered {
-                    unreadable: Some(crate::error::chain(&error)),
+                    unreadable: Some(epic_process::chain(&error)),
                     concurrent,
                     ..Tampered::default()
                 }));
@@ -345,7 +345,7 @@ impl TurnGuard {
             if let Err(error) = snapshot.restore(&change.path) {
                 tampered
                     .not_restored
-                    .push((change.path.clone(), crate::error::chain(&error)));
+                    .push((change.path.clone(), epic_process::chain(&error)));
             }
             tampered.changes.push(GuardedChange {
                 path: change.path,
@@ -369,7 +369,7 @@ impl TurnGuard {
     /// queue's journal, attestations, states and proven head) do not wait for one another or
     /// for a check; a check meanwhile takes those paths as it finds them, and the write's own
     /// result is taken in once it is done. Blocking.
-    pub(crate) fn epic_write<T>(&self, path: &Path, op: impl FnOnce() -> T) -> T {
+    pub fn epic_write<T>(&self, path: &Path, op: impl FnOnce() -> T) -> T {
         let written: Vec<PathBuf> = path
             .ancestors()
             .filter(|path| self.watched(path))
@@ -398,7 +398,7 @@ impl TurnGuard {
     /// removed, moved, relinked), then takes their registrations (before and after) into the
     /// snapshot (with `worktrees/` itself, which the first add creates): only `worktrees/` is
     /// read again. Blocking.
-    pub(crate) fn epic_worktrees<T>(&self, worktrees: &[&Path], op: impl FnOnce() -> T) -> T {
+    pub fn epic_worktrees<T>(&self, worktrees: &[&Path], op: impl FnOnce() -> T) -> T {
         let mut snapshot = self.lock();
         let result = op();
         let watch = [Watch::Tree {
@@ -427,7 +427,7 @@ impl TurnGuard {
     /// While it runs, a check takes that `HEAD` as it finds it; the switch proves it (on the
     /// story's branch, at the expected commit) before the story starts, and its final `HEAD` is
     /// then taken into the snapshot. Blocking.
-    pub(crate) fn epic_switch<T>(&self, worktree: &Path, op: impl FnOnce() -> T) -> T {
+    pub fn epic_switch<T>(&self, worktree: &Path, op: impl FnOnce() -> T) -> T {
         let heads: Vec<PathBuf> = {
             let snapshot = self.lock();
             let heads: Vec<PathBuf> = self
