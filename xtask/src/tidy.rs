@@ -84,6 +84,16 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         &["epic-git-ops", "epic-process", "epic-state-store"],
     ),
     (
+        "agents",
+        "epic-agents",
+        &[
+            "epic-story-plan",
+            "epic-report",
+            "epic-process",
+            "epic-guard",
+        ],
+    ),
+    (
         "executor",
         "epic-executor",
         &[
@@ -94,6 +104,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-git-ops",
             "epic-process",
             "epic-guard",
+            "epic-agents",
         ],
     ),
     (
@@ -107,6 +118,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-git-ops",
             "epic-process",
             "epic-guard",
+            "epic-agents",
             "epic-executor",
         ],
     ),

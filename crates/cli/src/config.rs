@@ -34,7 +34,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{CommandSeat, NoopPolicy, Policy, Preset, RunConfig, ScriptSeat, WorktreeMode};
+use epic_agents::{CommandSeat, Preset, ScriptSeat};
+use epic_executor::{NoopPolicy, Policy, RunConfig, WorktreeMode};
 use epic_process::sandbox::{SandboxMode, UserHome};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -975,7 +976,7 @@ pub(crate) fn house_rules(root: &Path, rules: &[NonBlank]) -> Result<String, Con
 
 /// An agent seat: a preset, the built-in script seat, or `exec:COMMAND`, a shell command; what
 /// `--coder`, `--judge` and `--reviewer` name ([`to_seat`](Self::to_seat) makes it the executor's
-/// [`Seat`](epic_executor::Seat), the agent that runs).
+/// [`Seat`](epic_agents::Seat), the agent that runs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub(crate) enum SeatSpec {
@@ -990,7 +991,7 @@ pub(crate) enum SeatSpec {
 impl SeatSpec {
     /// The agent this seat names: a preset's command line, the built-in script seat, or the
     /// `exec:` command run with `sh -c`.
-    pub(crate) fn to_seat(&self) -> Arc<dyn epic_executor::Seat> {
+    pub(crate) fn to_seat(&self) -> Arc<dyn epic_agents::Seat> {
         match self {
             Self::Preset(preset) => Arc::new(CommandSeat::preset(*preset)),
             Self::Script => Arc::new(ScriptSeat),

@@ -1085,7 +1085,7 @@ mod tests {
     fn a_turn_says_whether_its_tokens_were_reported_or_estimated() {
         let ended = |reported| Event::TurnEnded {
             story: "a".into(),
-            role: epic_executor::Role::Coder,
+            role: epic_agents::Role::Coder,
             turn: 2,
             ok: true,
             estimated_tokens: 1234,

@@ -26,7 +26,7 @@ use crate::event::EventSink;
 use crate::prompts;
 use crate::replies;
 use crate::run::worktrees_root;
-use crate::seat::{Role, Seat, SeatError};
+use epic_agents::{Role, Seat, SeatError};
 use epic_process::offload;
 use epic_process::sandbox::{self, Credentials, Layout, SandboxMode, SandboxUnavailable, UserHome};
 

@@ -18,7 +18,7 @@ use crate::error::StoryError;
 use crate::event::Event;
 use crate::prompts;
 use crate::replies::{blocked_on, parse_blocked_answer};
-use crate::seat::{Reply, Role, Seat, SeatError};
+use epic_agents::{Reply, Role, Seat, SeatError};
 
 /// Who rejected a `BLOCKED_ON:` claim ([`Event::BlockedRejected`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::pause::{After, SeatPauses};
-use crate::seat::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
+use epic_agents::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
 use epic_guard::{Tampered, TurnGuard};
 use epic_process::bounded::ceil_char_boundary;
 use epic_process::offload;
@@ -341,6 +341,8 @@ impl Chat {
                     reason: reason.to_owned(),
                 });
             }
+            // Progress a newer seat reports that this chat does not record.
+            _ => {}
         };
         let turn_guard = recorder.guard.as_ref().map(TurnGuard::begin);
         let mut result = self.seat.turn(&request, &progress).await;
@@ -511,9 +513,9 @@ mod tests {
     use epic_story_plan::Story;
 
     use super::*;
-    use crate::command::{CommandSeat, ReplyLimits};
     use crate::event::discard_events;
-    use crate::script::ScriptSeat;
+    use epic_agents::ScriptSeat;
+    use epic_agents::{CommandSeat, ReplyLimits};
 
     fn is_send<T: Send>(_: &T) {}
     fn is_send_sync<T: Send + Sync>() {}

@@ -8,7 +8,7 @@ use epic_perimeter::Issue;
 
 use epic_process::chain;
 
-use crate::seat::{Role, SeatError};
+use epic_agents::{Role, SeatError};
 
 /// The error of [`TaskLoop::run`](crate::TaskLoop::run): why the story cannot go on.
 ///

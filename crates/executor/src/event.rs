@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::blocked::RejectedBy;
-use crate::seat::Role;
+use epic_agents::Role;
 
 /// One step of a story's work, as the live view shows it and `events.jsonl` records it.
 ///

@@ -1,20 +1,21 @@
 //! Runs an epic: every story of a plan implemented by a coding agent in its own git worktree and
 //! branch, in parallel, each merged into the epic branch only when its gates prove it good. Give
-//! [`run_epic`] a repository, a validated plan and a [`RunConfig`] naming the agent (a [`Seat`]);
+//! [`run_epic`] a repository, a validated plan and a [`RunConfig`] naming the agent (a [`Seat`](epic_agents::Seat));
 //! it returns a [`RunOutcome`] with the report, and the epic branch `epic/<epic_id>` holds every
 //! story that passed. Nothing else is needed: no CLI, no configuration file, no network.
 //!
 //! The example runs a real epic end to end, offline: a fresh repository, two stories whose
-//! descriptions carry the files to write as `file <path>` blocks, the built-in [`ScriptSeat`]
+//! descriptions carry the files to write as `file <path>` blocks, the built-in [`ScriptSeat`](epic_agents::ScriptSeat)
 //! as the coder (deterministic, no model: it writes each story's file blocks) and one gate. A
 //! real run passes an agent instead: `CommandSeat::preset(Preset::Claude)` (or `Codex`,
-//! `Gemini`, `Aider`, `Opencode`; see [`CommandSeat`] and [`Preset`]), or any agent CLI as
+//! `Gemini`, `Aider`, `Opencode`; see [`CommandSeat`](epic_agents::CommandSeat) and [`Preset`](epic_agents::Preset)), or any agent CLI as
 //! `CommandSeat::shell("my-agent --yes")`.
 //!
 //! ```
 //! use std::sync::Arc;
 //!
-//! use epic_executor::{Event, RunConfig, ScriptSeat, run_epic};
+//! use epic_agents::ScriptSeat;
+//! use epic_executor::{Event, RunConfig, run_epic};
 //! use epic_git_ops::{FirstCommit, GixGit, init_repository};
 //! use epic_report::OutcomeStatus;
 //! use epic_story_plan::{Story, StoryPlan};
@@ -94,13 +95,13 @@
 //!   `gates/baseline.json` (the gates' verdict per epic head), `proven.json` (the last epic head
 //!   a run proved, the only one an unproven merge is undone to), and `merging.json` only while a
 //!   merge is being proven.
-//! - **Seats** ([`Seat`]): one agent turn in ([`TurnRequest`]), a streamed reply out
-//!   ([`Reply`], or a [`SeatError`]). [`CommandSeat`] runs any agent CLI per turn, a [`Preset`]
+//! - **Seats** ([`Seat`](epic_agents::Seat)): one agent turn in ([`TurnRequest`](epic_agents::TurnRequest)), a streamed reply out
+//!   ([`Reply`](epic_agents::Reply), or a [`SeatError`](epic_agents::SeatError)). [`CommandSeat`](epic_agents::CommandSeat) runs any agent CLI per turn, a [`Preset`](epic_agents::Preset)
 //!   (`claude`, `codex`, `gemini`, `aider`, `opencode`) or a shell command, in the worktree, in
-//!   its own process group that dies with the turn. [`ScriptSeat`] is deterministic and offline:
-//!   it applies the `file <path>` blocks ([`file_blocks`]) of the story's description. Write your
-//!   own by implementing [`Seat`]: its docs say what each [`Role`] must reply.
-//! - **The architect** ([`plan_epic`] with an [`ArchitectJob`]): a seat of [`Role::Architect`]
+//!   its own process group that dies with the turn. [`ScriptSeat`](epic_agents::ScriptSeat) is deterministic and offline:
+//!   it applies the `file <path>` blocks ([`file_blocks`](epic_agents::file_blocks)) of the story's description. Write your
+//!   own by implementing [`Seat`](epic_agents::Seat): its docs say what each [`Role`](epic_agents::Role) must reply.
+//! - **The architect** ([`plan_epic`] with an [`ArchitectJob`]): a seat of [`Role::Architect`](epic_agents::Role::Architect)
 //!   splits an epic into a plan from an [`ArchitectBrief`] (the epic, the repository's files, its
 //!   README), round after round until the plan validates; every violation of a round goes back
 //!   to it. What `epic plan` runs.
@@ -115,7 +116,8 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use epic_executor::{CommandSeat, Gates, LoopConfig, Preset, Seats, StoryJob, TaskLoop, discard_events};
+//! use epic_agents::{CommandSeat, Preset};
+//! use epic_executor::{Gates, LoopConfig, Seats, StoryJob, TaskLoop, discard_events};
 //! use epic_git_ops::GixGit;
 //!
 //! # async fn run(plan: epic_story_plan::StoryPlan) -> Result<(), Box<dyn std::error::Error>> {
@@ -137,7 +139,7 @@
 //!
 //! # Design
 //!
-//! - **Side effects behind seams.** Agents are [`Seat`]s, git is `epic_git_ops::Git` (called in
+//! - **Side effects behind seams.** Agents are [`Seat`](epic_agents::Seat)s, git is `epic_git_ops::Git` (called in
 //!   `spawn_blocking`: it blocks), the checks are [`Gates`], progress is an [`EventSink`]. Files
 //!   are `epic_state_store`'s (the state directory) and `epic_git_ops`'s (a repository's lock
 //!   files and leftovers), their blocking I/O run in `spawn_blocking` too: the crate's
@@ -149,12 +151,12 @@
 //!   cancellation, when the future is dropped, and after a normal exit (a forked `sleep 1000 &`
 //!   must not outlive the turn). Standard input is written concurrently with reading the output,
 //!   so an agent that never reads its prompt cannot deadlock.
-//! - **Bounded memory.** A reply keeps its first and last 256 KiB in memory ([`ReplyLimits`]);
+//! - **Bounded memory.** A reply keeps its first and last 256 KiB in memory ([`ReplyLimits`](epic_agents::ReplyLimits));
 //!   a transcript stores at most 8 MiB of a reply and notes the rest; a gate keeps the last
 //!   4000 bytes of its output. Usage is still counted over all of it.
 //! - **A failed turn is classified once** (`classify.rs`): output that looks transient (rate
 //!   limit, overload, 429/5xx, a reset connection) is retried with exponential backoff and
-//!   jitter ([`RetryPolicy`], 3 attempts), each retry an event; a usage limit pauses its seat
+//!   jitter ([`RetryPolicy`](epic_agents::RetryPolicy), 3 attempts), each retry an event; a usage limit pauses its seat
 //!   until the reset and an outage with growing probes, both bounded by `RunConfig::max_wait`; a
 //!   seat not logged in stops the run; only a failure of the story's own fails the story. A turn
 //!   killed at its deadline used its budget and is not retried.
@@ -176,31 +178,24 @@
 
 #![warn(missing_docs)]
 
-mod agent_output;
 mod architect;
 pub mod attest;
 mod baseline;
 mod blocked;
 mod budget;
 mod chat;
-mod classify;
-mod command;
 mod error;
 mod event;
 mod evidence;
 mod gates;
 mod land;
 mod pause;
-mod preset;
 mod prompts;
 mod read_only;
-mod readiness;
 mod record;
 mod replies;
 mod run;
 mod schedule;
-mod script;
-mod seat;
 mod story;
 mod task_loop;
 mod task_plan;
@@ -211,7 +206,6 @@ pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
 };
 pub use blocked::RejectedBy;
-pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use error::StoryError;
 pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
 pub use gates::Gates;
@@ -220,17 +214,11 @@ pub use land::{
     PullRequestOpened, RunPlan, Unmerged, check_gh, land_epic, open_pull_request,
 };
 pub use pause::SeatStop;
-pub use preset::{Preset, UnknownPreset};
-pub use readiness::NotReady;
 pub use record::ReportDocument;
 pub use run::{
     DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome,
     WorktreeMode, run_epic, worktrees_root,
 };
 pub use schedule::{Policy, Schedule, Standing};
-pub use script::{FileBlock, ScriptSeat, file_blocks};
-pub use seat::{
-    Exchange, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnContext, TurnRequest,
-};
 pub use task_loop::{LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
 pub use task_plan::TaskPlan;

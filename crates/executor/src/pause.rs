@@ -4,7 +4,7 @@
 //! [`SeatPauses`] is one run-wide object, held by every story's [`Recorder`](crate::chat::Recorder):
 //! [`Chat::ask`](crate::chat::Chat::ask) calls [`SeatPauses::before_turn`] (which waits while
 //! the seat is paused) and hands the turn's result to [`SeatPauses::after_turn`], which
-//! classifies a failure ([`crate::classify`]) and says whether the turn runs again, fails, or
+//! classifies a failure ([`epic_agents::classify`]) and says whether the turn runs again, fails, or
 //! stops:
 //!
 //! - a usage limit pauses the seat until its reset (or [`DEFAULT_LIMIT_WAIT`]); the turn then
@@ -27,9 +27,9 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio_util::sync::CancellationToken;
 
-use crate::classify::{self, Class, DEFAULT_LIMIT_WAIT};
 use crate::event::{Event, EventSink};
-use crate::seat::{Reply, SeatError};
+use epic_agents::classify::{self, Class, DEFAULT_LIMIT_WAIT};
+use epic_agents::{Reply, SeatError};
 
 /// The first wait of an outage; each next probe doubles it.
 pub(crate) const OUTAGE_FIRST: Duration = Duration::from_secs(30);

@@ -9,7 +9,8 @@ use epic_git_ops::FileHead;
 use epic_perimeter::{Review, StrayTask, Task};
 use epic_story_plan::{Story, StoryPlan, Violation};
 
-use crate::task_plan::{NOOP_TOKEN, TaskPlan};
+use crate::task_plan::TaskPlan;
+use epic_agents::NOOP_TOKEN;
 
 /// The JSON shape a planner replies with.
 const TASK_LIST_SHAPE: &str = r#"{"tasks":[{"title":"…","description":"…"}]}"#;
@@ -1055,17 +1056,17 @@ mod tests {
         /// The turn as the agent reads it on its standard input.
         fn turn(
             &self,
-            role: crate::seat::Role,
+            role: epic_agents::Role,
             system: String,
-            history: Vec<crate::seat::Exchange>,
+            history: Vec<epic_agents::Exchange>,
             prompt: String,
         ) -> String {
-            crate::seat::TurnRequest {
+            epic_agents::TurnRequest {
                 role,
                 system,
                 history,
                 prompt,
-                context: crate::seat::TurnContext {
+                context: epic_agents::TurnContext {
                     epic: "shop".into(),
                     story: std::sync::Arc::new(self.plan.stories[1].clone()),
                     task: None,
@@ -1102,7 +1103,7 @@ mod tests {
     /// agent is told is a change to review.
     #[test]
     fn every_roles_prompt() {
-        use crate::seat::{Exchange, Role};
+        use epic_agents::{Exchange, Role};
         let fixture = Fixture::new();
         let story = &fixture.plan.stories[1];
         let rules = story_rules(fixture.context());

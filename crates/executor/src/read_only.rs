@@ -4,7 +4,7 @@
 //! put back after it (`epic_git_ops::Git::worktree_state`, `put_back`), and what the turn
 //! changed is named in a warning.
 
-use crate::seat::Role;
+use epic_agents::Role;
 
 /// The warning for a `role` turn whose changes were discarded: the files it changed (empty when
 /// it only committed or checked out a branch).

@@ -4,9 +4,6 @@ use std::fmt::Write as _;
 
 use epic_perimeter::Task;
 
-/// The token a coder replies with to confirm that a task needs no change.
-pub(crate) const NOOP_TOKEN: &str = "TASK_ALREADY_SATISFIED";
-
 /// The tasks of one story, in order, each open or done: what the checkpoint holds.
 ///
 /// The checkpoint is Markdown with one checkbox line per task and its description indented

@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
-use epic_executor::{Reply, SeatError};
+use epic_agents::{Reply, SeatError};
 use epic_report::OutcomeStatus;
 use serde_json::json;
 
@@ -317,24 +317,24 @@ struct Paced {
     pause: std::time::Duration,
 }
 
-impl epic_executor::Seat for Paced {
+impl epic_agents::Seat for Paced {
     fn name(&self) -> &'static str {
         "script"
     }
 
     fn turn<'a>(
         &'a self,
-        request: &'a epic_executor::TurnRequest,
-        progress: epic_executor::ProgressFn<'a>,
+        request: &'a epic_agents::TurnRequest,
+        progress: epic_agents::ProgressFn<'a>,
     ) -> Pin<Box<dyn Future<Output = Result<Reply, SeatError>> + Send + 'a>> {
         Box::pin(async move {
             tokio::select! {
                 () = tokio::time::sleep(self.pause) => {}
                 () = request.context.cancel.cancelled() => {
-                    return Err(epic_executor::SeatError::Cancelled);
+                    return Err(epic_agents::SeatError::Cancelled);
                 }
             }
-            epic_executor::ScriptSeat.turn(request, progress).await
+            epic_agents::ScriptSeat.turn(request, progress).await
         })
     }
 }
@@ -522,7 +522,7 @@ mod tests {
             ]
         );
         for story in &plan.plan().stories {
-            assert_eq!(epic_executor::file_blocks(&story.description).len(), 2);
+            assert_eq!(epic_agents::file_blocks(&story.description).len(), 2);
         }
     }
 }

@@ -19,9 +19,8 @@ use std::io::{self, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use epic_executor::{
-    ArchitectBrief, ArchitectError, ArchitectJob, Event, EventSink, Rejection, SeatError,
-};
+use epic_agents::SeatError;
+use epic_executor::{ArchitectBrief, ArchitectError, ArchitectJob, Event, EventSink, Rejection};
 use epic_story_plan::{PlanFormat, StoryPlan, ValidPlan, Violation};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;

@@ -6,13 +6,13 @@ use crate::util::workspace_root;
 fn every_preset_command_line_is_in_the_readme() {
     let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
     let roles = [
-        epic_executor::Role::Coder,
-        epic_executor::Role::Planner,
-        epic_executor::Role::Judge,
-        epic_executor::Role::Reviewer,
-        epic_executor::Role::Architect,
+        epic_agents::Role::Coder,
+        epic_agents::Role::Planner,
+        epic_agents::Role::Judge,
+        epic_agents::Role::Reviewer,
+        epic_agents::Role::Architect,
     ];
-    for (preset, role) in epic_executor::Preset::ALL
+    for (preset, role) in epic_agents::Preset::ALL
         .into_iter()
         .flat_map(|preset| roles.map(|role| (preset, role)))
     {

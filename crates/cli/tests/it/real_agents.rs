@@ -2,7 +2,7 @@
 //! ([`crate::stand_ins`]): each role's command line, the reply, usage and cost read from the
 //! agents' structured output, the errors they report, and the budget.
 
-use epic_executor::{Preset, Role};
+use epic_agents::{Preset, Role};
 use serde_json::Value;
 
 use crate::stand_ins::{AGENTS, AgentError, Behaviour, StandIns};

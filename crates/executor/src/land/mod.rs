@@ -2,7 +2,7 @@
 //!
 //! The target comes to the epic, never the other way round. Under the epic's lock, in the epic
 //! worktree: the target is merged into the epic branch; each conflicted path goes to the story
-//! that owns it (one [`Role::Lander`](crate::Role::Lander) turn per story with conflicts, its title, description,
+//! that owns it (one [`Role::Lander`](epic_agents::Role::Lander) turn per story with conflicts, its title, description,
 //! `provides`, the paths and both sides' versions; `EPIC_STORY` is the story), the paths no
 //! story owns to a final turn (`EPIC_STORY` empty); a file that still holds conflict markers is
 //! not resolved. The merge is committed by epic (first parent the epic head, second the target),

@@ -21,7 +21,7 @@ use super::{
 use crate::chat::{Chat, ChatContext};
 use crate::event::Event;
 use crate::gates::GateResult;
-use crate::seat::{Role, SeatError};
+use epic_agents::{Role, SeatError};
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
 

@@ -11,9 +11,9 @@ use epic_state_store::{Holder, LockError};
 #[cfg(doc)]
 use super::run_epic;
 use crate::schedule::Policy;
-use crate::seat::Seat;
 use crate::story;
 use crate::task_loop::NoopPolicy;
+use epic_agents::Seat;
 use epic_process::offload::GitFailed;
 use epic_process::sandbox::{Credentials, SandboxMode, SandboxUnavailable, UserHome};
 
@@ -266,7 +266,7 @@ pub enum RunError {
     /// A seat in use cannot take turns: its program is not installed, or it is not logged in
     /// (found by the preflight, before anything started).
     #[error(transparent)]
-    SeatNotReady(#[from] crate::readiness::NotReady),
+    SeatNotReady(#[from] epic_agents::NotReady),
     /// The epic's id cannot name a state directory.
     #[error("the epic id cannot name a state directory")]
     EpicId(#[source] epic_state_store::UnsafeId),

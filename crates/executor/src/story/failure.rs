@@ -12,7 +12,7 @@ use epic_state_store::{LoadError, SaveError, UnsafeId};
 use crate::error::StoryError;
 use crate::evidence::Problem;
 use crate::prompts;
-use crate::seat::Role;
+use epic_agents::Role;
 use epic_guard::Tampered;
 use epic_guard::Tampering;
 use epic_process::chain;

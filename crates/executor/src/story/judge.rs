@@ -30,7 +30,7 @@ use crate::gates::GateResult;
 use crate::prompts;
 use crate::read_only;
 use crate::replies::parse_judged;
-use crate::seat::Role;
+use epic_agents::Role;
 
 /// What the judge step leaves for the merge.
 #[derive(Debug)]

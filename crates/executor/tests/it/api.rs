@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use epic_executor::{Gates, LoopConfig, ScriptSeat, Seats, StoryJob, TaskLoop, discard_events};
+use epic_agents::ScriptSeat;
+use epic_executor::{Gates, LoopConfig, Seats, StoryJob, TaskLoop, discard_events};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Fixture, plan};
@@ -16,7 +17,7 @@ fn is_send_sync<T: Send + Sync>() {}
 fn the_loop_and_its_futures_are_send() {
     is_send_sync::<TaskLoop>();
     is_send_sync::<Gates>();
-    is_send_sync::<epic_executor::CommandSeat>();
+    is_send_sync::<epic_agents::CommandSeat>();
 
     let fixture = Fixture::new();
     let plan = Arc::new(plan(""));

@@ -230,7 +230,7 @@ async fn a_claim_on_a_story_alongside_stands_without_a_verifier() {
 }
 
 /// A verifier that keeps its prompt and role in `$ROOT/verifier` and answers `answer`.
-fn verifier(fixture: &Fixture, answer: &str) -> std::sync::Arc<dyn epic_executor::Seat> {
+fn verifier(fixture: &Fixture, answer: &str) -> std::sync::Arc<dyn epic_agents::Seat> {
     fixture.agent(
         "verifier",
         &format!(

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{Event, Policy, RunConfig, RunError, RunOutcome, Seat, WorktreeMode, run_epic};
+use epic_agents::Seat;
+use epic_executor::{Event, Policy, RunConfig, RunError, RunOutcome, WorktreeMode, run_epic};
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, StoryPlan, ValidPlan};
 use tokio_util::sync::CancellationToken;

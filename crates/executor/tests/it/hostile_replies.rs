@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use epic_executor::Seat;
+use epic_agents::Seat;
 
 use crate::epic_support::{EpicFixture, merges, plan, reason, statuses};
 use crate::support::Events;

@@ -6,7 +6,7 @@ use crate::support::{Events, Fixture, Run, task_list};
 
 /// A coder whose planner replies are `replies` in turn (the last one repeats), and whose coder
 /// turns write `src/<task>.txt`.
-fn planner_coder(fixture: &Fixture, replies: &[&str]) -> std::sync::Arc<dyn epic_executor::Seat> {
+fn planner_coder(fixture: &Fixture, replies: &[&str]) -> std::sync::Arc<dyn epic_agents::Seat> {
     for (n, reply) in replies.iter().enumerate() {
         std::fs::write(fixture.root.join(format!("plan-{n}")), reply).expect("reply");
     }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_executor::{CommandSeat, Preset, Role, Seat, TurnContext, TurnRequest};
+use epic_agents::{CommandSeat, Preset, Role, Seat, TurnContext, TurnRequest};
 use epic_process::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
@@ -273,13 +273,13 @@ async fn structured_output_gives_the_reply_the_usage_and_the_errors() {
         fixture.script(preset.program(), script);
         let seat = CommandSeat::preset(preset)
             .with_env("PATH", &path)
-            .with_retry(epic_executor::RetryPolicy::never());
+            .with_retry(epic_agents::RetryPolicy::never());
         let error = seat
             .turn(&request(&fixture, Role::Judge), &|_| {})
             .await
             .expect_err("the reported error fails the turn");
         match error {
-            epic_executor::SeatError::Failed { tail, .. } => {
+            epic_agents::SeatError::Failed { tail, .. } => {
                 assert!(tail.starts_with(message), "{preset}: {tail}");
             }
             other => panic!("{preset}: {other}"),

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use epic_executor::ScriptSeat;
+use epic_agents::ScriptSeat;
 
 use crate::support::{Events, Fixture, Run};
 

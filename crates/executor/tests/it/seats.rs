@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use epic_executor::{CommandSeat, Progress, Role, Seat, SeatError, TurnContext, TurnRequest};
+use epic_agents::{CommandSeat, Progress, Role, Seat, SeatError, TurnContext, TurnRequest};
 use epic_process::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 

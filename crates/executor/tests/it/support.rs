@@ -10,9 +10,9 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use epic_agents::{CommandSeat, RetryPolicy, Seat};
 use epic_executor::{
-    CommandSeat, Event, EventSink, Gates, LoopConfig, NoopPolicy, RetryPolicy, Seat, Seats,
-    StoryJob, StoryRun, TaskLoop,
+    Event, EventSink, Gates, LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop,
 };
 use epic_git_ops::{GixGit, IDENTITY_VARIABLES};
 use epic_state_store::EpicDir;

@@ -15,8 +15,13 @@ use tokio_util::sync::CancellationToken;
 use crate::readiness::NotReady;
 use epic_process::sandbox::Sandbox;
 
+/// The token a coder replies with to confirm that a task needs no change
+/// (`TASK_ALREADY_SATISFIED`): the protocol's word, which the script seat answers and the task
+/// loop reads.
+pub const NOOP_TOKEN: &str = "TASK_ALREADY_SATISFIED";
+
 /// A boxed, `Send` future: what [`Seat::turn`] returns, spelled short for the crate's own seats.
-pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// What a turn is for; the seat's process sees it as `EPIC_ROLE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -119,7 +124,7 @@ impl TurnRequest {
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// use epic_executor::{Exchange, Role, TurnContext, TurnRequest};
+    /// use epic_agents::{Exchange, Role, TurnContext, TurnRequest};
     /// # let context = TurnContext {
     /// #     epic: "e".into(),
     /// #     story: Arc::new(epic_story_plan::Story::new("s", "S", ["src"])),
@@ -309,7 +314,7 @@ pub enum SeatError {
 /// ```
 /// use std::pin::Pin;
 ///
-/// use epic_executor::{ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
+/// use epic_agents::{ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
 ///
 /// /// A reviewer that finds every change clean.
 /// #[derive(Debug)]
@@ -334,8 +339,9 @@ pub enum SeatError {
 ///     }
 /// }
 ///
-/// let mut config = epic_executor::RunConfig::new(std::sync::Arc::new(epic_executor::ScriptSeat));
-/// config.reviewers.push(std::sync::Arc::new(Approver));
+/// // A run holds its seats as `Arc<dyn Seat>` (`RunConfig::reviewers` of `epic-executor`).
+/// let reviewer: std::sync::Arc<dyn Seat> = std::sync::Arc::new(Approver);
+/// assert_eq!(reviewer.name(), "approver");
 /// ```
 ///
 /// # Why a boxed future

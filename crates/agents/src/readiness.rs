@@ -100,7 +100,7 @@ impl Preset {
 
 /// Checks that `preset`'s program starts and, where the preset can tell, is logged in, with the
 /// seat's environment `env` (on top of this process's) and `dir` as the working directory.
-pub(crate) async fn check_preset(
+pub async fn check_preset(
     seat: &str,
     preset: Preset,
     env: &[(OsString, Option<OsString>)],

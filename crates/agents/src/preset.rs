@@ -50,7 +50,7 @@ pub enum Preset {
 
 /// How a preset takes its prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PromptVia {
+pub enum PromptVia {
     /// On standard input.
     Stdin,
     /// In a file whose path follows `flag`.
@@ -150,7 +150,7 @@ impl Preset {
     }
 
     /// How it takes the prompt.
-    pub(crate) fn prompt_via(self) -> PromptVia {
+    pub fn prompt_via(self) -> PromptVia {
         match self {
             Self::Aider => PromptVia::File {
                 flag: "--message-file",
@@ -163,7 +163,7 @@ impl Preset {
     /// standard input, `PROMPT_FILE` for the prompt's file.
     ///
     /// ```
-    /// use epic_executor::Preset;
+    /// use epic_agents::Preset;
     ///
     /// assert_eq!(
     ///     Preset::Claude.command_line(),
@@ -179,7 +179,7 @@ impl Preset {
     /// The exact command line of a `role`'s turn, as the README lists it.
     ///
     /// ```
-    /// use epic_executor::{Preset, Role};
+    /// use epic_agents::{Preset, Role};
     ///
     /// assert_eq!(
     ///     Preset::Codex.role_command_line(Role::Judge),

@@ -4,8 +4,9 @@
 use epic_story_plan::path::is_safe;
 use serde_json::json;
 
-use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
-use crate::task_plan::NOOP_TOKEN;
+use crate::seat::{
+    BoxFuture, NOOP_TOKEN, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest,
+};
 
 /// A fenced block of a story's description whose info string is `file <path>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +24,7 @@ pub struct FileBlock {
 /// fenced blocks are skipped whole, so a `file` fence inside them is not read.
 ///
 /// ````
-/// let blocks = epic_executor::file_blocks("Add a greeting.\n\n```file src/hello.txt\nhello\n```\n");
+/// let blocks = epic_agents::file_blocks("Add a greeting.\n\n```file src/hello.txt\nhello\n```\n");
 /// assert_eq!(blocks[0].path, "src/hello.txt");
 /// assert_eq!(blocks[0].content, "hello\n");
 /// ````
@@ -97,7 +98,7 @@ fn task_title(path: &str) -> String {
 /// then already satisfied.
 ///
 /// ```
-/// use epic_executor::{ScriptSeat, Seat};
+/// use epic_agents::{ScriptSeat, Seat};
 /// assert_eq!(ScriptSeat.name(), "script");
 /// ```
 #[derive(Debug, Clone, Copy, Default)]

@@ -20,11 +20,11 @@ use jiff::{SignedDuration, Timestamp};
 /// is what users of other orchestrators complain about: it can extend the block), short enough
 /// that a short per-minute quota costs little; the pause repeats while the limit holds, bounded
 /// by `--max-wait`.
-pub(crate) const DEFAULT_LIMIT_WAIT: Duration = Duration::from_mins(15);
+pub const DEFAULT_LIMIT_WAIT: Duration = Duration::from_mins(15);
 
 /// What a failed turn's output says happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Class {
+pub enum Class {
     /// Overloaded, a 5xx, a short rate limit, a dropped connection: the same turn again after a
     /// backoff of seconds ([`crate::RetryPolicy`]).
     Transient,
@@ -44,13 +44,13 @@ pub(crate) enum Class {
 
 impl Class {
     /// Whether the seat retries it by itself, with backoff.
-    pub(crate) fn is_transient(self) -> bool {
+    pub fn is_transient(self) -> bool {
         self == Self::Transient
     }
 }
 
 /// [`classify`] now, in the system's time zone.
-pub(crate) fn classify_now(status: &str, text: &str) -> Class {
+pub fn classify_now(status: &str, text: &str) -> Class {
     classify(status, text, Timestamp::now(), &TimeZone::system())
 }
 
@@ -60,7 +60,7 @@ pub(crate) fn classify_now(status: &str, text: &str) -> Class {
 ///
 /// Checked in this order, so a limit message that also says `429` is a limit: not logged in,
 /// usage limit, outage, transient, other.
-pub(crate) fn classify(status: &str, text: &str, now: Timestamp, local: &TimeZone) -> Class {
+pub fn classify(status: &str, text: &str, now: Timestamp, local: &TimeZone) -> Class {
     // ASCII lowercase keeps byte offsets, so the original text can be sliced where `lower` matched.
     let lower = text.to_ascii_lowercase();
     if is_not_logged_in(status, &lower) {
@@ -79,7 +79,7 @@ pub(crate) fn classify(status: &str, text: &str, now: Timestamp, local: &TimeZon
 }
 
 /// The command that logs `seat` in, for the message of a run stopped on it.
-pub(crate) fn login_fix(seat: &str) -> String {
+pub fn login_fix(seat: &str) -> String {
     match seat {
         "claude" => {
             "run `claude` in a terminal, then `/login` (or set ANTHROPIC_API_KEY)".to_owned()
@@ -129,7 +129,7 @@ fn is_usage_limit(lower: &str) -> bool {
 
 /// Whether one line an agent streams says it cannot reach its service (Codex's
 /// `Reconnecting... waiting for network`, repeated until it is killed).
-pub(crate) fn is_outage_line(line: &str) -> bool {
+pub fn is_outage_line(line: &str) -> bool {
     is_outage(&line.to_ascii_lowercase())
 }
 

@@ -33,11 +33,11 @@ use crate::preset::Preset;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Decoded {
     /// The reply text.
-    pub(crate) text: String,
+    pub text: String,
     /// The usage the agent reported, if it did.
-    pub(crate) usage: Option<ReportedUsage>,
+    pub usage: Option<ReportedUsage>,
     /// The error the agent reported, in its own words, if it did.
-    pub(crate) error: Option<String>,
+    pub error: Option<String>,
 }
 
 impl Decoded {

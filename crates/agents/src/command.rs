@@ -73,7 +73,7 @@ impl RetryPolicy {
     /// The delay after failed attempt `attempt` (from 1): `first_delay × 2^(attempt-1)`, capped
     /// at `max_delay`, then scaled by a random factor in [0.5, 1] so parallel stories hitting
     /// the same rate limit do not retry in lockstep.
-    pub(crate) fn delay(&self, attempt: u32) -> Duration {
+    pub fn delay(&self, attempt: u32) -> Duration {
         let doubling = 2_u32.saturating_pow(attempt.saturating_sub(1));
         let base = self
             .first_delay
@@ -138,7 +138,7 @@ enum Invocation {
 /// after retries when that output looks transient ([`RetryPolicy`]).
 ///
 /// ```
-/// use epic_executor::{CommandSeat, Preset, Seat};
+/// use epic_agents::{CommandSeat, Preset, Seat};
 ///
 /// let seat = CommandSeat::shell("./agent.sh --fast");
 /// assert_eq!(seat.name(), "exec:./agent.sh --fast");
