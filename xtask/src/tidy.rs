@@ -108,6 +108,21 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
+        "land",
+        "epic-land",
+        &[
+            "epic-story-plan",
+            "epic-perimeter",
+            "epic-report",
+            "epic-state-store",
+            "epic-git-ops",
+            "epic-process",
+            "epic-guard",
+            "epic-agents",
+            "epic-executor",
+        ],
+    ),
+    (
         "cli",
         "epic",
         &[
@@ -120,6 +135,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-guard",
             "epic-agents",
             "epic-executor",
+            "epic-land",
         ],
     ),
 ];

@@ -88,7 +88,7 @@ impl AttestedGate {
 
     /// The gate `command` that ended as `status` says (`passed`, `exit code 1`, `timed out
     /// after 30s`).
-    pub(crate) fn from_status(command: &str, status: &str, passed: bool) -> Self {
+    pub fn from_status(command: &str, status: &str, passed: bool) -> Self {
         let exit_code = if passed {
             0
         } else {
@@ -183,7 +183,7 @@ impl Attestation {
     /// `guard`, as every write of epic's own guarded files) and as the note on its commit, from
     /// `worktree`; the state first, so a note never exists without the state that backs it.
     /// Blocking.
-    pub(crate) fn record(
+    pub fn record(
         &self,
         git: &dyn Git,
         dir: &EpicDir,

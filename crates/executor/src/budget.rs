@@ -17,7 +17,7 @@ use epic_report::format_usd;
 
 /// The budget of a run: a limit (none: unlimited) and the spend so far.
 #[derive(Debug)]
-pub(crate) struct Budget {
+pub struct Budget {
     limit: Option<f64>,
     spent: Mutex<f64>,
 }
@@ -46,7 +46,7 @@ impl fmt::Display for BudgetReached {
 impl Budget {
     /// A budget of `limit` dollars (none: unlimited) of which `earlier` (the earlier runs'
     /// spend) is spent.
-    pub(crate) fn new(limit: Option<f64>, earlier: f64) -> Self {
+    pub fn new(limit: Option<f64>, earlier: f64) -> Self {
         Self {
             limit,
             spent: Mutex::new(if earlier.is_finite() { earlier } else { 0.0 }),

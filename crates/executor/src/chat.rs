@@ -33,7 +33,7 @@ use epic_process::sandbox::Sandbox;
 /// its bytes are only counted, and the file ends with a note naming how many were not stored,
 /// followed by the reply's kept tail. So a 200 MB reply costs 8 MiB of disk and, in memory, only
 /// the seat's bounded reply.
-pub(crate) struct Recorder {
+pub struct Recorder {
     story: String,
     dir: PathBuf,
     turns: AtomicU32,
@@ -67,7 +67,7 @@ impl Recorder {
     ///
     /// Numbering continues after the highest-numbered transcript already in `dir`, so a resumed
     /// story does not overwrite the turns of its earlier run.
-    pub(crate) fn new(
+    pub fn new(
         story: impl Into<String>,
         dir: impl Into<PathBuf>,
         prices: PriceTable,
@@ -91,21 +91,21 @@ impl Recorder {
     /// This recorder with `budget` checked before every turn of its chats and charged with
     /// each turn's cost.
     #[must_use]
-    pub(crate) fn with_budget(mut self, budget: Option<Arc<Budget>>) -> Self {
+    pub fn with_budget(mut self, budget: Option<Arc<Budget>>) -> Self {
         self.budget = budget;
         self
     }
 
     /// This recorder with the run's seat pauses around every turn of its chats.
     #[must_use]
-    pub(crate) fn with_pauses(mut self, pauses: Option<Arc<SeatPauses>>) -> Self {
+    pub fn with_pauses(mut self, pauses: Option<Arc<SeatPauses>>) -> Self {
         self.pauses = pauses;
         self
     }
 
     /// This recorder with `guard` checked after every turn of its chats.
     #[must_use]
-    pub(crate) fn with_guard(mut self, guard: Option<Arc<TurnGuard>>) -> Self {
+    pub fn with_guard(mut self, guard: Option<Arc<TurnGuard>>) -> Self {
         self.guard = guard;
         self
     }
@@ -120,7 +120,7 @@ impl Recorder {
     }
 
     /// The usage recorded so far, by seat.
-    pub(crate) fn usage(&self) -> UsageMeter {
+    pub fn usage(&self) -> UsageMeter {
         self.usage
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -154,28 +154,28 @@ impl Recorder {
 /// Where and how long a chat's turns run: everything of a [`TurnContext`] but the deadline,
 /// which each turn sets afresh from `turn_timeout`.
 #[derive(Debug, Clone)]
-pub(crate) struct ChatContext {
+pub struct ChatContext {
     /// The epic's id.
-    pub(crate) epic: String,
+    pub epic: String,
     /// The story.
-    pub(crate) story: Arc<Story>,
+    pub story: Arc<Story>,
     /// The task, for coder chats.
-    pub(crate) task: Option<String>,
+    pub task: Option<String>,
     /// The story's worktree.
-    pub(crate) worktree: PathBuf,
+    pub worktree: PathBuf,
     /// The concurrency slot.
-    pub(crate) slot: usize,
+    pub slot: usize,
     /// How long one turn may take.
-    pub(crate) turn_timeout: Duration,
+    pub turn_timeout: Duration,
     /// The sandbox the turns run in.
-    pub(crate) sandbox: Sandbox,
+    pub sandbox: Sandbox,
     /// Cancels the chat's turns.
-    pub(crate) cancel: CancellationToken,
+    pub cancel: CancellationToken,
 }
 
 /// A conversation with a stateless seat: its history is rendered into every next turn.
 #[derive(Debug)]
-pub(crate) struct Chat {
+pub struct Chat {
     seat: Arc<dyn Seat>,
     role: Role,
     system: String,
@@ -221,7 +221,7 @@ impl TranscriptFile {
 
 impl Chat {
     /// A new chat of `role` on `seat` with the standing instructions `system`.
-    pub(crate) fn new(
+    pub fn new(
         seat: Arc<dyn Seat>,
         role: Role,
         system: impl Into<String>,
@@ -254,7 +254,7 @@ impl Chat {
     /// [`SeatError::GuardedFiles`], whatever the seat replied (a cancelled turn stays
     /// cancelled; its changes are undone all the same).
     ///
-    /// With the run's seat pauses ([`crate::pause`]), the turn first waits while its seat is
+    /// With the run's seat pauses ([`SeatPauses`]), the turn first waits while its seat is
     /// paused, and a turn that met a usage limit or an outage runs again (same prompt, same
     /// history, a new transcript) once the pause is over; a turn the run stopped on (a pause
     /// past `--max-wait`, a seat not logged in) ends [`SeatError::Cancelled`].
@@ -263,7 +263,7 @@ impl Chat {
     ///
     /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
     /// group is killed); the exchange is then not added to the history.
-    pub(crate) async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
+    pub async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
         self.recorder.within_budget()?;
         let prompt = prompt.into();
         let Some(pauses) = self.recorder.pauses.clone() else {

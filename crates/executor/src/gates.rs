@@ -22,24 +22,24 @@ const GATE_TAIL: usize = 4000;
 
 /// What happened to one gate command, as [`Gates::run`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct GateResult {
+pub struct GateResult {
     /// The command.
-    pub(crate) command: String,
+    pub command: String,
     /// Whether it passed.
-    pub(crate) passed: bool,
+    pub passed: bool,
     /// How long it ran.
-    pub(crate) duration: Duration,
+    pub duration: Duration,
     /// What happened, in words: `passed`, `exit code 1`, `timed out after 30s`, `could not
     /// start: …`.
-    pub(crate) status: String,
+    pub status: String,
     /// The files it left behind, removed since: untracked, not ignored, not there before it
     /// ran (`__pycache__/…`, `test-results.xml`, a `.snap.new`), sorted.
-    pub(crate) leftovers: Vec<String>,
+    pub leftovers: Vec<String>,
 }
 
 impl GateResult {
     /// The event telling that this command left files behind (removed since), if it did.
-    pub(crate) fn leftovers_event(&self, story: Option<&str>) -> Option<crate::Event> {
+    pub fn leftovers_event(&self, story: Option<&str>) -> Option<crate::Event> {
         (!self.leftovers.is_empty()).then(|| crate::Event::GateLeftovers {
             story: story.map(str::to_owned),
             command: self.command.clone(),
@@ -51,7 +51,7 @@ impl GateResult {
 /// The gates were cancelled before they finished.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the gates were cancelled")]
-pub(crate) struct GatesCancelled;
+pub struct GatesCancelled;
 
 /// The project's gates: shell commands that must all pass for work to go on, what a
 /// [`TaskLoop`](crate::TaskLoop) runs in a story's worktree each review round (and a run, on
@@ -110,7 +110,7 @@ impl Gates {
     /// work (never committed, never counted against its perimeter) and must not stand in the
     /// way of the next merge; each command's [`GateResult`] names them.
     #[must_use]
-    pub(crate) fn with_tidying(mut self, git: Arc<dyn Git>) -> Self {
+    pub fn with_tidying(mut self, git: Arc<dyn Git>) -> Self {
         self.git = Some(Tidy(git));
         self
     }
@@ -125,7 +125,7 @@ impl Gates {
     /// These gates with `guard` checked after each command: a command that changed files epic
     /// guards is red, naming them (they are put back).
     #[must_use]
-    pub(crate) fn with_guard(mut self, guard: Arc<TurnGuard>) -> Self {
+    pub fn with_guard(mut self, guard: Arc<TurnGuard>) -> Self {
         self.guard = Some(guard);
         self
     }
@@ -147,7 +147,7 @@ impl Gates {
     ///
     /// Cancelling `cancel` kills the running command's group and returns [`GatesCancelled`];
     /// dropping the future kills it as well.
-    pub(crate) async fn run(
+    pub async fn run(
         &self,
         dir: &Path,
         env: &[(String, String)],

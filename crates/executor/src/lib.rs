@@ -188,7 +188,6 @@ mod error;
 mod event;
 mod evidence;
 mod gates;
-mod land;
 mod pause;
 mod prompts;
 mod read_only;
@@ -209,16 +208,20 @@ pub use blocked::RejectedBy;
 pub use error::StoryError;
 pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
 pub use gates::Gates;
-pub use land::{
-    DryRun, LANDING, LandError, LandJob, LandOutcome, NotLanded, PullRequest, PullRequestError,
-    PullRequestOpened, RunPlan, Unmerged, check_gh, land_epic, open_pull_request,
-};
-pub use pause::SeatStop;
+pub use pause::{SeatPauses, SeatStop};
+// What `epic-land` builds a landing from: the run's lock, log and epic worktree, a chat and its
+// bookkeeping, the gates' results, the report's writer.
+pub use budget::Budget;
+pub use chat::{Chat, ChatContext, Recorder};
+pub use gates::{GateResult, GatesCancelled};
 pub use record::ReportDocument;
+pub use record::{logging_sink, write_report};
 pub use run::{
     DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome,
     WorktreeMode, run_epic, worktrees_root,
 };
+pub use run::{open_log, prepare_epic_worktree, take_lock};
 pub use schedule::{Policy, Schedule, Standing};
+pub use story::ProvenHead;
 pub use task_loop::{LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
 pub use task_plan::TaskPlan;

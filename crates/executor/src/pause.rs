@@ -131,7 +131,7 @@ struct State {
 }
 
 /// The run's seat pauses (see the module's docs).
-pub(crate) struct SeatPauses {
+pub struct SeatPauses {
     max_wait: Duration,
     /// How long a turn may stream only "cannot reach the service" lines before it is ended as
     /// an outage of its seat.
@@ -152,9 +152,9 @@ impl fmt::Debug for SeatPauses {
 
 impl SeatPauses {
     /// No seat paused; a pause may last `max_wait`; a turn that streams only "cannot reach the
-    /// service" for `outage_wait` is ended as an outage ([`OutageWatch`]); [`Event::SeatPaused`]
+    /// service" for `outage_wait` is ended as an outage (`OutageWatch`); [`Event::SeatPaused`]
     /// and [`Event::SeatResumed`] go to `events`.
-    pub(crate) fn new(max_wait: Duration, outage_wait: Duration, events: EventSink) -> Self {
+    pub fn new(max_wait: Duration, outage_wait: Duration, events: EventSink) -> Self {
         Self {
             max_wait,
             outage_wait,

@@ -52,7 +52,7 @@ impl epic_state_store::Document for ReportDocument {
 /// A sink that appends every event but the output chunks to `log` as `{"at":…,"kind":…,…}`
 /// and passes every event on to `next`. The first append that fails is told to `next` as a
 /// [`Event::RunNote`]; later ones are dropped silently (the run goes on without its log).
-pub(crate) fn logging_sink(log: EventLog, next: EventSink) -> EventSink {
+pub fn logging_sink(log: EventLog, next: EventSink) -> EventSink {
     let log = Arc::new(log);
     let failed = Arc::new(AtomicBool::new(false));
     Arc::new(move |event: Event| {
@@ -108,7 +108,7 @@ fn stamped(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
 }
 
 /// Writes `report.json` and `report.md`.
-pub(crate) fn write_report(dir: &EpicDir, report: &EpicReport) -> Result<(), String> {
+pub fn write_report(dir: &EpicDir, report: &EpicReport) -> Result<(), String> {
     epic_state_store::save(dir.report_json(), &ReportDocument(report.clone()))
         .map_err(|error| epic_process::chain(&error))?;
     epic_state_store::write_atomic(

@@ -5,7 +5,7 @@
 //! The order: the repository, the epic, its plan (the one its last run recorded, `plan.json`, or
 //! `--plan`), the target (`--target`, else the branch the epic was started from, else the
 //! current branch), the options (the flags over `epic.toml` over the epic's last run's, as `epic
-//! run` resolves them, never recorded), then [`epic_executor::land_epic`] on a tokio runtime.
+//! run` resolves them, never recorded), then [`epic_land::land_epic`] on a tokio runtime.
 //! With `--pr`, `gh` is checked first (installed, logged in), the landing stops once the epic
 //! branch is green with the target in it, and the epic branch is pushed and a pull request
 //! opened or updated.
@@ -13,11 +13,12 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use epic_executor::{
-    DryRun, Event, EventSink, LandError, LandJob, LandOutcome, PullRequest, PullRequestError,
-    PullRequestOpened, RunConfig, RunPlan,
-};
+use epic_executor::{Event, EventSink, RunConfig};
 use epic_git_ops::Git as _;
+use epic_land::{
+    DryRun, LandError, LandJob, LandOutcome, PullRequest, PullRequestError, PullRequestOpened,
+    RunPlan,
+};
 use epic_report::{Landing, PutBack};
 use epic_state_store::EpicDir;
 use epic_story_plan::StoryPlan;
@@ -257,18 +258,17 @@ async fn land_and_propose(
     pull_request: Option<PullRequest>,
 ) -> Result<(LandOutcome, Option<PullRequestOpened>), Failed> {
     if let Some(request) = &pull_request {
-        epic_executor::check_gh(&request.gh, &request.checkout)
+        epic_land::check_gh(&request.gh, &request.checkout)
             .await
             .map_err(Failed::PullRequest)?;
     }
-    let outcome =
-        epic_executor::land_epic(std::sync::Arc::clone(&git), job, config, events, cancel)
-            .await
-            .map_err(Failed::Land)?;
+    let outcome = epic_land::land_epic(std::sync::Arc::clone(&git), job, config, events, cancel)
+        .await
+        .map_err(Failed::Land)?;
     let (Some(request), LandOutcome::Ready { .. }) = (pull_request, &outcome) else {
         return Ok((outcome, None));
     };
-    let opened = epic_executor::open_pull_request(git, request)
+    let opened = epic_land::open_pull_request(git, request)
         .await
         .map_err(Failed::PullRequest)?;
     Ok((outcome, Some(opened)))

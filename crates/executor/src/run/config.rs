@@ -214,7 +214,7 @@ impl RunConfig {
 
 impl RunConfig {
     /// The credential stores this run's sandbox hides: the home's but those exposed.
-    pub(crate) fn credentials(&self) -> Credentials {
+    pub fn credentials(&self) -> Credentials {
         Credentials::new(self.home.as_ref(), &self.expose)
     }
 }

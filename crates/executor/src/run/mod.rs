@@ -24,7 +24,7 @@ pub use config::{
     DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, RunConfig, RunError, RunOutcome, WorktreeMode,
 };
 pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
-pub(crate) use preflight::{open_log, prepare_epic_worktree, take_lock};
+pub use preflight::{open_log, prepare_epic_worktree, take_lock};
 
 use crate::baseline::GateBaseline;
 use crate::budget::Budget;

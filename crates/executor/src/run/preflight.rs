@@ -67,7 +67,7 @@ pub(super) struct Ready {
 }
 
 /// The epic's event log, opened for appending.
-pub(crate) async fn open_log(dir: &EpicDir) -> Result<EventLog, RunError> {
+pub async fn open_log(dir: &EpicDir) -> Result<EventLog, RunError> {
     let path = dir.events();
     let failed = |source: Box<dyn std::error::Error + Send + Sync>| RunError::State {
         action: "open the event log".to_owned(),
@@ -567,7 +567,8 @@ async fn check_merged_stories(
     Ok(merged)
 }
 
-pub(crate) async fn take_lock(dir: &EpicDir) -> Result<EpicLock, RunError> {
+/// Takes the epic's lock (another run or landing holding it: [`RunError::Locked`]).
+pub async fn take_lock(dir: &EpicDir) -> Result<EpicLock, RunError> {
     let dir = dir.clone();
     let taken = offload::blocking(move || EpicLock::acquire(&dir))
         .await
@@ -657,7 +658,7 @@ async fn record_origin(
 /// Prunes stale worktree registrations (the run's one prune: a story's worktree add prunes
 /// again only when it fails), creates the epic branch from `base` when absent, and makes sure
 /// `path` is its worktree.
-pub(crate) async fn prepare_epic_worktree(
+pub async fn prepare_epic_worktree(
     git: &Arc<dyn Git>,
     dir: &EpicDir,
     main: &Path,

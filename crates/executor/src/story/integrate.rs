@@ -125,7 +125,7 @@ pub(crate) fn names(stories: &[String]) -> String {
 /// after each merge it proved and recorded. A merge journal found at start is honoured only when
 /// its checkpoint is this head, and the branch is moved back to nothing else.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct ProvenHead {
+pub struct ProvenHead {
     /// The commit.
     pub(crate) commit: String,
 }
@@ -140,7 +140,7 @@ impl ProvenHead {
     /// Records `commit` as the last proven epic head of the epic `dir`, off the async workers.
     /// With `guard` (once stories run), the write goes through it
     /// ([`TurnGuard::epic_write`](epic_guard::TurnGuard::epic_write)).
-    pub(crate) async fn record(
+    pub async fn record(
         dir: &EpicDir,
         commit: CommitId,
         guard: Option<&Arc<TurnGuard>>,

@@ -41,7 +41,8 @@ use tokio_util::sync::CancellationToken;
 
 pub(crate) use cleanup::{Preparing, PreparingGuard, remove_merged_worktree};
 pub(crate) use failure::{Failure, dirty_message};
-pub(crate) use integrate::{MergeJournal, MergeQueue, ProvenCandidate, ProvenHead, names};
+pub use integrate::ProvenHead;
+pub(crate) use integrate::{MergeJournal, MergeQueue, ProvenCandidate, names};
 pub(crate) use slot::retire_slots;
 
 use crate::chat::{Chat, ChatContext, Recorder};

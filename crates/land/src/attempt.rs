@@ -13,13 +13,13 @@ use super::{
     DryRun, Halt, LANDING, LandError, LandJob, LandOutcome, Lander, LandingJournal, NotLanded,
     Proven, RETRIES, Turns, Unmerged, state_error,
 };
-use crate::attest::{Attestation, AttestedGate, AttestedKind, LanderPerimeter};
-use crate::budget::Budget;
-use crate::chat::Recorder;
-use crate::gates::Gates;
-use crate::pause::SeatPauses;
-use crate::record::ReportDocument;
-use crate::run::RunError;
+use epic_executor::Budget;
+use epic_executor::Gates;
+use epic_executor::Recorder;
+use epic_executor::ReportDocument;
+use epic_executor::RunError;
+use epic_executor::SeatPauses;
+use epic_executor::attest::{Attestation, AttestedGate, AttestedKind, LanderPerimeter};
 use epic_guard::TurnGuard;
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
@@ -82,7 +82,7 @@ impl Lander {
         if let Some(refused) = self.dirty_checkout(&checkpoint).await? {
             return Ok(LandOutcome::NotLanded(refused));
         }
-        crate::run::prepare_epic_worktree(
+        epic_executor::prepare_epic_worktree(
             &self.git,
             &self.dir,
             &self.main,
@@ -233,7 +233,7 @@ impl Lander {
             self.epic_branch.clone(),
         );
         let verified = offload::blocking(move || {
-            crate::attest::verify(git.as_ref(), &dir, &main, Some(&branch))
+            epic_executor::attest::verify(git.as_ref(), &dir, &main, Some(&branch))
         })
         .await;
         match verified {

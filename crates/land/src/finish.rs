@@ -8,7 +8,7 @@ use epic_git_ops::CommitId;
 use epic_report::{EpicReport, Landing};
 
 use super::{LandError, LandJob, LandOutcome, Landed, Lander, Turns, state_error};
-use crate::record::ReportDocument;
+use epic_executor::ReportDocument;
 use epic_guard::TurnGuard;
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
@@ -79,7 +79,7 @@ impl Lander {
     /// later `epic run` must not take the branch at it for one something else moved. Best
     /// effort, a note when it fails.
     pub(super) async fn record_proven(&self, head: CommitId, guard: Option<&Arc<TurnGuard>>) {
-        if let Err(error) = crate::story::ProvenHead::record(&self.dir, head, guard).await {
+        if let Err(error) = epic_executor::ProvenHead::record(&self.dir, head, guard).await {
             self.note(format!(
                 "the proven epic head could not be recorded: {}",
                 chain(error.as_ref())
@@ -106,7 +106,7 @@ impl Lander {
                 );
             let mut report = report;
             report.landing = Some(landed.0);
-            crate::record::write_report(&dir, &report).map_err(BoxError::from)
+            epic_executor::write_report(&dir, &report).map_err(BoxError::from)
         })
         .await
         .map_err(|error| state_error("record the landing", error))?

@@ -18,10 +18,10 @@ use super::{
     Halt, LandError, LandOutcome, Lander, LandingJournal, NotLanded, Proven, Turns, first_line,
     has_markers,
 };
-use crate::chat::{Chat, ChatContext};
-use crate::event::Event;
-use crate::gates::GateResult;
 use epic_agents::{Role, SeatError};
+use epic_executor::Event;
+use epic_executor::GateResult;
+use epic_executor::{Chat, ChatContext};
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
 

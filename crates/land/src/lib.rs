@@ -25,6 +25,21 @@
 //! follows the move of the target (`finish.rs`), the lander's prompts (`prompt.rs`), the
 //! documents of the epic's state (`record.rs`), and `--pr` (`pull_request.rs`). Here: what a
 //! landing is given and gives back, and [`land_epic`].
+//!
+//! Every way a landing stops short says what to do next, the target untouched:
+//!
+//! ```
+//! use epic_land::{NotLanded, Unmerged};
+//!
+//! let why = NotLanded::Unmerged {
+//!     stories: vec![Unmerged { story: "cart-api".into(), status: "failed".into() }],
+//! };
+//! assert_eq!(
+//!     why.to_string(),
+//!     "a story is not merged: cart-api (failed). Finish them with `epic run`, or land what is \
+//!      merged with --partial"
+//! );
+//! ```
 
 mod attempt;
 mod finish;
@@ -50,10 +65,10 @@ pub use pull_request::{
 pub use record::RunPlan;
 pub(crate) use record::{Landed, LandingJournal};
 
-use crate::chat::Recorder;
-use crate::event::{Event, EventSink};
-use crate::gates::Gates;
-use crate::run::{EPIC_WORKTREE_NAME, RunConfig, RunError, worktrees_root};
+use epic_executor::Gates;
+use epic_executor::Recorder;
+use epic_executor::{EPIC_WORKTREE_NAME, RunConfig, RunError, worktrees_root};
+use epic_executor::{Event, EventSink};
 use epic_guard::TurnGuard;
 use epic_process::offload::{self, BoxError, GitFailed};
 use epic_process::sandbox::{Sandbox, SandboxUnavailable};
@@ -395,10 +410,10 @@ pub async fn land_epic(
             .await
             .map(LandOutcome::DryRun);
     }
-    let lock = crate::run::take_lock(&lander.dir).await?;
-    let log = crate::run::open_log(&lander.dir).await?;
+    let lock = epic_executor::take_lock(&lander.dir).await?;
+    let log = epic_executor::open_log(&lander.dir).await?;
     let lander = Lander {
-        events: crate::record::logging_sink(log, Arc::clone(&lander.events)),
+        events: epic_executor::logging_sink(log, Arc::clone(&lander.events)),
         ..lander
     };
     let outcome = lander.land(&job, unmerged).await;
