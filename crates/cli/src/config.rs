@@ -797,18 +797,10 @@ impl RunOptions {
     }
 }
 
-/// `text` as one word for a POSIX shell: as it is when it is made only of characters no shell
-/// reads specially, else in single quotes.
+/// `text` as one word for a POSIX shell, quoted by [`shlex`] where it needs quoting; a NUL byte,
+/// which no shell word can hold, is shown escaped (the line is for people to read).
 pub(crate) fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_-./:=@%+,".contains(c));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
+    shlex::try_quote(text).map_or_else(|_| text.escape_default().to_string(), Into::into)
 }
 
 impl Resolved {
@@ -955,10 +947,7 @@ pub(crate) fn house_rules(root: &Path, rules: &[NonBlank]) -> Result<String, Con
         })?;
         let text = String::from_utf8_lossy(&bytes);
         let text = text.trim();
-        let mut end = text.len().min(RULES_FILE_CAP);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = text.floor_char_boundary(RULES_FILE_CAP);
         let cut = if end < text.len() {
             format!(
                 "\n[… the file goes on: {} more bytes left out …]",
@@ -1565,7 +1554,9 @@ pub(crate) struct ParseError {
 
 impl ParseError {
     fn new(text: &str, error: &toml::de::Error, path: Option<String>) -> Self {
-        let location = error.span().map(|span| line_column(text, span.start));
+        let location = error
+            .span()
+            .map(|span| epic_story_plan::line_column(text, span.start));
         let message = error.message().trim().to_owned();
         let (unknown, expected) = match message.strip_prefix("unknown field ") {
             Some(rest) => {
@@ -1623,7 +1614,7 @@ impl ParseError {
         let unknown = self.unknown.as_deref()?;
         self.expected
             .iter()
-            .map(|known| (edit_distance(unknown, known), known))
+            .map(|known| (strsim::levenshtein(unknown, known), known))
             .filter(|&(distance, known)| distance <= 2.max(known.len() / 4))
             .min_by_key(|&(distance, _)| distance)
             .map(|(_, known)| known.as_str())
@@ -1670,16 +1661,6 @@ impl From<ConfigError> for CommandError {
     }
 }
 
-/// The line and column (from 1, in characters) of byte `offset` in `text`.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let before = text.get(..offset).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
-    (line, column)
-}
-
 /// The `` `names` `` in a serde message, in order.
 fn backticked(text: &str) -> Vec<String> {
     text.split('`')
@@ -1687,21 +1668,6 @@ fn backticked(text: &str) -> Vec<String> {
         .step_by(2)
         .map(str::to_owned)
         .collect()
-}
-
-/// The Levenshtein distance between two short strings.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous[j] + usize::from(ca != *cb);
-            current.push(substitute.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]
@@ -1825,7 +1791,7 @@ mod tests {
         assert_eq!(shell_quote("plan.json"), "plan.json");
         assert_eq!(shell_quote("exec:./agent.sh"), "exec:./agent.sh");
         assert_eq!(shell_quote("my plan.md"), "'my plan.md'");
-        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote("it's"), "\"it's\"");
         assert_eq!(shell_quote(""), "''");
     }
 
@@ -2365,14 +2331,5 @@ aider = { input = 0.5, output = 1.5 }
         ] {
             drop(RunOptions::parse(text));
         }
-    }
-
-    #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("concurency", "concurrency"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("gate", "gate"), 0);
-        assert_eq!(line_column("ab\ncd", 4), (2, 2));
-        assert_eq!(line_column("é\nx", 99), (2, 2));
     }
 }
