@@ -72,25 +72,28 @@ pub(crate) const MAX_TIMEOUT: u64 = 30 * 24 * 60 * 60;
                    command line wins\nover the same key here.\n\nUnknown keys are an error, so a \
                    misspelt key is caught rather than ignored."
 )]
-#[command(next_help_heading = "Run options (also settable in epic.toml; flags win)")]
+#[command(
+    next_help_heading = "Run options (also settable in epic.toml; flags win)",
+    mut_args = with_default
+)]
 #[expect(
     clippy::struct_excessive_bools,
     reason = "each `--no-…` negation is a flag of its own, folded into its option by `given`"
 )]
 pub(crate) struct RunOptions {
-    /// Where the epic branch starts if it does not exist yet: a git revision. Default: `HEAD`.
+    /// Where the epic branch starts if it does not exist yet: a git revision.
     #[arg(long, value_name = "REF")]
     pub(crate) base: Option<NonBlank>,
 
-    /// The integration branch the stories merge into. Default: `epic/<epic_id>`.
+    /// The integration branch the stories merge into; unset, `epic/<epic_id>`.
     #[arg(long, value_name = "NAME")]
     pub(crate) epic_branch: Option<NonBlank>,
 
-    /// How many stories are implemented at once, at least 1. Default: 3.
+    /// How many stories are implemented at once, at least 1.
     #[arg(long, value_name = "N")]
     pub(crate) concurrency: Option<Count>,
 
-    /// Stop at the first failed story instead of skipping only its dependents. Default: false.
+    /// Stop at the first failed story instead of skipping only its dependents.
     #[arg(
         long,
         num_args = 0,
@@ -98,7 +101,7 @@ pub(crate) struct RunOptions {
         overrides_with = "no_fail_fast"
     )]
     pub(crate) fail_fast: Option<bool>,
-    /// Skip a failed story's dependents and go on (the default)
+    /// Skip a failed story's dependents and go on
     #[arg(long, overrides_with = "fail_fast")]
     #[serde(skip)]
     pub(crate) no_fail_fast: bool,
@@ -113,11 +116,11 @@ pub(crate) struct RunOptions {
     )]
     pub(crate) coder: Option<SeatSpec>,
 
-    /// The story-level judge, a seat like `coder`. Default: no judge.
+    /// The story-level judge, a seat like `coder`; unset, no judge rounds.
     #[arg(long, value_name = "SEAT")]
     pub(crate) judge: Option<SeatSpec>,
 
-    /// The per-task reviewers, seats like `coder`. Default: none.
+    /// The per-task reviewers, seats like `coder`.
     #[arg(
         long,
         value_name = "SEAT",
@@ -125,14 +128,18 @@ pub(crate) struct RunOptions {
     )]
     pub(crate) reviewer: Option<Vec<SeatSpec>>,
 
-    /// The architect of `epic plan`, which splits an epic into a plan: a seat like `coder`.
-    /// Default: the coder. (`epic plan --architect` sets it on the command line; `epic run`
-    /// does not read it.)
-    #[arg(skip)]
+    /// The architect of `epic plan`, which splits an epic into a plan: a seat like `coder`; unset,
+    /// the coder. (Only `epic plan` reads it.)
+    #[arg(
+        long,
+        value_name = "SEAT",
+        help = "The architect, which splits an epic into a plan: claude, codex, gemini, aider, \
+                opencode, script or exec:COMMAND; unset, the coder"
+    )]
     pub(crate) architect: Option<SeatSpec>,
 
     /// Checks run with `sh -c`, per task in the story's worktree and on the epic head after each
-    /// merge. Default: none.
+    /// merge.
     #[arg(
         long,
         value_name = "CMD",
@@ -142,30 +149,29 @@ pub(crate) struct RunOptions {
     pub(crate) gate: Option<Vec<NonBlank>>,
 
     /// Judge attempts, each but the last followed by one coder feedback round; at least 1.
-    /// Default: 2.
     #[arg(long, value_name = "N")]
     pub(crate) judge_rounds: Option<Count>,
 
-    /// Review rounds per task, at least 1. Default: 3.
+    /// Review rounds per task, at least 1.
     #[arg(long, value_name = "N")]
     pub(crate) max_rounds: Option<Count>,
 
     /// The most tasks a story's plan may have, at least 1: a longer plan is sent back to the
-    /// planner once, then fails the story. Default: 30.
+    /// planner once, then fails the story.
     #[arg(long, value_name = "N")]
     pub(crate) max_tasks: Option<Count>,
 
     /// Deadline of one agent turn in seconds (1 to 2592000); the turn's whole process group is
-    /// killed when it passes. Default: 1800.
+    /// killed when it passes.
     #[arg(long, value_name = "SECS")]
     pub(crate) turn_timeout: Option<Seconds>,
 
-    /// Deadline of one gate command in seconds (1 to 2592000). Default: 1800.
+    /// Deadline of one gate command in seconds (1 to 2592000).
     #[arg(long, value_name = "SECS")]
     pub(crate) gate_timeout: Option<Seconds>,
 
     /// Commands run with `sh -c` in every fresh or caught-up story worktree (dependency
-    /// installs). Default: none.
+    /// installs).
     #[arg(
         long,
         value_name = "CMD",
@@ -173,7 +179,7 @@ pub(crate) struct RunOptions {
     )]
     pub(crate) setup: Option<Vec<NonBlank>>,
 
-    /// Keep a story's worktree after it merged (its branch always stays). Default: false.
+    /// Keep a story's worktree after it merged (its branch always stays).
     #[arg(
         long,
         num_args = 0,
@@ -181,13 +187,13 @@ pub(crate) struct RunOptions {
         overrides_with = "no_keep_worktrees"
     )]
     pub(crate) keep_worktrees: Option<bool>,
-    /// Remove a story's worktree once it merged (the default)
+    /// Remove a story's worktree once it merged
     #[arg(long, overrides_with = "keep_worktrees")]
     #[serde(skip)]
     pub(crate) no_keep_worktrees: bool,
 
     /// Start although the gates fail on the epic head; a merge is then undone only if a gate
-    /// that passed on the baseline fails. Default: false.
+    /// that passed on the baseline fails.
     #[arg(
         long,
         num_args = 0,
@@ -195,12 +201,12 @@ pub(crate) struct RunOptions {
         overrides_with = "no_allow_red_baseline"
     )]
     pub(crate) allow_red_baseline: Option<bool>,
-    /// Refuse to start while the gates fail on the epic head (the default)
+    /// Refuse to start while the gates fail on the epic head
     #[arg(long, overrides_with = "allow_red_baseline")]
     #[serde(skip)]
     pub(crate) no_allow_red_baseline: bool,
 
-    /// The order among ready stories. Default: `critical-path`.
+    /// The order among ready stories.
     #[arg(long, value_enum, value_name = "POLICY")]
     pub(crate) schedule: Option<Policy>,
 
@@ -208,7 +214,7 @@ pub(crate) struct RunOptions {
     /// ready to integrate at once are merged in turn and gated once, a red batch bisected to
     /// its culprits; `1` integrates one at a time. Measured (BENCHMARKS.md, "Merge queue"): ten
     /// stories ready at once integrate in 2 gate runs instead of 10, 6 with one culprit (at 8: 3
-    /// and 7). Default: 16.
+    /// and 7).
     #[arg(long, value_name = "N")]
     pub(crate) merge_batch: Option<Count>,
 
@@ -216,21 +222,17 @@ pub(crate) struct RunOptions {
     /// any other a glob (`*`) on the file name, or on the path when it holds a `/`. A story
     /// whose diff deletes such a file or adds a skip marker (`#[ignore]`, `@pytest.mark.skip`,
     /// `t.Skip(`, `xit(`, `it.skip(`, …) fails unless its plan entry sets `tests_change`.
-    /// Default: `tests/`, `test/`, `__tests__/`, `spec/`, `*_test.*`, `*.test.*`, `*-test.*`,
-    /// `test_*.py`, `*_spec.*`, `*.spec.*`, `*Test.java`, `*Tests.cs`.
     #[arg(
         long,
         value_name = "PATTERN",
         help = "What a test file looks like (`tests/`, `*_test.*`, …): deleting one, or adding a \
-                skip marker, fails a story whose plan entry lacks `tests_change`; repeatable \
-                [default: tests/, test/, __tests__/, spec/, *_test.*, *.test.*, *-test.*, \
-                test_*.py, *_spec.*, *.spec.*, *Test.java, *Tests.cs]"
+                skip marker, fails a story whose plan entry lacks `tests_change`; repeatable"
     )]
     pub(crate) test_pattern: Option<Vec<NonBlank>>,
 
     /// Agents, gates and setup run in a bubblewrap sandbox that keeps the repository, the other
     /// worktrees and the epic's state read-only: `auto` where `bwrap` works (saying once when it
-    /// does not), `on` or the run does not start (exit 2), `off` uncontained. Default: `auto`.
+    /// does not), `on` or the run does not start (exit 2), `off` uncontained.
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 
@@ -238,8 +240,7 @@ pub(crate) struct RunOptions {
     /// sandbox each of the usual stores (`~/.ssh`, `~/.gnupg`, `~/.aws`, `~/.azure`, `~/.kube`,
     /// `~/.docker/config.json`, `~/.netrc`, `~/.git-credentials`, `~/.config/gh`,
     /// `~/.config/git/credentials`, the tokens that publish packages) reads as empty; a path
-    /// here (absolute, or `~/…` from the home) names one of them to show as it is. Default:
-    /// none.
+    /// here (absolute, or `~/…` from the home) names one of them to show as it is.
     #[arg(
         long,
         value_name = "PATH",
@@ -251,37 +252,36 @@ pub(crate) struct RunOptions {
     /// The most the epic may spend on agent turns, in US dollars, across its runs: once the
     /// spend (the agents' reported costs where they report them, else estimates) reaches it, no
     /// agent turn starts, running turns finish, and the unfinished stories end not started with
-    /// the reason; exit 1. A rerun with a larger budget carries on. Default: none (unlimited).
+    /// the reason; exit 1. A rerun with a larger budget carries on. Unset, unlimited.
     #[arg(long, value_name = "X")]
     pub(crate) budget_usd: Option<Dollars>,
 
     /// The longest a seat's pause may last: an agent at its usage limit pauses its seat until
     /// the reset (an outage, with probes at growing intervals), and a pause that would end later
     /// stops the run as an interrupt does (exit 130; a rerun resumes). Whole seconds, or with
-    /// units: `90m`, `6h`, `1h30m`, `2d`. Default: `6h`.
+    /// units: `90m`, `6h`, `1h30m`, `2d`.
     #[arg(long, value_name = "DURATION")]
     pub(crate) max_wait: Option<Wait>,
     /// A task whose coder changed nothing, even when asked again, and did not confirm it was
     /// already satisfied: `complete` ticks it with a warning while its gates are green, `fail`
-    /// fails the story. Default: `complete`.
+    /// fails the story.
     #[arg(long, value_enum, value_name = "POLICY")]
     pub(crate) noop: Option<NoopPolicy>,
 
     /// Settles the `BLOCKED_ON` claims the plan cannot settle, in a read-only turn: a seat like
-    /// `coder`. Default: none (such a claim fails its story).
+    /// `coder`; unset, such a claim fails its story.
     #[arg(long, value_name = "SEAT")]
     pub(crate) verifier: Option<SeatSpec>,
     /// A command run with `sh -c` in the epic's worktree on every move of a story on the board
     /// (planned, active, done, failed, skipped), the story's card as one JSON object on its
     /// standard input, to sync an outside tracker; a hook that fails or runs past 30 s is an
-    /// event, never a failed story. Default: none (only `board.md`).
+    /// event, never a failed story; unset, only `board.md` shows the board.
     #[arg(long, value_name = "CMD")]
     pub(crate) board_hook: Option<NonBlank>,
 
     /// Files of house rules (`CONTRIBUTING.md`, a style guide) whose text every agent's prompt
     /// carries under the heading "House rules"; read when the run starts, a relative path from
-    /// the repository root. A file that cannot be read stops the run before it starts. Default:
-    /// none.
+    /// the repository root. A file that cannot be read stops the run before it starts.
     #[arg(
         long,
         value_name = "FILE",
@@ -295,14 +295,13 @@ pub(crate) struct RunOptions {
     /// are incremental; a failed story's worktree leaves the rotation for inspection); `fresh`
     /// adds a new worktree per story, nothing carried between stories. Either way the ignored
     /// files that `.worktreeinclude` at the repository root names (gitignore patterns: `.env`,
-    /// local settings) are copied from the main checkout into each new worktree. Default:
-    /// `warm`.
+    /// local settings) are copied from the main checkout into each new worktree.
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) worktrees: Option<WorktreeMode>,
     /// How long an agent turn may stream only "cannot reach the service" lines (Codex retries
     /// for ever without a network) before it counts as an outage of its seat: the turn ends and
     /// the seat pauses with probes, bounded by `max_wait`. Whole seconds, or with units like
-    /// `max_wait`. Default: `2m`.
+    /// `max_wait`.
     #[arg(long, value_name = "DURATION")]
     pub(crate) outage_wait: Option<Wait>,
 
@@ -310,7 +309,7 @@ pub(crate) struct RunOptions {
     /// installed and, for `claude`, `codex` and `gemini`, signed in (an API key or token in the
     /// environment, a Codex model provider of its own with its key, `claude auth status`,
     /// `codex login status`, Gemini's auth settings). A seat that fails its check stops the run
-    /// before anything starts (exit 2). Default: true.
+    /// before anything starts (exit 2).
     #[arg(
         long,
         num_args = 0,
@@ -378,7 +377,7 @@ impl RunOptions {
             gate: Some(texts(config.gates)),
             judge_rounds: Count::new(config.judge_rounds),
             max_rounds: Count::new(config.max_rounds),
-            max_tasks: Count::new(config.max_tasks),
+            max_tasks: u32::try_from(config.max_tasks).ok().and_then(Count::new),
             turn_timeout: Seconds::new(config.turn_timeout),
             gate_timeout: Seconds::new(config.gate_timeout),
             setup: Some(texts(config.setup)),
@@ -451,6 +450,16 @@ impl RunOptions {
             .collect()
     }
 
+    /// Only the options of `keys` (the others unset): what a command that reads only those takes
+    /// from a layer.
+    #[must_use]
+    pub(crate) fn only(&self, keys: &[&str]) -> Self {
+        let mut values = self.values();
+        values.retain(|key, _| keys.contains(&key.as_str()));
+        serde_json::from_value(serde_json::Value::Object(values))
+            .expect("options written by serde read back, each value checked again")
+    }
+
     /// The keys these options set, in [`keys`] order.
     pub(crate) fn keys_set(&self) -> Vec<&'static str> {
         let set = self.values();
@@ -462,19 +471,217 @@ impl RunOptions {
     }
 }
 
+/// The defaults of the run options, by key ([`RunOptions::defaults`]), for `--help` and the
+/// schema.
+static DEFAULTS: std::sync::LazyLock<serde_json::Map<String, serde_json::Value>> =
+    std::sync::LazyLock::new(|| RunOptions::defaults().values());
+
+/// Run option `arg`'s `--help` with its default ([`RunOptions::defaults`]) after it: `[default:
+/// 3]` on an option that takes a value, `(the default)` on the flag of an on/off pair that is
+/// the default; nothing for an option whose default is unset or an empty list.
+fn with_default(arg: clap::Arg) -> clap::Arg {
+    use serde_json::Value;
+    let id = arg.get_id().as_str();
+    let (key, negated) = match id.strip_prefix("no_") {
+        Some(key) => (key, true),
+        None => (id, false),
+    };
+    let plain = |value: &Value| match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let note = match DEFAULTS.get(key) {
+        Some(Value::Bool(on)) if *on != negated => "(the default)".to_owned(),
+        Some(Value::Bool(_) | Value::Null | Value::Object(_)) | None => return arg,
+        Some(Value::Array(items)) if items.is_empty() => return arg,
+        Some(Value::Array(items)) => format!(
+            "[default: {}]",
+            items.iter().map(plain).collect::<Vec<_>>().join(", ")
+        ),
+        Some(value) => format!("[default: {}]", plain(value)),
+    };
+    let long = arg
+        .get_long_help()
+        .map(|help| clap::builder::StyledStr::from(format!("{help} {note}")));
+    let short = format!(
+        "{} {note}",
+        arg.get_help().map(ToString::to_string).unwrap_or_default()
+    );
+    let arg = arg.help(short);
+    match long {
+        Some(long) => arg.long_help(long),
+        None => arg,
+    }
+}
+
+/// The run options one command reads, by key: each command takes only the flags of those
+/// ([`OptionsOf`]).
+pub(crate) trait Reads:
+    fmt::Debug + Clone + Default + PartialEq + Send + Sync + 'static
+{
+    /// Whether the command reads option `key`.
+    fn reads(key: &str) -> bool;
+    /// The heading of these options in the command's `--help`.
+    const HEADING: &'static str;
+}
+
+/// The options `epic run` and `epic config` read: all but the architect, which only `epic plan`
+/// reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ForRun;
+
+impl Reads for ForRun {
+    fn reads(key: &str) -> bool {
+        key != "architect"
+    }
+    const HEADING: &'static str = "Run options (also settable in epic.toml; flags win)";
+}
+
+/// The options landing reads (`epic land`): the coder, who resolves conflicts and red gates, its
+/// rounds and turns, the gates, the test guard's patterns, the sandbox and what it shows, the
+/// house rules, the budget, the seat pauses and the prices (`epic.toml` only), and the epic
+/// branch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ForLanding;
+
+impl ForLanding {
+    /// The keys, in [`keys`] order.
+    pub(crate) const KEYS: [&'static str; 14] = [
+        "epic_branch",
+        "coder",
+        "gate",
+        "max_rounds",
+        "turn_timeout",
+        "gate_timeout",
+        "test_pattern",
+        "sandbox",
+        "expose",
+        "budget_usd",
+        "max_wait",
+        "rules",
+        "outage_wait",
+        "prices",
+    ];
+}
+
+impl Reads for ForLanding {
+    fn reads(key: &str) -> bool {
+        Self::KEYS.contains(&key)
+    }
+    const HEADING: &'static str =
+        "Run options (flags over epic.toml over the epic's last run's options)";
+}
+
+/// The options `epic plan` reads: the architect and its sandbox (and from `epic.toml` the coder,
+/// the turn timeout and the prices, which it has no flags for).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct ForPlanning;
+
+impl Reads for ForPlanning {
+    fn reads(key: &str) -> bool {
+        matches!(key, "architect" | "sandbox")
+    }
+    const HEADING: &'static str = "Architect options (also settable in epic.toml; flags win)";
+}
+
+/// The run options a command reads ([`Reads`]), as its flags: those of [`RunOptions`] (each
+/// defined there once, with its help, value name and value parser) whose key it reads, the
+/// others not accepted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct OptionsOf<R> {
+    /// The options given; those the command does not read are unset.
+    pub(crate) options: RunOptions,
+    reads: std::marker::PhantomData<R>,
+}
+
+impl<R: Reads> OptionsOf<R> {
+    /// The flags of [`RunOptions`] this command takes (an option's `--no-…` negation with it).
+    fn flags() -> impl Iterator<Item = clap::Arg> {
+        let all = <RunOptions as clap::Args>::augment_args(clap::Command::new("epic"));
+        all.get_arguments()
+            .filter(|arg| {
+                let id = arg.get_id().as_str();
+                R::reads(id) || id.strip_prefix("no_").is_some_and(R::reads)
+            })
+            .cloned()
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+}
+
+impl<R: Reads> clap::Args for OptionsOf<R> {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        Self::flags().fold(command, |command, arg| {
+            command.arg(arg.help_heading(R::HEADING))
+        })
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
+}
+
+impl<R: Reads> clap::FromArgMatches for OptionsOf<R> {
+    /// The options given, read by [`RunOptions`]' own parser: the flags given, as they were
+    /// given, parsed again with every run option defined (so each value goes through the one
+    /// definition of its type).
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut words = Vec::new();
+        for arg in Self::flags() {
+            let id = arg.get_id().as_str();
+            if matches.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+                continue;
+            }
+            let Some(long) = arg.get_long() else {
+                continue;
+            };
+            let takes_values = arg.get_action().takes_values()
+                && arg.get_num_args().is_none_or(|n| n.max_values() > 0);
+            if takes_values {
+                for value in matches.get_raw(id).into_iter().flatten() {
+                    let mut word = std::ffi::OsString::from(format!("--{long}="));
+                    word.push(value);
+                    words.push(word);
+                }
+            } else {
+                words.push(format!("--{long}").into());
+            }
+        }
+        let all = <RunOptions as clap::Args>::augment_args(
+            clap::Command::new("epic").no_binary_name(true),
+        );
+
+        let options = <RunOptions as clap::FromArgMatches>::from_arg_matches(
+            &all.try_get_matches_from(words)?,
+        )?;
+        Ok(Self {
+            options,
+            reads: std::marker::PhantomData,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
 /// The schema of `epic.toml` as a file's keys are written: a key not set is absent, never `null`,
 /// so each key's schema is its value's (schemars makes each `Option` field nullable, with a
-/// `null` default).
+/// `null` default), and its `default` is the option's ([`RunOptions::defaults`]).
 fn unset_is_absent(schema: &mut Schema) {
     use serde_json::Value;
     let Some(Value::Object(properties)) = schema.get_mut("properties") else {
         return;
     };
-    for property in properties.values_mut() {
+    for (key, property) in properties.iter_mut() {
         let Value::Object(property) = property else {
             continue;
         };
         property.remove("default");
+        if let Some(default) = DEFAULTS.get(key) {
+            property.insert("default".to_owned(), default.clone());
+        }
         // `"type": ["boolean", "null"]`: an inline schema.
         if let Some(Value::Array(types)) = property.get_mut("type") {
             types.retain(|name| name != "null");
@@ -831,12 +1038,7 @@ impl Resolved {
                 .as_ref()
                 .map(|branch| Some(branch.to_string())),
         );
-        set(
-            &mut config.concurrency,
-            options
-                .concurrency
-                .map(|n| usize::try_from(n.get()).unwrap_or(usize::MAX)),
-        );
+        set(&mut config.concurrency, options.concurrency.map(Count::size));
         set(&mut config.fail_fast, options.fail_fast);
         set(
             &mut config.judge,
@@ -855,7 +1057,7 @@ impl Resolved {
             options.judge_rounds.map(Count::get),
         );
         set(&mut config.max_rounds, options.max_rounds.map(Count::get));
-        set(&mut config.max_tasks, options.max_tasks.map(Count::get));
+        set(&mut config.max_tasks, options.max_tasks.map(Count::size));
         set(
             &mut config.turn_timeout,
             options.turn_timeout.map(Seconds::duration),
@@ -869,12 +1071,7 @@ impl Resolved {
         set(&mut config.allow_red_baseline, options.allow_red_baseline);
         set(&mut config.preflight, options.preflight);
         set(&mut config.schedule, options.schedule);
-        set(
-            &mut config.merge_batch,
-            options
-                .merge_batch
-                .map(|n| usize::try_from(n.get()).unwrap_or(usize::MAX)),
-        );
+        set(&mut config.merge_batch, options.merge_batch.map(Count::size));
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
         config.home = user_home();
@@ -1068,6 +1265,11 @@ impl Count {
     /// The number.
     pub(crate) fn get(self) -> u32 {
         self.0
+    }
+
+    /// The number as a size (`concurrency`, `merge_batch`, `max_tasks`).
+    pub(crate) fn size(self) -> usize {
+        usize::try_from(self.0).unwrap_or(usize::MAX)
     }
 }
 
@@ -1694,6 +1896,95 @@ mod tests {
         text.parse().unwrap()
     }
 
+    /// The options a command that reads `R` takes from `args`.
+    fn options_of<R: Reads>(args: &[&str]) -> Result<RunOptions, clap::Error> {
+        #[derive(Debug, clap::Parser)]
+        struct Only<R: Reads> {
+            #[command(flatten)]
+            options: OptionsOf<R>,
+        }
+        Only::<R>::try_parse_from(std::iter::once("epic").chain(args.iter().copied()))
+            .map(|only| only.options.options)
+    }
+
+    #[test]
+    fn a_command_reads_its_options_as_the_run_options_parse_them() {
+        for args in [
+            &[
+                "--coder",
+                "exec:./a.sh --x=1",
+                "--gate=-x",
+                "--gate=a=b",
+                "--gate",
+                "c d",
+            ][..],
+            &[
+                "--fail-fast",
+                "--no-fail-fast",
+                "--concurrency",
+                "4",
+                "--max-wait",
+                "1h30m",
+            ],
+            &[
+                "--no-preflight",
+                "--keep-worktrees",
+                "--schedule",
+                "waves",
+                "--sandbox=off",
+            ],
+            &[
+                "--expose",
+                "~/.aws",
+                "--budget-usd",
+                "$2.5",
+                "--rules",
+                "A.md",
+                "--rules",
+                "B.md",
+            ],
+            &[],
+        ] {
+            assert_eq!(options_of::<ForRun>(args).unwrap(), flags(args), "{args:?}");
+        }
+        let land = [
+            "--coder",
+            "claude",
+            "--gate=-x",
+            "--sandbox",
+            "on",
+            "--max-rounds",
+            "5",
+        ];
+        assert_eq!(options_of::<ForLanding>(&land).unwrap(), flags(&land));
+        let plan = ["--architect", "codex", "--sandbox", "off"];
+        assert_eq!(options_of::<ForPlanning>(&plan).unwrap(), flags(&plan));
+        // A bad value is refused for the same reason as by `epic run`.
+        let error = options_of::<ForLanding>(&["--max-rounds", "0"]).unwrap_err();
+        assert!(error.to_string().contains("at least 1"), "{error}");
+        // An option the command does not read is not a flag of it.
+        for args in [
+            &["--concurrency", "2"][..],
+            &["--judge", "claude"],
+            &["--no-preflight"],
+        ] {
+            let error = options_of::<ForLanding>(args).unwrap_err();
+            assert_eq!(
+                error.kind(),
+                clap::error::ErrorKind::UnknownArgument,
+                "{args:?}"
+            );
+        }
+        assert!(options_of::<ForRun>(&["--architect", "claude"]).is_err());
+    }
+
+    #[test]
+    fn every_key_landing_reads_is_an_option() {
+        for key in ForLanding::KEYS {
+            assert!(keys().contains(&key), "{key}");
+        }
+    }
+
     fn texts(texts: &[&str]) -> Vec<NonBlank> {
         texts.iter().map(|text| text.parse().unwrap()).collect()
     }
@@ -1936,62 +2227,60 @@ mod tests {
     }
 
     #[test]
-    fn the_docs_state_the_defaults() {
+    fn the_schema_gives_each_default_and_no_doc_restates_one() {
         let schema = serde_json::to_value(schemars::schema_for!(RunOptions)).unwrap();
-        let defaults = serde_json::to_value(RunOptions::defaults()).unwrap();
-        let shown = |value: &serde_json::Value| match value {
-            serde_json::Value::String(text) => format!("`{text}`"),
-            other => other.to_string(),
-        };
+        let defaults = RunOptions::defaults().values();
         let mut checked = 0;
         for key in keys() {
-            let description = schema["properties"][key]["description"]
-                .as_str()
-                .unwrap()
-                .replace('\n', " ");
-            let default = match &defaults[key] {
-                serde_json::Value::Array(items) if !items.is_empty() => {
-                    items.iter().map(shown).collect::<Vec<_>>().join(", ")
-                }
-                // None: the docs say what happens instead.
-                serde_json::Value::Null
-                | serde_json::Value::Array(_)
-                | serde_json::Value::Object(_) => continue,
-                value => shown(value),
-            };
+            let property = &schema["properties"][key];
+            let description = property["description"].as_str().unwrap();
             assert!(
-                description.contains(&format!("Default: {default}.")),
-                "{key}: the default is {default}: {description}"
+                !description.contains("Default:") && !description.contains("default:"),
+                "{key}: a doc comment restates its default: {description}"
             );
-            checked += 1;
+            match defaults.get(*key) {
+                Some(default) => {
+                    assert_eq!(&property["default"], default, "{key}");
+                    checked += 1;
+                }
+                None => assert!(property.get("default").is_none(), "{key}"),
+            }
         }
-        assert_eq!(checked, 19, "every key with a default to state");
+        // All but those without a default: epic_branch, coder, judge, architect, budget_usd,
+        // verifier, board_hook.
+        assert_eq!(checked, keys().len() - 7);
     }
 
     #[test]
-    fn a_flag_that_states_its_default_states_it_right() {
+    fn each_flag_shows_its_default() {
         use clap::CommandFactory as _;
-        let defaults = serde_json::to_value(RunOptions::defaults()).unwrap();
-        let mut checked = 0;
+        let defaults = RunOptions::defaults().values();
+        let plain = |value: &serde_json::Value| match value {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let (mut valued, mut switches) = (0, 0);
         for arg in Flags::command().get_arguments() {
             let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
-            let Some((_, default)) = help.split_once("[default: ") else {
-                continue;
-            };
-            let plain = |value: &serde_json::Value| match value {
-                serde_json::Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
-            let expected = match &defaults[arg.get_id().as_str()] {
-                serde_json::Value::Array(items) => {
-                    items.iter().map(plain).collect::<Vec<_>>().join(", ")
-                }
-                value => plain(value),
-            };
-            assert_eq!(default.trim_end_matches(']'), expected, "{}", arg.get_id());
-            checked += 1;
+            let id = arg.get_id().as_str();
+            if let Some((_, default)) = help.split_once(" [default: ") {
+                let expected = match &defaults[id] {
+                    serde_json::Value::Array(items) => {
+                        items.iter().map(plain).collect::<Vec<_>>().join(", ")
+                    }
+                    value => plain(value),
+                };
+                assert_eq!(default.trim_end_matches(']'), expected, "{id}");
+                valued += 1;
+            } else if help.ends_with(" (the default)") {
+                let (key, on) = id
+                    .strip_prefix("no_")
+                    .map_or((id, true), |key| (key, false));
+                assert_eq!(defaults[key], on, "{id}");
+                switches += 1;
+            }
         }
-        assert_eq!(checked, 1, "--test-pattern");
+        assert_eq!((valued, switches), (15, 4));
     }
 
     #[test]

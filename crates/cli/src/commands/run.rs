@@ -45,7 +45,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
         .map_err(|error| CommandError::new(Kind::Repository, error))?;
     let rerun = config::resolve_rerun(
         &file.unwrap_or_default(),
-        &args.options,
+        &args.options.options,
         last.as_ref().map(|last| &last.0),
     )?;
     // The house rules are read before anything is recorded or started: a missing file is a bad
