@@ -443,17 +443,10 @@ pub(crate) fn failure_tail(reported_error: Option<&str>, stdout: &str, stderr: &
     tail
 }
 
-/// `text` as one word for `sh`: bare when it is plain, else in single quotes.
-pub(crate) fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
+/// `text` as one word for `sh`, quoted by [`shlex`] where it needs quoting; a NUL byte, which no
+/// shell word can hold, is shown escaped (the command line is for people to read).
+pub fn shell_quote(text: &str) -> String {
+    shlex::try_quote(text).map_or_else(|_| text.escape_default().to_string(), Into::into)
 }
 
 /// Writes `prompt` to `prompt.md` in a temp directory of its own, outside the worktree (so the
@@ -495,7 +488,10 @@ mod tests {
     #[test]
     fn quotes_for_sh() {
         assert_eq!(shell_quote("claude"), "claude");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("it's"), r#""it's""#);
+        assert_eq!(shell_quote("a'b c$"), r#""a'b c"'$'"#);
         assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("a\0b"), r"a\u{0}b");
     }
 }

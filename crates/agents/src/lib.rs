@@ -28,7 +28,7 @@ mod readiness;
 mod script;
 mod seat;
 
-pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
+pub use command::{CommandSeat, ReplyLimits, RetryPolicy, shell_quote};
 pub use preset::{Preset, UnknownPreset};
 pub use readiness::{NotReady, check_preset};
 pub use script::{FileBlock, ScriptSeat, file_blocks};

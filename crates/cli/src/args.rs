@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 
-use crate::config::RunOptions;
+use crate::config::{ForLanding, ForPlanning, ForRun, OptionsOf};
 use crate::error::{CommandError, Kind, Message};
 
 const ABOUT: &str = "Run the stories of an epic in parallel with coding agents.";
@@ -406,7 +406,7 @@ pub(crate) struct RunArgs {
     pub(crate) plan: PathBuf,
     /// The options of the run.
     #[command(flatten)]
-    pub(crate) options: RunOptions,
+    pub(crate) options: OptionsOf<ForRun>,
 }
 
 /// `epic land [EPIC]`.
@@ -450,9 +450,10 @@ pub(crate) struct LandArgs {
     /// The epic's plan [default: the plan its last run recorded]
     #[arg(long, value_name = "PLAN", value_hint = clap::ValueHint::FilePath)]
     pub(crate) plan: Option<PathBuf>,
-    /// The seat, gate and sandbox options [default: the epic's last run's]
+    /// The options landing reads: the seat, gate and sandbox options [default: the epic's last
+    /// run's]
     #[command(flatten)]
-    pub(crate) options: RunOptions,
+    pub(crate) options: OptionsOf<ForLanding>,
 }
 
 /// `epic clean [EPIC] [--branches]`.
@@ -479,7 +480,7 @@ pub(crate) struct DemoArgs {
 pub(crate) struct ConfigArgs {
     /// The options of `epic run`.
     #[command(flatten)]
-    pub(crate) options: RunOptions,
+    pub(crate) options: OptionsOf<ForRun>,
 }
 
 /// `epic completions SHELL`.
@@ -503,10 +504,6 @@ pub(crate) struct PlanEpicArgs {
     /// Read the epic from FILE (a longer brief) instead of TEXT
     #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     pub(crate) from: Option<PathBuf>,
-    /// The architect: claude, codex, gemini, aider, opencode or exec:COMMAND [default:
-    /// `architect` in epic.toml, else the coder]
-    #[arg(long, value_name = "SEAT")]
-    pub(crate) architect: Option<crate::config::SeatSpec>,
     /// Rounds in all: a reply that is not a valid plan goes back with every violation while
     /// rounds are left
     #[arg(long, value_name = "N", default_value = "3")]
@@ -518,10 +515,9 @@ pub(crate) struct PlanEpicArgs {
     /// Overwrite the plan file if it exists
     #[arg(long)]
     pub(crate) force: bool,
-    /// Run the architect in the sandbox: auto, on or off [default: `sandbox` in epic.toml, else
-    /// auto]
-    #[arg(long, value_enum, value_name = "MODE")]
-    pub(crate) sandbox: Option<epic_process::sandbox::SandboxMode>,
+    /// The architect and its sandbox.
+    #[command(flatten)]
+    pub(crate) options: OptionsOf<ForPlanning>,
 }
 
 /// The plan file a command reads.

@@ -201,7 +201,7 @@ impl TranscriptFile {
             .saturating_add(text.encode_utf16().count() as u64);
         let room = self.limit.saturating_sub(self.stored);
         let take = usize::try_from(room).unwrap_or(usize::MAX).min(text.len());
-        let take = epic_process::bounded::floor_char_boundary(text, take);
+        let take = text.floor_char_boundary(take);
         self.dropped = self.dropped.saturating_add((text.len() - take) as u64);
         if take > 0 {
             self.stored = self.stored.saturating_add(take as u64);
@@ -416,8 +416,9 @@ impl Chat {
         match result {
             Ok(reply) => {
                 if transcript.dropped > 0 {
-                    let tail_start =
-                        ceil_char_boundary(&reply.text, reply.text.len().saturating_sub(64 * 1024));
+                    let tail_start = reply
+                        .text
+                        .ceil_char_boundary(reply.text.len().saturating_sub(64 * 1024));
                     transcript.append(&format!(
                         "\n\n[… {} bytes of this reply were not stored; its end follows …]\n\n{}",
                         transcript.dropped,

@@ -100,7 +100,7 @@ pub(crate) fn read_first(heads: Vec<(String, Result<FileHead, String>)>) -> Vec<
         .map(|(path, head)| {
             let shown = match head {
                 Ok(FileHead::Text { text, size }) => {
-                    let end = epic_process::bounded::floor_char_boundary(&text, budget);
+                    let end = text.floor_char_boundary(budget);
                     budget -= end;
                     let whole = u64::try_from(end).is_ok_and(|end| end >= size);
                     if whole {
@@ -584,8 +584,8 @@ pub(crate) fn cap_diff(diff: &str) -> String {
     if text.len() <= DIFF_LIMIT {
         return text;
     }
-    let head_end = epic_process::bounded::floor_char_boundary(&text, DIFF_LIMIT / 4 * 3);
-    let tail_start = epic_process::bounded::ceil_char_boundary(&text, text.len() - DIFF_LIMIT / 4);
+    let head_end = text.floor_char_boundary(DIFF_LIMIT / 4 * 3);
+    let tail_start = text.ceil_char_boundary(text.len() - DIFF_LIMIT / 4);
     format!(
         "{}\n[… {} bytes of the diff left out …]\n{}",
         &text[..head_end],
@@ -760,7 +760,7 @@ pub(crate) fn architect(epic: &str, files: &[String], readme: Option<&str>) -> S
         file_tree(files, FILE_TREE_CAP)
     );
     if let Some(readme) = readme.map(str::trim).filter(|text| !text.is_empty()) {
-        let end = epic_process::bounded::floor_char_boundary(readme, README_HEAD);
+        let end = readme.floor_char_boundary(README_HEAD);
         let cut = if end < readme.len() {
             "\n… (the README goes on)"
         } else {

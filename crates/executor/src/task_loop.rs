@@ -157,19 +157,30 @@ pub struct LoopConfig {
     pub noop: NoopPolicy,
 }
 
-impl Default for LoopConfig {
-    /// docs/contract.md's defaults: 3 rounds, 30 tasks, 1800 s a turn, no extra rules, the default
-    /// prices, no sandbox, unconfirmed no-op tasks completed.
-    fn default() -> Self {
+impl LoopConfig {
+    /// The loop's part of a run's options ([`RunConfig`](crate::RunConfig)), its agents' turns in
+    /// `sandbox`.
+    pub(crate) fn of_run(config: &crate::RunConfig, sandbox: Sandbox) -> Self {
         Self {
-            max_rounds: 3,
-            max_tasks: 30,
-            turn_timeout: Duration::from_mins(30),
-            extra_rules: String::new(),
-            prices: PriceTable::default(),
-            sandbox: Sandbox::off(),
-            noop: NoopPolicy::Complete,
+            max_rounds: config.max_rounds,
+            max_tasks: config.max_tasks,
+            turn_timeout: config.turn_timeout,
+            extra_rules: config.extra_rules.clone(),
+            prices: config.prices.clone(),
+            sandbox,
+            noop: config.noop,
         }
+    }
+}
+
+impl Default for LoopConfig {
+    /// The loop's part of [`RunConfig::new`](crate::RunConfig::new)'s defaults, where each is
+    /// defined, and no sandbox.
+    fn default() -> Self {
+        Self::of_run(
+            &crate::RunConfig::new(Arc::new(crate::ScriptSeat)),
+            Sandbox::off(),
+        )
     }
 }
 

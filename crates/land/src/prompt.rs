@@ -102,7 +102,7 @@ fn fenced(content: Option<&[u8]>) -> String {
         return "(no such file on this side)\n".to_owned();
     };
     let text = String::from_utf8_lossy(content);
-    let cut = epic_process::bounded::floor_char_boundary(&text, SIDE_LIMIT.min(text.len()));
+    let cut = text.floor_char_boundary(SIDE_LIMIT);
     let more = if cut < text.len() {
         format!("\n… ({} more bytes)", text.len() - cut)
     } else {

@@ -40,7 +40,7 @@ impl BoundedText {
             .saturating_add(text.encode_utf16().count() as u64);
         if self.tail.is_empty() && self.omitted_bytes == 0 {
             let room = self.head_limit.saturating_sub(self.head.len());
-            let take = floor_char_boundary(text, room.min(text.len()));
+            let take = text.floor_char_boundary(room);
             self.head.push_str(&text[..take]);
             text = &text[take..];
             if text.is_empty() {
@@ -58,7 +58,9 @@ impl BoundedText {
         if self.tail.len() <= self.tail_limit {
             return;
         }
-        let cut = ceil_char_boundary(&self.tail, self.tail.len() - self.tail_limit);
+        let cut = self
+            .tail
+            .ceil_char_boundary(self.tail.len() - self.tail_limit);
         self.omitted_bytes = self.omitted_bytes.saturating_add(cut as u64);
         self.tail.drain(..cut);
     }
@@ -87,27 +89,9 @@ impl BoundedText {
     /// The last `max` bytes of the kept text (at a character boundary), for error messages.
     pub fn last(&mut self, max: usize) -> String {
         let text = self.text();
-        let start = ceil_char_boundary(&text, text.len().saturating_sub(max));
+        let start = text.ceil_char_boundary(text.len().saturating_sub(max));
         text[start..].to_owned()
     }
-}
-
-/// The largest char boundary of `text` at or below `at`.
-pub fn floor_char_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-/// The smallest char boundary of `text` at or above `at`.
-pub fn ceil_char_boundary(text: &str, at: usize) -> usize {
-    let mut at = at.min(text.len());
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 /// Turns a byte stream into text chunks, carrying a character split across reads over to the

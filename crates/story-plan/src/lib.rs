@@ -74,7 +74,7 @@ mod validate;
 pub use graph::{CriticalPath, ValidPlan};
 pub use hash::story_hash;
 pub use model::{Story, StoryPlan};
-pub use parse::{ParseError, ParseErrorKind, PlanFormat};
+pub use parse::{ParseError, ParseErrorKind, PlanFormat, line_column};
 pub use read_first::{PruneReason, PrunedAnchor};
 pub use validate::{PlanErrors, Violation, ViolationKind};
 

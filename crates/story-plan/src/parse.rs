@@ -259,13 +259,19 @@ fn toml_error(text: &str, error: &toml::de::Error, path: &str) -> ParseError {
     }
 }
 
-/// The 1-based line and character column of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
+/// The line and column, both from 1, of byte `offset` in `text`, the column counted in
+/// characters: what an error message shows of a parser's byte span (a plan's, `epic.toml`'s).
+/// An offset inside a character is that character's; one past the end is the end.
+///
+/// ```
+/// use epic_story_plan::line_column;
+///
+/// assert_eq!(line_column("ab\ncé d", 7), (2, 4));
+/// // Byte 5 is inside `é` (bytes 4 and 5): the position is the `é`'s.
+/// assert_eq!(line_column("ab\ncé d", 5), (2, 2));
+/// ```
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..text.floor_char_boundary(offset)];
     let line = before.matches('\n').count() + 1;
     let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
     (line, before[line_start..].chars().count() + 1)
@@ -330,6 +336,18 @@ mod tests {
         assert_eq!(line_column("ab\ncé d", 7), (2, 4));
         assert_eq!(line_column("", 0), (1, 1));
         assert_eq!(line_column("x", 99), (1, 2));
+    }
+
+    #[test]
+    fn an_offset_inside_a_character_is_that_characters() {
+        // `é` is bytes 4..6, `😀` bytes 8..12 of the second line's text.
+        let text = "ab\ncé d😀!";
+        assert_eq!(line_column(text, 4), (2, 2));
+        assert_eq!(line_column(text, 5), (2, 2));
+        for inside in 8..12 {
+            assert_eq!(line_column(text, inside), (2, 5), "offset {inside}");
+        }
+        assert_eq!(line_column(text, 12), (2, 6));
     }
 
     #[test]

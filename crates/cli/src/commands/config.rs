@@ -41,11 +41,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
         None => (None, RunOptions::default()),
     };
     let from_file = file.keys_set();
-    let from_flags = args.options.given().keys_set();
+    let from_flags = args.options.options.given().keys_set();
     let last = last_run(&repo)?.unwrap_or_default();
     let from_last = last.keys_set();
     // Without a coder `epic run` refuses; `epic config` shows what is there and says so.
-    let options = config::merged(&file.over(&last), &args.options);
+    let options = config::merged(&file.over(&last), &args.options.options);
     let missing_coder = options.coder.is_none();
     let sources = config::keys()
         .iter()

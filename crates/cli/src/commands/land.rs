@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{Format, GlobalArgs, LandArgs};
 use crate::commands::{json, render};
-use crate::config::{self, LastRun, RunOptions};
+use crate::config::{self, ForLanding, LastRun, RunOptions};
 use crate::epics;
 use crate::error::{CommandError, Kind, Message};
 use crate::output::{self, Output};
@@ -93,6 +93,7 @@ fn pull_request(
     let last = epic_state_store::load::<LastRun>(dir.run_options())
         .map_err(|error| CommandError::new(Kind::Repository, error))?;
     let branch = args
+        .options
         .options
         .epic_branch
         .as_ref()
@@ -179,20 +180,24 @@ fn the_target(
     }
 }
 
-/// The run options of the landing: the flags over `epic.toml` over the epic's last run's.
+/// The run options of the landing: the flags over `epic.toml` over the epic's last run's, of
+/// each only the options landing reads ([`ForLanding`]; the others would be named in the lines
+/// about the last run's options and what changed since, and change nothing).
 fn options(
     repo: &Repo,
     dir: &EpicDir,
     args: &LandArgs,
     out: Output,
 ) -> Result<RunConfig, CommandError> {
-    let file = RunOptions::load(&repo.root)?.map(|(_, file)| file);
+    let reads = &ForLanding::KEYS;
+    let file = RunOptions::load(&repo.root)?.map(|(_, file)| file.only(reads));
     let last = epic_state_store::load::<LastRun>(dir.run_options())
-        .map_err(|error| CommandError::new(Kind::Repository, error))?;
+        .map_err(|error| CommandError::new(Kind::Repository, error))?
+        .map(|last| last.0.only(reads));
     let rerun = config::resolve_rerun(
         &file.unwrap_or_default(),
-        &args.options,
-        last.as_ref().map(|last| &last.0),
+        &args.options.options,
+        last.as_ref(),
     )?;
     let rules = config::house_rules(
         &repo.root,

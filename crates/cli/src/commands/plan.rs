@@ -245,17 +245,12 @@ fn options(repo: &Repo, args: &PlanEpicArgs) -> Result<Resolved, CommandError> {
     let file = RunOptions::load(&repo.root)?
         .map(|(_, file)| file)
         .unwrap_or_default();
-    let flags = RunOptions {
-        sandbox: args.sandbox,
-        ..RunOptions::default()
-    };
-    let options = flags.over(&file.over(&RunOptions::defaults()));
+    let options = args
+        .options
+        .options
+        .over(&file.over(&RunOptions::defaults()));
     config::exposed(&options, config::user_home().as_ref())?;
-    let seat = args
-        .architect
-        .clone()
-        .or_else(|| options.architect.clone())
-        .or_else(|| options.coder.clone());
+    let seat = options.architect.clone().or_else(|| options.coder.clone());
     let Some(seat) = seat else {
         return Err(CommandError::new(
             Kind::Config,

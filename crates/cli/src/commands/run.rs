@@ -27,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::args::{Format, GlobalArgs, RunArgs};
 use crate::commands::{render, violations_text};
-use crate::config::{self, LastRun, RunOptions, shell_quote};
+use crate::config::{self, LastRun, RunOptions};
+use epic_agents::shell_quote;
 use crate::error::{CommandError, Kind, Message};
 use crate::output::{self, Output};
 use crate::plan_file;
@@ -46,7 +47,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<()
         .map_err(|error| CommandError::new(Kind::Repository, error))?;
     let rerun = config::resolve_rerun(
         &file.unwrap_or_default(),
-        &args.options,
+        &args.options.options,
         last.as_ref().map(|last| &last.0),
     )?;
     // The house rules are read before anything is recorded or started: a missing file is a bad

@@ -75,6 +75,93 @@ fn help_and_version() {
     );
 }
 
+/// Each command takes the flags of the run options it reads and no other: `epic land` and `epic
+/// plan` refuse (exit 2) a run option they would ignore, and their help lists only theirs.
+#[test]
+fn each_command_takes_only_the_options_it_reads() {
+    let dir = Dir::new();
+    // Landing reads the coder, the gates, the sandbox and the rest of ForLanding, not these.
+    let ignored_by_land = [
+        "--base=main",
+        "--concurrency=2",
+        "--fail-fast",
+        "--judge=claude",
+        "--reviewer=claude",
+        "--judge-rounds=2",
+        "--max-tasks=5",
+        "--setup=true",
+        "--keep-worktrees",
+        "--no-allow-red-baseline",
+        "--schedule=waves",
+        "--merge-batch=2",
+        "--noop=fail",
+        "--verifier=claude",
+        "--board-hook=true",
+        "--worktrees=fresh",
+        "--no-preflight",
+        "--architect=claude",
+    ];
+    for flag in ignored_by_land {
+        let run = dir.run(&["land", flag]);
+        run.assert_code(2);
+        let name = flag.split('=').next().unwrap();
+        assert!(
+            run.stderr
+                .starts_with(&format!("error: unexpected argument '{name}'")),
+            "{flag}:\n{run}"
+        );
+    }
+    let land = dir.run(&["land", "--help"]);
+    land.assert_code(0);
+    for flag in ignored_by_land {
+        let name = flag.split('=').next().unwrap();
+        assert!(
+            !land.stdout.contains(&format!("{name} ")),
+            "{name}:\n{land}"
+        );
+    }
+    for read in [
+        "--epic-branch <NAME>",
+        "--coder <SEAT>",
+        "--gate <CMD>",
+        "--max-rounds <N>",
+        "--turn-timeout <SECS>",
+        "--gate-timeout <SECS>",
+        "--test-pattern <PATTERN>",
+        "--sandbox <MODE>",
+        "--expose <PATH>",
+        "--budget-usd <X>",
+        "--max-wait <DURATION>",
+        "--rules <FILE>",
+        "--outage-wait <DURATION>",
+    ] {
+        assert!(land.stdout.contains(read), "{read}:\n{land}");
+    }
+    // `epic plan` reads the architect and its sandbox.
+    for flag in ["--coder=claude", "--gate=true", "--concurrency=2"] {
+        let run = dir.run(&["plan", "an epic", flag]);
+        run.assert_code(2);
+        assert!(
+            run.stderr.starts_with("error: unexpected argument"),
+            "{flag}:\n{run}"
+        );
+    }
+    let plan = dir.run(&["plan", "--help"]);
+    plan.assert_code(0);
+    assert!(plan.stdout.contains("--architect <SEAT>"), "{plan}");
+    assert!(plan.stdout.contains("--sandbox <MODE>"), "{plan}");
+    // `epic run` and `epic config` take every run option but the architect, only `epic plan`'s.
+    for command in ["run", "config"] {
+        let run = dir.run(&[command, "--architect=claude"]);
+        run.assert_code(2);
+        assert!(
+            run.stderr
+                .starts_with("error: unexpected argument '--architect'"),
+            "{run}"
+        );
+    }
+}
+
 /// `epic schema plan | head -1`: the reader is gone before `epic` writes; it must stop quietly.
 #[test]
 fn a_closed_stdout_does_not_panic() {

@@ -18,19 +18,20 @@ use epic_process::offload::GitFailed;
 use epic_process::sandbox::{Credentials, SandboxMode, SandboxUnavailable, UserHome};
 
 /// Every `epic run` option, resolved (docs/contract.md, "`epic run`"): what the CLI hands to
-/// [`run_epic`].
+/// [`run_epic`]. Each option's default is defined once, in [`RunConfig::new`]; the CLI reads
+/// them from there (`epic config` shows them).
 #[derive(Debug, Clone)]
 #[expect(
     clippy::struct_excessive_bools,
     reason = "independent switches of the command line, each its own flag"
 )]
 pub struct RunConfig {
-    /// Where the epic branch starts if it does not exist yet (`--base`, `HEAD`); resolved in the
-    /// user's checkout.
+    /// Where the epic branch starts if it does not exist yet (`--base`); resolved in the user's
+    /// checkout.
     pub base: String,
     /// The integration branch (`--epic-branch`); `None` means `epic/<epic_id>`.
     pub epic_branch: Option<String>,
-    /// Stories implemented at once, at least 1 (`--concurrency`, 3).
+    /// Stories implemented at once, at least 1 (`--concurrency`).
     pub concurrency: usize,
     /// Stop at the first failed story (`--fail-fast`).
     pub fail_fast: bool,
@@ -47,24 +48,25 @@ pub struct RunConfig {
     pub gates: Vec<String>,
     /// Setup commands, run with `sh -c` in every fresh or caught-up story worktree (`--setup`).
     pub setup: Vec<String>,
-    /// Judge attempts, each but the last followed by one coder round (`--judge-rounds`, 2).
+    /// Judge attempts, each but the last followed by one coder round (`--judge-rounds`).
     pub judge_rounds: u32,
-    /// Review rounds per task (`--max-rounds`, 3).
+    /// Review rounds per task (`--max-rounds`).
     pub max_rounds: u32,
-    /// The most tasks a story's plan may have (`--max-tasks`, 30): a longer plan is sent back
-    /// once, then fails the story.
-    pub max_tasks: u32,
-    /// The deadline of one agent turn (`--turn-timeout`, 1800 s).
+    /// The most tasks a story's plan may have, at least 1 (`--max-tasks`): a longer plan is sent
+    /// back once, then fails the story.
+    pub max_tasks: usize,
+    /// The deadline of one agent turn (`--turn-timeout`).
     pub turn_timeout: Duration,
-    /// The deadline of one gate or setup command (`--gate-timeout`, 1800 s).
+    /// The deadline of one gate or setup command (`--gate-timeout`).
     pub gate_timeout: Duration,
     /// Keep a story's worktree after it merged (`--keep-worktrees`).
     pub keep_worktrees: bool,
     /// Start although the gates fail on the epic head (`--allow-red-baseline`).
     pub allow_red_baseline: bool,
     /// The most stories one candidate of the merge queue holds, at least 1 (`--merge-batch`,
-    /// [`DEFAULT_MERGE_BATCH`]): stories ready to integrate together are merged in turn and proven by one gate run
-    /// on the epic head, a red candidate bisected; `1` integrates one at a time.
+    /// [`DEFAULT_MERGE_BATCH`]): stories ready to integrate together are merged in turn and
+    /// proven by one gate run on the epic head, a red candidate bisected; `1` integrates one at a
+    /// time.
     pub merge_batch: usize,
     /// The order among ready stories (`--schedule`).
     pub schedule: Policy,
@@ -83,7 +85,7 @@ pub struct RunConfig {
     /// entry sets `tests_change`.
     pub test_patterns: Vec<String>,
     /// Whether agents, gates and setup commands run in a bubblewrap sandbox that keeps the
-    /// repository, the other worktrees and the epic's state read-only (`--sandbox`, `auto`).
+    /// repository, the other worktrees and the epic's state read-only (`--sandbox`).
     /// A run without the sandbox makes the calling process the child subreaper of what it
     /// starts (`PR_SET_CHILD_SUBREAPER`, for the rest of its life), so that a daemon that
     /// escapes its turn is found and killed.
@@ -91,14 +93,14 @@ pub struct RunConfig {
     /// The user's home and configuration home as the environment named them when the run
     /// started: in the sandbox, the credential stores under them
     /// ([`UserHome::credential_stores`]: `~/.ssh`, `~/.aws`, `~/.config/gh`, `~/.netrc`, …)
-    /// read as empty to every agent turn, gate and setup command. `None` (the default: the
-    /// executor reads no environment, the CLI sets it): nothing is hidden.
+    /// read as empty to every agent turn, gate and setup command. `None` (the executor reads no
+    /// environment, the CLI sets it): nothing is hidden.
     pub home: Option<UserHome>,
     /// Credential stores shown to the run's processes after all (`--expose`), each one of
-    /// [`UserHome::credential_stores`] as an absolute path; none by default.
+    /// [`UserHome::credential_stores`] as an absolute path.
     pub expose: Vec<PathBuf>,
     /// Files outside the git directory that agent turns may not change, guarded like epic's own
-    /// (the CLI names the plan file and `epic.toml`; none by default): a turn that changes one
+    /// (the CLI names the plan file and `epic.toml`): a turn that changes one
     /// fails its story, and the file is put back.
     pub guarded_files: Vec<PathBuf>,
     /// Whether each seat in use is checked before the first story, without spending a token
@@ -106,7 +108,7 @@ pub struct RunConfig {
     /// before anything starts ([`RunError::SeatNotReady`]). `--no-preflight` turns it off.
     pub preflight: bool,
     /// What becomes of a task whose coder changed nothing, even when asked again, without
-    /// confirming it was already satisfied (`--noop`, `complete`): `complete` ticks it with a
+    /// confirming it was already satisfied (`--noop`): `complete` ticks it with a
     /// warning while its gates are green, `fail` fails the story.
     pub noop: NoopPolicy,
     /// The most the epic may spend, in US dollars, across its runs (`--budget-usd`; none:
@@ -120,11 +122,10 @@ pub struct RunConfig {
     pub max_wait: Duration,
     /// How long an agent turn may stream only "cannot reach the service" lines (Codex's
     /// `Reconnecting... waiting for network`, repeated for ever) before it is ended as an outage
-    /// of its seat, which then pauses with probes, bounded by `max_wait` (`--outage-wait`, 2
-    /// minutes).
+    /// of its seat, which then pauses with probes, bounded by `max_wait` (`--outage-wait`).
     pub outage_wait: Duration,
-    /// Where stories work (`--worktrees`, [`WorktreeMode::Warm`]): slot worktrees reused story
-    /// after story, or a new worktree per story.
+    /// Where stories work (`--worktrees`): slot worktrees reused story after story, or a new
+    /// worktree per story.
     pub worktrees: WorktreeMode,
 }
 
@@ -162,13 +163,9 @@ pub enum WorktreeMode {
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_hours(6);
 
 impl RunConfig {
-    /// The defaults (docs/contract.md) with this coder: base `HEAD`, `epic/<epic_id>`,
-    /// concurrency 3, no judge, reviewers, gates or setup, 2 judge rounds, 3 review rounds, 30 tasks a story,
-    /// 1800 s deadlines, worktrees removed after merging, a green baseline required,
-    /// critical-path order, the default prices, no hook (30 s deadline when one is set), the
-    /// default test patterns, the sandbox where it works (`auto`), the seats checked before the
-    /// first story, no verifier, unconfirmed no-op tasks completed, no budget, seat pauses of up
-    /// to 6 hours, 2 minutes of "cannot reach the service" before a turn counts as an outage.
+    /// Every option at its default, with this coder: the one place the defaults of `epic run`'s
+    /// options are written. The CLI's defaults (`epic config`, `--help`, `epic schema config`)
+    /// and the task loop's ([`LoopConfig::default`](crate::LoopConfig)) are read from here.
     pub fn new(coder: Arc<dyn Seat>) -> Self {
         Self {
             base: "HEAD".to_owned(),
@@ -223,7 +220,7 @@ impl RunConfig {
 /// behind a gate of G seconds integrate in 2 gate runs instead of 10 when all are green (the
 /// first ready story goes alone, the other nine together), and one culprit among them costs 6;
 /// at 8 they take 3 and 7, at 4 they take 4 and 7. A batch holds only the stories waiting when a
-/// merge begins, so it is bounded by `--concurrency` too (3 by default); a larger cap costs one
+/// merge begins, so it is bounded by `--concurrency` too; a larger cap costs one
 /// bisection step more per culprit for each doubling of the stories actually waiting.
 pub const DEFAULT_MERGE_BATCH: usize = 16;
 

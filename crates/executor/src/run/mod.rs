@@ -229,15 +229,7 @@ fn task_loop(
             reviewers: config.reviewers.clone(),
             verifier: config.verifier.clone(),
         },
-        LoopConfig {
-            max_rounds: config.max_rounds,
-            max_tasks: usize::try_from(config.max_tasks).unwrap_or(usize::MAX),
-            turn_timeout: config.turn_timeout,
-            extra_rules: config.extra_rules.clone(),
-            prices: config.prices.clone(),
-            sandbox: sandbox.clone(),
-            noop: config.noop,
-        },
+        LoopConfig::of_run(config, sandbox.clone()),
         Arc::clone(events),
     )
 }

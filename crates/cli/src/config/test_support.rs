@@ -1,0 +1,64 @@
+//! What the unit tests of the options share: a command line parsed as `epic run` parses it.
+
+use clap::Parser as _;
+
+use super::{NonBlank, RunOptions, SeatSpec};
+
+/// The run options of a command line, as `epic run` will parse them.
+#[derive(Debug, clap::Parser)]
+pub(crate) struct Flags {
+    #[command(flatten)]
+    pub(crate) options: RunOptions,
+}
+
+pub(crate) fn flags(args: &[&str]) -> RunOptions {
+    Flags::try_parse_from(std::iter::once("epic").chain(args.iter().copied()))
+        .unwrap()
+        .options
+}
+
+pub(crate) fn seat(text: &str) -> SeatSpec {
+    text.parse().unwrap()
+}
+
+pub(crate) fn texts(texts: &[&str]) -> Vec<NonBlank> {
+    texts.iter().map(|text| text.parse().unwrap()).collect()
+}
+
+pub(crate) const FULL: &str = r#"
+base = "main"
+epic_branch = "integration/checkout"
+concurrency = 5
+fail_fast = true
+coder = "exec:./agent.sh --fast"
+judge = "codex"
+reviewer = ["gemini", "claude"]
+architect = "claude"
+gate = ["cargo test", "cargo clippy"]
+judge_rounds = 1
+max_rounds = 4
+max_tasks = 12
+turn_timeout = 600
+gate_timeout = 300
+setup = ["npm ci"]
+keep_worktrees = true
+allow_red_baseline = true
+schedule = "waves"
+merge_batch = 2
+test_pattern = ["qa/", "*.t"]
+sandbox = "off"
+expose = ["~/.ssh", "~/.config/gh"]
+budget_usd = 12.5
+noop = "fail"
+verifier = "gemini"
+board_hook = "./sync-tracker.sh"
+rules = ["CONTRIBUTING.md", "docs/style.md"]
+worktrees = "fresh"
+preflight = false
+max_wait = "1h30m"
+outage_wait = "45s"
+
+[prices]
+aider = { input = 0.5, output = 1.5 }
+"claude-opus" = { input = 15, output = 75 }
+"#;

@@ -1,0 +1,611 @@
+//! The value types of the run options ([`Count`], [`Seconds`], [`Wait`], [`Dollars`],
+//! [`SeatSpec`], [`NonBlank`], [`StorePath`], [`PriceOverride`]): each checks itself the same way
+//! from a flag (`FromStr`) and from `epic.toml` (serde), so a value is refused for the same reason
+//! and in the same words wherever it is written; each has its JSON Schema.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use epic_process::sandbox::{UserHome};
+use epic_agents::{CommandSeat, Preset, ScriptSeat};
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+
+/// The longest timeout accepted, in seconds (30 days): far beyond any sensible turn, and far
+/// below what would overflow a deadline computed from it.
+pub(crate) const MAX_TIMEOUT: u64 = 30 * 24 * 60 * 60;
+
+/// An agent seat: a preset, the built-in script seat, or `exec:COMMAND`, a shell command; what
+/// `--coder`, `--judge` and `--reviewer` name ([`to_seat`](Self::to_seat) makes it the executor's
+/// [`Seat`](epic_agents::Seat), the agent that runs).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub(crate) enum SeatSpec {
+    /// A preset agent CLI.
+    Preset(Preset),
+    /// The built-in script seat (`epic demo`, tests): runs no model.
+    Script,
+    /// `exec:COMMAND`: the command, run with `sh -c`, never blank.
+    Exec(String),
+}
+
+impl SeatSpec {
+    /// The agent this seat names: a preset's command line, the built-in script seat, or the
+    /// `exec:` command run with `sh -c`.
+    pub(crate) fn to_seat(&self) -> Arc<dyn epic_agents::Seat> {
+        match self {
+            Self::Preset(preset) => Arc::new(CommandSeat::preset(*preset)),
+            Self::Script => Arc::new(ScriptSeat),
+            Self::Exec(command) => Arc::new(CommandSeat::shell(command.clone())),
+        }
+    }
+}
+
+impl fmt::Display for SeatSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Preset(preset) => f.write_str(preset.name()),
+            Self::Script => f.write_str("script"),
+            Self::Exec(command) => write!(f, "exec:{command}"),
+        }
+    }
+}
+
+impl FromStr for SeatSpec {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        if let Some(command) = text.strip_prefix("exec:") {
+            return if command.trim().is_empty() {
+                Err(ValueError(
+                    "`exec:` needs a command after it, such as `exec:./agent.sh`".into(),
+                ))
+            } else {
+                Ok(Self::Exec(command.to_owned()))
+            };
+        }
+        if text == "script" {
+            return Ok(Self::Script);
+        }
+        text.parse().map(Self::Preset).map_err(|_| {
+            ValueError(format!(
+                "unknown seat `{text}`: expected claude, codex, gemini, aider, opencode, script \
+                 or exec:COMMAND"
+            ))
+        })
+    }
+}
+
+impl TryFrom<String> for SeatSpec {
+    type Error = ValueError;
+
+    fn try_from(text: String) -> Result<Self, ValueError> {
+        text.parse()
+    }
+}
+
+impl From<SeatSpec> for String {
+    fn from(seat: SeatSpec) -> Self {
+        seat.to_string()
+    }
+}
+
+impl JsonSchema for SeatSpec {
+    fn schema_name() -> Cow<'static, str> {
+        "Seat".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "An agent: a preset (claude, codex, gemini, aider, opencode, script) \
+                            or `exec:COMMAND`, a shell command.",
+            "type": "string",
+            "pattern": "^(claude|codex|gemini|aider|opencode|script|exec:.*\\S.*)$"
+        })
+    }
+}
+
+/// A whole number of at least 1 (concurrency, rounds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "u32")]
+pub(crate) struct Count(u32);
+
+impl Count {
+    /// `n`, if it is at least 1.
+    pub(crate) fn new(n: u32) -> Option<Self> {
+        (n >= 1).then_some(Self(n))
+    }
+
+    /// The number.
+    pub(crate) fn get(self) -> u32 {
+        self.0
+    }
+
+    /// The number as a size (`concurrency`, `merge_batch`, `max_tasks`).
+    pub(crate) fn size(self) -> usize {
+        usize::try_from(self.0).unwrap_or(usize::MAX)
+    }
+}
+
+impl TryFrom<i64> for Count {
+    type Error = ValueError;
+
+    fn try_from(n: i64) -> Result<Self, ValueError> {
+        match u32::try_from(n) {
+            Ok(n) if n >= 1 => Ok(Self(n)),
+            _ if n < 1 => Err(ValueError(format!(
+                "expected a whole number of at least 1, not {n}"
+            ))),
+            _ => Err(ValueError(format!(
+                "expected a whole number of at most {}, not {n}",
+                u32::MAX
+            ))),
+        }
+    }
+}
+
+impl FromStr for Count {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let n: i64 = text.trim().parse().map_err(|_| {
+            ValueError(format!(
+                "expected a whole number of at least 1, not `{text}`"
+            ))
+        })?;
+        n.try_into()
+    }
+}
+
+impl From<Count> for u32 {
+    fn from(count: Count) -> Self {
+        count.0
+    }
+}
+
+impl JsonSchema for Count {
+    fn schema_name() -> Cow<'static, str> {
+        "Count".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer", "minimum": 1, "maximum": u32::MAX})
+    }
+}
+
+/// An amount of US dollars: a finite number above 0 (a budget).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "f64", into = "f64")]
+pub(crate) struct Dollars(f64);
+
+impl Dollars {
+    /// The amount.
+    pub(crate) fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl TryFrom<f64> for Dollars {
+    type Error = ValueError;
+
+    fn try_from(usd: f64) -> Result<Self, ValueError> {
+        if usd.is_finite() && usd > 0.0 {
+            Ok(Self(usd))
+        } else {
+            Err(ValueError(format!(
+                "expected an amount of US dollars above 0, not {usd}"
+            )))
+        }
+    }
+}
+
+impl FromStr for Dollars {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let usd: f64 =
+            text.trim().trim_start_matches('$').parse().map_err(|_| {
+                ValueError(format!("expected an amount of US dollars, not `{text}`"))
+            })?;
+        usd.try_into()
+    }
+}
+
+impl From<Dollars> for f64 {
+    fn from(usd: Dollars) -> Self {
+        usd.0
+    }
+}
+
+impl JsonSchema for Dollars {
+    fn schema_name() -> Cow<'static, str> {
+        "Dollars".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "number", "exclusiveMinimum": 0})
+    }
+}
+
+/// A timeout in whole seconds, from 1 to [`MAX_TIMEOUT`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "u64")]
+pub(crate) struct Seconds(u64);
+
+impl Seconds {
+    /// `duration` in whole seconds, if it is from 1 to [`MAX_TIMEOUT`] of them.
+    pub(crate) fn new(duration: Duration) -> Option<Self> {
+        i64::try_from(duration.as_secs())
+            .ok()
+            .and_then(|n| Self::try_from(n).ok())
+    }
+
+    /// The timeout.
+    pub(crate) fn duration(self) -> Duration {
+        Duration::from_secs(self.0)
+    }
+}
+
+impl TryFrom<i64> for Seconds {
+    type Error = ValueError;
+
+    fn try_from(n: i64) -> Result<Self, ValueError> {
+        match u64::try_from(n) {
+            Ok(n) if (1..=MAX_TIMEOUT).contains(&n) => Ok(Self(n)),
+            _ => Err(ValueError(format!(
+                "expected a number of seconds from 1 to {MAX_TIMEOUT} (30 days), not {n}"
+            ))),
+        }
+    }
+}
+
+impl FromStr for Seconds {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let n: i64 = text.trim().parse().map_err(|_| {
+            ValueError(format!(
+                "expected a whole number of seconds of at least 1, not `{text}`"
+            ))
+        })?;
+        n.try_into()
+    }
+}
+
+impl From<Seconds> for u64 {
+    fn from(seconds: Seconds) -> Self {
+        seconds.0
+    }
+}
+
+impl JsonSchema for Seconds {
+    fn schema_name() -> Cow<'static, str> {
+        "Seconds".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT})
+    }
+}
+
+/// A wait of 1 second to [`MAX_TIMEOUT`]: whole seconds (`3600`), or numbers with units `s`,
+/// `m`, `h`, `d` (`90m`, `1h30m`); written back in the largest whole unit (`6h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub(crate) struct Wait(u64);
+
+impl Wait {
+    /// `duration` in whole seconds, if it is from 1 to [`MAX_TIMEOUT`] of them.
+    pub(crate) fn new(duration: Duration) -> Option<Self> {
+        let secs = duration.as_secs();
+        (1..=MAX_TIMEOUT).contains(&secs).then_some(Self(secs))
+    }
+
+    /// The wait.
+    pub(crate) fn duration(self) -> Duration {
+        Duration::from_secs(self.0)
+    }
+}
+
+impl FromStr for Wait {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let invalid = || {
+            ValueError(format!(
+                "expected a duration such as `90m`, `6h`, `1h30m` or whole seconds, from 1 \
+                 second to 30 days, not `{text}`"
+            ))
+        };
+        let trimmed = text.trim();
+        if let Ok(secs) = trimmed.parse::<u64>() {
+            return Self::new(Duration::from_secs(secs)).ok_or_else(invalid);
+        }
+        let mut total: u64 = 0;
+        let mut rest = trimmed;
+        while !rest.is_empty() {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let n: u64 = rest[..digits].parse().map_err(|_| invalid())?;
+            let unit = match rest[digits..].chars().next() {
+                Some('s') => 1,
+                Some('m') => 60,
+                Some('h') => 3600,
+                Some('d') => 86_400,
+                _ => return Err(invalid()),
+            };
+            total = n
+                .checked_mul(unit)
+                .and_then(|secs| total.checked_add(secs))
+                .ok_or_else(invalid)?;
+            rest = rest[digits + 1..].trim_start();
+        }
+        Self::new(Duration::from_secs(total)).ok_or_else(invalid)
+    }
+}
+
+impl TryFrom<String> for Wait {
+    type Error = ValueError;
+
+    fn try_from(text: String) -> Result<Self, ValueError> {
+        text.parse()
+    }
+}
+
+impl From<Wait> for String {
+    fn from(wait: Wait) -> Self {
+        let secs = wait.0;
+        if secs.is_multiple_of(86_400) {
+            format!("{}d", secs / 86_400)
+        } else if secs.is_multiple_of(3600) {
+            format!("{}h", secs / 3600)
+        } else if secs.is_multiple_of(60) {
+            format!("{}m", secs / 60)
+        } else {
+            format!("{secs}s")
+        }
+    }
+}
+
+impl JsonSchema for Wait {
+    fn schema_name() -> Cow<'static, str> {
+        "Wait".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^([0-9]+|([0-9]+[smhd])+)$",
+            "description": "whole seconds, or numbers with units s, m, h, d (`90m`, `6h`, `1h30m`), from 1 second to 30 days"
+        })
+    }
+}
+
+/// A string with something other than whitespace in it (a revision, a branch, a command).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub(crate) struct NonBlank(String);
+
+impl NonBlank {
+    /// `text`, if it is not blank.
+    pub(crate) fn new(text: String) -> Option<Self> {
+        Self::try_from(text).ok()
+    }
+}
+
+impl fmt::Display for NonBlank {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for NonBlank {
+    type Error = ValueError;
+
+    fn try_from(text: String) -> Result<Self, ValueError> {
+        if text.trim().is_empty() {
+            Err(ValueError("expected a value, not a blank string".into()))
+        } else {
+            Ok(Self(text))
+        }
+    }
+}
+
+impl FromStr for NonBlank {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        text.to_owned().try_into()
+    }
+}
+
+impl From<NonBlank> for String {
+    fn from(text: NonBlank) -> Self {
+        text.0
+    }
+}
+
+impl JsonSchema for NonBlank {
+    fn schema_name() -> Cow<'static, str> {
+        "NonBlank".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string", "pattern": "\\S"})
+    }
+}
+
+/// A credential store to show to a run's agents (`--expose`): an absolute path, or `~/…` from the
+/// user's home, as written (a rerun reads `~` as its own home).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub(crate) struct StorePath(String);
+
+impl StorePath {
+    /// The path, `~/` read as `home`'s home: none for a `~/` path without a home.
+    pub(crate) fn path(&self, home: Option<&UserHome>) -> Option<PathBuf> {
+        match self.0.strip_prefix("~/") {
+            Some(rest) => home.map(|home| home.home.join(rest)),
+            None => Some(PathBuf::from(&self.0)),
+        }
+    }
+}
+
+impl fmt::Display for StorePath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl TryFrom<String> for StorePath {
+    type Error = ValueError;
+
+    fn try_from(text: String) -> Result<Self, ValueError> {
+        if text.starts_with('/') || (text.starts_with("~/") && text.len() > 2) {
+            Ok(Self(text))
+        } else {
+            Err(ValueError(format!(
+                "expected a credential store's path, absolute or from the home (`~/.ssh`), not \
+                 `{text}`"
+            )))
+        }
+    }
+}
+
+impl FromStr for StorePath {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        text.to_owned().try_into()
+    }
+}
+
+impl From<StorePath> for String {
+    fn from(path: StorePath) -> Self {
+        path.0
+    }
+}
+
+impl JsonSchema for StorePath {
+    fn schema_name() -> Cow<'static, str> {
+        "StorePath".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "A credential store's path: absolute, or `~/…` from the home.",
+            "type": "string",
+            "pattern": "^(/|~/.)"
+        })
+    }
+}
+
+/// A price override: US dollars per million tokens, each a finite number of at least 0.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(try_from = "RawPrice")]
+pub(crate) struct PriceOverride {
+    /// Dollars per million input (prompt) tokens.
+    pub(crate) input: f64,
+    /// Dollars per million output (reply) tokens.
+    pub(crate) output: f64,
+}
+
+impl PriceOverride {
+    /// As the report's price.
+    pub(crate) fn price(self) -> epic_report::Price {
+        // Checked when read: both figures are finite and non-negative.
+        epic_report::Price::new(self.input, self.output).unwrap_or(epic_report::Price::FREE)
+    }
+}
+
+/// A price override: US dollars per million tokens, each a finite number of at least 0 (the
+/// form written, before its figures are checked).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "PriceOverride")]
+struct RawPrice {
+    /// Dollars per million input (prompt) tokens.
+    #[schemars(range(min = 0))]
+    input: f64,
+    /// Dollars per million output (reply) tokens.
+    #[schemars(range(min = 0))]
+    output: f64,
+}
+
+impl TryFrom<RawPrice> for PriceOverride {
+    type Error = ValueError;
+
+    fn try_from(raw: RawPrice) -> Result<Self, ValueError> {
+        epic_report::Price::new(raw.input, raw.output)
+            .map_err(|error| ValueError(error.to_string()))?;
+        Ok(Self {
+            input: raw.input,
+            output: raw.output,
+        })
+    }
+}
+
+/// Why a value was refused; the message says what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ValueError(String);
+
+impl fmt::Display for ValueError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ValueError {}
+
+#[cfg(test)]
+mod tests {
+
+    use std::time::Duration;
+
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::config::test_support::Flags;
+
+    #[test]
+    fn waits_take_seconds_or_units() {
+        let wait = |text: &str| text.parse::<Wait>().map(Wait::duration);
+        assert_eq!(wait("3600"), Ok(Duration::from_hours(1)));
+        assert_eq!(wait("90m"), Ok(Duration::from_mins(90)));
+        assert_eq!(wait("1h30m"), Ok(Duration::from_mins(90)));
+        assert_eq!(wait("2d"), Ok(Duration::from_hours(48)));
+        assert!(wait("0").is_err() && wait("6 hours").is_err() && wait("31d").is_err());
+        assert!(wait("h").is_err() && wait("").is_err());
+        assert_eq!(
+            String::from(Wait::new(Duration::from_mins(90)).unwrap()),
+            "90m"
+        );
+        assert_eq!(
+            String::from(Wait::new(Duration::from_hours(6)).unwrap()),
+            "6h"
+        );
+    }
+
+    #[test]
+    fn bad_values_are_refused_by_flags_too() {
+        for args in [
+            &["--concurrency", "0"][..],
+            &["--concurrency", "-2"],
+            &["--max-rounds", "x"],
+            &["--max-tasks", "0"],
+            &["--turn-timeout", "0"],
+            &["--gate-timeout", "99999999999"],
+            &["--coder", "claud"],
+            &["--judge", "exec: "],
+            &["--schedule", "random"],
+            &["--gate", " "],
+            &["--fail-fast=true"],
+        ] {
+            let argv = std::iter::once("epic").chain(args.iter().copied());
+            assert!(Flags::try_parse_from(argv).is_err(), "{args:?}");
+        }
+    }
+}
