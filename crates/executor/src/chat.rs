@@ -20,7 +20,6 @@ use crate::event::{Event, EventSink};
 use crate::pause::{After, SeatPauses};
 use epic_agents::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
 use epic_guard::{Tampered, TurnGuard};
-use epic_process::bounded::ceil_char_boundary;
 use epic_process::offload;
 use epic_process::sandbox::Sandbox;
 

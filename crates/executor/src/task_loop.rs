@@ -178,7 +178,7 @@ impl Default for LoopConfig {
     /// defined, and no sandbox.
     fn default() -> Self {
         Self::of_run(
-            &crate::RunConfig::new(Arc::new(crate::ScriptSeat)),
+            &crate::RunConfig::new(Arc::new(epic_agents::ScriptSeat)),
             Sandbox::off(),
         )
     }

@@ -28,12 +28,12 @@ use tokio_util::sync::CancellationToken;
 use crate::args::{Format, GlobalArgs, RunArgs};
 use crate::commands::{render, violations_text};
 use crate::config::{self, LastRun, RunOptions};
-use epic_agents::shell_quote;
 use crate::error::{CommandError, Kind, Message};
 use crate::output::{self, Output};
 use crate::plan_file;
 use crate::progress::{self, Mode, ProgressDisplay};
 use crate::repo::{self, Repo};
+use epic_agents::shell_quote;
 
 /// Runs `epic run`.
 pub(crate) fn run(global: &GlobalArgs, args: &RunArgs, out: Output) -> Result<(), CommandError> {

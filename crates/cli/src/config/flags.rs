@@ -210,9 +210,9 @@ mod tests {
                 "--budget-usd",
                 "$2.5",
                 "--rules",
-                "A.md",
+                "a.md",
                 "--rules",
-                "B.md",
+                "b.md",
             ],
             &[],
         ] {

@@ -32,9 +32,7 @@ mod values;
 pub(crate) use error::{ConfigError, ParseError};
 pub(crate) use flags::{ForLanding, ForPlanning, ForRun, OptionsOf};
 pub(crate) use options::{FILE_NAME, RunOptions, keys};
-pub(crate) use resolve::{
-    LastRun, Resolved, exposed, merged, resolve, resolve_rerun, user_home,
-};
+pub(crate) use resolve::{LastRun, Resolved, exposed, merged, resolve, resolve_rerun, user_home};
 pub(crate) use rules::house_rules;
 pub(crate) use values::{
     Count, Dollars, NonBlank, PriceOverride, SeatSpec, Seconds, StorePath, Wait,

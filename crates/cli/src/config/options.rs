@@ -9,9 +9,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use epic_agents::ScriptSeat;
 use epic_executor::{NoopPolicy, Policy, RunConfig, WorktreeMode};
-use epic_process::sandbox::{SandboxMode};
-use epic_agents::{ScriptSeat};
+use epic_process::sandbox::SandboxMode;
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
@@ -574,9 +574,9 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use epic_executor::{NoopPolicy, Policy, RunConfig, WorktreeMode};
-    use epic_process::sandbox::{SandboxMode};
     use epic_agents::{Preset, ScriptSeat};
+    use epic_executor::{NoopPolicy, Policy, RunConfig, WorktreeMode};
+    use epic_process::sandbox::SandboxMode;
 
     use epic_report::Price;
 

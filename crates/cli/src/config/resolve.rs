@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use epic_agents::shell_quote;
-use epic_executor::{RunConfig};
-use epic_process::sandbox::{UserHome};
+use epic_executor::RunConfig;
+use epic_process::sandbox::UserHome;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -400,8 +400,8 @@ mod tests {
 
     use std::time::Duration;
 
-    use epic_executor::{Policy};
-    use epic_process::sandbox::{UserHome};
+    use epic_executor::Policy;
+    use epic_process::sandbox::UserHome;
 
     use epic_report::Price;
 

@@ -10,8 +10,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use epic_process::sandbox::{UserHome};
 use epic_agents::{CommandSeat, Preset, ScriptSeat};
+use epic_process::sandbox::UserHome;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
