@@ -363,17 +363,8 @@ pub(crate) fn restart_merge(
     let head = before.head.to_hex();
     // `reset --hard` ends whatever merge the turn left (or began) and the branch goes
     // back to the head the merge started from; untracked files go with `clean`.
-    match &before.branch {
-        Some(branch) => git.cli.run(
-            worktree,
-            args!["checkout", "--quiet", "--force", "-B", branch, &head],
-        ),
-        None => git.cli.run(
-            worktree,
-            args!["checkout", "--quiet", "--force", "--detach", &head],
-        ),
-    }
-    .map_err(|error| fail(Cause::Cli(error)))?;
+    crate::reset::force_checkout(git, worktree, before.branch.as_deref(), &head)
+        .map_err(|error| fail(Cause::Cli(error)))?;
     git.cli
         .run(worktree, args!["reset", "--hard", "--quiet", &head])
         .map_err(|error| fail(Cause::Cli(error)))?;

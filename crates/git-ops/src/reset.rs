@@ -9,7 +9,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Component, Path, PathBuf};
 
 use crate::cli::args;
-use crate::error::{Cause, DiffError, RestoreError, RollbackError};
+use crate::error::{Cause, DiffError, GitCommandError, RestoreError, RollbackError};
 use crate::path_text::{path_bytes, path_text};
 use crate::repo::GixGit;
 use crate::rev;
@@ -43,6 +43,25 @@ const PATCH_INDEX: &str = "epic-patch-index-";
 struct TempIndex {
     _dir: tempfile::TempDir,
     path: PathBuf,
+}
+
+/// Checks `head` out in `worktree` by force: on `branch`, moved there (`-B`), or detached.
+pub(crate) fn force_checkout(
+    git: &GixGit,
+    worktree: &Path,
+    branch: Option<&str>,
+    head: &str,
+) -> Result<std::process::Output, GitCommandError> {
+    match branch {
+        Some(branch) => git.cli.run(
+            worktree,
+            args!["checkout", "--quiet", "--force", "-B", branch, head],
+        ),
+        None => git.cli.run(
+            worktree,
+            args!["checkout", "--quiet", "--force", "--detach", head],
+        ),
+    }
 }
 
 /// A copy of `worktree`'s index with every file of the worktree added to it (`git add -A`),
@@ -164,17 +183,8 @@ pub(crate) fn put_back(
     // The branch back where it was and checked out (`-B` moves it), whatever was checked out
     // since; then the files: what was never there goes, and the tree comes back into the
     // worktree alone, uncommitted changes as uncommitted changes.
-    match &state.branch {
-        Some(branch) => git.cli.run(
-            worktree,
-            args!["checkout", "--quiet", "--force", "-B", branch, &head],
-        ),
-        None => git.cli.run(
-            worktree,
-            args!["checkout", "--quiet", "--force", "--detach", &head],
-        ),
-    }
-    .map_err(|error| fail(Cause::Cli(error)))?;
+    force_checkout(git, worktree, state.branch.as_deref(), &head)
+        .map_err(|error| fail(Cause::Cli(error)))?;
     git.cli
         .run(worktree, args!["clean", "-f", "-d", "--quiet"])
         .map_err(|error| fail(Cause::Cli(error)))?;
