@@ -184,7 +184,8 @@ impl Credentials {
     /// a place of `layout` (the repository under `~/.ssh` stays the agents' to work in).
     #[expect(
         clippy::disallowed_methods,
-        reason = "looks at the user's credential stores, outside the repository and the state                   directory, to hide the ones that exist"
+        reason = "looks at the user's credential stores, outside the repository and the state \
+                  directory, to hide the ones that exist"
     )]
     fn present(&self, layout: &Layout) -> Vec<Mask> {
         self.stores
@@ -254,7 +255,8 @@ impl StandIns {
     /// cleaner of temporary files) removed or filled them: inside, they are read-only.
     #[expect(
         clippy::disallowed_methods,
-        reason = "the stand-ins are the sandbox's own temporary files, outside the repository                   and the state directory"
+        reason = "the stand-ins are the sandbox's own temporary files, outside the repository \
+                  and the state directory"
     )]
     fn ensure(&self) -> std::io::Result<()> {
         let dir = self.dir();
