@@ -5,7 +5,7 @@
 //! 2. [`catch_up`]: a merge of the proven epic head into the story branch;
 //! 3. [`setup`]: the setup commands in a fresh or caught-up worktree, then [`briefing`]: what
 //!    the agents' prompts carry beyond the plan entry;
-//! 4. the task loop ([`TaskLoop`], `task_loop.rs`);
+//! 4. the task loop ([`TaskLoop`], `task_loop/`);
 //! 5. [`perimeter`]: strays put back, the perimeter enforced, the tests guarded;
 //! 6. [`judge`]: the judge rounds, each but the last followed by a coder round on its findings;
 //! 7. [`integrate`]: the merge under the merge lock, proven by the gates on the epic worktree or
