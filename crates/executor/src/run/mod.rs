@@ -30,11 +30,12 @@ use crate::baseline::GateBaseline;
 use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
+use crate::merge_queue::MergeQueue;
 use crate::pause::SeatPauses;
 use crate::record::ReportDocument;
 #[cfg(doc)]
 use crate::schedule::Schedule;
-use crate::story::{EpicHead, MergeQueue, Preparing, Shared};
+use crate::story::{EpicHead, Preparing, Shared};
 use crate::task_loop::{LoopConfig, Seats, TaskLoop};
 use epic_guard::TurnGuard;
 use epic_process::offload;

@@ -20,8 +20,8 @@ use crate::attest::EpicOrigin;
 use crate::baseline::{GateBaseline, GateVerdict};
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
+use crate::merge_queue::{MergeJournal, ProvenCandidate, ProvenHead};
 use crate::record;
-use crate::story::{MergeJournal, ProvenCandidate, ProvenHead};
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
 use epic_process::sandbox::{self, Layout, Sandbox};
@@ -871,7 +871,7 @@ async fn recover_merge(
             message: format!(
                 "a previous run stopped while recording the proven merge of {}; it is \
                  recorded (the epic branch stays at {candidate})",
-                crate::story::names(&stories)
+                crate::merge_queue::names(&stories)
             ),
         });
     } else if !merged {

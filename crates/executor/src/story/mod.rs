@@ -40,15 +40,14 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 pub(crate) use cleanup::{Preparing, PreparingGuard, remove_merged_worktree};
-pub(crate) use failure::{Failure, dirty_message};
-pub use integrate::ProvenHead;
-pub(crate) use integrate::{MergeJournal, MergeQueue, ProvenCandidate, names};
+pub(crate) use failure::{Failure, dirty_message, git_reason};
 pub(crate) use slot::retire_slots;
 
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
+use crate::merge_queue::MergeQueue;
 use crate::prompts::Briefing;
 use crate::run::RunConfig;
 use crate::task_loop::{StoryJob, TaskLoop};
@@ -208,7 +207,7 @@ pub(crate) struct StoryEnd {
 
 /// Why a step stopped the story.
 #[derive(Debug)]
-enum Stop {
+pub(crate) enum Stop {
     Failed(Failure),
     Cancelled,
 }
@@ -623,6 +622,6 @@ fn turn_failed(role: Role, error: SeatError) -> Stop {
     }
 }
 
-fn millis(result: &GateResult) -> u64 {
+pub(crate) fn millis(result: &GateResult) -> u64 {
     u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX)
 }
