@@ -1,12 +1,15 @@
 //! Running a whole epic ([`run_epic`]), a step per file: what a run is given and gives back
 //! (`config.rs`: [`RunConfig`], [`RunOutcome`], [`RunError`]), everything before the first story
-//! (`preflight.rs`: the lock, the epic worktree, the baseline), the scheduler loop that starts
+//! (`preflight.rs`: the lock, the baseline; `epic_branch.rs`: the epic branch in its worktree;
+//! `recover.rs`: a merge a dead run left unproven, the stories merged on earlier runs), the scheduler loop that starts
 //! ready stories in free slots and records how they end (`event_loop.rs`), and the report as it
 //! stands (`report.rs`).
 
 mod config;
+mod epic_branch;
 mod event_loop;
 mod preflight;
+mod recover;
 mod report;
 
 use std::sync::Arc;
@@ -23,8 +26,8 @@ use tokio_util::sync::CancellationToken;
 pub use config::{
     DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, RunConfig, RunError, RunOutcome, WorktreeMode,
 };
-pub use preflight::{EPIC_WORKTREE_NAME, worktrees_root};
-pub use preflight::{open_log, prepare_epic_worktree, take_lock};
+pub use epic_branch::prepare_epic_worktree;
+pub use preflight::{EPIC_WORKTREE_NAME, open_log, take_lock, worktrees_root};
 
 use crate::baseline::GateBaseline;
 use crate::budget::Budget;
