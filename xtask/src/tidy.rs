@@ -11,6 +11,9 @@
 //! - Every Markdown document a `.md`, `.rs` or `.toml` file of the repository refers to is in
 //!   the repository ([`check_document_references`]; what counts as a reference is
 //!   [`document_references`]).
+//! - No source file under `crates/*/src` or `xtask/src` holds more than [`MAX_LINES`] lines
+//!   before its `#[cfg(test)]` module ([`lines_before_tests`]): a longer file is split by concern.
+//! - A `mod.rs` only declares and re-exports ([`mod_rs_logic`]): its logic lives in a named file.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -46,6 +49,23 @@ pub(crate) fn check(root: &Path) -> Result {
         if file.ends_with("tests/it/main.rs") {
             check_modules_declared(file, &text, &mut problems);
         }
+        if is_source(root, file) {
+            let lines = lines_before_tests(&text);
+            if lines > MAX_LINES {
+                problems.push(format!(
+                    "{shown}: {lines} lines before its unit tests, more than {MAX_LINES}; split \
+                     it into files by concern"
+                ));
+            }
+            if file.file_name().is_some_and(|name| name == "mod.rs")
+                && let Some(line) = mod_rs_logic(&text)
+            {
+                problems.push(format!(
+                    "{shown}:{line}: a `mod.rs` only declares and re-exports; move this into a \
+                     named file of the module"
+                ));
+            }
+        }
     }
     if let Ok(manifest) = fs::read_to_string(root.join("Cargo.toml")) {
         for line in manifest.lines() {
@@ -67,6 +87,80 @@ pub(crate) fn check(root: &Path) -> Result {
             problems.join("\n")
         ))
     }
+}
+
+/// The most lines a source file holds before its `#[cfg(test)]` module.
+const MAX_LINES: usize = 1_000;
+
+/// Whether `file` is library or binary source the file rules hold for: under `crates/*/src` or
+/// `xtask/src`.
+fn is_source(root: &Path, file: &Path) -> bool {
+    let Ok(inner) = file.strip_prefix(root) else {
+        return false;
+    };
+    let parts: Vec<_> = inner
+        .components()
+        .map(std::path::Component::as_os_str)
+        .collect();
+    match parts.as_slice() {
+        [top, _, src, ..] if *top == "crates" => *src == "src",
+        [top, src, ..] if *top == "xtask" => *src == "src",
+        _ => false,
+    }
+}
+
+/// The lines of `text` before its unit tests: before the first top-level `#[cfg(test)]` that
+/// opens a module (`mod tests {` or `mod tests;` on the next line that is not an attribute), or
+/// all of its lines when it has none. A `#[cfg(test)]` on a function or an import counts as code.
+fn lines_before_tests(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    for (n, line) in lines.iter().enumerate() {
+        if line.trim_end() != "#[cfg(test)]" {
+            continue;
+        }
+        let item = lines[n + 1..]
+            .iter()
+            .map(|line| line.trim())
+            .find(|line| !line.starts_with("#[") && !line.starts_with("//"));
+        if item.is_some_and(|item| item.starts_with("mod ") || item.starts_with("pub(crate) mod "))
+        {
+            return n;
+        }
+    }
+    lines.len()
+}
+
+/// The first line (1-based) of a `mod.rs` that is not `//!` or `//` comments, an attribute, a
+/// `mod`/`pub mod` declaration or a `use`/`pub use` (a multi-line `use` included), or `None`
+/// when it only declares and re-exports.
+fn mod_rs_logic(text: &str) -> Option<usize> {
+    let mut open_use = false;
+    for (n, line) in text.lines().enumerate() {
+        let code = line.trim();
+        if open_use {
+            open_use = !code.ends_with(';');
+            continue;
+        }
+        if code.is_empty() || code.starts_with("//") || code.starts_with("#[") {
+            continue;
+        }
+        let item = code
+            .strip_prefix("pub ")
+            .or_else(|| {
+                code.strip_prefix("pub(")
+                    .and_then(|rest| rest.split_once(") ").map(|(_, item)| item))
+            })
+            .unwrap_or(code);
+        if item.starts_with("mod ") && code.ends_with(';') {
+            continue;
+        }
+        if item.starts_with("use ") {
+            open_use = !code.ends_with(';');
+            continue;
+        }
+        return Some(n + 1);
+    }
+    None
 }
 
 /// Each crate directory, its package, and the internal packages it may depend on (normal,
@@ -613,5 +707,41 @@ mod tests {
             )),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn lines_before_tests_stop_at_the_test_module_only() {
+        let file = "//! A file.\nfn a() {}\n#[cfg(test)]\nfn helper() {}\n\n#[cfg(test)]\n#[expect(dead_code, reason = \"x\")]\nmod tests {\n    fn t() {}\n}\n";
+        assert_eq!(lines_before_tests(file), 5);
+        assert_eq!(lines_before_tests("//! A file.\nfn a() {}\n"), 2);
+        assert_eq!(
+            lines_before_tests("//! A file.\n#[cfg(test)]\nmod tests;\nfn b() {}\n"),
+            1
+        );
+        let long = format!("//! Long.\n{}", "fn a() {}\n".repeat(MAX_LINES));
+        assert_eq!(lines_before_tests(&long), MAX_LINES + 1);
+    }
+
+    #[test]
+    fn a_mod_rs_may_only_declare_and_re_export() {
+        let clean = "//! The module.\n\nmod a;\n#[cfg(test)]\nmod test_support;\npub(crate) mod b;\n\nuse std::fmt;\npub use a::{\n    One,\n    Two,\n};\n// why\npub(crate) use b::Three;\n";
+        assert_eq!(mod_rs_logic(clean), None);
+        assert_eq!(
+            mod_rs_logic(&format!("{clean}\nfn logic() {{}}\n")),
+            Some(16)
+        );
+        assert_eq!(mod_rs_logic("//! M.\npub struct S;\n"), Some(2));
+        assert_eq!(mod_rs_logic("//! M.\nmod inline {\n}\n"), Some(2));
+        assert_eq!(mod_rs_logic("//! M.\nconst N: u8 = 1;\n"), Some(2));
+    }
+
+    #[test]
+    fn the_file_rules_hold_for_sources_only() {
+        let root = Path::new("/r");
+        assert!(is_source(root, Path::new("/r/crates/a/src/lib.rs")));
+        assert!(is_source(root, Path::new("/r/crates/a/src/x/mod.rs")));
+        assert!(is_source(root, Path::new("/r/xtask/src/tidy.rs")));
+        assert!(!is_source(root, Path::new("/r/crates/a/tests/it/main.rs")));
+        assert!(!is_source(root, Path::new("/r/crates/a/benches/b.rs")));
     }
 }

@@ -188,6 +188,7 @@ mod error;
 mod event;
 mod evidence;
 mod gates;
+mod merge_queue;
 mod pause;
 mod prompts;
 mod read_only;
@@ -214,6 +215,7 @@ pub use pause::{SeatPauses, SeatStop};
 pub use budget::Budget;
 pub use chat::{Chat, ChatContext, Recorder};
 pub use gates::{GateResult, GatesCancelled};
+pub use merge_queue::ProvenHead;
 pub use record::ReportDocument;
 pub use record::{logging_sink, write_report};
 pub use run::{
@@ -222,6 +224,5 @@ pub use run::{
 };
 pub use run::{open_log, prepare_epic_worktree, take_lock};
 pub use schedule::{Policy, Schedule, Standing};
-pub use story::ProvenHead;
 pub use task_loop::{LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
 pub use task_plan::TaskPlan;

@@ -196,8 +196,10 @@ mod branch;
 mod cli;
 mod commit;
 mod confine;
+mod delegate;
 mod diff;
 mod error;
+mod git;
 mod init;
 mod kept_index;
 mod land;
@@ -230,11 +232,12 @@ pub use error::{
     MergeError, NoteError, OpenError, RestoreError, RevError, RollbackError, StatusError,
     WorktreeError,
 };
+pub use git::Git;
 pub use init::{FirstCommit, init_repository};
 pub use land::LandGitError;
 pub use leftovers::{clear_stale_locks, remove_leftover_dir};
 pub use read::{FileHead, read_head};
-pub use repo::{Git, GixGit};
+pub use repo::GixGit;
 pub use tree_file::TreeFile;
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, FileMode, LineCommit,

@@ -1,50 +1,18 @@
-//! Snapshots of files a program guards against other processes, and their restoration: what a
-//! set of watched files and directory trees holds (each entry's type, mode, contents or link
-//! target), what changed since, and a change undone.
-//!
-//! epic takes one of the repository's configuration, hooks and worktree registrations, of its own
-//! state directory and of the plan files before agent turns, and after each turn puts back what
-//! the agent changed there. The files are small (configuration, hooks, JSON documents), so a
-//! snapshot keeps their contents whole: a restored file is byte for byte what was read.
-//!
-//! It knows nothing of git or of epic's layout: the caller says which paths to watch
-//! ([`Watch`]) and, for a tree, which of its paths count ([`Watch::Tree`]'s `keep`).
-//!
-//! ```
-//! use epic_state_store::{ChangeKind, Snapshot, Watch};
-//!
-//! let dir = tempfile::tempdir()?;
-//! let config = dir.path().join("config");
-//! std::fs::write(&config, "[core]\n")?;
-//! let watches = [Watch::File(config.clone()), Watch::Tree { root: dir.path().join("hooks"), keep: |_| true }];
-//! let snapshot = Snapshot::take(&watches)?;
-//!
-//! std::fs::write(&config, "[core]\n\tfsmonitor = evil\n")?;
-//! std::fs::create_dir(dir.path().join("hooks"))?;
-//! std::fs::write(dir.path().join("hooks/pre-commit"), "#!/bin/sh\n")?;
-//! let now = Snapshot::take(&watches)?;
-//! let changes = snapshot.changes(&now);
-//! assert_eq!(changes.len(), 3); // config modified, hooks/ and hooks/pre-commit added
-//! assert_eq!(changes[0].kind, ChangeKind::Modified);
-//! for change in &changes {
-//!     snapshot.restore(&change.path)?;
-//! }
-//! assert_eq!(std::fs::read_to_string(&config)?, "[core]\n");
-//! assert!(!dir.path().join("hooks").exists());
-//! assert!(snapshot.changes(&Snapshot::take(&watches)?).is_empty());
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! What a snapshot holds ([`Snapshot`]: each watched path's [`Entry`]), how one is taken, what
+//! changed since ([`Change`]), and a change undone ([`Snapshot::restore`]).
 
 use std::borrow::Borrow;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::fs;
 use std::io;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::notifier::{Notifier, SWEEP};
+use super::read::{RACY_NS, Read, Reader, Stamp, now_ns, read_watch, set_mode, symlink};
 use crate::atomic::{sync_dir, write_atomic};
 
 /// Something to watch.
@@ -79,7 +47,7 @@ impl Watch {
     }
 
     /// [`covers`](Self::covers), given this watch's [`target`](Self::target).
-    fn covers_from(&self, target: &Path, path: &Path) -> bool {
+    pub(super) fn covers_from(&self, target: &Path, path: &Path) -> bool {
         match self {
             Self::File(_) => target == path,
             Self::Tree { keep, .. } => path.strip_prefix(target).is_ok_and(|relative| {
@@ -187,7 +155,7 @@ pub struct Change {
 /// their entries are.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    entries: BTreeMap<Key, Held>,
+    pub(super) entries: BTreeMap<Key, Held>,
 }
 
 /// What a snapshot holds for one path: the entry and, for a regular file whose contents can be
@@ -195,9 +163,9 @@ pub struct Snapshot {
 /// [`Snapshot::take_again`] reuses the contents of a file whose stamp is unchanged instead of
 /// reading it again.
 #[derive(Debug, Clone)]
-struct Held {
-    entry: Entry,
-    stamp: Option<Stamp>,
+pub(super) struct Held {
+    pub(super) entry: Entry,
+    pub(super) stamp: Option<Stamp>,
 }
 
 /// A path as a snapshot keys it, ordered by its bytes: a comparison is one `memcmp` (where
@@ -205,10 +173,10 @@ struct Held {
 /// of keys that start with `d/`. Keys are [`normalized`], so that a path spelled `a//b` or
 /// `a/./b` finds `a/b`.
 #[derive(Debug, Clone)]
-struct Key(PathBuf);
+pub(super) struct Key(pub(super) PathBuf);
 
 impl Key {
-    fn bytes(&self) -> &[u8] {
+    pub(super) fn bytes(&self) -> &[u8] {
         bytes_of(&self.0)
     }
 }
@@ -240,17 +208,17 @@ impl Borrow<[u8]> for Key {
 }
 
 /// `path` with its empty and `.` components dropped, as [`Path::components`] reads it.
-fn normalized(path: &Path) -> PathBuf {
+pub(super) fn normalized(path: &Path) -> PathBuf {
     path.components().collect()
 }
 
 /// The bytes of `path`, as keys compare them.
-fn bytes_of(path: &Path) -> &[u8] {
+pub(super) fn bytes_of(path: &Path) -> &[u8] {
     path.as_os_str().as_encoded_bytes()
 }
 
 /// The bytes every path under `dir` starts with: `dir/`.
-fn under(dir: &Path) -> Vec<u8> {
+pub(super) fn under(dir: &Path) -> Vec<u8> {
     let mut prefix = bytes_of(dir).to_vec();
     if prefix.last() != Some(&b'/') {
         prefix.push(b'/');
@@ -270,213 +238,6 @@ impl PartialEq for Snapshot {
 }
 
 impl Eq for Snapshot {}
-
-/// How a regular file looked (device, inode, size, mode, modification and change times) when
-/// its contents were read. Any write, rename, `chmod` or `touch` moves the change time to the
-/// current time, and no one but root can set it back; so a file whose stamp is unchanged holds
-/// what was read. As git's racy-file rule has it, a file changed within [`RACY_NS`] of the read
-/// gets no stamp (it could change again within the same clock tick, its stamp unchanged), and is
-/// read every time until it is older.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    len: u64,
-    mode: u32,
-    mtime: i128,
-    ctime: i128,
-}
-
-/// How recent a change keeps a file from being stamped: 2 s, far above the coarsest clock tick
-/// of file times.
-const RACY_NS: i128 = 2_000_000_000;
-
-impl Stamp {
-    /// The stamp of `metadata`, read at `read_at` (nanoseconds since the epoch); `None` when
-    /// the file changed within `racy_ns` of it, too recently to trust one, or on a platform
-    /// without change times.
-    #[cfg(unix)]
-    fn of(metadata: &fs::Metadata, read_at: i128, racy_ns: i128) -> Option<Self> {
-        use std::os::unix::fs::MetadataExt as _;
-        let ns = |seconds: i64, nanos: i64| i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
-        let ctime = ns(metadata.ctime(), metadata.ctime_nsec());
-        (ctime < read_at - racy_ns).then(|| Self {
-            dev: metadata.dev(),
-            ino: metadata.ino(),
-            len: metadata.size(),
-            mode: metadata.mode(),
-            mtime: ns(metadata.mtime(), metadata.mtime_nsec()),
-            ctime,
-        })
-    }
-
-    #[cfg(not(unix))]
-    fn of(_metadata: &fs::Metadata, _read_at: i128, _racy_ns: i128) -> Option<Self> {
-        None
-    }
-}
-
-/// When a snapshot reads, and how recent a change keeps a file from being stamped.
-#[derive(Debug, Clone, Copy)]
-struct Read {
-    at: i128,
-    racy_ns: i128,
-}
-
-/// How a tree is read: the snapshot whose unchanged contents it reuses, and when.
-#[derive(Debug, Clone, Copy)]
-struct Reader<'a> {
-    previous: Option<&'a Snapshot>,
-    read_at: Read,
-}
-
-/// How often [`Snapshot::take_notified`] reads every watched path all the same.
-pub const SWEEP: Duration = Duration::from_secs(2);
-
-/// Kernel notifications of changes to the watched paths (inotify, on Linux), for
-/// [`Snapshot::take_notified`]: every directory a snapshot taken with it read is watched (from
-/// before it was read), and so are the directories that hold the watched files and trees.
-#[derive(Debug)]
-pub struct Notifier {
-    #[cfg(target_os = "linux")]
-    fd: std::os::fd::OwnedFd,
-    /// Each watched directory, by its watch.
-    dirs: HashMap<i32, PathBuf>,
-    /// The watched paths (files, trees' roots) whose changes are taken from events; every other
-    /// watch is read again at each snapshot, by its stat data.
-    trusted: Vec<PathBuf>,
-    /// When every watched path was last read.
-    swept: Instant,
-    /// Whether events were drained that no snapshot then took in (a read failed): the next
-    /// snapshot reads everything.
-    lost: bool,
-}
-
-impl Notifier {
-    /// A notifier for the watches named by `trusted` (a file, or a tree's root), on a platform
-    /// that has one and with an instance left (`fs.inotify.max_user_instances`); `None`
-    /// otherwise, and every check reads all. The other watches are read again (by their stat
-    /// data) at every snapshot: give it the large trees, whose cost is the point, and keep the
-    /// few files a change to which matters most (a configuration) read every time, so that a
-    /// write no event reports (through a shared memory map, or a hard link made elsewhere) is
-    /// found there at once rather than at the next sweep.
-    #[cfg(target_os = "linux")]
-    pub fn new(trusted: &[PathBuf]) -> Option<Self> {
-        use rustix::fs::inotify::{CreateFlags, init};
-        let fd = init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
-        Some(Self {
-            fd,
-            dirs: HashMap::new(),
-            trusted: trusted.iter().map(|path| normalized(path)).collect(),
-            swept: Instant::now(),
-            lost: false,
-        })
-    }
-
-    /// A notifier, on a platform that has one: not this one.
-    #[cfg(not(target_os = "linux"))]
-    pub fn new(_trusted: &[PathBuf]) -> Option<Self> {
-        None
-    }
-
-    /// Watches the directory `dir` (normalized). A directory the kernel refuses (gone, or no
-    /// watch left) is not watched: its changes then show at the next sweep.
-    #[cfg(target_os = "linux")]
-    fn watch(&mut self, dir: &Path) {
-        use rustix::fs::inotify::{WatchFlags, add_watch};
-        let flags = WatchFlags::CREATE
-            | WatchFlags::DELETE
-            | WatchFlags::MODIFY
-            | WatchFlags::ATTRIB
-            | WatchFlags::CLOSE_WRITE
-            | WatchFlags::MOVED_FROM
-            | WatchFlags::MOVED_TO
-            | WatchFlags::DELETE_SELF
-            | WatchFlags::MOVE_SELF
-            | WatchFlags::ONLYDIR
-            | WatchFlags::DONT_FOLLOW;
-        if let Ok(wd) = add_watch(&self.fd, dir, flags) {
-            self.dirs.insert(wd, dir.to_path_buf());
-        }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn watch(&mut self, _dir: &Path) {}
-
-    /// Watches the directories on the way to `path` (normalized), from the nearest one that
-    /// exists down to its parent: each is watched before the next is looked for, so one made
-    /// meanwhile is an event.
-    fn watch_down_to(&mut self, path: &Path) {
-        let Some(parent) = path.parent() else {
-            return;
-        };
-        let nearest = parent
-            .ancestors()
-            .find(|dir| dir.is_dir())
-            .unwrap_or(parent);
-        self.watch(nearest);
-        let Ok(rest) = parent.strip_prefix(nearest) else {
-            return;
-        };
-        let mut dir = nearest.to_path_buf();
-        for step in rest.components() {
-            dir.push(step);
-            if !dir.is_dir() {
-                return;
-            }
-            self.watch(&dir);
-        }
-    }
-
-    /// The paths the events queued since the last call name (a directory's own events name the
-    /// directory); `None` when events were lost or the queue could not be read.
-    #[cfg(target_os = "linux")]
-    fn drain(&mut self) -> Option<BTreeSet<PathBuf>> {
-        use rustix::fs::inotify::{ReadFlags, Reader};
-        let mut buffer = vec![std::mem::MaybeUninit::<u8>::uninit(); 64 * 1024];
-        let mut reader = Reader::new(&self.fd, &mut buffer);
-        let mut dirty = BTreeSet::new();
-        loop {
-            match reader.next() {
-                Ok(event) => {
-                    let flags = event.events();
-                    if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
-                        return None;
-                    }
-                    let Some(dir) = self.dirs.get(&event.wd()) else {
-                        continue;
-                    };
-                    let path = match event.file_name() {
-                        Some(name) if !name.to_bytes().is_empty() => {
-                            use std::os::unix::ffi::OsStrExt as _;
-                            dir.join(std::ffi::OsStr::from_bytes(name.to_bytes()))
-                        }
-                        _ => dir.clone(),
-                    };
-                    if flags.contains(ReadFlags::IGNORED) {
-                        self.dirs.remove(&event.wd());
-                    }
-                    dirty.insert(path);
-                }
-                Err(rustix::io::Errno::AGAIN) => return Some(dirty),
-                Err(rustix::io::Errno::INTR) => {}
-                Err(_) => return None,
-            }
-        }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn drain(&mut self) -> Option<BTreeSet<PathBuf>> {
-        None
-    }
-}
-
-/// Now, in nanoseconds since the epoch (0 for a clock before it: nothing is stamped then).
-fn now_ns() -> i128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| i128::try_from(since.as_nanos()).unwrap_or(0))
-}
 
 /// An error returned by [`Snapshot::take`] and [`Snapshot::restore`].
 #[derive(Debug, thiserror::Error)]
@@ -552,7 +313,7 @@ impl Snapshot {
     }
 
     /// This snapshot with `dirty`, the paths events named, read again.
-    fn take_paths(
+    pub(super) fn take_paths(
         &self,
         watches: &[Watch],
         dirty: BTreeSet<PathBuf>,
@@ -596,7 +357,7 @@ impl Snapshot {
         Ok(now)
     }
 
-    fn take_with(
+    pub(super) fn take_with(
         watches: &[Watch],
         previous: Option<&Self>,
         racy_ns: i128,
@@ -626,7 +387,7 @@ impl Snapshot {
     }
 
     /// Drops `path` and everything under it.
-    fn forget(&mut self, path: &Path) {
+    pub(super) fn forget(&mut self, path: &Path) {
         self.entries.remove(bytes_of(path));
         let under: Vec<Key> = self.range_under(path).map(|(key, _)| key.clone()).collect();
         for key in under {
@@ -639,12 +400,12 @@ impl Snapshot {
         self.held(path).map(|held| &held.entry)
     }
 
-    fn held(&self, path: &Path) -> Option<&Held> {
+    pub(super) fn held(&self, path: &Path) -> Option<&Held> {
         self.entries.get(bytes_of(&normalized(path)))
     }
 
     #[cfg(test)]
-    fn stamped(&self, path: &Path) -> bool {
+    pub(super) fn stamped(&self, path: &Path) -> bool {
         self.held(path).is_some_and(|held| held.stamp.is_some())
     }
 
@@ -659,7 +420,7 @@ impl Snapshot {
         self.range_under(dir).map(|(key, _)| key.0.as_path())
     }
 
-    fn range_under(&self, dir: &Path) -> impl Iterator<Item = (&Key, &Held)> {
+    pub(super) fn range_under(&self, dir: &Path) -> impl Iterator<Item = (&Key, &Held)> {
         let prefix = under(&normalized(dir));
         self.entries
             .range::<[u8], _>((Bound::Included(prefix.as_slice()), Bound::Unbounded))
@@ -792,231 +553,10 @@ impl Snapshot {
     }
 }
 
-/// `path` with its symbolic links resolved, as far as it exists: its longest existing ancestor
-/// is resolved and the rest appended (git records worktree paths resolved, so a path of epic's
-/// must be resolved before it is compared with one git wrote). The path itself when nothing of
-/// it can be resolved.
-pub fn resolved(path: &Path) -> PathBuf {
-    let mut existing = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = fs::canonicalize(existing) {
-            let mut out = real;
-            for name in rest.iter().rev() {
-                out.push(name);
-            }
-            return out;
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_owned());
-                existing = parent;
-            }
-            _ => return path.to_path_buf(),
-        }
-    }
-}
-
-/// Reads `path` (normalized), which `watch` covers, into `taken`: the file, or the tree from
-/// `path` down.
-fn read_watch(
-    watch: &Watch,
-    path: &Path,
-    reader: Reader<'_>,
-    taken: &mut Snapshot,
-    notifier: Option<&mut Notifier>,
-) -> Result<(), GuardError> {
-    match watch {
-        Watch::File(_) => {
-            read_into(path, None, reader.previous, reader.read_at, taken)?;
-            Ok(())
-        }
-        Watch::Tree { root, keep } => {
-            let root = normalized(root);
-            read_tree(&root, path, None, *keep, reader, taken, notifier)
-        }
-    }
-}
-
-/// Reads `path` (normalized) into `taken` (nothing when it is not there), reusing `previous`'s
-/// contents for a file whose stamp is unchanged: whether it is a directory.
-fn read_into(
-    path: &Path,
-    metadata: Option<fs::Metadata>,
-    previous: Option<&Snapshot>,
-    read_at: Read,
-    taken: &mut Snapshot,
-) -> Result<bool, GuardError> {
-    let Some((entry, stamp)) = read_entry(path, metadata, previous, read_at)? else {
-        return Ok(false);
-    };
-    let dir = matches!(entry, Entry::Dir { .. });
-    taken
-        .entries
-        .insert(Key(path.to_path_buf()), Held { entry, stamp });
-    Ok(dir)
-}
-
-/// What `path` holds (`metadata`: its `lstat`, when the caller has it already), reusing
-/// `previous`'s contents for a file whose stamp is unchanged; `None` when nothing is there.
-fn read_entry(
-    path: &Path,
-    metadata: Option<fs::Metadata>,
-    previous: Option<&Snapshot>,
-    read_at: Read,
-) -> Result<Option<(Entry, Option<Stamp>)>, GuardError> {
-    let fail = |source| GuardError::Read {
-        path: path.to_path_buf(),
-        source,
-    };
-    let metadata = match metadata.map_or_else(|| fs::symlink_metadata(path), Ok) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(error) => return Err(fail(error)),
-    };
-    let entry = if metadata.is_symlink() {
-        match fs::read_link(path) {
-            Ok(target) => Entry::Link { target },
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(fail(error)),
-        }
-    } else if metadata.is_dir() {
-        Entry::Dir {
-            mode: mode_of(&metadata),
-        }
-    } else if metadata.len() > LARGEST {
-        Entry::Large {
-            mode: mode_of(&metadata),
-            len: metadata.len(),
-            modified: metadata
-                .modified()
-                .ok()
-                .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |since| since.as_nanos()),
-        }
-    } else {
-        // Stamped before the read: a write between the two leaves a stamp older than what was
-        // read, so the next snapshot reads the file again.
-        let stamp = Stamp::of(&metadata, read_at.at, read_at.racy_ns);
-        if let (Some(stamp), Some(previous)) = (stamp, previous)
-            && let Some(held) = previous.entries.get(bytes_of(path))
-            && held.stamp == Some(stamp)
-            && let entry @ Entry::File { .. } = &held.entry
-        {
-            return Ok(Some((entry.clone(), Some(stamp))));
-        }
-        match fs::read(path) {
-            Ok(contents) => {
-                let entry = Entry::File {
-                    mode: mode_of(&metadata),
-                    contents: contents.into(),
-                };
-                return Ok(Some((entry, stamp)));
-            }
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(fail(error)),
-        }
-    };
-    Ok(Some((entry, None)))
-}
-
-/// Reads `dir` (under `root`, both normalized) and what it holds into `taken`.
-fn read_tree(
-    root: &Path,
-    dir: &Path,
-    metadata: Option<fs::Metadata>,
-    keep: fn(&Path) -> bool,
-    reader: Reader<'_>,
-    taken: &mut Snapshot,
-    mut notifier: Option<&mut Notifier>,
-) -> Result<(), GuardError> {
-    if !read_into(dir, metadata, reader.previous, reader.read_at, taken)? {
-        return Ok(());
-    }
-    // Watched before it is listed: a change after the listing is an event.
-    if let Some(notifier) = notifier.as_deref_mut() {
-        notifier.watch(dir);
-    }
-    let listing = match fs::read_dir(dir) {
-        Ok(listing) => listing,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(GuardError::Read {
-                path: dir.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let mut children = Vec::new();
-    for child in listing {
-        let child = child.map_err(|source| GuardError::Read {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-        let path = child.path();
-        let relative = path.strip_prefix(root).unwrap_or(&path);
-        if keep(relative) {
-            // Statted relative to the open directory (`fstatat`): no walk of the whole path. A
-            // child gone meanwhile is statted again by path, and found gone.
-            children.push((child.metadata().ok(), path));
-        }
-    }
-    // In the order the directory lists them: the snapshot orders its keys itself.
-    for (metadata, child) in children {
-        read_tree(
-            root,
-            &child,
-            metadata,
-            keep,
-            reader,
-            taken,
-            notifier.as_deref_mut(),
-        )?;
-    }
-    Ok(())
-}
-
-#[cfg(unix)]
-fn mode_of(metadata: &fs::Metadata) -> u32 {
-    use std::os::unix::fs::PermissionsExt as _;
-    metadata.permissions().mode() & 0o7777
-}
-
-#[cfg(not(unix))]
-fn mode_of(metadata: &fs::Metadata) -> u32 {
-    if metadata.permissions().readonly() {
-        0o444
-    } else {
-        0o644
-    }
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
-    let mut permissions = fs::metadata(path)?.permissions();
-    permissions.set_readonly(mode & 0o200 == 0);
-    fs::set_permissions(path, permissions)
-}
-
-#[cfg(unix)]
-fn symlink(target: &Path, path: &Path) -> io::Result<()> {
-    std::os::unix::fs::symlink(target, path)
-}
-
-#[cfg(not(unix))]
-fn symlink(target: &Path, path: &Path) -> io::Result<()> {
-    std::os::windows::fs::symlink_file(target, path)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::guard::read::{mode_of, resolved};
 
     /// Snapshots that stamp every file, however recent its change: what `take` and `take_again`
     /// do with files older than the racy margin, without waiting for one to be.

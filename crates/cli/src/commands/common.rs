@@ -1,0 +1,57 @@
+//! What several commands use: text built with `write!`, violations as text, pretty JSON, the
+//! runtime a command that runs agents drives the executor on.
+
+use std::fmt::Write as _;
+
+use epic_story_plan::Violation;
+
+use crate::error::CommandError;
+
+/// Builds a `String` with `write!`; writing into a `String` cannot fail.
+pub(crate) fn render(write: impl FnOnce(&mut String) -> std::fmt::Result) -> String {
+    let mut text = String::new();
+    write(&mut text).expect("writing into a String cannot fail");
+    text
+}
+
+/// Violations as text: one `error[kind]: message` line each, then `N violations in FILE`.
+pub(crate) fn violations_text(violations: &[Violation], file: &std::path::Path) -> String {
+    render(|out| {
+        for violation in violations {
+            writeln!(out, "error[{}]: {}", violation.kind, violation.message)?;
+        }
+        writeln!(
+            out,
+            "{} in {}",
+            crate::plan_file::count(violations.len(), "violation", "violations"),
+            file.display()
+        )
+    })
+}
+
+/// A value as pretty JSON with a final newline.
+/// The multi-thread tokio runtime a command that runs agents drives the executor on (it runs git
+/// in `spawn_blocking` and agents concurrently), its threads named `name`.
+pub(crate) fn runtime(name: &str) -> Result<tokio::runtime::Runtime, CommandError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            CommandError::new(
+                crate::error::Kind::Repository,
+                crate::error::WithSource {
+                    message: "failed to start the runtime".to_owned(),
+                    source: error,
+                },
+            )
+        })
+}
+
+pub(crate) fn json(value: &impl serde::Serialize) -> String {
+    let mut text = serde_json::to_string_pretty(value)
+        .expect("the documents epic prints hold only strings, numbers, lists and maps");
+    text.push('\n');
+    text
+}

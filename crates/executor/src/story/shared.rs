@@ -1,0 +1,141 @@
+//! What every story of a run shares ([`Shared`]), and what the merge lock guards
+//! ([`EpicHead`]).
+
+#[cfg(doc)]
+use super::work::Work;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use epic_git_ops::{CommitId, Git};
+use epic_state_store::EpicDir;
+use epic_story_plan::StoryPlan;
+use tokio::sync::Mutex;
+
+use super::cleanup::Preparing;
+use crate::event::{Event, EventSink};
+use crate::gates::Gates;
+use crate::merge_queue::MergeQueue;
+use crate::run::RunConfig;
+use crate::task_loop::TaskLoop;
+use epic_guard::TurnGuard;
+use epic_process::offload::{self, BoxError, GitFailed};
+use epic_process::sandbox::Sandbox;
+
+/// What every story of a run shares.
+pub(crate) struct Shared {
+    pub(crate) git: Arc<dyn Git>,
+    pub(crate) dir: EpicDir,
+    pub(crate) plan: Arc<StoryPlan>,
+    pub(crate) config: RunConfig,
+    pub(crate) epic_branch: String,
+    pub(crate) epic_worktree: PathBuf,
+    /// `<repo-parent>/<repo-name>.worktrees/<epic>`: every story's worktree is `<root>/<id>`.
+    pub(crate) worktree_root: PathBuf,
+    /// The sandbox every process of a story runs in: turns, gates, setup.
+    pub(crate) sandbox: Sandbox,
+    pub(crate) tasks: TaskLoop,
+    /// The gates stories are held to: every gate, or with a red baseline allowed, those that
+    /// passed on it.
+    pub(crate) story_gates: Gates,
+    /// Every gate, run on the epic worktree after each merge.
+    pub(crate) epic_gates: Gates,
+    /// The merge lock; it guards the gates known to pass on the epic head.
+    pub(crate) merge: Mutex<EpicHead>,
+    /// The stories ready to integrate, waiting for the merge lock: whichever story takes it
+    /// integrates up to `merge_batch` of them as one batch ([`MergeQueue`]).
+    pub(crate) queue: MergeQueue,
+    /// The proven epic head (see [`Shared::proven`]); moved forward under the merge lock.
+    pub(crate) proven: std::sync::Mutex<epic_git_ops::CommitId>,
+    /// The stories preparing their worktrees; merged worktrees are removed when none is.
+    pub(crate) preparing: Preparing,
+    pub(crate) events: EventSink,
+    /// The guard on epic's own files around every agent turn; epic's own writes to them go
+    /// through it ([`Shared::write`], [`Work::admin`]).
+    /// The run's seat pauses: a usage limit or an outage pauses its seat for every story.
+    pub(crate) pauses: Arc<crate::pause::SeatPauses>,
+    pub(crate) guard: Arc<TurnGuard>,
+    /// The run's budget (`--budget-usd`), checked before every agent turn.
+    pub(crate) budget: Arc<crate::budget::Budget>,
+    /// The run's number (as the report numbers runs), for the merges' attestations.
+    pub(crate) run: u32,
+}
+
+impl Shared {
+    /// Puts the epic branch back at the proven head when something other than epic moved it
+    /// (an agent's `git update-ref`, a commit or an amend in the epic worktree, a reset): while
+    /// a run holds the lock, only epic moves the epic branch, and only to a proven head. The
+    /// worktree is reset with it, so the files the moved branch brought are gone too. Returns
+    /// where the branch was found; the commits stay in git's reflog. Call it under the merge
+    /// lock, or when no story runs.
+    pub(crate) async fn restore_epic_head(&self) -> Result<Option<CommitId>, GitFailed> {
+        let proven = self.proven();
+        let (epic, tip) = (
+            self.epic_worktree.clone(),
+            format!("refs/heads/{}", self.epic_branch),
+        );
+        offload::git(
+            &self.git,
+            "put the epic branch back at its proven head",
+            move |git| {
+                let head = git.rev_parse(&epic, &tip)?;
+                if head == proven {
+                    return Ok::<_, BoxError>(None);
+                }
+                git.rollback(&epic, &proven)?;
+                Ok(Some(head))
+            },
+        )
+        .await
+    }
+
+    /// The note saying the epic branch was found at `moved_to` and put back; `found` says when.
+    pub(crate) fn note_restored_epic_head(&self, moved_to: CommitId, found: &str) -> String {
+        format!(
+            "the epic branch {branch} was at {moved_to}, not at {proven}, the last head epic \
+             proved ({found}): something other than epic moved it; it is back at {proven}, and \
+             what it held stays in `git reflog {branch}`",
+            branch = self.epic_branch,
+            proven = self.proven(),
+        )
+    }
+
+    /// The epic head whose gates were last proven: where stories are cut and catch up.
+    pub(crate) fn proven(&self) -> epic_git_ops::CommitId {
+        *self
+            .proven
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Kills what escaped its turn without the sandbox ([`Sandbox::sweep`]), saying so: about
+    /// `story` when it is a story's end, else about the run.
+    pub(crate) async fn sweep_orphans(&self, story: Option<&str>) {
+        for message in self.sandbox.sweep().await {
+            (self.events)(match story {
+                Some(story) => Event::Note {
+                    story: story.to_owned(),
+                    message,
+                },
+                None => Event::RunNote { message },
+            });
+        }
+    }
+
+    /// Runs epic's own write `op` of the guarded file `path` off the async workers, through the
+    /// guard ([`TurnGuard::epic_write`]): it does not count as an agent's change.
+    pub(crate) async fn write<T: Send + 'static>(
+        &self,
+        path: PathBuf,
+        op: impl FnOnce(&std::path::Path) -> T + Send + 'static,
+    ) -> Result<T, tokio::task::JoinError> {
+        let guard = Arc::clone(&self.guard);
+        offload::blocking(move || guard.epic_write(&path, || op(&path))).await
+    }
+}
+
+/// What the merge lock guards: the gate commands that pass on the epic head now.
+#[derive(Debug)]
+pub(crate) struct EpicHead {
+    pub(crate) green: BTreeSet<String>,
+}
