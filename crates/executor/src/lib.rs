@@ -184,6 +184,7 @@ mod baseline;
 mod blocked;
 mod budget;
 mod chat;
+mod clock;
 mod error;
 mod event;
 mod evidence;
@@ -205,6 +206,7 @@ pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
 };
 pub use blocked::RejectedBy;
+pub use clock::{Clock, ManualClock};
 pub use error::StoryError;
 pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
 pub use gates::Gates;
