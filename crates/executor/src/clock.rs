@@ -53,7 +53,7 @@ impl Clock {
     /// # Cancel safety
     ///
     /// Cancel safe: it only waits.
-    pub async fn sleep_until(&self, until: Timestamp) {
+    pub async fn wait_until(&self, until: Timestamp) {
         match &self.0 {
             Source::System => {
                 let left = Duration::try_from(until.duration_since(Timestamp::now()))
@@ -67,43 +67,43 @@ impl Clock {
                 if hands.borrow().now >= until {
                     return;
                 }
-                let _sleeping = Sleeping::new(hands, until);
+                let _waiting = Waiting::new(hands, until);
                 // The sender lives as long as `hands`: `wait_for` cannot fail. What it returns
-                // borrows the hands, which `_sleeping` needs back when dropped.
+                // borrows the hands, which `_waiting` needs back when dropped.
                 drop(seen.wait_for(|hands| hands.now >= until).await);
             }
         }
     }
 }
 
-/// A manual clock's time and the times its sleepers wait for.
+/// A manual clock's time and the times its waiters wait for.
 #[derive(Debug)]
 struct Hands {
     now: Timestamp,
-    /// Each time a [`Clock::sleep_until`] waits for, with how many wait for it.
-    sleepers: std::collections::BTreeMap<Timestamp, usize>,
+    /// Each time a [`Clock::wait_until`] waits for, with how many wait for it.
+    waiters: std::collections::BTreeMap<Timestamp, usize>,
 }
 
-/// One sleeper of a manual clock, counted from its start until it ends or is dropped.
-struct Sleeping<'a> {
+/// One waiter of a manual clock, counted from its start until it ends or is dropped.
+struct Waiting<'a> {
     hands: &'a watch::Sender<Hands>,
     until: Timestamp,
 }
 
-impl<'a> Sleeping<'a> {
+impl<'a> Waiting<'a> {
     fn new(hands: &'a watch::Sender<Hands>, until: Timestamp) -> Self {
-        hands.send_modify(|hands| *hands.sleepers.entry(until).or_default() += 1);
+        hands.send_modify(|hands| *hands.waiters.entry(until).or_default() += 1);
         Self { hands, until }
     }
 }
 
-impl Drop for Sleeping<'_> {
+impl Drop for Waiting<'_> {
     fn drop(&mut self) {
         self.hands.send_modify(|hands| {
-            if let Some(count) = hands.sleepers.get_mut(&self.until) {
+            if let Some(count) = hands.waiters.get_mut(&self.until) {
                 *count -= 1;
                 if *count == 0 {
-                    hands.sleepers.remove(&self.until);
+                    hands.waiters.remove(&self.until);
                 }
             }
         });
@@ -112,7 +112,7 @@ impl Drop for Sleeping<'_> {
 
 /// A clock that moves only when told ([`advance`](Self::advance), [`set`](Self::set)), for
 /// tests and simulations: [`clock`](Self::clock) is the [`Clock`] to hand a run, and
-/// [`sleeper`](Self::sleeper) tells when the run waits on it, and for what time.
+/// [`waiter`](Self::waiter) tells when the run waits on it, and for what time.
 ///
 /// ```
 /// use std::time::Duration;
@@ -124,10 +124,10 @@ impl Drop for Sleeping<'_> {
 /// let manual = ManualClock::new(start);
 /// let clock = manual.clock();
 /// let waiting = tokio::spawn(async move {
-///     clock.sleep_until(start + Duration::from_hours(5)).await;
+///     clock.wait_until(start + Duration::from_hours(5)).await;
 /// });
-/// // Waits until the task sleeps, then moves the clock past its time.
-/// assert_eq!(manual.sleeper().await, start + Duration::from_hours(5));
+/// // Waits until the task waits on the clock, then moves the clock past its time.
+/// assert_eq!(manual.waiter().await, start + Duration::from_hours(5));
 /// manual.advance(Duration::from_hours(5));
 /// waiting.await.unwrap();
 /// # });
@@ -140,7 +140,7 @@ impl ManualClock {
     pub fn new(start: Timestamp) -> Self {
         Self(Arc::new(watch::Sender::new(Hands {
             now: start,
-            sleepers: std::collections::BTreeMap::new(),
+            waiters: std::collections::BTreeMap::new(),
         })))
     }
 
@@ -154,7 +154,7 @@ impl ManualClock {
         self.0.borrow().now
     }
 
-    /// Moves the clock `by` later, waking the sleepers whose time it reaches.
+    /// Moves the clock `by` later, waking the waiters whose time it reaches.
     pub fn advance(&self, by: Duration) {
         let by = SignedDuration::try_from(by).unwrap_or(SignedDuration::MAX);
         self.0.send_modify(|hands| {
@@ -163,23 +163,23 @@ impl ManualClock {
     }
 
     /// Sets the clock to `to` (later or earlier, as a system clock may be set), waking the
-    /// sleepers whose time it reaches.
+    /// waiters whose time it reaches.
     pub fn set(&self, to: Timestamp) {
         self.0.send_modify(|hands| hands.now = to);
     }
 
-    /// Waits until something sleeps on the clock ([`Clock::sleep_until`] for a time it does not
-    /// read yet): the earliest time a sleeper waits for.
+    /// Waits until something waits on the clock ([`Clock::wait_until`] for a time it does not
+    /// read yet): the earliest time a waiter waits for.
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: it only waits.
-    pub async fn sleeper(&self) -> Timestamp {
+    pub async fn waiter(&self) -> Timestamp {
         let mut seen = self.0.subscribe();
-        let hands = seen.wait_for(|hands| !hands.sleepers.is_empty()).await.ok();
-        // `self` holds the sender: the wait cannot fail, and what it saw has a sleeper.
+        let hands = seen.wait_for(|hands| !hands.waiters.is_empty()).await.ok();
+        // `self` holds the sender: the wait cannot fail, and what it saw has a waiter.
         hands
-            .and_then(|hands| hands.sleepers.keys().next().copied())
+            .and_then(|hands| hands.waiters.keys().next().copied())
             .unwrap_or(Timestamp::MAX)
     }
 }
@@ -189,38 +189,36 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_manual_clock_wakes_a_sleeper_only_once_it_reaches_its_time() {
+    async fn a_manual_clock_wakes_a_waiter_only_once_it_reaches_its_time() {
         let start: Timestamp = "2030-01-01T00:00:00Z".parse().unwrap();
         let manual = ManualClock::new(start);
         let clock = manual.clock();
         let until = start + SignedDuration::from_secs(60);
-        let sleeping = tokio::spawn(async move { clock.sleep_until(until).await });
-        assert_eq!(manual.sleeper().await, until);
+        let waiting = tokio::spawn(async move { clock.wait_until(until).await });
+        assert_eq!(manual.waiter().await, until);
         manual.advance(Duration::from_secs(59));
-        // Still asleep: woken, it found the time not reached and sleeps on.
-        assert_eq!(manual.sleeper().await, until);
-        assert!(!sleeping.is_finished());
+        // Still waiting: woken, it found the time not reached and waits on.
+        assert_eq!(manual.waiter().await, until);
+        assert!(!waiting.is_finished());
         manual.advance(Duration::from_secs(1));
-        sleeping.await.unwrap();
-        assert!(manual.0.borrow().sleepers.is_empty());
+        waiting.await.unwrap();
+        assert!(manual.0.borrow().waiters.is_empty());
         // A time already reached does not wait.
-        manual.clock().sleep_until(start).await;
+        manual.clock().wait_until(start).await;
         assert_eq!(manual.now(), until);
     }
 
     #[tokio::test]
-    async fn a_dropped_sleeper_is_no_longer_counted() {
+    async fn a_dropped_waiter_is_no_longer_counted() {
         let start: Timestamp = "2030-01-01T00:00:00Z".parse().unwrap();
         let manual = ManualClock::new(start);
         let clock = manual.clock();
-        let sleeping = tokio::spawn(async move {
-            clock
-                .sleep_until(start + SignedDuration::from_secs(1))
-                .await;
+        let waiting = tokio::spawn(async move {
+            clock.wait_until(start + SignedDuration::from_secs(1)).await;
         });
-        manual.sleeper().await;
-        sleeping.abort();
-        assert!(sleeping.await.unwrap_err().is_cancelled());
-        assert!(manual.0.borrow().sleepers.is_empty());
+        manual.waiter().await;
+        waiting.abort();
+        assert!(waiting.await.unwrap_err().is_cancelled());
+        assert!(manual.0.borrow().waiters.is_empty());
     }
 }

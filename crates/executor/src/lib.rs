@@ -157,7 +157,8 @@
 //! - **A failed turn is classified once** (`classify.rs`): output that looks transient (rate
 //!   limit, overload, 429/5xx, a reset connection) is retried with exponential backoff and
 //!   jitter ([`RetryPolicy`](epic_agents::RetryPolicy), 3 attempts), each retry an event; a usage limit pauses its seat
-//!   until the reset and an outage with growing probes, both bounded by `RunConfig::max_wait`; a
+//!   until the reset and an outage with growing probes, both bounded by `RunConfig::max_wait`
+//!   and timed on `RunConfig::clock` ([`Clock`]; a test moves a [`ManualClock`]); a
 //!   seat not logged in stops the run; only a failure of the story's own fails the story. A turn
 //!   killed at its deadline used its budget and is not retried.
 //! - **The checkpoint is the only durable state**, written atomically after planning and after

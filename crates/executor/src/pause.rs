@@ -223,7 +223,7 @@ impl SeatPauses {
                 return Ok(());
             };
             tokio::select! {
-                () = self.clock.sleep_until(until) => {}
+                () = self.clock.wait_until(until) => {}
                 () = cancel.cancelled() => return Err(SeatError::Cancelled),
                 () = self.stopped.cancelled() => {}
             }
@@ -593,10 +593,10 @@ mod tests {
         });
         // Another seat is not held.
         assert!(matches!(pauses.before_turn("codex", &cancel).await, Ok(())));
-        assert_eq!(manual.sleeper().await, reset);
+        assert_eq!(manual.waiter().await, reset);
         manual.advance(Duration::from_hours(5) - Duration::from_secs(1));
-        // Woken a second early, it sleeps on until the reset.
-        assert_eq!(manual.sleeper().await, reset);
+        // Woken a second early, it waits on until the reset.
+        assert_eq!(manual.waiter().await, reset);
         assert!(!turn.is_finished());
         manual.advance(Duration::from_secs(1));
         assert!(matches!(turn.await.unwrap(), Ok(())));

@@ -54,9 +54,9 @@ async fn a_usage_limit_pauses_the_seat_and_the_turn_runs_again_after_the_reset()
             .until("a pause", |event| matches!(event, Event::SeatPaused { .. }))
             .await;
         // The run waits on the clock for the reset the agent named, and only for it.
-        assert_eq!(manual.sleeper().await, reset);
+        assert_eq!(manual.waiter().await, reset);
         manual.advance(Duration::from_hours(5) - Duration::from_secs(1));
-        assert_eq!(manual.sleeper().await, reset);
+        assert_eq!(manual.waiter().await, reset);
         assert!(!again.exists(), "the turn ran again before the reset");
         manual.advance(Duration::from_secs(1));
     });
@@ -314,7 +314,7 @@ async fn an_outage_pauses_its_seat_until_a_probe_and_a_probe_that_works_ends_it(
     let (outcome, ()) = tokio::join!(ep.run(&plan, config, &events), async {
         reconnect_for_the_outage_wait(&events, &manual, &mut ticks).await;
         // The outage's first wait is 30 s from the turn that ended it; the network is back.
-        assert_eq!(manual.sleeper().await, first_probe);
+        assert_eq!(manual.waiter().await, first_probe);
         std::fs::write(ep.fx.root.join("online"), "").expect("online");
         manual.advance(Duration::from_secs(30));
     });
