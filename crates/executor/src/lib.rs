@@ -157,7 +157,8 @@
 //! - **A failed turn is classified once** (`classify.rs`): output that looks transient (rate
 //!   limit, overload, 429/5xx, a reset connection) is retried with exponential backoff and
 //!   jitter ([`RetryPolicy`](epic_agents::RetryPolicy), 3 attempts), each retry an event; a usage limit pauses its seat
-//!   until the reset and an outage with growing probes, both bounded by `RunConfig::max_wait`; a
+//!   until the reset and an outage with growing probes, both bounded by `RunConfig::max_wait`
+//!   and timed on `RunConfig::clock` ([`Clock`]; a test moves a [`ManualClock`]); a
 //!   seat not logged in stops the run; only a failure of the story's own fails the story. A turn
 //!   killed at its deadline used its budget and is not retried.
 //! - **The checkpoint is the only durable state**, written atomically after planning and after
@@ -184,6 +185,7 @@ mod baseline;
 mod blocked;
 mod budget;
 mod chat;
+mod clock;
 mod error;
 mod event;
 mod evidence;
@@ -206,6 +208,7 @@ pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
 };
 pub use blocked::RejectedBy;
+pub use clock::{Clock, ManualClock};
 pub use error::StoryError;
 pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
 pub use gates::Gates;

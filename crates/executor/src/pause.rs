@@ -27,6 +27,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::Clock;
 use crate::event::{Event, EventSink};
 use epic_agents::classify::{self, Class, DEFAULT_LIMIT_WAIT};
 use epic_agents::{Reply, SeatError};
@@ -139,6 +140,8 @@ pub struct SeatPauses {
     state: Mutex<State>,
     stopped: CancellationToken,
     events: EventSink,
+    /// What "now" is, and what the pauses wait on.
+    clock: Clock,
 }
 
 impl fmt::Debug for SeatPauses {
@@ -153,14 +156,16 @@ impl fmt::Debug for SeatPauses {
 impl SeatPauses {
     /// No seat paused; a pause may last `max_wait`; a turn that streams only "cannot reach the
     /// service" for `outage_wait` is ended as an outage (`OutageWatch`); [`Event::SeatPaused`]
-    /// and [`Event::SeatResumed`] go to `events`.
-    pub fn new(max_wait: Duration, outage_wait: Duration, events: EventSink) -> Self {
+    /// and [`Event::SeatResumed`] go to `events`; the time is read from `clock`, and pauses wait
+    /// on it.
+    pub fn new(max_wait: Duration, outage_wait: Duration, events: EventSink, clock: Clock) -> Self {
         Self {
             max_wait,
             outage_wait,
             state: Mutex::new(State::default()),
             stopped: CancellationToken::new(),
             events,
+            clock,
         }
     }
 
@@ -173,6 +178,7 @@ impl SeatPauses {
     pub(crate) fn watch(&self, cancel: CancellationToken) -> OutageWatch {
         OutageWatch {
             wait: self.outage_wait,
+            clock: self.clock.clone(),
             cancel,
             state: Mutex::new(Watched::default()),
         }
@@ -213,11 +219,11 @@ impl SeatPauses {
                 }
                 state.seats.get(seat).map(|pause| pause.until)
             };
-            let Some(wait) = until.and_then(|until| remaining(Timestamp::now(), until)) else {
+            let Some(until) = until.filter(|until| *until > self.clock.now()) else {
                 return Ok(());
             };
             tokio::select! {
-                () = tokio::time::sleep(wait) => {}
+                () = self.clock.wait_until(until) => {}
                 () = cancel.cancelled() => return Err(SeatError::Cancelled),
                 () = self.stopped.cancelled() => {}
             }
@@ -231,7 +237,7 @@ impl SeatPauses {
         story: &str,
         result: &Result<Reply, SeatError>,
     ) -> After {
-        let now = Timestamp::now();
+        let now = self.clock.now();
         let (status, tail) = match result {
             Ok(_) => {
                 self.resumed(seat, now);
@@ -240,7 +246,7 @@ impl SeatPauses {
             Err(SeatError::Failed { status, tail, .. }) => (status, tail),
             Err(_) => return After::Done,
         };
-        match classify::classify_now(status, tail) {
+        match classify::classify(status, tail, now, &jiff::tz::TimeZone::system()) {
             Class::UsageLimit { resets } => {
                 let until = resets
                     .and_then(|resets| remaining(now, resets).map(|_| resets))
@@ -369,7 +375,7 @@ impl SeatPauses {
 #[derive(Debug, Default)]
 struct Watched {
     /// Since when every line has been an outage line.
-    since: Option<tokio::time::Instant>,
+    since: Option<Timestamp>,
     /// The last of them.
     line: String,
     /// Whether the watch ended the turn.
@@ -385,6 +391,7 @@ struct Watched {
 #[derive(Debug)]
 pub(crate) struct OutageWatch {
     wait: Duration,
+    clock: Clock,
     cancel: CancellationToken,
     state: Mutex<Watched>,
 }
@@ -392,11 +399,11 @@ pub(crate) struct OutageWatch {
 impl OutageWatch {
     /// Looks at a chunk of the turn's output.
     pub(crate) fn chunk(&self, text: &str) {
-        self.chunk_at(text, tokio::time::Instant::now());
+        self.chunk_at(text, self.clock.now());
     }
 
     /// [`chunk`](Self::chunk), as seen at `now`.
-    fn chunk_at(&self, text: &str, now: tokio::time::Instant) {
+    fn chunk_at(&self, text: &str, now: Timestamp) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         let joined = format!("{}{text}", std::mem::take(&mut state.partial));
         let mut lines: Vec<&str> = joined.split('\n').collect();
@@ -425,7 +432,7 @@ impl OutageWatch {
         if !state.fired
             && state
                 .since
-                .is_some_and(|since| now.duration_since(since) >= self.wait)
+                .is_some_and(|since| remaining(since, now).unwrap_or_default() >= self.wait)
         {
             state.fired = true;
             self.cancel.cancel();
@@ -505,6 +512,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::clock::ManualClock;
 
     fn failed(tail: &str) -> Result<Reply, SeatError> {
         Err(SeatError::Failed {
@@ -514,6 +522,18 @@ mod tests {
             tail: tail.into(),
             usage: None,
         })
+    }
+
+    /// Any fixed time: the tests read no other clock.
+    fn start() -> Timestamp {
+        "2030-01-01T08:00:00Z".parse().unwrap()
+    }
+
+    /// Seat pauses on a manual clock at [`start`], with `max_wait` and a 2-minute outage wait.
+    fn pauses(max_wait: Duration, events: EventSink) -> (SeatPauses, ManualClock) {
+        let manual = ManualClock::new(start());
+        let pauses = SeatPauses::new(max_wait, Duration::from_mins(2), events, manual.clock());
+        (pauses, manual)
     }
 
     fn recording() -> (EventSink, Arc<Mutex<Vec<Event>>>) {
@@ -536,8 +556,8 @@ mod tests {
     #[test]
     fn a_usage_limit_pauses_only_its_seat() {
         let (events, seen) = recording();
-        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
-        let reset = Timestamp::now().as_second() + 3600;
+        let (pauses, _) = pauses(Duration::from_hours(6), events);
+        let reset = start().as_second() + 3600;
         let after = pauses.after_turn(
             "claude",
             "a",
@@ -555,10 +575,51 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_turn_on_a_paused_seat_waits_on_the_clock_until_the_reset() {
+        let (events, _) = recording();
+        let (pauses, manual) = pauses(Duration::from_hours(6), events);
+        let reset = start() + Duration::from_hours(5);
+        let limit = failed(&format!(
+            "Claude AI usage limit reached|{}",
+            reset.as_second()
+        ));
+        assert_eq!(pauses.after_turn("claude", "a", &limit), After::Again);
+        let pauses = Arc::new(pauses);
+        let cancel = CancellationToken::new();
+        let turn = tokio::spawn({
+            let (pauses, cancel) = (Arc::clone(&pauses), cancel.clone());
+            async move { pauses.before_turn("claude", &cancel).await }
+        });
+        // Another seat is not held.
+        assert!(matches!(pauses.before_turn("codex", &cancel).await, Ok(())));
+        assert_eq!(manual.waiter().await, reset);
+        manual.advance(Duration::from_hours(5) - Duration::from_secs(1));
+        // Woken a second early, it waits on until the reset.
+        assert_eq!(manual.waiter().await, reset);
+        assert!(!turn.is_finished());
+        manual.advance(Duration::from_secs(1));
+        assert!(matches!(turn.await.unwrap(), Ok(())));
+    }
+
+    #[test]
+    fn a_reset_already_past_pauses_for_the_floor() {
+        let (events, _) = recording();
+        let (pauses, _) = pauses(Duration::from_hours(6), events);
+        // The service's clock is a minute ahead of ours, or the line was read late.
+        let past = start().as_second() - 60;
+        let limit = failed(&format!("Claude AI usage limit reached|{past}"));
+        assert_eq!(pauses.after_turn("claude", "a", &limit), After::Again);
+        assert_eq!(
+            pauses.state().seats["claude"].until,
+            start() + MIN_LIMIT_WAIT
+        );
+    }
+
     #[test]
     fn a_pause_past_max_wait_stops_the_run() {
         let (events, _) = recording();
-        let pauses = SeatPauses::new(Duration::from_mins(30), Duration::from_mins(2), events);
+        let (pauses, _) = pauses(Duration::from_mins(30), events);
         let after = pauses.after_turn(
             "codex",
             "a",
@@ -573,7 +634,7 @@ mod tests {
     #[test]
     fn not_logged_in_refuses_the_seat() {
         let (events, _) = recording();
-        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
+        let (pauses, _) = pauses(Duration::from_hours(6), events);
         let after = pauses.after_turn("claude", "a", &failed("Not logged in · Please run /login"));
         assert_eq!(after, After::Stop);
         let Some(SeatStop::NotLoggedIn { fix, .. }) = pauses.stop() else {
@@ -590,29 +651,27 @@ mod tests {
     #[test]
     fn an_outage_probes_with_growing_waits_and_a_success_ends_it() {
         let (events, seen) = recording();
-        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
+        let (pauses, manual) = pauses(Duration::from_hours(6), events);
         let outage = failed("API Error: Can't reach the API server (ENOTFOUND)");
-        let before = Timestamp::now();
         assert_eq!(pauses.after_turn("claude", "a", &outage), After::Again);
         let first = pauses.state().seats["claude"].until;
-        assert!(first.duration_since(before) >= SignedDuration::from_secs(30));
+        assert_eq!(first, start() + OUTAGE_FIRST);
         // Another story's turn meets it before the probe: it waits for the same probe.
         assert_eq!(pauses.after_turn("claude", "b", &outage), After::Again);
         assert_eq!(pauses.state().seats["claude"].until, first);
         // The probe (the turn run again) fails too: the next wait doubles.
-        pauses.state().seats.get_mut("claude").unwrap().until = Timestamp::now();
+        manual.set(first);
         // A transient failure that outlasted the seat's retries counts as the outage.
-        let before = Timestamp::now();
         assert_eq!(
             pauses.after_turn("claude", "a", &failed("HTTP 503 Service Unavailable")),
             After::Again
         );
         let state = pauses.state();
         assert_eq!(state.seats["claude"].probes, 2);
-        assert!(state.seats["claude"].until.duration_since(before) >= SignedDuration::from_mins(1));
+        assert_eq!(state.seats["claude"].until, first + Duration::from_mins(1));
         drop(state);
         // The next probe succeeds: the seat is no longer paused.
-        pauses.state().seats.get_mut("claude").unwrap().until = Timestamp::now();
+        manual.advance(Duration::from_mins(1));
         assert_eq!(
             pauses.after_turn("claude", "a", &Ok(Reply::new("ok"))),
             After::Done
@@ -634,11 +693,10 @@ mod tests {
     #[test]
     fn a_turn_that_only_reconnects_is_ended_as_an_outage() {
         let (events, _) = recording();
-        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
+        let (pauses, _) = pauses(Duration::from_hours(6), events);
         let cancel = CancellationToken::new();
         let watch = pauses.watch(cancel.clone());
-        let start = tokio::time::Instant::now();
-        let at = |minutes: u64| start + Duration::from_mins(minutes);
+        let at = |minutes: u64| start() + Duration::from_mins(minutes);
         let line = r#"{"type":"error","message":"Reconnecting... waiting for network (Connection failed)"}"#;
         watch.chunk_at(&format!("{{\"type\":\"turn.started\"}}\n{line}\n"), at(0));
         watch.chunk_at(&format!("{line}\n"), at(1));
@@ -670,7 +728,7 @@ mod tests {
     #[test]
     fn other_failures_stand() {
         let (events, seen) = recording();
-        let pauses = SeatPauses::new(Duration::from_hours(6), Duration::from_mins(2), events);
+        let (pauses, _) = pauses(Duration::from_hours(6), events);
         assert_eq!(
             pauses.after_turn("claude", "a", &failed("error: no such file")),
             After::Done

@@ -442,6 +442,7 @@ impl Lander {
             self.config.max_wait,
             self.config.outage_wait,
             Arc::clone(&self.events),
+            self.config.clock.clone(),
         ));
         let recorder = Recorder::new(
             LANDING,

@@ -1,10 +1,15 @@
-//! `epic run` against an agent's usage limit and login: a limit pauses its seat and the story
-//! still ends done; a reset past `--max-wait` is exit 130 with the state kept (a rerun
-//! finishes); a seat not logged in is exit 2 with the fix; `epic status` shows a pause.
+//! `epic run` against an agent's usage limit and login: a limit pauses its seat, which `epic
+//! status` shows, and fails no story; a reset past `--max-wait` is exit 130 with the state kept
+//! (a rerun finishes); a seat not logged in is exit 2 with the fix.
+//!
+//! The binary reads the system's clock, which a test does not move: these tests wait on what
+//! the run says (its stderr, its exit) and never for a pause to end. How long a pause lasts and
+//! when the turn runs again are the executor's tests, on a clock they move
+//! (`crates/executor/tests/it/limits.rs`).
 
+use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
 use crate::util::{PATIENCE, Repo, file_plan};
 
@@ -52,26 +57,6 @@ fn failed_turns(events: &[serde_json::Value]) -> usize {
         .iter()
         .filter(|event| event["ok"] == false)
         .count()
-}
-
-#[test]
-fn a_usage_limit_pauses_the_seat_and_the_story_still_ends_done() {
-    let repo = Repo::new();
-    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
-    let agent = limited_agent(&repo, "Claude AI usage limit reached|RESET", 2);
-    let run = repo.run(&["run", "plan.json", "--coder", &agent, "--no-progress"]);
-    run.assert_code(0);
-    assert!(run.stderr.contains("paused until"), "{run}");
-    let events = events(&repo);
-    let paused = of_kind(&events, "seat_paused");
-    assert_eq!(paused.len(), 1, "{events:#?}");
-    assert_eq!(paused[0]["story"], "a");
-    assert_eq!(paused[0]["reason"], "usage limit");
-    assert_eq!(failed_turns(&events), 1);
-    assert!(of_kind(&events, "story_failed").is_empty());
-    assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
-    let report = repo.run(&["report", "--format", "json"]).json();
-    assert_eq!(report["stories"][0]["status"], "done");
 }
 
 #[test]
@@ -124,8 +109,56 @@ fn a_seat_not_logged_in_is_exit_2_with_the_fix_and_no_story_fails() {
     rerun.assert_code(0);
 }
 
+/// `epic run`'s stderr, read line by line on a thread of its own: [`until`](Self::until) a line
+/// says something, then [`rest`](Self::rest) once the run ended.
+struct Stderr {
+    lines: std::sync::mpsc::Receiver<String>,
+    read: String,
+}
+
+impl Stderr {
+    fn of(child: &mut std::process::Child) -> Self {
+        let stderr = child.stderr.take().expect("a piped stderr");
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            lines,
+            read: String::new(),
+        }
+    }
+
+    /// Waits for a line that contains `text`: fails the test when the run's stderr ends without
+    /// one, or none comes within [`PATIENCE`].
+    fn until(&mut self, text: &str) {
+        loop {
+            match self.lines.recv_timeout(PATIENCE) {
+                Ok(line) => {
+                    self.read.push_str(&line);
+                    self.read.push('\n');
+                    if line.contains(text) {
+                        return;
+                    }
+                }
+                Err(error) => panic!("no line with {text:?} ({error}): {}", self.read),
+            }
+        }
+    }
+
+    /// Everything it said, once the run ended.
+    fn rest(mut self) -> String {
+        self.read.extend(self.lines.iter().map(|line| line + "\n"));
+        self.read
+    }
+}
+
 #[test]
-fn status_shows_a_paused_seat() {
+fn a_usage_limit_pauses_the_seat_status_shows_it_and_no_story_fails() {
     let repo = Repo::new();
     repo.write("plan.json", file_plan(&[("a", &[], "x")]));
     let agent = limited_agent(
@@ -133,7 +166,7 @@ fn status_shows_a_paused_seat() {
         "You've hit your limit · resets 3am (Europe/Lisbon)",
         0,
     );
-    let child = repo
+    let mut child = repo
         // The reset is up to a day ahead.
         .command(&[
             "run",
@@ -148,21 +181,10 @@ fn status_shows_a_paused_seat() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn epic run");
-    let start = Instant::now();
-    let status = loop {
-        let status = repo.run(&["status", "--format", "json"]);
-        if status.code == Some(0) {
-            let json = status.json();
-            if json["paused"]
-                .as_array()
-                .is_some_and(|paused| !paused.is_empty())
-            {
-                break json;
-            }
-        }
-        assert!(start.elapsed() < PATIENCE, "no pause shown: {status}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    // The run says so once the pause is in its log, which `epic status` reads.
+    let mut stderr = Stderr::of(&mut child);
+    stderr.until("paused until");
+    let status = repo.run(&["status", "--format", "json"]).json();
     assert_eq!(status["paused"][0]["reason"], "usage limit");
     assert_eq!(status["paused"][0]["story"], "a");
     let until: jiff::Timestamp = status["paused"][0]["until"]
@@ -186,10 +208,20 @@ fn status_shows_a_paused_seat() {
         .unwrap();
     assert!(killed.success());
     let output = child.wait_with_output().expect("wait for epic run");
-    assert_eq!(output.status.code(), Some(130));
+    assert_eq!(output.status.code(), Some(130), "{}", stderr.rest());
+    let events = events(&repo);
+    let paused = of_kind(&events, "seat_paused");
+    assert_eq!(paused.len(), 1, "{events:#?}");
+    assert_eq!(paused[0]["story"], "a");
+    assert_eq!(paused[0]["reason"], "usage limit");
+    assert_eq!(failed_turns(&events), 1);
+    assert!(of_kind(&events, "story_failed").is_empty());
     let rerun = repo.run(&["run", "plan.json", "--coder", &agent, "--no-progress"]);
     rerun.assert_code(0);
     assert!(Path::new(&repo.temp().join("limited")).exists());
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(report["stories"][0]["status"], "done");
 }
 
 #[test]

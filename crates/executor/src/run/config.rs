@@ -10,6 +10,7 @@ use epic_state_store::{Holder, LockError};
 
 #[cfg(doc)]
 use super::run_epic;
+use crate::clock::Clock;
 use crate::schedule::Policy;
 use crate::story;
 use crate::task_loop::NoopPolicy;
@@ -127,6 +128,10 @@ pub struct RunConfig {
     /// Where stories work (`--worktrees`): slot worktrees reused story after story, or a new
     /// worktree per story.
     pub worktrees: WorktreeMode,
+    /// The clock seat pauses read and wait on (a usage limit's reset, an outage's probes,
+    /// `max_wait`, `outage_wait`): the system's, or a [`ManualClock`](crate::ManualClock) a test
+    /// moves. Not an option of the CLI.
+    pub clock: Clock,
 }
 
 /// Where stories work (`--worktrees`). Either way, `.worktreeinclude` at the repository root
@@ -205,6 +210,7 @@ impl RunConfig {
             max_wait: DEFAULT_MAX_WAIT,
             outage_wait: Duration::from_mins(2),
             worktrees: WorktreeMode::Warm,
+            clock: Clock::system(),
         }
     }
 }

@@ -139,6 +139,7 @@ pub async fn run_epic(
         config.max_wait,
         config.outage_wait,
         Arc::clone(&events),
+        config.clock.clone(),
     ));
     let tasks = tasks
         .with_guard(Arc::clone(&guard))

@@ -223,25 +223,75 @@ pub(crate) fn plan(description: &str) -> StoryPlan {
     }
 }
 
-/// Events collected by a test.
-#[derive(Clone, Default)]
-pub(crate) struct Events(Arc<Mutex<Vec<Event>>>);
+/// Events collected by a test, which may wait for one ([`until`](Self::until)).
+#[derive(Clone)]
+pub(crate) struct Events {
+    seen: Arc<Mutex<Vec<Event>>>,
+    /// How many have come: changes with each.
+    count: Arc<tokio::sync::watch::Sender<usize>>,
+}
+
+impl Default for Events {
+    fn default() -> Self {
+        Self {
+            seen: Arc::default(),
+            count: Arc::new(tokio::sync::watch::Sender::new(0)),
+        }
+    }
+}
 
 impl Events {
     pub(crate) fn sink(&self) -> EventSink {
-        let events = Arc::clone(&self.0);
-        Arc::new(move |event| events.lock().expect("events").push(event))
+        let (seen, count) = (Arc::clone(&self.seen), Arc::clone(&self.count));
+        Arc::new(move |event| {
+            seen.lock().expect("events").push(event);
+            count.send_modify(|count| *count += 1);
+        })
     }
 
     /// Every event but the chunks of output.
     pub(crate) fn steps(&self) -> Vec<Event> {
-        self.0
+        self.seen
             .lock()
             .expect("events")
             .iter()
             .filter(|event| !matches!(event, Event::TurnOutput { .. }))
             .cloned()
             .collect()
+    }
+
+    /// Waits for the first event, chunks of output included, that `wanted` accepts (at once if
+    /// one already came); fails the test when none comes within [`PATIENCE`].
+    pub(crate) async fn until(&self, what: &str, wanted: impl Fn(&Event) -> bool) -> Event {
+        self.until_nth(what, 1, wanted).await
+    }
+
+    /// [`until`](Self::until) the `nth` event (from 1) that `wanted` accepts.
+    pub(crate) async fn until_nth(
+        &self,
+        what: &str,
+        nth: usize,
+        wanted: impl Fn(&Event) -> bool,
+    ) -> Event {
+        let mut count = self.count.subscribe();
+        let found = tokio::time::timeout(PATIENCE, async {
+            loop {
+                let found = self
+                    .seen
+                    .lock()
+                    .expect("events")
+                    .iter()
+                    .filter(|event| wanted(event))
+                    .nth(nth - 1)
+                    .cloned();
+                if let Some(event) = found {
+                    return event;
+                }
+                count.changed().await.expect("the sender lives in self");
+            }
+        })
+        .await;
+        found.unwrap_or_else(|_| panic!("no {what} within {PATIENCE:?}: {:#?}", self.steps()))
     }
 }
 

@@ -1,20 +1,34 @@
 //! Repeated statuses of one worktree, the way the executor runs them: after the first, the quick
 //! pass trusts what the file-system monitor (`src/monitor.rs`) says has not changed. Each test
 //! moves the worktree in a way a watch can lose track of, then checks every status against
-//! `git status`. They run within one second where they can, so a same-size edit is invisible to
-//! the stat data's size and seconds, and only the monitor (or the change time) can tell.
+//! `git status`. Their edits keep each file's size and modification time (to the nanosecond), so
+//! that only the monitor (or the change time, which no program sets) can tell.
 
 use std::path::Path;
 
 use epic_git_ops::{Git, GixGit};
 
-use crate::status_scan::{assert_like_git, at_the_start_of_a_second, committed};
+use crate::status_scan::{assert_like_git, committed};
 use crate::support::Repo;
 
-/// Rewrites `rel` with its content upper-cased: the same size.
+/// Rewrites `rel` with its content upper-cased: the same size, and the same time.
 fn same_size_edit(repo: &Repo, rel: &str) {
-    let old = std::fs::read_to_string(repo.path.join(rel)).expect("read");
-    repo.write(rel, &old.to_uppercase());
+    let path = repo.path.join(rel);
+    let old = std::fs::read_to_string(&path).expect("read");
+    write_keeping_time(&path, &path, &old.to_uppercase());
+}
+
+/// Writes `content` to `path` with the modification time `like` has now.
+fn write_keeping_time(like: &Path, path: &Path, content: &str) {
+    let time = std::fs::metadata(like)
+        .and_then(|meta| meta.modified())
+        .expect("a file's time");
+    std::fs::write(path, content).expect("write");
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|file| file.set_modified(time))
+        .expect("set the file's time");
 }
 
 /// Edits each of `rels` size-for-size in the main worktree; the next status must name exactly
@@ -33,7 +47,6 @@ fn paths(git: &GixGit, dir: &Path) -> Vec<String> {
 
 /// A repository from [`committed`] and a handle whose monitor has seen one status.
 fn watched() -> (Repo, GixGit) {
-    at_the_start_of_a_second();
     let repo = committed();
     let git = repo.handle();
     assert!(
@@ -84,7 +97,7 @@ fn an_atomic_save_is_seen() {
     for rel in ["src/lib.rs", "ünï/日本.txt", "a.txt"] {
         let old = std::fs::read_to_string(repo.path.join(rel)).expect("read");
         let beside = repo.path.join(format!("{rel}.tmp"));
-        std::fs::write(&beside, old.to_uppercase()).expect("write");
+        write_keeping_time(&repo.path.join(rel), &beside, &old.to_uppercase());
         std::fs::rename(&beside, repo.path.join(rel)).expect("rename over");
         assert_like_git(&repo, &git, &format!("{rel} saved atomically"));
     }
@@ -155,7 +168,8 @@ fn a_linked_worktree_has_a_monitor_of_its_own() {
     ]);
     assert!(paths(&git, &linked).is_empty(), "a new worktree is clean");
     same_size_edit(&repo, "src/lib.rs");
-    std::fs::write(linked.join("docs/guide.md"), "DOCS/GUIDE.MD\n").expect("write");
+    let guide = linked.join("docs/guide.md");
+    write_keeping_time(&guide, &guide, "DOCS/GUIDE.MD\n");
     assert_eq!(paths(&git, &repo.path), ["src/lib.rs"]);
     assert_eq!(paths(&git, &linked), ["docs/guide.md"]);
     // Removed by hand and added again at the same place: nothing kept from before survives.

@@ -274,14 +274,41 @@ fn each_change_alone_is_seen_like_git() {
     }
 }
 
+/// A time long past, to date files and indexes to: what counts is their order, not the clock.
+fn long_ago() -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000)
+}
+
+/// Sets the modification time of the file at `path`.
+fn date(path: &Path, at: std::time::SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .and_then(|file| file.set_modified(at))
+        .unwrap_or_else(|error| panic!("date {}: {error}", path.display()));
+}
+
+/// Dates every tracked file to [`long_ago`] and has git record their stat data in an index
+/// written after them: no file is racy.
+fn settle(repo: &Repo) {
+    for path in FILES {
+        date(&repo.path.join(path), long_ago());
+    }
+    repo.git(&["update-index", "--really-refresh"]);
+}
+
 #[test]
 fn a_touched_file_in_an_older_index_is_unchanged() {
     let repo = committed();
     let git = repo.handle();
     // An index written well after the files: their stat data are not racy.
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    repo.git(&["update-index", "--really-refresh"]);
+    settle(&repo);
     repo.git(&["status"]);
+    // And well before the touches that follow: theirs are not racy either, only new.
+    date(
+        &repo.path.join(".git/index"),
+        long_ago() + std::time::Duration::from_hours(1),
+    );
     apply(&repo, &Change::Touch { file: 1 });
     apply(
         &repo,
@@ -299,8 +326,7 @@ fn an_executable_bit_is_seen_without_ctime() {
     // Without ctime, a chmod leaves every compared stat field as it was: only the mode shows it.
     repo.git(&["config", "core.trustCTime", "false"]);
     let git = repo.handle();
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    repo.git(&["update-index", "--really-refresh"]);
+    settle(&repo);
     apply(&repo, &Change::Chmod { file: 1 });
     assert_like_git(&repo, &git, "a chmod");
     assert_eq!(
@@ -349,16 +375,6 @@ proptest! {
     }
 }
 
-/// Waits for the start of the next second of the clock.
-pub(crate) fn at_the_start_of_a_second() {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970");
-    std::thread::sleep(std::time::Duration::from_nanos(
-        1_000_000_000 - u64::from(now.subsec_nanos()),
-    ));
-}
-
 /// Dates the index back to the start of the second in which its oldest file was written: every
 /// tracked file is then racy (written no earlier than the index, as far as its times tell) and
 /// stays so however long the test takes, as if everything since happened within that second.
@@ -378,13 +394,10 @@ fn keep_racy(repo: &Repo) {
         .duration_since(std::time::UNIX_EPOCH)
         .expect("after 1970")
         .as_secs();
-    std::fs::File::options()
-        .write(true)
-        .open(repo.path.join(".git/index"))
-        .and_then(|index| {
-            index.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(second))
-        })
-        .expect("date the index back");
+    date(
+        &repo.path.join(".git/index"),
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(second),
+    );
 }
 
 #[test]
@@ -394,7 +407,9 @@ fn a_file_read_once_is_trusted_only_while_its_stat_data_stay() {
     keep_racy(&repo);
     let git = repo.handle();
     // The first status reads every file and keeps what it read (their change times are
-    // settled by then); the next ones must still see every change.
+    // settled by then); the next ones must still see every change. The one wait left in these
+    // tests: a change time is the kernel's, which no program can set back (what `scan.rs`
+    // relies on), so only time makes it settled (50 ms before a status begins).
     std::thread::sleep(std::time::Duration::from_millis(100));
     for round in 0..3 {
         assert!(
