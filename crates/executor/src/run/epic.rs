@@ -91,6 +91,7 @@ pub async fn run_epic(
     } = preflight(&git, &plan, &config, events).await?;
     let history = History::new(previous_report(&dir).await);
     let all_gates = Gates::new(config.gates.iter().cloned(), config.gate_timeout)
+        .with_reruns(config.gate_reruns)
         .with_sandbox(sandbox.clone())
         .with_tidying(Arc::clone(&git));
     let Some(baseline) =
