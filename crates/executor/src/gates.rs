@@ -347,14 +347,7 @@ impl Gates {
             if let Some(tampered) = tampered
                 && !matches!(&ran, Ok(finished) if matches!(finished.ending, Ending::Cancelled))
             {
-                let (result, issue) = tampered_result(command, duration, &tampered, leftovers);
-                // Changing epic's files is not chance: running it again would only repeat it.
-                return Ok(Run {
-                    result,
-                    issue,
-                    output: String::new(),
-                    rerun: false,
-                });
+                return Ok(tampered_result(command, duration, &tampered, leftovers));
             }
         }
         let (status, output) = match ran {
@@ -467,13 +460,14 @@ struct Run {
     rerun: bool,
 }
 
-/// The red result of `command`, which changed files epic guards (put back since).
+/// The red run of `command`, which changed files epic guards (put back since): never rerun,
+/// since changing epic's files is not chance and running it again would only repeat it.
 fn tampered_result(
     command: &str,
     duration: Duration,
     tampered: &Tampered,
     leftovers: Vec<String>,
-) -> (GateResult, Option<Issue>) {
+) -> Run {
     let result = GateResult {
         command: command.to_owned(),
         passed: false,
@@ -499,7 +493,12 @@ fn tampered_result(
             tampered.paths()
         ),
     );
-    (result, Some(issue))
+    Run {
+        result,
+        issue: Some(issue),
+        output: String::new(),
+        rerun: false,
+    }
 }
 
 #[cfg(test)]
@@ -630,6 +629,18 @@ mod tests {
         )
     }
 
+    /// The runs `counter` counted.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test reads the counter its gate wrote in a temporary directory"
+    )]
+    fn runs_of(counter: &Path) -> String {
+        std::fs::read_to_string(counter)
+            .expect("runs")
+            .trim()
+            .to_owned()
+    }
+
     #[tokio::test]
     async fn a_red_gate_green_on_its_rerun_passes_keeping_its_first_run() {
         let (dir, state) = (
@@ -675,7 +686,7 @@ mod tests {
         );
         assert_eq!(results.len(), 1);
         assert!(!results[0].passed && results[0].flaky.is_none());
-        assert_eq!(std::fs::read_to_string(&counter).expect("runs").trim(), "3");
+        assert_eq!(runs_of(&counter), "3");
     }
 
     #[tokio::test]
@@ -688,7 +699,7 @@ mod tests {
         let gates = Gates::new([red_until(2, &counter)], Duration::from_secs(20));
         let (review, _) = run(&gates, dir.path()).await;
         assert!(!review.clean);
-        assert_eq!(std::fs::read_to_string(&counter).expect("runs").trim(), "1");
+        assert_eq!(runs_of(&counter), "1");
     }
 
     fn is_send<T: Send>(_: &T) {}
