@@ -88,6 +88,16 @@ fn a_story_gate_red_once_is_flaky_and_the_story_merges() {
     assert!(events_of(&repo, "gate_failed").is_empty());
     assert_eq!(runs(&repo), "2");
     assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "alpha\n");
+    let report = repo.run(&["report", "--format", "json"]).json();
+    let gates = &report["stories"][0]["flaky_gates"];
+    assert_eq!(gates[0]["command"], gate.as_str(), "{report}");
+    assert_eq!(gates[0]["output"], "port 8080 in use", "{report}");
+    let markdown = repo.run(&["report"]);
+    assert!(markdown.stdout.contains("## Flaky gates"), "{markdown}");
+    assert!(
+        markdown.stdout.contains("      port 8080 in use"),
+        "{markdown}"
+    );
 }
 
 #[test]

@@ -88,6 +88,16 @@ async fn a_story_gate_red_once_is_flaky_and_the_story_merges() {
         "2",
         "run once more, then green on every later run"
     );
+    let gates = &outcome.report.stories[0].flaky_gates;
+    assert_eq!(gates.len(), 1, "the report names it: {gates:?}");
+    assert_eq!(
+        (
+            gates[0].runs,
+            gates[0].status.as_str(),
+            gates[0].output.as_str()
+        ),
+        (2, "exit code 1", "port 8080 in use (run 1)")
+    );
     assert!(epic_files(&ep).contains(&"src/a/done.txt".to_owned()));
 }
 
@@ -115,6 +125,7 @@ async fn an_epic_gate_red_once_after_a_merge_keeps_the_merge() {
         Event::EpicGate { story: Some(story), passed: true, .. } if story == "a"
     )));
     assert!(epic_files(&ep).contains(&"src/a/done.txt".to_owned()));
+    assert_eq!(outcome.report.stories[0].flaky_gates.len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,6 +141,10 @@ async fn a_baseline_gate_red_once_lets_the_run_start() {
     assert_eq!(statuses(&outcome), ["a:done"], "{}", reason(&outcome, 0));
     let steps = events.steps();
     assert_eq!(flaky(&steps), the_flake(None));
+    assert!(
+        outcome.report.stories[0].flaky_gates.is_empty(),
+        "the baseline is no story's"
+    );
     assert!(steps.iter().any(|event| matches!(
         event,
         Event::BaselineChecked { failed, cached: false, .. } if failed.is_empty()
