@@ -746,6 +746,18 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             status,
             ..
         } if verbose => format!("story {story}: gate `{command}` failed: {status}"),
+        Event::GateFlaky {
+            story,
+            command,
+            runs,
+            status,
+            output,
+        } => {
+            let whose = story
+                .as_ref()
+                .map_or_else(|| "epic".to_owned(), |story| format!("story {story}"));
+            format!("{whose}: {}", flaky(command, *runs, status, output))
+        }
         Event::GateLeftovers {
             story,
             command,
@@ -969,6 +981,21 @@ pub(crate) fn paused_until(seat: &str, since: &str, until: &str, reason: &str) -
     }
 }
 
+/// A flaky gate in words: the command, how its first run ended with the last line of its
+/// output, and the run that passed (what the live view and `epic land` show).
+pub(crate) fn flaky(command: &str, runs: u32, status: &str, output: &str) -> String {
+    let last = output
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| !line.is_empty());
+    let first = match last {
+        Some(line) => format!("{status}: {line}"),
+        None => status.to_owned(),
+    };
+    format!("gate `{command}` is flaky: red ({first}), green on run {runs}; passed")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1099,6 +1126,28 @@ mod tests {
         assert_eq!(
             describe(&ended(false), true).as_deref(),
             Some("story a: coder turn 2 ended (~1.2k tokens, est.)")
+        );
+    }
+
+    #[test]
+    fn a_flaky_gate_is_named_with_its_first_run() {
+        let flaky = |story: Option<&str>| Event::GateFlaky {
+            story: story.map(String::from),
+            command: "pytest".into(),
+            runs: 2,
+            status: "exit code 1".into(),
+            output: "collected 3 items\n\nFAILED test_port.py::test_bind\n".into(),
+        };
+        assert_eq!(
+            describe(&flaky(Some("a")), false).as_deref(),
+            Some(
+                "story a: gate `pytest` is flaky: red (exit code 1: FAILED \
+                 test_port.py::test_bind), green on run 2; passed"
+            )
+        );
+        assert!(
+            describe(&flaky(None), false)
+                .is_some_and(|line| line.starts_with("epic: gate `pytest` is flaky"))
         );
     }
 

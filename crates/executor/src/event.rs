@@ -196,6 +196,24 @@ pub enum Event {
         /// What happened, in words (`exit code 1`, `timed out after 30s`).
         status: String,
     },
+    /// A gate command was red, then green when run again on the same tree (`--gate-reruns`): it
+    /// counts as passed (the story is not charged), and this keeps its first red run. Emitted
+    /// beside its `gate_passed` or `epic_gate`, in a story's worktree, on the epic head after a
+    /// merge, at the baseline and in landing.
+    GateFlaky {
+        /// The story in whose worktree, or after whose merge, it ran; absent at the baseline and
+        /// in landing.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        story: Option<String>,
+        /// The command.
+        command: String,
+        /// How many runs it took to pass, the first included.
+        runs: u32,
+        /// How its first run ended, in words (`exit code 1`, `timed out after 30s`).
+        status: String,
+        /// The end of its first run's output (at most 4000 bytes).
+        output: String,
+    },
     /// A gate or setup command left files behind (untracked, not ignored, not there before it
     /// ran), and epic removed them: they are not the story's work. Adding them to
     /// `.gitignore` keeps them.

@@ -35,6 +35,20 @@ pub struct GateResult {
     /// The files it left behind, removed since: untracked, not ignored, not there before it
     /// ran (`__pycache__/…`, `test-results.xml`, a `.snap.new`), sorted.
     pub leftovers: Vec<String>,
+    /// Set when the command was red and then green when run again on the same tree (a flaky
+    /// test, a port still in use): it counts as passed, and this keeps its first red run.
+    pub flaky: Option<Flake>,
+}
+
+/// The first, red run of a command that passed when run again ([`GateResult::flaky`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flake {
+    /// How that run ended, in words (`exit code 1`, `timed out after 30s`).
+    pub status: String,
+    /// The end of its output (at most 4000 bytes), trimmed.
+    pub output: String,
+    /// How many runs it took to pass, the first included (2 with one rerun).
+    pub runs: u32,
 }
 
 impl GateResult {
@@ -44,6 +58,18 @@ impl GateResult {
             story: story.map(str::to_owned),
             command: self.command.clone(),
             paths: self.leftovers.clone(),
+        })
+    }
+
+    /// The event telling that this command was red, then green when run again, if it was:
+    /// what each caller emits beside its passed event, naming `story` when there is one.
+    pub fn flaky_event(&self, story: Option<&str>) -> Option<crate::Event> {
+        self.flaky.as_ref().map(|flake| crate::Event::GateFlaky {
+            story: story.map(str::to_owned),
+            command: self.command.clone(),
+            runs: flake.runs,
+            status: flake.status.clone(),
+            output: flake.output.clone(),
         })
     }
 }
@@ -81,6 +107,8 @@ pub struct Gates {
     guard: Option<Arc<TurnGuard>>,
     /// The repository, to remove what each command leaves behind; none outside a run.
     git: Option<Tidy>,
+    /// How many more times a red command runs on the same tree before it counts as red.
+    reruns: u32,
 }
 
 /// The repository through which [`Gates`] remove what a command left behind.
@@ -102,7 +130,18 @@ impl Gates {
             sandbox: Sandbox::off(),
             guard: None,
             git: None,
+            reruns: 0,
         }
+    }
+
+    /// These gates running a red command up to `reruns` more times on the same tree before it
+    /// counts as red (`--gate-reruns`; none by default): green on a rerun, it passed and its
+    /// [`GateResult::flaky`] keeps the first run. A command that changed files epic guards is
+    /// red at once, never rerun.
+    #[must_use]
+    pub fn with_reruns(mut self, reruns: u32) -> Self {
+        self.reruns = reruns;
+        self
     }
 
     /// These gates removing, after each command, the files it left behind in the directory it
@@ -208,10 +247,13 @@ impl Gates {
             sandbox: self.sandbox.clone(),
             guard: self.guard.clone(),
             git: self.git.clone(),
+            reruns: self.reruns,
         }
     }
 
-    /// Runs one command: its result, and its issue when it is red.
+    /// Runs one command, and again up to `reruns` times while it is red: its result (green if
+    /// any run was, flaky if the first was not), and its issue when every run was red (the
+    /// last run's). What each run left behind is removed after it; the result names them all.
     async fn run_command(
         &self,
         command: &str,
@@ -219,6 +261,51 @@ impl Gates {
         env: &[(String, String)],
         cancel: &CancellationToken,
     ) -> Result<(GateResult, Option<Issue>), GatesCancelled> {
+        let first = self.run_once(command, dir, env, cancel).await?;
+        if first.result.passed || !first.rerun {
+            return Ok((first.result, first.issue));
+        }
+        let mut last = first.clone();
+        let mut duration = first.result.duration;
+        let mut leftovers = first.result.leftovers.clone();
+        for run in 2..=self.reruns.saturating_add(1) {
+            let again = self.run_once(command, dir, env, cancel).await?;
+            duration += again.result.duration;
+            leftovers.extend(again.result.leftovers.iter().cloned());
+            leftovers.sort();
+            leftovers.dedup();
+            if again.result.passed {
+                let result = GateResult {
+                    duration,
+                    leftovers,
+                    flaky: Some(Flake {
+                        status: first.result.status,
+                        output: first.output,
+                        runs: run,
+                    }),
+                    ..again.result
+                };
+                return Ok((result, None));
+            }
+            let rerun = again.rerun;
+            last = again;
+            if !rerun {
+                break;
+            }
+        }
+        last.result.duration = duration;
+        last.result.leftovers = leftovers;
+        Ok((last.result, last.issue))
+    }
+
+    /// Runs one command once.
+    async fn run_once(
+        &self,
+        command: &str,
+        dir: &Path,
+        env: &[(String, String)],
+        cancel: &CancellationToken,
+    ) -> Result<Run, GatesCancelled> {
         let spec = Spec {
             program: "sh".into(),
             // `exec 2>&1` first: one interleaved stream, so the tail shows the error in
@@ -280,8 +367,14 @@ impl Gates {
                             duration,
                             status: "passed".to_owned(),
                             leftovers,
+                            flaky: None,
                         };
-                        return Ok((result, None));
+                        return Ok(Run {
+                            result,
+                            issue: None,
+                            output: String::new(),
+                            rerun: false,
+                        });
                     }
                     Ending::Exited(status) => (process::describe_status(status), output),
                     Ending::TimedOut => (
@@ -303,10 +396,16 @@ impl Gates {
             duration,
             status,
             leftovers,
+            flaky: None,
         };
         // The command once, in the title: the reason a person reads names it with the task.
         let issue = Issue::new(Severity::Critical, format!("gate `{command}`"), description);
-        Ok((result, Some(issue)))
+        Ok(Run {
+            result,
+            issue: Some(issue),
+            output: output.to_owned(),
+            rerun: true,
+        })
     }
 
     /// The untracked, not ignored files of `dir` before a command, when tidying (and the
@@ -348,19 +447,34 @@ impl Gates {
     }
 }
 
-/// The red result of `command`, which changed files epic guards (put back since).
+/// One run of one command.
+#[derive(Clone)]
+struct Run {
+    result: GateResult,
+    /// Its issue, when it was red.
+    issue: Option<Issue>,
+    /// The end of its output when it was red, trimmed (empty when green).
+    output: String,
+    /// Whether running it again may change the verdict: a red exit or deadline, not a change
+    /// to epic's files.
+    rerun: bool,
+}
+
+/// The red run of `command`, which changed files epic guards (put back since): never rerun,
+/// since changing epic's files is not chance and running it again would only repeat it.
 fn tampered_result(
     command: &str,
     duration: Duration,
     tampered: &Tampered,
     leftovers: Vec<String>,
-) -> (GateResult, Option<Issue>) {
+) -> Run {
     let result = GateResult {
         command: command.to_owned(),
         passed: false,
         duration,
         status: "changed files that are epic's".to_owned(),
         leftovers,
+        flaky: None,
     };
     let concurrent = if tampered.concurrent {
         " An agent turn or another command ran at the same time, so the change may have been \
@@ -379,7 +493,12 @@ fn tampered_result(
             tampered.paths()
         ),
     );
-    (result, Some(issue))
+    Run {
+        result,
+        issue: Some(issue),
+        output: String::new(),
+        rerun: false,
+    }
 }
 
 #[cfg(test)]
@@ -498,6 +617,89 @@ mod tests {
         assert_eq!(result, Err(GatesCancelled));
         let pid = running.await.expect("the trigger");
         assert!(wait_dead(pid), "the gate {pid} outlived the cancellation");
+    }
+
+    /// A gate that is red until its `n`th run, counting its runs in `counter` (outside the
+    /// directory it runs in).
+    fn red_until(n: u32, counter: &Path) -> String {
+        format!(
+            "c={counter}; n=$(($(cat \"$c\" 2>/dev/null || echo 0) + 1)); echo $n > \"$c\"; \
+             [ $n -ge {n} ] || {{ echo \"red run $n\"; exit 1; }}",
+            counter = counter.display()
+        )
+    }
+
+    /// The runs `counter` counted.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "a test reads the counter its gate wrote in a temporary directory"
+    )]
+    fn runs_of(counter: &Path) -> String {
+        std::fs::read_to_string(counter)
+            .expect("runs")
+            .trim()
+            .to_owned()
+    }
+
+    #[tokio::test]
+    async fn a_red_gate_green_on_its_rerun_passes_keeping_its_first_run() {
+        let (dir, state) = (
+            tempfile::tempdir().expect("dir"),
+            tempfile::tempdir().expect("dir"),
+        );
+        let counter = state.path().join("runs");
+        let gates = Gates::new(
+            [red_until(2, &counter), "touch after".into()],
+            Duration::from_secs(20),
+        )
+        .with_reruns(1);
+        let (review, results) = run(&gates, dir.path()).await;
+        assert!(review.clean, "{review:?}");
+        assert_eq!(results.len(), 2, "one result per command, reruns included");
+        let flake = results[0].flaky.as_ref().expect("flaky");
+        assert!(results[0].passed);
+        assert_eq!(
+            (flake.status.as_str(), flake.output.as_str(), flake.runs),
+            ("exit code 1", "red run 1", 2)
+        );
+        let event = results[0].flaky_event(Some("s")).expect("the flaky event");
+        assert!(
+            matches!(event, crate::Event::GateFlaky { ref story, runs: 2, .. } if story.as_deref() == Some("s"))
+        );
+        assert!(results[1].flaky.is_none() && results[1].flaky_event(None).is_none());
+        assert!(dir.path().join("after").exists(), "the gates went on");
+    }
+
+    #[tokio::test]
+    async fn a_gate_red_on_every_run_is_red() {
+        let (dir, state) = (
+            tempfile::tempdir().expect("dir"),
+            tempfile::tempdir().expect("dir"),
+        );
+        let counter = state.path().join("runs");
+        let gates = Gates::new([red_until(4, &counter)], Duration::from_secs(20)).with_reruns(2);
+        let (review, results) = run(&gates, dir.path()).await;
+        assert!(!review.clean);
+        assert!(
+            review.issues[0].description.contains("red run 3"),
+            "the last run's output"
+        );
+        assert_eq!(results.len(), 1);
+        assert!(!results[0].passed && results[0].flaky.is_none());
+        assert_eq!(runs_of(&counter), "3");
+    }
+
+    #[tokio::test]
+    async fn without_reruns_a_red_gate_runs_once() {
+        let (dir, state) = (
+            tempfile::tempdir().expect("dir"),
+            tempfile::tempdir().expect("dir"),
+        );
+        let counter = state.path().join("runs");
+        let gates = Gates::new([red_until(2, &counter)], Duration::from_secs(20));
+        let (review, _) = run(&gates, dir.path()).await;
+        assert!(!review.clean);
+        assert_eq!(runs_of(&counter), "1");
     }
 
     fn is_send<T: Send>(_: &T) {}

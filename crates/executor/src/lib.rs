@@ -217,7 +217,7 @@ pub use pause::{SeatPauses, SeatStop};
 // bookkeeping, the gates' results, the report's writer.
 pub use budget::Budget;
 pub use chat::{Chat, ChatContext, Recorder};
-pub use gates::{GateResult, GatesCancelled};
+pub use gates::{Flake, GateResult, GatesCancelled};
 pub use merge_queue::ProvenHead;
 pub use record::ReportDocument;
 pub use record::{logging_sink, write_report};

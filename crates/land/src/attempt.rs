@@ -454,6 +454,7 @@ impl Lander {
         .with_budget(Some(budget))
         .with_pauses(Some(pauses));
         let gates = Gates::new(self.config.gates.iter().cloned(), self.config.gate_timeout)
+            .with_reruns(self.config.gate_reruns)
             .with_sandbox(sandbox.clone())
             .with_tidying(Arc::clone(&self.git))
             .with_guard(Arc::clone(&guard));

@@ -357,6 +357,9 @@ impl Lander {
                 duration_ms: u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX),
                 status: result.status.clone(),
             });
+            if let Some(event) = result.flaky_event(None) {
+                events(event);
+            }
             if let Some(event) = result.leftovers_event(None) {
                 events(event);
             }

@@ -32,6 +32,8 @@ const MISSING: &str = "—";
 /// - `## Already in place`, when a story merged nothing because its work was already on the
 ///   epic branch: each such story with the commit its evidence was checked on, and each file of
 ///   the evidence with the names it provides;
+/// - `## Flaky gates`, when a gate command was red and then green when run again: each story's
+///   such commands, how the first run ended, and the last lines of its output;
 /// - the totals `- Estimated tokens: ~480` and `- Estimated cost: ~$0.04`; the cost total names
 ///   the stories it leaves out for want of a price;
 /// - `## Usage by seat`, when the report carries it;
@@ -103,6 +105,7 @@ pub fn render_markdown(report: &EpicReport) -> String {
 
     story_table(report, &mut lines);
     in_place(report, &mut lines);
+    flaky_gates(report, &mut lines);
     totals(report, &mut lines);
     seats(report, &mut lines);
     runs(report, &mut lines);
@@ -171,6 +174,53 @@ fn note(story: &StoryOutcome) -> String {
     } else {
         cell(&parts.join("; "))
     }
+}
+
+/// How many lines of a flaky gate's first run the Markdown report shows (the JSON keeps its
+/// whole tail).
+const FLAKY_LINES: usize = 10;
+
+/// `## Flaky gates`: each story's gate commands that were red, then green when run again, with
+/// how the first run ended and the last lines of its output.
+fn flaky_gates(report: &EpicReport, lines: &mut Vec<String>) {
+    if report
+        .stories
+        .iter()
+        .all(|story| story.flaky_gates.is_empty())
+    {
+        return;
+    }
+    lines.push("## Flaky gates".into());
+    lines.push(String::new());
+    lines.push(
+        "These gate commands were red, then green when run again on the same tree: they counted \
+         as passed (`--gate-reruns`). Their first run's output ends with:"
+            .into(),
+    );
+    lines.push(String::new());
+    for story in &report.stories {
+        for gate in &story.flaky_gates {
+            lines.push(format!(
+                "- {}: {} red ({}), green on run {}",
+                inline(&story.id),
+                code_or_missing(&gate.command),
+                gate.status,
+                gate.runs
+            ));
+            let output: Vec<&str> = gate.output.trim_end().lines().collect();
+            if output.is_empty() {
+                continue;
+            }
+            lines.push(String::new());
+            let start = output.len().saturating_sub(FLAKY_LINES);
+            // An indented code block inside the list item: no fence the output could close.
+            for line in &output[start..] {
+                lines.push(format!("      {line}").trim_end().to_owned());
+            }
+            lines.push(String::new());
+        }
+    }
+    lines.push(String::new());
 }
 
 /// `## Already in place`: each story that merged nothing because its work was already on the
@@ -644,6 +694,43 @@ fn gantt_text(story: &StoryOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flaky_gates_are_named_with_their_first_runs_output() {
+        use crate::model::FlakyGate;
+
+        let report = EpicReport::new("e", "epic/e")
+            .with_story(
+                StoryOutcome::new("a", "A", OutcomeStatus::Done).with_flaky_gates(vec![
+                    FlakyGate::new("pytest", 2, "exit code 1", "collected 3\n\nport in use\n"),
+                ]),
+            )
+            .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Done));
+        let markdown = render_markdown(&report);
+        assert!(
+            markdown.contains(
+                "## Flaky gates\n\nThese gate commands were red, then green when run again on \
+                 the same tree: they counted as passed (`--gate-reruns`). Their first run's \
+                 output ends with:\n\n- a: `pytest` red (exit code 1), green on run 2\n\n      \
+                 collected 3\n\n      port in use\n"
+            ),
+            "{markdown}"
+        );
+        let json = serde_json::to_string(&report.stories[0]).expect("json");
+        assert!(
+            json.contains(
+                r#""flaky_gates":[{"command":"pytest","runs":2,"status":"exit code 1","output":"collected 3\n\nport in use\n"}]"#
+            ),
+            "{json}"
+        );
+        assert!(
+            !serde_json::to_string(&report.stories[1])
+                .expect("json")
+                .contains("flaky_gates")
+        );
+        let plain = render_markdown(&EpicReport::new("e", "epic/e"));
+        assert!(!plain.contains("Flaky"));
+    }
 
     #[test]
     fn a_story_already_in_place_says_so_with_its_evidence() {

@@ -244,6 +244,44 @@ pub struct StoryOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "InPlace")]
     pub in_place: Option<InPlace>,
+    /// The gate commands that were red, then green when run again on the same tree
+    /// (`--gate-reruns`), in the story's worktree or on the epic head after its merge, in the
+    /// run that settled it, in order; each keeps its first, red run. Absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky_gates: Vec<FlakyGate>,
+}
+
+/// A gate command red on its first run and green when run again on the same tree
+/// ([`StoryOutcome::flaky_gates`]): it counted as passed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct FlakyGate {
+    /// The command.
+    pub command: String,
+    /// How many runs it took to pass, the first included.
+    pub runs: u32,
+    /// How its first run ended, in words (`exit code 1`, `timed out after 30s`).
+    pub status: String,
+    /// The end of its first run's output (at most 4000 bytes).
+    pub output: String,
+}
+
+impl FlakyGate {
+    /// Command `command`, green on run `runs` after a first run that ended with `status` and
+    /// `output`.
+    pub fn new(
+        command: impl Into<String>,
+        runs: u32,
+        status: impl Into<String>,
+        output: impl Into<String>,
+    ) -> Self {
+        Self {
+            command: command.into(),
+            runs,
+            status: status.into(),
+            output: output.into(),
+        }
+    }
 }
 
 /// A story found already in place: its work was on the epic branch before it changed anything,
@@ -596,7 +634,15 @@ impl StoryOutcome {
             usage: None,
             proven_with: Vec::new(),
             in_place: None,
+            flaky_gates: Vec::new(),
         }
+    }
+
+    /// With the gate commands that were flaky for it ([`StoryOutcome::flaky_gates`]).
+    #[must_use]
+    pub fn with_flaky_gates(mut self, gates: Vec<FlakyGate>) -> Self {
+        self.flaky_gates = gates;
+        self
     }
 
     /// Found already in place, with the evidence epic checked ([`InPlace`]).

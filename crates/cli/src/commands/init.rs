@@ -79,6 +79,10 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # Deadline of one gate command, in seconds.
 # gate_timeout = 1800
 
+# How many more times a red gate command runs on the same tree before it counts as red; green on
+# a rerun, it is flaky (the event `gate_flaky`) and passed. 0: no reruns.
+# gate_reruns = 1
+
 # The longest a seat's pause may last: an agent at its usage limit pauses until the reset, an
 # outage until a probe gets through; a pause that would end later stops the run (exit 130, a
 # rerun resumes). Whole seconds, or with units: "90m", "6h", "1h30m", "2d".

@@ -288,6 +288,16 @@ fn line(event: &Event, quiet: bool, verbose: bool) -> Option<String> {
         Event::EpicGate {
             command, status, ..
         } => Some(format!("land: gate `{command}`: {status}\n")),
+        Event::GateFlaky {
+            command,
+            runs,
+            status,
+            output,
+            ..
+        } => Some(format!(
+            "land: {}\n",
+            crate::progress::flaky(command, *runs, status, output)
+        )),
         Event::RunNote { message } | Event::Note { message, .. } => {
             Some(format!("land: {message}\n"))
         }

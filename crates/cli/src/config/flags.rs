@@ -30,7 +30,7 @@ impl Reads for ForRun {
 }
 
 /// The options landing reads (`epic land`): the coder, who resolves conflicts and red gates, its
-/// rounds and turns, the gates, the test guard's patterns, the sandbox and what it shows, the
+/// rounds and turns, the gates (their reruns), the test guard's patterns, the sandbox and what it shows, the
 /// house rules, the budget, the seat pauses and the prices (`epic.toml` only), and the epic
 /// branch.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,13 +38,14 @@ pub(crate) struct ForLanding;
 
 impl ForLanding {
     /// The keys, in [`keys`](super::keys) order.
-    pub(crate) const KEYS: [&'static str; 14] = [
+    pub(crate) const KEYS: [&'static str; 15] = [
         "epic_branch",
         "coder",
         "gate",
         "max_rounds",
         "turn_timeout",
         "gate_timeout",
+        "gate_reruns",
         "test_pattern",
         "sandbox",
         "expose",

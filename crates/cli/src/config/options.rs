@@ -16,8 +16,8 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ConfigError, Count, Dollars, NonBlank, ParseError, PriceOverride, SeatSpec, Seconds, StorePath,
-    Wait,
+    ConfigError, Count, Dollars, NonBlank, ParseError, PriceOverride, Reruns, SeatSpec, Seconds,
+    StorePath, Wait,
 };
 
 /// The config file's name, at the repository root.
@@ -142,6 +142,13 @@ pub(crate) struct RunOptions {
     /// Deadline of one gate command in seconds (1 to 2592000).
     #[arg(long, value_name = "SECS")]
     pub(crate) gate_timeout: Option<Seconds>,
+
+    /// How many more times a red gate command runs on the same tree before it counts as red (0
+    /// to 10; 0: none): green on a rerun, the command is flaky and passed, the story is not
+    /// charged, and the event `gate_flaky` keeps its first run's output. In a story's task loop,
+    /// on the epic head after a merge, at the baseline and in landing.
+    #[arg(long, value_name = "N")]
+    pub(crate) gate_reruns: Option<Reruns>,
 
     /// Commands run with `sh -c` in every fresh or caught-up story worktree (dependency
     /// installs).
@@ -353,6 +360,7 @@ impl RunOptions {
             max_tasks: u32::try_from(config.max_tasks).ok().and_then(Count::new),
             turn_timeout: Seconds::new(config.turn_timeout),
             gate_timeout: Seconds::new(config.gate_timeout),
+            gate_reruns: Reruns::new(config.gate_reruns),
             setup: Some(texts(config.setup)),
             keep_worktrees: Some(config.keep_worktrees),
             allow_red_baseline: Some(config.allow_red_baseline),
@@ -603,6 +611,7 @@ mod tests {
         assert_eq!(config.max_tasks, 30);
         assert_eq!(config.turn_timeout, Duration::from_mins(30));
         assert_eq!(config.gate_timeout, Duration::from_mins(30));
+        assert_eq!(config.gate_reruns, 1);
         assert_eq!(config.schedule, Policy::CriticalPath);
         assert_eq!(config.test_patterns, epic_guard::DEFAULT_TEST_PATTERNS);
         assert_eq!(config.sandbox, SandboxMode::Auto);
@@ -630,6 +639,7 @@ mod tests {
                 max_tasks: Count::new(30),
                 turn_timeout: Seconds::new(Duration::from_mins(30)),
                 gate_timeout: Seconds::new(Duration::from_mins(30)),
+                gate_reruns: Reruns::new(1),
                 setup: Some(vec![]),
                 keep_worktrees: Some(false),
                 allow_red_baseline: Some(false),
@@ -731,7 +741,7 @@ mod tests {
                 switches += 1;
             }
         }
-        assert_eq!((valued, switches), (15, 4));
+        assert_eq!((valued, switches), (16, 4));
     }
 
     #[test]
@@ -753,6 +763,7 @@ mod tests {
                 "max_tasks",
                 "turn_timeout",
                 "gate_timeout",
+                "gate_reruns",
                 "setup",
                 "keep_worktrees",
                 "allow_red_baseline",
@@ -800,6 +811,7 @@ mod tests {
         assert_eq!(config.max_tasks, 12);
         assert_eq!(config.turn_timeout, Duration::from_mins(10));
         assert_eq!(config.gate_timeout, Duration::from_mins(5));
+        assert_eq!(config.gate_reruns, 0);
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.merge_batch, 2);

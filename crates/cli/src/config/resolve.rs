@@ -11,7 +11,9 @@ use epic_process::sandbox::UserHome;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Count, FILE_NAME, NonBlank, PriceOverride, RunOptions, SeatSpec, Seconds, Wait};
+use super::{
+    Count, FILE_NAME, NonBlank, PriceOverride, Reruns, RunOptions, SeatSpec, Seconds, Wait,
+};
 use crate::error::{CommandError, Kind};
 
 /// Every `epic run` option resolved ([`resolve`]): the flags over `epic.toml` over the defaults.
@@ -330,6 +332,10 @@ impl Resolved {
         set(
             &mut config.gate_timeout,
             options.gate_timeout.map(Seconds::duration),
+        );
+        set(
+            &mut config.gate_reruns,
+            options.gate_reruns.map(Reruns::get),
         );
         set(&mut config.setup, texts(&options.setup));
         set(&mut config.keep_worktrees, options.keep_worktrees);

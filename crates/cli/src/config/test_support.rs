@@ -40,6 +40,7 @@ max_rounds = 4
 max_tasks = 12
 turn_timeout = 600
 gate_timeout = 300
+gate_reruns = 0
 setup = ["npm ci"]
 keep_worktrees = true
 allow_red_baseline = true

@@ -1,4 +1,4 @@
-//! The value types of the run options ([`Count`], [`Seconds`], [`Wait`], [`Dollars`],
+//! The value types of the run options ([`Count`], [`Reruns`], [`Seconds`], [`Wait`], [`Dollars`],
 //! [`SeatSpec`], [`NonBlank`], [`StorePath`], [`PriceOverride`]): each checks itself the same way
 //! from a flag (`FromStr`) and from `epic.toml` (serde), so a value is refused for the same reason
 //! and in the same words wherever it is written; each has its JSON Schema.
@@ -174,6 +174,68 @@ impl JsonSchema for Count {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({"type": "integer", "minimum": 1, "maximum": u32::MAX})
+    }
+}
+
+/// How many times a red gate command runs again: a whole number from 0 to [`MAX_RERUNS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "u32")]
+pub(crate) struct Reruns(u32);
+
+/// The most reruns accepted: each is a whole run of a gate command, and a command red eleven
+/// times in a row is red.
+pub(crate) const MAX_RERUNS: u32 = 10;
+
+impl Reruns {
+    /// `n`, if it is at most [`MAX_RERUNS`].
+    pub(crate) fn new(n: u32) -> Option<Self> {
+        (n <= MAX_RERUNS).then_some(Self(n))
+    }
+
+    /// The number.
+    pub(crate) fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl TryFrom<i64> for Reruns {
+    type Error = ValueError;
+
+    fn try_from(n: i64) -> Result<Self, ValueError> {
+        u32::try_from(n).ok().and_then(Self::new).ok_or_else(|| {
+            ValueError(format!(
+                "expected a whole number from 0 to {MAX_RERUNS}, not {n}"
+            ))
+        })
+    }
+}
+
+impl FromStr for Reruns {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        let n: i64 = text.trim().parse().map_err(|_| {
+            ValueError(format!(
+                "expected a whole number from 0 to {MAX_RERUNS}, not `{text}`"
+            ))
+        })?;
+        n.try_into()
+    }
+}
+
+impl From<Reruns> for u32 {
+    fn from(reruns: Reruns) -> Self {
+        reruns.0
+    }
+}
+
+impl JsonSchema for Reruns {
+    fn schema_name() -> Cow<'static, str> {
+        "Reruns".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "integer", "minimum": 0, "maximum": MAX_RERUNS})
     }
 }
 

@@ -14,6 +14,7 @@ mod contract;
 mod crash;
 mod demo;
 mod examples;
+mod flaky_gates;
 mod graph;
 mod guarded_files;
 mod house_rules;

@@ -378,6 +378,9 @@ impl<'a> Batch<'a> {
                     duration_ms: millis(result),
                     status: result.status.clone(),
                 });
+                if let Some(event) = result.flaky_event(Some(&story)) {
+                    events(event);
+                }
                 if let Some(event) = result.leftovers_event(Some(&story)) {
                     events(event);
                 }

@@ -60,6 +60,9 @@ pub struct RunConfig {
     pub turn_timeout: Duration,
     /// The deadline of one gate or setup command (`--gate-timeout`).
     pub gate_timeout: Duration,
+    /// How many more times a red gate command runs on the same tree before it counts as red
+    /// (`--gate-reruns`): green on a rerun, it is flaky and passed. `0`: no reruns.
+    pub gate_reruns: u32,
     /// Keep a story's worktree after it merged (`--keep-worktrees`).
     pub keep_worktrees: bool,
     /// Start although the gates fail on the epic head (`--allow-red-baseline`).
@@ -188,6 +191,7 @@ impl RunConfig {
             max_tasks: 30,
             turn_timeout: Duration::from_mins(30),
             gate_timeout: Duration::from_mins(30),
+            gate_reruns: 1,
             keep_worktrees: false,
             allow_red_baseline: false,
             merge_batch: DEFAULT_MERGE_BATCH,

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{RunConfig, RunError, RunOutcome};
 use super::event_loop::Loop;
+use super::flakes::Flakes;
 use super::preflight::{Ready, check_baseline, preflight};
 use super::report::{History, report_unstarted};
 use crate::baseline::GateBaseline;
@@ -89,8 +90,12 @@ pub async fn run_epic(
         head,
         merged,
     } = preflight(&git, &plan, &config, events).await?;
+    // Every sink of the run's stories is made from this one: their flaky gates reach the report.
+    let flakes = Flakes::default();
+    let events = flakes.recording(events);
     let history = History::new(previous_report(&dir).await);
     let all_gates = Gates::new(config.gates.iter().cloned(), config.gate_timeout)
+        .with_reruns(config.gate_reruns)
         .with_sandbox(sandbox.clone())
         .with_tidying(Arc::clone(&git));
     let Some(baseline) =
@@ -167,7 +172,7 @@ pub async fn run_epic(
         pauses,
         run: history.number(),
     });
-    let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, history)
+    let outcome = Loop::new(Arc::clone(&shared), &plan, &merged, history, flakes)
         .run(cancel)
         .await;
     if !outcome.interrupted {

@@ -8,12 +8,13 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use epic_report::{EpicReport, OutcomeStatus, StoryOutcome, UsageMeter};
+use epic_report::{EpicReport, OutcomeStatus, StoryOutcome, UsageMeter, UsageTotals};
 use epic_story_plan::ValidPlan;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::config::RunOutcome;
+use super::flakes::Flakes;
 use super::report::{History, build_report};
 use crate::event::Event;
 use crate::pause::SeatStop;
@@ -35,6 +36,8 @@ pub(super) struct Loop {
     free_slots: BTreeSet<usize>,
     /// Worktrees of stories merged in this run, waiting for their cleanup task: (story, path).
     removals: Vec<(String, PathBuf)>,
+    /// The stories' flaky gates, for their outcomes.
+    flakes: Flakes,
 }
 
 impl fmt::Debug for Loop {
@@ -54,6 +57,7 @@ impl Loop {
         plan: &ValidPlan,
         merged: &[(usize, String)],
         history: History,
+        flakes: Flakes,
     ) -> Self {
         let n = plan.plan().stories.len();
         let mut outcomes = vec![None; n];
@@ -123,6 +127,7 @@ impl Loop {
             board,
             free_slots: (0..concurrency).collect(),
             removals: Vec::new(),
+            flakes,
         }
     }
 
@@ -447,21 +452,30 @@ impl Loop {
         );
     }
 
+    /// The outcome of story `index` as `end` leaves it, before its ending says how it ended:
+    /// its times, its run, its flaky gates, its usage (`totals`) and its branch.
+    fn outcome_of(&self, index: usize, end: &StoryEnd, totals: &UsageTotals) -> StoryOutcome {
+        let story = &self.plan.plan().stories[index];
+        let mut outcome = StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Done)
+            .started(end.started_at)
+            .finished(end.finished_at)
+            .in_run(self.history.number())
+            .with_flaky_gates(self.flakes.take(&story.id));
+        if totals.turns > 0 {
+            outcome = outcome.with_usage(totals);
+        }
+        if let Some(branch) = &end.branch {
+            outcome = outcome.on_branch(branch);
+        }
+        outcome
+    }
+
     /// Records how story `index` ended and what that changes for the others.
     fn finish(&mut self, index: usize, end: StoryEnd, stories: &CancellationToken) {
         self.usage.absorb(&end.usage);
         let story = &self.plan.plan().stories[index];
         let totals = end.usage.totals();
-        let mut outcome = StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Done)
-            .started(end.started_at)
-            .finished(end.finished_at)
-            .in_run(self.history.number());
-        if totals.turns > 0 {
-            outcome = outcome.with_usage(&totals);
-        }
-        if let Some(branch) = &end.branch {
-            outcome = outcome.on_branch(branch);
-        }
+        let mut outcome = self.outcome_of(index, &end, &totals);
         let change = Move {
             branch: end.branch.clone(),
             estimated_tokens: (totals.turns > 0).then_some(totals.usage.total),

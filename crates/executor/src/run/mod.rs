@@ -2,13 +2,14 @@
 //! (`config.rs`: [`RunConfig`], [`RunOutcome`], [`RunError`]), everything before the first story
 //! (`preflight.rs`: the lock, the baseline; `epic_branch.rs`: the epic branch in its worktree;
 //! `recover.rs`: a merge a dead run left unproven, the stories merged on earlier runs), the scheduler loop that starts
-//! ready stories in free slots and records how they end (`event_loop.rs`), and the report as it
-//! stands (`report.rs`).
+//! ready stories in free slots and records how they end (`event_loop.rs`; each story's flaky gates
+//! from `flakes.rs`), and the report as it stands (`report.rs`).
 
 mod config;
 mod epic;
 mod epic_branch;
 mod event_loop;
+mod flakes;
 mod preflight;
 mod recover;
 mod report;

@@ -389,6 +389,9 @@ pub(super) async fn check_baseline(
             duration_ms: u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX),
             status: result.status.clone(),
         });
+        if let Some(event) = result.flaky_event(None) {
+            sink(event);
+        }
         if let Some(event) = result.leftovers_event(None) {
             sink(event);
         }

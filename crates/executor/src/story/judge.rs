@@ -287,6 +287,9 @@ impl Work {
                     status: result.status.clone(),
                 }
             });
+            if let Some(event) = result.flaky_event(Some(&story)) {
+                events(event);
+            }
             if let Some(event) = result.leftovers_event(Some(&story)) {
                 events(event);
             }

@@ -50,6 +50,9 @@ impl Run<'_> {
                     status: result.status.clone(),
                 }
             });
+            if let Some(event) = result.flaky_event(Some(&story)) {
+                events(event);
+            }
             if let Some(event) = result.leftovers_event(Some(&story)) {
                 events(event);
             }

@@ -15,6 +15,7 @@ mod containment;
 mod epic_failures;
 mod epic_run;
 mod epic_support;
+mod flaky_gates;
 mod gate_leftovers;
 mod guarded_files;
 mod happy;
