@@ -166,11 +166,12 @@ fn mod_rs_logic(text: &str) -> Option<usize> {
 /// Each crate directory, its package, and the internal packages it may depend on (normal,
 /// build and target-specific dependencies; dev-dependencies are free). No arrow runs up.
 const LAYERS: &[(&str, &str, &[&str])] = &[
+    ("watch", "epic-watch", &[]),
     ("story-plan", "epic-story-plan", &[]),
     ("perimeter", "epic-perimeter", &["epic-story-plan"]),
     ("report", "epic-report", &[]),
-    ("state-store", "epic-state-store", &[]),
-    ("git-ops", "epic-git-ops", &[]),
+    ("state-store", "epic-state-store", &["epic-watch"]),
+    ("git-ops", "epic-git-ops", &["epic-watch"]),
     ("process", "epic-process", &["epic-git-ops"]),
     (
         "guard",

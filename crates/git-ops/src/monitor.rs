@@ -29,6 +29,7 @@
 
 use std::collections::HashMap;
 
+use epic_watch::{Change, Event, WatchId, Watcher};
 use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
 use gix::index::entry::Stat;
 
@@ -158,13 +159,12 @@ impl Listing {
     }
 }
 
-/// Directory listings of one worktree, and the inotify instance that keeps them true.
+/// Directory listings of one worktree, and the kernel notifications that keep them true.
 #[derive(Debug)]
 pub(crate) struct Monitor {
-    #[cfg(target_os = "linux")]
-    fd: std::os::fd::OwnedFd,
+    watcher: Watcher,
     /// Each watch's directory, relative to the worktree root (`""` for the root).
-    dirs: HashMap<i32, BString>,
+    dirs: HashMap<WatchId, BString>,
     /// Listings read after their directory was watched, patched by every event since.
     listings: HashMap<BString, Listing>,
     /// How many events it has taken in: unchanged, nothing it watches changed.
@@ -183,129 +183,81 @@ pub(crate) enum Watching {
 }
 
 /// A directory watched during a walk: its watch and its path relative to the root.
-pub(crate) type Watched = (i32, BString);
+pub(crate) type Watched = (WatchId, BString);
 
 impl Monitor {
     /// A monitor for the worktree at `workdir`, if its file system is known to report every
-    /// change through inotify and an instance is available.
-    #[cfg(target_os = "linux")]
+    /// change to the kernel's notifications and an instance is available.
     pub(crate) fn open(workdir: &std::path::Path) -> Option<Self> {
-        use rustix::fs::inotify::{CreateFlags, init};
-
-        let kind = rustix::fs::statfs(workdir).ok()?.f_type;
-        if !LOCAL.contains(&kind) {
+        if !epic_watch::reports_every_change(workdir) {
             return None;
         }
-        let fd = init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
         Some(Self {
-            fd,
+            watcher: Watcher::new()?,
             dirs: HashMap::new(),
             listings: HashMap::new(),
             generation: 0,
         })
     }
 
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn open(_workdir: &std::path::Path) -> Option<Self> {
-        None
-    }
-
     /// Watches the directory at `path` (`rela` in the worktree); `None` when the kernel refuses
     /// (no watch left, or the directory is gone).
-    #[cfg(target_os = "linux")]
-    pub(crate) fn watch(&self, path: &std::path::Path) -> Option<i32> {
-        use rustix::fs::inotify::{WatchFlags, add_watch};
-
-        let flags = WatchFlags::CREATE
-            | WatchFlags::DELETE
-            | WatchFlags::MODIFY
-            | WatchFlags::ATTRIB
-            | WatchFlags::CLOSE_WRITE
-            | WatchFlags::MOVED_FROM
-            | WatchFlags::MOVED_TO
-            | WatchFlags::DELETE_SELF
-            | WatchFlags::MOVE_SELF
-            | WatchFlags::ONLYDIR
-            | WatchFlags::DONT_FOLLOW
-            | WatchFlags::EXCL_UNLINK;
-        add_watch(&self.fd, path, flags).ok()
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn watch(&self, _path: &std::path::Path) -> Option<i32> {
-        None
+    pub(crate) fn watch(&self, path: &std::path::Path) -> Option<WatchId> {
+        self.watcher.watch(path)
     }
 
     /// Applies every event queued since the last call to the listings. `false` when the queue
     /// cannot be read: the monitor is useless then.
-    #[cfg(target_os = "linux")]
     pub(crate) fn catch_up(&mut self) -> bool {
-        use rustix::fs::inotify::{ReadFlags, Reader};
-
-        let mut buffer = vec![std::mem::MaybeUninit::<u8>::uninit(); 64 * 1024];
-        let mut reader = Reader::new(&self.fd, &mut buffer);
-        let mut events = Vec::new();
-        loop {
-            match reader.next() {
-                Ok(event) => events.push((
-                    event.wd(),
-                    event.events(),
-                    event.file_name().map(|name| BString::from(name.to_bytes())),
-                )),
-                Err(rustix::io::Errno::AGAIN) => break,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(_) => return false,
-            }
-        }
+        let Some(events) = self.watcher.drain() else {
+            return false;
+        };
         self.generation = self
             .generation
             .saturating_add(u64::try_from(events.len()).unwrap_or(u64::MAX));
-        for (wd, flags, name) in events {
-            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+        for Event {
+            watch,
+            name,
+            change,
+            is_dir,
+        } in events
+        {
+            if change == Change::Overflow {
                 // Events were lost: nothing read before can be trusted.
                 self.listings.clear();
                 continue;
             }
-            let Some(dir) = self.dirs.get(&wd).cloned() else {
+            let Some(dir) = self.dirs.get(&watch).cloned() else {
                 continue;
             };
-            if flags.intersects(ReadFlags::IGNORED | ReadFlags::UNMOUNT) {
-                self.dirs.remove(&wd);
-                self.forget(dir.as_bstr());
-                continue;
-            }
-            if flags.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF) {
+            match change {
+                Change::Unwatched => {
+                    self.dirs.remove(&watch);
+                    self.forget(dir.as_bstr());
+                    continue;
+                }
                 // Its watch (and those below it) no longer name that path.
-                self.forget(dir.as_bstr());
-                continue;
+                Change::SelfGone => {
+                    self.forget(dir.as_bstr());
+                    continue;
+                }
+                _ => {}
             }
-            let Some(name) = name else {
+            let Some(name) = name.map(BString::from) else {
                 continue;
             };
             let child = join(dir.as_bstr(), name.as_bstr());
-            let is_dir = flags.contains(ReadFlags::ISDIR);
-            if is_dir
-                && flags.intersects(
-                    ReadFlags::CREATE
-                        | ReadFlags::DELETE
-                        | ReadFlags::MOVED_FROM
-                        | ReadFlags::MOVED_TO,
-                )
-            {
+            if is_dir && matches!(change, Change::Appeared | Change::Vanished) {
                 // A directory appeared, vanished or moved: what was known of that path is not.
                 self.forget(child.as_bstr());
             }
             let Some(listing) = self.listings.get_mut(&dir) else {
                 continue;
             };
-            if flags.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO) {
-                listing.appeared(name.as_bstr(), is_dir);
-            } else if flags.intersects(ReadFlags::DELETE | ReadFlags::MOVED_FROM) {
-                listing.vanished(name.as_bstr());
-            } else if flags
-                .intersects(ReadFlags::MODIFY | ReadFlags::ATTRIB | ReadFlags::CLOSE_WRITE)
-            {
-                listing.touched(name.as_bstr());
+            match change {
+                Change::Appeared => listing.appeared(name.as_bstr(), is_dir),
+                Change::Vanished => listing.vanished(name.as_bstr()),
+                _ => listing.touched(name.as_bstr()),
             }
         }
         true
@@ -314,11 +266,6 @@ impl Monitor {
     /// How many events it has taken in so far (see [`catch_up`](Self::catch_up)).
     pub(crate) fn generation(&self) -> u64 {
         self.generation
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn catch_up(&mut self) -> bool {
-        false
     }
 
     /// Forgets the listings of `dir` and of everything below it, and stops watching the
@@ -340,8 +287,7 @@ impl Monitor {
             .collect();
         for wd in gone {
             self.dirs.remove(&wd);
-            #[cfg(target_os = "linux")]
-            rustix::fs::inotify::remove_watch(&self.fd, wd).ok();
+            self.watcher.unwatch(wd);
         }
     }
 
@@ -367,28 +313,13 @@ pub(crate) fn join(dir: &BStr, name: &BStr) -> BString {
     path
 }
 
-/// File systems whose every change goes through this kernel, so inotify sees it (`statfs`
-/// magic numbers). Network and FUSE file systems are left out: they change underneath.
-#[cfg(target_os = "linux")]
-const LOCAL: [i64; 9] = [
-    0xEF53,      // ext2, ext3, ext4
-    0x0102_1994, // tmpfs
-    0x5846_5342, // xfs
-    0x9123_683E, // btrfs
-    0xF2F5_2010, // f2fs
-    0x2FC1_2FC1, // zfs
-    0x794C_7630, // overlayfs (containers)
-    0xCA45_1A4E, // bcachefs
-    0x8584_58F6, // ramfs
-];
-
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use std::path::Path;
 
     use gix::bstr::{BStr, BString, ByteSlice};
 
-    use super::{Kind, LOCAL, Listing, Meta, Monitor, Slot};
+    use super::{Kind, Listing, Meta, Monitor, Slot};
 
     fn file(name: &str) -> Slot {
         Slot {
@@ -415,9 +346,11 @@ mod tests {
         std::fs::create_dir(root.join("sub")).expect("mkdir");
         std::fs::write(root.join("a"), "a").expect("write");
         std::fs::write(root.join("sub/b"), "b").expect("write");
-        let kind = rustix::fs::statfs(root).expect("statfs").f_type;
         let Some(mut monitor) = Monitor::open(root) else {
-            assert!(!LOCAL.contains(&kind), "no monitor on a local file system");
+            assert!(
+                !epic_watch::reports_every_change(root),
+                "no monitor on a local file system"
+            );
             return None;
         };
         let top = monitor.watch(root).expect("watch");

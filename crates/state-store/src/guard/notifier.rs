@@ -7,6 +7,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use epic_watch::{Change, WatchId};
+
 use super::snapshot::normalized;
 
 /// How often [`Snapshot::take_notified`] reads every watched path all the same.
@@ -17,10 +19,9 @@ pub const SWEEP: Duration = Duration::from_secs(2);
 /// before it was read), and so are the directories that hold the watched files and trees.
 #[derive(Debug)]
 pub struct Notifier {
-    #[cfg(target_os = "linux")]
-    pub(super) fd: std::os::fd::OwnedFd,
+    pub(super) watcher: epic_watch::Watcher,
     /// Each watched directory, by its watch.
-    pub(super) dirs: HashMap<i32, PathBuf>,
+    pub(super) dirs: HashMap<WatchId, PathBuf>,
     /// The watched paths (files, trees' roots) whose changes are taken from events; every other
     /// watch is read again at each snapshot, by its stat data.
     pub(super) trusted: Vec<PathBuf>,
@@ -39,12 +40,9 @@ impl Notifier {
     /// few files a change to which matters most (a configuration) read every time, so that a
     /// write no event reports (through a shared memory map, or a hard link made elsewhere) is
     /// found there at once rather than at the next sweep.
-    #[cfg(target_os = "linux")]
     pub fn new(trusted: &[PathBuf]) -> Option<Self> {
-        use rustix::fs::inotify::{CreateFlags, init};
-        let fd = init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
         Some(Self {
-            fd,
+            watcher: epic_watch::Watcher::new()?,
             dirs: HashMap::new(),
             trusted: trusted.iter().map(|path| normalized(path)).collect(),
             swept: Instant::now(),
@@ -52,35 +50,13 @@ impl Notifier {
         })
     }
 
-    /// A notifier, on a platform that has one: not this one.
-    #[cfg(not(target_os = "linux"))]
-    pub fn new(_trusted: &[PathBuf]) -> Option<Self> {
-        None
-    }
-
     /// Watches the directory `dir` (normalized). A directory the kernel refuses (gone, or no
     /// watch left) is not watched: its changes then show at the next sweep.
-    #[cfg(target_os = "linux")]
     pub(super) fn watch(&mut self, dir: &Path) {
-        use rustix::fs::inotify::{WatchFlags, add_watch};
-        let flags = WatchFlags::CREATE
-            | WatchFlags::DELETE
-            | WatchFlags::MODIFY
-            | WatchFlags::ATTRIB
-            | WatchFlags::CLOSE_WRITE
-            | WatchFlags::MOVED_FROM
-            | WatchFlags::MOVED_TO
-            | WatchFlags::DELETE_SELF
-            | WatchFlags::MOVE_SELF
-            | WatchFlags::ONLYDIR
-            | WatchFlags::DONT_FOLLOW;
-        if let Ok(wd) = add_watch(&self.fd, dir, flags) {
-            self.dirs.insert(wd, dir.to_path_buf());
+        if let Some(watch) = self.watcher.watch(dir) {
+            self.dirs.insert(watch, dir.to_path_buf());
         }
     }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(super) fn watch(&mut self, _dir: &Path) {}
 
     /// Watches the directories on the way to `path` (normalized), from the nearest one that
     /// exists down to its parent: each is watched before the next is looked for, so one made
@@ -109,43 +85,27 @@ impl Notifier {
 
     /// The paths the events queued since the last call name (a directory's own events name the
     /// directory); `None` when events were lost or the queue could not be read.
-    #[cfg(target_os = "linux")]
     pub(super) fn drain(&mut self) -> Option<BTreeSet<PathBuf>> {
-        use rustix::fs::inotify::{ReadFlags, Reader};
-        let mut buffer = vec![std::mem::MaybeUninit::<u8>::uninit(); 64 * 1024];
-        let mut reader = Reader::new(&self.fd, &mut buffer);
         let mut dirty = BTreeSet::new();
-        loop {
-            match reader.next() {
-                Ok(event) => {
-                    let flags = event.events();
-                    if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
-                        return None;
-                    }
-                    let Some(dir) = self.dirs.get(&event.wd()) else {
-                        continue;
-                    };
-                    let path = match event.file_name() {
-                        Some(name) if !name.to_bytes().is_empty() => {
-                            use std::os::unix::ffi::OsStrExt as _;
-                            dir.join(std::ffi::OsStr::from_bytes(name.to_bytes()))
-                        }
-                        _ => dir.clone(),
-                    };
-                    if flags.contains(ReadFlags::IGNORED) {
-                        self.dirs.remove(&event.wd());
-                    }
-                    dirty.insert(path);
-                }
-                Err(rustix::io::Errno::AGAIN) => return Some(dirty),
-                Err(rustix::io::Errno::INTR) => {}
-                Err(_) => return None,
+        for event in self.watcher.drain()? {
+            if event.change == Change::Overflow {
+                return None;
             }
+            let Some(dir) = self.dirs.get(&event.watch) else {
+                continue;
+            };
+            let path = match &event.name {
+                Some(name) => {
+                    use std::os::unix::ffi::OsStrExt as _;
+                    dir.join(std::ffi::OsStr::from_bytes(name))
+                }
+                None => dir.clone(),
+            };
+            if event.change == Change::Unwatched {
+                self.dirs.remove(&event.watch);
+            }
+            dirty.insert(path);
         }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub(super) fn drain(&mut self) -> Option<BTreeSet<PathBuf>> {
-        None
+        Some(dirty)
     }
 }
