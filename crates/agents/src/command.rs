@@ -14,7 +14,9 @@ use crate::agent_output;
 use crate::classify;
 use crate::preset::{Preset, PromptVia};
 use crate::readiness::{self, NotReady};
-use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest};
+use crate::role::Role;
+use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Seat, SeatError, TurnRequest};
+use crate::shell::shell_quote;
 use epic_process::sandbox::Access;
 use epic_process::{self as process, Ending, Limits, Spec};
 
@@ -443,12 +445,6 @@ pub(crate) fn failure_tail(reported_error: Option<&str>, stdout: &str, stderr: &
     tail
 }
 
-/// `text` as one word for `sh`, quoted by [`shlex`] where it needs quoting; a NUL byte, which no
-/// shell word can hold, is shown escaped (the command line is for people to read).
-pub fn shell_quote(text: &str) -> String {
-    shlex::try_quote(text).map_or_else(|_| text.escape_default().to_string(), Into::into)
-}
-
 /// Writes `prompt` to `prompt.md` in a temp directory of its own, outside the worktree (so the
 /// file never shows up as a change of the story): for a preset that takes its prompt as a file.
 /// The directory goes when the returned guard drops.
@@ -483,15 +479,5 @@ mod tests {
             let capped = policy.delay(10);
             assert!(capped <= Duration::from_millis(300));
         }
-    }
-
-    #[test]
-    fn quotes_for_sh() {
-        assert_eq!(shell_quote("claude"), "claude");
-        assert_eq!(shell_quote("it's"), r#""it's""#);
-        assert_eq!(shell_quote("a'b c$"), r#""a'b c"'$'"#);
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote(""), "''");
-        assert_eq!(shell_quote("a\0b"), r"a\u{0}b");
     }
 }

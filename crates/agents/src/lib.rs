@@ -25,14 +25,18 @@ pub mod classify;
 mod command;
 mod preset;
 mod readiness;
+mod role;
 mod script;
 mod seat;
+mod shell;
 
-pub use command::{CommandSeat, ReplyLimits, RetryPolicy, shell_quote};
+pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use preset::{Preset, UnknownPreset};
 pub use readiness::{NotReady, check_preset};
+pub use role::Role;
 pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{
-    BoxFuture, Exchange, NOOP_TOKEN, Progress, ProgressFn, Reply, Role, Seat, SeatError,
-    TurnContext, TurnRequest,
+    BoxFuture, Exchange, NOOP_TOKEN, Progress, ProgressFn, Reply, Seat, SeatError, TurnContext,
+    TurnRequest,
 };
+pub use shell::shell_quote;

@@ -4,8 +4,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::command::shell_quote;
-use crate::seat::Role;
+use crate::role::Role;
+use crate::shell::shell_quote;
 
 /// What Gemini CLI's `--prompt` adds after the prompt on standard input (it needs one to run
 /// headless).

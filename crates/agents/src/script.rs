@@ -4,8 +4,9 @@
 use epic_story_plan::path::is_safe;
 use serde_json::json;
 
+use crate::role::Role;
 use crate::seat::{
-    BoxFuture, NOOP_TOKEN, Progress, ProgressFn, Reply, Role, Seat, SeatError, TurnRequest,
+    BoxFuture, NOOP_TOKEN, Progress, ProgressFn, Reply, Seat, SeatError, TurnRequest,
 };
 
 /// A fenced block of a story's description whose info string is `file <path>`.

@@ -11,34 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use epic_perimeter::{owner_of, paths_named_in};
 use epic_story_plan::{Story, StoryPlan};
-use serde::{Deserialize, Serialize};
 
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
-use crate::event::Event;
+use crate::event::{Event, RejectedBy};
 use crate::prompts;
 use crate::replies::{blocked_on, parse_blocked_answer};
 use epic_agents::{Reply, Role, Seat, SeatError};
-
-/// Who rejected a `BLOCKED_ON:` claim ([`Event::BlockedRejected`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RejectedBy {
-    /// The plan: the need names the story's own path, a merged dependency's or a dependent's.
-    Plan,
-    /// The verifier seat (`--verifier`), which found the need is not missing.
-    Verifier,
-}
-
-impl RejectedBy {
-    /// The lowercase name, as in the event.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Plan => "plan",
-            Self::Verifier => "verifier",
-        }
-    }
-}
 
 /// How a claim was settled ([`settle`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::blocked::RejectedBy;
 use epic_agents::Role;
 
 /// One step of a story's work, as the live view shows it and `events.jsonl` records it.
@@ -589,4 +588,25 @@ pub type EventSink = Arc<dyn Fn(Event) + Send + Sync>;
 /// A sink that drops every event.
 pub fn discard_events() -> EventSink {
     Arc::new(|_| {})
+}
+
+/// Who rejected a `BLOCKED_ON:` claim ([`Event::BlockedRejected`]); here, with the event, so the
+/// events need nothing of the chats that emit them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectedBy {
+    /// The plan: the need names the story's own path, a merged dependency's or a dependent's.
+    Plan,
+    /// The verifier seat (`--verifier`), which found the need is not missing.
+    Verifier,
+}
+
+impl RejectedBy {
+    /// The lowercase name, as in the event.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plan => "plan",
+            Self::Verifier => "verifier",
+        }
+    }
 }

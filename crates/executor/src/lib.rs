@@ -207,9 +207,9 @@ mod test_processes;
 pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
 };
-pub use blocked::RejectedBy;
 pub use clock::{Clock, ManualClock};
 pub use error::StoryError;
+pub use event::RejectedBy;
 pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
 pub use gates::Gates;
 pub use pause::{SeatPauses, SeatStop};
