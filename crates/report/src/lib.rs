@@ -70,6 +70,7 @@ mod markdown;
 mod model;
 mod price;
 mod timeline;
+mod tokens;
 mod usage;
 
 pub use format::{format_usd, round_half_away};
@@ -80,10 +81,8 @@ pub use model::{
 };
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
 pub use timeline::{Span, Timeline};
-pub use usage::{
-    Estimate, ReportedUsage, Usage, UsageMeter, UsageSource, UsageTotals, count_chars,
-    estimate_tokens,
-};
+pub use tokens::{Usage, count_chars, estimate_tokens};
+pub use usage::{Estimate, ReportedUsage, UsageMeter, UsageSource, UsageTotals};
 
 /// The instant type of a story's start and finish: [`jiff::Timestamp`], re-exported so callers
 /// name it without depending on jiff themselves.

@@ -9,7 +9,8 @@ use jiff::tz::Offset;
 use crate::format::{format_duration, format_usd, round_half_away};
 use crate::model::{EpicReport, InPlace, OutcomeStatus, StoryOutcome};
 use crate::timeline::Timeline;
-use crate::usage::{CHARS_PER_TOKEN, UsageSource};
+use crate::tokens::CHARS_PER_TOKEN;
+use crate::usage::UsageSource;
 
 /// A missing cell (U+2014, an em dash).
 const MISSING: &str = "—";

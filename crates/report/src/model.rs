@@ -10,8 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use jiff::Timestamp;
 
-use crate::timeline::{Timeline, elapsed};
-use crate::usage::{UsageSource, UsageTotals};
+use crate::usage::{UsageMeter, UsageSource, UsageTotals};
 
 /// The report of an epic across its runs: every story of the plan, in plan order, with its
 /// outcome as the run that last settled it left it.
@@ -609,11 +608,6 @@ impl EpicReport {
             .iter()
             .filter(|story| story.estimated_tokens.is_some() && story.cost().is_none())
     }
-
-    /// When the stories ran, if any has both a start and a finish.
-    pub fn timeline(&self) -> Option<Timeline<'_>> {
-        Timeline::of(self)
-    }
 }
 
 impl StoryOutcome {
@@ -855,6 +849,20 @@ impl JsonSchema for Estimated {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({ "type": "boolean", "const": true })
     }
+}
+
+impl UsageMeter {
+    /// Each seat's totals as the report carries them, in seat-name order.
+    pub fn seat_usage(&self) -> Vec<SeatUsage> {
+        self.seats()
+            .map(|(seat, totals)| SeatUsage::new(seat, totals))
+            .collect()
+    }
+}
+
+/// How long after `start` `finish` is, or `None` if it is before `start`.
+pub(crate) fn elapsed(start: Timestamp, finish: Timestamp) -> Option<Duration> {
+    Duration::try_from(finish.duration_since(start)).ok()
 }
 
 /// A cost is left out of the JSON when unknown or not finite: JSON has no NaN, and `serde_json`

@@ -1,6 +1,6 @@
 //! [`PriceTable`]: what a seat's tokens cost, by name prefix, with a default for each preset.
 
-use crate::usage::Usage;
+use crate::tokens::Usage;
 
 /// The month the default prices were read.
 pub const PRICES_AS_OF: &str = "2026-07";

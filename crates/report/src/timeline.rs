@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use crate::model::{EpicReport, StoryOutcome};
+use crate::model::{EpicReport, StoryOutcome, elapsed};
 
 /// When the stories of a report ran: each story with a start and a finish no earlier than it.
 ///
@@ -107,7 +107,9 @@ impl<'a> Timeline<'a> {
     }
 }
 
-/// How long after `start` `finish` is, or `None` if it is before `start`.
-pub(crate) fn elapsed(start: Timestamp, finish: Timestamp) -> Option<Duration> {
-    Duration::try_from(finish.duration_since(start)).ok()
+impl EpicReport {
+    /// When the stories ran, if any has both a start and a finish.
+    pub fn timeline(&self) -> Option<Timeline<'_>> {
+        Timeline::of(self)
+    }
 }
