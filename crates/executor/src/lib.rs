@@ -192,15 +192,12 @@ mod evidence;
 mod gates;
 mod merge_queue;
 mod pause;
-mod prompts;
 mod read_only;
 mod record;
-mod replies;
 mod run;
 mod schedule;
 mod story;
 mod task_loop;
-mod task_plan;
 #[cfg(test)]
 mod test_processes;
 
@@ -217,6 +214,7 @@ pub use pause::{SeatPauses, SeatStop};
 // bookkeeping, the gates' results, the report's writer.
 pub use budget::Budget;
 pub use chat::{Chat, ChatContext, Recorder};
+pub use epic_protocol::TaskPlan;
 pub use gates::{Flake, GateResult, GatesCancelled};
 pub use merge_queue::ProvenHead;
 pub use record::ReportDocument;
@@ -228,4 +226,5 @@ pub use run::{
 pub use run::{open_log, prepare_epic_worktree, take_lock};
 pub use schedule::{Policy, Schedule, Standing};
 pub use task_loop::{LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
-pub use task_plan::TaskPlan;
+// The protocol's modules under their old names: the executor's code reads `crate::prompts`.
+use epic_protocol::{prompts, replies, task_plan};

@@ -30,38 +30,38 @@ fn bullets(out: &mut String, items: &[String]) {
 
 /// How much of one `read_first` file a prompt inlines, in bytes: a module or a README of a few
 /// pages, whole; the head of a longer one, with a note.
-pub(crate) const READ_FIRST_FILE_CAP: usize = 8 * 1024;
+pub const READ_FIRST_FILE_CAP: usize = 8 * 1024;
 
 /// How much of the `read_first` files a prompt inlines in all, in bytes (about 8k tokens): the
 /// files past it are listed without their content, with a note.
-pub(crate) const READ_FIRST_TOTAL_CAP: usize = 32 * 1024;
+pub const READ_FIRST_TOTAL_CAP: usize = 32 * 1024;
 
 /// How many of the paths a dependency merged a prompt lists; the rest are counted.
-pub(crate) const DEPENDENCY_PATHS_CAP: usize = 40;
+pub const DEPENDENCY_PATHS_CAP: usize = 40;
 
 /// How much of a diff a judge or reviewer prompt carries, in bytes: beyond it, the head (three
 /// quarters) and the tail (one quarter) are kept with a note between them.
-pub(crate) const DIFF_LIMIT: usize = 200 * 1024;
+pub const DIFF_LIMIT: usize = 200 * 1024;
 
 /// What the prompts of a story's agents carry beyond its plan entry, gathered when the story's
 /// worktree is ready (`story/briefing.rs`): where it works and where it must not, its
 /// `read_first` files, and what its dependencies merged.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Briefing {
+pub struct Briefing {
     /// The story's worktree, every agent's working directory.
-    pub(crate) worktree: PathBuf,
+    pub worktree: PathBuf,
     /// The checkouts no agent of the story may touch, each with what it is.
-    pub(crate) off_limits: Vec<(PathBuf, String)>,
+    pub off_limits: Vec<(PathBuf, String)>,
     /// The story's `read_first` paths, in plan order, with what was inlined of each.
-    pub(crate) read_first: Vec<ReadFirst>,
+    pub read_first: Vec<ReadFirst>,
     /// The story's direct dependencies, in plan order.
-    pub(crate) dependencies: Vec<Dependency>,
+    pub dependencies: Vec<Dependency>,
 }
 
 impl Briefing {
     /// The briefing of a story alone in `worktree`: nothing off limits named, no files read, no
     /// dependency's paths (a task loop run on its own).
-    pub(crate) fn bare(worktree: PathBuf) -> Self {
+    pub fn bare(worktree: PathBuf) -> Self {
         Self {
             worktree,
             ..Self::default()
@@ -71,16 +71,16 @@ impl Briefing {
 
 /// One `read_first` path, and what a prompt shows of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ReadFirst {
+pub struct ReadFirst {
     /// The path, as the plan names it.
-    pub(crate) path: String,
+    pub path: String,
     /// What was inlined.
-    pub(crate) shown: Shown,
+    pub shown: Shown,
 }
 
 /// What a prompt shows of a `read_first` path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Shown {
+pub enum Shown {
     /// The whole file.
     Whole(String),
     /// The head of a longer file: `size` bytes in all.
@@ -93,7 +93,7 @@ pub(crate) enum Shown {
 /// [`READ_FIRST_FILE_CAP`] bytes and the budget ([`READ_FIRST_TOTAL_CAP`]) holds it, else its
 /// head within both, else only its name with the reason. `heads` are what
 /// [`epic_git_ops::read_head`] found, read with [`READ_FIRST_FILE_CAP`] (an error: its text).
-pub(crate) fn read_first(heads: Vec<(String, Result<FileHead, String>)>) -> Vec<ReadFirst> {
+pub fn read_first(heads: Vec<(String, Result<FileHead, String>)>) -> Vec<ReadFirst> {
     let mut budget = READ_FIRST_TOTAL_CAP;
     heads
         .into_iter()
@@ -143,23 +143,23 @@ pub(crate) fn read_first(heads: Vec<(String, Result<FileHead, String>)>) -> Vec<
 
 /// A dependency of a story as its prompts name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Dependency {
+pub struct Dependency {
     /// Its id.
-    pub(crate) id: String,
+    pub id: String,
     /// Its title.
-    pub(crate) title: String,
+    pub title: String,
     /// What it provides (its plan entry's `provides`).
-    pub(crate) provides: Vec<String>,
+    pub provides: Vec<String>,
     /// The paths its merge changed on the epic branch (`git diff --stat` of the merge), or
     /// where they are not at hand, the paths it owns.
-    pub(crate) paths: Vec<String>,
+    pub paths: Vec<String>,
     /// Whether `paths` are what its merge changed (else its owned paths).
-    pub(crate) merged: bool,
+    pub merged: bool,
 }
 
 /// The ids of the stories `id` depends on, directly or not (`forward`), or of those that
 /// depend on it (`!forward`). Tolerates cycles.
-pub(crate) fn reachable(plan: &StoryPlan, id: &str, forward: bool) -> BTreeSet<String> {
+pub fn reachable(plan: &StoryPlan, id: &str, forward: bool) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let mut stack = vec![id.to_owned()];
     while let Some(current) = stack.pop() {
@@ -187,15 +187,15 @@ pub(crate) fn reachable(plan: &StoryPlan, id: &str, forward: bool) -> BTreeSet<S
 /// gathered for it ([`Briefing`]), and the house rules (`--rules`, each file under its own
 /// `##` heading; empty without any).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Context<'a> {
+pub struct Context<'a> {
     /// The whole plan: the epic's text, the other stories.
-    pub(crate) plan: &'a StoryPlan,
+    pub plan: &'a StoryPlan,
     /// The story.
-    pub(crate) story: &'a Story,
+    pub story: &'a Story,
     /// Where it works, its `read_first` files, its dependencies.
-    pub(crate) briefing: &'a Briefing,
+    pub briefing: &'a Briefing,
     /// The house rules' text.
-    pub(crate) rules: &'a str,
+    pub rules: &'a str,
 }
 
 /// `# The epic` with the plan's epic text; nothing when the plan has none.
@@ -327,7 +327,7 @@ fn longest_backtick_run(text: &str) -> usize {
 /// what is off limits, its perimeter and the other stories' paths, its dependencies, the
 /// `BLOCKED_ON:` rule, that the runtime owns git, the house rules, the story, and the files to
 /// read first.
-pub(crate) fn story_rules(context: Context<'_>) -> String {
+pub fn story_rules(context: Context<'_>) -> String {
     let Context {
         plan,
         story,
@@ -392,7 +392,7 @@ pub(crate) fn story_rules(context: Context<'_>) -> String {
 }
 
 /// The story as a request: title, description, acceptance criteria.
-pub(crate) fn story_prompt(story: &Story) -> String {
+pub fn story_prompt(story: &Story) -> String {
     let mut out = format!("Story: {}\n", story.title);
     let description = story.description.trim();
     if !description.is_empty() {
@@ -408,7 +408,7 @@ pub(crate) fn story_prompt(story: &Story) -> String {
 }
 
 /// The planner's request, for a plan of at most `cap` tasks.
-pub(crate) fn planning(story: &Story, cap: usize) -> String {
+pub fn planning(story: &Story, cap: usize) -> String {
     let mut out = String::from(
         "Plan the implementation of this story as an ordered list of small tasks, each a change \
          that can be checked on its own, described by its observable result. Every task stays \
@@ -427,7 +427,7 @@ pub(crate) fn planning(story: &Story, cap: usize) -> String {
 }
 
 /// The planner's second chance after a plan of `planned` tasks, more than `cap`.
-pub(crate) fn replan_too_many(planned: usize, cap: usize) -> String {
+pub fn replan_too_many(planned: usize, cap: usize) -> String {
     format!(
         "Your plan has {planned} tasks; a story may have at most {cap}. Plan again in at most \
          {cap} tasks, each a larger step. Reply with only the JSON task list:\n{TASK_LIST_SHAPE}\n"
@@ -435,7 +435,7 @@ pub(crate) fn replan_too_many(planned: usize, cap: usize) -> String {
 }
 
 /// The planner's second chance after an unreadable reply.
-pub(crate) fn replan_unreadable(error: &str) -> String {
+pub fn replan_unreadable(error: &str) -> String {
     format!(
         "Your reply could not be read as the task list: {error}\n\
          Reply again with only this JSON, bare or in one fenced block:\n{TASK_LIST_SHAPE}\n"
@@ -443,7 +443,7 @@ pub(crate) fn replan_unreadable(error: &str) -> String {
 }
 
 /// The planner's second chance after tasks that name paths outside the story.
-pub(crate) fn replan_strays(strays: &[StrayTask]) -> String {
+pub fn replan_strays(strays: &[StrayTask]) -> String {
     let mut out =
         String::from("These tasks of your list name paths outside this story's owned paths:\n");
     for stray in strays {
@@ -459,7 +459,7 @@ pub(crate) fn replan_strays(strays: &[StrayTask]) -> String {
 
 /// The plan as the coder of task `current` sees it: every task with its description, the done
 /// ones ticked.
-pub(crate) fn plan_so_far(plan: &TaskPlan, current: usize) -> String {
+pub fn plan_so_far(plan: &TaskPlan, current: usize) -> String {
     let mut out = String::from("# The plan\n\n");
     for (n, task) in plan.tasks.iter().enumerate() {
         let mark = if task.completed { 'x' } else { ' ' };
@@ -478,7 +478,7 @@ pub(crate) fn plan_so_far(plan: &TaskPlan, current: usize) -> String {
 }
 
 /// The request of one task.
-pub(crate) fn task(task: &Task, index: usize, of: usize) -> String {
+pub fn task(task: &Task, index: usize, of: usize) -> String {
     let mut out = format!("Task {} of {of}: {}\n", index + 1, task.title);
     let description = task.description.trim();
     if !description.is_empty() {
@@ -489,7 +489,7 @@ pub(crate) fn task(task: &Task, index: usize, of: usize) -> String {
 }
 
 /// The question after a turn that changed nothing.
-pub(crate) fn noop(title: &str) -> String {
+pub fn noop(title: &str) -> String {
     format!(
         "Your previous turn changed no files.\n\
          If the task \"{title}\" is already fully done in the repository as it is, reply with \
@@ -499,7 +499,7 @@ pub(crate) fn noop(title: &str) -> String {
 }
 
 /// The request to address a round's findings.
-pub(crate) fn fix(review: &Review) -> String {
+pub fn fix(review: &Review) -> String {
     let mut out = String::from("Address these findings, then stop:\n");
     push_issues(&mut out, review);
     out
@@ -507,7 +507,7 @@ pub(crate) fn fix(review: &Review) -> String {
 
 /// A reviewer's standing instructions: the story, the epic, where it works, the story's
 /// perimeter and dependencies, the house rules, the files to read first.
-pub(crate) fn reviewer_rules(context: Context<'_>) -> String {
+pub fn reviewer_rules(context: Context<'_>) -> String {
     let Context {
         plan,
         story,
@@ -538,7 +538,7 @@ pub(crate) fn reviewer_rules(context: Context<'_>) -> String {
 
 /// A reviewer's request for one task: the task, the paths changed, and the changes themselves
 /// (`diff`, bounded by [`DIFF_LIMIT`] as [`cap_diff`] does).
-pub(crate) fn review(task: &Task, since: &str, paths: &[String], diff: &str) -> String {
+pub fn review(task: &Task, since: &str, paths: &[String], diff: &str) -> String {
     let mut out = format!("Review the changes made for the task \"{}\".\n", task.title);
     let description = task.description.trim();
     if !description.is_empty() {
@@ -566,7 +566,7 @@ pub(crate) fn review(task: &Task, since: &str, paths: &[String], diff: &str) -> 
 /// `diff` within [`DIFF_LIMIT`] bytes: whole when it fits, else its head (three quarters of the
 /// limit) and its tail (one quarter) with a note of how much was left out between them. The
 /// base85 blocks of binary files (`GIT binary patch`) are left out first, each with a note.
-pub(crate) fn cap_diff(diff: &str) -> String {
+pub fn cap_diff(diff: &str) -> String {
     let mut text = String::with_capacity(diff.len().min(DIFF_LIMIT));
     let mut in_binary = false;
     for line in diff.split_inclusive('\n') {
@@ -596,7 +596,7 @@ pub(crate) fn cap_diff(diff: &str) -> String {
 
 /// The judge's standing instructions: the story, the epic, where it works, the story's
 /// perimeter and dependencies, what clears it, the house rules, the files to read first.
-pub(crate) fn judge_rules(context: Context<'_>) -> String {
+pub fn judge_rules(context: Context<'_>) -> String {
     let Context {
         plan,
         story,
@@ -628,7 +628,7 @@ pub(crate) fn judge_rules(context: Context<'_>) -> String {
 }
 
 /// The judge's request: the story's diff, bounded ([`cap_diff`]).
-pub(crate) fn judge(diff: &str, round: u32) -> String {
+pub fn judge(diff: &str, round: u32) -> String {
     format!(
         "Judge round {round}. The story's changes against the epic branch:\n\n```diff\n{}\n```\n\n\
          Reply with only this JSON, bare or in one fenced block; clean means the story is done:\n\
@@ -638,7 +638,7 @@ pub(crate) fn judge(diff: &str, round: u32) -> String {
 }
 
 /// The coder's request after a judge did not clear the story.
-pub(crate) fn judge_feedback(story: &Story, verdict: &Review) -> String {
+pub fn judge_feedback(story: &Story, verdict: &Review) -> String {
     let mut out = format!(
         "The judge did not clear the story \"{}\". Close these gaps without weakening any test \
          and without leaving your owned paths, then stop:\n",
@@ -661,7 +661,7 @@ fn push_issues(out: &mut String, review: &Review) {
 }
 
 /// A review's issues as `- title: description` lines.
-pub(crate) fn issue_lines(review: &Review) -> String {
+pub fn issue_lines(review: &Review) -> String {
     review
         .issues
         .iter()
@@ -680,17 +680,17 @@ pub(crate) fn issue_lines(review: &Review) -> String {
 /// How many entries the architect's view of the repository's files holds at most: a tree of
 /// this size fits any agent's context with room to spare, and beyond it directories are
 /// summarised ([`file_tree`]).
-pub(crate) const FILE_TREE_CAP: usize = 400;
+pub const FILE_TREE_CAP: usize = 400;
 
 /// The head of the README the architect sees, in bytes at most.
-pub(crate) const README_HEAD: usize = 6000;
+pub const README_HEAD: usize = 6000;
 
 /// The repository's tracked `files` (sorted, `/`-separated) as at most about `cap` lines: every
 /// file when they fit; otherwise the deepest summary that fits, where a file deeper than the
 /// summary's depth is counted under its directory at that depth (`src/cart/ (42 files)`), and
 /// the files above it are listed. A root too wide even for that lists its first entries and
 /// says how many it left out.
-pub(crate) fn file_tree(files: &[String], cap: usize) -> String {
+pub fn file_tree(files: &[String], cap: usize) -> String {
     /// Each entry of the summary at `depth`: a file, or a directory with how many files it holds.
     fn entries(files: &[String], depth: usize) -> Vec<(String, usize)> {
         let mut out: Vec<(String, usize)> = Vec::new();
@@ -744,7 +744,7 @@ pub(crate) fn file_tree(files: &[String], cap: usize) -> String {
 /// The epic as the user phrased it; the repository's tracked files ([`file_tree`]); the head of
 /// its README; the plan format with every field; every validation rule; what makes a split
 /// good; the plan's JSON Schema; and the reply expected.
-pub(crate) fn architect(epic: &str, files: &[String], readme: Option<&str>) -> String {
+pub fn architect(epic: &str, files: &[String], readme: Option<&str>) -> String {
     let mut out = String::from(
         "You are the architect of an epic. Split the epic below into stories that coding \
          agents will implement in parallel, each in its own git worktree and branch, each merged \
@@ -870,7 +870,7 @@ the first; the others read them (`shared_read_only`) or depend on it.
 
 /// The architect's next round: why the last reply was not a valid plan (the reason it could not
 /// be read, or every violation with its kind, stories and paths), and what to reply.
-pub(crate) fn architect_feedback(
+pub fn architect_feedback(
     unreadable: Option<&str>,
     violations: &[Violation],
     round: u32,

@@ -63,7 +63,7 @@ struct TaskList {
 /// block, all open; or why it cannot be read (no JSON, bad JSON, no tasks, a task without a
 /// title). Titles are made unique (a repeated one gains ` (2)`, ` (3)`, …): a task is named by
 /// its title in `EPIC_TASK`, the checkpoint and the report.
-pub(crate) fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
+pub fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
     let list: TaskList = parse_json(reply)?;
     if list.tasks.is_empty() {
         return Err("the task list is empty".to_owned());
@@ -100,7 +100,7 @@ pub(crate) fn parse_task_list(reply: &str) -> Result<Vec<Task>, String> {
 /// its one fenced block (```` ```json storyplan ````, ```` ```json ```` or a bare ```` ``` ````);
 /// or why the reply holds no plan, in words the architect can act on. Read strictly, like a
 /// verdict: prose around a JSON object, or several candidate blocks, is no plan.
-pub(crate) fn parse_plan_reply(reply: &str) -> Result<StoryPlan, String> {
+pub fn parse_plan_reply(reply: &str) -> Result<StoryPlan, String> {
     let whole = reply.trim();
     let parse = |text: &str| {
         StoryPlan::parse(text, PlanFormat::Json)
@@ -137,7 +137,7 @@ pub(crate) fn parse_plan_reply(reply: &str) -> Result<StoryPlan, String> {
 /// by its fenced blocks (```` ```json ```` or bare ```` ``` ````). Prose with a JSON object in it
 /// is no verdict, and fenced verdicts that disagree are not clean (blocks that agree are their
 /// verdict). An unreadable reply is a verdict that is not clean, with one major issue saying so.
-pub(crate) fn parse_verdict(reply: &str) -> Review {
+pub fn parse_verdict(reply: &str) -> Review {
     read_verdict::<Review>(reply).unwrap_or_else(|error| unreadable(&error))
 }
 
@@ -145,18 +145,18 @@ pub(crate) fn parse_verdict(reply: &str) -> Review {
 /// "evidence":[{"path":"…","provides":["…"]}]}`, read by the rules of [`parse_verdict`]
 /// (`evidence` is an addition the verdict's other readers ignore).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Judged {
+pub struct Judged {
     /// The verdict.
-    pub(crate) review: Review,
+    pub review: Review,
     /// The evidence it names (empty when it names none), or why its `evidence` could not be
     /// read: a verdict whose evidence is malformed is still a verdict, and the evidence check
     /// says what was wrong with it.
-    pub(crate) evidence: Result<Vec<Evidence>, String>,
+    pub evidence: Result<Vec<Evidence>, String>,
 }
 
 /// The verdict and evidence of a judge reply ([`Judged`]); an unreadable reply is a verdict
 /// that is not clean, as [`parse_verdict`] reads it, and names no evidence.
-pub(crate) fn parse_judged(reply: &str) -> Judged {
+pub fn parse_judged(reply: &str) -> Judged {
     match read_verdict::<JudgedReply>(reply) {
         Ok(judged) => Judged {
             review: judged.review,
@@ -351,7 +351,7 @@ fn fenced_blocks(text: &str) -> Vec<(&str, &str)> {
 /// The last non-empty line counts, after stripping runs of `` ` ``, `*`, `_` and whitespace
 /// from both its ends; the marker is case-sensitive. A reply that mentions the marker and then
 /// carries on is not blocked.
-pub(crate) fn blocked_on(reply: &str) -> Option<String> {
+pub fn blocked_on(reply: &str) -> Option<String> {
     let last = reply
         .lines()
         .map(str::trim)
@@ -364,19 +364,19 @@ pub(crate) fn blocked_on(reply: &str) -> Option<String> {
 
 /// A verifier's answer on a `BLOCKED_ON:` claim ([`parse_blocked_answer`]).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub(crate) struct BlockedAnswer {
+pub struct BlockedAnswer {
     /// Whether the need is truly missing: no story provides it and it is not in the worktree.
-    pub(crate) blocked: bool,
+    pub blocked: bool,
     /// Why, in the verifier's words.
     #[serde(default)]
-    pub(crate) reason: String,
+    pub reason: String,
 }
 
 /// The answer of a verifier reply `{"blocked":bool,"reason":"…"}`: the whole reply (trimmed) as
 /// that one JSON object, or the one such object its fenced blocks (```` ```json ```` or bare
 /// ```` ``` ````) hold. Read strictly, like a verdict: anything else (prose, a JSON object
 /// inside prose, several answers) is no answer, and the claim it was asked about stands.
-pub(crate) fn parse_blocked_answer(reply: &str) -> Option<BlockedAnswer> {
+pub fn parse_blocked_answer(reply: &str) -> Option<BlockedAnswer> {
     let whole = reply.trim();
     if whole.starts_with('{') {
         return serde_json::from_str(whole).ok();

@@ -33,16 +33,16 @@ pub struct TaskPlan {
 /// A checkpoint that cannot be read back as a [`TaskPlan`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: {problem}")]
-pub(crate) struct CheckpointError {
+pub struct CheckpointError {
     /// The 1-based line.
-    pub(crate) line: usize,
+    pub line: usize,
     /// What is wrong there.
-    pub(crate) problem: String,
+    pub problem: String,
 }
 
 impl TaskPlan {
     /// A plan of these tasks for `story`.
-    pub(crate) fn new(story: impl Into<String>, tasks: Vec<Task>) -> Self {
+    pub fn new(story: impl Into<String>, tasks: Vec<Task>) -> Self {
         Self {
             story: story.into(),
             tasks,
@@ -50,7 +50,7 @@ impl TaskPlan {
     }
 
     /// The checkpoint text, ending with a newline.
-    pub(crate) fn render(&self) -> String {
+    pub fn render(&self) -> String {
         let mut out = format!("# Plan: {}\n", one_line(&self.story));
         for task in &self.tasks {
             let mark = if task.completed { 'x' } else { ' ' };
@@ -72,7 +72,7 @@ impl TaskPlan {
     /// Before the first task, headings and blank lines are skipped. After it, every line is a
     /// task line (`- [ ] title`, `- [x] title`, `- [X] title`), an indented description line,
     /// or blank; anything else is an error, since guessing could redo or skip work.
-    pub(crate) fn parse(text: &str) -> Result<Self, CheckpointError> {
+    pub fn parse(text: &str) -> Result<Self, CheckpointError> {
         let mut story = String::new();
         let mut tasks: Vec<Task> = Vec::new();
         for (n, line) in text.lines().enumerate() {
