@@ -14,6 +14,9 @@
 //! - No source file under `crates/*/src` or `xtask/src` holds more than [`MAX_LINES`] lines
 //!   before its `#[cfg(test)]` module ([`lines_before_tests`]): a longer file is split by concern.
 //! - A `mod.rs` only declares and re-exports ([`mod_rs_logic`]): its logic lives in a named file.
+//! - No crate holds more than [`MAX_SHARE`] percent of the workspace's source lines (those
+//!   before each file's unit tests, under `crates/*/src` and `xtask/src`): a crate that grows
+//!   past it has become more than one concern ([`crate_shares`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,6 +26,8 @@ use crate::Result;
 pub(crate) fn check(root: &Path) -> Result {
     let mut problems = Vec::new();
     let mut files = Vec::new();
+    let mut lines_by_top: std::collections::BTreeMap<String, usize> =
+        std::collections::BTreeMap::new();
     for top in ["crates", "xtask"] {
         rust_files(&root.join(top), &mut files);
     }
@@ -51,6 +56,7 @@ pub(crate) fn check(root: &Path) -> Result {
         }
         if is_source(root, file) {
             let lines = lines_before_tests(&text);
+            *lines_by_top.entry(owner(root, file)).or_default() += lines;
             if lines > MAX_LINES {
                 problems.push(format!(
                     "{shown}: {lines} lines before its unit tests, more than {MAX_LINES}; split \
@@ -78,6 +84,7 @@ pub(crate) fn check(root: &Path) -> Result {
     }
     check_layers(root, &files, &mut problems);
     check_document_references(root, &mut problems);
+    problems.extend(crate_shares(&lines_by_top));
     if problems.is_empty() {
         Ok(())
     } else {
@@ -91,6 +98,39 @@ pub(crate) fn check(root: &Path) -> Result {
 
 /// The most lines a source file holds before its `#[cfg(test)]` module.
 const MAX_LINES: usize = 1_000;
+
+/// The largest share of the workspace's source lines one crate may hold, in percent.
+const MAX_SHARE: usize = 30;
+
+/// The crate (`crates/<name>`, or `xtask`) a source file belongs to.
+fn owner(root: &Path, file: &Path) -> String {
+    let inner = file.strip_prefix(root).unwrap_or(file);
+    let mut parts = inner.components().map(|part| part.as_os_str().to_string_lossy());
+    match (parts.next(), parts.next()) {
+        (Some(top), Some(name)) if top == "crates" => format!("crates/{name}"),
+        (Some(top), _) => top.into_owned(),
+        _ => String::new(),
+    }
+}
+
+/// A problem for each crate holding more than [`MAX_SHARE`] percent of `lines` (source lines by
+/// crate) in all.
+fn crate_shares(lines: &std::collections::BTreeMap<String, usize>) -> Vec<String> {
+    let total: usize = lines.values().sum();
+    lines
+        .iter()
+        .filter(|&(_, &count)| count * 100 > total * MAX_SHARE)
+        .map(|(name, count)| {
+            let per_mille = count * 1000 / total;
+            format!(
+                "{name}: {count} of the workspace's {total} source lines ({}.{} %), more than \
+                 {MAX_SHARE} %; move a concern into a crate of its own",
+                per_mille / 10,
+                per_mille % 10
+            )
+        })
+        .collect()
+}
 
 /// Whether `file` is library or binary source the file rules hold for: under `crates/*/src` or
 /// `xtask/src`.
@@ -189,6 +229,17 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (
+        "protocol",
+        "epic-protocol",
+        &[
+            "epic-story-plan",
+            "epic-perimeter",
+            "epic-report",
+            "epic-git-ops",
+            "epic-agents",
+        ],
+    ),
+    (
         "executor",
         "epic-executor",
         &[
@@ -200,6 +251,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-process",
             "epic-guard",
             "epic-agents",
+            "epic-protocol",
         ],
     ),
     (
@@ -214,6 +266,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-process",
             "epic-guard",
             "epic-agents",
+            "epic-protocol",
             "epic-executor",
         ],
     ),
@@ -229,6 +282,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-process",
             "epic-guard",
             "epic-agents",
+            "epic-protocol",
             "epic-executor",
             "epic-land",
         ],
@@ -595,6 +649,24 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crate_past_its_share_is_named() {
+        let lines = std::collections::BTreeMap::from([
+            ("crates/a".to_owned(), 31),
+            ("crates/b".to_owned(), 30),
+            ("crates/c".to_owned(), 39),
+        ]);
+        let problems = super::crate_shares(&lines);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("crates/a: 31 of the workspace's 100"));
+        assert!(problems[1].starts_with("crates/c: 39"));
+        let even = std::collections::BTreeMap::from([
+            ("crates/a".to_owned(), 30),
+            ("crates/b".to_owned(), 70),
+        ]);
+        assert_eq!(super::crate_shares(&even).len(), 1, "b only");
+    }
 
     /// A document name built at run time, so this file itself names no missing document.
     fn doc(name: &str) -> String {
