@@ -105,7 +105,9 @@ const MAX_SHARE: usize = 30;
 /// The crate (`crates/<name>`, or `xtask`) a source file belongs to.
 fn owner(root: &Path, file: &Path) -> String {
     let inner = file.strip_prefix(root).unwrap_or(file);
-    let mut parts = inner.components().map(|part| part.as_os_str().to_string_lossy());
+    let mut parts = inner
+        .components()
+        .map(|part| part.as_os_str().to_string_lossy());
     match (parts.next(), parts.next()) {
         (Some(top), Some(name)) if top == "crates" => format!("crates/{name}"),
         (Some(top), _) => top.into_owned(),

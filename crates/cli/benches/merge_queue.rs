@@ -11,6 +11,12 @@
 //! joining the merge queue to the last story's end, from `events.jsonl`), and the gate runs on
 //! the epic head (the baseline's left out).
 //!
+//! Then, at the default batch: one semantic collision (`s01` changes an interface, `s02` uses
+//! the old one: each green alone, red together; on a merge revision the coder adapts its
+//! story), with `--merge-revisions 0` (a red merge fails its story, as before revisions) and the
+//! default; and one flaky epic gate (red once, green run again), with `--gate-reruns 0` and the
+//! default, against all green: what a flake costs.
+//!
 //! Prints a Markdown section for `cargo xtask bench merge-queue`; measures only under `--bench`;
 //! `--quick` makes G 0.5 s instead of 3 s.
 
@@ -39,7 +45,7 @@ const GOAL: f64 = 0.4;
 const DEFAULT: usize = 16;
 
 const AGENT: &str = r#"#!/bin/sh
-cat > /dev/null
+prompt=$(cat)
 case "$EPIC_ROLE" in
 planner) echo '{"tasks":[{"title":"one","description":"the file"}]}' ;;
 coder)
@@ -47,7 +53,14 @@ coder)
   n=0; while [ "$(ls "$BENCH/barrier" | wc -l)" -lt 10 ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done
   mkdir -p "$EPIC_STORY"
   if [ "$EPIC_STORY" = "$(cat "$BENCH/culprit")" ]; then word=bad; else word=ok; fi
-  echo "$word $EPIC_STORY" > "$EPIC_STORY/one.txt"
+  extra=
+  if [ -e "$BENCH/collision" ]; then
+    case "$EPIC_STORY" in s01) extra=' api-v2' ;; s02) extra=' uses-v1' ;; esac
+    case "$prompt" in *"Merge revision"*)
+      case "$EPIC_STORY" in s01) extra=' api-v2 keeps-v1' ;; s02) extra=' uses-v2' ;; esac ;;
+    esac
+  fi
+  echo "$word $EPIC_STORY$extra" > "$EPIC_STORY/one.txt"
   echo "wrote $EPIC_STORY/one.txt" ;;
 *) echo '{"clean":true,"issues":[]}' ;;
 esac
@@ -65,16 +78,41 @@ struct Figures {
     wall: f64,
     integration: f64,
     gates: usize,
+    done: usize,
     failed: usize,
 }
 
-/// Runs the epic on a fresh repository under `dir` with `--merge-batch batch`; `culprit` names
-/// the story whose file the gate rejects (`none`).
-fn measure(env: &Env, dir: &Path, gate: f64, batch: usize, culprit: &str) -> Figures {
+/// What a run meets besides its batch size.
+#[derive(Clone, Copy, Default)]
+struct Case<'a> {
+    /// The story whose file the gate rejects, if any.
+    culprit: Option<&'a str>,
+    /// `s01` and `s02` collide: each green alone, red together.
+    collision: bool,
+    /// The epic gate is red on its first run with a story on the epic head, green run again.
+    flaky: bool,
+    /// More flags for `epic run`.
+    flags: &'a [&'a str],
+}
+
+/// Runs the epic on a fresh repository under `dir` with `--merge-batch batch`, meeting `case`.
+fn measure(env: &Env, dir: &Path, gate: f64, batch: usize, case: Case<'_>) -> Figures {
     let bench = tempfile::tempdir_in(dir).expect("run directory");
     let root = bench.path();
     std::fs::create_dir_all(root.join("barrier")).expect("barrier");
-    write(&root.join("culprit"), culprit);
+    write(&root.join("culprit"), case.culprit.unwrap_or("none"));
+    if case.collision {
+        write(&root.join("collision"), "");
+    }
+    // The flaky gate's one red run: the first gate run on the epic head with a story on it.
+    let flake = if case.flaky {
+        format!(
+            "if ls */one.txt >/dev/null 2>&1 && [ ! -e '{0}/flaked' ]; then touch '{0}/flaked'; exit 1; fi\n",
+            root.display()
+        )
+    } else {
+        String::new()
+    };
     let agent = root.join("agent.sh");
     script(&agent, AGENT);
     let plan = root.join("plan.json");
@@ -86,7 +124,10 @@ fn measure(env: &Env, dir: &Path, gate: f64, batch: usize, culprit: &str) -> Fig
             "gate.sh".to_owned(),
             format!(
                 "case \"$(pwd)\" in */_epic) sleep {gate} ;; *) exit 0 ;; esac\n\
-                 for f in */*.txt; do [ -e \"$f\" ] || continue; grep -q '^ok ' \"$f\" || exit 1; done\n"
+                 {flake}\
+                 for f in */*.txt; do [ -e \"$f\" ] || continue; grep -q '^ok ' \"$f\" || exit 1; done\n\
+                 if grep -qx 'ok s01 api-v2' s01/one.txt 2>/dev/null && grep -qx 'ok s02 uses-v1' s02/one.txt 2>/dev/null; then\n\
+                 echo 's02 calls the v1 interface that s01 replaced' >&2; exit 1; fi\n"
             ),
         )],
     );
@@ -104,6 +145,7 @@ fn measure(env: &Env, dir: &Path, gate: f64, batch: usize, culprit: &str) -> Fig
         .args(["--gate", "sh gate.sh"])
         .args(["--concurrency", &STORIES.to_string()])
         .args(["--merge-batch", &batch.to_string()])
+        .args(case.flags)
         .args(["--no-progress", "-q"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -111,7 +153,7 @@ fn measure(env: &Env, dir: &Path, gate: f64, batch: usize, culprit: &str) -> Fig
         .expect("run epic");
     let wall = start.elapsed().as_secs_f64();
     assert!(
-        status.code() == Some(0) || (culprit != "none" && status.code() == Some(1)),
+        matches!(status.code(), Some(0 | 1)),
         "epic run ended {status}"
     );
     let log = std::fs::read_to_string(repo.join(".git/epic/q/events.jsonl")).expect("events");
@@ -146,15 +188,13 @@ fn measure(env: &Env, dir: &Path, gate: f64, batch: usize, culprit: &str) -> Fig
         .iter()
         .filter(|event| kind(event, &["epic_gate"]) && event["story"].is_string())
         .count();
-    let failed = events
-        .iter()
-        .filter(|event| kind(event, &["story_failed"]))
-        .count();
+    let count = |kinds: &[&str]| events.iter().filter(|event| kind(event, kinds)).count();
     Figures {
         wall,
         integration,
         gates,
-        failed,
+        done: count(&["story_merged"]),
+        failed: count(&["story_failed"]),
     }
 }
 
@@ -186,8 +226,17 @@ fn main() {
     let mut single: Option<(f64, f64)> = None;
     let mut verdict = String::new();
     for batch in BATCHES {
-        let green = measure(&env, dir.path(), gate, batch, "none");
-        let red = measure(&env, dir.path(), gate, batch, "s05");
+        let green = measure(&env, dir.path(), gate, batch, Case::default());
+        let red = measure(
+            &env,
+            dir.path(),
+            gate,
+            batch,
+            Case {
+                culprit: Some("s05"),
+                ..Case::default()
+            },
+        );
         let (green_one, red_one) = *single.get_or_insert((green.wall, red.wall));
         let _ = writeln!(
             out,
@@ -213,5 +262,71 @@ fn main() {
         }
     }
     out.push_str(&verdict);
+    repairs(&env, dir.path(), gate, &mut out);
     print!("{out}");
+}
+
+/// The second table: a semantic collision and a flaky gate at the default batch, each with the
+/// repair off and on.
+fn repairs(env: &Env, dir: &Path, gate: f64, out: &mut String) {
+    let rows: [(&str, Case<'_>); 5] = [
+        ("all green", Case::default()),
+        (
+            "one collision, `--merge-revisions 0` (before revisions)",
+            Case {
+                collision: true,
+                flags: &["--merge-revisions", "0"],
+                ..Case::default()
+            },
+        ),
+        (
+            "one collision, merge revisions on (default 1)",
+            Case {
+                collision: true,
+                ..Case::default()
+            },
+        ),
+        (
+            "one flaky epic gate, `--gate-reruns 0`",
+            Case {
+                flaky: true,
+                flags: &["--gate-reruns", "0"],
+                ..Case::default()
+            },
+        ),
+        (
+            "one flaky epic gate, reruns on (default 1)",
+            Case {
+                flaky: true,
+                ..Case::default()
+            },
+        ),
+    ];
+    let _ = writeln!(
+        out,
+        "\n### A collision and a flaky gate, at `--merge-batch {DEFAULT}`\n\n\
+         The collision: `s01` replaces an interface, `s02` uses the old one; each is green \
+         alone and the gate is red on both (the later merge is the culprit). On a merge \
+         revision the coder reads the gate's output and adapts its story. The flaky gate: red \
+         on its first run with a story on the epic head, green when run again.\n\n\
+         | case | wall | integration | epic gate runs | done | failed |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: |"
+    );
+    let mut walls = Vec::new();
+    for (name, case) in rows {
+        let figures = measure(env, dir, gate, DEFAULT, case);
+        let _ = writeln!(
+            out,
+            "| {name} | {:.1} s | {:.1} s | {} | {} | {} |",
+            figures.wall, figures.integration, figures.gates, figures.done, figures.failed
+        );
+        walls.push(figures.wall);
+    }
+    let _ = writeln!(
+        out,
+        "\nA repaired collision costs {:.1} s over all green (a revision: a coder turn and \
+         the gates again); a flaky gate rerun costs {:.1} s over all green.",
+        walls[2] - walls[0],
+        walls[4] - walls[0]
+    );
 }
