@@ -34,7 +34,9 @@ pub enum Identity {
 #[must_use]
 pub struct Builder {
     prefix: String,
+    within: Option<PathBuf>,
     dir: String,
+    branch: String,
     identity: Identity,
     files: Vec<(String, Vec<u8>)>,
     message: Option<String>,
@@ -44,7 +46,9 @@ impl Default for Builder {
     fn default() -> Self {
         Self {
             prefix: "epic-test-".to_owned(),
+            within: None,
             dir: "repo".to_owned(),
+            branch: "main".to_owned(),
             identity: Identity::Configured,
             files: vec![("README.md".to_owned(), b"hello\n".to_vec())],
             message: Some("initial".to_owned()),
@@ -56,6 +60,19 @@ impl Builder {
     /// The temporary directory's name starts with `prefix` (say which crate's test left it).
     pub fn prefix(mut self, prefix: &str) -> Self {
         prefix.clone_into(&mut self.prefix);
+        self
+    }
+
+    /// The temporary directory is made in `base` rather than the system's (a benchmark's tmpfs
+    /// or disk).
+    pub fn within(mut self, base: &Path) -> Self {
+        self.within = Some(base.to_owned());
+        self
+    }
+
+    /// The repository starts on `branch` (default `main`).
+    pub fn branch(mut self, branch: &str) -> Self {
+        branch.clone_into(&mut self.branch);
         self
     }
 
@@ -94,10 +111,13 @@ impl Builder {
 
     /// Creates the repository.
     pub fn build(self) -> Repo {
-        let temp = tempfile::Builder::new()
-            .prefix(&self.prefix)
-            .tempdir()
-            .expect("temp dir");
+        let mut temp = tempfile::Builder::new();
+        temp.prefix(&self.prefix);
+        let temp = match &self.within {
+            Some(base) => temp.tempdir_in(base),
+            None => temp.tempdir(),
+        }
+        .expect("temp dir");
         let root = temp.path().canonicalize().expect("resolve the temp dir");
         let path = root.join(&self.dir);
         let isolation = Isolation::new(root.join("home"));
@@ -109,7 +129,7 @@ impl Builder {
             path,
             isolation,
         };
-        repo.git(&["init", "-q", "-b", "main"]);
+        repo.git(&["init", "-q", "-b", &self.branch]);
         if self.identity == Identity::Configured {
             repo.git(&["config", "user.name", NAME]);
             repo.git(&["config", "user.email", EMAIL]);
