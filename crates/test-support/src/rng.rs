@@ -70,10 +70,11 @@ impl Rng {
         self.below(100) < percent
     }
 
-    /// One of `items`, chosen uniformly; panics when there is none.
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    /// One of `items` (`&str`s, numbers: anything `Copy`), chosen uniformly; panics when there
+    /// is none.
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
         assert!(!items.is_empty(), "pick from nothing");
-        &items[self.index(items.len())]
+        items[self.index(items.len())]
     }
 }
 
