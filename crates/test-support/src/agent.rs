@@ -13,6 +13,13 @@ pub const ONE_TASK: &str = r#"{"tasks":[{"title":"write it","description":"the f
 /// A judge's or reviewer's reply that clears the story.
 pub const CLEAN: &str = r#"{"clean":true,"issues":[]}"#;
 
+/// One arm of the `case`: a pattern and its shell, or arms written out whole.
+#[derive(Debug, Clone)]
+enum Arm {
+    Role(String, String),
+    Raw(String),
+}
+
 /// A stand-in agent: `#!/bin/sh`, a first line that reads the prompt, then a `case` on
 /// `$EPIC_ROLE` with an arm per role the test set, the planner planning [`ONE_TASK`] and every
 /// other role answering [`CLEAN`] unless set.
@@ -31,7 +38,7 @@ pub const CLEAN: &str = r#"{"clean":true,"issues":[]}"#;
 #[must_use]
 pub struct RoleAgent {
     prelude: String,
-    arms: Vec<(String, String)>,
+    arms: Vec<Arm>,
     planner: String,
     otherwise: String,
 }
@@ -74,7 +81,15 @@ impl RoleAgent {
     /// Roles matching `pattern` (a `case` pattern: `judge`, `judge|reviewer`) run `shell`, in
     /// the order set, before the planner's arm.
     pub fn role(mut self, pattern: &str, shell: &str) -> Self {
-        self.arms.push((pattern.to_owned(), shell.to_owned()));
+        self.arms
+            .push(Arm::Role(pattern.to_owned(), shell.to_owned()));
+        self
+    }
+
+    /// `case` arms written out whole (`coder) …;;` lines), in the order set among the others,
+    /// before the planner's arm: for a test that composes its arms itself.
+    pub fn arms(mut self, arms: &str) -> Self {
+        self.arms.push(Arm::Raw(arms.to_owned()));
         self
     }
 
@@ -87,13 +102,17 @@ impl RoleAgent {
     /// The script's text.
     pub fn text(&self) -> String {
         let mut text = format!("#!/bin/sh\n{}\ncase \"$EPIC_ROLE\" in\n", self.prelude);
-        let arms = self
-            .arms
-            .iter()
-            .map(|(pattern, shell)| (pattern.as_str(), shell.as_str()))
-            .chain([("planner", self.planner.as_str()), ("*", &self.otherwise)]);
-        for (pattern, shell) in arms {
-            let shell = shell.trim_end();
+        let planner = Arm::Role("planner".to_owned(), self.planner.clone());
+        let otherwise = Arm::Role("*".to_owned(), self.otherwise.clone());
+        for arm in self.arms.iter().chain([&planner, &otherwise]) {
+            let (pattern, shell) = match arm {
+                Arm::Raw(arms) => {
+                    text.push_str(arms.trim_end());
+                    text.push('\n');
+                    continue;
+                }
+                Arm::Role(pattern, shell) => (pattern, shell.trim_end()),
+            };
             // Writing to a `String` cannot fail.
             let _infallible = if shell.contains('\n') {
                 writeln!(text, "{pattern})\n{shell}\n;;")

@@ -45,8 +45,16 @@ impl Fixture {
             .prefix("executor-")
             .build();
         let mut fixture = Self::at(repo.root());
-        assert_eq!(fixture.repo, repo.path(), "the fixture's layout is the builder's");
-        assert_eq!(fixture.home, repo.home(), "the fixture's layout is the builder's");
+        assert_eq!(
+            fixture.repo,
+            repo.path(),
+            "the fixture's layout is the builder's"
+        );
+        assert_eq!(
+            fixture.home,
+            repo.home(),
+            "the fixture's layout is the builder's"
+        );
         assert_eq!(fixture.worktree, repo.beside(STORY));
         std::fs::create_dir_all(&fixture.bin).expect("bin");
         fixture.temp = Some(repo);
@@ -62,7 +70,15 @@ impl Fixture {
         let worktree = fixture.worktree.display().to_string();
         fixture.git_in(
             &repo,
-            &["worktree", "add", "-q", "-b", "story/e/s", &worktree, "epic/e"],
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "story/e/s",
+                &worktree,
+                "epic/e",
+            ],
         );
         fixture
     }
