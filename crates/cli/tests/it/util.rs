@@ -7,11 +7,10 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use tempfile::TempDir;
 
-/// How long a test waits for an event a child `epic` process must soon write before it fails:
-/// only ever reached when something is broken, so it is generous enough that no load on the
-/// machine reaches it. Agents that wait for the test to release them give up after twice as
-/// long, so a test that died does not leave them behind for good.
-pub(crate) const PATIENCE: std::time::Duration = std::time::Duration::from_mins(1);
+/// How long a test waits for an event a child `epic` process must soon write before it fails
+/// (the shared bound of every crate's tests). Agents that wait for the test to release them give
+/// up after twice as long, so a test that died does not leave them behind for good.
+pub(crate) use epic_test_support::PATIENCE;
 
 /// A temporary working directory to write plan files into and run `epic` in.
 pub(crate) struct Dir {

@@ -60,9 +60,9 @@ pub(crate) fn temp_files(target: &Path) -> Vec<String> {
     temps
 }
 
-/// How long a test waits for a helper process to get somewhere before it fails: only ever
-/// reached when something is broken, so it is generous enough that no load reaches it.
-pub(crate) const PATIENCE: Duration = Duration::from_mins(1);
+/// How long a test waits for a helper process to get somewhere before it fails (the shared
+/// bound of every crate's tests).
+pub(crate) use epic_test_support::PATIENCE;
 
 /// Runs the ignored helper test `name` (a full path such as `atomic::writer_child`) of this
 /// test binary in a child process, with `env` telling it what to do.
