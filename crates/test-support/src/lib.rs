@@ -3,8 +3,9 @@
 //! machine ([`Isolation`]), the stand-in agents the tests write (a script answering by role,
 //! [`RoleAgent`]; stand-ins for the agent CLIs the presets run, [`StandIns`]; any [`script`])
 //! and one seeded generator ([`Rng`]); also how long a test waits for what must come
-//! ([`PATIENCE`]) and whether a child process died ([`wait_dead`]). Dev-only: a `[dev-dependencies]` entry of the crates whose
-//! tests use it, named by no crate's `[dependencies]` (`cargo xtask tidy` holds that).
+//! ([`PATIENCE`]) and whether a child process died ([`wait_dead`]). Dev-only: a
+//! `[dev-dependencies]` entry of the crates whose tests use it, named by no crate's
+//! `[dependencies]` (`cargo xtask tidy` holds that).
 //!
 //! ```
 //! use epic_test_support::{Repo, RoleAgent, Rng};
