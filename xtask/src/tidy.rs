@@ -8,6 +8,8 @@
 //! - The layers ARCHITECTURE.md draws hold ([`check_layers`]): each crate depends only on the
 //!   crates below it, only `epic-git-ops` depends on gix, and no library or binary source outside
 //!   `crates/git-ops` names the `git` program (tests and benches may: they build repositories).
+//!   `epic-test-support` ([`DEV_ONLY`]) is the tests' layer: any crate's dev-dependencies may
+//!   name it, no crate's dependencies may, and it runs git as the tests' fixture.
 //! - Every Markdown document a `.md`, `.rs` or `.toml` file of the repository refers to is in
 //!   the repository ([`check_document_references`]; what counts as a reference is
 //!   [`document_references`]).
@@ -272,6 +274,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-executor",
         ],
     ),
+    (DEV_ONLY.0, DEV_ONLY.1, &[]),
     (
         "cli",
         "epic",
@@ -290,6 +293,12 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         ],
     ),
 ];
+
+/// The dev-only crate, directory and package: the fixtures of every crate's tests and benches.
+/// Outside the layers: a `[dev-dependencies]` entry of any crate, named by no crate's
+/// `[dependencies]` (no code users run is built with it), depending on no epic crate itself, and
+/// free to name the `git` program in its sources (it builds the tests' repositories).
+const DEV_ONLY: (&str, &str) = ("test-support", "epic-test-support");
 
 /// The architecture's layering rules, checked on the manifests and sources: internal
 /// dependencies follow [`LAYERS`]; gix is a dependency of `epic-git-ops` alone; and the string
@@ -328,6 +337,13 @@ fn check_layers(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
                     "{shown}: depends on gix; only epic-git-ops may (it is the git layer)"
                 ));
             }
+            if dependency == DEV_ONLY.1 {
+                problems.push(format!(
+                    "{shown}: `{package}` names `{dependency}` outside `[dev-dependencies]`; it \
+                     is the tests' fixtures, never part of what users run"
+                ));
+                continue;
+            }
             if dependency.starts_with("epic-") && !allowed.contains(&dependency.as_str()) {
                 problems.push(format!(
                     "{shown}: `{package}` may not depend on `{dependency}` (see the layers in \
@@ -337,6 +353,7 @@ fn check_layers(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
         }
     }
     let git_layer = crates.join("git-ops");
+    let fixtures = crates.join(DEV_ONLY.0);
     for file in files {
         let in_src = file.strip_prefix(&crates).is_ok_and(|inner| {
             inner
@@ -344,7 +361,7 @@ fn check_layers(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
                 .nth(1)
                 .is_some_and(|c| c.as_os_str() == "src")
         });
-        if !in_src || file.starts_with(&git_layer) {
+        if !in_src || file.starts_with(&git_layer) || file.starts_with(&fixtures) {
             continue;
         }
         let Ok(text) = fs::read_to_string(file) else {
@@ -780,6 +797,41 @@ mod tests {
                 "crates/a/src/lib.rs:1: refers to `{}`",
                 doc("CONTRACT")
             )),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn test_support_is_a_dev_dependency_only_and_may_run_git() {
+        let root = std::env::temp_dir().join(format!("epic-tidy-layers-{}", std::process::id()));
+        if root.exists() {
+            fs::remove_dir_all(&root).unwrap();
+        }
+        let manifest = |dir: &str, package: &str, table: &str| {
+            fs::create_dir_all(root.join("crates").join(dir).join("src")).unwrap();
+            fs::write(
+                root.join("crates").join(dir).join("Cargo.toml"),
+                format!("[package]\nname = \"{package}\"\n\n{table}\nepic-test-support.workspace = true\n"),
+            )
+            .unwrap();
+        };
+        manifest("report", "epic-report", "[dev-dependencies]");
+        manifest("test-support", "epic-test-support", "[dev-dependencies]");
+        let fixture = root.join("crates/test-support/src/lib.rs");
+        fs::write(&fixture, "//! Fixtures.\nfn git() { run(\"git\"); }\n").unwrap();
+        let mut problems = Vec::new();
+        check_layers(&root, std::slice::from_ref(&fixture), &mut problems);
+        assert_eq!(problems, Vec::<String>::new());
+
+        manifest("report", "epic-report", "[dependencies]");
+        check_layers(&root, &[fixture], &mut problems);
+        fs::remove_dir_all(&root).unwrap();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with(
+                "crates/report/Cargo.toml: `epic-report` names `epic-test-support` outside \
+                 `[dev-dependencies]`"
+            ),
             "{problems:?}"
         );
     }

@@ -39,7 +39,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
-use common::{Env, Rng, epic_bin, fs_type, max, median, min, places, script, write};
+use common::{Env, epic_bin, fs_type, max, median, min, places};
+use epic_test_support::{Rng, executable as script, write};
 
 const STORIES: usize = 40;
 const CONCURRENCIES: [usize; 3] = [2, 4, 8];
@@ -279,13 +280,13 @@ fn run_once(
     for i in 0..STORIES {
         write(
             &dir.path().join("durations").join(Dag::id(i)),
-            &format!("{:.2}\n", dag.millis[i] as f64 / 1000.0),
+            format!("{:.2}\n", dag.millis[i] as f64 / 1000.0),
         );
     }
     let agent = dir.path().join("agent.sh");
     script(&agent, AGENT);
     let plan = dir.path().join("plan.json");
-    write(&plan, &dag.plan_json(estimates));
+    write(&plan, dag.plan_json(estimates));
     let state = repo.join(".git/epic/bench");
     if let Some(previous) = previous {
         write(&state.join("report.json"), previous);

@@ -27,7 +27,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{Env, epic_bin, script, write};
+use common::{Env, epic_bin};
+use epic_test_support::{executable as script, write};
 
 const GOAL_MB: f64 = 100.0;
 const CONCURRENCY: usize = 4;
@@ -78,7 +79,7 @@ fn measure(env: &Env, base: &Path, stories: usize, mb: u64) -> (f64, f64) {
     let agent = dir.path().join("agent.sh");
     script(&agent, AGENT);
     let plan = dir.path().join("plan.json");
-    write(&plan, &plan_json(stories));
+    write(&plan, plan_json(stories));
     let start = Instant::now();
     let mut child = env
         .command(epic_bin(), &repo)

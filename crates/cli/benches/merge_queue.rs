@@ -34,7 +34,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
-use common::{Env, epic_bin, script, write};
+use common::{Env, epic_bin};
+use epic_test_support::{executable as script, write};
 
 const STORIES: usize = 10;
 /// The batch sizes measured against one at a time; 16 holds every story.
@@ -116,7 +117,7 @@ fn measure(env: &Env, dir: &Path, gate: f64, batch: usize, case: Case<'_>) -> Fi
     let agent = root.join("agent.sh");
     script(&agent, AGENT);
     let plan = root.join("plan.json");
-    write(&plan, &plan_json());
+    write(&plan, plan_json());
     let repo = root.join("repo");
     env.repo(
         &repo,

@@ -33,7 +33,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
-use common::{Env, epic_bin, fs_type, places, script, write};
+use common::{Env, epic_bin, fs_type, places};
+use epic_test_support::{executable as script, write};
 
 const DIRS: usize = 2_000;
 const FILES_PER_DIR: usize = 10;
@@ -92,7 +93,7 @@ fn template(env: &Env, dir: &Path) {
         for f in 0..FILES_PER_DIR {
             write(
                 &repo.join(format!("src/d{d:04}/f{f}.txt")),
-                &format!("file {f} of directory {d}\n"),
+                format!("file {f} of directory {d}\n"),
             );
         }
     }
@@ -182,7 +183,7 @@ fn main() {
         let baseline = dir.path().join("baseline.sh");
         script(&baseline, BASELINE);
         let plan = dir.path().join("plan.json");
-        write(&plan, &plan_json(stories));
+        write(&plan, plan_json(stories));
         let shell = {
             let repo = copy(dir.path(), "script");
             let mut command = env.command("sh", &repo);

@@ -35,7 +35,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{Env, epic_bin, write};
+use common::{Env, epic_bin};
+use epic_test_support::write;
 
 const CONCURRENCY: usize = 8;
 /// Goals: per-story cost flat within 25 % from the fewest to the most stories; warm at most a
@@ -71,7 +72,7 @@ fn base_repo(env: &Env, dir: &Path, files: usize) {
     for f in 0..files {
         write(
             &dir.join(format!("src/d{:04}/f{:02}.txt", f / 100, f % 100)),
-            &format!("file {f}\n"),
+            format!("file {f}\n"),
         );
     }
     write(&dir.join("s/README"), "one file per story\n");
@@ -206,8 +207,8 @@ fn scale(env: &Env, dir: &Path, stories: usize, files: usize) -> Row {
     let template = cell.join("template");
     base_repo(env, &template, files);
     let (plan, more) = (cell.join("plan.json"), cell.join("more.json"));
-    write(&plan, &scale_plan(stories));
-    write(&more, &scale_plan(2 * stories));
+    write(&plan, scale_plan(stories));
+    write(&more, scale_plan(2 * stories));
     let args = ["--coder", "script", "--concurrency", "8"];
     settle();
     let warm_repo = copy(&template, &cell, "warm");
@@ -420,7 +421,7 @@ fn gate_section(env: &Env, dir: &Path) -> String {
     let template = cell.join("template");
     cargo_repo(env, &template);
     let plan = cell.join("plan.json");
-    write(&plan, &gate_plan());
+    write(&plan, gate_plan());
     let args = [
         "--coder",
         "script",

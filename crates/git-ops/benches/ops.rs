@@ -18,46 +18,27 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use epic_git_ops::{Git, GixGit, MergeFavor};
+use epic_test_support::{Isolation, Repo, write};
 
 const DIRS: usize = 2_000;
 const FILES_PER_DIR: usize = 10;
 /// Files a story changes: what the commit and the merge carry.
 const STORY_FILES: usize = 200;
 
-/// The isolated environment of every git this benchmark runs, baseline and setup alike.
+/// The isolated environment of every git this benchmark runs, baseline and setup alike:
+/// `epic-test-support`'s isolation, in the C locale.
 struct Env {
-    home: PathBuf,
+    isolation: Isolation,
 }
 
 impl Env {
     fn command(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut command = Command::new("git");
-        for key in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_CONFIG_PARAMETERS",
-        ] {
-            command.env_remove(key);
-        }
-        command
-            .env("HOME", &self.home)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("LC_ALL", "C")
-            .current_dir(dir)
-            .args(args);
-        command
+        self.isolation.command(dir, args)
     }
 
     /// Runs git; panics unless it succeeds.
     fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let output = self.command(dir, args).output().expect("run git");
-        assert!(
-            output.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        self.isolation.run(dir, args)
     }
 
     /// Runs git, whatever its exit code (the baseline of `merge-base --is-ancestor`, `rev-parse
@@ -67,18 +48,12 @@ impl Env {
     }
 
     fn handle(&self, dir: &Path) -> GixGit {
-        GixGit::discover(dir)
-            .expect("discover")
-            .with_env("HOME", Some(&self.home))
-            .with_env("GIT_CONFIG_NOSYSTEM", Some("1"))
+        let mut git = GixGit::discover(dir).expect("discover");
+        for (key, value) in self.isolation.variables() {
+            git = git.with_env(key, value);
+        }
+        git
     }
-}
-
-fn write(path: &Path, content: &str) {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("mkdir");
-    }
-    std::fs::write(path, content).expect("write");
 }
 
 fn file(dir: usize, file: usize) -> String {
@@ -90,7 +65,7 @@ fn touch_story_files(root: &Path, first_dir: usize, tag: &str) {
     for dir in first_dir..first_dir + STORY_FILES {
         write(
             &root.join(file(dir % DIRS, 0)),
-            &format!("changed by {tag} in directory {dir}\n"),
+            format!("changed by {tag} in directory {dir}\n"),
         );
     }
 }
@@ -176,26 +151,23 @@ struct Bench {
 impl Bench {
     /// Generates the repository under `base`: `main`/`epic` with 20,000 files, a story branch
     /// with `STORY_FILES` changed files in its own worktree, and an epic commit beside it.
-    fn setup(base: &Path, samples: usize) -> (tempfile::TempDir, Self) {
-        let dir = tempfile::Builder::new()
+    fn setup(base: &Path, samples: usize) -> (Repo, Self) {
+        let generated = Repo::builder()
             .prefix("git-ops-bench-")
-            .tempdir_in(base)
-            .expect("temp dir");
-        let root = dir.path().to_owned();
+            .within(base)
+            .branch("epic")
+            .no_commit()
+            .build();
+        let root = generated.root().to_owned();
         let env = Env {
-            home: root.join("home"),
+            isolation: generated.isolation().clone(),
         };
-        std::fs::create_dir_all(&env.home).expect("home");
-        let repo = root.join("repo");
-        std::fs::create_dir_all(&repo).expect("repo");
-        env.git(&repo, &["init", "-q", "-b", "epic"]);
-        env.git(&repo, &["config", "user.name", "Bench"]);
-        env.git(&repo, &["config", "user.email", "bench@example.com"]);
+        let repo = generated.path().to_owned();
         for d in 0..DIRS {
             for f in 0..FILES_PER_DIR {
                 write(
                     &repo.join(file(d, f)),
-                    &format!("file {f} of directory {d}\nsome content to diff\n"),
+                    format!("file {f} of directory {d}\nsome content to diff\n"),
                 );
             }
         }
@@ -221,7 +193,7 @@ impl Bench {
             root,
             samples,
         };
-        (dir, bench)
+        (generated, bench)
     }
 
     fn reads(&self, git: &GixGit, rows: &mut Vec<Row>) {
@@ -336,11 +308,11 @@ impl Bench {
         let timing = pair(
             n,
             |i| {
-                write(&edited, &format!("edit {i} of ours\n"));
+                write(&edited, format!("edit {i} of ours\n"));
                 assert!(git.status(story, &[]).expect("status").is_dirty());
             },
             |i| {
-                write(&edited, &format!("edit {i} of git\n"));
+                write(&edited, format!("edit {i} of git\n"));
                 env.git(story, &["status", "--porcelain", "--untracked-files=all"]);
             },
             nothing,

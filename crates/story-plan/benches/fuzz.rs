@@ -20,30 +20,7 @@ use std::time::Instant;
 
 use epic_story_plan::path::{check_safe, normalize, overlaps_normalized};
 use epic_story_plan::{PlanFormat, Story, StoryPlan, ViolationKind as K};
-
-/// xorshift64*: small, fast, and the same sequence on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n.max(1) as u64).unwrap_or(0)
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-}
+use epic_test_support::Rng;
 
 const FRAGMENTS: &[&str] = &[
     "{",
@@ -99,33 +76,33 @@ fn text(rng: &mut Rng) -> String {
         } else {
             plan.to_markdown()
         };
-        for _ in 0..rng.below(3) {
+        for _ in 0..rng.index(3) {
             mutate(rng, &mut text);
         }
         return text;
     }
     if rng.chance(10) {
-        let bytes: Vec<u8> = (0..rng.below(200))
-            .map(|_| rng.next().to_le_bytes()[0])
+        let bytes: Vec<u8> = (0..rng.index(200))
+            .map(|_| rng.next_u64().to_le_bytes()[0])
             .collect();
         return String::from_utf8_lossy(&bytes).into_owned();
     }
     let mut out = String::new();
-    for _ in 0..rng.below(60) {
+    for _ in 0..rng.index(60) {
         out.push_str(rng.pick(FRAGMENTS));
     }
     out
 }
 
 fn mutate(rng: &mut Rng, text: &mut String) {
-    let mut at = rng.below(text.len() + 1);
+    let mut at = rng.index(text.len() + 1);
     while !text.is_char_boundary(at) {
         at -= 1;
     }
-    match rng.below(3) {
+    match rng.index(3) {
         0 => text.insert_str(at, rng.pick(FRAGMENTS)),
         1 => {
-            let mut end = (at + rng.below(8)).min(text.len());
+            let mut end = (at + rng.index(8)).min(text.len());
             while !text.is_char_boundary(end) {
                 end -= 1;
             }
@@ -178,12 +155,12 @@ fn id(rng: &mut Rng) -> String {
 }
 
 fn plan(rng: &mut Rng) -> StoryPlan {
-    let n = rng.below(7);
+    let n = rng.index(7);
     let stories = (0..n)
         .map(|_| {
-            let owned: Vec<&str> = (0..rng.below(3)).map(|_| rng.pick(PATHS)).collect();
-            let shared: Vec<&str> = (0..rng.below(2)).map(|_| rng.pick(PATHS)).collect();
-            let deps: Vec<String> = (0..rng.below(3)).map(|_| id(rng)).collect();
+            let owned: Vec<&str> = (0..rng.index(3)).map(|_| rng.pick(PATHS)).collect();
+            let shared: Vec<&str> = (0..rng.index(2)).map(|_| rng.pick(PATHS)).collect();
+            let deps: Vec<String> = (0..rng.index(3)).map(|_| id(rng)).collect();
             Story::new(id(rng), "T", owned)
                 .sharing(shared)
                 .depending_on(deps)
@@ -312,11 +289,8 @@ fn main() {
     }
     let quick = std::env::args().any(|arg| arg == "--quick");
     let cases: usize = if quick { 50_000 } else { 1_000_000 };
-    let seed = std::env::var("FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed_u64);
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::from_env("FUZZ_SEED", 0x5eed);
+    let seed = rng.seed();
     let start = Instant::now();
     let (mut parsed, mut valid, mut violations) = (0usize, 0usize, 0usize);
     for case in 0..cases {

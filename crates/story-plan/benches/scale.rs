@@ -14,37 +14,23 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use epic_story_plan::{PlanFormat, Story, StoryPlan};
-
-/// A small deterministic generator (xorshift64*): the same plan on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % n as u64).unwrap_or(0)
-    }
-}
+use epic_test_support::Rng;
 
 fn generate(stories: usize) -> String {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // The seeded generator of the tests: the same plan on every machine.
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let plan = StoryPlan {
         epic_id: "scale".into(),
         epic: "A generated plan.".into(),
         stories: (0..stories)
             .map(|i| {
-                let owned: Vec<String> = (0..=rng.below(3))
+                let owned: Vec<String> = (0..=rng.index(3))
                     .map(|k| format!("src/area{}/story{i}/part{k}", i % 50))
                     .collect();
                 let mut story = Story::new(format!("story-{i}"), format!("Story {i}"), owned);
                 if i > 0 {
-                    let mut deps: Vec<String> = (0..rng.below(11))
-                        .map(|_| format!("story-{}", rng.below(i)))
+                    let mut deps: Vec<String> = (0..rng.index(11))
+                        .map(|_| format!("story-{}", rng.index(i)))
                         .collect();
                     deps.sort_unstable();
                     deps.dedup();

@@ -1,5 +1,6 @@
 //! What the `epic` benchmarks share: the release `epic` binary cargo built for them, git run in
-//! an isolated environment, a seeded random number generator, and median/percentile helpers.
+//! an isolated environment, and median/percentile helpers. Files, scripts and the seeded
+//! generator are `epic-test-support`'s (`write`, `executable`, `Rng`).
 
 #![allow(
     dead_code,
@@ -9,14 +10,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use epic_test_support::Isolation;
+
 /// The `epic` binary: cargo builds it with the bench profile (the release settings) for every
 /// bench target of this package and names it here.
 pub(crate) fn epic_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_epic"))
 }
 
-/// The environment every git and `epic` process of a benchmark runs in: no user or system
-/// config, a fixed identity.
+/// The environment every git and `epic` process of a benchmark runs in: `epic-test-support`'s
+/// isolation, with a `~/.gitconfig` of its own naming a fixed identity.
 #[derive(Debug)]
 pub(crate) struct Env {
     home: tempfile::TempDir,
@@ -36,18 +39,8 @@ impl Env {
     /// `program` with the isolated environment, in `dir`.
     pub(crate) fn command(&self, program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
         let mut command = Command::new(program);
-        for key in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_INDEX_FILE",
-            "GIT_CONFIG_PARAMETERS",
-        ] {
-            command.env_remove(key);
-        }
-        command
-            .env("HOME", self.home.path())
-            .env("XDG_CONFIG_HOME", self.home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
+        Isolation::new(self.home.path())
+            .apply(&mut command)
             .env("LC_ALL", "C")
             .current_dir(dir);
         command
@@ -73,52 +66,10 @@ impl Env {
         std::fs::create_dir_all(dir).expect("mkdir repo");
         self.git(dir, &["init", "-q", "-b", "main"]);
         for (path, content) in files {
-            write(&dir.join(path), content);
+            epic_test_support::write(&dir.join(path), content);
         }
         self.git(dir, &["add", "-A"]);
         self.git(dir, &["commit", "-q", "-m", "initial"]);
-    }
-}
-
-/// Writes `content` at `path`, creating its directory.
-pub(crate) fn write(path: &Path, content: &str) {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("mkdir");
-    }
-    std::fs::write(path, content).expect("write");
-}
-
-/// An executable shell script at `path`.
-pub(crate) fn script(path: &Path, text: &str) {
-    write(path, text);
-    let status = Command::new("chmod")
-        .arg("+x")
-        .arg(path)
-        .status()
-        .expect("chmod");
-    assert!(status.success(), "chmod failed");
-}
-
-/// splitmix64: small, seeded, the same numbers on every machine.
-#[derive(Debug, Clone)]
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0; the modulo bias is negligible for small n).
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
     }
 }
 

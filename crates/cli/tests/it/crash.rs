@@ -21,6 +21,7 @@ use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use epic_state_store::{StoryStage, StoryState};
+use epic_test_support::Rng;
 
 use crate::util::Repo;
 
@@ -210,27 +211,6 @@ fn run_to_end(repo: &Repo, args: &[String]) -> (Option<i32>, Duration) {
     (code, start.elapsed())
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A number in [0, `below`), 0 when `below` is 0.
-    fn below(&mut self, below: usize) -> usize {
-        let below = u64::try_from(below).unwrap_or(u64::MAX);
-        if below == 0 {
-            return 0;
-        }
-        usize::try_from(self.next() % below).unwrap_or(0)
-    }
-}
-
 /// What the run was doing when killed, from the last event in `events.jsonl`.
 fn phase(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
@@ -343,11 +323,8 @@ fn sigkill_at_thirty_instants_loses_nothing_and_proves_everything() {
 
     let (repo, args) = setup();
     let _keep = KeepOnFailure(&repo);
-    let seed = std::env::var("EPIC_CRASH_SEED")
-        .ok()
-        .and_then(|seed| seed.parse().ok())
-        .unwrap_or(0x5eed_cafe_f00d_u64);
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::from_env("EPIC_CRASH_SEED", 0x5eed_cafe_f00d);
+    let seed = rng.seed();
     let log = repo.common_dir().join(format!("epic/{EPIC}/events.jsonl"));
     let mut phases = Vec::new();
     let mut hit = 0;
@@ -361,8 +338,8 @@ fn sigkill_at_thirty_instants_loses_nothing_and_proves_everything() {
         // milliseconds), the run's 36 are not all made before the 16th kill, so at least half
         // of the kills hit a live run.
         let stop = Stop {
-            marks: rng.below(2),
-            then: rng.below(4 * reference_events / PROGRESS_STEPS + 1),
+            marks: rng.index(2),
+            then: rng.index(4 * reference_events / PROGRESS_STEPS + 1),
         };
         let before = events(&log).len();
         let mut child = spawn(&repo, &args);

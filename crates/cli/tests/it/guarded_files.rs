@@ -4,6 +4,8 @@
 //!
 //! The sandbox-off behaviour: with the sandbox on, the main checkout is read-only to agents.
 
+use epic_test_support::RoleAgent;
+
 use crate::util::Repo;
 
 /// An `exec:` agent: plans one task; as coder, on its first turn only, writes `epic.toml` in the
@@ -11,26 +13,19 @@ use crate::util::Repo;
 fn agent(repo: &Repo) -> String {
     let marker = repo.temp().join("tampered");
     let setup_ran = repo.temp().join("setup-ran");
-    let script = format!(
-        "#!/bin/sh\n\
-         cat > /dev/null\n\
-         case \"$EPIC_ROLE\" in\n\
-         planner) echo '{{\"tasks\":[{{\"title\":\"write it\",\"description\":\"the file\"}}]}}' ;;\n\
-         coder)\n\
-         if [ ! -f '{marker}' ]; then\n\
-           touch '{marker}'\n\
-           printf 'setup = [\"touch {setup_ran}\"]\\ntest_pattern = [\"nothing-matches\"]\\n' > '{root}/epic.toml'\n\
+    let coder = format!(
+        "if [ ! -f '{marker}' ]; then\n\
+         touch '{marker}'\n\
+         printf 'setup = [\"touch {setup_ran}\"]\\ntest_pattern = [\"nothing-matches\"]\\n' > '{root}/epic.toml'\n\
          fi\n\
          mkdir -p a && echo done > a/a.txt\n\
-         echo wrote a ;;\n\
-         *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\n\
-         esac\n",
+         echo wrote a",
         marker = marker.display(),
         setup_ran = setup_ran.display(),
         root = repo.path().display(),
     );
     let path = repo.temp().join("agent.sh");
-    std::fs::write(&path, script).expect("write the agent");
+    RoleAgent::new().coder(&coder).write(&path);
     format!("exec:sh {}", path.display())
 }
 

@@ -1,7 +1,6 @@
 //! `epic land`: a finished epic landed on its target, on real repositories, with the script seat
 //! for the run and shell-script landers (`exec:`) that resolve conflicts and fix gates.
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::util::{Repo, file_plan};
@@ -58,8 +57,7 @@ fn rev(repo: &Repo, name: &str) -> String {
 /// runs after the prompt is read from stdin.
 fn lander(repo: &Repo, name: &str, body: &str) -> PathBuf {
     let path = repo.temp().join(name);
-    std::fs::write(&path, format!("#!/bin/sh\ncat > /dev/null\n{body}\n")).expect("write");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    epic_test_support::script(&path, &format!("cat > /dev/null\n{body}\n"));
     path
 }
 
@@ -414,8 +412,7 @@ fn remote_and_gh(repo: &Repo) -> PathBuf {
     let bin = repo.temp().join("bin");
     std::fs::create_dir(&bin).expect("mkdir");
     let gh = bin.join("gh");
-    std::fs::write(&gh, GH).expect("write gh");
-    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    epic_test_support::executable(&gh, GH);
     bin
 }
 

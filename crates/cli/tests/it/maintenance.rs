@@ -8,6 +8,8 @@
 //!   does while a turn runs: repack, `info/refs`, packed refs) is not blamed for it: its story
 //!   merges and the epic verifies.
 
+use epic_test_support::RoleAgent;
+
 use crate::util::{Repo, file_plan};
 
 /// The repository's own threshold in these tests (`gc.auto`): far lower than git's 6,700, so a
@@ -23,25 +25,18 @@ const BASE_FILES: u64 = 600;
 /// unless maintenance is off), and, where `gc` is set, runs a whole `git gc` in the repository
 /// first; as judge, clears.
 fn agent(repo: &Repo, gc: bool) -> String {
-    let script = format!(
-        "#!/bin/sh\n\
-         cat > /dev/null\n\
-         case \"$EPIC_ROLE\" in\n\
-         planner) echo '{{\"tasks\":[{{\"title\":\"write it\",\"description\":\"the file\"}}]}}' ;;\n\
-         coder)\n\
-         {gc}\
+    let coder = format!(
+        "{gc}\
          mkdir -p \"$EPIC_STORY\"\n\
          echo \"gc.auto=$(git config --get gc.auto)\" > \"$EPIC_STORY/$EPIC_STORY.txt\"\n\
          git add -A && git -c user.name=Agent -c user.email=agent@example.com commit -q -m work\n\
-         echo wrote it ;;\n\
-         *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\n\
-         esac\n",
+         echo wrote it",
         gc = if gc { "git gc --quiet || exit 1\n" } else { "" },
     );
     let path = repo
         .temp()
         .join(if gc { "gc-agent.sh" } else { "agent.sh" });
-    std::fs::write(&path, script).expect("write the agent");
+    RoleAgent::new().coder(&coder).write(&path);
     format!("exec:sh {}", path.display())
 }
 

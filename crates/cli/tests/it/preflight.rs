@@ -7,7 +7,6 @@
 //! cloud switch), the logged-out status does not stop the run; a provider whose key variable is
 //! empty does, naming the variable and the file.
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::PathBuf;
 
 use crate::util::{Repo, file_plan};
@@ -29,8 +28,7 @@ fn bin_with(repo: &Repo, name: &str, stand_ins: &[(&str, &str)]) -> PathBuf {
     }
     for (name, body) in stand_ins {
         let path = bin.join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write a stand-in");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        epic_test_support::script(&path, body);
     }
     bin
 }

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use serde_json::json;
 
+use epic_test_support::RoleAgent;
+
 use crate::util::{Repo, file_plan};
 
 /// An agent script in the temporary directory, as an `exec:` seat: it keeps each coder prompt
@@ -14,13 +16,11 @@ use crate::util::{Repo, file_plan};
 /// (one task per story, unless `planner` is in `body`).
 fn agent(repo: &Repo, name: &str, body: &str) -> String {
     let dir = repo.temp().display().to_string();
-    let script = format!(
-        "#!/bin/sh\nprompt=$(cat)\nlog='{dir}/prompts.log'\ncase \"$EPIC_ROLE\" in\n{body}\n\
-         planner) echo '{{\"tasks\":[{{\"title\":\"write it\",\"description\":\"the file\"}}]}}' ;;\n\
-         *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\nesac\n"
-    );
     let path = repo.temp().join(name);
-    std::fs::write(&path, script).expect("write the agent");
+    RoleAgent::new()
+        .prelude(&format!("prompt=$(cat)\nlog='{dir}/prompts.log'"))
+        .arms(body)
+        .write(&path);
     format!("exec:sh {}", path.display())
 }
 

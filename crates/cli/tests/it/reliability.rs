@@ -6,25 +6,21 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use epic_test_support::RoleAgent;
+
 use crate::util::{PATIENCE, Repo, file_plan};
 
 /// Writes an `exec:` agent script to the repository's temporary directory: plans one task and,
 /// as coder, runs `coder` (shell, in the story's worktree) then writes `<story>/<story>.txt`.
 fn agent(repo: &Repo, name: &str, coder: &str) -> String {
-    let script = format!(
-        "#!/bin/sh\n\
-         cat > /dev/null\n\
-         case \"$EPIC_ROLE\" in\n\
-         planner) echo '{{\"tasks\":[{{\"title\":\"write it\",\"description\":\"the file\"}}]}}' ;;\n\
-         coder)\n\
-         {coder}\n\
-         mkdir -p \"$EPIC_STORY\" && echo done > \"$EPIC_STORY/$EPIC_STORY.txt\"\n\
-         echo \"wrote $EPIC_STORY\" ;;\n\
-         *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\n\
-         esac\n"
-    );
     let path = repo.temp().join(name);
-    std::fs::write(&path, script).expect("write the agent");
+    RoleAgent::new()
+        .coder(&format!(
+            "{coder}\n\
+             mkdir -p \"$EPIC_STORY\" && echo done > \"$EPIC_STORY/$EPIC_STORY.txt\"\n\
+             echo \"wrote $EPIC_STORY\""
+        ))
+        .write(&path);
     format!("exec:sh {}", path.display())
 }
 

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use epic_test_support::RoleAgent;
+
 use crate::util::{Repo, file_plan};
 
 /// The gate of these tests: story `a`'s file must not say `broken` (it passes on a base without
@@ -14,17 +16,12 @@ const GATE: &str = "! grep -q broken a/a.txt 2>/dev/null";
 /// Writes (or rewrites) the `exec:` agent at the same path: it plans one task and, as coder,
 /// writes `content` into its story's file.
 fn agent(repo: &Repo, content: &str) -> String {
-    let script = format!(
-        "#!/bin/sh\n\
-         cat > /dev/null\n\
-         case \"$EPIC_ROLE\" in\n\
-         planner) echo '{{\"tasks\":[{{\"title\":\"write it\",\"description\":\"the file\"}}]}}' ;;\n\
-         coder) mkdir -p \"$EPIC_STORY\" && echo {content} > \"$EPIC_STORY/$EPIC_STORY.txt\" ;;\n\
-         *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\n\
-         esac\n"
-    );
     let path = repo.temp().join("agent.sh");
-    std::fs::write(&path, script).expect("write the agent");
+    RoleAgent::new()
+        .coder(&format!(
+            "mkdir -p \"$EPIC_STORY\" && echo {content} > \"$EPIC_STORY/$EPIC_STORY.txt\""
+        ))
+        .write(&path);
     format!("exec:sh {}", path.display())
 }
 

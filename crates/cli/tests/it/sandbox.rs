@@ -7,7 +7,6 @@
 //! gate and a lander that try to copy them into the story's files, while `--expose` shows one
 //! store and an agent's own configuration stays readable.
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::util::{Repo, file_plan};
@@ -173,8 +172,7 @@ fn loot_lines() -> String {
 /// An executable script in the temporary directory.
 fn script(repo: &Repo, name: &str, body: &str) -> PathBuf {
     let path = repo.temp().join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write a script");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    epic_test_support::script(&path, body);
     path
 }
 

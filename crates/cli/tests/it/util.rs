@@ -7,11 +7,10 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use tempfile::TempDir;
 
-/// How long a test waits for an event a child `epic` process must soon write before it fails:
-/// only ever reached when something is broken, so it is generous enough that no load on the
-/// machine reaches it. Agents that wait for the test to release them give up after twice as
-/// long, so a test that died does not leave them behind for good.
-pub(crate) const PATIENCE: std::time::Duration = std::time::Duration::from_mins(1);
+/// How long a test waits for an event a child `epic` process must soon write before it fails
+/// (the shared bound of every crate's tests). Agents that wait for the test to release them give
+/// up after twice as long, so a test that died does not leave them behind for good.
+pub(crate) use epic_test_support::PATIENCE;
 
 /// A temporary working directory to write plan files into and run `epic` in.
 pub(crate) struct Dir {
@@ -184,81 +183,51 @@ pub(crate) fn shop_markdown() -> String {
     format!("# Shop\n\nSome prose first.\n\n```json storyplan\n{SHOP_JSON}```\n\nMore prose.\n")
 }
 
-/// A git repository in a temporary directory, with one commit, to run `epic` in.
+/// A git repository in a temporary directory, with one commit, to run `epic` in:
+/// `epic-test-support`'s, with no identity configured (as on a machine without
+/// `~/.gitconfig`), its main worktree `shop` (`[REPO]` in the output), and the ways to run `epic`
+/// in it. What the shared builder offers (`path`, `write`, `read`, `common_dir`, `rev`, …) comes
+/// through `Deref`.
 pub(crate) struct Repo {
-    dir: TempDir,
-    root: PathBuf,
+    inner: epic_test_support::Repo,
+}
+
+impl std::ops::Deref for Repo {
+    type Target = epic_test_support::Repo;
+
+    fn deref(&self) -> &Self::Target {
+        &self.inner
+    }
 }
 
 impl Repo {
+    /// `main` with `README.md` (`# shop`) committed as `first`. The repository is a directory
+    /// inside the temporary one, so that its worktrees (`<repo-parent>/<repo-name>.worktrees`)
+    /// are inside it too and go with it; its path is resolved, as git reports it.
     pub(crate) fn new() -> Self {
-        let dir = TempDir::new().expect("create a temporary directory");
-        // Git reports the resolved path; so must the redaction. The repository is a directory
-        // inside the temporary one, so that its worktrees (`<repo-parent>/<repo-name>.worktrees`)
-        // are inside it too and go with it.
-        let root = dir
-            .path()
-            .canonicalize()
-            .expect("canonicalize the temporary directory")
-            .join("shop");
-        std::fs::create_dir(&root).expect("create the repository directory");
-        let repo = Self { dir, root };
-        repo.git(&["init", "--quiet", "--initial-branch=main"]);
-        repo.write("README.md", "# shop\n");
-        repo.git(&["add", "README.md"]);
-        repo.git(&[
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.com",
-            "-c",
-            "commit.gpgsign=false",
-            "commit",
-            "--quiet",
-            "-m",
-            "first",
-        ]);
-        repo
-    }
-
-    /// The repository root, as git reports it.
-    pub(crate) fn path(&self) -> &Path {
-        &self.root
-    }
-
-    /// The git common dir, where the epics' state lives.
-    pub(crate) fn common_dir(&self) -> PathBuf {
-        self.root.join(".git")
-    }
-
-    pub(crate) fn write(&self, name: &str, contents: impl AsRef<[u8]>) {
-        let path = self.root.join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("create a directory");
-        }
-        std::fs::write(path, contents).expect("write a file");
-    }
-
-    pub(crate) fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.root.join(name)).expect("read a file")
+        let inner = epic_test_support::Repo::builder()
+            .prefix("cli-")
+            .dir("shop")
+            .identity(epic_test_support::Identity::Unconfigured)
+            .files(&[("README.md", "# shop\n")])
+            .message("first")
+            .build();
+        Self { inner }
     }
 
     /// Runs `git ARGS` at the root and returns its stdout.
     pub(crate) fn git_output(&self, args: &[&str]) -> String {
-        let output = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&self.root)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", self.dir.path())
-            .output()
-            .expect("run git");
-        assert!(output.status.success(), "git {args:?} failed");
-        String::from_utf8(output.stdout).expect("git's output is UTF-8")
+        self.inner.git(args)
+    }
+
+    /// Runs `git ARGS` at the root; panics unless it succeeds.
+    pub(crate) fn git(&self, args: &[&str]) {
+        self.inner.git(args);
     }
 
     /// The temporary directory holding the repository (and its worktrees).
     pub(crate) fn temp(&self) -> &Path {
-        self.dir.path()
+        self.inner.root()
     }
 
     /// `epic ARGS` at the root, ready to spawn (for runs that tests watch or interrupt).
@@ -266,23 +235,12 @@ impl Repo {
         let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("epic"));
         command
             .args(args)
-            .current_dir(&self.root)
+            .current_dir(self.path())
             .env("NO_COLOR", "1")
             .env("GIT_CEILING_DIRECTORIES", std::env::temp_dir())
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE");
         command
-    }
-
-    pub(crate) fn git(&self, args: &[&str]) {
-        let status = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&self.root)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", self.dir.path())
-            .status()
-            .expect("run git");
-        assert!(status.success(), "git {args:?} failed");
     }
 
     /// Runs `epic ARGS` at the repository root; its path reads `[REPO]` in the output.
@@ -292,9 +250,9 @@ impl Repo {
 
     /// Runs `epic ARGS` in the subdirectory `sub` (created if needed).
     pub(crate) fn run_in(&self, sub: &str, args: &[&str]) -> Run {
-        let dir = self.root.join(sub);
+        let dir = self.path().join(sub);
         std::fs::create_dir_all(&dir).expect("create the directory");
-        let root = self.root.display().to_string();
+        let root = self.path().display().to_string();
         run_in(&dir, args).redact(&[(&root, "[REPO]")])
     }
 }
@@ -314,7 +272,7 @@ impl Repo {
     ) -> std::path::PathBuf {
         std::path::PathBuf::from(format!(
             "{}.worktrees/{}/{id}",
-            self.root.display(),
+            self.path().display(),
             epic.epic_id()
         ))
     }

@@ -8,7 +8,6 @@
 //! leaves, git-ops' `switch` tests rebuild state by state, and the crash harness (`crash.rs`)
 //! kills runs at seeded points counted in their events.
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -76,8 +75,7 @@ exit $rc
 "#
     );
     let path = dir.join("git");
-    std::fs::write(&path, script).expect("wrapper");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    epic_test_support::executable(&path, &script);
 }
 
 fn kill_group(pid: u32) {
@@ -167,12 +165,10 @@ fn logging_wrapper(dir: &Path, log: &Path) {
     std::fs::create_dir_all(dir).expect("bin");
     let (git, log) = (real_git().display().to_string(), log.display().to_string());
     let path = dir.join("git");
-    std::fs::write(
+    epic_test_support::script(
         &path,
-        format!("#!/bin/sh\necho \"$*\" >> '{log}'\nexec '{git}' \"$@\"\n"),
-    )
-    .expect("wrapper");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        &format!("echo \"$*\" >> '{log}'\nexec '{git}' \"$@\"\n"),
+    );
 }
 
 /// A plan of `stories` independent stories `s0`, `s1`, …, each writing its one file.

@@ -12,6 +12,7 @@ use epic_agents::Seat;
 use epic_executor::{Event, Policy, RunConfig, RunError, RunOutcome, WorktreeMode, run_epic};
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, StoryPlan, ValidPlan};
+use epic_test_support::{CLEAN, RoleAgent};
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Events, Fixture};
@@ -20,23 +21,23 @@ use crate::support::{Events, Fixture};
 /// `$ROOT/hooks/<story>.sh` if there is one (sourced: it may `exit`), and write
 /// `src/<story>/done.txt`; as judge or reviewer, run `$ROOT/hooks/<story>.judge.sh` if there is
 /// one, else clear.
-const AGENT: &str = r#"prompt=$(cat)
-case "$EPIC_ROLE" in
-planner) echo '{"tasks":[{"title":"build","description":"write the story file"}]}' ;;
-coder)
-  echo "start $EPIC_STORY slot=$EPIC_SLOT" >> "$ROOT/agents.log"
+fn standard_agent() -> RoleAgent {
+    RoleAgent::new()
+        .prelude("prompt=$(cat)")
+        .planner(r#"echo '{"tasks":[{"title":"build","description":"write the story file"}]}'"#)
+        .coder(
+            r#"  echo "start $EPIC_STORY slot=$EPIC_SLOT" >> "$ROOT/agents.log"
   if [ -f "$ROOT/hooks/$EPIC_STORY.sh" ]; then . "$ROOT/hooks/$EPIC_STORY.sh"; fi
   mkdir -p "src/$EPIC_STORY"
   echo "$EPIC_STORY $(date +%s%N)" > "src/$EPIC_STORY/done.txt"
   echo "end $EPIC_STORY" >> "$ROOT/agents.log"
-  echo "done"
-  ;;
-*)
-  if [ -f "$ROOT/hooks/$EPIC_STORY.judge.sh" ]; then . "$ROOT/hooks/$EPIC_STORY.judge.sh"; fi
-  echo '{"clean":true,"issues":[]}'
-  ;;
-esac
-"#;
+  echo "done""#,
+        )
+        .otherwise(&format!(
+            r#"  if [ -f "$ROOT/hooks/$EPIC_STORY.judge.sh" ]; then . "$ROOT/hooks/$EPIC_STORY.judge.sh"; fi
+  echo '{CLEAN}'"#
+        ))
+}
 
 /// A repository for whole-epic runs.
 pub(crate) struct EpicFixture {
@@ -52,7 +53,9 @@ impl EpicFixture {
 
     /// The standard agent.
     pub(crate) fn agent(&self) -> Arc<dyn Seat> {
-        self.fx.agent("agent", AGENT)
+        let path = self.fx.bin.join("agent");
+        standard_agent().write(&path);
+        Arc::new(self.fx.seat_for(&path.display().to_string()))
     }
 
     /// Writes `hooks/<name>.sh`, sourced by the agent.

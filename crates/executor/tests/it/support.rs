@@ -1,12 +1,11 @@
 //! Real repositories in temporary directories, agents as shell scripts, and a story fixture.
 //!
-//! Every git process here (the tests' own, and those of the `GixGit` handles) is isolated from
-//! the machine: `HOME` is an empty directory of the test's own and the system configuration is
-//! off, so no test depends on `~/.gitconfig`.
+//! The repository is `epic-test-support`'s; every git process here (the tests' own, those of the
+//! `GixGit` handles and of the agents) is isolated from the machine by its `Isolation`: `HOME` is
+//! an empty directory of the test's own and the system configuration is off, so no test depends
+//! on `~/.gitconfig`.
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,31 +13,11 @@ use epic_agents::{CommandSeat, RetryPolicy, Seat};
 use epic_executor::{
     Event, EventSink, Gates, LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop,
 };
-use epic_git_ops::{GixGit, IDENTITY_VARIABLES};
+use epic_git_ops::GixGit;
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, StoryPlan};
-use tempfile::TempDir;
+use epic_test_support::Isolation;
 use tokio_util::sync::CancellationToken;
-
-/// Variables that would change what the git processes of a test do (with the identity ones,
-/// [`IDENTITY_VARIABLES`], cleared beside them: see [`cleared`]).
-const CLEARED: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-    "GIT_CONFIG_GLOBAL",
-    "EMAIL",
-    "XDG_CONFIG_HOME",
-];
-
-/// Every variable a test's git, `GixGit` and seats run without: [`CLEARED`] and the variables
-/// through which a person names who commits (a CI machine exports some).
-fn cleared() -> impl Iterator<Item = &'static str> {
-    CLEARED.iter().copied().chain(IDENTITY_VARIABLES)
-}
 
 /// The epic of every fixture.
 pub(crate) const EPIC: &str = "e";
@@ -53,28 +32,32 @@ pub(crate) struct Fixture {
     pub(crate) worktree: PathBuf,
     pub(crate) home: PathBuf,
     pub(crate) bin: PathBuf,
-    temp: Option<TempDir>,
+    /// The repository that owns the temporary directory (none for a fixture laid out under a
+    /// directory a parent process owns, [`at`](Self::at)).
+    temp: Option<epic_test_support::Repo>,
 }
 
 impl Fixture {
-    /// A fresh repository with only `main` and its `README.md` (no epic branch yet).
+    /// A fresh repository with only `main` and its `README.md` (no epic branch yet):
+    /// `epic-test-support`'s, with a `bin` directory for agent scripts beside it.
     pub(crate) fn bare_main() -> Self {
-        let temp = tempfile::Builder::new()
+        let repo = epic_test_support::Repo::builder()
             .prefix("executor-")
-            .tempdir()
-            .expect("temp dir");
-        let mut fixture = Self::at(temp.path());
-        fixture.temp = Some(temp);
-        let repo = fixture.repo.clone();
-        std::fs::create_dir_all(&repo).expect("repo dir");
-        std::fs::create_dir_all(&fixture.home).expect("home");
+            .build();
+        let mut fixture = Self::at(repo.root());
+        assert_eq!(
+            fixture.repo,
+            repo.path(),
+            "the fixture's layout is the builder's"
+        );
+        assert_eq!(
+            fixture.home,
+            repo.home(),
+            "the fixture's layout is the builder's"
+        );
+        assert_eq!(fixture.worktree, repo.beside(STORY));
         std::fs::create_dir_all(&fixture.bin).expect("bin");
-        fixture.git_in(&repo, &["init", "-q", "-b", "main"]);
-        fixture.git_in(&repo, &["config", "user.name", "Test Person"]);
-        fixture.git_in(&repo, &["config", "user.email", "test@example.com"]);
-        std::fs::write(repo.join("README.md"), "hello\n").expect("readme");
-        fixture.git_in(&repo, &["add", "-A"]);
-        fixture.git_in(&repo, &["commit", "-q", "-m", "initial"]);
+        fixture.temp = Some(repo);
         fixture
     }
 
@@ -113,24 +96,14 @@ impl Fixture {
     }
 
     /// Runs git in `dir`; panics unless it succeeds. Returns stdout.
+    #[track_caller]
     pub(crate) fn git_in(&self, dir: &Path, args: &[&str]) -> String {
-        let mut command = Command::new("git");
-        for key in cleared() {
-            command.env_remove(key);
-        }
-        let output = command
-            .env("HOME", &self.home)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .current_dir(dir)
-            .args(args)
-            .output()
-            .expect("run git");
-        assert!(
-            output.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        self.isolation().run(dir, args)
+    }
+
+    /// How the tests' git, `GixGit` handles and seats are isolated: `HOME` is the fixture's.
+    pub(crate) fn isolation(&self) -> Isolation {
+        Isolation::new(&self.home)
     }
 
     /// The subjects of the story branch's commits since the epic branch, oldest first.
@@ -147,11 +120,10 @@ impl Fixture {
     /// A `GixGit` on the repository, isolated like the tests' own git.
     pub(crate) fn git(&self) -> GixGit {
         let mut git = GixGit::discover(&self.repo).expect("discover");
-        for key in cleared() {
-            git = git.with_env(key, None::<&str>);
+        for (key, value) in self.isolation().variables() {
+            git = git.with_env(key, value);
         }
-        git.with_env("HOME", Some(&self.home))
-            .with_env("GIT_CONFIG_NOSYSTEM", Some("1"))
+        git
     }
 
     /// The epic's state directory.
@@ -162,8 +134,7 @@ impl Fixture {
     /// Writes an executable script `bin/<name>` with this body (after `#!/bin/sh`).
     pub(crate) fn script(&self, name: &str, body: &str) -> PathBuf {
         let path = self.bin.join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{body}")).expect("write script");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        epic_test_support::script(&path, body);
         path
     }
 
@@ -178,15 +149,16 @@ impl Fixture {
     pub(crate) fn seat_for(&self, command: &str) -> CommandSeat {
         let mut seat = CommandSeat::shell(command)
             .with_env("ROOT", &self.root)
-            .with_env("HOME", &self.home)
-            .with_env("GIT_CONFIG_NOSYSTEM", "1")
             .with_retry(RetryPolicy {
                 attempts: 3,
                 first_delay: Duration::from_millis(10),
                 max_delay: Duration::from_millis(50),
             });
-        for key in cleared() {
-            seat = seat.without_env(key);
+        for (key, value) in self.isolation().variables() {
+            seat = match value {
+                Some(value) => seat.with_env(key, value),
+                None => seat.without_env(key),
+            };
         }
         seat
     }

@@ -3,7 +3,6 @@
 //! gix reads; settings there at the start keep working; changes are reported; replace refs are
 //! ignored.
 
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use epic_git_ops::{CommitOutcome, Git, GixGit, MergeFavor, MergeOutcome};
@@ -36,8 +35,7 @@ fn left(marks: &Path) -> Vec<String> {
 /// An executable shell script at `path` that leaves the mark `name`, then runs `then`.
 fn script(path: &Path, marks: &Path, name: &str, then: &str) -> String {
     let body = format!("#!/bin/sh\ntouch '{}/{name}'\n{then}\n", marks.display());
-    std::fs::write(path, body).expect("write script");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    epic_test_support::executable(path, &body);
     path.display().to_string()
 }
 

@@ -422,7 +422,7 @@ fn a_file_read_once_is_trusted_only_while_its_stat_data_stay() {
     }
     let before = std::fs::read_to_string(repo.path.join("src/lib.rs")).expect("read");
     // The same size, and racy: only the change time tells.
-    repo.write("src/lib.rs", &before.to_uppercase());
+    repo.write("src/lib.rs", before.to_uppercase());
     assert_eq!(
         git.status(&repo.path, &[]).expect("status").paths,
         ["src/lib.rs"]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use epic_state_store::{load, save};
 
 use crate::support::{
-    Counter, PATIENCE, Rng, helper_env, spawn_helper, temp_files, until_parent_is_gone, wait_for,
+    Counter, PATIENCE, helper_env, seeded, spawn_helper, temp_files, until_parent_is_gone, wait_for,
 };
 
 const DOC_ENV: &str = "STATE_STORE_TEST_WRITER_DOC";
@@ -56,7 +56,7 @@ fn killed_writers_never_leave_a_torn_document() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("counter.json");
     save(&path, &Counter::new(0)).unwrap();
-    let mut rng = Rng::from_env_or_clock();
+    let mut rng = seeded();
     let mut last = 0;
     // Saves the writers made between the first one the parent saw and the kill.
     let mut progressed = 0;

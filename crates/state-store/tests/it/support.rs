@@ -3,7 +3,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use epic_state_store::{Document, StoryStage, StoryState};
 use schemars::JsonSchema;
@@ -60,9 +60,9 @@ pub(crate) fn temp_files(target: &Path) -> Vec<String> {
     temps
 }
 
-/// How long a test waits for a helper process to get somewhere before it fails: only ever
-/// reached when something is broken, so it is generous enough that no load reaches it.
-pub(crate) const PATIENCE: Duration = Duration::from_mins(1);
+/// How long a test waits for a helper process to get somewhere before it fails (the shared
+/// bound of every crate's tests).
+pub(crate) use epic_test_support::PATIENCE;
 
 /// Runs the ignored helper test `name` (a full path such as `atomic::writer_child`) of this
 /// test binary in a child process, with `env` telling it what to do.
@@ -125,38 +125,12 @@ pub(crate) fn wait_for<T>(
     }
 }
 
-/// A small deterministic generator (xorshift64*), seeded from the clock; failures name the seed
-/// ([`Rng::seed`]) so a sequence of kill instants can be replayed with `STATE_STORE_SEED`.
-pub(crate) struct Rng {
-    seed: u64,
-    state: u64,
-}
+/// The seeded generator of every crate's tests: the kill instants of a run are replayed with
+/// `STATE_STORE_SEED` (see [`seeded`]).
+pub(crate) use epic_test_support::Rng;
 
-impl Rng {
-    pub(crate) fn from_env_or_clock() -> Self {
-        let seed = std::env::var("STATE_STORE_SEED")
-            .ok()
-            .and_then(|seed| seed.parse().ok())
-            .unwrap_or_else(|| {
-                let since = SystemTime::now().duration_since(UNIX_EPOCH);
-                since.map_or(1, |since| since.as_secs() ^ u64::from(since.subsec_nanos()))
-            });
-        Self {
-            seed,
-            state: seed | 1,
-        }
-    }
-
-    /// The seed, to name in failure messages.
-    pub(crate) fn seed(&self) -> u64 {
-        self.seed
-    }
-
-    /// A number in `0..bound`.
-    pub(crate) fn below(&mut self, bound: u64) -> u64 {
-        self.state ^= self.state >> 12;
-        self.state ^= self.state << 25;
-        self.state ^= self.state >> 27;
-        self.state.wrapping_mul(0x2545_f491_4f6c_dd1d) % bound
-    }
+/// The generator of the kill instants: seeded from `STATE_STORE_SEED` when set, else with a fixed
+/// seed, so a failure replays on any machine; failures name the seed ([`Rng::seed`]).
+pub(crate) fn seeded() -> Rng {
+    Rng::from_env("STATE_STORE_SEED", 0x5eed_57a7_e570_4e01)
 }
