@@ -189,6 +189,7 @@ mod clock;
 mod error;
 mod event;
 mod evidence;
+mod gate_tests;
 mod gates;
 mod merge_queue;
 mod pause;
@@ -217,7 +218,7 @@ pub use pause::{SeatPauses, SeatStop};
 // bookkeeping, the gates' results, the report's writer.
 pub use budget::Budget;
 pub use chat::{Chat, ChatContext, Recorder};
-pub use gates::{Flake, GateResult, GatesCancelled};
+pub use gates::{Flake, GateResult, GateTests, GatesCancelled};
 pub use merge_queue::ProvenHead;
 pub use record::ReportDocument;
 pub use record::{logging_sink, write_report};
