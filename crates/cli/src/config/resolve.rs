@@ -337,6 +337,15 @@ impl Resolved {
             &mut config.gate_reruns,
             options.gate_reruns.map(Reruns::get),
         );
+        set(
+            &mut config.gate_junit,
+            options.gate_junit.as_ref().map(|files| {
+                files
+                    .iter()
+                    .map(|junit| (junit.command.clone(), junit.path.clone()))
+                    .collect()
+            }),
+        );
         set(&mut config.setup, texts(&options.setup));
         set(&mut config.keep_worktrees, options.keep_worktrees);
         set(&mut config.allow_red_baseline, options.allow_red_baseline);

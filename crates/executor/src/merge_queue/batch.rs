@@ -587,10 +587,13 @@ impl<'a> Batch<'a> {
         if tip == self.base {
             return;
         }
-        // A gate that failed on a proven candidate is one the red baseline allowed.
+        // A gate that failed on a proven candidate is one the red baseline allowed, or one red
+        // only with tests red before it (inherited).
         let gates: Vec<AttestedGate> = results
             .iter()
-            .map(|result| AttestedGate::from_result(result, !result.passed))
+            .map(|result| {
+                AttestedGate::from_result(result, !result.passed || result.inherited_only())
+            })
             .collect();
         let judge_seat = shared
             .config
