@@ -517,7 +517,9 @@ impl Gates {
             }
             Err(_) => String::new(),
         };
-        let description = if output.is_empty() {
+        let description = if output.is_empty() && named.is_empty() {
+            format!("failed ({status}) without output.")
+        } else if output.is_empty() {
             format!("failed ({status}); {named}no output.")
         } else {
             format!("failed ({status}); {named}its output ends with:\n{output}")

@@ -660,6 +660,7 @@ mod tests {
                 turn_timeout: Seconds::new(Duration::from_mins(30)),
                 gate_timeout: Seconds::new(Duration::from_mins(30)),
                 gate_reruns: Reruns::new(1),
+                gate_junit: Some(vec![]),
                 setup: Some(vec![]),
                 keep_worktrees: Some(false),
                 allow_red_baseline: Some(false),
@@ -784,6 +785,7 @@ mod tests {
                 "turn_timeout",
                 "gate_timeout",
                 "gate_reruns",
+                "gate_junit",
                 "setup",
                 "keep_worktrees",
                 "allow_red_baseline",
@@ -832,6 +834,10 @@ mod tests {
         assert_eq!(config.turn_timeout, Duration::from_mins(10));
         assert_eq!(config.gate_timeout, Duration::from_mins(5));
         assert_eq!(config.gate_reruns, 0);
+        assert_eq!(
+            config.gate_junit,
+            [("cargo test".to_owned(), "target/junit.xml".to_owned())].into()
+        );
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.merge_batch, 2);

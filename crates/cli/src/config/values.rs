@@ -513,6 +513,16 @@ pub(crate) struct GateJunit {
     pub(crate) command: String,
 }
 
+impl GateJunit {
+    /// `files` as the run takes them: each path by its command (the last one named wins).
+    pub(crate) fn by_command(files: &[Self]) -> std::collections::BTreeMap<String, String> {
+        files
+            .iter()
+            .map(|junit| (junit.command.clone(), junit.path.clone()))
+            .collect()
+    }
+}
+
 impl fmt::Display for GateJunit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}={}", self.path, self.command)
@@ -704,6 +714,30 @@ mod tests {
 
     use super::*;
     use crate::config::test_support::Flags;
+
+    #[test]
+    fn a_gate_junit_is_a_relative_path_then_its_command() {
+        let junit = "report.xml=pytest --junitxml=report.xml"
+            .parse::<GateJunit>()
+            .expect("valid");
+        assert_eq!(
+            (junit.path.as_str(), junit.command.as_str()),
+            ("report.xml", "pytest --junitxml=report.xml")
+        );
+        assert_eq!(
+            String::from(junit),
+            "report.xml=pytest --junitxml=report.xml"
+        );
+        for bad in [
+            "report.xml",
+            "=pytest",
+            "/tmp/r.xml=pytest",
+            "../r.xml=pytest",
+            "r.xml=  ",
+        ] {
+            assert!(bad.parse::<GateJunit>().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn waits_take_seconds_or_units() {
