@@ -2,6 +2,9 @@
 //! any story, cached per commit in `gates/baseline.json`, and moved forward after each merge.
 
 use std::collections::BTreeSet;
+
+use crate::gate_tests::Inherited;
+use crate::gates::GateResult;
 use std::path::PathBuf;
 
 use epic_state_store::EpicDir;
@@ -22,8 +25,24 @@ pub(crate) struct GateBaseline {
 pub(crate) struct GateVerdict {
     /// The command.
     pub(crate) command: String,
-    /// Whether it passed.
+    /// Whether it passed (with no test red).
     pub(crate) passed: bool,
+    /// When it was red and named its failing tests: those tests. A story is then charged
+    /// only with the tests it turns red; absent (red), the command is judged whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) failing: Option<BTreeSet<String>>,
+}
+
+impl GateVerdict {
+    /// The verdict of `result`: passed only when no test of it was red; the failing tests it
+    /// named, charged or inherited.
+    pub(crate) fn of(result: &GateResult) -> Self {
+        Self {
+            command: result.command.clone(),
+            passed: result.passed && result.tests.is_none(),
+            failing: result.tests.as_ref().map(crate::GateTests::failing),
+        }
+    }
 }
 
 impl epic_state_store::Document for GateBaseline {
@@ -60,6 +79,16 @@ impl GateBaseline {
             .iter()
             .filter(|gate| gate.passed)
             .map(|gate| gate.command.clone())
+            .collect()
+    }
+
+    /// The commands that failed naming their failing tests, with those tests: what a story is
+    /// not charged with.
+    pub(crate) fn inherited(&self) -> Inherited {
+        self.gates
+            .iter()
+            .filter(|gate| !gate.passed)
+            .filter_map(|gate| Some((gate.command.clone(), gate.failing.clone()?)))
             .collect()
     }
 

@@ -213,6 +213,23 @@ pub enum Event {
         /// The end of its first run's output (at most 4000 bytes).
         output: String,
     },
+    /// A red gate command named its failing tests (in its output, or in the JUnit file
+    /// `gate_junit` names for it): those the story turned red (`charged`) and those already
+    /// red on the epic head before it, or on the baseline (`inherited`: never a reason to fail
+    /// or undo a story). With none charged, the command counted as passed. Emitted beside its
+    /// `gate_passed`, `gate_failed` or `epic_gate`, in a story's worktree, on the epic head
+    /// after a merge and at the baseline.
+    GateTests {
+        /// The story in whose worktree, or after whose merge, it ran; absent at the baseline.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        story: Option<String>,
+        /// The command.
+        command: String,
+        /// The failing tests that were not red before, sorted.
+        charged: Vec<String>,
+        /// The failing tests already red before, sorted.
+        inherited: Vec<String>,
+    },
     /// A gate or setup command left files behind (untracked, not ignored, not there before it
     /// ran), and epic removed them: they are not the story's work. Adding them to
     /// `.gitignore` keeps them.

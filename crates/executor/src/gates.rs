@@ -1,6 +1,6 @@
 //! The project's checks: shell commands run in a directory, in order, each under a deadline.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::fmt;
 use std::path::Path;
@@ -12,13 +12,24 @@ use epic_perimeter::{Issue, Review, Severity};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use epic_git_ops::FileHead;
 use epic_guard::{Tampered, TurnGuard};
+
+pub use crate::gate_tests::GateTests;
+use crate::gate_tests::{Inherited, JunitFile, TestsUnread, failing_tests};
 use epic_process::offload;
 use epic_process::sandbox::{Access, Sandbox};
 use epic_process::{self as process, Ending, Limits, Spec};
 
 /// How much of a red gate's output its issue carries.
 const GATE_TAIL: usize = 4000;
+
+/// How much of a red gate's output is kept to read its failing tests from: runners print their
+/// summary at the end, and a longer output is read only where the runner's count confirms it.
+const PARSE_TAIL: usize = 256 * 1024;
+
+/// The largest JUnit file read; a larger one leaves the command judged whole.
+const JUNIT_LIMIT: usize = 16 * 1024 * 1024;
 
 /// What happened to one gate command, as [`Gates::run`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +49,10 @@ pub struct GateResult {
     /// Set when the command was red and then green when run again on the same tree (a flaky
     /// test, a port still in use): it counts as passed, and this keeps its first red run.
     pub flaky: Option<Flake>,
+    /// Set when the command was red and named its failing tests (its output, or its JUnit
+    /// file): those the story turned red and those already red before it. With none charged,
+    /// the command counts as passed (`passed`).
+    pub tests: Option<GateTests>,
 }
 
 /// The first, red run of a command that passed when run again ([`GateResult::flaky`]).
@@ -59,6 +74,27 @@ impl GateResult {
             command: self.command.clone(),
             paths: self.leftovers.clone(),
         })
+    }
+
+    /// The event naming the failing tests of this red command, charged and inherited, if it
+    /// named them: what each caller emits beside its passed or failed event, naming `story`
+    /// when there is one.
+    pub fn tests_event(&self, story: Option<&str>) -> Option<crate::Event> {
+        self.tests.as_ref().map(|tests| crate::Event::GateTests {
+            story: story.map(str::to_owned),
+            command: self.command.clone(),
+            charged: tests.charged.clone(),
+            inherited: tests.inherited.clone(),
+        })
+    }
+
+    /// Whether it passed with every failing test inherited (red, but not charged).
+    pub fn inherited_only(&self) -> bool {
+        self.passed
+            && self
+                .tests
+                .as_ref()
+                .is_some_and(|tests| tests.charged.is_empty())
     }
 
     /// The event telling that this command was red, then green when run again, if it was:
@@ -109,6 +145,11 @@ pub struct Gates {
     git: Option<Tidy>,
     /// How many more times a red command runs on the same tree before it counts as red.
     reruns: u32,
+    /// The JUnit file each command writes, by command (`gate_junit`): its failing tests are
+    /// read from there rather than from its output.
+    junit: Arc<BTreeMap<String, String>>,
+    /// The tests red before, by command: a command red only with these counts as passed.
+    inherited: Arc<Inherited>,
 }
 
 /// The repository through which [`Gates`] remove what a command left behind.
@@ -131,7 +172,27 @@ impl Gates {
             guard: None,
             git: None,
             reruns: 0,
+            junit: Arc::default(),
+            inherited: Arc::default(),
         }
+    }
+
+    /// These gates reading the failing tests of each command named in `junit` from the JUnit
+    /// XML file it names (a path relative to the directory the command runs in), rather than
+    /// from its output (`gate_junit`). A file not rewritten by the run, unreadable, or leading
+    /// out of that directory leaves the command judged whole.
+    #[must_use]
+    pub fn with_junit(mut self, junit: BTreeMap<String, String>) -> Self {
+        self.junit = Arc::new(junit);
+        self
+    }
+
+    /// These gates not charging the tests in `inherited` (by command): a command red only with
+    /// those passes, its result naming them ([`GateResult::tests`]).
+    #[must_use]
+    pub(crate) fn with_inherited(mut self, inherited: Inherited) -> Self {
+        self.inherited = Arc::new(inherited);
+        self
     }
 
     /// These gates running a red command up to `reruns` more times on the same tree before it
@@ -248,6 +309,8 @@ impl Gates {
             guard: self.guard.clone(),
             git: self.git.clone(),
             reruns: self.reruns,
+            junit: Arc::clone(&self.junit),
+            inherited: Arc::clone(&self.inherited),
         }
     }
 
@@ -321,14 +384,26 @@ impl Gates {
         let spec = self.sandbox.wrap(spec, dir, Access::Worktree).await;
         let limits = Limits {
             stdout_head: 0,
-            stdout_tail: GATE_TAIL,
+            stdout_tail: PARSE_TAIL,
             stderr_tail: GATE_TAIL,
+        };
+        let junit = self.junit.get(command);
+        let junit_before = match junit {
+            Some(path) => Some(read_junit_file(dir, path).await),
+            None => None,
         };
         let untracked = self.untracked(dir).await;
         let started = Instant::now();
         let session = self.guard.as_ref().map(TurnGuard::begin_command);
         let ran = process::run(&spec, started + self.timeout, cancel, limits, &|_: &str| {}).await;
         let duration = started.elapsed();
+        // Read before the leftovers go: an untracked report is one of them.
+        let junit_after = match (junit, &ran) {
+            (Some(path), Ok(finished)) if matches!(finished.ending, Ending::Exited(status) if !status.success()) => {
+                Some(read_junit_file(dir, path).await)
+            }
+            _ => None,
+        };
         let leftovers = match untracked {
             Some(before) => self.remove_leftovers(dir, &before).await,
             None => Vec::new(),
@@ -350,9 +425,17 @@ impl Gates {
                 return Ok(tampered_result(command, duration, &tampered, leftovers));
             }
         }
+        let mut tests = None;
         let (status, output) = match ran {
             Err(error) => (format!("could not start: {error}"), String::new()),
             Ok(mut finished) => {
+                if let Ending::Exited(status) = finished.ending
+                    && !status.success()
+                {
+                    let junit = junit.zip(junit_before.as_ref()).zip(junit_after.as_ref());
+                    let junit = junit.map(|((path, before), after)| (path.as_str(), before, after));
+                    tests = Some(self.tests_of(command, &mut finished.stdout, junit));
+                }
                 let mut output = finished.stdout.last(GATE_TAIL);
                 let err = finished.stderr.last(GATE_TAIL);
                 if !err.trim().is_empty() {
@@ -368,6 +451,7 @@ impl Gates {
                             status: "passed".to_owned(),
                             leftovers,
                             flaky: None,
+                            tests: None,
                         };
                         return Ok(Run {
                             result,
@@ -384,11 +468,61 @@ impl Gates {
                 }
             }
         };
-        let output = output.trim();
-        let description = if output.is_empty() {
+        Ok(self.red_run(command, status, output.trim(), tests, duration, leftovers))
+    }
+
+    /// The run of `command` that ended red with `status` and `output` (its end), `tests` the
+    /// failing tests it named (`None` when it did not exit on its own): passed when each of
+    /// them is inherited, else red with its issue naming the tests it turned red.
+    fn red_run(
+        &self,
+        command: &str,
+        status: String,
+        output: &str,
+        tests: Option<Result<GateTests, TestsUnread>>,
+        duration: Duration,
+        leftovers: Vec<String>,
+    ) -> Run {
+        let tests = match tests {
+            Some(Ok(tests)) if tests.charged.is_empty() => {
+                // Red only with tests red before: passed, never charged, never rerun.
+                let result = GateResult {
+                    command: command.to_owned(),
+                    passed: true,
+                    duration,
+                    status: format!(
+                        "{status}, only with tests already red before ({})",
+                        tests.inherited.len()
+                    ),
+                    leftovers,
+                    flaky: None,
+                    tests: Some(tests),
+                };
+                return Run {
+                    result,
+                    issue: None,
+                    output: String::new(),
+                    rerun: false,
+                };
+            }
+            Some(Ok(tests)) => Ok(tests),
+            Some(Err(unread)) => Err(Some(unread)),
+            None => Err(None),
+        };
+        let named = match &tests {
+            Ok(tests) => format!("{}; ", tests.describe()),
+            // Said only where it matters: tests were red on this command before.
+            Err(Some(unread)) if self.inherited.contains_key(command) => {
+                format!("judged whole, since {unread}; ")
+            }
+            Err(_) => String::new(),
+        };
+        let description = if output.is_empty() && named.is_empty() {
             format!("failed ({status}) without output.")
+        } else if output.is_empty() {
+            format!("failed ({status}); {named}no output.")
         } else {
-            format!("failed ({status}); its output ends with:\n{output}")
+            format!("failed ({status}); {named}its output ends with:\n{output}")
         };
         let result = GateResult {
             command: command.to_owned(),
@@ -397,15 +531,30 @@ impl Gates {
             status,
             leftovers,
             flaky: None,
+            tests: tests.ok(),
         };
         // The command once, in the title: the reason a person reads names it with the task.
         let issue = Issue::new(Severity::Critical, format!("gate `{command}`"), description);
-        Ok(Run {
+        Run {
             result,
             issue: Some(issue),
             output: output.to_owned(),
             rerun: true,
-        })
+        }
+    }
+
+    /// The failing tests of the red `command` whose output is `stdout` and JUnit file (when
+    /// it has one) `junit`, charged against the tests red before.
+    fn tests_of(
+        &self,
+        command: &str,
+        stdout: &mut epic_process::bounded::BoundedText,
+        junit: Option<(&str, &JunitFile, &JunitFile)>,
+    ) -> Result<GateTests, TestsUnread> {
+        let kept = stdout.text();
+        let complete = stdout.total_chars() == kept.encode_utf16().count() as u64;
+        let failing = failing_tests(&kept, complete, junit)?;
+        Ok(GateTests::charge(failing, self.inherited.get(command)))
     }
 
     /// The untracked, not ignored files of `dir` before a command, when tidying (and the
@@ -447,6 +596,30 @@ impl Gates {
     }
 }
 
+/// The JUnit file at `path` in `dir` (at most [`JUNIT_LIMIT`] bytes, never through a link
+/// that leads out of `dir`), as [`failing_tests`] takes it.
+async fn read_junit_file(dir: &Path, path: &str) -> JunitFile {
+    let (dir, path) = (dir.to_path_buf(), path.to_owned());
+    let read =
+        offload::blocking(move || epic_git_ops::read_head(&dir, &path, JUNIT_LIMIT + 1)).await;
+    match read {
+        Ok(Ok(FileHead::Text { text, size })) if size <= JUNIT_LIMIT as u64 => {
+            JunitFile::Text(text)
+        }
+        Ok(Ok(FileHead::Text { size, .. })) => JunitFile::Unreadable(format!(
+            "{size} bytes, more than epic reads ({JUNIT_LIMIT})"
+        )),
+        Ok(Ok(FileHead::Missing)) => JunitFile::Missing,
+        Ok(Ok(FileHead::Binary { .. })) => JunitFile::Unreadable("not UTF-8 text".to_owned()),
+        Ok(Ok(FileHead::Directory)) => JunitFile::Unreadable("a directory".to_owned()),
+        Ok(Ok(_)) => JunitFile::Unreadable(
+            "it leads out of the directory the gate runs in, or is no plain file".to_owned(),
+        ),
+        Ok(Err(error)) => JunitFile::Unreadable(error.to_string()),
+        Err(error) => JunitFile::Unreadable(error.to_string()),
+    }
+}
+
 /// One run of one command.
 #[derive(Clone)]
 struct Run {
@@ -475,6 +648,7 @@ fn tampered_result(
         status: "changed files that are epic's".to_owned(),
         leftovers,
         flaky: None,
+        tests: None,
     };
     let concurrent = if tampered.concurrent {
         " An agent turn or another command ran at the same time, so the change may have been \

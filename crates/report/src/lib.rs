@@ -76,8 +76,8 @@ mod usage;
 pub use format::{format_usd, round_half_away};
 pub use markdown::render_markdown;
 pub use model::{
-    EpicReport, Estimated, Evidence, FlakyGate, InPlace, LandedConflict, Landing, OutcomeStatus,
-    PutBack, RunRecord, SeatUsage, StoryOutcome, UsageSummary,
+    EpicReport, Estimated, Evidence, FlakyGate, InPlace, InheritedTests, LandedConflict, Landing,
+    OutcomeStatus, PutBack, RunRecord, SeatUsage, StoryOutcome, UsageSummary,
 };
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
 pub use timeline::{Span, Timeline};

@@ -107,6 +107,7 @@ pub fn render_markdown(report: &EpicReport) -> String {
     story_table(report, &mut lines);
     in_place(report, &mut lines);
     flaky_gates(report, &mut lines);
+    inherited_tests(report, &mut lines);
     totals(report, &mut lines);
     seats(report, &mut lines);
     runs(report, &mut lines);
@@ -175,6 +176,42 @@ fn note(story: &StoryOutcome) -> String {
     } else {
         cell(&parts.join("; "))
     }
+}
+
+/// `## Inherited failing tests`: each story's gate commands that failed only with tests already
+/// red before it, or also with them: those tests were not charged to it.
+fn inherited_tests(report: &EpicReport, lines: &mut Vec<String>) {
+    if report
+        .stories
+        .iter()
+        .all(|story| story.inherited_tests.is_empty())
+    {
+        return;
+    }
+    lines.push("## Inherited failing tests".into());
+    lines.push(String::new());
+    lines.push(
+        "These tests were red on the epic head before the story (or on the baseline): \
+         inherited, never charged to it."
+            .into(),
+    );
+    lines.push(String::new());
+    for story in &report.stories {
+        for gate in &story.inherited_tests {
+            let tests: Vec<String> = gate
+                .tests
+                .iter()
+                .map(|test| code_or_missing(test))
+                .collect();
+            lines.push(format!(
+                "- {}: {}: {}",
+                inline(&story.id),
+                code_or_missing(&gate.command),
+                tests.join(", ")
+            ));
+        }
+    }
+    lines.push(String::new());
 }
 
 /// How many lines of a flaky gate's first run the Markdown report shows (the JSON keeps its
@@ -695,6 +732,41 @@ fn gantt_text(story: &StoryOutcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inherited_tests_are_listed_per_story_and_command() {
+        use crate::model::InheritedTests;
+
+        let report = EpicReport::new("e", "epic/e")
+            .with_story(
+                StoryOutcome::new("a", "A", OutcomeStatus::Done).with_inherited_tests(vec![
+                    InheritedTests::new("pytest", vec!["tests/test_x.py::test_old".into()]),
+                ]),
+            )
+            .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Done));
+        let markdown = render_markdown(&report);
+        assert!(
+            markdown.contains(
+                "## Inherited failing tests\n\nThese tests were red on the epic head before the \
+                 story (or on the baseline): inherited, never charged to it.\n\n- a: `pytest`: \
+                 `tests/test_x.py::test_old`\n"
+            ),
+            "{markdown}"
+        );
+        let json = serde_json::to_string(&report.stories[0]).expect("json");
+        assert!(
+            json.contains(
+                r#""inherited_tests":[{"command":"pytest","tests":["tests/test_x.py::test_old"]}]"#
+            ),
+            "{json}"
+        );
+        assert!(
+            !serde_json::to_string(&report.stories[1])
+                .expect("json")
+                .contains("inherited_tests")
+        );
+        assert!(!render_markdown(&EpicReport::new("e", "epic/e")).contains("Inherited"));
+    }
 
     #[test]
     fn flaky_gates_are_named_with_their_first_runs_output() {

@@ -248,6 +248,32 @@ pub struct StoryOutcome {
     /// run that settled it, in order; each keeps its first, red run. Absent when none was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky_gates: Vec<FlakyGate>,
+    /// The failing tests its gate commands named that were already red on the epic head before
+    /// it (or on the baseline), by command: inherited, never charged to the story. Absent when
+    /// none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inherited_tests: Vec<InheritedTests>,
+}
+
+/// The failing tests of one gate command that a story inherited
+/// ([`StoryOutcome::inherited_tests`]): red before it, so not charged to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct InheritedTests {
+    /// The command.
+    pub command: String,
+    /// The tests, sorted.
+    pub tests: Vec<String>,
+}
+
+impl InheritedTests {
+    /// The tests `tests` of command `command`.
+    pub fn new(command: impl Into<String>, tests: Vec<String>) -> Self {
+        Self {
+            command: command.into(),
+            tests,
+        }
+    }
 }
 
 /// A gate command red on its first run and green when run again on the same tree
@@ -629,7 +655,15 @@ impl StoryOutcome {
             proven_with: Vec::new(),
             in_place: None,
             flaky_gates: Vec::new(),
+            inherited_tests: Vec::new(),
         }
+    }
+
+    /// With the failing tests it inherited ([`StoryOutcome::inherited_tests`]).
+    #[must_use]
+    pub fn with_inherited_tests(mut self, tests: Vec<InheritedTests>) -> Self {
+        self.inherited_tests = tests;
+        self
     }
 
     /// With the gate commands that were flaky for it ([`StoryOutcome::flaky_gates`]).

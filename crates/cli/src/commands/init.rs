@@ -83,6 +83,12 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # a rerun, it is flaky (the event `gate_flaky`) and passed. 0: no reruns.
 # gate_reruns = 1
 
+# The JUnit XML file each gate command writes, as "PATH=COMMAND" (the path relative to the
+# directory the gate runs in, the command as in `gate`), e.g. "report.xml=pytest
+# --junitxml=report.xml": a red command's failing tests are read from it, so a story is charged
+# only with the tests it turned red. Without one, the command's output is read.
+# gate_junit = []
+
 # The longest a seat's pause may last: an agent at its usage limit pauses until the reset, an
 # outage until a probe gets through; a pause that would end later stops the run (exit 130, a
 # rerun resumes). Whole seconds, or with units: "90m", "6h", "1h30m", "2d".

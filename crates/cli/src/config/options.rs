@@ -16,8 +16,8 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ConfigError, Count, Dollars, NonBlank, ParseError, PriceOverride, Reruns, SeatSpec, Seconds,
-    StorePath, Wait,
+    ConfigError, Count, Dollars, GateJunit, NonBlank, ParseError, PriceOverride, Reruns, SeatSpec,
+    Seconds, StorePath, Wait,
 };
 
 /// The config file's name, at the repository root.
@@ -149,6 +149,19 @@ pub(crate) struct RunOptions {
     /// on the epic head after a merge, at the baseline and in landing.
     #[arg(long, value_name = "N")]
     pub(crate) gate_reruns: Option<Reruns>,
+
+    /// A JUnit XML file a gate command writes, as `PATH=COMMAND`: the path relative to the
+    /// directory the command runs in, the command as given to `gate`. A red command's failing
+    /// tests are read from that file rather than from its output, so a story is charged only
+    /// with the tests it turned red; a file the run did not rewrite leaves the command judged
+    /// whole.
+    #[arg(
+        long,
+        value_name = "PATH=CMD",
+        help = "A JUnit XML file a gate command writes, as PATH=COMMAND: its failing tests are \
+                read from there; repeatable"
+    )]
+    pub(crate) gate_junit: Option<Vec<GateJunit>>,
 
     /// Commands run with `sh -c` in every fresh or caught-up story worktree (dependency
     /// installs).
@@ -361,6 +374,13 @@ impl RunOptions {
             turn_timeout: Seconds::new(config.turn_timeout),
             gate_timeout: Seconds::new(config.gate_timeout),
             gate_reruns: Reruns::new(config.gate_reruns),
+            gate_junit: Some(
+                config
+                    .gate_junit
+                    .into_iter()
+                    .map(|(command, path)| GateJunit { path, command })
+                    .collect(),
+            ),
             setup: Some(texts(config.setup)),
             keep_worktrees: Some(config.keep_worktrees),
             allow_red_baseline: Some(config.allow_red_baseline),
@@ -640,6 +660,7 @@ mod tests {
                 turn_timeout: Seconds::new(Duration::from_mins(30)),
                 gate_timeout: Seconds::new(Duration::from_mins(30)),
                 gate_reruns: Reruns::new(1),
+                gate_junit: Some(vec![]),
                 setup: Some(vec![]),
                 keep_worktrees: Some(false),
                 allow_red_baseline: Some(false),
@@ -764,6 +785,7 @@ mod tests {
                 "turn_timeout",
                 "gate_timeout",
                 "gate_reruns",
+                "gate_junit",
                 "setup",
                 "keep_worktrees",
                 "allow_red_baseline",
@@ -812,6 +834,10 @@ mod tests {
         assert_eq!(config.turn_timeout, Duration::from_mins(10));
         assert_eq!(config.gate_timeout, Duration::from_mins(5));
         assert_eq!(config.gate_reruns, 0);
+        assert_eq!(
+            config.gate_junit,
+            [("cargo test".to_owned(), "target/junit.xml".to_owned())].into()
+        );
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.merge_batch, 2);

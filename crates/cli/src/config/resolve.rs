@@ -12,7 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Count, FILE_NAME, NonBlank, PriceOverride, Reruns, RunOptions, SeatSpec, Seconds, Wait,
+    Count, FILE_NAME, GateJunit, NonBlank, PriceOverride, Reruns, RunOptions, SeatSpec, Seconds,
+    Wait,
 };
 use crate::error::{CommandError, Kind};
 
@@ -337,6 +338,8 @@ impl Resolved {
             &mut config.gate_reruns,
             options.gate_reruns.map(Reruns::get),
         );
+        config.gate_junit =
+            GateJunit::by_command(options.gate_junit.as_deref().unwrap_or_default());
         set(&mut config.setup, texts(&options.setup));
         set(&mut config.keep_worktrees, options.keep_worktrees);
         set(&mut config.allow_red_baseline, options.allow_red_baseline);

@@ -41,6 +41,7 @@ max_tasks = 12
 turn_timeout = 600
 gate_timeout = 300
 gate_reruns = 0
+gate_junit = ["target/junit.xml=cargo test"]
 setup = ["npm ci"]
 keep_worktrees = true
 allow_red_baseline = true

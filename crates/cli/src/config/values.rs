@@ -1,4 +1,4 @@
-//! The value types of the run options ([`Count`], [`Reruns`], [`Seconds`], [`Wait`], [`Dollars`],
+//! The value types of the run options ([`Count`], [`Reruns`], [`GateJunit`], [`Seconds`], [`Wait`], [`Dollars`],
 //! [`SeatSpec`], [`NonBlank`], [`StorePath`], [`PriceOverride`]): each checks itself the same way
 //! from a flag (`FromStr`) and from `epic.toml` (serde), so a value is refused for the same reason
 //! and in the same words wherever it is written; each has its JSON Schema.
@@ -500,6 +500,89 @@ impl JsonSchema for NonBlank {
     }
 }
 
+/// A JUnit XML file a gate command writes (`--gate-junit PATH=COMMAND`): `PATH`, relative to
+/// the directory the command runs in (a story's worktree, the epic worktree), then `=`, then the
+/// command exactly as given to `gate`. Its failing tests are read from that file rather than from
+/// the command's output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub(crate) struct GateJunit {
+    /// The file, relative to where the command runs.
+    pub(crate) path: String,
+    /// The gate command.
+    pub(crate) command: String,
+}
+
+impl GateJunit {
+    /// `files` as the run takes them: each path by its command (the last one named wins).
+    pub(crate) fn by_command(files: &[Self]) -> std::collections::BTreeMap<String, String> {
+        files
+            .iter()
+            .map(|junit| (junit.command.clone(), junit.path.clone()))
+            .collect()
+    }
+}
+
+impl fmt::Display for GateJunit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.path, self.command)
+    }
+}
+
+impl TryFrom<String> for GateJunit {
+    type Error = ValueError;
+
+    fn try_from(text: String) -> Result<Self, ValueError> {
+        let Some((path, command)) = text.split_once('=') else {
+            return Err(ValueError(format!(
+                "expected PATH=COMMAND (the JUnit file, then the gate command that writes it), \
+                 not `{text}`"
+            )));
+        };
+        let (path, command) = (path.trim(), command.trim());
+        let inside =
+            !path.is_empty() && !path.starts_with('/') && path.split('/').all(|part| part != "..");
+        if !inside {
+            return Err(ValueError(format!(
+                "expected a path relative to the gate's directory, with no `..`, not `{path}`"
+            )));
+        }
+        if command.is_empty() {
+            return Err(ValueError(format!(
+                "expected the gate command after `{path}=`"
+            )));
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            command: command.to_owned(),
+        })
+    }
+}
+
+impl FromStr for GateJunit {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        text.to_owned().try_into()
+    }
+}
+
+impl From<GateJunit> for String {
+    fn from(junit: GateJunit) -> Self {
+        junit.to_string()
+    }
+}
+
+impl JsonSchema for GateJunit {
+    fn schema_name() -> Cow<'static, str> {
+        "GateJunit".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "string", "pattern": "^[^=/][^=]*=.*\\S"})
+    }
+}
+
 /// A credential store to show to a run's agents (`--expose`): an absolute path, or `~/…` from the
 /// user's home, as written (a rerun reads `~` as its own home).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -631,6 +714,30 @@ mod tests {
 
     use super::*;
     use crate::config::test_support::Flags;
+
+    #[test]
+    fn a_gate_junit_is_a_relative_path_then_its_command() {
+        let junit = "report.xml=pytest --junitxml=report.xml"
+            .parse::<GateJunit>()
+            .expect("valid");
+        assert_eq!(
+            (junit.path.as_str(), junit.command.as_str()),
+            ("report.xml", "pytest --junitxml=report.xml")
+        );
+        assert_eq!(
+            String::from(junit),
+            "report.xml=pytest --junitxml=report.xml"
+        );
+        for bad in [
+            "report.xml",
+            "=pytest",
+            "/tmp/r.xml=pytest",
+            "../r.xml=pytest",
+            "r.xml=  ",
+        ] {
+            assert!(bad.parse::<GateJunit>().is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn waits_take_seconds_or_units() {

@@ -243,6 +243,7 @@ fn the_schema_describes_every_key() {
         "expose",
         "fail_fast",
         "gate",
+        "gate_junit",
         "gate_reruns",
         "gate_timeout",
         "judge",

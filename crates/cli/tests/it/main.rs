@@ -24,6 +24,7 @@ mod leftovers;
 mod limits;
 mod maintenance;
 mod parse_errors;
+mod per_test;
 mod plan;
 mod plan_input;
 mod preflight;

@@ -381,6 +381,9 @@ impl<'a> Batch<'a> {
                 if let Some(event) = result.flaky_event(Some(&story)) {
                     events(event);
                 }
+                if let Some(event) = result.tests_event(Some(&story)) {
+                    events(event);
+                }
                 if let Some(event) = result.leftovers_event(Some(&story)) {
                     events(event);
                 }
@@ -427,8 +430,11 @@ impl<'a> Batch<'a> {
     ) -> Result<(), Stop> {
         let shared = self.shared;
         let results = if shared.config.allow_red_baseline {
+            // Not charged with the tests red on the proven head (`gate_tests.rs`).
             shared
                 .epic_gates
+                .clone()
+                .with_inherited(self.head.inherited.clone())
                 .run_each(&shared.epic_worktree, env, self.cancel, on_result)
                 .await
                 .map_err(|_| Stop::Cancelled)?
@@ -443,9 +449,15 @@ impl<'a> Batch<'a> {
             }
             Vec::new()
         };
+        // A command red on the proven head counts when its failing tests were named there: red
+        // now, it named one more (or could not be read test by test).
         let regressions: Vec<_> = results
             .iter()
-            .filter(|(result, _)| !result.passed && self.head.green.contains(&result.command))
+            .filter(|(result, _)| {
+                !result.passed
+                    && (self.head.green.contains(&result.command)
+                        || self.head.inherited.contains_key(&result.command))
+            })
             .filter_map(|(_, issue)| issue.clone())
             .collect();
         if !regressions.is_empty() {
@@ -457,16 +469,24 @@ impl<'a> Batch<'a> {
                 .epic_gates
                 .commands()
                 .iter()
-                .map(|command| GateVerdict {
-                    command: command.clone(),
-                    passed: !shared.config.allow_red_baseline
-                        || results
-                            .iter()
-                            .any(|(result, _)| result.command == *command && result.passed),
+                .map(|command| {
+                    let result = results
+                        .iter()
+                        .find(|(result, _)| result.command == *command);
+                    match result {
+                        Some((result, _)) => GateVerdict::of(result),
+                        // Strict: every gate ran and passed.
+                        None => GateVerdict {
+                            command: command.clone(),
+                            passed: !shared.config.allow_red_baseline,
+                            failing: None,
+                        },
+                    }
                 })
                 .collect(),
         };
         self.head.green = baseline.passed();
+        self.head.inherited = baseline.inherited();
         let dir = shared.dir.clone();
         let saved = shared
             .write(GateBaseline::path(&dir), move |_| {
@@ -567,10 +587,13 @@ impl<'a> Batch<'a> {
         if tip == self.base {
             return;
         }
-        // A gate that failed on a proven candidate is one the red baseline allowed.
+        // A gate that failed on a proven candidate is one the red baseline allowed, or one red
+        // only with tests red before it (inherited).
         let gates: Vec<AttestedGate> = results
             .iter()
-            .map(|result| AttestedGate::from_result(result, !result.passed))
+            .map(|result| {
+                AttestedGate::from_result(result, !result.passed || result.inherited_only())
+            })
             .collect();
         let judge_seat = shared
             .config

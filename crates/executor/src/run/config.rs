@@ -63,6 +63,10 @@ pub struct RunConfig {
     /// How many more times a red gate command runs on the same tree before it counts as red
     /// (`--gate-reruns`): green on a rerun, it is flaky and passed. `0`: no reruns.
     pub gate_reruns: u32,
+    /// The JUnit XML file each gate command writes, by command (`--gate-junit`), relative to
+    /// the directory it runs in: its failing tests are read from there rather than from its
+    /// output. None by default.
+    pub gate_junit: std::collections::BTreeMap<String, String>,
     /// Keep a story's worktree after it merged (`--keep-worktrees`).
     pub keep_worktrees: bool,
     /// Start although the gates fail on the epic head (`--allow-red-baseline`).
@@ -192,6 +196,7 @@ impl RunConfig {
             turn_timeout: Duration::from_mins(30),
             gate_timeout: Duration::from_mins(30),
             gate_reruns: 1,
+            gate_junit: std::collections::BTreeMap::new(),
             keep_worktrees: false,
             allow_red_baseline: false,
             merge_batch: DEFAULT_MERGE_BATCH,

@@ -96,6 +96,7 @@ pub async fn run_epic(
     let history = History::new(previous_report(&dir).await);
     let all_gates = Gates::new(config.gates.iter().cloned(), config.gate_timeout)
         .with_reruns(config.gate_reruns)
+        .with_junit(config.gate_junit.clone())
         .with_sandbox(sandbox.clone())
         .with_tidying(Arc::clone(&git));
     let Some(baseline) =
@@ -128,12 +129,8 @@ pub async fn run_epic(
     // checked like an agent turn.
     let guard = take_guard(git.as_ref(), &dir, &worktree_root, &config).await?;
     let all_gates = all_gates.with_guard(Arc::clone(&guard));
-    let green = baseline.passed();
-    let story_gates = if config.allow_red_baseline {
-        all_gates.only(|command| green.contains(command))
-    } else {
-        all_gates.clone()
-    };
+    let (green, inherited) = (baseline.passed(), baseline.inherited());
+    let story_gates = story_gates(&all_gates, &baseline, config.allow_red_baseline);
     let tasks = task_loop(&git, story_gates.clone(), &config, &sandbox, &events);
     // The budget counts the earlier runs' spend, from their report's usage by seat.
     let budget = Arc::new(Budget::new(
@@ -162,7 +159,7 @@ pub async fn run_epic(
         tasks,
         story_gates,
         epic_gates: all_gates,
-        merge: Mutex::new(EpicHead { green }),
+        merge: Mutex::new(EpicHead { green, inherited }),
         queue: MergeQueue::default(),
         proven: std::sync::Mutex::new(head),
         preparing: Preparing::new(),
@@ -226,6 +223,19 @@ fn task_loop(
         LoopConfig::of_run(config, sandbox.clone()),
         Arc::clone(events),
     )
+}
+
+/// The gates stories are held to: all of them, or with a red baseline allowed, those green on
+/// it and those whose failing tests it named there, judged per test (a story is charged only
+/// with the tests it turns red); a command red without names is dropped, as before.
+fn story_gates(all_gates: &Gates, baseline: &GateBaseline, allow_red: bool) -> Gates {
+    if !allow_red {
+        return all_gates.clone();
+    }
+    let (green, inherited) = (baseline.passed(), baseline.inherited());
+    all_gates
+        .only(|command| green.contains(command) || inherited.contains_key(command))
+        .with_inherited(inherited)
 }
 
 /// The error of a red baseline, unless `allow_red` (then a run note says which gates fail

@@ -460,7 +460,8 @@ impl Loop {
             .started(end.started_at)
             .finished(end.finished_at)
             .in_run(self.history.number())
-            .with_flaky_gates(self.flakes.take(&story.id));
+            .with_flaky_gates(self.flakes.take(&story.id))
+            .with_inherited_tests(self.flakes.take_inherited(&story.id));
         if totals.turns > 0 {
             outcome = outcome.with_usage(totals);
         }

@@ -392,6 +392,9 @@ pub(super) async fn check_baseline(
         if let Some(event) = result.flaky_event(None) {
             sink(event);
         }
+        if let Some(event) = result.tests_event(None) {
+            sink(event);
+        }
         if let Some(event) = result.leftovers_event(None) {
             sink(event);
         }
@@ -411,10 +414,7 @@ pub(super) async fn check_baseline(
         commit: commit.clone(),
         gates: results
             .iter()
-            .map(|(result, _)| GateVerdict {
-                command: result.command.clone(),
-                passed: result.passed,
-            })
+            .map(|(result, _)| GateVerdict::of(result))
             .collect(),
     };
     let saved = {

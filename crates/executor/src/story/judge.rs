@@ -290,6 +290,9 @@ impl Work {
             if let Some(event) = result.flaky_event(Some(&story)) {
                 events(event);
             }
+            if let Some(event) = result.tests_event(Some(&story)) {
+                events(event);
+            }
             if let Some(event) = result.leftovers_event(Some(&story)) {
                 events(event);
             }

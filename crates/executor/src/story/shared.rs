@@ -134,8 +134,11 @@ impl Shared {
     }
 }
 
-/// What the merge lock guards: the gate commands that pass on the epic head now.
+/// What the merge lock guards: the gate commands that pass on the epic head now, and the
+/// failing tests of those red on it that named them.
 #[derive(Debug)]
 pub(crate) struct EpicHead {
     pub(crate) green: BTreeSet<String>,
+    /// The tests red on the epic head, by command: a merge is not charged with them.
+    pub(crate) inherited: crate::gate_tests::Inherited,
 }

@@ -53,6 +53,9 @@ impl Run<'_> {
             if let Some(event) = result.flaky_event(Some(&story)) {
                 events(event);
             }
+            if let Some(event) = result.tests_event(Some(&story)) {
+                events(event);
+            }
             if let Some(event) = result.leftovers_event(Some(&story)) {
                 events(event);
             }

@@ -27,6 +27,7 @@ mod merge_queue;
 mod misbehaviour;
 mod noop;
 mod odd_names;
+mod per_test;
 mod planner;
 mod planted_config;
 mod presets;
