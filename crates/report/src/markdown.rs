@@ -157,7 +157,7 @@ fn story_table(report: &EpicReport, lines: &mut Vec<String>) {
 }
 
 /// A story's note cell: the reason, else the judge's note, then the stories proven together
-/// with it.
+/// with it, then its merge revisions.
 fn note(story: &StoryOutcome) -> String {
     let in_place = story
         .in_place
@@ -165,7 +165,14 @@ fn note(story: &StoryOutcome) -> String {
         .map(|in_place| format!("already in place (evidence: {})", in_place.paths()));
     let together = (!story.proven_with.is_empty())
         .then(|| format!("proven together: {}", story.proven_with.join(", ")));
-    let parts: Vec<String> = [in_place, story.note().map(str::to_owned), together]
+    let revisions = (story.merge_revisions > 0)
+        .then(|| format!("merge revisions: {}", story.merge_revisions));
+    let parts: Vec<String> = [
+        in_place,
+        story.note().map(str::to_owned),
+        together,
+        revisions,
+    ]
         .into_iter()
         .flatten()
         .collect();

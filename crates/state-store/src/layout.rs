@@ -75,6 +75,12 @@ impl EpicDir {
         self.story_file(story_id, ".rejected.patch")
     }
 
+    /// `stories/<id>.revisions.json`, the story's merge revisions: each time its merge was red
+    /// on the proven epic head and it went back to its coder (`--merge-revisions`).
+    pub fn story_revisions(&self, story_id: &str) -> Result<PathBuf, UnsafeId> {
+        self.story_file(story_id, ".revisions.json")
+    }
+
     /// `transcripts/`.
     pub fn transcripts_dir(&self) -> PathBuf {
         self.root.join("transcripts")

@@ -99,6 +99,19 @@ struct StoryJson {
     /// (`{"commit","evidence":[{"path","provides"}]}`). Left out otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     in_place: Option<epic_report::InPlace>,
+    /// How many times its merge was red on the epic head and it went back to its coder
+    /// (`--merge-revisions`), per its revisions file (so while a run goes on too). Left out when
+    /// never.
+    #[serde(skip_serializing_if = "is_zero")]
+    merge_revisions: u32,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The last report's totals in [`StatusJson`].
@@ -241,6 +254,11 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
     for (id, state) in states {
         stories.push(story(&id, Some(state), None));
     }
+    for story in &mut stories {
+        story.merge_revisions = epic_executor::Revisions::load(dir, &story.id)
+            .map_err(|error| CommandError::new(Kind::Repository, error))?
+            .count();
+    }
     Ok(StatusJson {
         epic_id: dir.epic_id().to_owned(),
         running,
@@ -336,6 +354,7 @@ fn story(
         outcome: outcome.map(|outcome| outcome.status),
         reason: outcome.and_then(|outcome| outcome.reason.clone()),
         in_place: outcome.and_then(|outcome| outcome.in_place.clone()),
+        merge_revisions: 0,
     }
 }
 
@@ -407,6 +426,19 @@ fn text(status: &StatusJson, out: Output) -> String {
             }
         }
         in_place_text(w, status)?;
+        let revised: Vec<String> = status
+            .stories
+            .iter()
+            .filter(|story| story.merge_revisions > 0)
+            .map(|story| format!("{} {}", story.id, story.merge_revisions))
+            .collect();
+        if !revised.is_empty() {
+            writeln!(
+                w,
+                "\nmerge revisions (red on the epic head, back to the coder): {}",
+                revised.join(", ")
+            )?;
+        }
         if out.verbose() > 0 {
             writeln!(w, "\nworktrees:")?;
             for story in &status.stories {

@@ -346,6 +346,10 @@ impl Resolved {
             &mut config.merge_batch,
             options.merge_batch.map(Count::size),
         );
+        set(
+            &mut config.merge_revisions,
+            options.merge_revisions.map(Reruns::get),
+        );
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);
         config.home = user_home();
