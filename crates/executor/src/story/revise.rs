@@ -11,7 +11,7 @@
 //! ([`Failure::RevisionsExhausted`]); a revision whose coder ends with `BLOCKED_ON:` another
 //! story's files fails with that ([`Failure::RevisionBlocked`]).
 //!
-//! Journalled in two files, in this order: `stories/<id>.revisions.json` ([`Revisions`], the
+//! Journalled in two files, in this order: `revisions/<id>.json` ([`Revisions`], the
 //! count and what each revision was given), then the task in the checkpoint. A run killed
 //! between them finds the revision recorded and its task missing, and appends it
 //! ([`Work::resume_revision`]); killed before the record, it merges again, red again, and
@@ -32,7 +32,7 @@ use crate::event::Event;
 use crate::task_plan::TaskPlan;
 use epic_process::offload;
 
-/// `stories/<id>.revisions.json`
+/// `revisions/<id>.json`
 /// ([`EpicDir::story_revisions`](epic_state_store::EpicDir::story_revisions)): a story's merge
 /// revisions so far, in order (`--merge-revisions`), as `epic status` reads them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
