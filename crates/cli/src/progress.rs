@@ -905,21 +905,7 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
         Event::CulpritPinned { batch, story, .. } => {
             format!("merge batch {batch}: the red gates are pinned on story {story}")
         }
-        Event::MergeRevision {
-            story,
-            revision,
-            of,
-            met,
-            ..
-        } => format!(
-            "story {story}: merge red on the epic head, undone; back to its coder (merge \
-             revision {revision} of {of}){}",
-            if met.is_empty() {
-                String::new()
-            } else {
-                format!(", to meet {}", met.join(", "))
-            }
-        ),
+        event @ Event::MergeRevision { .. } => crate::revision::line(event),
         Event::WorktreeRemoved { story, worktree } if verbose => {
             format!("story {story}: removed its worktree {worktree}")
         }
@@ -1141,32 +1127,6 @@ mod tests {
         assert_eq!(
             describe(&ended(false), true).as_deref(),
             Some("story a: coder turn 2 ended (~1.2k tokens, est.)")
-        );
-    }
-
-    #[test]
-    fn a_merge_revision_names_its_number_and_the_stories_met() {
-        let revision = |met: &[&str]| Event::MergeRevision {
-            story: "b".into(),
-            revision: 1,
-            of: 2,
-            head: "0123456789abcdef".into(),
-            met: met.iter().map(|id| (*id).to_owned()).collect(),
-            reason: "epic gates failed after merging; merge undone:\n- check: exit code 1".into(),
-        };
-        assert_eq!(
-            describe(&revision(&["a"]), false).as_deref(),
-            Some(
-                "story b: merge red on the epic head, undone; back to its coder (merge \
-                 revision 1 of 2), to meet a"
-            )
-        );
-        assert_eq!(
-            describe(&revision(&[]), false).as_deref(),
-            Some(
-                "story b: merge red on the epic head, undone; back to its coder (merge \
-                 revision 1 of 2)"
-            )
         );
     }
 

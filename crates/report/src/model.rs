@@ -255,7 +255,6 @@ pub struct StoryOutcome {
     pub merge_revisions: u32,
 }
 
-
 /// A gate command red on its first run and green when run again on the same tree
 /// ([`StoryOutcome::flaky_gates`]): it counted as passed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -131,8 +131,8 @@ fn delete_branches(
                 dir.story_plan(&state.id),
                 dir.story_revisions(&state.id),
             ]
-                .into_iter()
-                .flatten()
+            .into_iter()
+            .flatten()
             {
                 remove_file(&path)?;
             }

@@ -426,19 +426,7 @@ fn text(status: &StatusJson, out: Output) -> String {
             }
         }
         in_place_text(w, status)?;
-        let revised: Vec<String> = status
-            .stories
-            .iter()
-            .filter(|story| story.merge_revisions > 0)
-            .map(|story| format!("{} {}", story.id, story.merge_revisions))
-            .collect();
-        if !revised.is_empty() {
-            writeln!(
-                w,
-                "\nmerge revisions (red on the epic head, back to the coder): {}",
-                revised.join(", ")
-            )?;
-        }
+        revisions_text(w, status)?;
         if out.verbose() > 0 {
             writeln!(w, "\nworktrees:")?;
             for story in &status.stories {
@@ -480,6 +468,25 @@ fn text(status: &StatusJson, out: Output) -> String {
         }
         Ok(())
     })
+}
+
+/// The stories whose merge was red on the epic head and went back to their coder, with how many
+/// times; nothing when there are none.
+fn revisions_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
+    let revised: Vec<String> = status
+        .stories
+        .iter()
+        .filter(|story| story.merge_revisions > 0)
+        .map(|story| format!("{} {}", story.id, story.merge_revisions))
+        .collect();
+    if revised.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "\nmerge revisions (red on the epic head, back to the coder): {}",
+        revised.join(", ")
+    )
 }
 
 /// The stories done with nothing merged because their work was already on the epic branch,

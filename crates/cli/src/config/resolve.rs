@@ -277,6 +277,10 @@ impl RunOptions {
 impl Resolved {
     /// What the executor runs with: [`RunConfig::new`] with each option set here, each seat made
     /// a running agent, the config's price overrides over the executor's prices.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "a statement per option: the one place every option reaches the executor"
+    )]
     pub(crate) fn run_config(&self) -> RunConfig {
         /// `value`, if set, in `slot`.
         fn set<T>(slot: &mut T, value: Option<T>) {

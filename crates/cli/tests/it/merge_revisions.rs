@@ -160,7 +160,9 @@ fn sigkill_at_each_step_of_a_revision_ends_where_an_uninterrupted_run_does() {
     // The reference, uninterrupted: b is revised once and both merge.
     let (reference, reference_args) = setup(&[]);
     assert_eq!(run_once(&reference, &reference_args), Some(0));
-    let reference_log = reference.common_dir().join(format!("epic/{EPIC}/events.jsonl"));
+    let reference_log = reference
+        .common_dir()
+        .join(format!("epic/{EPIC}/events.jsonl"));
     assert_eq!(revisions(&reference_log), [("b".to_owned(), 1)]);
 
     let (repo, args) = setup(&[]);
@@ -172,7 +174,10 @@ fn sigkill_at_each_step_of_a_revision_ends_where_an_uninterrupted_run_does() {
         &repo,
         &args,
         &log,
-        |new| new.iter().any(|event| event.contains("\"kind\":\"merge_revision\"")),
+        |new| {
+            new.iter()
+                .any(|event| event.contains("\"kind\":\"merge_revision\""))
+        },
         None,
     );
     lives.push(format!("at merge_revision: killed {killed}"));
@@ -206,7 +211,9 @@ fn sigkill_at_each_step_of_a_revision_ends_where_an_uninterrupted_run_does() {
     assert_eq!(tree(&repo), tree(&reference), "{lives}");
     // One revision, however many lives it took: each rerun resumed it, none counted another.
     assert!(
-        revisions(&log).iter().all(|(story, revision)| story == "b" && *revision == 1),
+        revisions(&log)
+            .iter()
+            .all(|(story, revision)| story == "b" && *revision == 1),
         "{:?}\n{lives}",
         revisions(&log)
     );
@@ -215,10 +222,16 @@ fn sigkill_at_each_step_of_a_revision_ends_where_an_uninterrupted_run_does() {
             .expect("b's revisions"),
     )
     .expect("json");
-    assert_eq!(record["data"]["revisions"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        record["data"]["revisions"].as_array().map(Vec::len),
+        Some(1)
+    );
     let report = repo.run(&["report", EPIC, "--format", "json"]).json();
     assert_eq!(report["stories"][1]["merge_revisions"], 1, "{report}");
-    assert!(report["stories"][0].get("merge_revisions").is_none(), "{report}");
+    assert!(
+        report["stories"][0].get("merge_revisions").is_none(),
+        "{report}"
+    );
     let status = repo.run(&["status", EPIC]);
     assert!(
         status
@@ -237,7 +250,10 @@ fn with_merge_revisions_0_the_red_story_fails_as_before() {
     assert_eq!(run_once(&repo, &args), Some(1));
     let log = repo.common_dir().join(format!("epic/{EPIC}/events.jsonl"));
     assert!(revisions(&log).is_empty());
-    assert!(!marks(&repo).join("in-revision").exists(), "no coder went back");
+    assert!(
+        !marks(&repo).join("in-revision").exists(),
+        "no coder went back"
+    );
     let report = repo.run(&["report", EPIC, "--format", "json"]).json();
     assert_eq!(report["stories"][1]["status"], "failed", "{report}");
     let reason = report["stories"][1]["reason"].as_str().unwrap_or_default();

@@ -530,9 +530,7 @@ fn revision_blocked(
             verifier.trim_end_matches('.')
         );
     }
-    reason.push_str(
-        " The merge stays undone. The gates' output on the combined tree was:",
-    );
+    reason.push_str(" The merge stays undone. The gates' output on the combined tree was:");
     for line in red.lines() {
         let _ = write!(reason, "\n    {line}");
     }
@@ -758,6 +756,58 @@ mod tests {
             source: "index.lock exists".into(),
         });
         assert_eq!(git.reason(), "git failed to commit: index.lock exists.");
+    }
+
+    /// A red merge is what a revision may repair; its gate output is the review's lines, a
+    /// culprit's its cause's; the reasons after revisions carry each revision's output.
+    #[test]
+    fn red_merges_and_the_reasons_after_revisions() {
+        let review = Review {
+            clean: false,
+            summary: "red".to_owned(),
+            issues: vec![Issue {
+                severity: epic_perimeter::Severity::Critical,
+                title: "gate `make check`".to_owned(),
+                description: "exit code 1".to_owned(),
+            }],
+        };
+        let red = Failure::EpicGatesRed(review.clone());
+        let culprit = Failure::Culprit {
+            batch: 2,
+            cause: Box::new(Failure::EpicGatesRed(review)),
+        };
+        assert!(red.is_red_merge() && culprit.is_red_merge());
+        assert!(!Failure::Panicked.is_red_merge());
+        assert_eq!(culprit.gate_output(), "- gate `make check`: exit code 1");
+        let exhausted = Failure::RevisionsExhausted {
+            revisions: vec![red.gate_output()],
+            last: Box::new(culprit),
+        };
+        let text = exhausted.reason();
+        assert!(
+            text.starts_with("merge batch 2 turned the epic gates red")
+                && text.contains(
+                    "The merge stayed red after 1 merge revision(s) (`--merge-revisions`)"
+                )
+                && text.contains("\nrevision 1:\n    - gate `make check`: exit code 1\n"),
+            "{text}"
+        );
+        let blocked = Failure::RevisionBlocked {
+            revision: 1,
+            need: "src/a/api.rs".to_owned(),
+            owners: vec!["a".to_owned(), "c".to_owned()],
+            verifier: None,
+            red: "- gate `make check`: exit code 1".to_owned(),
+        };
+        assert!(!blocked.is_red_merge() && !blocked.halts());
+        assert_eq!(
+            blocked.reason(),
+            "merge revision 1: the coder found that the fix for the red epic gates belongs \
+             outside this story's paths: src/a/api.rs. What it names is owned by stories 'a', \
+             'c'. The merge stays undone. The gates' output on the combined tree was:\n    - \
+             gate `make check`: exit code 1\nGive the fix to the story that owns those files \
+             (its plan entry), or make one story depend on the other, then rerun."
+        );
     }
 
     #[test]

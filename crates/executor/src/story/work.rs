@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::cleanup::PreparingGuard;
 use super::failure::Failure;
-use super::shared::Shared;
 use super::judge::Judgement;
+use super::shared::Shared;
 use super::{integrate, prepare, slot};
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;

@@ -33,7 +33,8 @@ fn wait_for(root: &Path, file: &str) -> String {
 }
 
 /// Whether the coder's prompt is a merge revision's task (the hooks see it as `$prompt`).
-const IN_REVISION: &str = "case \"$prompt\" in *'Merge revision'*) revising=1 ;; *) revising= ;; esac\n";
+const IN_REVISION: &str =
+    "case \"$prompt\" in *'Merge revision'*) revising=1 ;; *) revising= ;; esac\n";
 
 /// The hooks of the collision: `a`'s and `b`'s work, and what each does when revised
 /// (`a_fix`, `b_fix`: shell run in a revision turn, after which the turn goes on as usual);
@@ -207,7 +208,10 @@ async fn without_revisions_or_with_one_that_stays_red_the_later_story_fails() {
     let outcome = run(&ep, config(&ep, 0), &events).await;
     assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
     assert!(revisions(&events.steps()).is_empty());
-    assert!(!ep.fx.root.join("b.revision").exists(), "no coder went back");
+    assert!(
+        !ep.fx.root.join("b.revision").exists(),
+        "no coder went back"
+    );
     let text = reason(&outcome, 1);
     assert!(
         text.starts_with("epic gates failed after merging; merge undone:")
@@ -237,9 +241,8 @@ async fn without_revisions_or_with_one_that_stays_red_the_later_story_fails() {
     let text = reason(&outcome, 1);
     assert!(
         text.starts_with("epic gates failed after merging; merge undone:")
-            && text.contains(
-                "The merge stayed red after 1 merge revision(s) (`--merge-revisions`)"
-            )
+            && text
+                .contains("The merge stayed red after 1 merge revision(s) (`--merge-revisions`)")
             && text.contains("revision 1:\n    - ")
             && text.matches("failed (exit code 1)").count() == 2,
         "{text}"
