@@ -1,7 +1,8 @@
 //! Merge revisions (`--merge-revisions`): a story whose merge is red on the proven epic head
 //! goes back to its coder instead of failing, is repaired and merges; without revisions, or when
 //! they stay red, it fails as before with every revision's gate output; a revision whose fix
-//! belongs in another story's files fails with that; two culprits of one batch are each revised.
+//! belongs in another story's files fails with that; two culprits of one batch are each revised;
+//! a revision recorded by a run killed before its task was appended is resumed by the rerun.
 //!
 //! The collision: story a renames an API (`src/a/api-v2`, and `src/a/api-v1` gone), story b
 //! calls the old one (`src/b/uses-v1`). The gate is red only when both are on one tree and
@@ -374,4 +375,51 @@ async fn two_culprits_of_one_batch_are_each_revised() {
     for path in ["src/a/api-v2", "src/b/uses-v2", "src/c/uses-v2"] {
         assert!(files.contains(&path.to_owned()), "{path} in {files:?}");
     }
+}
+
+/// A run killed after a revision was recorded and before its task reached the checkpoint (the
+/// two writes of a revision, in that order): the rerun appends the task from the record and
+/// the coder revises with what it records, without counting another revision.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revision_recorded_without_its_task_gets_it_on_the_rerun() {
+    let ep = EpicFixture::new();
+    collide(&ep, "a", A_KEEPS_V1, B_CALLS_V2);
+    // A first run without revisions leaves b failed, its tasks done.
+    let outcome = run(&ep, config(&ep, 0), &Events::default()).await;
+    assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
+    let checkpoint = ep.dir().story_plan("b").expect("path");
+    let before = std::fs::read_to_string(&checkpoint).expect("checkpoint");
+    assert!(!before.contains("Merge revision"), "{before}");
+    // What the killed run left: revision 1 recorded, its task not appended.
+    let head = ep.rev("epic/e");
+    let task = "Merge revision 1: make the epic gates green with the work merged meanwhile";
+    let record = serde_json::json!({"version": 1, "data": {"revisions": [{
+        "number": 1,
+        "red": "- gate: recorded red output",
+        "head": head,
+        "met": [{"id": "a", "title": "Story a", "provides": [], "paths": ["src/a/api-v2"]}],
+        "task": task,
+    }]}});
+    let path = ep.dir().story_revisions("b").expect("path");
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&path, record.to_string()).expect("write the record");
+
+    let events = Events::default();
+    let outcome = run(&ep, config(&ep, 1), &events).await;
+    assert_eq!(
+        statuses(&outcome),
+        ["a:done", "b:done"],
+        "{}",
+        reason(&outcome, 1)
+    );
+    assert!(revisions(&events.steps()).is_empty(), "no new revision");
+    assert_eq!(outcome.report.stories[1].merge_revisions, 1);
+    let prompt = std::fs::read_to_string(ep.fx.root.join("b.revision")).expect("revised");
+    assert!(
+        prompt.contains("recorded red output") && prompt.contains("changed src/a/api-v2"),
+        "{prompt}"
+    );
+    let after = std::fs::read_to_string(&checkpoint).expect("checkpoint");
+    assert!(after.contains(&format!("- [x] {task}")), "{after}");
+    assert!(epic_files(&ep).contains(&"src/b/uses-v2".to_owned()));
 }
