@@ -163,10 +163,12 @@ pub(crate) enum Failure {
         /// The red gates.
         cause: Box<Failure>,
     },
-    /// The story's merge stayed red after every merge revision it had (`--merge-revisions`):
-    /// `last` is the red merge that ended it ([`EpicGatesRed`](Self::EpicGatesRed),
-    /// [`EpicGatesRegressed`](Self::EpicGatesRegressed) or [`Culprit`](Self::Culprit)), its
-    /// merge undone; `revisions` the red gates' output each revision was given, in order.
+    /// The epic gates stayed red on the combined tree after every merge revision the story had
+    /// (`--merge-revisions`): `last` is what ended it, a red merge
+    /// ([`EpicGatesRed`](Self::EpicGatesRed), [`EpicGatesRegressed`](Self::EpicGatesRegressed)
+    /// or [`Culprit`](Self::Culprit)), its merge undone, or the last revision's task whose gates
+    /// never turned green in the story's caught-up worktree; `revisions` the red gates' output
+    /// each revision was given, in order.
     RevisionsExhausted {
         /// The gates' output on the combined tree that sent the story back, per revision.
         revisions: Vec<String>,
@@ -230,13 +232,25 @@ impl Failure {
         )
     }
 
-    /// The red gates' output of a red merge ([`is_red_merge`](Self::is_red_merge)), one line
-    /// per failed gate; else the reason.
+    /// Whether this is a task whose gates were still red after its last round (its changes
+    /// kept aside or not): in a merge revision, the revision spent red on the combined tree.
+    pub(crate) fn is_gates_never_green(&self) -> bool {
+        match self {
+            Self::Tasks(StoryError::GateNeverGreen { .. }) => true,
+            Self::Rejected { failure, .. } => failure.is_gates_never_green(),
+            _ => false,
+        }
+    }
+
+    /// The red gates' output of a red merge ([`is_red_merge`](Self::is_red_merge)) or of a task
+    /// whose gates never turned green, one line per failed gate; else the reason.
     pub(crate) fn gate_output(&self) -> String {
         match self {
             Self::EpicGatesRed(review) => prompts::issue_lines(review),
-            Self::EpicGatesRegressed(issues) => regressions(issues),
+            Self::EpicGatesRegressed(issues)
+            | Self::Tasks(StoryError::GateNeverGreen { issues, .. }) => regressions(issues),
             Self::Culprit { cause, .. } => cause.gate_output(),
+            Self::Rejected { failure, .. } => failure.gate_output(),
             failure => failure.reason(),
         }
     }
@@ -479,9 +493,9 @@ fn regressions(issues: &[Issue]) -> String {
 fn exhausted(revisions: &[String], last: &Failure) -> String {
     let count = revisions.len();
     let mut reason = format!(
-        "{}\nThe merge stayed red after {count} merge revision(s) (`--merge-revisions`): the \
-         story went back to its coder, caught up with the epic branch, each time with the gates' \
-         output on the combined tree:",
+        "{}\nThe epic gates stayed red on the combined tree after {count} merge revision(s) \
+         (`--merge-revisions`): the story went back to its coder, caught up with the epic \
+         branch, each time with the gates' output on the combined tree:",
         last.reason()
     );
     for (number, red) in revisions.iter().enumerate() {
@@ -787,7 +801,8 @@ mod tests {
         assert!(
             text.starts_with("merge batch 2 turned the epic gates red")
                 && text.contains(
-                    "The merge stayed red after 1 merge revision(s) (`--merge-revisions`)"
+                    "The epic gates stayed red on the combined tree after 1 merge revision(s) \
+                     (`--merge-revisions`)"
                 )
                 && text.contains("\nrevision 1:\n    - gate `make check`: exit code 1\n"),
             "{text}"

@@ -102,14 +102,16 @@ impl epic_state_store::Document for Revisions {
 }
 
 impl Work {
-    /// The story's merge failed with `red`. A red merge with revisions left
-    /// (`--merge-revisions`) becomes the next revision, recorded and appended to the checkpoint:
-    /// `Ok`, and the caller takes the story through its steps again. Anything else is the
-    /// story's failure: `red` itself (not a red merge, or `--merge-revisions 0`), or every
-    /// revision used ([`Failure::RevisionsExhausted`]).
+    /// The story's merge failed with `red`, or the revision in progress did (its task's gates
+    /// never turned green on the combined tree: that revision is spent red). With revisions left
+    /// (`--merge-revisions`) this becomes the next revision, recorded and appended to the
+    /// checkpoint (the spent one ticked): `Ok`, and the caller takes the story through its steps
+    /// again. Anything else is the story's failure: `red` itself (neither, or
+    /// `--merge-revisions 0`), or every revision used ([`Failure::RevisionsExhausted`]).
     pub(super) async fn revise(&mut self, red: Failure) -> Result<(), Stop> {
         let allowed = self.shared.config.merge_revisions;
-        if allowed == 0 || !red.is_red_merge() {
+        let spent = self.revision.is_some() && red.is_gates_never_green();
+        if allowed == 0 || !(red.is_red_merge() || spent) {
             return Err(red.into());
         }
         let mut record = self.load_revisions().await?;
@@ -140,7 +142,7 @@ impl Work {
         record.revisions.push(revision.clone());
         self.save_revisions(&record).await?;
         self.revisions = number;
-        self.add_revision_task(&revision).await?;
+        self.add_revision_task(&record).await?;
         self.emit(Event::MergeRevision {
             story: self.id().to_owned(),
             revision: number,
@@ -159,12 +161,8 @@ impl Work {
     pub(super) async fn resume_revision(&mut self) -> Result<(), Stop> {
         let record = self.load_revisions().await?;
         self.revisions = record.count();
-        let Some(last) = record.revisions.last() else {
-            self.revision = None;
-            return Ok(());
-        };
-        let open = self.add_revision_task(last).await?;
-        self.revision = open.then(|| last.clone());
+        let open = self.add_revision_task(&record).await?;
+        self.revision = record.revisions.last().filter(|_| open).cloned();
         Ok(())
     }
 
@@ -284,9 +282,13 @@ impl Work {
         }
     }
 
-    /// Appends `revision`'s task to the story's checkpoint unless it is there; whether it is
-    /// open (not ticked).
-    async fn add_revision_task(&self, revision: &Revision) -> Result<bool, Stop> {
+    /// Appends the task of `record`'s last revision to the story's checkpoint unless it is
+    /// there, and ticks the tasks of the revisions before it still open (spent red): whether the
+    /// last one's is open. `false` without a revision.
+    async fn add_revision_task(&self, record: &Revisions) -> Result<bool, Stop> {
+        let Some(revision) = record.revisions.last() else {
+            return Ok(false);
+        };
         let path = self
             .shared
             .dir
@@ -310,13 +312,33 @@ impl Work {
             Ok(None) => TaskPlan::new(self.id(), Vec::new()),
             Err(error) => return Err(checkpoint(format!("cannot be read: {error}"))),
         };
-        if let Some(task) = plan.tasks.iter().find(|task| task.title == revision.task) {
-            return Ok(!task.completed);
+        let spent: Vec<&str> = record
+            .revisions
+            .iter()
+            .filter(|earlier| earlier.number < revision.number)
+            .map(|earlier| earlier.task.as_str())
+            .collect();
+        let mut changed = false;
+        for task in &mut plan.tasks {
+            if !task.completed && spent.contains(&task.title.as_str()) {
+                task.completed = true;
+                changed = true;
+            }
         }
-        plan.tasks.push(Task::new(
-            revision.task.clone(),
-            brief(&self.story, revision, self.shared.config.merge_revisions),
-        ));
+        let open = match plan.tasks.iter().find(|task| task.title == revision.task) {
+            Some(task) => !task.completed,
+            None => {
+                plan.tasks.push(Task::new(
+                    revision.task.clone(),
+                    brief(&self.story, revision, self.shared.config.merge_revisions),
+                ));
+                changed = true;
+                true
+            }
+        };
+        if !changed {
+            return Ok(open);
+        }
         let text = plan.render();
         let written = self
             .shared
@@ -325,7 +347,7 @@ impl Work {
             })
             .await;
         match written {
-            Ok(Ok(())) => Ok(true),
+            Ok(Ok(())) => Ok(open),
             Ok(Err(error)) => Err(checkpoint(format!("cannot be written: {error}"))),
             Err(error) => Err(checkpoint(format!("cannot be written: {error}"))),
         }
@@ -337,11 +359,11 @@ impl Work {
 fn brief(story: &Story, revision: &Revision, allowed: u32) -> String {
     let head = revision.head.get(..12).unwrap_or(&revision.head);
     let mut out = format!(
-        "Merge revision {} of at most {allowed}. This story's work was merged into the epic \
-         branch, and the epic gates turned red on the combined tree, so the merge was undone. \
-         Your worktree now holds the proven epic head ({head}) with your work on top: make the \
-         gates green again, with changes inside your own owned paths only.\n\nThe gates' output \
-         on the combined tree:\n\n",
+        "Merge revision {} of at most {allowed}. On the combined tree, the proven epic head \
+         ({head}) with this story's work on top, the epic gates are red, so its merge into the \
+         epic branch was undone. Your worktree now holds that tree: make the gates green again, \
+         with changes inside your own owned paths only.\n\nThe gates' output on the combined \
+         tree:\n\n",
         revision.number
     );
     for line in revision.red.lines() {

@@ -309,7 +309,18 @@ impl Work {
         let mut fresh = fresh;
         loop {
             self.check_cancel()?;
-            let judgement = self.checked(fresh).await?;
+            let judgement = match self.checked(fresh).await {
+                // A revision whose own gates stayed red on the combined tree is spent red:
+                // the next revision, while any are left.
+                Err(Stop::Failed(failure))
+                    if self.revision.is_some() && failure.is_gates_never_green() =>
+                {
+                    fresh = false;
+                    self.revise(failure).await?;
+                    continue;
+                }
+                checked => checked?,
+            };
             fresh = false;
             self.check_cancel()?;
             match self.integrate(judgement).await {

@@ -179,7 +179,7 @@ async fn stories_red_only_together_are_repaired_in_one_revision_in_either_order(
         let prompt = std::fs::read_to_string(ep.fx.root.join(format!("{later}.revision")))
             .expect("the revision's coder turn ran");
         for part in [
-            "Merge revision 1 of at most 1",
+            "Merge revision 1 of at most 1. On the combined tree",
             "src/b calls api v1, which src/a renamed to v2",
             &format!("- '{first}' (\"Story {first}\")"),
             &format!("changed src/{first}/"),
@@ -242,14 +242,63 @@ async fn without_revisions_or_with_one_that_stays_red_the_later_story_fails() {
     let text = reason(&outcome, 1);
     assert!(
         text.starts_with("epic gates failed after merging; merge undone:")
-            && text
-                .contains("The merge stayed red after 1 merge revision(s) (`--merge-revisions`)")
+            && text.contains(
+                "The epic gates stayed red on the combined tree after 1 merge revision(s)"
+            )
             && text.contains("revision 1:\n    - ")
             && text.matches("failed (exit code 1)").count() == 2,
         "{text}"
     );
     assert_eq!(outcome.report.stories[1].merge_revisions, 1);
     assert!(!epic_files(&ep).iter().any(|path| path.starts_with("src/b")));
+}
+
+/// With the gate in the story's worktree too, a revision that cannot repair the collision never
+/// gets its own gates green on the combined tree: that revision is spent red, the next one
+/// begins (the spent task ticked, a new one appended), and after the last the story fails with
+/// each revision's gate output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revisions_whose_own_gates_stay_red_are_spent_one_after_another() {
+    let ep = EpicFixture::new();
+    collide(&ep, "a", A_KEEPS_V1, "touch src/b/tried");
+    let mut config = config(&ep, 2);
+    config.max_rounds = 1;
+    let events = Events::default();
+    let outcome = run(&ep, config, &events).await;
+    let events = events.steps();
+    assert_eq!(statuses(&outcome), ["a:done", "b:failed"]);
+    let revised: Vec<(String, u32)> = revisions(&events)
+        .into_iter()
+        .map(|(story, revision, _, _)| (story, revision))
+        .collect();
+    assert_eq!(revised, [("b".to_owned(), 1), ("b".to_owned(), 2)]);
+    assert_eq!(
+        rolled_back(&events, "b"),
+        1,
+        "one red merge; then its own gates were red"
+    );
+    assert_eq!(outcome.report.stories[1].merge_revisions, 2);
+    let text = reason(&outcome, 1);
+    assert!(
+        text.starts_with("task \"Merge revision 2: make the epic gates green")
+            && text.contains(
+                "The epic gates stayed red on the combined tree after 2 merge revision(s)"
+            )
+            && text.contains("revision 1:\n    - ")
+            && text.contains("revision 2:\n    - ")
+            && text
+                .matches("src/b calls api v1, which src/a renamed to v2")
+                .count()
+                >= 3,
+        "{text}"
+    );
+    let checkpoint =
+        std::fs::read_to_string(ep.dir().story_plan("b").expect("path")).expect("checkpoint");
+    assert!(
+        checkpoint.contains("- [x] Merge revision 1: ")
+            && checkpoint.contains("- [ ] Merge revision 2: "),
+        "{checkpoint}"
+    );
 }
 
 /// A revision whose coder finds the fix belongs in the other story's files says so with
