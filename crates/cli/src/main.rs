@@ -14,6 +14,7 @@ mod output;
 mod plan_file;
 mod progress;
 mod repo;
+mod revision;
 
 use std::process::ExitCode;
 

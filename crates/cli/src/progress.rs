@@ -905,6 +905,7 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
         Event::CulpritPinned { batch, story, .. } => {
             format!("merge batch {batch}: the red gates are pinned on story {story}")
         }
+        event @ Event::MergeRevision { .. } => crate::revision::line(event),
         Event::WorktreeRemoved { story, worktree } if verbose => {
             format!("story {story}: removed its worktree {worktree}")
         }

@@ -495,6 +495,25 @@ pub enum Event {
         /// The smallest red candidate that isolated it (the story, on the proven epic head).
         commit: String,
     },
+    /// A story's merge was red on the proven epic head (alone, or the culprit a bisection
+    /// pinned), its merge undone, and it goes back to its coder (`--merge-revisions`): revision
+    /// `revision` of at most `of`, a task appended to its checkpoint that carries the gates'
+    /// output on the combined tree, the stories whose work it now meets and its perimeter. Its
+    /// own checks (gates, perimeter, judge) run again, then it rejoins the merge queue.
+    MergeRevision {
+        /// The story.
+        story: String,
+        /// The revision's number, from 1 (counted across reruns).
+        revision: u32,
+        /// The most revisions the story may have (`--merge-revisions`).
+        of: u32,
+        /// The proven epic head the story catches up with.
+        head: String,
+        /// The stories merged since the story last caught up, whose work it now meets.
+        met: Vec<String>,
+        /// The red gates, as the failure would have said them.
+        reason: String,
+    },
     /// A merged story's worktree was removed (its branch stays): after the story ended (its
     /// dependents may have started already), before the run finishes.
     WorktreeRemoved {

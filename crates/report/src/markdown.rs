@@ -159,7 +159,7 @@ fn story_table(report: &EpicReport, lines: &mut Vec<String>) {
 }
 
 /// A story's note cell: the reason, else the judge's note, then the stories proven together
-/// with it.
+/// with it, then its merge revisions.
 fn note(story: &StoryOutcome) -> String {
     let in_place = story
         .in_place
@@ -167,10 +167,17 @@ fn note(story: &StoryOutcome) -> String {
         .map(|in_place| format!("already in place (evidence: {})", in_place.paths()));
     let together = (!story.proven_with.is_empty())
         .then(|| format!("proven together: {}", story.proven_with.join(", ")));
-    let parts: Vec<String> = [in_place, story.note().map(str::to_owned), together]
-        .into_iter()
-        .flatten()
-        .collect();
+    let revisions =
+        (story.merge_revisions > 0).then(|| format!("merge revisions: {}", story.merge_revisions));
+    let parts: Vec<String> = [
+        in_place,
+        story.note().map(str::to_owned),
+        together,
+        revisions,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     if parts.is_empty() {
         String::new()
     } else {
@@ -766,6 +773,29 @@ mod tests {
                 .contains("inherited_tests")
         );
         assert!(!render_markdown(&EpicReport::new("e", "epic/e")).contains("Inherited"));
+    }
+
+    #[test]
+    fn a_storys_merge_revisions_are_in_its_note_and_its_json() {
+        let report = EpicReport::new("e", "epic/e")
+            .with_story(StoryOutcome::new("a", "A", OutcomeStatus::Done).with_merge_revisions(2))
+            .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Done));
+        let markdown = render_markdown(&report);
+        assert!(
+            markdown.contains("| a | done | — | — | — | — | merge revisions: 2 |"),
+            "{markdown}"
+        );
+        assert!(
+            !markdown.contains("| b | done | — | — | — | — | merge"),
+            "{markdown}"
+        );
+        let json = serde_json::to_string(&report.stories).expect("json");
+        assert!(json.contains(r#""merge_revisions":2"#), "{json}");
+        assert_eq!(
+            json.matches("merge_revisions").count(),
+            1,
+            "left out at 0: {json}"
+        );
     }
 
     #[test]

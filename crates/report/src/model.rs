@@ -248,6 +248,10 @@ pub struct StoryOutcome {
     /// run that settled it, in order; each keeps its first, red run. Absent when none was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky_gates: Vec<FlakyGate>,
+    /// How many times its merge was red on the proven epic head and it went back to its coder
+    /// (`--merge-revisions`), across the runs that worked on it. Absent when never.
+    #[serde(default, skip_serializing_if = "is_no_revision")]
+    pub merge_revisions: u32,
     /// The failing tests its gate commands named that were already red on the epic head before
     /// it (or on the baseline), by command: inherited, never charged to the story. Absent when
     /// none was.
@@ -655,6 +659,7 @@ impl StoryOutcome {
             proven_with: Vec::new(),
             in_place: None,
             flaky_gates: Vec::new(),
+            merge_revisions: 0,
             inherited_tests: Vec::new(),
         }
     }
@@ -663,6 +668,13 @@ impl StoryOutcome {
     #[must_use]
     pub fn with_inherited_tests(mut self, tests: Vec<InheritedTests>) -> Self {
         self.inherited_tests = tests;
+        self
+    }
+
+    /// With its merge revisions ([`StoryOutcome::merge_revisions`]).
+    #[must_use]
+    pub fn with_merge_revisions(mut self, revisions: u32) -> Self {
+        self.merge_revisions = revisions;
         self
     }
 
@@ -914,6 +926,14 @@ fn cost_absent(cost: &Option<f64>) -> bool {
     reason = "serde's `skip_serializing_if` passes a reference"
 )]
 fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
+fn is_no_revision(n: &u32) -> bool {
     *n == 0
 }
 

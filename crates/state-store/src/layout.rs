@@ -75,6 +75,14 @@ impl EpicDir {
         self.story_file(story_id, ".rejected.patch")
     }
 
+    /// `revisions/<id>.json`, the story's merge revisions: each time its merge was red on the
+    /// proven epic head and it went back to its coder (`--merge-revisions`). Beside `stories/`,
+    /// not in it, where every `.json` file is a story's state.
+    pub fn story_revisions(&self, story_id: &str) -> Result<PathBuf, UnsafeId> {
+        check_id(IdKind::Story, story_id)?;
+        Ok(self.root.join("revisions").join(format!("{story_id}.json")))
+    }
+
     /// `transcripts/`.
     pub fn transcripts_dir(&self) -> PathBuf {
         self.root.join("transcripts")

@@ -126,9 +126,13 @@ fn delete_branches(
             .iter()
             .filter(|state| state.branch == name && state.status != StoryStage::Merged)
         {
-            for path in [dir.story_state(&state.id), dir.story_plan(&state.id)]
-                .into_iter()
-                .flatten()
+            for path in [
+                dir.story_state(&state.id),
+                dir.story_plan(&state.id),
+                dir.story_revisions(&state.id),
+            ]
+            .into_iter()
+            .flatten()
             {
                 remove_file(&path)?;
             }

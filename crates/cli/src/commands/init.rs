@@ -118,6 +118,10 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # one at a time.
 # merge_batch = 16
 
+# How many times a story whose merge is red on the epic head goes back to its coder (caught up,
+# told the gates' output and the stories it now meets) before it fails. 0: it fails at once.
+# merge_revisions = 1
+
 # What a test file looks like: a directory (`tests/`) anywhere in a path, or a glob on the file
 # name (`*_test.*`). A story that deletes such a file, or adds a skip marker (#[ignore],
 # @pytest.mark.skip, t.Skip(, xit(, it.skip(, ...), fails unless its plan entry sets

@@ -99,6 +99,19 @@ struct StoryJson {
     /// (`{"commit","evidence":[{"path","provides"}]}`). Left out otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     in_place: Option<epic_report::InPlace>,
+    /// How many times its merge was red on the epic head and it went back to its coder
+    /// (`--merge-revisions`), per its revisions file (so while a run goes on too). Left out when
+    /// never.
+    #[serde(skip_serializing_if = "is_zero")]
+    merge_revisions: u32,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The last report's totals in [`StatusJson`].
@@ -241,6 +254,11 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
     for (id, state) in states {
         stories.push(story(&id, Some(state), None));
     }
+    for story in &mut stories {
+        story.merge_revisions = epic_executor::Revisions::load(dir, &story.id)
+            .map_err(|error| CommandError::new(Kind::Repository, error))?
+            .count();
+    }
     Ok(StatusJson {
         epic_id: dir.epic_id().to_owned(),
         running,
@@ -336,6 +354,7 @@ fn story(
         outcome: outcome.map(|outcome| outcome.status),
         reason: outcome.and_then(|outcome| outcome.reason.clone()),
         in_place: outcome.and_then(|outcome| outcome.in_place.clone()),
+        merge_revisions: 0,
     }
 }
 
@@ -407,6 +426,7 @@ fn text(status: &StatusJson, out: Output) -> String {
             }
         }
         in_place_text(w, status)?;
+        revisions_text(w, status)?;
         if out.verbose() > 0 {
             writeln!(w, "\nworktrees:")?;
             for story in &status.stories {
@@ -448,6 +468,25 @@ fn text(status: &StatusJson, out: Output) -> String {
         }
         Ok(())
     })
+}
+
+/// The stories whose merge was red on the epic head and went back to their coder, with how many
+/// times; nothing when there are none.
+fn revisions_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
+    let revised: Vec<String> = status
+        .stories
+        .iter()
+        .filter(|story| story.merge_revisions > 0)
+        .map(|story| format!("{} {}", story.id, story.merge_revisions))
+        .collect();
+    if revised.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "\nmerge revisions (red on the epic head, back to the coder): {}",
+        revised.join(", ")
+    )
 }
 
 /// The stories done with nothing merged because their work was already on the epic branch,

@@ -211,6 +211,13 @@ pub(crate) struct RunOptions {
     #[arg(long, value_name = "N")]
     pub(crate) merge_batch: Option<Count>,
 
+    /// How many times a story whose merge is red on the epic head goes back to its coder before
+    /// it fails (0 to 10; 0: it fails at once): its merge undone, its worktree caught up, its
+    /// coder told the gates' output on the combined tree, the stories it now meets and its
+    /// perimeter; its own checks run again and it rejoins the merge queue (`merge_revision`).
+    #[arg(long, value_name = "N")]
+    pub(crate) merge_revisions: Option<Reruns>,
+
     /// What a test file looks like: a pattern ending in `/` is a directory anywhere in the path,
     /// any other a glob (`*`) on the file name, or on the path when it holds a `/`. A story
     /// whose diff deletes such a file or adds a skip marker (`#[ignore]`, `@pytest.mark.skip`,
@@ -387,6 +394,7 @@ impl RunOptions {
             preflight: Some(config.preflight),
             schedule: Some(config.schedule),
             merge_batch: u32::try_from(config.merge_batch).ok().and_then(Count::new),
+            merge_revisions: Reruns::new(config.merge_revisions),
             test_pattern: Some(texts(config.test_patterns)),
             sandbox: Some(config.sandbox),
             // No store: `RunConfig::new` exposes none (a unit test holds it to that).
@@ -666,6 +674,7 @@ mod tests {
                 allow_red_baseline: Some(false),
                 schedule: Some(Policy::CriticalPath),
                 merge_batch: Count::new(16),
+                merge_revisions: Reruns::new(1),
                 test_pattern: Some(texts(epic_guard::DEFAULT_TEST_PATTERNS)),
                 sandbox: Some(SandboxMode::Auto),
                 expose: Some(vec![]),
@@ -762,7 +771,7 @@ mod tests {
                 switches += 1;
             }
         }
-        assert_eq!((valued, switches), (16, 4));
+        assert_eq!((valued, switches), (17, 4));
     }
 
     #[test]
@@ -791,6 +800,7 @@ mod tests {
                 "allow_red_baseline",
                 "schedule",
                 "merge_batch",
+                "merge_revisions",
                 "test_pattern",
                 "sandbox",
                 "expose",
@@ -841,6 +851,7 @@ mod tests {
         assert_eq!(config.setup, ["npm ci"]);
         assert_eq!(config.schedule, Policy::Waves);
         assert_eq!(config.merge_batch, 2);
+        assert_eq!(config.merge_revisions, 3);
         assert_eq!(config.sandbox, SandboxMode::Off);
         let home = user_home().expect("the tests run with HOME set").home;
         assert_eq!(config.expose, [home.join(".ssh"), home.join(".config/gh")]);

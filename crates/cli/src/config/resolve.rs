@@ -278,6 +278,10 @@ impl RunOptions {
 impl Resolved {
     /// What the executor runs with: [`RunConfig::new`] with each option set here, each seat made
     /// a running agent, the config's price overrides over the executor's prices.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "a statement per option: the one place every option reaches the executor"
+    )]
     pub(crate) fn run_config(&self) -> RunConfig {
         /// `value`, if set, in `slot`.
         fn set<T>(slot: &mut T, value: Option<T>) {
@@ -348,6 +352,10 @@ impl Resolved {
         set(
             &mut config.merge_batch,
             options.merge_batch.map(Count::size),
+        );
+        set(
+            &mut config.merge_revisions,
+            options.merge_revisions.map(Reruns::get),
         );
         set(&mut config.test_patterns, texts(&options.test_pattern));
         set(&mut config.sandbox, options.sandbox);

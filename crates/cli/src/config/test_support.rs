@@ -47,6 +47,7 @@ keep_worktrees = true
 allow_red_baseline = true
 schedule = "waves"
 merge_batch = 2
+merge_revisions = 3
 test_pattern = ["qa/", "*.t"]
 sandbox = "off"
 expose = ["~/.ssh", "~/.config/gh"]

@@ -177,12 +177,14 @@ impl JsonSchema for Count {
     }
 }
 
-/// How many times a red gate command runs again: a whole number from 0 to [`MAX_RERUNS`].
+/// How many times something is tried again, a whole number from 0 to [`MAX_RERUNS`]: a red gate
+/// command run again (`gate_reruns`), a story whose merge is red sent back to its coder
+/// (`merge_revisions`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "i64", into = "u32")]
 pub(crate) struct Reruns(u32);
 
-/// The most reruns accepted: each is a whole run of a gate command, and a command red eleven
+/// The most reruns accepted: each is a whole run of a gate command (or a coder's revision), and a command red eleven
 /// times in a row is red.
 pub(crate) const MAX_RERUNS: u32 = 10;
 

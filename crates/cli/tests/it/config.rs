@@ -252,6 +252,7 @@ fn the_schema_describes_every_key() {
         "max_rounds",
         "max_tasks",
         "merge_batch",
+        "merge_revisions",
         "noop",
         "preflight",
         "max_wait",

@@ -111,7 +111,7 @@ fn setup() -> (Repo, Vec<String>) {
     (repo, args)
 }
 
-fn spawn(repo: &Repo, args: &[String]) -> Child {
+pub(crate) fn spawn(repo: &Repo, args: &[String]) -> Child {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     repo.command(&args)
         .stdout(Stdio::null())
@@ -123,7 +123,7 @@ fn spawn(repo: &Repo, args: &[String]) -> Child {
 }
 
 /// Waits for `child` to exit, up to `limit`; how it exited, `None` while it still runs.
-fn wait(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+pub(crate) fn wait(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().expect("poll") {
@@ -137,7 +137,7 @@ fn wait(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> 
 }
 
 /// The events of the log at `path` (complete lines), none before it exists.
-fn events(path: &Path) -> Vec<String> {
+pub(crate) fn events(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .map(|text| text.lines().map(str::to_owned).collect())
         .unwrap_or_default()
@@ -250,7 +250,7 @@ fn phase(log: &Path) -> String {
 
 /// Copies the repository's temporary directory to `EPIC_CRASH_KEEP`, when set, if the test
 /// fails (dropped while panicking, before the directory is deleted).
-struct KeepOnFailure<'a>(&'a Repo);
+pub(crate) struct KeepOnFailure<'a>(pub(crate) &'a Repo);
 
 impl Drop for KeepOnFailure<'_> {
     #[expect(
@@ -276,7 +276,7 @@ impl Drop for KeepOnFailure<'_> {
     }
 }
 
-fn kill_group(child: &Child) {
+pub(crate) fn kill_group(child: &Child) {
     let group = format!("-{}", child.id());
     // A failure means the group is gone already: the run ended first.
     std::process::Command::new("kill")

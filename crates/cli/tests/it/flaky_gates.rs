@@ -104,7 +104,13 @@ fn a_story_gate_red_once_is_flaky_and_the_story_merges() {
 fn with_no_reruns_an_epic_gate_red_once_undoes_the_merge() {
     let repo = Repo::new();
     let gate = red_once(&repo, AFTER_MERGE);
-    run_epic(&repo, &gate, &["--gate-reruns", "0"]).assert_code(1);
+    // No merge revision either: the red merge fails the story, as before both.
+    run_epic(
+        &repo,
+        &gate,
+        &["--gate-reruns", "0", "--merge-revisions", "0"],
+    )
+    .assert_code(1);
     assert!(events_of(&repo, "gate_flaky").is_empty());
     assert_eq!(events_of(&repo, "story_rolled_back").len(), 1);
     assert_eq!(runs(&repo), "1");

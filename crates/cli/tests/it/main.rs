@@ -23,6 +23,7 @@ mod land;
 mod leftovers;
 mod limits;
 mod maintenance;
+mod merge_revisions;
 mod parse_errors;
 mod per_test;
 mod plan;

@@ -76,6 +76,11 @@ pub struct RunConfig {
     /// proven by one gate run on the epic head, a red candidate bisected; `1` integrates one at a
     /// time.
     pub merge_batch: usize,
+    /// How many times a story whose merge is red on the proven epic head goes back to its coder
+    /// before it fails (`--merge-revisions`): its merge undone, its worktree caught up, its coder
+    /// told the gates' output on the combined tree and the stories it now meets; its own checks
+    /// again, then the queue again. `0`: it fails at once.
+    pub merge_revisions: u32,
     /// The order among ready stories (`--schedule`).
     pub schedule: Policy,
     /// Prices for the usage estimates.
@@ -200,6 +205,7 @@ impl RunConfig {
             keep_worktrees: false,
             allow_red_baseline: false,
             merge_batch: DEFAULT_MERGE_BATCH,
+            merge_revisions: 1,
             schedule: Policy::CriticalPath,
             prices: PriceTable::default(),
             extra_rules: String::new(),

@@ -421,6 +421,7 @@ impl Loop {
             branch: None,
             merged_worktree: None,
             usage: UsageMeter::new(self.shared.config.prices.clone()),
+            revisions: 0,
             started_at: epic_report::Timestamp::now(),
             finished_at: epic_report::Timestamp::now(),
         });
@@ -453,7 +454,7 @@ impl Loop {
     }
 
     /// The outcome of story `index` as `end` leaves it, before its ending says how it ended:
-    /// its times, its run, its flaky gates, its usage (`totals`) and its branch.
+    /// its times, its run, its flaky gates, its merge revisions, its usage (`totals`) and its branch.
     fn outcome_of(&self, index: usize, end: &StoryEnd, totals: &UsageTotals) -> StoryOutcome {
         let story = &self.plan.plan().stories[index];
         let mut outcome = StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Done)
@@ -461,7 +462,8 @@ impl Loop {
             .finished(end.finished_at)
             .in_run(self.history.number())
             .with_flaky_gates(self.flakes.take(&story.id))
-            .with_inherited_tests(self.flakes.take_inherited(&story.id));
+            .with_inherited_tests(self.flakes.take_inherited(&story.id))
+            .with_merge_revisions(end.revisions);
         if totals.turns > 0 {
             outcome = outcome.with_usage(totals);
         }

@@ -145,7 +145,7 @@ impl Work {
 
     /// The paths story `id`'s merge commit changed on the epic branch (against its first
     /// parent); `None` without a recorded merge commit, or one that is not a merge.
-    async fn merged_paths(&self, id: &str) -> Option<Vec<String>> {
+    pub(super) async fn merged_paths(&self, id: &str) -> Option<Vec<String>> {
         let path = self.shared.dir.story_state(id).ok()?;
         let state = offload::blocking(move || epic_state_store::load::<StoryState>(&path))
             .await

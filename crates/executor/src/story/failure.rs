@@ -43,7 +43,8 @@ pub(crate) enum Failure {
     StateUnreadable(LoadError),
     /// The story's state could not be saved (`None`: the thread saving it died).
     StateNotSaved(Option<SaveError>),
-    /// The task checkpoint of a plan entry that changed could not be removed.
+    /// The task checkpoint (or the merge revisions) of a plan entry that changed could not be
+    /// removed.
     CheckpointNotRemoved {
         /// The checkpoint.
         path: PathBuf,
@@ -162,6 +163,34 @@ pub(crate) enum Failure {
         /// The red gates.
         cause: Box<Failure>,
     },
+    /// The epic gates stayed red on the combined tree after every merge revision the story had
+    /// (`--merge-revisions`): `last` is what ended it, a red merge
+    /// ([`EpicGatesRed`](Self::EpicGatesRed), [`EpicGatesRegressed`](Self::EpicGatesRegressed)
+    /// or [`Culprit`](Self::Culprit)), its merge undone, or the last revision's task whose gates
+    /// never turned green in the story's caught-up worktree; `revisions` the red gates' output
+    /// each revision was given, in order.
+    RevisionsExhausted {
+        /// The gates' output on the combined tree that sent the story back, per revision.
+        revisions: Vec<String>,
+        /// The last red merge.
+        last: Box<Failure>,
+    },
+    /// In merge revision `revision`, the coder found that the fix for the red gates belongs in
+    /// other stories' files and ended with `BLOCKED_ON:` naming them; the claim stood. The
+    /// merge stays undone.
+    RevisionBlocked {
+        /// The revision, from 1.
+        revision: u32,
+        /// What it needs, in the coder's words.
+        need: String,
+        /// The stories that own the paths the need names (none when it names no path a story
+        /// owns).
+        owners: Vec<String>,
+        /// The verifier's reason, when a verifier confirmed the claim.
+        verifier: Option<String>,
+        /// The gates' output on the combined tree the revision was given.
+        red: String,
+    },
     /// An agent turn of the story changed files epic guards (the repository's configuration,
     /// `info/`, hooks, other worktrees' registrations, epic's state, the plan files); epic put
     /// them back ([`epic_guard`]).
@@ -191,6 +220,38 @@ impl Failure {
         match self {
             Self::Rejected { failure, .. } => failure.halts(),
             failure => matches!(failure, Self::EpicWorktreeDirty { .. }),
+        }
+    }
+
+    /// Whether this is a merge the gates turned red on the proven epic head (the story alone,
+    /// or the culprit a bisection pinned), its merge undone: what a merge revision may repair.
+    pub(crate) fn is_red_merge(&self) -> bool {
+        matches!(
+            self,
+            Self::EpicGatesRed(_) | Self::EpicGatesRegressed(_) | Self::Culprit { .. }
+        )
+    }
+
+    /// Whether this is a task whose gates were still red after its last round (its changes
+    /// kept aside or not): in a merge revision, the revision spent red on the combined tree.
+    pub(crate) fn is_gates_never_green(&self) -> bool {
+        match self {
+            Self::Tasks(StoryError::GateNeverGreen { .. }) => true,
+            Self::Rejected { failure, .. } => failure.is_gates_never_green(),
+            _ => false,
+        }
+    }
+
+    /// The red gates' output of a red merge ([`is_red_merge`](Self::is_red_merge)) or of a task
+    /// whose gates never turned green, one line per failed gate; else the reason.
+    pub(crate) fn gate_output(&self) -> String {
+        match self {
+            Self::EpicGatesRed(review) => prompts::issue_lines(review),
+            Self::EpicGatesRegressed(issues)
+            | Self::Tasks(StoryError::GateNeverGreen { issues, .. }) => regressions(issues),
+            Self::Culprit { cause, .. } => cause.gate_output(),
+            Self::Rejected { failure, .. } => failure.gate_output(),
+            failure => failure.reason(),
         }
     }
 
@@ -378,12 +439,16 @@ impl Failure {
             ),
             Self::EpicGatesRegressed(issues) => format!(
                 "epic gates that passed before this merge failed after it; merge undone:\n{}",
-                issues
-                    .iter()
-                    .map(|issue| format!("- {}: {}", issue.title, issue.description))
-                    .collect::<Vec<_>>()
-                    .join("\n")
+                regressions(issues)
             ),
+            Self::RevisionsExhausted { revisions, last } => exhausted(revisions, last),
+            Self::RevisionBlocked {
+                revision,
+                need,
+                owners,
+                verifier,
+                red,
+            } => revision_blocked(*revision, need, owners, verifier.as_deref(), red),
             Self::GuardedFiles { role, tampered } => guarded(*role, tampered),
             Self::Rejected { failure, patch } => format!(
                 "{}\nThe rejected changes are kept in {path}: `git apply {path}` in the worktree \
@@ -412,6 +477,82 @@ pub(crate) fn git_reason(error: &GitFailed) -> String {
         error.action,
         chain(error.source.as_ref())
     )
+}
+
+/// The lines of gates that passed before a merge and failed after it.
+fn regressions(issues: &[Issue]) -> String {
+    issues
+        .iter()
+        .map(|issue| format!("- {}: {}", issue.title, issue.description))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The reason of [`Failure::RevisionsExhausted`]: the last red merge's, then what each revision
+/// was given.
+fn exhausted(revisions: &[String], last: &Failure) -> String {
+    let count = revisions.len();
+    let mut reason = format!(
+        "{}\nThe epic gates stayed red on the combined tree after {count} merge revision(s) \
+         (`--merge-revisions`): the story went back to its coder, caught up with the epic \
+         branch, each time with the gates' output on the combined tree:",
+        last.reason()
+    );
+    for (number, red) in revisions.iter().enumerate() {
+        let _ = write!(reason, "\nrevision {}:", number + 1);
+        for line in red.lines() {
+            let _ = write!(reason, "\n    {line}");
+        }
+    }
+    reason.push_str(
+        "\nThe stories collide in a way the coder could not repair inside this story's paths: \
+         make one story depend on the other in the plan, or fix it by hand in the story's \
+         worktree, then rerun (or allow more revisions with `--merge-revisions`).",
+    );
+    reason
+}
+
+/// The reason of [`Failure::RevisionBlocked`].
+fn revision_blocked(
+    revision: u32,
+    need: &str,
+    owners: &[String],
+    verifier: Option<&str>,
+    red: &str,
+) -> String {
+    let mut reason = format!(
+        "merge revision {revision}: the coder found that the fix for the red epic gates belongs \
+         outside this story's paths: {need}."
+    );
+    if !owners.is_empty() {
+        let quoted: Vec<String> = owners.iter().map(|owner| format!("'{owner}'")).collect();
+        let _ = write!(
+            reason,
+            " What it names is owned by {} {}.",
+            if owners.len() == 1 {
+                "story"
+            } else {
+                "stories"
+            },
+            quoted.join(", ")
+        );
+    }
+    if let Some(verifier) = verifier {
+        let _ = write!(
+            reason,
+            " The verifier confirmed it: {}.",
+            verifier.trim_end_matches('.')
+        );
+    }
+    reason.push_str(" The merge stays undone. The gates' output on the combined tree was:");
+    for line in red.lines() {
+        let _ = write!(reason, "\n    {line}");
+    }
+    reason.push_str(
+        "\nGive the fix to the story that owns those files (its plan entry), or make one story \
+         depend on the other, then rerun.",
+    );
+    reason
 }
 
 /// The reason of [`Failure::GuardedFiles`].
@@ -629,6 +770,59 @@ mod tests {
             source: "index.lock exists".into(),
         });
         assert_eq!(git.reason(), "git failed to commit: index.lock exists.");
+    }
+
+    /// A red merge is what a revision may repair; its gate output is the review's lines, a
+    /// culprit's its cause's; the reasons after revisions carry each revision's output.
+    #[test]
+    fn red_merges_and_the_reasons_after_revisions() {
+        let review = Review {
+            clean: false,
+            summary: "red".to_owned(),
+            issues: vec![Issue {
+                severity: epic_perimeter::Severity::Critical,
+                title: "gate `make check`".to_owned(),
+                description: "exit code 1".to_owned(),
+            }],
+        };
+        let red = Failure::EpicGatesRed(review.clone());
+        let culprit = Failure::Culprit {
+            batch: 2,
+            cause: Box::new(Failure::EpicGatesRed(review)),
+        };
+        assert!(red.is_red_merge() && culprit.is_red_merge());
+        assert!(!Failure::Panicked.is_red_merge());
+        assert_eq!(culprit.gate_output(), "- gate `make check`: exit code 1");
+        let exhausted = Failure::RevisionsExhausted {
+            revisions: vec![red.gate_output()],
+            last: Box::new(culprit),
+        };
+        let text = exhausted.reason();
+        assert!(
+            text.starts_with("merge batch 2 turned the epic gates red")
+                && text.contains(
+                    "The epic gates stayed red on the combined tree after 1 merge revision(s) \
+                     (`--merge-revisions`)"
+                )
+                && text.contains("\nrevision 1:\n    - gate `make check`: exit code 1\n"),
+            "{text}"
+        );
+        let blocked = Failure::RevisionBlocked {
+            revision: 1,
+            need: "src/a/api.rs".to_owned(),
+            owners: vec!["a".to_owned(), "c".to_owned()],
+            verifier: None,
+            red: "- gate `make check`: exit code 1".to_owned(),
+        };
+        assert!(!blocked.is_red_merge() && !blocked.halts());
+        assert_eq!(
+            blocked.reason(),
+            "merge revision 1: the coder found that the fix for the red epic gates belongs \
+             outside this story's paths: src/a/api.rs. What it names is owned by stories 'a', \
+             'c'. The merge stays undone. The gates' output on the combined tree was:\n    - \
+             gate `make check`: exit code 1\nGive the fix to the story that owns those files \
+             (its plan entry), or make one story depend on the other, then rerun."
+        );
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! 5. [`perimeter`]: strays put back, the perimeter enforced, the tests guarded;
 //! 6. [`judge`]: the judge rounds, each but the last followed by a coder round on its findings;
 //! 7. [`integrate`]: the merge under the merge lock, proven by the gates on the epic worktree or
-//!    undone;
+//!    undone; undone, [`revise`]: a merge revision, the story back to its coder and through its
+//!    steps again from 2 (`--merge-revisions`);
 //!
 //! and, as a cleanup of the run loop's once the story ended, [`cleanup`]: the removal of the
 //! merged story's worktree. `shared.rs`: what every story of a run shares ([`Shared`]);
@@ -24,6 +25,7 @@ mod integrate;
 mod judge;
 mod perimeter;
 mod prepare;
+mod revise;
 mod setup;
 mod shared;
 mod slot;
@@ -33,6 +35,7 @@ mod work;
 use crate::task_loop::TaskLoop;
 pub(crate) use cleanup::{Preparing, remove_merged_worktree};
 pub(crate) use failure::{Failure, dirty_message, git_reason};
+pub use revise::{Revisions, RevisionsUnreadable};
 pub(crate) use shared::{EpicHead, Shared};
 pub(crate) use slot::retire_slots;
 pub(crate) use work::{Ending, Stop, StoryEnd, millis, run_story};

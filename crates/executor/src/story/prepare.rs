@@ -164,27 +164,29 @@ impl Work {
             })
             .await?;
         }
-        let checkpoint = self
-            .shared
-            .dir
-            .story_plan(self.id())
-            .map_err(Failure::UnsafeId)?;
-        let path = checkpoint.clone();
-        let removed = self
-            .shared
-            .write(path, |path| epic_state_store::remove(path))
-            .await;
-        let source = match removed {
-            Ok(Ok(_)) => None,
-            Ok(Err(error)) => Some(error.into_io_error()),
-            Err(error) => Some(io::Error::other(error)),
-        };
-        if let Some(source) = source {
-            return Err(Failure::CheckpointNotRemoved {
-                path: checkpoint,
-                source,
+        // The merge revisions go with the checkpoint: a story started over counts them from 1.
+        for checkpoint in [
+            self.shared.dir.story_plan(self.id()),
+            self.shared.dir.story_revisions(self.id()),
+        ] {
+            let checkpoint = checkpoint.map_err(Failure::UnsafeId)?;
+            let path = checkpoint.clone();
+            let removed = self
+                .shared
+                .write(path, |path| epic_state_store::remove(path))
+                .await;
+            let source = match removed {
+                Ok(Ok(_)) => None,
+                Ok(Err(error)) => Some(error.into_io_error()),
+                Err(error) => Some(io::Error::other(error)),
+            };
+            if let Some(source) = source {
+                return Err(Failure::CheckpointNotRemoved {
+                    path: checkpoint,
+                    source,
+                }
+                .into());
             }
-            .into());
         }
         Ok(())
     }

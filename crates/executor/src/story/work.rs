@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cleanup::PreparingGuard;
 use super::failure::Failure;
+use super::judge::Judgement;
 use super::shared::Shared;
 use super::{integrate, prepare, slot};
 use crate::chat::{Chat, ChatContext, Recorder};
@@ -55,6 +56,8 @@ pub(crate) struct StoryEnd {
     /// ([`remove_merged_worktree`]); `None` with `keep_worktrees`.
     pub(crate) merged_worktree: Option<PathBuf>,
     pub(crate) usage: UsageMeter,
+    /// Its merge revisions so far, across runs (`--merge-revisions`).
+    pub(crate) revisions: u32,
     pub(crate) started_at: Timestamp,
     pub(crate) finished_at: Timestamp,
 }
@@ -137,6 +140,8 @@ pub(crate) async fn run_story(
         briefing: Arc::new(Briefing::bare(shared.worktree_root.join(&story.id))),
         pushed_back: AtomicBool::new(false),
         ready: false,
+        revisions: 0,
+        revision: None,
     };
     let result = work.run().await;
     let ending = match result {
@@ -164,6 +169,7 @@ pub(crate) async fn run_story(
         branch: work.has_state.then_some(branch),
         merged_worktree,
         usage: work.usage,
+        revisions: work.revisions,
         started_at,
         finished_at: Timestamp::now(),
     }
@@ -194,6 +200,10 @@ pub(super) struct Work {
     /// Whether its worktree is prepared: its `.git` names its own registration (preparation
     /// points it back), so a link found elsewhere from then on is an agent's doing.
     pub(super) ready: bool,
+    /// Its merge revisions so far, across runs (`revise.rs`).
+    pub(super) revisions: u32,
+    /// The merge revision in progress: its task is open in the checkpoint.
+    pub(super) revision: Option<super::revise::Revision>,
 }
 
 impl Work {
@@ -284,7 +294,8 @@ impl Work {
     }
 
     /// The steps, in order: the story's judge note once it merged, and the stories proven with
-    /// it.
+    /// it. A merge red on the proven epic head goes back to the coder and through steps 2 to 7
+    /// again while merge revisions are left ([`revise`](super::revise)).
     pub(super) async fn run(&mut self) -> Result<integrate::Integrated, Stop> {
         let prepared = self.prepare().await;
         // The worktree is ready (or never will be): removals of merged ones may go on.
@@ -295,13 +306,44 @@ impl Work {
             prepare::Prepared::Ready { fresh } => fresh,
         };
         self.ready = true;
-        self.check_cancel()?;
+        let mut fresh = fresh;
+        loop {
+            self.check_cancel()?;
+            let judgement = match self.checked(fresh).await {
+                // A revision whose own gates stayed red on the combined tree is spent red:
+                // the next revision, while any are left.
+                Err(Stop::Failed(failure))
+                    if self.revision.is_some() && failure.is_gates_never_green() =>
+                {
+                    fresh = false;
+                    self.revise(failure).await?;
+                    continue;
+                }
+                checked => checked?,
+            };
+            fresh = false;
+            self.check_cancel()?;
+            match self.integrate(judgement).await {
+                // Red on the proven epic head: back to the coder while revisions are left.
+                Err(Stop::Failed(failure)) if failure.is_red_merge() => {
+                    self.revise(failure).await?;
+                }
+                integrated => return integrated,
+            }
+        }
+    }
+
+    /// Steps 2 to 6: the story caught up, set up, its open tasks done (a merge revision's
+    /// among them), its perimeter enforced, its tests guarded and the judge rounds; the
+    /// commit the judge cleared. `fresh`: its worktree was just made (setup must run).
+    async fn checked(&mut self, fresh: bool) -> Result<Judgement, Stop> {
         let caught_up = self.catch_up().await?;
         if fresh || caught_up {
             self.setup().await?;
         }
         self.check_cancel()?;
         self.briefing = self.gather_briefing().await;
+        self.resume_revision().await?;
         let job = StoryJob::new(
             &self.shared.dir,
             Arc::clone(&self.shared.plan),
@@ -320,7 +362,9 @@ impl Work {
             Ok(done) => self.pushed_back = AtomicBool::new(done.pushed_back),
             Err(error) => {
                 return Err(match Stop::from(error) {
-                    Stop::Failed(failure) => Stop::Failed(failure.rejected(run.rejected)),
+                    Stop::Failed(failure) => {
+                        Stop::Failed(self.revision_failure(failure.rejected(run.rejected)))
+                    }
                     Stop::Cancelled => Stop::Cancelled,
                 });
             }
@@ -344,8 +388,7 @@ impl Work {
             // A judge round's feedback turn may have touched the tests too.
             self.guard_tests(&judgement.cleared).await?;
         }
-        self.check_cancel()?;
-        self.integrate(judgement).await
+        Ok(judgement)
     }
 
     // The story's state, read and written by every step that changes it.

@@ -96,6 +96,8 @@ async fn gates_red_only_on_the_merged_tree_undo_the_merge() {
     let mut config = ep.config();
     config.concurrency = 2;
     config.gates = vec!["test $(ls src 2>/dev/null | wc -l) -lt 2".into()];
+    // Today's failure: no merge revision (`merge_revisions.rs` has them).
+    config.merge_revisions = 0;
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");
     let statuses = statuses(&outcome);
@@ -220,8 +222,9 @@ async fn a_red_baseline_refuses_to_start_unless_allowed() {
     assert!(ep.turns().is_empty(), "no story started");
 
     // Allowed: the stories are held to the gate that passes; a merge that breaks it is undone,
-    // the red one is ignored.
+    // the red one is ignored (and the story fails: no merge revision).
     config.allow_red_baseline = true;
+    config.merge_revisions = 0;
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");
     let statuses = statuses(&outcome);

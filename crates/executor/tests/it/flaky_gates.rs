@@ -156,6 +156,8 @@ async fn an_epic_gate_red_on_every_run_undoes_the_merge() {
     let ep = EpicFixture::new();
     let mut config = ep.config();
     config.gates = vec![red_until(&ep.fx.root, AFTER_MERGE, 3)];
+    // Red twice is red: the merge is undone and, without a merge revision, the story fails.
+    config.merge_revisions = 0;
     let events = Events::default();
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &events)
@@ -178,6 +180,7 @@ async fn with_no_reruns_a_red_run_undoes_the_merge_as_before() {
     let mut config = ep.config();
     config.gates = vec![red_until(&ep.fx.root, AFTER_MERGE, 2)];
     config.gate_reruns = 0;
+    config.merge_revisions = 0;
     let events = Events::default();
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &events)

@@ -24,6 +24,7 @@ mod hostile_replies;
 mod in_place;
 mod limits;
 mod merge_queue;
+mod merge_revisions;
 mod misbehaviour;
 mod noop;
 mod odd_names;

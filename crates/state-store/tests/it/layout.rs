@@ -25,6 +25,10 @@ fn paths_follow_the_contract() {
         dir.rejected_patch("cart-api").unwrap(),
         root.join("stories/cart-api.rejected.patch")
     );
+    assert_eq!(
+        dir.story_revisions("cart-api").unwrap(),
+        root.join("revisions/cart-api.json")
+    );
     assert_eq!(dir.transcripts_dir(), root.join("transcripts"));
     assert_eq!(
         dir.transcripts("cart-api").unwrap(),
@@ -66,6 +70,7 @@ fn hostile_ids_are_rejected_everywhere() {
         );
         assert!(dir.story_state(id).is_err(), "story id {id:?} accepted");
         assert!(dir.story_plan(id).is_err(), "story id {id:?} accepted");
+        assert!(dir.story_revisions(id).is_err(), "story id {id:?} accepted");
         assert!(dir.transcripts(id).is_err(), "story id {id:?} accepted");
     }
 }
@@ -110,6 +115,7 @@ fn accepted_ids_stay_one_component_inside_the_epic_dir() {
             dir.story_state(id),
             dir.story_plan(id),
             dir.rejected_patch(id),
+            dir.story_revisions(id),
             dir.transcripts(id),
         ]
         .into_iter()
