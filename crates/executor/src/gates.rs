@@ -675,6 +675,11 @@ fn tampered_result(
     }
 }
 
+/// A gate run's duration in whole milliseconds, as events carry it.
+pub(crate) fn millis(result: &GateResult) -> u64 {
+    u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     //! Gates on their own: order, the first red one, deadlines, output tails.

@@ -11,13 +11,14 @@ use tokio_util::sync::CancellationToken;
 use super::journal::{
     MergeJournal, ProvenCandidate, ProvenHead, ProvenMerge, names, remove_journal,
 };
-use super::queue::{Merged, Request};
 use crate::attest::{Attestation, AttestedGate, AttestedKind, JudgeVerdict};
 use crate::baseline::{GateBaseline, GateVerdict};
 use crate::event::Event;
+use crate::failure::{Failure, Stop, git_reason};
 use crate::gates::GateResult;
-use crate::story::git_reason;
-use crate::story::{EpicHead, Failure, Shared, Stop, millis};
+use crate::gates::millis;
+use crate::queue::{Merged, Request};
+use crate::shared::{EpicHead, Shared};
 use epic_process::chain;
 use epic_process::offload::{self, BoxError, GitFailed};
 

@@ -9,7 +9,7 @@ use epic_state_store::EpicDir;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::story::Shared;
+use crate::shared::Shared;
 use epic_guard::TurnGuard;
 use epic_process::offload::{self, BoxError};
 

@@ -22,15 +22,16 @@
 //!
 //! By concern:
 //!
-//! - `queue`: the stories waiting ([`MergeQueue`]) and a batch of them taken under the merge lock;
+//! - `drain`: a batch taken out of the line of stories waiting (the crate's `queue.rs`,
+//!   [`MergeQueue`](crate::queue::MergeQueue)) under the merge lock;
 //! - `batch`: one batch merged into a candidate, gated, bisected, proven or undone, attested;
 //! - `journal`: `merging.json` ([`MergeJournal`]) and the proven head (`proven.json`,
 //!   [`ProvenHead`]).
 
 mod batch;
+mod drain;
 mod journal;
-mod queue;
 
+pub(crate) use drain::drain;
 pub use journal::ProvenHead;
 pub(crate) use journal::{MergeJournal, ProvenCandidate, names};
-pub(crate) use queue::{MergeQueue, Request};

@@ -12,21 +12,21 @@ use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::config::{RunConfig, RunError, RunOutcome};
 use super::event_loop::Loop;
 use super::flakes::Flakes;
 use super::preflight::{Ready, check_baseline, preflight};
 use super::report::{History, report_unstarted};
 use crate::baseline::GateBaseline;
 use crate::budget::Budget;
+use crate::config::{RunConfig, RunError, RunOutcome};
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
-use crate::merge_queue::MergeQueue;
 use crate::pause::SeatPauses;
+use crate::queue::MergeQueue;
 use crate::record::ReportDocument;
 #[cfg(doc)]
 use crate::schedule::Schedule;
-use crate::story::{EpicHead, Preparing, Shared};
+use crate::shared::{EpicHead, Preparing, Shared};
 use crate::task_loop::{LoopConfig, Seats, TaskLoop};
 use epic_guard::TurnGuard;
 use epic_process::offload;

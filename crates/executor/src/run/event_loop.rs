@@ -13,14 +13,16 @@ use epic_story_plan::ValidPlan;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::config::RunOutcome;
 use super::flakes::Flakes;
 use super::report::{History, build_report};
+use crate::config::RunOutcome;
 use crate::event::Event;
+use crate::failure::Failure;
 use crate::pause::SeatStop;
 use crate::record::{self, Board, Column, Move};
 use crate::schedule::Schedule;
-use crate::story::{self, Ending, Failure, Shared, StoryEnd};
+use crate::shared::Shared;
+use crate::story::{self, Ending, StoryEnd};
 use epic_process::offload;
 
 /// The scheduler loop's state.

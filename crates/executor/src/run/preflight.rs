@@ -16,12 +16,12 @@ use epic_story_plan::ValidPlan;
 use epic_story_plan::path::{normalize, within_normalized};
 use tokio_util::sync::CancellationToken;
 
-use super::config::{RunConfig, RunError};
 use super::epic_branch::{check_story_branches, prepare_epic_worktree};
 use super::recover::{
     check_merged_stories, check_proven_head, merged_on_earlier_runs, recover_merge,
 };
 use crate::baseline::{GateBaseline, GateVerdict};
+use crate::config::{RunConfig, RunError};
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::merge_queue::ProvenHead;

@@ -10,7 +10,7 @@ use epic_git_ops::{CommitId, Git};
 use epic_state_store::{EpicDir, StoryStage, StoryState};
 use epic_story_plan::ValidPlan;
 
-use super::config::RunError;
+use crate::config::RunError;
 use crate::event::{Event, EventSink};
 use crate::merge_queue::{MergeJournal, ProvenCandidate, ProvenHead};
 use epic_process::offload::{self, BoxError};

@@ -11,7 +11,7 @@ use epic_report::{
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, ValidPlan};
 
-use super::config::RunConfig;
+use crate::config::RunConfig;
 use crate::event::{Event, EventSink};
 use crate::record;
 use epic_process::offload;

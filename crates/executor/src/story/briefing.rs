@@ -57,7 +57,7 @@ impl Work {
             "the epic's worktree, where epic merges the stories".to_owned(),
         ));
         // Warm worktrees: the other stories work in the other slots.
-        if self.shared.config.worktrees == crate::run::WorktreeMode::Warm {
+        if self.shared.config.worktrees == crate::config::WorktreeMode::Warm {
             let slots =
                 (0..self.shared.config.concurrency.max(1)).filter(|slot| *slot != self.slot);
             for slot in slots.take(SIBLINGS_NAMED) {

@@ -5,65 +5,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::Shared;
-use super::failure::git_reason;
+use super::git_reason;
 use crate::event::Event;
 use epic_process::offload;
-
-/// How many stories are between their launch and their worktree being ready.
-///
-/// Worktree administration is serialized (git-ops holds one lock for every `git worktree`
-/// command), so the removal of a merged story's worktree would hold up the `git worktree add` of
-/// the dependents its merge just made ready. [`remove_merged_worktree`] therefore waits until no
-/// story is preparing ([`idle`](Self::idle)).
-///
-/// It also holds the switch lock of the slot worktrees (`--worktrees warm`, `slot.rs`): each
-/// switch takes its shared side, so switches of different slots run side by side; freeing a
-/// story's branch from another slot, or taking a slot out of the rotation, takes it whole, so
-/// that no story is switching that slot meanwhile.
-#[derive(Debug)]
-pub(crate) struct Preparing {
-    count: watch::Sender<usize>,
-    /// Shared while a slot worktree is switched; whole while a branch is freed from another
-    /// slot or a slot is taken out of the rotation.
-    pub(crate) switching: Arc<tokio::sync::RwLock<()>>,
-}
-
-impl Preparing {
-    pub(crate) fn new() -> Self {
-        Self {
-            count: watch::Sender::new(0),
-            switching: Arc::new(tokio::sync::RwLock::new(())),
-        }
-    }
-
-    /// Counts one more story preparing, until the guard is dropped. Taken by the run loop when it
-    /// launches the story, so that a removal it spawns right after already waits for it.
-    pub(crate) fn enter(&self) -> PreparingGuard {
-        self.count.send_modify(|count| *count += 1);
-        PreparingGuard(self.count.clone())
-    }
-
-    /// Resolves once no story is preparing its worktree.
-    async fn idle(&self) {
-        let mut count = self.count.subscribe();
-        // The sender lives in `self`: the channel cannot close while this borrows it.
-        count.wait_for(|count| *count == 0).await.ok();
-    }
-}
-
-/// One story counted by [`Preparing`] until dropped.
-#[derive(Debug)]
-pub(crate) struct PreparingGuard(watch::Sender<usize>);
-
-impl Drop for PreparingGuard {
-    fn drop(&mut self) {
-        self.0.send_modify(|count| *count = count.saturating_sub(1));
-    }
-}
 
 /// Removes the worktree of `story`, merged in this run (its branch stays), once no story is
 /// preparing its worktree ([`Preparing`]); emits [`Event::WorktreeRemoved`], or a note when git

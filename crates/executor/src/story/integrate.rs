@@ -13,8 +13,8 @@ use super::judge::Judgement;
 use super::{Stop, Work};
 use crate::event::Event;
 #[cfg(doc)]
-use crate::merge_queue::MergeQueue;
-use crate::merge_queue::Request;
+use crate::queue::MergeQueue;
+use crate::queue::Request;
 
 impl Work {
     /// Integrates the story through the merge queue: enqueues exactly commit `checked` (the
@@ -61,7 +61,7 @@ impl Work {
                     break (&mut outcome).await.unwrap_or(Err(Stop::Cancelled));
                 }
                 mut head = shared.merge.lock() => {
-                    shared.queue.drain(&shared, &self.cancel, &mut head).await;
+                    crate::merge_queue::drain(&shared, &self.cancel, &mut head).await;
                 }
             }
         }?;

@@ -21,12 +21,13 @@ use epic_perimeter::Review;
 use epic_report::{Evidence, InPlace};
 use epic_story_plan::Story;
 
-use super::{Failure, Stop, Work, millis, turn_failed};
+use super::{Failure, Stop, Work, turn_failed};
 use crate::blocked::{self, Claim};
 use crate::chat::Recorder;
 use crate::event::Event;
 use crate::evidence::{self, Problem};
 use crate::gates::GateResult;
+use crate::gates::millis;
 use crate::prompts;
 use crate::read_only;
 use crate::replies::parse_judged;

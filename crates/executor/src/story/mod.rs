@@ -13,30 +13,29 @@
 //!    steps again from 2 (`--merge-revisions`);
 //!
 //! and, as a cleanup of the run loop's once the story ended, [`cleanup`]: the removal of the
-//! merged story's worktree. `shared.rs`: what every story of a run shares ([`Shared`]);
-//! `work.rs`: the story at work ([`Work`]) and how it ends ([`StoryEnd`]); a failure is a [`Failure`] (`failure.rs`, the
-//! one place its reason text is written).
+//! merged story's worktree. `work.rs`: the story at work ([`Work`]) and how it ends
+//! ([`StoryEnd`]). What every story of a run shares ([`Shared`]) and why a story failed
+//! ([`Failure`]) are the crate's `shared.rs` and `failure.rs`: the merge queue and the run read
+//! them too.
 
 mod briefing;
 mod catch_up;
 mod cleanup;
-mod failure;
 mod integrate;
 mod judge;
 mod perimeter;
 mod prepare;
 mod revise;
 mod setup;
-mod shared;
 mod slot;
 mod work;
 
+use crate::failure::{Failure, Stop, git_reason};
+use crate::shared::Shared;
 #[cfg(doc)]
 use crate::task_loop::TaskLoop;
-pub(crate) use cleanup::{Preparing, remove_merged_worktree};
-pub(crate) use failure::{Failure, dirty_message, git_reason};
+pub(crate) use cleanup::remove_merged_worktree;
 pub use revise::{Revisions, RevisionsUnreadable};
-pub(crate) use shared::{EpicHead, Shared};
 pub(crate) use slot::retire_slots;
-pub(crate) use work::{Ending, Stop, StoryEnd, millis, run_story};
+pub(crate) use work::{Ending, StoryEnd, run_story};
 use work::{Work, turn_failed};

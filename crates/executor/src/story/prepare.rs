@@ -10,8 +10,8 @@ use std::io;
 use epic_state_store::{StoryStage, StoryState};
 
 use super::{Failure, Stop, Work, slot};
+use crate::config::WorktreeMode;
 use crate::event::Event;
-use crate::run::WorktreeMode;
 use epic_process::offload::{self, BoxError};
 
 /// How [`Work::prepare`] found the story.

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use super::{Failure, Stop, Work, millis};
+use super::{Failure, Stop, Work};
 use crate::event::Event;
+use crate::gates::millis;
 use crate::gates::{GateResult, Gates};
 
 impl Work {

@@ -235,7 +235,7 @@ impl Work {
             .await
         };
         if let Err(error) = moved {
-            self.note(super::failure::git_reason(&error));
+            self.note(super::git_reason(&error));
             return;
         }
         self.worktree.clone_from(&to);

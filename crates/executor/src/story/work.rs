@@ -15,19 +15,18 @@ use epic_state_store::{StoryStage, StoryState};
 use epic_story_plan::Story;
 use tokio_util::sync::CancellationToken;
 
-use super::cleanup::PreparingGuard;
-use super::failure::Failure;
+use super::Shared;
 use super::judge::Judgement;
-use super::shared::Shared;
+use super::{Failure, Stop};
 use super::{integrate, prepare, slot};
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::Event;
-use crate::gates::GateResult;
 use crate::prompts::Briefing;
+use crate::shared::PreparingGuard;
 use crate::task_loop::StoryJob;
 use epic_agents::{Role, SeatError};
-use epic_process::offload::{self, GitFailed};
+use epic_process::offload;
 
 /// How a story ended.
 #[derive(Debug)]
@@ -60,48 +59,6 @@ pub(crate) struct StoryEnd {
     pub(crate) revisions: u32,
     pub(crate) started_at: Timestamp,
     pub(crate) finished_at: Timestamp,
-}
-
-/// Why a step stopped the story.
-#[derive(Debug)]
-pub(crate) enum Stop {
-    Failed(Failure),
-    Cancelled,
-}
-
-impl From<Failure> for Stop {
-    fn from(failure: Failure) -> Self {
-        Self::Failed(failure)
-    }
-}
-
-impl From<GitFailed> for Stop {
-    fn from(error: GitFailed) -> Self {
-        Self::Failed(Failure::Git(error))
-    }
-}
-
-impl From<StoryError> for Stop {
-    fn from(error: StoryError) -> Self {
-        match error {
-            StoryError::Cancelled => Self::Cancelled,
-            StoryError::Blocked {
-                story,
-                need,
-                verifier,
-            } => Self::Failed(Failure::Blocked {
-                story,
-                need,
-                verifier,
-            }),
-            StoryError::Agent {
-                role,
-                source: SeatError::GuardedFiles(tampered),
-                ..
-            } => Self::Failed(Failure::GuardedFiles { role, tampered }),
-            error => Self::Failed(Failure::Tasks(error)),
-        }
-    }
 }
 
 /// Runs story `index` of the plan in concurrency slot `slot` to its end: right after its merge
@@ -517,8 +474,4 @@ pub(super) fn turn_failed(role: Role, error: SeatError) -> Stop {
         }
         .into(),
     }
-}
-
-pub(crate) fn millis(result: &GateResult) -> u64 {
-    u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX)
 }

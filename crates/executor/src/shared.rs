@@ -1,8 +1,6 @@
-//! What every story of a run shares ([`Shared`]), and what the merge lock guards
-//! ([`EpicHead`]).
+//! What every story of a run shares ([`Shared`]), what the merge lock guards ([`EpicHead`]),
+//! and the count of stories preparing their worktrees ([`Preparing`]).
 
-#[cfg(doc)]
-use super::work::Work;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,13 +8,12 @@ use std::sync::Arc;
 use epic_git_ops::{CommitId, Git};
 use epic_state_store::EpicDir;
 use epic_story_plan::StoryPlan;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, watch};
 
-use super::cleanup::Preparing;
+use crate::config::RunConfig;
 use crate::event::{Event, EventSink};
 use crate::gates::Gates;
-use crate::merge_queue::MergeQueue;
-use crate::run::RunConfig;
+use crate::queue::MergeQueue;
 use crate::task_loop::TaskLoop;
 use epic_guard::TurnGuard;
 use epic_process::offload::{self, BoxError, GitFailed};
@@ -51,7 +48,7 @@ pub(crate) struct Shared {
     pub(crate) preparing: Preparing,
     pub(crate) events: EventSink,
     /// The guard on epic's own files around every agent turn; epic's own writes to them go
-    /// through it ([`Shared::write`], [`Work::admin`]).
+    /// through it ([`Shared::write`], the story's `admin`).
     /// The run's seat pauses: a usage limit or an outage pauses its seat for every story.
     pub(crate) pauses: Arc<crate::pause::SeatPauses>,
     pub(crate) guard: Arc<TurnGuard>,
@@ -141,4 +138,56 @@ pub(crate) struct EpicHead {
     pub(crate) green: BTreeSet<String>,
     /// The tests red on the epic head, by command: a merge is not charged with them.
     pub(crate) inherited: crate::gate_tests::Inherited,
+}
+
+/// How many stories are between their launch and their worktree being ready.
+///
+/// Worktree administration is serialized (git-ops holds one lock for every `git worktree`
+/// command), so the removal of a merged story's worktree would hold up the `git worktree add` of
+/// the dependents its merge just made ready. [`remove_merged_worktree`] therefore waits until no
+/// story is preparing ([`idle`](Self::idle)).
+///
+/// It also holds the switch lock of the slot worktrees (`--worktrees warm`, `slot.rs`): each
+/// switch takes its shared side, so switches of different slots run side by side; freeing a
+/// story's branch from another slot, or taking a slot out of the rotation, takes it whole, so
+/// that no story is switching that slot meanwhile.
+#[derive(Debug)]
+pub(crate) struct Preparing {
+    count: watch::Sender<usize>,
+    /// Shared while a slot worktree is switched; whole while a branch is freed from another
+    /// slot or a slot is taken out of the rotation.
+    pub(crate) switching: Arc<tokio::sync::RwLock<()>>,
+}
+
+impl Preparing {
+    pub(crate) fn new() -> Self {
+        Self {
+            count: watch::Sender::new(0),
+            switching: Arc::new(tokio::sync::RwLock::new(())),
+        }
+    }
+
+    /// Counts one more story preparing, until the guard is dropped. Taken by the run loop when it
+    /// launches the story, so that a removal it spawns right after already waits for it.
+    pub(crate) fn enter(&self) -> PreparingGuard {
+        self.count.send_modify(|count| *count += 1);
+        PreparingGuard(self.count.clone())
+    }
+
+    /// Resolves once no story is preparing its worktree.
+    pub(crate) async fn idle(&self) {
+        let mut count = self.count.subscribe();
+        // The sender lives in `self`: the channel cannot close while this borrows it.
+        count.wait_for(|count| *count == 0).await.ok();
+    }
+}
+
+/// One story counted by [`Preparing`] until dropped.
+#[derive(Debug)]
+pub(crate) struct PreparingGuard(watch::Sender<usize>);
+
+impl Drop for PreparingGuard {
+    fn drop(&mut self) {
+        self.0.send_modify(|count| *count = count.saturating_sub(1));
+    }
 }

@@ -1,4 +1,5 @@
-//! Why a story failed, as a value ([`Failure`]), and the one place that writes the reason a
+//! Why a step stopped a story ([`Stop`]: failed or cancelled), why a story failed, as a value
+//! ([`Failure`]), and the one place that writes the reason a
 //! person reads for it: in the report, on the board and in the `story_failed` event.
 
 use std::fmt::Write as _;
@@ -12,11 +13,53 @@ use epic_state_store::{LoadError, SaveError, UnsafeId};
 use crate::error::StoryError;
 use crate::evidence::Problem;
 use crate::prompts;
-use epic_agents::Role;
+use epic_agents::{Role, SeatError};
 use epic_guard::Tampered;
 use epic_guard::Tampering;
 use epic_process::chain;
 use epic_process::offload::{BoxError, GitFailed};
+
+/// Why a step stopped the story.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    Failed(Failure),
+    Cancelled,
+}
+
+impl From<Failure> for Stop {
+    fn from(failure: Failure) -> Self {
+        Self::Failed(failure)
+    }
+}
+
+impl From<GitFailed> for Stop {
+    fn from(error: GitFailed) -> Self {
+        Self::Failed(Failure::Git(error))
+    }
+}
+
+impl From<StoryError> for Stop {
+    fn from(error: StoryError) -> Self {
+        match error {
+            StoryError::Cancelled => Self::Cancelled,
+            StoryError::Blocked {
+                story,
+                need,
+                verifier,
+            } => Self::Failed(Failure::Blocked {
+                story,
+                need,
+                verifier,
+            }),
+            StoryError::Agent {
+                role,
+                source: SeatError::GuardedFiles(tampered),
+                ..
+            } => Self::Failed(Failure::GuardedFiles { role, tampered }),
+            error => Self::Failed(Failure::Tasks(error)),
+        }
+    }
+}
 
 /// Why a story failed. [`reason`](Self::reason) renders it; [`halts`](Self::halts) tells the
 /// failures after which no new story may start.

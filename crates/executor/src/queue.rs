@@ -1,5 +1,6 @@
-//! The queue: the stories waiting to integrate, in the order they became ready
-//! ([`MergeQueue`]), and a batch of them taken out and integrated under the merge lock.
+//! The line of stories waiting to integrate, in the order they became ready ([`MergeQueue`]):
+//! every story enqueues its checked commit here and waits for its answer; whichever story takes
+//! the merge lock takes a batch out (`merge_queue::drain`) and integrates it.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -9,11 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use epic_git_ops::CommitId;
 use epic_story_plan::Story;
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
 
-use super::batch::Batch;
-
-use crate::story::{EpicHead, Shared, Stop};
+use crate::failure::Stop;
 
 /// The stories ready to integrate, in the order they became ready, and the run's batch count.
 #[derive(Debug, Default)]
@@ -70,27 +68,14 @@ impl MergeQueue {
         waiting.len() != before
     }
 
+    /// Numbers a batch begun: 1, 2, …
+    pub(crate) fn next_batch(&self) -> u64 {
+        self.batches.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Request>> {
         self.waiting
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Integrates the first `merge_batch` waiting requests as one batch, numbered in the run,
-    /// under the merge lock `head`, which the caller (whichever waiting story took it) holds;
-    /// `cancel` is that story's token.
-    pub(crate) async fn drain(
-        &self,
-        shared: &Arc<Shared>,
-        cancel: &CancellationToken,
-        head: &mut EpicHead,
-    ) {
-        let requests = self.take(shared.config.merge_batch);
-        if !requests.is_empty() {
-            let number = self.batches.fetch_add(1, Ordering::Relaxed) + 1;
-            Batch::new(shared, cancel, head, number)
-                .integrate(requests)
-                .await;
-        }
     }
 }

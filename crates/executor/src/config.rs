@@ -8,11 +8,10 @@ use std::time::Duration;
 use epic_report::{EpicReport, PriceTable};
 use epic_state_store::{Holder, LockError};
 
-#[cfg(doc)]
-use super::run_epic;
 use crate::clock::Clock;
+#[cfg(doc)]
+use crate::run::run_epic;
 use crate::schedule::Policy;
-use crate::story;
 use crate::task_loop::NoopPolicy;
 use epic_agents::Seat;
 use epic_process::offload::GitFailed;
@@ -350,7 +349,7 @@ pub enum RunError {
         blocker: String,
     },
     /// The epic worktree has uncommitted changes.
-    #[error("{}", story::dirty_message(worktree, paths, None))]
+    #[error("{}", crate::failure::dirty_message(worktree, paths, None))]
     DirtyEpicWorktree {
         /// The epic worktree.
         worktree: PathBuf,
