@@ -16,6 +16,8 @@
 //! - No source file under `crates/*/src` or `xtask/src` holds more than [`MAX_LINES`] lines
 //!   before its `#[cfg(test)]` module ([`lines_before_tests`]): a longer file is split by concern.
 //! - A `mod.rs` only declares and re-exports ([`mod_rs_logic`]): its logic lives in a named file.
+//! - The top-level modules of a crate import one another one way ([`module_cycle`]): no circle
+//!   of `crate::` imports outside the crates of [`CIRCLES_ALLOWED`].
 //! - No crate holds more than [`MAX_SHARE`] percent of the workspace's source lines (those
 //!   before each file's unit tests, under `crates/*/src` and `xtask/src`): a crate that grows
 //!   past it has become more than one concern ([`crate_shares`]).
@@ -87,6 +89,7 @@ pub(crate) fn check(root: &Path) -> Result {
     check_layers(root, &files, &mut problems);
     check_document_references(root, &mut problems);
     problems.extend(crate_shares(&lines_by_top));
+    check_module_cycles(root, &files, &mut problems);
     if problems.is_empty() {
         Ok(())
     } else {
@@ -100,6 +103,118 @@ pub(crate) fn check(root: &Path) -> Result {
 
 /// The most lines a source file holds before its `#[cfg(test)]` module.
 const MAX_LINES: usize = 1_000;
+
+/// Crates whose top-level modules may import one another in a circle, with why.
+const CIRCLES_ALLOWED: &[(&str, &str)] = &[(
+    "crates/git-ops",
+    "its modules are the parts of one type, `GixGit` (`repo.rs` holds it and its handles, the \
+     others its operations, which call one another through it)",
+)];
+
+/// A problem for each crate (outside [`CIRCLES_ALLOWED`]) whose top-level modules import one
+/// another in a circle.
+fn check_module_cycles(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
+    let mut by_crate: std::collections::BTreeMap<String, Vec<(String, String)>> =
+        std::collections::BTreeMap::new();
+    for file in files.iter().filter(|file| is_source(root, file)) {
+        let owner = owner(root, file);
+        if CIRCLES_ALLOWED.iter().any(|(name, _)| *name == owner) {
+            continue;
+        }
+        let Ok(inner) = file.strip_prefix(root.join(&owner).join("src")) else {
+            continue;
+        };
+        let Some(first) = inner.components().next() else {
+            continue;
+        };
+        let module = first
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_owned();
+        if matches!(module.as_str(), "lib" | "main") {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(file) else {
+            continue;
+        };
+        by_crate.entry(owner).or_default().push((module, text));
+    }
+    for (owner, modules) in by_crate {
+        if let Some(circle) = module_cycle(&modules) {
+            problems.push(format!(
+                "{owner}: its modules import one another in a circle: {}; move what both need \
+                 below both",
+                circle.join(" → ")
+            ));
+        }
+    }
+}
+
+/// A circle of `crate::` imports among the top-level modules of one crate (each a module name
+/// and the text of one of its files), as the modules along it, the first repeated at the end;
+/// `None` when the imports run one way. Comments, `#[cfg(doc)]` imports and the unit tests do
+/// not count.
+fn module_cycle(modules: &[(String, String)]) -> Option<Vec<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let names: BTreeSet<&str> = modules.iter().map(|(name, _)| name.as_str()).collect();
+    let mut edges: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (name, text) in modules {
+        let code: Vec<&str> = text.lines().take(lines_before_tests(text)).collect();
+        for (n, line) in code.iter().enumerate() {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("//") || (n > 0 && code[n - 1].trim() == "#[cfg(doc)]") {
+                continue;
+            }
+            for (at, _) in line.match_indices("crate::") {
+                let rest = &line[at + "crate::".len()..];
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                let target = &rest[..end];
+                if target != name && names.contains(target) {
+                    edges
+                        .entry(name.as_str())
+                        .or_default()
+                        .insert(names.get(target).copied().unwrap_or(target));
+                }
+            }
+        }
+    }
+    let mut done = BTreeSet::new();
+    names
+        .iter()
+        .find_map(|name| visit(name, &edges, &mut Vec::new(), &mut done))
+}
+
+/// Depth first from `at` along `edges`: a module on the current `path` met again closes a
+/// circle; `done` holds the modules already searched.
+fn visit<'a>(
+    at: &'a str,
+    edges: &std::collections::BTreeMap<&'a str, std::collections::BTreeSet<&'a str>>,
+    path: &mut Vec<&'a str>,
+    done: &mut std::collections::BTreeSet<&'a str>,
+) -> Option<Vec<String>> {
+    if let Some(start) = path.iter().position(|step| *step == at) {
+        let mut circle: Vec<String> = path[start..]
+            .iter()
+            .map(|step| (*step).to_owned())
+            .collect();
+        circle.push(at.to_owned());
+        return Some(circle);
+    }
+    if !done.insert(at) {
+        return None;
+    }
+    path.push(at);
+    for next in edges.get(at).into_iter().flatten() {
+        if let Some(circle) = visit(next, edges, path, done) {
+            return Some(circle);
+        }
+    }
+    path.pop();
+    None
+}
 
 /// The largest share of the workspace's source lines one crate may hold, in percent.
 const MAX_SHARE: usize = 30;
@@ -672,6 +787,34 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_circle_of_module_imports_is_found() {
+        let module = |name: &str, text: &str| (name.to_owned(), text.to_owned());
+        let one_way = [
+            module("a", "//! A.\nuse crate::b::B;\n"),
+            module("b", "//! B.\nuse crate::c;\n// crate::a in a comment\n"),
+            module(
+                "c",
+                "//! C.\n#[cfg(doc)]\nuse crate::a::A;\n#[cfg(test)]\nmod tests {\n    use crate::a;\n}\n",
+            ),
+        ];
+        assert_eq!(module_cycle(&one_way), None);
+        let mut circle = one_way.to_vec();
+        circle.push(module(
+            "c",
+            "//! C, second file.\nfn f() { crate::a::g(); }\n",
+        ));
+        assert_eq!(
+            module_cycle(&circle),
+            Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+        );
+        // `crate::ab` is not `crate::a`.
+        assert_eq!(
+            module_cycle(&[module("a", "use crate::b;"), module("b", "use crate::ab;")]),
+            None
+        );
+    }
 
     #[test]
     fn a_crate_past_its_share_is_named() {
