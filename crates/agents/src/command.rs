@@ -17,6 +17,7 @@ use crate::readiness::{self, NotReady};
 use crate::role::Role;
 use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Seat, SeatError, TurnRequest};
 use crate::shell::shell_quote;
+use crate::stream::{LOOP_REPEATS, StreamWatch};
 use epic_process::sandbox::Access;
 use epic_process::{self as process, Ending, Limits, Spec};
 
@@ -138,6 +139,13 @@ enum Invocation {
 ///
 /// Exit status 0 ends the turn normally. Otherwise the turn fails with the tail of the output,
 /// after retries when that output looks transient ([`RetryPolicy`]).
+///
+/// With a watchdog ([`TurnContext::watchdog`](crate::TurnContext::watchdog)), a process that
+/// prints nothing on either stream for its silence is killed as at the deadline
+/// ([`SeatError::Stalled`]). A preset's stream is read line by line as it arrives: each tool call
+/// is reported ([`Progress::Activity`]), and the same call (same tool, same input)
+/// [`LOOP_REPEATS`] times in a row ends the turn ([`SeatError::Looping`]). Neither is retried
+/// here: the caller decides.
 ///
 /// ```
 /// use epic_agents::{CommandSeat, Preset, Seat};
@@ -347,15 +355,52 @@ impl CommandSeat {
                 Access::Commit
             };
             let spec = context.sandbox.wrap(spec, &context.worktree, access).await;
-            let on_stdout = |text: &str| progress(Progress::Chunk(text));
-            let mut finished =
-                process::run(&spec, context.deadline, &context.cancel, limits, &on_stdout)
-                    .await
-                    .map_err(|source| SeatError::Spawn {
-                        program: spec.program.to_string_lossy().into_owned(),
-                        source,
-                    })?;
+            // A preset's stream is read as it arrives for what the agent does; a call it repeats
+            // ends the attempt (its own token, so nothing else is cancelled).
+            let watch = match &self.invocation {
+                Invocation::Preset(preset) if agent_output::is_structured(*preset) => {
+                    Some(std::sync::Mutex::new(StreamWatch::new(*preset)))
+                }
+                _ => None,
+            };
+            let attempt_cancel = context.cancel.child_token();
+            let on_stdout = |text: &str| {
+                progress(Progress::Chunk(text));
+                let Some(watch) = &watch else { return };
+                let (calls, looping) = {
+                    let mut watch = watch
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    (watch.chunk(text), watch.looping().is_some())
+                };
+                for call in &calls {
+                    progress(Progress::Activity(call));
+                }
+                if looping {
+                    attempt_cancel.cancel();
+                }
+            };
+            let mut finished = process::run_watched(
+                &spec,
+                context.deadline,
+                &attempt_cancel,
+                limits,
+                context.watchdog.as_ref(),
+                &on_stdout,
+            )
+            .await
+            .map_err(|source| SeatError::Spawn {
+                program: spec.program.to_string_lossy().into_owned(),
+                source,
+            })?;
             drop(prompt_dir);
+            let looping = watch.and_then(|watch| {
+                watch
+                    .into_inner()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .looping()
+                    .cloned()
+            });
             let status = match finished.ending {
                 Ending::Exited(status) => status,
                 Ending::TimedOut => {
@@ -364,7 +409,27 @@ impl CommandSeat {
                         after: context.deadline.saturating_duration_since(started),
                     });
                 }
-                Ending::Cancelled => return Err(SeatError::Cancelled),
+                // Neither is tried again here: the chat decides (a stalled or looping turn runs
+                // again once, with a note for a loop).
+                Ending::Stalled => {
+                    return Err(SeatError::Stalled {
+                        program: self.name.clone(),
+                        silent: context
+                            .watchdog
+                            .as_ref()
+                            .map_or(Duration::ZERO, |watchdog| watchdog.silence),
+                    });
+                }
+                Ending::Cancelled => {
+                    return Err(match looping {
+                        Some(call) if !context.cancel.is_cancelled() => SeatError::Looping {
+                            program: self.name.clone(),
+                            call: Box::new(call),
+                            times: LOOP_REPEATS,
+                        },
+                        _ => SeatError::Cancelled,
+                    });
+                }
             };
             let (tail, usage) = match self.read_output(&mut finished, status, attempt) {
                 Ok(reply) => return Ok(reply),

@@ -185,7 +185,6 @@ mod baseline;
 mod blocked;
 mod budget;
 mod chat;
-mod clock;
 mod error;
 mod event;
 mod evidence;
@@ -207,7 +206,7 @@ mod test_processes;
 pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
 };
-pub use clock::{Clock, ManualClock};
+pub use epic_process::{Clock, ManualClock};
 pub use error::StoryError;
 pub use event::RejectedBy;
 pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
@@ -222,8 +221,8 @@ pub use merge_queue::ProvenHead;
 pub use record::ReportDocument;
 pub use record::{logging_sink, write_report};
 pub use run::{
-    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome,
-    WorktreeMode, run_epic, worktrees_root,
+    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, EPIC_WORKTREE_NAME, RunConfig,
+    RunError, RunOutcome, WorktreeMode, run_epic, worktrees_root,
 };
 pub use run::{open_log, prepare_epic_worktree, take_lock};
 pub use schedule::{Policy, Schedule, Standing};

@@ -248,6 +248,14 @@ pub struct StoryOutcome {
     /// run that settled it, in order; each keeps its first, red run. Absent when none was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky_gates: Vec<FlakyGate>,
+    /// How many of its agent turns, in the run that settled it, printed nothing for
+    /// `--stall-timeout` and were ended as stalled. Absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub stalled_turns: u32,
+    /// How many of its agent turns, in the run that settled it, repeated the same tool call
+    /// five times in a row and were ended as looping. Absent when none did.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub looping_turns: u32,
 }
 
 /// A gate command red on its first run and green when run again on the same tree
@@ -629,7 +637,18 @@ impl StoryOutcome {
             proven_with: Vec::new(),
             in_place: None,
             flaky_gates: Vec::new(),
+            stalled_turns: 0,
+            looping_turns: 0,
         }
+    }
+
+    /// With how many of its turns were ended as stalled and as looping
+    /// ([`StoryOutcome::stalled_turns`], [`StoryOutcome::looping_turns`]).
+    #[must_use]
+    pub fn with_ended_turns(mut self, stalled: u32, looping: u32) -> Self {
+        self.stalled_turns = stalled;
+        self.looping_turns = looping;
+        self
     }
 
     /// With the gate commands that were flaky for it ([`StoryOutcome::flaky_gates`]).
@@ -880,6 +899,15 @@ fn cost_absent(cost: &Option<f64>) -> bool {
     reason = "serde's `skip_serializing_if` passes a reference"
 )]
 fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether a count is zero (a count field left out of the JSON).
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
+fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
 

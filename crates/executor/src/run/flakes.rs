@@ -1,6 +1,7 @@
 //! The flaky gates of a run's stories, gathered from the `gate_flaky` events as they pass, for
 //! the report: each story's outcome names the gate commands that were red, then green when run
-//! again ([`epic_report::FlakyGate`]).
+//! again ([`epic_report::FlakyGate`]), and counts the turns epic ended as stalled or looping
+//! (`turn_stalled`, `turn_looping`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -9,36 +10,62 @@ use epic_report::FlakyGate;
 
 use crate::event::{Event, EventSink};
 
-/// The flaky gates seen so far, by story.
+/// What the report tells of one story's troubles so far.
+#[derive(Debug, Default)]
+pub(super) struct Troubles {
+    /// Its flaky gates, in order.
+    pub(super) flaky_gates: Vec<FlakyGate>,
+    /// Its turns ended as stalled.
+    pub(super) stalled_turns: u32,
+    /// Its turns ended as looping.
+    pub(super) looping_turns: u32,
+}
+
+/// The flaky gates and ended turns seen so far, by story.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Flakes(Arc<Mutex<BTreeMap<String, Vec<FlakyGate>>>>);
+pub(super) struct Flakes(Arc<Mutex<BTreeMap<String, Troubles>>>);
 
 impl Flakes {
-    /// `events`, noting each `gate_flaky` of a story on its way through.
+    /// `events`, noting each `gate_flaky`, `turn_stalled` and `turn_looping` of a story on its
+    /// way through.
     pub(super) fn recording(&self, events: EventSink) -> EventSink {
         let flakes = Arc::clone(&self.0);
         Arc::new(move |event: Event| {
-            if let Event::GateFlaky {
-                story: Some(story),
-                command,
-                runs,
-                status,
-                output,
-            } = &event
-            {
-                flakes
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .entry(story.clone())
-                    .or_default()
-                    .push(FlakyGate::new(command, *runs, status, output));
+            let note = |story: &str, note: &dyn Fn(&mut Troubles)| {
+                note(
+                    flakes
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .entry(story.to_owned())
+                        .or_default(),
+                );
+            };
+            match &event {
+                Event::GateFlaky {
+                    story: Some(story),
+                    command,
+                    runs,
+                    status,
+                    output,
+                } => note(story, &|troubles| {
+                    troubles
+                        .flaky_gates
+                        .push(FlakyGate::new(command, *runs, status, output));
+                }),
+                Event::TurnStalled { story, .. } => {
+                    note(story, &|troubles| troubles.stalled_turns += 1);
+                }
+                Event::TurnLooping { story, .. } => {
+                    note(story, &|troubles| troubles.looping_turns += 1);
+                }
+                _ => {}
             }
             events(event);
         })
     }
 
-    /// The flaky gates of `story`, in the order they happened; none are kept after.
-    pub(super) fn take(&self, story: &str) -> Vec<FlakyGate> {
+    /// The troubles of `story`, flaky gates in the order they happened; none are kept after.
+    pub(super) fn take(&self, story: &str) -> Troubles {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
