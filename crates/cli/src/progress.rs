@@ -429,6 +429,21 @@ impl Tracker {
                 }
             }
             Event::TurnStarted { story, role, .. } => self.step(story, format!("{role} turn")),
+            Event::TurnActivity {
+                story, role, doing, ..
+            } => self.step(story, format!("{role} {doing}")),
+            Event::TurnStalled {
+                story,
+                role,
+                again: true,
+                ..
+            } => self.step(story, format!("{role} stalled; running it again")),
+            Event::TurnLooping {
+                story,
+                role,
+                again: true,
+                ..
+            } => self.step(story, format!("{role} looping; running it again")),
             Event::TurnEnded {
                 story,
                 estimated_tokens,
@@ -816,6 +831,44 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             Duration::from_millis(*delay_ms).as_secs_f64(),
             first_line(reason)
         ),
+        Event::TurnActivity {
+            story, role, doing, ..
+        } if verbose => format!("story {story}: {role} {doing}"),
+        Event::TurnStalled {
+            story,
+            role,
+            seat,
+            turn,
+            silent_secs,
+            again,
+        } => format!(
+            "story {story}: {role} turn {turn} ({seat}) printed nothing for {}; ended as stalled, \
+             {}",
+            silence(*silent_secs),
+            if *again {
+                "running it again"
+            } else {
+                "a second time: the story fails"
+            }
+        ),
+        Event::TurnLooping {
+            story,
+            role,
+            seat,
+            turn,
+            tool,
+            times,
+            again,
+            ..
+        } => format!(
+            "story {story}: {role} turn {turn} ({seat}) called `{tool}` with the same input \
+             {times} times in a row; ended as looping, {}",
+            if *again {
+                "running it again with a note"
+            } else {
+                "a second time: the story fails"
+            }
+        ),
         Event::Blocked { story, need } => format!("story {story}: blocked on {need}"),
         Event::BlockedRejected {
             story, need, by, ..
@@ -978,6 +1031,22 @@ pub(crate) fn paused_until(seat: &str, since: &str, until: &str, reason: &str) -
         )
     } else {
         format!("paused until {} ({seat}: {reason})", local(until))
+    }
+}
+
+/// `10m`, `90s`, `1h30m`: how long a turn was silent.
+fn silence(secs: u64) -> String {
+    let (hours, minutes, seconds) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    let mut words = String::new();
+    for (n, unit) in [(hours, 'h'), (minutes, 'm'), (seconds, 's')] {
+        if n > 0 {
+            write!(words, "{n}{unit}").ok();
+        }
+    }
+    if words.is_empty() {
+        "0s".to_owned()
+    } else {
+        words
     }
 }
 
@@ -1216,5 +1285,72 @@ mod tests {
             tracker.header(),
             "epic e: 0/2 done · 1 failed · 0 skipped · 0 running · 1 waiting"
         );
+    }
+
+    #[test]
+    fn what_an_agent_does_and_a_stalled_or_looping_turn_are_told() {
+        use epic_agents::Role;
+
+        let plan = epic_story_plan::StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![epic_story_plan::Story::new("api", "API", ["api"])],
+        }
+        .validate()
+        .unwrap();
+        let mut tracker = Tracker::new(&plan);
+        let doing = Event::TurnActivity {
+            story: "api".into(),
+            role: Role::Coder,
+            turn: 2,
+            tool: "Bash".into(),
+            doing: "running `cargo test`".into(),
+        };
+        tracker.apply(&doing);
+        let line = tracker.stories[0].line(3);
+        assert!(line.starts_with("api  coder running `cargo test`"), "{line}");
+        assert_eq!(describe(&doing, false), None, "the live line shows it");
+        assert_eq!(
+            describe(&doing, true).as_deref(),
+            Some("story api: coder running `cargo test`")
+        );
+        let stalled = |again| Event::TurnStalled {
+            story: "api".into(),
+            role: Role::Coder,
+            seat: "claude".into(),
+            turn: 2,
+            silent_secs: 600,
+            again,
+        };
+        assert_eq!(
+            describe(&stalled(true), false).as_deref(),
+            Some(
+                "story api: coder turn 2 (claude) printed nothing for 10m; ended as stalled, \
+                 running it again"
+            )
+        );
+        assert!(
+            describe(&stalled(false), false)
+                .is_some_and(|line| line.ends_with("a second time: the story fails"))
+        );
+        let looping = Event::TurnLooping {
+            story: "api".into(),
+            role: Role::Coder,
+            seat: "codex".into(),
+            turn: 3,
+            tool: "command_execution".into(),
+            input: "\"npm test\"".into(),
+            times: 5,
+            again: true,
+        };
+        assert_eq!(
+            describe(&looping, false).as_deref(),
+            Some(
+                "story api: coder turn 3 (codex) called `command_execution` with the same \
+                 input 5 times in a row; ended as looping, running it again with a note"
+            )
+        );
+        assert_eq!(silence(90), "1m30s");
+        assert_eq!(silence(3600), "1h");
     }
 }

@@ -12,7 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Count, FILE_NAME, NonBlank, PriceOverride, Reruns, RunOptions, SeatSpec, Seconds, Wait,
+    Count, FILE_NAME, NonBlank, PriceOverride, Reruns, RunOptions, SeatSpec, Seconds, Silence,
+    Wait,
 };
 use crate::error::{CommandError, Kind};
 
@@ -373,6 +374,10 @@ impl Resolved {
         set(
             &mut config.outage_wait,
             options.outage_wait.map(Wait::duration),
+        );
+        set(
+            &mut config.stall_timeout,
+            options.stall_timeout.map(Silence::duration),
         );
         set(&mut config.worktrees, options.worktrees);
         config.prices = config.prices.clone().merge(self.price_overrides());

@@ -37,6 +37,7 @@ mod review;
 mod sandbox;
 mod script;
 mod seats;
+mod stalls;
 mod support;
 mod warm;
 mod weakened_tests;
