@@ -751,7 +751,7 @@ mod tests {
                 switches += 1;
             }
         }
-        assert_eq!((valued, switches), (16, 4));
+        assert_eq!((valued, switches), (17, 4));
     }
 
     #[test]

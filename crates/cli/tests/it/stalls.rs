@@ -101,7 +101,7 @@ fn a_looping_coder_of_each_preset_is_asked_again_with_a_note_naming_the_call() {
         );
         // What the agent was doing, read from its stream (`-v` shows each step).
         assert!(
-            run.stderr.contains("story a: coder running `") && run.stderr.contains("npm test`"),
+            run.stderr.contains("story a: coder running `") && run.stderr.contains("npm test"),
             "{agent}: {run}"
         );
         let prompts: Vec<String> = agents
