@@ -40,7 +40,7 @@ pub struct ToolCall {
     pub tool: String,
     /// Its input, as compact JSON (what makes two calls the same).
     pub input: String,
-    /// What it does, in a few words: `running `cargo test``, `editing src/lib.rs`.
+    /// What it does, in a few words: ``running `cargo test` ``, `editing src/lib.rs`.
     pub doing: String,
 }
 
@@ -111,13 +111,10 @@ impl StreamWatch {
         while let Some(end) = rest.find('\n') {
             let (piece, after) = rest.split_at(end);
             rest = &after[1..];
-            match self.partial.take() {
-                Some(mut line) => {
-                    line.push_str(piece);
-                    calls.extend(self.line(&line));
-                }
-                // The end of a line too long to keep: skipped.
-                None => {}
+            // `None`: the end of a line too long to keep, skipped.
+            if let Some(mut line) = self.partial.take() {
+                line.push_str(piece);
+                calls.extend(self.line(&line));
             }
             self.partial = Some(String::new());
         }
@@ -305,6 +302,8 @@ fn quote(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::fmt::Write as _;
+
     use super::*;
 
     /// Claude Code's `stream-json` of a turn that calls `Bash` with `cargo test` `times` times.
@@ -314,14 +313,14 @@ mod tests {
         );
         out.push('\n');
         for n in 0..times {
-            out.push_str(&format!(
+            let _ = writeln!(
+                out,
                 r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","id":"toolu_{n}","name":"Bash","input":{{"command":"cargo test","description":"Run the tests"}}}}]}}}}"#
-            ));
-            out.push('\n');
-            out.push_str(&format!(
+            );
+            let _ = writeln!(
+                out,
                 r#"{{"type":"user","message":{{"content":[{{"type":"tool_result","tool_use_id":"toolu_{n}","content":"error: 1 test failed","is_error":true}}]}}}}"#
-            ));
-            out.push('\n');
+            );
         }
         out
     }

@@ -429,21 +429,9 @@ impl Tracker {
                 }
             }
             Event::TurnStarted { story, role, .. } => self.step(story, format!("{role} turn")),
-            Event::TurnActivity {
-                story, role, doing, ..
-            } => self.step(story, format!("{role} {doing}")),
-            Event::TurnStalled {
-                story,
-                role,
-                again: true,
-                ..
-            } => self.step(story, format!("{role} stalled; running it again")),
-            Event::TurnLooping {
-                story,
-                role,
-                again: true,
-                ..
-            } => self.step(story, format!("{role} looping; running it again")),
+            Event::TurnActivity { .. } | Event::TurnStalled { .. } | Event::TurnLooping { .. } => {
+                self.agent_step(event);
+            }
             Event::TurnEnded {
                 story,
                 estimated_tokens,
@@ -493,6 +481,29 @@ impl Tracker {
                 ..
             } => self.step(story, paused_until(seat, since, until, reason)),
             Event::RunStarted { epic, .. } => epic.clone_into(&mut self.epic),
+            _ => {}
+        }
+    }
+
+    /// The step of a story whose agent reported what it is doing, or whose turn was ended as
+    /// stalled or looping and runs again.
+    fn agent_step(&mut self, event: &Event) {
+        match event {
+            Event::TurnActivity {
+                story, role, doing, ..
+            } => self.step(story, format!("{role} {doing}")),
+            Event::TurnStalled {
+                story,
+                role,
+                again: true,
+                ..
+            } => self.step(story, format!("{role} stalled; running it again")),
+            Event::TurnLooping {
+                story,
+                role,
+                again: true,
+                ..
+            } => self.step(story, format!("{role} looping; running it again")),
             _ => {}
         }
     }
@@ -1308,7 +1319,10 @@ mod tests {
         };
         tracker.apply(&doing);
         let line = tracker.stories[0].line(3);
-        assert!(line.starts_with("api  coder running `cargo test`"), "{line}");
+        assert!(
+            line.starts_with("api  coder running `cargo test`"),
+            "{line}"
+        );
         assert_eq!(describe(&doing, false), None, "the live line shows it");
         assert_eq!(
             describe(&doing, true).as_deref(),

@@ -88,11 +88,14 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    /// When a process that last printed at `last` has been silent too long.
-    fn due(&self, last: jiff::Timestamp) -> jiff::Timestamp {
-        jiff::SignedDuration::try_from(self.silence)
-            .ok()
-            .and_then(|silence| last.checked_add(silence).ok())
+    /// When a process that prints nothing from now on has been silent too long (never without
+    /// a watchdog).
+    fn silent_at(watchdog: Option<&Self>) -> jiff::Timestamp {
+        watchdog
+            .and_then(|watchdog| {
+                let silence = jiff::SignedDuration::try_from(watchdog.silence).ok()?;
+                watchdog.clock.now().checked_add(silence).ok()
+            })
             .unwrap_or(jiff::Timestamp::MAX)
     }
 }
@@ -265,10 +268,7 @@ pub async fn run_watched(
     let mut drain = std::pin::pin!(drain);
     // Without a watchdog the silence is never polled (its branch is disabled).
     let quiet_clock = watchdog.map_or_else(Clock::system, |watchdog| watchdog.clock.clone());
-    let due =
-        |clock: &Clock| watchdog.map_or(jiff::Timestamp::MAX, |watchdog| watchdog.due(clock.now()));
-    let silence = quiet_clock.wait_until(due(&quiet_clock));
-    let mut silence = std::pin::pin!(silence);
+    let mut silence = std::pin::pin!(quiet_clock.wait_until(Watchdog::silent_at(watchdog)));
 
     let ending = loop {
         if let Some(status) = status
@@ -277,6 +277,8 @@ pub async fn run_watched(
         {
             break Ending::Exited(status);
         }
+        // Set when the process is ended from outside: its group is killed, then it is reaped.
+        let mut killed = None;
         tokio::select! {
             () = &mut writer, if writing => writing = false,
             read = stdout.read(&mut out_buf), if out_open => match read {
@@ -284,7 +286,7 @@ pub async fn run_watched(
                 Ok(n) => {
                     // Output starts the silence again, from the clock's time now (which a manual
                     // clock keeps until a test moves it).
-                    silence.set(quiet_clock.wait_until(due(&quiet_clock)));
+                    silence.set(quiet_clock.wait_until(Watchdog::silent_at(watchdog)));
                     let text = out_decoder.decode(&out_buf[..n]);
                     if !text.is_empty() {
                         on_stdout(&text);
@@ -295,7 +297,7 @@ pub async fn run_watched(
             read = stderr.read(&mut err_buf), if err_open => match read {
                 Ok(0) | Err(_) => err_open = false,
                 Ok(n) => {
-                    silence.set(quiet_clock.wait_until(due(&quiet_clock)));
+                    silence.set(quiet_clock.wait_until(Watchdog::silent_at(watchdog)));
                     err.push(&err_decoder.decode(&err_buf[..n]));
                 }
             },
@@ -311,21 +313,16 @@ pub async fn run_watched(
                     break Ending::Exited(status);
                 }
             }
-            () = &mut timeout, if status.is_none() => {
-                group.kill();
-                drop(child.wait().await);
-                break Ending::TimedOut;
-            }
-            () = cancel.cancelled(), if status.is_none() => {
-                group.kill();
-                drop(child.wait().await);
-                break Ending::Cancelled;
-            }
+            () = &mut timeout, if status.is_none() => killed = Some(Ending::TimedOut),
+            () = cancel.cancelled(), if status.is_none() => killed = Some(Ending::Cancelled),
             () = &mut silence, if status.is_none() && watchdog.is_some() => {
-                group.kill();
-                drop(child.wait().await);
-                break Ending::Stalled;
+                killed = Some(Ending::Stalled);
             }
+        }
+        if let Some(ending) = killed {
+            group.kill();
+            drop(child.wait().await);
+            break ending;
         }
     };
     let tail = out_decoder.finish();
@@ -656,6 +653,10 @@ mod tests {
     }
 
     #[tokio::test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test makes the pipe its stand-in waits on"
+    )]
     async fn a_silent_process_is_ended_as_stalled_on_the_watchdogs_clock() {
         let dir = tempfile::tempdir().expect("dir");
         let tick = dir.path().join("tick");
@@ -699,7 +700,7 @@ mod tests {
         };
         let running = tokio::spawn(async move {
             let on_stdout = move |text: &str| drop(said.send(text.to_owned()));
-            let deadline = Instant::now() + Duration::from_secs(3600);
+            let deadline = Instant::now() + Duration::from_hours(1);
             run_watched(
                 &spec,
                 deadline,
@@ -752,7 +753,7 @@ mod tests {
             stdout_tail: 64,
             stderr_tail: 64,
         };
-        let deadline = Instant::now() + Duration::from_secs(3600);
+        let deadline = Instant::now() + Duration::from_hours(1);
         let finished = run_watched(
             &spec,
             deadline,

@@ -421,24 +421,7 @@ fn outcome_name(status: epic_report::OutcomeStatus) -> &'static str {
 /// One line on the run, a table of the stories, reasons, and (unless `-q`) totals.
 fn text(status: &StatusJson, out: Output) -> String {
     render(|w| {
-        let epic = &status.epic_id;
-        match (&status.holder, status.running) {
-            (Some(holder), _) => writeln!(w, "epic {epic}: running, {holder}")?,
-            (None, true) => writeln!(
-                w,
-                "epic {epic}: running (its process has not recorded who it is)"
-            )?,
-            (None, false) => writeln!(w, "epic {epic}: not running")?,
-        }
-        if let Some(landed) = &status.landed {
-            writeln!(w, "landed on `{}` ({})", landed.target, landed.commit)?;
-        }
-        for pause in &status.paused {
-            writeln!(w, "{pause}")?;
-        }
-        for doing in &status.doing {
-            writeln!(w, "{doing}")?;
-        }
+        header_text(w, status)?;
         if status.stories.is_empty() {
             writeln!(w, "\nno story has started yet")?;
             return Ok(());
@@ -516,8 +499,8 @@ fn text(status: &StatusJson, out: Output) -> String {
             if let Some(report) = &status.report {
                 writeln!(
                     w,
-                    "last report: {} done, {} failed, {} skipped on {} (`epic report {epic}` prints it)",
-                    report.done, report.failed, report.skipped, report.epic_branch
+                    "last report: {} done, {} failed, {} skipped on {} (`epic report {}` prints it)",
+                    report.done, report.failed, report.skipped, report.epic_branch, status.epic_id
                 )?;
             }
         }
@@ -557,6 +540,30 @@ turns ended by epic (stalled: printed nothing for --stall-timeout; looping: the 
             ));
         }
         writeln!(w, "{}: {}", story.id, parts.join(", "))?;
+    }
+    Ok(())
+}
+
+/// Whether a run is going on (and whose), where the epic landed, the seats paused and what the
+/// agents are doing.
+fn header_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
+    let epic = &status.epic_id;
+    match (&status.holder, status.running) {
+        (Some(holder), _) => writeln!(w, "epic {epic}: running, {holder}")?,
+        (None, true) => writeln!(
+            w,
+            "epic {epic}: running (its process has not recorded who it is)"
+        )?,
+        (None, false) => writeln!(w, "epic {epic}: not running")?,
+    }
+    if let Some(landed) = &status.landed {
+        writeln!(w, "landed on `{}` ({})", landed.target, landed.commit)?;
+    }
+    for pause in &status.paused {
+        writeln!(w, "{pause}")?;
+    }
+    for doing in &status.doing {
+        writeln!(w, "{doing}")?;
     }
     Ok(())
 }

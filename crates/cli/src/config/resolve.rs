@@ -12,8 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Count, FILE_NAME, NonBlank, PriceOverride, Reruns, RunOptions, SeatSpec, Seconds, Silence,
-    Wait,
+    Count, FILE_NAME, NonBlank, PriceOverride, Reruns, RunOptions, SeatSpec, Seconds, Silence, Wait,
 };
 use crate::error::{CommandError, Kind};
 
@@ -375,10 +374,8 @@ impl Resolved {
             &mut config.outage_wait,
             options.outage_wait.map(Wait::duration),
         );
-        set(
-            &mut config.stall_timeout,
-            options.stall_timeout.map(Silence::duration),
-        );
+        let stall_timeout = options.stall_timeout.map(Silence::duration);
+        set(&mut config.stall_timeout, stall_timeout);
         set(&mut config.worktrees, options.worktrees);
         config.prices = config.prices.clone().merge(self.price_overrides());
         config

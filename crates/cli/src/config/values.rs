@@ -474,12 +474,14 @@ impl FromStr for Silence {
         if text.trim() == "0" {
             return Ok(Self(None));
         }
-        text.parse::<Wait>().map(|wait| Self(Some(wait))).map_err(|_| {
-            ValueError(format!(
-                "expected `0` (off) or a duration such as `10m`, `90s`, `1h30m` or whole \
+        text.parse::<Wait>()
+            .map(|wait| Self(Some(wait)))
+            .map_err(|_| {
+                ValueError(format!(
+                    "expected `0` (off) or a duration such as `10m`, `90s`, `1h30m` or whole \
                  seconds, from 1 second to 30 days, not `{text}`"
-            ))
-        })
+                ))
+            })
     }
 }
 
@@ -723,7 +725,10 @@ mod tests {
         assert_eq!(silence("10m"), Ok(Duration::from_mins(10)));
         assert_eq!(silence("5s"), Ok(Duration::from_secs(5)));
         let refused = silence("soon").unwrap_err().to_string();
-        assert!(refused.contains("expected `0` (off) or a duration"), "{refused}");
+        assert!(
+            refused.contains("expected `0` (off) or a duration"),
+            "{refused}"
+        );
         assert!(silence("31d").is_err() && silence("").is_err());
         assert_eq!(String::from(Silence::new(Duration::ZERO).unwrap()), "0");
         assert_eq!(

@@ -44,7 +44,11 @@ fn a_silent_coder_is_ended_as_stalled_runs_again_and_the_report_counts_it() {
     repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
     let agents = StandIns::new();
     agents.set("claude", "coder.1", &Behaviour::default().stalls());
-    agents.set("claude", "coder", &Behaviour::reply("Wrote a/a.txt.").runs(WRITE));
+    agents.set(
+        "claude",
+        "coder",
+        &Behaviour::reply("Wrote a/a.txt.").runs(WRITE),
+    );
     let run = agents.run(&repo, &run_args("claude", &["--stall-timeout", "1s"]));
     run.assert_code(0);
     assert!(
@@ -67,7 +71,8 @@ fn a_silent_coder_is_ended_as_stalled_runs_again_and_the_report_counts_it() {
     assert!(story.get("looping_turns").is_none(), "{story}");
     let markdown = std::fs::read_to_string(repo.epic("shop").report_md()).expect("report.md");
     assert!(
-        markdown.contains("## Stalled and looping turns") && markdown.contains("- a: 1 stalled turn"),
+        markdown.contains("## Stalled and looping turns")
+            && markdown.contains("- a: 1 stalled turn"),
         "{markdown}"
     );
     let status = repo.run(&["status", "shop"]);
@@ -84,7 +89,11 @@ fn a_looping_coder_of_each_preset_is_asked_again_with_a_note_naming_the_call() {
         repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
         let agents = StandIns::new();
         agents.set(agent, "coder.1", &Behaviour::default().loops("npm test"));
-        agents.set(agent, "coder", &Behaviour::reply("Wrote a/a.txt.").runs(WRITE));
+        agents.set(
+            agent,
+            "coder",
+            &Behaviour::reply("Wrote a/a.txt.").runs(WRITE),
+        );
         let run = agents.run(&repo, &run_args(agent, &["-v"]));
         run.assert_code(0);
         let tool = match agent {
@@ -112,7 +121,10 @@ fn a_looping_coder_of_each_preset_is_asked_again_with_a_note_naming_the_call() {
             .map(|(_, prompt)| prompt)
             .collect();
         assert_eq!(prompts.len(), 2, "{agent}");
-        assert!(!prompts[0].contains("Note: your previous attempt"), "{agent}");
+        assert!(
+            !prompts[0].contains("Note: your previous attempt"),
+            "{agent}"
+        );
         assert!(
             prompts[1].contains(&format!(
                 "Note: your previous attempt at this request was stopped because it called \
@@ -125,6 +137,9 @@ fn a_looping_coder_of_each_preset_is_asked_again_with_a_note_naming_the_call() {
         assert_eq!(story["status"], "done", "{agent}");
         assert_eq!(story["looping_turns"], 1, "{agent}: {story}");
         let status = repo.run(&["status", "shop"]);
-        assert!(status.stdout.contains("\na: 1 turn looping\n"), "{agent}: {status}");
+        assert!(
+            status.stdout.contains("\na: 1 turn looping\n"),
+            "{agent}: {status}"
+        );
     }
 }

@@ -67,7 +67,11 @@ async fn let_it_stall(events: &Events, manual: &ManualClock, nth: usize, since: 
     let silent_until = since + Duration::from_mins(10);
     assert_eq!(manual.waiter().await, silent_until);
     manual.advance(Duration::from_mins(10) - Duration::from_secs(1));
-    assert_eq!(manual.waiter().await, silent_until, "not silent long enough");
+    assert_eq!(
+        manual.waiter().await,
+        silent_until,
+        "not silent long enough"
+    );
     manual.advance(Duration::from_secs(1));
 }
 
@@ -115,13 +119,10 @@ async fn a_coder_stalled_twice_fails_the_story_with_the_stall() {
     let manual = ManualClock::new(start());
     let events = Events::default();
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
-    let (outcome, ()) = tokio::join!(
-        ep.run(&plan, on_clock(&ep, &manual), &events),
-        async {
-            let_it_stall(&events, &manual, 1, start()).await;
-            let_it_stall(&events, &manual, 2, start() + Duration::from_mins(10)).await;
-        }
-    );
+    let (outcome, ()) = tokio::join!(ep.run(&plan, on_clock(&ep, &manual), &events), async {
+        let_it_stall(&events, &manual, 1, start()).await;
+        let_it_stall(&events, &manual, 2, start() + Duration::from_mins(10)).await;
+    });
     let outcome = outcome.expect("run");
     assert_eq!(statuses(&outcome), ["a:failed", "b:skipped"]);
     assert!(
@@ -147,15 +148,12 @@ async fn a_stall_timeout_of_zero_watches_nothing() {
     config.stall_timeout = Duration::ZERO;
     let events = Events::default();
     let plan = plan(&[("a", &[])]);
-    let (outcome, ()) = tokio::join!(
-        ep.run(&plan, config, &events),
-        async {
-            events.until("the coder at work", at_work).await;
-            // An hour of silence on the run's clock: a watched turn would have been ended.
-            manual.advance(Duration::from_hours(1));
-            ticks.tick();
-        }
-    );
+    let (outcome, ()) = tokio::join!(ep.run(&plan, config, &events), async {
+        events.until("the coder at work", at_work).await;
+        // An hour of silence on the run's clock: a watched turn would have been ended.
+        manual.advance(Duration::from_hours(1));
+        ticks.tick();
+    });
     let outcome = outcome.expect("run");
     assert_eq!(statuses(&outcome), ["a:done"]);
     let steps = events.steps();
@@ -235,7 +233,7 @@ fn loops(steps: &[Event]) -> Vec<(String, String, u32, bool)> {
 async fn a_looping_coder_runs_again_with_a_note_naming_the_call() {
     let ep = EpicFixture::new();
     let mut config = RunConfig::new(looping_claude(&ep));
-    config.turn_timeout = Duration::from_secs(60);
+    config.turn_timeout = Duration::from_mins(1);
     // The stand-in plays no `claude auth status`.
     config.preflight = false;
     let events = Events::default();
@@ -279,7 +277,7 @@ async fn a_coder_looping_twice_fails_the_story_with_the_loop() {
     let ep = EpicFixture::new();
     std::fs::write(ep.fx.root.join("loop-always"), "").expect("loop always");
     let mut config = RunConfig::new(looping_claude(&ep));
-    config.turn_timeout = Duration::from_secs(60);
+    config.turn_timeout = Duration::from_mins(1);
     config.preflight = false;
     let events = Events::default();
     let outcome = ep
