@@ -161,6 +161,10 @@
 //!   and timed on `RunConfig::clock` ([`Clock`]; a test moves a [`ManualClock`]); a
 //!   seat not logged in stops the run; only a failure of the story's own fails the story. A turn
 //!   killed at its deadline used its budget and is not retried.
+//! - **A stalled or looping turn is ended early.** A turn that prints nothing for
+//!   `RunConfig::stall_timeout` (measured on the same clock) or whose stream shows one tool call
+//!   five times in a row is killed as at its deadline and its request runs again once (after a
+//!   loop, with a note naming the call); a second time fails the story.
 //! - **The checkpoint is the only durable state**, written atomically after planning and after
 //!   each commit, so a crash redoes at most the task in progress and never re-plans.
 //! - **Nothing reaches the epic branch unproven.** Merges are serialized by one lock; each
