@@ -290,6 +290,8 @@ impl Chat {
             }
             let (turn, result) = self.turn(asked.clone(), pauses.as_deref()).await;
             if let Some(again) = self.troubled(turn, &result, &mut troubles, &prompt) {
+                // The ended turn spent too: the run's budget may be reached now.
+                self.recorder.within_budget()?;
                 asked = again;
                 self.seat = self.seat_for_rerun();
                 continue;
