@@ -1,6 +1,9 @@
-//! The agents' structured output, decoded: what Claude Code (`--output-format json`), Codex
-//! (`exec --json`) and Gemini CLI (`--output-format json`) print, read into the reply's text,
-//! the usage they report and the error they report ([`Decoded`]).
+//! The agents' structured output, decoded: what Claude Code (`--output-format stream-json
+//! --verbose`, or `json`), Codex (`exec --json`) and Gemini CLI (`--output-format stream-json`,
+//! or `json`) print, read into the reply's text, the usage they report and the error they
+//! report ([`Decoded`]), from the stream's final result. Every preset streams, so that what the
+//! agent does is seen as it happens (`stream.rs`) and a silent turn can be told apart; the older
+//! one-object forms are still read.
 //!
 //! Each agent's format, as its documentation and its real output show it:
 //!
@@ -15,10 +18,15 @@
 //!   `input_tokens` with the cached ones included, `output_tokens`), with no cost; `turn.failed`
 //!   and a top-level `error` are errors even with exit 0, unless a later `turn.completed` shows
 //!   the turn went through after all (Codex reports reconnects as `error` events).
-//! - **Gemini CLI**: one object on stdout; the reply is `.response`, usage the sum over
-//!   `.stats.models.*.tokens` (`prompt`, else `input`; `candidates` plus `thoughts`), no cost;
-//!   `.error` (with its `message`) is an error, on stdout or on stderr, where Gemini puts it when
-//!   the turn failed before answering.
+//! - **Gemini CLI**: `stream-json` is NDJSON events (`init`, `message`, `tool_use`,
+//!   `tool_result`, `error`, and a final `result`). The reply is the assistant's `message`
+//!   contents after its last tool call (all of them if it said nothing after it), usage the
+//!   `result`'s `stats` (`input_tokens`, `output_tokens`), no cost; a `result` whose `status`
+//!   is `error` is an error (its `error.message`), and so is an `error` event of severity
+//!   `error` in a stream that never reached its result. The `json` form is one object on stdout:
+//!   the reply is `.response`, usage the sum over `.stats.models.*.tokens` (`prompt`, else
+//!   `input`; `candidates` plus `thoughts`). Either way an error object (with its `message`) on
+//!   stderr is an error: Gemini puts it there when the turn failed before answering.
 //!
 //! Output that does not parse falls back to the raw text, with no usage and no error: a preset
 //! whose CLI printed something else (an old version, a wrapper script) still works as a plain
@@ -193,6 +201,16 @@ fn gemini(stdout: &str, stderr: &str) -> Option<Decoded> {
                 line.trim()
             )
         });
+    if let Some(mut decoded) = gemini_stream(stdout) {
+        if decoded.error.is_none() {
+            decoded.error = err
+                .as_ref()
+                .and_then(|value| value.get("error"))
+                .map(message_of)
+                .or(downgraded);
+        }
+        return Some(decoded);
+    }
     if out.is_none() && err.is_none() {
         return downgraded.map(|error| Decoded {
             text: stdout.to_owned(),
@@ -233,6 +251,78 @@ fn gemini(stdout: &str, stderr: &str) -> Option<Decoded> {
             }
             usage
         });
+    Some(Decoded { text, usage, error })
+}
+
+/// The event types of Gemini CLI's `stream-json`.
+const GEMINI_EVENTS: &[&str] = &[
+    "init",
+    "message",
+    "tool_use",
+    "tool_result",
+    "error",
+    "result",
+];
+
+/// Gemini CLI's `stream-json` events, when `stdout` holds any.
+fn gemini_stream(stdout: &str) -> Option<Decoded> {
+    let mut any = false;
+    let mut all = String::new();
+    let mut since_tool = String::new();
+    let mut result: Option<Value> = None;
+    let mut failed: Option<String> = None;
+    for event in json_lines(stdout) {
+        let Some(kind) = event
+            .get("type")
+            .and_then(Value::as_str)
+            .filter(|kind| GEMINI_EVENTS.contains(kind))
+        else {
+            continue;
+        };
+        any = true;
+        match kind {
+            "message" if event.get("role").and_then(Value::as_str) == Some("assistant") => {
+                let content = event.get("content").and_then(Value::as_str).unwrap_or("");
+                all.push_str(content);
+                since_tool.push_str(content);
+            }
+            "tool_use" => since_tool.clear(),
+            "error" if event.get("severity").and_then(Value::as_str) != Some("warning") => {
+                failed = Some(message_of(&event));
+            }
+            "result" => result = Some(event),
+            _ => {}
+        }
+    }
+    if !any {
+        return None;
+    }
+    let text = if since_tool.trim().is_empty() {
+        all
+    } else {
+        since_tool
+    };
+    let Some(result) = result else {
+        // A stream that never reached its result: its last error, if it said one.
+        return Some(Decoded {
+            text,
+            usage: None,
+            error: failed,
+        });
+    };
+    let error = (result.get("status").and_then(Value::as_str) == Some("error")).then(|| {
+        result
+            .get("error")
+            .map_or_else(|| "gemini reported an error".to_owned(), message_of)
+    });
+    let usage = result.get("stats").and_then(Value::as_object).map(|stats| {
+        let tokens = |key: &str| stats.get(key).and_then(Value::as_u64).unwrap_or(0);
+        ReportedUsage {
+            input_tokens: tokens("input_tokens"),
+            output_tokens: tokens("output_tokens"),
+            cost_usd: None,
+        }
+    });
     Some(Decoded { text, usage, error })
 }
 
@@ -381,6 +471,81 @@ mod tests {
             decode(Preset::Codex, top, "").error.as_deref(),
             Some("stream disconnected")
         );
+    }
+
+    /// Claude Code's `stream-json --verbose` of a turn that ran a command and replied.
+    const CLAUDE_STREAM: &str = r#"{"type":"system","subtype":"init","cwd":"/w","session_id":"s","tools":["Bash","Edit","Read"],"model":"claude-opus-5-5","permissionMode":"acceptEdits"}
+{"type":"assistant","message":{"id":"m1","type":"message","role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"cargo test","description":"Run the tests"}}],"usage":{"input_tokens":5,"output_tokens":3}},"session_id":"s"}
+{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_1","type":"tool_result","content":"test result: ok","is_error":false}]},"session_id":"s","tool_use_result":{"stdout":"test result: ok","stderr":"","interrupted":false}}
+{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1767225600,"rateLimitType":"five_hour"}}
+{"type":"assistant","message":{"id":"m2","type":"message","role":"assistant","content":[{"type":"text","text":"All green."}]},"session_id":"s"}
+{"type":"result","subtype":"success","is_error":false,"duration_ms":900,"num_turns":2,"result":"All green.","session_id":"s","total_cost_usd":0.5,"usage":{"input_tokens":10,"cache_read_input_tokens":20,"cache_creation_input_tokens":0,"output_tokens":4}}
+"#;
+
+    #[test]
+    fn claude_stream_json_reads_the_final_result() {
+        let out = decode(Preset::Claude, CLAUDE_STREAM, "");
+        assert_eq!(out.text, "All green.");
+        assert_eq!(out.error, None);
+        assert_eq!(
+            out.usage,
+            Some(ReportedUsage {
+                input_tokens: 30,
+                output_tokens: 4,
+                cost_usd: Some(0.5)
+            })
+        );
+        // At a usage limit: the same result object, in the stream.
+        let limited = "{\"type\":\"system\",\"subtype\":\"init\"}\n{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":\"rejected\",\"resetsAt\":1767225600}}\n{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":429,\"terminal_reason\":\"api_error\",\"result\":\"You've hit your limit · resets 1pm (Europe/Lisbon)\",\"total_cost_usd\":0}\n";
+        assert_eq!(
+            decode(Preset::Claude, limited, "").error.as_deref(),
+            Some("You've hit your limit · resets 1pm (Europe/Lisbon)")
+        );
+    }
+
+    /// Gemini CLI's `stream-json` of a turn that ran a command and replied.
+    const GEMINI_STREAM: &str = r#"{"type":"init","timestamp":"2026-12-06T10:00:00.000Z","session_id":"s","model":"gemini-3.1-pro-preview"}
+{"type":"message","timestamp":"2026-12-06T10:00:00.100Z","role":"user","content":"Carry out the request above."}
+{"type":"message","timestamp":"2026-12-06T10:00:01.000Z","role":"assistant","content":"Running the tests first.","delta":true}
+{"type":"tool_use","timestamp":"2026-12-06T10:00:02.000Z","tool_name":"run_shell_command","tool_id":"c1","parameters":{"command":"pytest -q"}}
+{"type":"tool_result","timestamp":"2026-12-06T10:00:03.000Z","tool_id":"c1","status":"success","output":"3 passed"}
+{"type":"message","timestamp":"2026-12-06T10:00:04.000Z","role":"assistant","content":"All ","delta":true}
+{"type":"message","timestamp":"2026-12-06T10:00:04.100Z","role":"assistant","content":"green.","delta":true}
+{"type":"result","timestamp":"2026-12-06T10:00:05.000Z","status":"success","stats":{"total_tokens":130,"input_tokens":100,"output_tokens":30,"cached":40,"input":60,"duration_ms":5000,"tool_calls":1}}
+"#;
+
+    #[test]
+    fn gemini_stream_json_reads_the_reply_after_the_last_tool_and_the_results_stats() {
+        let out = decode(Preset::Gemini, GEMINI_STREAM, "");
+        assert_eq!(out.text, "All green.");
+        assert_eq!(out.error, None);
+        assert_eq!(
+            out.usage,
+            Some(ReportedUsage {
+                input_tokens: 100,
+                output_tokens: 30,
+                cost_usd: None
+            })
+        );
+        let failed = "{\"type\":\"init\",\"session_id\":\"s\",\"model\":\"m\"}\n{\"type\":\"error\",\"severity\":\"warning\",\"message\":\"Loop detected, stopping execution\"}\n{\"type\":\"result\",\"status\":\"error\",\"error\":{\"type\":\"Error\",\"message\":\"You have exhausted your daily quota on this model.\"},\"stats\":{\"input_tokens\":1,\"output_tokens\":0}}\n";
+        let out = decode(Preset::Gemini, failed, "");
+        assert_eq!(
+            out.error.as_deref(),
+            Some("You have exhausted your daily quota on this model.")
+        );
+        // Cut off before its result: its last error stands; with none, none.
+        let cut = "{\"type\":\"init\",\"session_id\":\"s\",\"model\":\"m\"}\n{\"type\":\"error\",\"severity\":\"error\",\"message\":\"fetch failed\"}\n";
+        assert_eq!(
+            decode(Preset::Gemini, cut, "").error.as_deref(),
+            Some("fetch failed")
+        );
+        // Its error object on stderr, as before any event.
+        let out = decode(
+            Preset::Gemini,
+            "{\"type\":\"init\",\"session_id\":\"s\",\"model\":\"m\"}\n",
+            "{\"session_id\":\"s\",\"error\":{\"type\":\"Error\",\"message\":\"Please set an Auth method\",\"code\":41}}",
+        );
+        assert_eq!(out.error.as_deref(), Some("Please set an Auth method"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::readiness::{self, NotReady};
 use crate::role::Role;
 use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Seat, SeatError, TurnRequest};
 use crate::shell::shell_quote;
+use crate::stream::{LOOP_REPEATS, StreamWatch};
 use epic_process::sandbox::Access;
 use epic_process::{self as process, Ending, Limits, Spec};
 
@@ -138,6 +139,13 @@ enum Invocation {
 ///
 /// Exit status 0 ends the turn normally. Otherwise the turn fails with the tail of the output,
 /// after retries when that output looks transient ([`RetryPolicy`]).
+///
+/// With a watchdog ([`TurnContext::watchdog`](crate::TurnContext::watchdog)), a process that
+/// prints nothing on either stream for its silence is killed as at the deadline
+/// ([`SeatError::Stalled`]). A preset's stream is read line by line as it arrives: each tool call
+/// is reported ([`Progress::Activity`]), and the same call (same tool, same input)
+/// [`LOOP_REPEATS`] times in a row ends the turn ([`SeatError::Looping`]). Neither is retried
+/// here: the caller decides.
 ///
 /// ```
 /// use epic_agents::{CommandSeat, Preset, Seat};
@@ -301,6 +309,104 @@ impl CommandSeat {
         Err((tail, reported_usage))
     }
 
+    /// Runs one attempt's process, its output streamed to `progress`, under the turn's deadline
+    /// and watchdog: what it left, and the call it repeated if that ended it. A preset's stream
+    /// is read as it arrives for what the agent does; a call it repeats ends the attempt (its
+    /// own token, so nothing else is cancelled).
+    async fn run_attempt(
+        &self,
+        spec: &Spec,
+        context: &crate::TurnContext,
+        limits: Limits,
+        progress: ProgressFn<'_>,
+    ) -> Result<(process::Finished, Option<crate::ToolCall>), SeatError> {
+        let watch = self.stream_watch();
+        let attempt_cancel = context.cancel.child_token();
+        let on_stdout = |text: &str| {
+            progress(Progress::Chunk(text));
+            let Some(watch) = &watch else { return };
+            let (calls, looping) = {
+                let mut watch = watch
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                (watch.chunk(text), watch.looping().is_some())
+            };
+            for call in &calls {
+                progress(Progress::Activity(call));
+            }
+            if looping {
+                attempt_cancel.cancel();
+            }
+        };
+        let finished = process::run_watched(
+            spec,
+            context.deadline,
+            &attempt_cancel,
+            limits,
+            context.watchdog.as_ref(),
+            &on_stdout,
+        )
+        .await
+        .map_err(|source| SeatError::Spawn {
+            program: spec.program.to_string_lossy().into_owned(),
+            source,
+        })?;
+        let looping = watch.and_then(|watch| {
+            watch
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .looping()
+                .cloned()
+        });
+        Ok((finished, looping))
+    }
+
+    /// A watch over an attempt's stream, for a preset whose output is structured.
+    fn stream_watch(&self) -> Option<std::sync::Mutex<StreamWatch>> {
+        match &self.invocation {
+            Invocation::Preset(preset) if agent_output::is_structured(*preset) => {
+                Some(std::sync::Mutex::new(StreamWatch::new(*preset)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The exit status of an attempt that ended with `ending`, or the error of one that was
+    /// ended: at the deadline of the turn started at `started`, for silence, or (cancelled with
+    /// the turn still wanted) for the call `looping` repeated.
+    fn exit_status(
+        &self,
+        ending: Ending,
+        looping: Option<crate::ToolCall>,
+        context: &crate::TurnContext,
+        started: Instant,
+    ) -> Result<std::process::ExitStatus, SeatError> {
+        match ending {
+            Ending::Exited(status) => Ok(status),
+            Ending::TimedOut => Err(SeatError::TimedOut {
+                program: self.name.clone(),
+                after: context.deadline.saturating_duration_since(started),
+            }),
+            // Neither is tried again here: the chat decides (a stalled or looping turn runs
+            // again once, with a note for a loop).
+            Ending::Stalled => Err(SeatError::Stalled {
+                program: self.name.clone(),
+                silent: context
+                    .watchdog
+                    .as_ref()
+                    .map_or(Duration::ZERO, |watchdog| watchdog.silence),
+            }),
+            Ending::Cancelled => Err(match looping {
+                Some(call) if !context.cancel.is_cancelled() => SeatError::Looping {
+                    program: self.name.clone(),
+                    call: Box::new(call),
+                    times: LOOP_REPEATS,
+                },
+                _ => SeatError::Cancelled,
+            }),
+        }
+    }
+
     async fn run_turn(
         &self,
         request: &TurnRequest,
@@ -347,25 +453,10 @@ impl CommandSeat {
                 Access::Commit
             };
             let spec = context.sandbox.wrap(spec, &context.worktree, access).await;
-            let on_stdout = |text: &str| progress(Progress::Chunk(text));
-            let mut finished =
-                process::run(&spec, context.deadline, &context.cancel, limits, &on_stdout)
-                    .await
-                    .map_err(|source| SeatError::Spawn {
-                        program: spec.program.to_string_lossy().into_owned(),
-                        source,
-                    })?;
+            let (mut finished, looping) =
+                self.run_attempt(&spec, context, limits, progress).await?;
             drop(prompt_dir);
-            let status = match finished.ending {
-                Ending::Exited(status) => status,
-                Ending::TimedOut => {
-                    return Err(SeatError::TimedOut {
-                        program: self.name.clone(),
-                        after: context.deadline.saturating_duration_since(started),
-                    });
-                }
-                Ending::Cancelled => return Err(SeatError::Cancelled),
-            };
+            let status = self.exit_status(finished.ending, looping, context, started)?;
             let (tail, usage) = match self.read_output(&mut finished, status, attempt) {
                 Ok(reply) => return Ok(reply),
                 Err(failed) => failed,

@@ -1,6 +1,7 @@
 //! One agent turn through any CLI: the [`Seat`] trait every agent implements, the presets for
 //! the agent CLIs ([`Preset`]: Claude Code, Codex, Gemini CLI, aider, opencode) and any shell
-//! command ([`CommandSeat`]), their structured output read (`agent_output`), a failed turn
+//! command ([`CommandSeat`]), their structured output read (`agent_output`) and watched as it
+//! streams for what the agent is doing and a call it repeats (`stream`: [`ToolCall`]), a failed turn
 //! classified once ([`classify`]: a usage limit, an outage, a login, a transient error, the
 //! story's own failure), the seat check before a run ([`check_preset`], [`NotReady`]), and the
 //! offline [`ScriptSeat`] the demo and the tests use.
@@ -29,6 +30,7 @@ mod role;
 mod script;
 mod seat;
 mod shell;
+mod stream;
 
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use preset::{Preset, UnknownPreset};
@@ -40,3 +42,4 @@ pub use seat::{
     TurnRequest,
 };
 pub use shell::shell_quote;
+pub use stream::{LOOP_REPEATS, ToolCall};

@@ -16,17 +16,18 @@ const GEMINI_PROMPT: &str = "Carry out the request above.";
 /// Each role gets its own command line ([`args`](Self::args)): the coder may edit the worktree and run the project's own commands (its tests, its build)
 /// unattended; the planner, the judge, reviewers and `epic plan`'s architect start in the CLI's
 /// read-only mode where it has one. The sandbox of a run (`--sandbox`) is the fence around
-/// both. Claude Code, Codex and Gemini CLI are asked for their structured output, which
-/// epic reads (the reply, errors, and the tokens and cost they report).
+/// both. Claude Code, Codex and Gemini CLI are asked for their structured output as a stream of
+/// JSON lines, which epic reads as it arrives (what the agent is doing, a tool call it repeats)
+/// and at the end (the reply, errors, and the tokens and cost they report).
 ///
 /// | preset | role | command line | why these flags |
 /// | --- | --- | --- | --- |
-/// | `claude` | coder | `claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash < prompt` | `-p` (print) is Claude Code's headless mode, taking the prompt from standard input; `acceptEdits` approves file edits, and `--allowedTools Bash` lets it run commands (tests, builds), which `acceptEdits` alone refuses in `-p` mode; `bypassPermissions` would do both but Claude Code refuses it as root (`--dangerously-skip-permissions cannot be used with root/sudo privileges`), which is how containers run; `--output-format json` prints one result object with `result`, `is_error`, `usage` and `total_cost_usd` |
-/// | `claude` | planner, judge, reviewer, architect | `claude -p --output-format json --permission-mode plan < prompt` | `plan` is Claude Code's read-only mode: it reads and answers, edits nothing and runs nothing that changes anything |
+/// | `claude` | coder | `claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash < prompt` | `-p` (print) is Claude Code's headless mode, taking the prompt from standard input; `acceptEdits` approves file edits, and `--allowedTools Bash` lets it run commands (tests, builds), which `acceptEdits` alone refuses in `-p` mode; `bypassPermissions` would do both but Claude Code refuses it as root (`--dangerously-skip-permissions cannot be used with root/sudo privileges`), which is how containers run; `--output-format stream-json` prints its events as JSON lines as they happen (each tool call, then a result object with `result`, `is_error`, `usage` and `total_cost_usd`), and needs `--verbose` with `-p` |
+/// | `claude` | planner, judge, reviewer, architect | `claude -p --output-format stream-json --verbose --permission-mode plan < prompt` | `plan` is Claude Code's read-only mode: it reads and answers, edits nothing and runs nothing that changes anything |
 /// | `codex` | coder | `codex exec --json --sandbox workspace-write - < prompt` | `exec` is Codex's non-interactive mode and never asks for approvals; `-` reads the prompt from standard input; the `workspace-write` sandbox lets it edit the worktree and run commands in it; `--json` prints its events as JSON lines (the reply, `turn.completed` usage, errors) |
 /// | `codex` | planner, judge, reviewer, architect | `codex exec --json --sandbox read-only - < prompt` | the `read-only` sandbox: it reads and runs read-only commands, writes nothing |
-/// | `gemini` | coder | `gemini --skip-trust --approval-mode yolo --output-format json --prompt 'Carry out the request above.' < prompt` | `--prompt` is Gemini CLI's headless mode and is appended to standard input, which carries the prompt; `yolo` approves every action (edits and commands); `--skip-trust` trusts the worktree for the session, since in an untrusted folder Gemini silently drops to the `default` approval mode and makes no tool call that needs approval; `--output-format json` prints one object with `response`, `stats` and `error` |
-/// | `gemini` | planner, judge, reviewer, architect | `gemini --skip-trust --approval-mode plan --output-format json --prompt 'Carry out the request above.' < prompt` | `plan` is Gemini CLI's read-only approval mode |
+/// | `gemini` | coder | `gemini --skip-trust --approval-mode yolo --output-format stream-json --prompt 'Carry out the request above.' < prompt` | `--prompt` is Gemini CLI's headless mode and is appended to standard input, which carries the prompt; `yolo` approves every action (edits and commands); `--skip-trust` trusts the worktree for the session, since in an untrusted folder Gemini silently drops to the `default` approval mode and makes no tool call that needs approval; `--output-format stream-json` prints its events as JSON lines as they happen (messages, each `tool_use`, then a `result` with `status` and `stats`) |
+/// | `gemini` | planner, judge, reviewer, architect | `gemini --skip-trust --approval-mode plan --output-format stream-json --prompt 'Carry out the request above.' < prompt` | `plan` is Gemini CLI's read-only approval mode |
 /// | `aider` | coder | `aider --yes-always --no-auto-commits --no-gitignore --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE` | `--message-file` sends one message and exits; the file lives outside the worktree; `--yes-always` confirms everything; epic owns git, so no auto-commits and no `.gitignore` edit; history files off so aider leaves no files in the worktree |
 /// | `aider` | planner, judge, reviewer, architect | the same with `--chat-mode ask` first | `ask` mode answers and never edits |
 /// | `opencode` | coder | `opencode run < prompt` | `run` is opencode's non-interactive mode; it reads a piped standard input as the message and approves edits by default |
@@ -95,15 +96,21 @@ impl Preset {
             (Self::Claude, true) => &[
                 "-p",
                 "--output-format",
-                "json",
+                "stream-json",
+                "--verbose",
                 "--permission-mode",
                 "acceptEdits",
                 "--allowedTools",
                 "Bash",
             ],
-            (Self::Claude, false) => {
-                &["-p", "--output-format", "json", "--permission-mode", "plan"]
-            }
+            (Self::Claude, false) => &[
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--permission-mode",
+                "plan",
+            ],
             (Self::Codex, true) => &["exec", "--json", "--sandbox", "workspace-write", "-"],
             (Self::Codex, false) => &["exec", "--json", "--sandbox", "read-only", "-"],
             (Self::Gemini, true) => &[
@@ -111,7 +118,7 @@ impl Preset {
                 "--approval-mode",
                 "yolo",
                 "--output-format",
-                "json",
+                "stream-json",
                 "--prompt",
                 GEMINI_PROMPT,
             ],
@@ -120,7 +127,7 @@ impl Preset {
                 "--approval-mode",
                 "plan",
                 "--output-format",
-                "json",
+                "stream-json",
                 "--prompt",
                 GEMINI_PROMPT,
             ],
@@ -167,7 +174,8 @@ impl Preset {
     ///
     /// assert_eq!(
     ///     Preset::Claude.command_line(),
-    ///     "claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash < prompt"
+    ///     "claude -p --output-format stream-json --verbose --permission-mode acceptEdits \
+    ///      --allowedTools Bash < prompt"
     /// );
     /// assert_eq!(Preset::Opencode.command_line(), "opencode run < prompt");
     /// assert!(Preset::Aider.command_line().ends_with("--message-file PROMPT_FILE"));

@@ -260,7 +260,8 @@ async fn run_check(
     let said = said_text(&stdout, &finished.stderr.last(4000));
     match finished.ending {
         Ending::Exited(status) => Ran::Exited(status, stdout, said),
-        Ending::TimedOut => Ran::TimedOut(said),
+        // No watchdog here: a stall would read as the time-out it stands for.
+        Ending::TimedOut | Ending::Stalled => Ran::TimedOut(said),
         Ending::Cancelled => Ran::Cancelled,
     }
 }

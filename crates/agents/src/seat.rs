@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::readiness::NotReady;
 use crate::role::Role;
+use crate::stream::ToolCall;
+use epic_process::Watchdog;
 use epic_process::sandbox::Sandbox;
 
 /// The token a coder replies with to confirm that a task needs no change
@@ -53,6 +55,10 @@ pub struct TurnContext {
     /// [`Sandbox::off`] outside a run. A seat that runs no process (the script seat) has nothing
     /// to put in it.
     pub sandbox: Sandbox,
+    /// Ends the turn's process once it printed nothing, on standard output or standard error,
+    /// for the watchdog's silence ([`SeatError::Stalled`]); `None`: never (`--stall-timeout 0`,
+    /// or outside a run).
+    pub watchdog: Option<Watchdog>,
 }
 
 /// One turn: who, what for, and the conversation so far.
@@ -88,6 +94,7 @@ impl TurnRequest {
     /// #     deadline: tokio::time::Instant::now(),
     /// #     cancel: Default::default(),
     /// #     sandbox: Default::default(),
+    /// #     watchdog: None,
     /// # };
     /// let request = TurnRequest {
     ///     role: Role::Coder,
@@ -155,6 +162,9 @@ pub enum Progress<'a> {
         /// Why it failed (the tail of its output).
         reason: &'a str,
     },
+    /// The agent's stream reported a tool call (a preset's structured stream): what it is
+    /// doing now.
+    Activity(&'a ToolCall),
 }
 
 /// The callback a seat reports [`Progress`] to.
@@ -236,6 +246,29 @@ pub enum SeatError {
     /// The turn was cancelled; its whole process group was killed.
     #[error("the turn was cancelled")]
     Cancelled,
+    /// The agent printed nothing, on standard output or standard error, for `silent`
+    /// (`--stall-timeout`); its whole process group was killed as at a deadline.
+    #[error(
+        "`{program}` printed nothing for {}s and was ended as stalled",
+        silent.as_secs()
+    )]
+    Stalled {
+        /// The program.
+        program: String,
+        /// How long it was silent.
+        silent: Duration,
+    },
+    /// The agent's stream showed the same tool call (same tool, same input)
+    /// [`LOOP_REPEATS`](crate::LOOP_REPEATS) times in a row; its whole process group was killed.
+    #[error("`{program}` called {call} {times} times in a row and was ended as looping")]
+    Looping {
+        /// The program.
+        program: String,
+        /// The call it repeated.
+        call: Box<ToolCall>,
+        /// How many times in a row.
+        times: u32,
+    },
     /// A seat-specific failure (the script seat's missing file block, an unwritable file).
     #[error("{0}")]
     Other(String),

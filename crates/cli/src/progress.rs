@@ -31,6 +31,11 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::output;
 use crate::plan_file::count;
 
+mod words;
+
+use words::{elapsed, short, silence};
+pub(crate) use words::{first_line, flaky, paused_until, thousands};
+
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -313,33 +318,6 @@ impl StoryView {
     }
 }
 
-/// `0:07`, `12:34`, `1:02:03`.
-fn elapsed(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    if h > 0 {
-        format!("{h}:{m:02}:{s:02}")
-    } else {
-        format!("{m}:{s:02}")
-    }
-}
-
-/// `950`, `1.2k`, `3.4M`.
-pub(crate) fn thousands(n: u64) -> String {
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "a rounded figure for display; precision is not the point"
-    )]
-    let x = n as f64;
-    if n < 1000 {
-        n.to_string()
-    } else if n < 1_000_000 {
-        format!("{:.1}k", x / 1e3)
-    } else {
-        format!("{:.1}M", x / 1e6)
-    }
-}
-
 /// The picture of the run the events paint.
 #[derive(Debug)]
 struct Tracker {
@@ -429,6 +407,9 @@ impl Tracker {
                 }
             }
             Event::TurnStarted { story, role, .. } => self.step(story, format!("{role} turn")),
+            Event::TurnActivity { .. } | Event::TurnStalled { .. } | Event::TurnLooping { .. } => {
+                self.agent_step(event);
+            }
             Event::TurnEnded {
                 story,
                 estimated_tokens,
@@ -478,6 +459,29 @@ impl Tracker {
                 ..
             } => self.step(story, paused_until(seat, since, until, reason)),
             Event::RunStarted { epic, .. } => epic.clone_into(&mut self.epic),
+            _ => {}
+        }
+    }
+
+    /// The step of a story whose agent reported what it is doing, or whose turn was ended as
+    /// stalled or looping and runs again.
+    fn agent_step(&mut self, event: &Event) {
+        match event {
+            Event::TurnActivity {
+                story, role, doing, ..
+            } => self.step(story, format!("{role} {doing}")),
+            Event::TurnStalled {
+                story,
+                role,
+                again: true,
+                ..
+            } => self.step(story, format!("{role} stalled; running it again")),
+            Event::TurnLooping {
+                story,
+                role,
+                again: true,
+                ..
+            } => self.step(story, format!("{role} looping; running it again")),
             _ => {}
         }
     }
@@ -558,22 +562,6 @@ impl OutputLines {
             .map(|rest| vec![format!("{story} | {}", rest.trim_end())])
             .unwrap_or_default()
     }
-}
-
-/// The first line of `text`, with `…` when there is more.
-pub(crate) fn first_line(text: &str) -> String {
-    let mut lines = text.trim().lines();
-    let first = lines.next().unwrap_or_default().trim().to_owned();
-    if lines.next().is_some() {
-        format!("{first} …")
-    } else {
-        first
-    }
-}
-
-/// A commit id shortened for people.
-fn short(commit: &str) -> &str {
-    commit.get(..10).unwrap_or(commit)
 }
 
 /// The line an event is shown as, if it is shown (`-v` shows the minor steps).
@@ -816,6 +804,44 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             Duration::from_millis(*delay_ms).as_secs_f64(),
             first_line(reason)
         ),
+        Event::TurnActivity {
+            story, role, doing, ..
+        } if verbose => format!("story {story}: {role} {doing}"),
+        Event::TurnStalled {
+            story,
+            role,
+            seat,
+            turn,
+            silent_secs,
+            again,
+        } => format!(
+            "story {story}: {role} turn {turn} ({seat}) printed nothing for {}; ended as stalled, \
+             {}",
+            silence(*silent_secs),
+            if *again {
+                "running it again"
+            } else {
+                "a second time: the story fails"
+            }
+        ),
+        Event::TurnLooping {
+            story,
+            role,
+            seat,
+            turn,
+            tool,
+            times,
+            again,
+            ..
+        } => format!(
+            "story {story}: {role} turn {turn} ({seat}) called `{tool}` with the same input \
+             {times} times in a row; ended as looping, {}",
+            if *again {
+                "running it again with a note"
+            } else {
+                "a second time: the story fails"
+            }
+        ),
         Event::Blocked { story, need } => format!("story {story}: blocked on {need}"),
         Event::BlockedRejected {
             story, need, by, ..
@@ -953,48 +979,6 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
         _ => return None,
     };
     Some(line)
-}
-
-/// A seat's pause for people, in local time: `paused until 15:02 (claude: usage limit)`, or for
-/// an outage `paused: claude: API unreachable since 14:02, next probe 14:06`; a time on
-/// another day carries its date.
-pub(crate) fn paused_until(seat: &str, since: &str, until: &str, reason: &str) -> String {
-    let local = |time: &str| match time.parse::<jiff::Timestamp>() {
-        Ok(time) => {
-            let zone = jiff::tz::TimeZone::system();
-            let local = time.to_zoned_datetime(zone.clone());
-            if local.date() == jiff::Timestamp::now().to_zoned_datetime(zone).date() {
-                local.strftime("%H:%M").to_string()
-            } else {
-                local.strftime("%b %-d %H:%M").to_string()
-            }
-        }
-        Err(_) => time.to_owned(),
-    };
-    if reason == "outage" && !since.is_empty() {
-        format!(
-            "paused: {seat}: API unreachable since {}, next probe {}",
-            local(since),
-            local(until)
-        )
-    } else {
-        format!("paused until {} ({seat}: {reason})", local(until))
-    }
-}
-
-/// A flaky gate in words: the command, how its first run ended with the last line of its
-/// output, and the run that passed (what the live view and `epic land` show).
-pub(crate) fn flaky(command: &str, runs: u32, status: &str, output: &str) -> String {
-    let last = output
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|line| !line.is_empty());
-    let first = match last {
-        Some(line) => format!("{status}: {line}"),
-        None => status.to_owned(),
-    };
-    format!("gate `{command}` is flaky: red ({first}), green on run {runs}; passed")
 }
 
 #[cfg(test)]
@@ -1217,5 +1201,75 @@ mod tests {
             tracker.header(),
             "epic e: 0/2 done · 1 failed · 0 skipped · 0 running · 1 waiting"
         );
+    }
+
+    #[test]
+    fn what_an_agent_does_and_a_stalled_or_looping_turn_are_told() {
+        use epic_agents::Role;
+
+        let plan = epic_story_plan::StoryPlan {
+            epic_id: "e".into(),
+            epic: String::new(),
+            stories: vec![epic_story_plan::Story::new("api", "API", ["api"])],
+        }
+        .validate()
+        .unwrap();
+        let mut tracker = Tracker::new(&plan);
+        let doing = Event::TurnActivity {
+            story: "api".into(),
+            role: Role::Coder,
+            turn: 2,
+            tool: "Bash".into(),
+            doing: "running `cargo test`".into(),
+        };
+        tracker.apply(&doing);
+        let line = tracker.stories[0].line(3);
+        assert!(
+            line.starts_with("api  coder running `cargo test`"),
+            "{line}"
+        );
+        assert_eq!(describe(&doing, false), None, "the live line shows it");
+        assert_eq!(
+            describe(&doing, true).as_deref(),
+            Some("story api: coder running `cargo test`")
+        );
+        let stalled = |again| Event::TurnStalled {
+            story: "api".into(),
+            role: Role::Coder,
+            seat: "claude".into(),
+            turn: 2,
+            silent_secs: 600,
+            again,
+        };
+        assert_eq!(
+            describe(&stalled(true), false).as_deref(),
+            Some(
+                "story api: coder turn 2 (claude) printed nothing for 10m; ended as stalled, \
+                 running it again"
+            )
+        );
+        assert!(
+            describe(&stalled(false), false)
+                .is_some_and(|line| line.ends_with("a second time: the story fails"))
+        );
+        let looping = Event::TurnLooping {
+            story: "api".into(),
+            role: Role::Coder,
+            seat: "codex".into(),
+            turn: 3,
+            tool: "command_execution".into(),
+            input: "\"npm test\"".into(),
+            times: 5,
+            again: true,
+        };
+        assert_eq!(
+            describe(&looping, false).as_deref(),
+            Some(
+                "story api: coder turn 3 (codex) called `command_execution` with the same \
+                 input 5 times in a row; ended as looping, running it again with a note"
+            )
+        );
+        assert_eq!(silence(90), "1m30s");
+        assert_eq!(silence(3600), "1h");
     }
 }

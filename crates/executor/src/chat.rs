@@ -18,10 +18,11 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::pause::{After, SeatPauses};
+use crate::prompts;
 use epic_agents::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
 use epic_guard::{Tampered, TurnGuard};
-use epic_process::offload;
 use epic_process::sandbox::Sandbox;
+use epic_process::{Watchdog, offload};
 
 /// What one story's chats share: where transcripts go, the turn counter, the usage meter, the
 /// event sink.
@@ -183,6 +184,13 @@ pub struct Chat {
     recorder: Arc<Recorder>,
 }
 
+/// What already went wrong with one request ([`Chat::ask`]): each runs it again only once.
+#[derive(Debug, Default)]
+struct Troubles {
+    stalled: bool,
+    looping: bool,
+}
+
 /// The transcript file of one turn while it streams.
 struct TranscriptFile {
     file: Option<File>,
@@ -256,7 +264,13 @@ impl Chat {
     /// With the run's seat pauses ([`SeatPauses`]), the turn first waits while its seat is
     /// paused, and a turn that met a usage limit or an outage runs again (same prompt, same
     /// history, a new transcript) once the pause is over; a turn the run stopped on (a pause
-    /// past `--max-wait`, a seat not logged in) ends [`SeatError::Cancelled`].
+    /// past `--max-wait`, a seat not logged in) ends [`SeatError::Cancelled`]. Each turn is then
+    /// also watched for silence (`--stall-timeout`, [`SeatPauses::with_stall_timeout`]).
+    ///
+    /// A turn ended as stalled ([`SeatError::Stalled`]) runs again once ([`Event::TurnStalled`]);
+    /// one ended as looping ([`SeatError::Looping`]) runs again once with a note after the
+    /// prompt that names the call it repeated ([`Event::TurnLooping`]). A second stall, or a
+    /// second loop, of the same request is its result: the story fails with it.
     ///
     /// # Cancel safety
     ///
@@ -265,14 +279,26 @@ impl Chat {
     pub async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
         self.recorder.within_budget()?;
         let prompt = prompt.into();
-        let Some(pauses) = self.recorder.pauses.clone() else {
-            return self.turn(prompt, None).await;
-        };
+        let pauses = self.recorder.pauses.clone();
+        let mut asked = prompt.clone();
+        let mut troubles = Troubles::default();
         loop {
-            pauses
-                .before_turn(self.seat.name(), &self.context.cancel)
-                .await?;
-            let result = self.turn(prompt.clone(), Some(&pauses)).await;
+            if let Some(pauses) = &pauses {
+                pauses
+                    .before_turn(self.seat.name(), &self.context.cancel)
+                    .await?;
+            }
+            let (turn, result) = self.turn(asked.clone(), pauses.as_deref()).await;
+            if let Some(again) = self.troubled(turn, &result, &mut troubles, &prompt) {
+                // The ended turn spent too: the run's budget may be reached now.
+                self.recorder.within_budget()?;
+                asked = again;
+                self.seat = self.seat_for_rerun();
+                continue;
+            }
+            let Some(pauses) = &pauses else {
+                return result;
+            };
             match pauses.after_turn(self.seat.name(), &self.recorder.story, &result) {
                 After::Done => return result,
                 After::Again => {}
@@ -281,20 +307,74 @@ impl Chat {
         }
     }
 
-    /// One turn of [`ask`](Self::ask); with the seat pauses, its output is watched for an
-    /// agent that only says it cannot reach its service ([`crate::pause::OutageWatch`]).
+    /// What follows turn `turn` when it ended stalled or looping: the prompt it runs again
+    /// with (`prompt`, with a note after it for a loop), the first time each happens for the
+    /// request; `None` otherwise (a second time, the result stands). Emits
+    /// [`Event::TurnStalled`] or [`Event::TurnLooping`] either way.
+    fn troubled(
+        &self,
+        turn: u32,
+        result: &Result<Reply, SeatError>,
+        troubles: &mut Troubles,
+        prompt: &str,
+    ) -> Option<String> {
+        let story = self.recorder.story.clone();
+        let seat = self.seat.name().to_owned();
+        match result {
+            Err(SeatError::Stalled { silent, .. }) => {
+                let again = !troubles.stalled;
+                troubles.stalled = true;
+                self.recorder.emit(Event::TurnStalled {
+                    story,
+                    role: self.role,
+                    seat,
+                    turn,
+                    silent_secs: silent.as_secs(),
+                    again,
+                });
+                again.then(|| prompt.to_owned())
+            }
+            Err(SeatError::Looping { call, times, .. }) => {
+                let again = !troubles.looping;
+                troubles.looping = true;
+                self.recorder.emit(Event::TurnLooping {
+                    story,
+                    role: self.role,
+                    seat,
+                    turn,
+                    tool: call.tool.clone(),
+                    input: call.input.chars().take(2000).collect(),
+                    times: *times,
+                    again,
+                });
+                again.then(|| prompts::loop_note(prompt, call, *times))
+            }
+            _ => None,
+        }
+    }
+
+    /// The seat a stalled or looping request runs again on: the same one. This is where a
+    /// roster of seats for the role would pick its next seat.
+    fn seat_for_rerun(&self) -> Arc<dyn Seat> {
+        Arc::clone(&self.seat)
+    }
+
+    /// One turn of [`ask`](Self::ask), and its number; with the seat pauses, its output is
+    /// watched for an agent that only says it cannot reach its service
+    /// ([`crate::pause::OutageWatch`]) and its process for silence (a [`Watchdog`]).
     async fn turn(
         &mut self,
         prompt: String,
         pauses: Option<&SeatPauses>,
-    ) -> Result<Reply, SeatError> {
+    ) -> (u32, Result<Reply, SeatError>) {
         // The turn's own token, so the outage watch ends this turn and nothing else.
         let cancel = self.context.cancel.child_token();
         let watch = pauses.map(|pauses| pauses.watch(cancel.clone()));
+        let watchdog = pauses.and_then(SeatPauses::watchdog);
         let recorder = Arc::clone(&self.recorder);
         let story = recorder.story.clone();
         let turn = recorder.turns.fetch_add(1, Ordering::Relaxed) + 1;
-        let request = self.request(prompt.clone(), cancel);
+        let request = self.request(prompt.clone(), cancel, watchdog);
         let rendered = request.render();
         let transcript = Mutex::new(self.open_transcript(turn, &rendered));
 
@@ -340,6 +420,13 @@ impl Chat {
                     reason: reason.to_owned(),
                 });
             }
+            Progress::Activity(call) => recorder.emit(Event::TurnActivity {
+                story: story.clone(),
+                role: self.role,
+                turn,
+                tool: call.tool.clone(),
+                doing: call.doing.clone(),
+            }),
             // Progress a newer seat reports that this chat does not record.
             _ => {}
         };
@@ -380,11 +467,17 @@ impl Chat {
                 reply: reply.text.clone(),
             });
         }
-        result
+        (turn, result)
     }
 
-    /// The request of a turn asking `prompt`, cancelled by `cancel`, its deadline from now.
-    fn request(&self, prompt: String, cancel: CancellationToken) -> TurnRequest {
+    /// The request of a turn asking `prompt`, cancelled by `cancel`, its deadline from now,
+    /// watched for silence by `watchdog`.
+    fn request(
+        &self,
+        prompt: String,
+        cancel: CancellationToken,
+        watchdog: Option<Watchdog>,
+    ) -> TurnRequest {
         TurnRequest {
             role: self.role,
             system: self.system.clone(),
@@ -399,6 +492,7 @@ impl Chat {
                 deadline: Instant::now() + self.context.turn_timeout,
                 cancel,
                 sandbox: self.context.sandbox.clone(),
+                watchdog,
             },
         }
     }

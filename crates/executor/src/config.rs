@@ -8,12 +8,12 @@ use std::time::Duration;
 use epic_report::{EpicReport, PriceTable};
 use epic_state_store::{Holder, LockError};
 
-use crate::clock::Clock;
 #[cfg(doc)]
 use crate::run::run_epic;
 use crate::schedule::Policy;
 use crate::task_loop::NoopPolicy;
 use epic_agents::Seat;
+use epic_process::Clock;
 use epic_process::offload::GitFailed;
 use epic_process::sandbox::{Credentials, SandboxMode, SandboxUnavailable, UserHome};
 
@@ -136,11 +136,17 @@ pub struct RunConfig {
     /// `Reconnecting... waiting for network`, repeated for ever) before it is ended as an outage
     /// of its seat, which then pauses with probes, bounded by `max_wait` (`--outage-wait`).
     pub outage_wait: Duration,
+    /// How long an agent turn may print nothing, on its standard output or standard error,
+    /// before it is ended as stalled (`--stall-timeout`, [`DEFAULT_STALL_TIMEOUT`]): its process
+    /// group is killed as at its deadline, and the request runs again once; a second stall
+    /// fails the story. `Duration::ZERO`: turns are never ended for silence.
+    pub stall_timeout: Duration,
     /// Where stories work (`--worktrees`): slot worktrees reused story after story, or a new
     /// worktree per story.
     pub worktrees: WorktreeMode,
     /// The clock seat pauses read and wait on (a usage limit's reset, an outage's probes,
-    /// `max_wait`, `outage_wait`): the system's, or a [`ManualClock`](crate::ManualClock) a test
+    /// `max_wait`, `outage_wait`), and a turn's silence is measured on (`stall_timeout`): the
+    /// system's, or a [`ManualClock`](crate::ManualClock) a test
     /// moves. Not an option of the CLI.
     pub clock: Clock,
 }
@@ -177,6 +183,11 @@ pub enum WorktreeMode {
 /// outage stops the run instead of holding the machine (and the epic's lock) for days. A rerun
 /// resumes.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_hours(6);
+
+/// The default `--stall-timeout`: 10 minutes. An agent at work prints as it works (every
+/// preset streams its events); a build or a test run that prints nothing for that long is
+/// rare, and a turn that does costs at most this instead of `--turn-timeout` (30 minutes).
+pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_mins(10);
 
 impl RunConfig {
     /// Every option at its default, with this coder: the one place the defaults of `epic run`'s
@@ -223,6 +234,7 @@ impl RunConfig {
             budget_usd: None,
             max_wait: DEFAULT_MAX_WAIT,
             outage_wait: Duration::from_mins(2),
+            stall_timeout: DEFAULT_STALL_TIMEOUT,
             worktrees: WorktreeMode::Warm,
             clock: Clock::system(),
         }

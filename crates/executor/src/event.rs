@@ -66,6 +66,58 @@ pub enum Event {
         /// The end of the failed attempt's output.
         reason: String,
     },
+    /// A turn's agent reported a tool call in its stream (a preset that streams: Claude Code,
+    /// Codex, Gemini CLI): what it is doing now, for the live view and `epic status`.
+    TurnActivity {
+        /// The story.
+        story: String,
+        /// The turn's role.
+        role: Role,
+        /// The turn's number.
+        turn: u32,
+        /// The tool, as the agent names it (`Bash`, `command_execution`, `run_shell_command`).
+        tool: String,
+        /// What it does, in a few words: ``running `cargo test` ``, `editing src/lib.rs`.
+        doing: String,
+    },
+    /// A turn printed nothing, on standard output or standard error, for `--stall-timeout`:
+    /// its process group was killed (as at a deadline). The first stall of a request runs it
+    /// again (`again`); a second fails the story.
+    TurnStalled {
+        /// The story.
+        story: String,
+        /// The turn's role.
+        role: Role,
+        /// The seat's name.
+        seat: String,
+        /// The turn's number.
+        turn: u32,
+        /// How long it printed nothing, in seconds.
+        silent_secs: u64,
+        /// Whether the request runs again (the first stall) or fails the story (the second).
+        again: bool,
+    },
+    /// A turn's stream showed the same tool call (same tool, same input) five times in a row:
+    /// its process group was killed. The first loop of a request runs it again with a note that
+    /// names the repeated call (`again`); a second fails the story.
+    TurnLooping {
+        /// The story.
+        story: String,
+        /// The turn's role.
+        role: Role,
+        /// The seat's name.
+        seat: String,
+        /// The turn's number.
+        turn: u32,
+        /// The tool it repeated.
+        tool: String,
+        /// The input it repeated, as JSON (cut at 2000 characters).
+        input: String,
+        /// How many times in a row.
+        times: u32,
+        /// Whether the request runs again (the first loop) or fails the story (the second).
+        again: bool,
+    },
     /// An agent turn ended.
     TurnEnded {
         /// The story.

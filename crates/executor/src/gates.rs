@@ -461,7 +461,8 @@ impl Gates {
                         });
                     }
                     Ending::Exited(status) => (process::describe_status(status), output),
-                    Ending::TimedOut => (
+                    // No watchdog on a gate: a stall would read as the time-out it stands for.
+                    Ending::TimedOut | Ending::Stalled => (
                         format!("timed out after {}s", self.timeout.as_secs()),
                         output,
                     ),

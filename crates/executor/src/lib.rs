@@ -161,6 +161,10 @@
 //!   and timed on `RunConfig::clock` ([`Clock`]; a test moves a [`ManualClock`]); a
 //!   seat not logged in stops the run; only a failure of the story's own fails the story. A turn
 //!   killed at its deadline used its budget and is not retried.
+//! - **A stalled or looping turn is ended early.** A turn that prints nothing for
+//!   `RunConfig::stall_timeout` (measured on the same clock) or whose stream shows one tool call
+//!   five times in a row is killed as at its deadline and its request runs again once (after a
+//!   loop, with a note naming the call); a second time fails the story.
 //! - **The checkpoint is the only durable state**, written atomically after planning and after
 //!   each commit, so a crash redoes at most the task in progress and never re-plans.
 //! - **Nothing reaches the epic branch unproven.** Merges are serialized by one lock; each
@@ -185,7 +189,6 @@ mod baseline;
 mod blocked;
 mod budget;
 mod chat;
-mod clock;
 mod config;
 mod error;
 mod event;
@@ -209,7 +212,7 @@ mod test_processes;
 pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
 };
-pub use clock::{Clock, ManualClock};
+pub use epic_process::{Clock, ManualClock};
 pub use error::StoryError;
 pub use event::RejectedBy;
 pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
@@ -225,8 +228,8 @@ pub use merge_queue::ProvenHead;
 pub use record::ReportDocument;
 pub use record::{logging_sink, write_report};
 pub use run::{
-    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, EPIC_WORKTREE_NAME, RunConfig, RunError, RunOutcome,
-    WorktreeMode, run_epic, worktrees_root,
+    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, EPIC_WORKTREE_NAME, RunConfig,
+    RunError, RunOutcome, WorktreeMode, run_epic, worktrees_root,
 };
 pub use run::{open_log, prepare_epic_worktree, take_lock};
 pub use schedule::{Policy, Schedule, Standing};

@@ -27,10 +27,10 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio_util::sync::CancellationToken;
 
-use crate::clock::Clock;
 use crate::event::{Event, EventSink};
 use epic_agents::classify::{self, Class, DEFAULT_LIMIT_WAIT};
 use epic_agents::{Reply, SeatError};
+use epic_process::{Clock, Watchdog};
 
 /// The first wait of an outage; each next probe doubles it.
 pub(crate) const OUTAGE_FIRST: Duration = Duration::from_secs(30);
@@ -142,12 +142,15 @@ pub struct SeatPauses {
     events: EventSink,
     /// What "now" is, and what the pauses wait on.
     clock: Clock,
+    /// How long a turn may print nothing before it is ended as stalled; `None`: never.
+    stall_timeout: Option<Duration>,
 }
 
 impl fmt::Debug for SeatPauses {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SeatPauses")
             .field("max_wait", &self.max_wait)
+            .field("stall_timeout", &self.stall_timeout)
             .field("state", &self.state)
             .finish_non_exhaustive()
     }
@@ -166,7 +169,25 @@ impl SeatPauses {
             stopped: CancellationToken::new(),
             events,
             clock,
+            stall_timeout: None,
         }
+    }
+
+    /// These pauses with every turn of the run watched for silence: a turn that prints nothing
+    /// for `stall_timeout` is ended as stalled ([`Watchdog`], timed on the run's clock);
+    /// `Duration::ZERO`: never (`--stall-timeout 0`).
+    #[must_use]
+    pub fn with_stall_timeout(mut self, stall_timeout: Duration) -> Self {
+        self.stall_timeout = Some(stall_timeout).filter(|timeout| !timeout.is_zero());
+        self
+    }
+
+    /// The watchdog of a turn of the run, if turns are watched for silence.
+    pub(crate) fn watchdog(&self) -> Option<Watchdog> {
+        self.stall_timeout.map(|silence| Watchdog {
+            silence,
+            clock: self.clock.clone(),
+        })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -512,7 +533,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::clock::ManualClock;
+    use epic_process::ManualClock;
 
     fn failed(tail: &str) -> Result<Reply, SeatError> {
         Err(SeatError::Failed {

@@ -433,7 +433,10 @@ async fn run_hooks(
                         format!("{}: {tail}", process::describe_status(status))
                     })
                 }
-                Ending::TimedOut => Some(format!("timed out after {}s", timeout.as_secs())),
+                // No watchdog here: a stall would read as the time-out it stands for.
+                Ending::TimedOut | Ending::Stalled => {
+                    Some(format!("timed out after {}s", timeout.as_secs()))
+                }
                 Ending::Cancelled => Some("cancelled".to_owned()),
             },
         };

@@ -438,12 +438,15 @@ impl Lander {
                 .map_or(0.0, |report| report.0.spent_usd())
         };
         let budget = Arc::new(Budget::new(self.config.budget_usd, earlier));
-        let pauses = Arc::new(SeatPauses::new(
-            self.config.max_wait,
-            self.config.outage_wait,
-            Arc::clone(&self.events),
-            self.config.clock.clone(),
-        ));
+        let pauses = Arc::new(
+            SeatPauses::new(
+                self.config.max_wait,
+                self.config.outage_wait,
+                Arc::clone(&self.events),
+                self.config.clock.clone(),
+            )
+            .with_stall_timeout(self.config.stall_timeout),
+        );
         let recorder = Recorder::new(
             LANDING,
             self.dir.transcripts_dir().join(format!("_{LANDING}")),

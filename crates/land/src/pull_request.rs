@@ -134,7 +134,7 @@ async fn gh(
     };
     let success = match finished.ending {
         Ending::Exited(status) => status.success(),
-        Ending::TimedOut | Ending::Cancelled => false,
+        Ending::TimedOut | Ending::Cancelled | Ending::Stalled => false,
     };
     Ok(GhOutput {
         success,

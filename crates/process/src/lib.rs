@@ -4,7 +4,8 @@
 //! - [`run`] starts one child process as the leader of its own process group, under a deadline
 //!   and a cancellation token, with its output streamed and kept in bounded memory
 //!   ([`bounded`]), and kills the whole group (and every process carrying the run's tag) when
-//!   it ends, however it ends.
+//!   it ends, however it ends; [`run_watched`] also ends one that prints nothing for a while
+//!   ([`Watchdog`]), timed on a [`Clock`] a test can move ([`ManualClock`]).
 //! - [`sandbox`]: the bubblewrap sandbox a process runs in, which keeps the repository, the other
 //!   worktrees and epic's state read-only and hides the user's credential stores.
 //! - [`offload`]: the one way blocking work (git, file I/O) leaves the async workers; [`chain`]
@@ -40,13 +41,15 @@
 //! ```
 
 pub mod bounded;
+mod clock;
 mod error;
 pub mod offload;
 mod process;
 pub mod sandbox;
 
+pub use clock::{Clock, ManualClock};
 pub use error::chain;
 pub use process::{
-    Ending, Finished, Limits, Orphan, Spec, TAG_VARIABLE, adopt_orphans, describe_status,
-    end_leftovers, kill_orphans, run,
+    Ending, Finished, Limits, Orphan, Spec, TAG_VARIABLE, Watchdog, adopt_orphans, describe_status,
+    end_leftovers, kill_orphans, run, run_watched,
 };

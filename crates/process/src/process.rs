@@ -29,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use epic_git_ops::MAINTENANCE_OFF;
 
 use crate::bounded::{BoundedText, Utf8Decoder};
+use crate::clock::Clock;
 
 /// How long output is still read after the process exited and its group was killed: only a
 /// process that left the group can hold the pipes open that long.
@@ -66,6 +67,37 @@ pub enum Ending {
     TimedOut,
     /// The token was cancelled; the group was killed.
     Cancelled,
+    /// The process printed nothing, on standard output or standard error, for the
+    /// [`Watchdog`]'s silence; the group was killed.
+    Stalled,
+}
+
+/// Ends a run that prints nothing for `silence` ([`Ending::Stalled`]), as its deadline ends it:
+/// an agent whose tool hangs or whose model stopped answering mid-stream, which would otherwise
+/// hold its turn until the deadline.
+///
+/// The silence is measured on `clock`, so that a test moves a
+/// [`ManualClock`](crate::ManualClock) past it instead of waiting; any bytes on either stream
+/// start it again.
+#[derive(Debug, Clone)]
+pub struct Watchdog {
+    /// How long the process may print nothing.
+    pub silence: Duration,
+    /// What the silence is measured on.
+    pub clock: Clock,
+}
+
+impl Watchdog {
+    /// When a process that prints nothing from now on has been silent too long (never without
+    /// a watchdog).
+    fn silent_at(watchdog: Option<&Self>) -> jiff::Timestamp {
+        watchdog
+            .and_then(|watchdog| {
+                let silence = jiff::SignedDuration::try_from(watchdog.silence).ok()?;
+                watchdog.clock.now().checked_add(silence).ok()
+            })
+            .unwrap_or(jiff::Timestamp::MAX)
+    }
 }
 
 /// A finished run.
@@ -164,11 +196,7 @@ impl Drop for GroupGuard {
 }
 
 /// Runs `spec` until it exits, `deadline` passes or `cancel` fires; each decoded chunk of its
-/// standard output goes to `on_stdout` as it arrives.
-///
-/// Only a failure to start the process is an error. Standard input is written concurrently with
-/// reading the output, so an agent that never reads its prompt cannot deadlock the turn (the
-/// write fails or waits until the process ends).
+/// standard output goes to `on_stdout` as it arrives. [`run_watched`] without a watchdog.
 ///
 /// # Cancel safety
 ///
@@ -178,6 +206,28 @@ pub async fn run(
     deadline: Instant,
     cancel: &CancellationToken,
     limits: Limits,
+    on_stdout: &(dyn Fn(&str) + Send + Sync),
+) -> io::Result<Finished> {
+    run_watched(spec, deadline, cancel, limits, None, on_stdout).await
+}
+
+/// Runs `spec` until it exits, `deadline` passes, `cancel` fires or, with a `watchdog`, it
+/// prints nothing for the watchdog's silence; each decoded chunk of its standard output goes to
+/// `on_stdout` as it arrives.
+///
+/// Only a failure to start the process is an error. Standard input is written concurrently with
+/// reading the output, so an agent that never reads its prompt cannot deadlock the turn (the
+/// write fails or waits until the process ends).
+///
+/// # Cancel safety
+///
+/// Dropping the future kills the whole process group (and `kill_on_drop` reaps the leader).
+pub async fn run_watched(
+    spec: &Spec,
+    deadline: Instant,
+    cancel: &CancellationToken,
+    limits: Limits,
+    watchdog: Option<&Watchdog>,
     on_stdout: &(dyn Fn(&str) + Send + Sync),
 ) -> io::Result<Finished> {
     let tag = new_tag(spec);
@@ -216,6 +266,9 @@ pub async fn run(
     // Reset when the process exits; only polled after that.
     let drain = tokio::time::sleep_until(deadline);
     let mut drain = std::pin::pin!(drain);
+    // Without a watchdog the silence is never polled (its branch is disabled).
+    let quiet_clock = watchdog.map_or_else(Clock::system, |watchdog| watchdog.clock.clone());
+    let mut silence = std::pin::pin!(quiet_clock.wait_until(Watchdog::silent_at(watchdog)));
 
     let ending = loop {
         if let Some(status) = status
@@ -224,11 +277,16 @@ pub async fn run(
         {
             break Ending::Exited(status);
         }
+        // Set when the process is ended from outside: its group is killed, then it is reaped.
+        let mut killed = None;
         tokio::select! {
             () = &mut writer, if writing => writing = false,
             read = stdout.read(&mut out_buf), if out_open => match read {
                 Ok(0) | Err(_) => out_open = false,
                 Ok(n) => {
+                    // Output starts the silence again, from the clock's time now (which a manual
+                    // clock keeps until a test moves it).
+                    silence.set(quiet_clock.wait_until(Watchdog::silent_at(watchdog)));
                     let text = out_decoder.decode(&out_buf[..n]);
                     if !text.is_empty() {
                         on_stdout(&text);
@@ -238,7 +296,10 @@ pub async fn run(
             },
             read = stderr.read(&mut err_buf), if err_open => match read {
                 Ok(0) | Err(_) => err_open = false,
-                Ok(n) => err.push(&err_decoder.decode(&err_buf[..n])),
+                Ok(n) => {
+                    silence.set(quiet_clock.wait_until(Watchdog::silent_at(watchdog)));
+                    err.push(&err_decoder.decode(&err_buf[..n]));
+                }
             },
             waited = child.wait(), if status.is_none() => {
                 status = Some(waited?);
@@ -252,16 +313,16 @@ pub async fn run(
                     break Ending::Exited(status);
                 }
             }
-            () = &mut timeout, if status.is_none() => {
-                group.kill();
-                drop(child.wait().await);
-                break Ending::TimedOut;
+            () = &mut timeout, if status.is_none() => killed = Some(Ending::TimedOut),
+            () = cancel.cancelled(), if status.is_none() => killed = Some(Ending::Cancelled),
+            () = &mut silence, if status.is_none() && watchdog.is_some() => {
+                killed = Some(Ending::Stalled);
             }
-            () = cancel.cancelled(), if status.is_none() => {
-                group.kill();
-                drop(child.wait().await);
-                break Ending::Cancelled;
-            }
+        }
+        if let Some(ending) = killed {
+            group.kill();
+            drop(child.wait().await);
+            break ending;
         }
     };
     let tail = out_decoder.finish();
@@ -581,6 +642,130 @@ pub fn describe_status(status: ExitStatus) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::ManualClock;
+
+    /// Waits until the earliest time something waits for on `manual` is `until`: the watchdog
+    /// read the output that started its silence again.
+    async fn watchdog_waits_for(manual: &ManualClock, until: jiff::Timestamp) {
+        while manual.waiter().await != until {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[tokio::test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test makes the pipe its stand-in waits on"
+    )]
+    async fn a_silent_process_is_ended_as_stalled_on_the_watchdogs_clock() {
+        let dir = tempfile::tempdir().expect("dir");
+        let tick = dir.path().join("tick");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&tick)
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        // Read and write: the open of a pipe that does not wait for a reader.
+        let mut ticks = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .open(&tick)
+            .expect("open the pipe");
+        let mut tick_once = || std::io::Write::write_all(&mut ticks, b"\n").expect("tick");
+        let spec = Spec {
+            program: "sh".into(),
+            args: vec![
+                "-c".into(),
+                "echo started; read l < tick; echo again >&2; read l < tick; echo still here; \
+                 exec sleep 1000"
+                    .into(),
+            ],
+            cwd: dir.path().to_path_buf(),
+            env: Vec::new(),
+            stdin: None,
+        };
+        let start: jiff::Timestamp = "2030-01-01T00:00:00Z".parse().expect("time");
+        let minutes = |n: u64| Duration::from_secs(60 * n);
+        let at = |n: u64| start + minutes(n);
+        let manual = ManualClock::new(start);
+        let watchdog = Watchdog {
+            silence: minutes(10),
+            clock: manual.clock(),
+        };
+        let (said, mut heard) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let limits = Limits {
+            stdout_head: 1024,
+            stdout_tail: 1024,
+            stderr_tail: 1024,
+        };
+        let running = tokio::spawn(async move {
+            let on_stdout = move |text: &str| drop(said.send(text.to_owned()));
+            let deadline = Instant::now() + Duration::from_hours(1);
+            run_watched(
+                &spec,
+                deadline,
+                &CancellationToken::new(),
+                limits,
+                Some(&watchdog),
+                &on_stdout,
+            )
+            .await
+        });
+        assert_eq!(heard.recv().await.as_deref(), Some("started\n"));
+        assert_eq!(manual.waiter().await, at(10));
+        manual.advance(minutes(9));
+        assert_eq!(manual.waiter().await, at(10), "not silent long enough yet");
+        // A line on standard error starts the silence again.
+        tick_once();
+        watchdog_waits_for(&manual, at(19)).await;
+        manual.advance(minutes(9));
+        // So does one on standard output.
+        tick_once();
+        watchdog_waits_for(&manual, at(28)).await;
+        assert!(!running.is_finished());
+        manual.advance(minutes(10));
+        let mut finished = running.await.expect("joined").expect("ran");
+        assert!(
+            matches!(finished.ending, Ending::Stalled),
+            "{:?}",
+            finished.ending
+        );
+        assert_eq!(finished.stdout.text(), "started\nstill here\n");
+        assert_eq!(finished.stderr.text(), "again\n");
+    }
+
+    #[tokio::test]
+    async fn a_process_that_exits_is_not_stalled() {
+        let manual = ManualClock::new("2030-01-01T00:00:00Z".parse().expect("time"));
+        let spec = Spec {
+            program: "sh".into(),
+            args: vec!["-c".into(), "echo done".into()],
+            cwd: std::env::temp_dir(),
+            env: Vec::new(),
+            stdin: None,
+        };
+        let watchdog = Watchdog {
+            silence: Duration::from_secs(1),
+            clock: manual.clock(),
+        };
+        let limits = Limits {
+            stdout_head: 64,
+            stdout_tail: 64,
+            stderr_tail: 64,
+        };
+        let deadline = Instant::now() + Duration::from_hours(1);
+        let finished = run_watched(
+            &spec,
+            deadline,
+            &CancellationToken::new(),
+            limits,
+            Some(&watchdog),
+            &|_| {},
+        )
+        .await
+        .expect("ran");
+        assert!(matches!(finished.ending, Ending::Exited(status) if status.success()));
+    }
 
     fn settings(count: Option<&str>) -> Vec<(String, String)> {
         no_git_maintenance(count.map(std::ffi::OsStr::new))

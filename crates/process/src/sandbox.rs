@@ -654,7 +654,10 @@ async fn probe_run(spec: Spec) -> Result<(bool, String), String> {
     }
     match finished.ending {
         Ending::Exited(status) => Ok((status.success(), out)),
-        Ending::TimedOut => Err(format!("timed out after {}s", PROBE_TIMEOUT.as_secs())),
+        // No watchdog here: a stall would read as the time-out it stands for.
+        Ending::TimedOut | Ending::Stalled => {
+            Err(format!("timed out after {}s", PROBE_TIMEOUT.as_secs()))
+        }
         Ending::Cancelled => Err("cancelled".to_owned()),
     }
 }

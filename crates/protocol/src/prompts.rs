@@ -10,7 +10,7 @@ use epic_perimeter::{Review, StrayTask, Task};
 use epic_story_plan::{Story, StoryPlan, Violation};
 
 use crate::task_plan::TaskPlan;
-use epic_agents::NOOP_TOKEN;
+use epic_agents::{NOOP_TOKEN, ToolCall};
 
 /// The JSON shape a planner replies with.
 const TASK_LIST_SHAPE: &str = r#"{"tasks":[{"title":"…","description":"…"}]}"#;
@@ -486,6 +486,17 @@ pub fn task(task: &Task, index: usize, of: usize) -> String {
     }
     out.push_str("\nDo this task only, then stop: your work is checked and committed for you.\n");
     out
+}
+
+/// `prompt` asked again after a turn that was ended for calling `call` `times` times in a row:
+/// the note after it names the call, so the agent tries something else.
+pub fn loop_note(prompt: &str, call: &ToolCall, times: u32) -> String {
+    format!(
+        "{}\n\nNote: your previous attempt at this request was stopped because it called {call} \
+         {times} times in a row without getting anywhere. Do not call it that way again: find \
+         out why it does not work, and take another approach.\n",
+        prompt.trim_end()
+    )
 }
 
 /// The question after a turn that changed nothing.
@@ -1075,6 +1086,7 @@ mod tests {
                     deadline: tokio::time::Instant::now(),
                     cancel: tokio_util::sync::CancellationToken::new(),
                     sandbox: epic_process::sandbox::Sandbox::off(),
+                    watchdog: None,
                 },
             }
             .render()

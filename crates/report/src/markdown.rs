@@ -108,6 +108,7 @@ pub fn render_markdown(report: &EpicReport) -> String {
     in_place(report, &mut lines);
     flaky_gates(report, &mut lines);
     inherited_tests(report, &mut lines);
+    ended_turns(report, &mut lines);
     totals(report, &mut lines);
     seats(report, &mut lines);
     runs(report, &mut lines);
@@ -217,6 +218,48 @@ fn inherited_tests(report: &EpicReport, lines: &mut Vec<String>) {
                 tests.join(", ")
             ));
         }
+    }
+    lines.push(String::new());
+}
+
+/// `## Stalled and looping turns`: each story's agent turns epic ended for printing nothing
+/// (`--stall-timeout`) or for repeating one tool call.
+fn ended_turns(report: &EpicReport, lines: &mut Vec<String>) {
+    let counted: Vec<&StoryOutcome> = report
+        .stories
+        .iter()
+        .filter(|story| story.stalled_turns > 0 || story.looping_turns > 0)
+        .collect();
+    if counted.is_empty() {
+        return;
+    }
+    lines.push("## Stalled and looping turns".into());
+    lines.push(String::new());
+    lines.push(
+        "Agent turns epic ended: stalled (nothing printed for `--stall-timeout`) or looping (the \
+         same tool call five times in a row). Each request ran again once; a second time failed \
+         its story."
+            .into(),
+    );
+    lines.push(String::new());
+    let turns = |count: u32| if count == 1 { "turn" } else { "turns" };
+    for story in counted {
+        let mut parts = Vec::new();
+        if story.stalled_turns > 0 {
+            parts.push(format!(
+                "{} stalled {}",
+                story.stalled_turns,
+                turns(story.stalled_turns)
+            ));
+        }
+        if story.looping_turns > 0 {
+            parts.push(format!(
+                "{} looping {}",
+                story.looping_turns,
+                turns(story.looping_turns)
+            ));
+        }
+        lines.push(format!("- {}: {}", inline(&story.id), parts.join(", ")));
     }
     lines.push(String::new());
 }
@@ -833,6 +876,33 @@ mod tests {
         );
         let plain = render_markdown(&EpicReport::new("e", "epic/e"));
         assert!(!plain.contains("Flaky"));
+    }
+
+    #[test]
+    fn stalled_and_looping_turns_are_counted_per_story() {
+        let report = EpicReport::new("e", "epic/e")
+            .with_story(StoryOutcome::new("a", "A", OutcomeStatus::Done).with_ended_turns(1, 0))
+            .with_story(StoryOutcome::new("b", "B", OutcomeStatus::Failed).with_ended_turns(2, 1))
+            .with_story(StoryOutcome::new("c", "C", OutcomeStatus::Done));
+        let markdown = render_markdown(&report);
+        assert!(
+            markdown.contains(
+                "## Stalled and looping turns\n\nAgent turns epic ended: stalled (nothing \
+                 printed for `--stall-timeout`) or looping (the same tool call five times in a \
+                 row). Each request ran again once; a second time failed its story.\n\n- a: 1 \
+                 stalled turn\n- b: 2 stalled turns, 1 looping turn\n"
+            ),
+            "{markdown}"
+        );
+        let json = |index: usize| serde_json::to_string(&report.stories[index]).expect("json");
+        assert!(
+            json(1).contains(r#""stalled_turns":2,"looping_turns":1"#),
+            "{}",
+            json(1)
+        );
+        assert!(!json(0).contains("looping_turns"), "{}", json(0));
+        assert!(!json(2).contains("stalled_turns"), "{}", json(2));
+        assert!(!render_markdown(&EpicReport::new("e", "epic/e")).contains("Stalled"));
     }
 
     #[test]

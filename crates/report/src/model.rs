@@ -248,9 +248,17 @@ pub struct StoryOutcome {
     /// run that settled it, in order; each keeps its first, red run. Absent when none was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky_gates: Vec<FlakyGate>,
+    /// How many of its agent turns, in the run that settled it, printed nothing for
+    /// `--stall-timeout` and were ended as stalled. Absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub stalled_turns: u32,
+    /// How many of its agent turns, in the run that settled it, repeated the same tool call
+    /// five times in a row and were ended as looping. Absent when none did.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub looping_turns: u32,
     /// How many times its merge was red on the proven epic head and it went back to its coder
     /// (`--merge-revisions`), across the runs that worked on it. Absent when never.
-    #[serde(default, skip_serializing_if = "is_no_revision")]
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub merge_revisions: u32,
     /// The failing tests its gate commands named that were already red on the epic head before
     /// it (or on the baseline), by command: inherited, never charged to the story. Absent when
@@ -659,6 +667,8 @@ impl StoryOutcome {
             proven_with: Vec::new(),
             in_place: None,
             flaky_gates: Vec::new(),
+            stalled_turns: 0,
+            looping_turns: 0,
             merge_revisions: 0,
             inherited_tests: Vec::new(),
         }
@@ -675,6 +685,15 @@ impl StoryOutcome {
     #[must_use]
     pub fn with_merge_revisions(mut self, revisions: u32) -> Self {
         self.merge_revisions = revisions;
+        self
+    }
+
+    /// With how many of its turns were ended as stalled and as looping
+    /// ([`StoryOutcome::stalled_turns`], [`StoryOutcome::looping_turns`]).
+    #[must_use]
+    pub fn with_ended_turns(mut self, stalled: u32, looping: u32) -> Self {
+        self.stalled_turns = stalled;
+        self.looping_turns = looping;
         self
     }
 
@@ -929,11 +948,12 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Whether a count is zero (a count field left out of the JSON).
 #[expect(
     clippy::trivially_copy_pass_by_ref,
     reason = "serde's `skip_serializing_if` passes a reference"
 )]
-fn is_no_revision(n: &u32) -> bool {
+fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
 

@@ -22,10 +22,20 @@
 //!    file, commit, sleep), then the reply text, or an error to report ([`AgentError`]: a usage
 //!    limit, not logged in, a 5xx, any message), with an exit status;
 //! 4. **answers in the real output format** when asked for it (`claude --output-format json`:
-//!    the result object with `usage` and `total_cost_usd`; `codex exec --json`: JSON lines with
-//!    `item.completed` and `turn.completed` usage; `gemini --output-format json`: the object with
-//!    `response` and `stats`, errors as JSON on stderr), in plain text otherwise, or badly where
-//!    the behaviour says so (prose instead of JSON, `is_error: true` or `turn.failed` with exit 0).
+//!    the result object with `usage` and `total_cost_usd`; `claude --output-format stream-json
+//!    --verbose` (refused without `--verbose`, as Claude Code refuses it): the `system` `init`
+//!    event first, then the reply as an `assistant` message and the same result object; `codex
+//!    exec --json`: JSON lines with `item.completed` and `turn.completed` usage; `gemini
+//!    --output-format json`: the object with `response` and `stats`, errors as JSON on stderr;
+//!    `gemini --output-format stream-json`: `init` first, the reply as assistant `message`
+//!    deltas, then a `result` with `stats` (an error as a `result` whose `status` is `error`,
+//!    or as JSON on stderr when not signed in, before any event)), in plain text otherwise, or
+//!    badly where the behaviour says so (prose instead of JSON, `is_error: true` or
+//!    `turn.failed` with exit 0);
+//! 5. **works, stalls and loops as a streaming agent does**, where the behaviour says so: tool
+//!    calls reported in its stream as it goes ([`Behaviour::loops`]: the same command five
+//!    times, each failing, in the agent's own events), and silence ([`Behaviour::stalls`]: it
+//!    stops printing and waits until it is killed).
 //!
 //! # Choosing behaviours
 //!
@@ -139,6 +149,8 @@ pub struct Behaviour {
     error: Option<AgentError>,
     exit: Option<i32>,
     usage: Option<(u64, u64, f64)>,
+    loops: Option<String>,
+    stalls: bool,
 }
 
 impl Behaviour {
@@ -176,6 +188,23 @@ impl Behaviour {
     #[must_use]
     pub fn exit(mut self, code: i32) -> Self {
         self.exit = Some(code);
+        self
+    }
+
+    /// This behaviour, after its script, calling `command` five times in a row in its stream
+    /// (each call failing), then waiting until it is killed: a looping agent. In a stream
+    /// format only.
+    #[must_use]
+    pub fn loops(mut self, command: impl Into<String>) -> Self {
+        self.loops = Some(command.into());
+        self
+    }
+
+    /// This behaviour printing nothing after its first event (the stream's `init`; nothing at
+    /// all in the other formats) and waiting until it is killed: a stalled agent.
+    #[must_use]
+    pub fn stalls(mut self) -> Self {
+        self.stalls = true;
         self
     }
 
@@ -289,6 +318,12 @@ impl StandIns {
         if let Some((input, output, cost)) = behaviour.usage {
             write("usage", &format!("{input} {output} {cost}"));
         }
+        if let Some(command) = &behaviour.loops {
+            write("loops", command);
+        }
+        if behaviour.stalls {
+            write("stalls", "");
+        }
     }
 
     /// Every call of `agent` so far, in order.
@@ -377,12 +412,13 @@ json_text() { printf '%s' "$1" > "$STATE/log/$AGENT/.tmp"; json_file "$STATE/log
 const CLAUDE_ARGS: &str = r#"if [ "$1" = auth ] && [ "$2" = status ]; then
   echo '{"loggedIn": true, "authMethod": "claude.ai"}'; exit 0
 fi
-PRINT=0; FORMAT=text; PROMPT_ARG=""
+PRINT=0; FORMAT=text; PROMPT_ARG=""; VERBOSE=0
 while [ $# -gt 0 ]; do
   a="$1"; shift
   case "$a" in
     -p|--print) PRINT=1 ;;
-    --verbose|--dangerously-skip-permissions|--continue|-c) ;;
+    --verbose) VERBOSE=1 ;;
+    --dangerously-skip-permissions|--continue|-c) ;;
     --output-format) one_of "$1" text json stream-json || usage_error "error: option '--output-format <format>' argument '$1' is invalid. Allowed choices are text, json, stream-json." 1; FORMAT="$1"; shift ;;
     --permission-mode) one_of "$1" acceptEdits bypassPermissions default dontAsk plan auto || usage_error "error: option '--permission-mode <mode>' argument '$1' is invalid. Allowed choices are acceptEdits, bypassPermissions, default, dontAsk, plan, auto." 1
       [ "$1" = bypassPermissions ] && [ "$(id -u)" = 0 ] && usage_error "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons" 1
@@ -397,6 +433,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$PRINT" = 1 ] || usage_error "error: the stand-in only plays print mode (-p)" 1
+[ "$FORMAT" = stream-json ] && [ "$VERBOSE" = 0 ] && usage_error "Error: When using --print, --output-format=stream-json requires --verbose" 1
 PROMPT=$(cat)
 [ -n "$PROMPT$PROMPT_ARG" ] || usage_error "Error: Input must be provided either through stdin or as a prompt argument when using --print" 1
 "#;
@@ -466,9 +503,38 @@ for key in "$ROLE.$N" "$ROLE" default; do
 done
 REPLY_TO="$STATE/log/$AGENT/$CALLS.scripted-reply"; ERROR_TO="$STATE/log/$AGENT/$CALLS.scripted-error"
 export REPLY_TO ERROR_TO
+# A stream opens with its init event as the agent starts (Gemini CLI not signed in stops before).
+stream_init() {
+  case "$AGENT.$FORMAT" in
+    claude.stream-json) printf '{"type":"system","subtype":"init","cwd":%s,"session_id":"s","tools":["Task","Bash","Glob","Grep","Read","Edit","Write"],"model":"claude-opus-5-5","permissionMode":"default","apiKeySource":"none"}\n' "$(json_text "$PWD")" ;;
+    gemini.stream-json) printf '{"type":"init","timestamp":"2026-12-06T10:00:00.000Z","session_id":"s","model":"gemini-3.1-pro-preview"}\n' ;;
+  esac
+}
+INIT=0
+if ! { [ -n "$B" ] && { [ -f "$B/error" ] || [ -f "$B/prose" ]; }; }; then stream_init; INIT=1; fi
 if [ -n "$B" ] && [ -s "$B/script" ]; then
   sh "$B/script" || { echo "the behaviour's script failed" >&2; exit 1; }
 fi
+# A call of `$1` as tool call number `$2`, and its failed result, in the agent's own events.
+tool_call() {
+  case "$AGENT.$FORMAT" in
+    claude.stream-json)
+      printf '{"type":"assistant","message":{"id":"msg_%s","type":"message","role":"assistant","content":[{"type":"tool_use","id":"toolu_%s","name":"Bash","input":{"command":%s,"description":"Run it"}}]},"session_id":"s"}\n' "$2" "$2" "$(json_text "$1")"
+      printf '{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_%s","type":"tool_result","content":"Error: exit code 1","is_error":true}]},"session_id":"s"}\n' "$2" ;;
+    codex.json)
+      printf '{"type":"item.started","item":{"id":"item_%s","type":"command_execution","command":%s,"aggregated_output":"","exit_code":null,"status":"in_progress"}}\n' "$2" "$(json_text "bash -lc '$1'")"
+      printf '{"type":"item.completed","item":{"id":"item_%s","type":"command_execution","command":%s,"aggregated_output":"error\\n","exit_code":1,"status":"failed"}}\n' "$2" "$(json_text "bash -lc '$1'")" ;;
+    gemini.stream-json)
+      printf '{"type":"tool_use","timestamp":"2026-12-06T10:00:01.000Z","tool_name":"run_shell_command","tool_id":"call_%s","parameters":{"command":%s}}\n' "$2" "$(json_text "$1")"
+      printf '{"type":"tool_result","timestamp":"2026-12-06T10:00:02.000Z","tool_id":"call_%s","status":"error","output":"exit code 1"}\n' "$2" ;;
+  esac
+}
+if [ -n "$B" ] && [ -f "$B/loops" ]; then
+  [ "$AGENT" = codex ] && echo '{"type":"thread.started","thread_id":"0199a213-81c0-7800-8aa1-bbab2a035a53"}' && echo '{"type":"turn.started"}'
+  for i in 1 2 3 4 5; do tool_call "$(cat "$B/loops")" "$CALLS$i"; done
+  exec sleep 100000
+fi
+[ -n "$B" ] && [ -f "$B/stalls" ] && exec sleep 100000
 REPLY_FILE="$STATE/log/$AGENT/$CALLS.reply"
 if [ -s "$REPLY_TO" ]; then cp "$REPLY_TO" "$REPLY_FILE"
 elif [ -n "$B" ] && [ -f "$B/reply" ]; then cp "$B/reply" "$REPLY_FILE"
@@ -492,6 +558,24 @@ if [ "$FORMAT" = text ]; then
   if [ -n "$ERROR" ]; then printf '%s\n' "$ERROR" >&2; else cat "$REPLY_FILE"; fi
   exit "$EXIT"
 fi
+case "$AGENT.$FORMAT" in
+  gemini.stream-json) ;;
+  *.stream-json) [ "$INIT" = 1 ] || stream_init ;;
+esac
+[ "$AGENT.$FORMAT" = claude.stream-json ] && [ -z "$ERROR" ] && printf '{"type":"assistant","message":{"id":"msg_r","type":"message","role":"assistant","content":[{"type":"text","text":%s}]},"session_id":"s"}\n' "$(json_file "$REPLY_FILE")"
+case "$AGENT.$FORMAT" in
+  gemini.stream-json)
+    if [ -n "$ERROR" ] && [ "$EXIT" = 41 ]; then
+      printf '{\n  "session_id": "s",\n  "error": {\n    "type": "Error",\n    "message": %s,\n    "code": 41\n  }\n}\n' "$(json_text "$ERROR")" >&2
+    elif [ -n "$ERROR" ]; then
+      [ "$INIT" = 1 ] || stream_init
+      printf '{"type":"result","timestamp":"2026-12-06T10:00:05.000Z","status":"error","error":{"type":"Error","message":%s},"stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":300,"tool_calls":0}}\n' "$(json_text "$ERROR")"
+    else
+      printf '{"type":"message","timestamp":"2026-12-06T10:00:04.000Z","role":"assistant","content":%s,"delta":true}\n' "$(json_file "$REPLY_FILE")"
+      printf '{"type":"result","timestamp":"2026-12-06T10:00:05.000Z","status":"success","stats":{"total_tokens":%s,"input_tokens":%s,"output_tokens":%s,"cached":0,"input":%s,"duration_ms":1200,"tool_calls":0}}\n' "$(( IN + OUT ))" "$IN" "$OUT" "$IN"
+    fi
+    exit "$EXIT" ;;
+esac
 case "$AGENT" in
   claude)
     if [ -n "$ERROR" ]; then

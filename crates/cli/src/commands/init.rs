@@ -98,6 +98,10 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # without a network) before it counts as an outage of its seat, which then pauses with probes.
 # outage_wait = "2m"
 
+# How long an agent turn may print nothing before it is ended as stalled (its processes killed);
+# the request runs again once, a second stall fails the story. "0": never.
+# stall_timeout = "10m"
+
 # Keep a story's worktree after it merged (by default it is removed; its branch always stays).
 # keep_worktrees = false
 

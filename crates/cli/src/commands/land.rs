@@ -301,6 +301,30 @@ fn line(event: &Event, quiet: bool, verbose: bool) -> Option<String> {
         Event::RunNote { message } | Event::Note { message, .. } => {
             Some(format!("land: {message}\n"))
         }
+        Event::TurnStalled {
+            role,
+            silent_secs,
+            again,
+            ..
+        } => Some(format!(
+            "land: {role} turn printed nothing for {silent_secs}s; ended as stalled{}\n",
+            if *again { ", running it again" } else { "" }
+        )),
+        Event::TurnLooping {
+            role,
+            tool,
+            times,
+            again,
+            ..
+        } => Some(format!(
+            "land: {role} turn called `{tool}` with the same input {times} times in a row; ended \
+             as looping{}\n",
+            if *again {
+                ", running it again with a note"
+            } else {
+                ""
+            }
+        )),
         _ => None,
     }
 }

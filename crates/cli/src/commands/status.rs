@@ -40,6 +40,10 @@ struct StatusJson {
     /// out when there are none (no run going, or no seat paused).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     paused: Vec<PausedJson>,
+    /// What the agents of the running run are doing, per its events (the last tool call of each
+    /// story's turn still going, from a preset that streams); left out when there is nothing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    doing: Vec<DoingJson>,
     /// Where and by which commit `epic land` landed the epic, per its report; left out until
     /// it landed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -79,6 +83,23 @@ impl fmt::Display for PausedJson {
     }
 }
 
+/// What one story's agent is doing, in [`StatusJson`].
+#[derive(Debug, Clone, Serialize)]
+struct DoingJson {
+    /// The story.
+    story: String,
+    /// The turn's role (`coder`, `judge`, …).
+    role: String,
+    /// What it does: ``running `cargo test` ``, `editing src/lib.rs`.
+    doing: String,
+}
+
+impl fmt::Display for DoingJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "story {}: {} {}", self.story, self.role, self.doing)
+    }
+}
+
 /// One story in [`StatusJson`].
 #[derive(Debug, Serialize)]
 struct StoryJson {
@@ -99,6 +120,12 @@ struct StoryJson {
     /// (`{"commit","evidence":[{"path","provides"}]}`). Left out otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     in_place: Option<epic_report::InPlace>,
+    /// How many of its turns epic ended as stalled, per the last report; left out when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    stalled_turns: u32,
+    /// How many of its turns epic ended as looping, per the last report; left out when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    looping_turns: u32,
     /// How many times its merge was red on the epic head and it went back to its coder
     /// (`--merge-revisions`), per its revisions file (so while a run goes on too). Left out when
     /// never.
@@ -106,12 +133,13 @@ struct StoryJson {
     merge_revisions: u32,
 }
 
+/// Whether a count is zero (left out of the JSON).
 #[expect(
     clippy::trivially_copy_pass_by_ref,
     reason = "serde's `skip_serializing_if` passes a reference"
 )]
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+fn is_zero(count: &u32) -> bool {
+    *count == 0
 }
 
 /// The last report's totals in [`StatusJson`].
@@ -259,11 +287,17 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
             .map_err(|error| CommandError::new(Kind::Repository, error))?
             .count();
     }
+    let (paused, doing) = if running {
+        live(dir)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     Ok(StatusJson {
         epic_id: dir.epic_id().to_owned(),
         running,
         holder,
-        paused: if running { paused(dir) } else { Vec::new() },
+        paused,
+        doing,
         stories,
         landed: report
             .as_ref()
@@ -281,19 +315,26 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
     })
 }
 
-/// The seats paused now by the run going on: its events since its `run_started`, each seat's
-/// last `seat_paused` not followed by a `seat_resumed`, until a time still to come. An events
-/// log that cannot be read shows no pause.
-fn paused(dir: &EpicDir) -> Vec<PausedJson> {
+/// What the run going on is at, from its events since its `run_started`: the seats paused now
+/// (each seat's last `seat_paused` not followed by a `seat_resumed`, until a time still to
+/// come), and what each story's agent is doing (its last `turn_activity` not followed by the
+/// end of its turn or of the story). An events log that cannot be read shows neither.
+fn live(dir: &EpicDir) -> (Vec<PausedJson>, Vec<DoingJson>) {
     use std::io::BufRead as _;
     let Ok(file) = std::fs::File::open(dir.events()) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
     let mut seats: std::collections::BTreeMap<String, PausedJson> =
         std::collections::BTreeMap::new();
+    let mut doing: std::collections::BTreeMap<String, DoingJson> =
+        std::collections::BTreeMap::new();
     for line in std::io::BufReader::new(file).lines().map_while(Result::ok) {
         // Most lines are other events: parse only these.
-        if !(line.contains("\"seat_") || line.contains("\"run_started\"")) {
+        if !(line.contains("\"seat_")
+            || line.contains("\"run_started\"")
+            || line.contains("\"turn_")
+            || line.contains("\"story_"))
+        {
             continue;
         }
         let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
@@ -301,7 +342,26 @@ fn paused(dir: &EpicDir) -> Vec<PausedJson> {
         };
         let text = |key: &str| event[key].as_str().unwrap_or_default().to_owned();
         match event["kind"].as_str() {
-            Some("run_started") => seats.clear(),
+            Some("run_started") => {
+                seats.clear();
+                doing.clear();
+            }
+            Some("turn_activity") => {
+                doing.insert(
+                    text("story"),
+                    DoingJson {
+                        story: text("story"),
+                        role: text("role"),
+                        doing: text("doing"),
+                    },
+                );
+            }
+            Some(
+                "turn_ended" | "turn_stalled" | "turn_looping" | "story_merged" | "story_failed"
+                | "story_skipped",
+            ) => {
+                doing.remove(&text("story"));
+            }
             Some("seat_paused") => {
                 seats.insert(
                     text("seat"),
@@ -321,7 +381,7 @@ fn paused(dir: &EpicDir) -> Vec<PausedJson> {
         }
     }
     let now = jiff::Timestamp::now();
-    seats
+    let paused = seats
         .into_values()
         .filter(|pause| {
             pause
@@ -329,7 +389,8 @@ fn paused(dir: &EpicDir) -> Vec<PausedJson> {
                 .parse::<jiff::Timestamp>()
                 .is_ok_and(|until| until > now)
         })
-        .collect()
+        .collect();
+    (paused, doing.into_values().collect())
 }
 
 fn story(
@@ -355,6 +416,8 @@ fn story(
         reason: outcome.and_then(|outcome| outcome.reason.clone()),
         in_place: outcome.and_then(|outcome| outcome.in_place.clone()),
         merge_revisions: 0,
+        stalled_turns: outcome.map_or(0, |outcome| outcome.stalled_turns),
+        looping_turns: outcome.map_or(0, |outcome| outcome.looping_turns),
     }
 }
 
@@ -369,21 +432,7 @@ fn outcome_name(status: epic_report::OutcomeStatus) -> &'static str {
 /// One line on the run, a table of the stories, reasons, and (unless `-q`) totals.
 fn text(status: &StatusJson, out: Output) -> String {
     render(|w| {
-        let epic = &status.epic_id;
-        match (&status.holder, status.running) {
-            (Some(holder), _) => writeln!(w, "epic {epic}: running, {holder}")?,
-            (None, true) => writeln!(
-                w,
-                "epic {epic}: running (its process has not recorded who it is)"
-            )?,
-            (None, false) => writeln!(w, "epic {epic}: not running")?,
-        }
-        if let Some(landed) = &status.landed {
-            writeln!(w, "landed on `{}` ({})", landed.target, landed.commit)?;
-        }
-        for pause in &status.paused {
-            writeln!(w, "{pause}")?;
-        }
+        header_text(w, status)?;
         if status.stories.is_empty() {
             writeln!(w, "\nno story has started yet")?;
             return Ok(());
@@ -425,6 +474,7 @@ fn text(status: &StatusJson, out: Output) -> String {
                 writeln!(w, "{}: {}", story.id, one_line(reason))?;
             }
         }
+        ended_turns_text(w, status)?;
         in_place_text(w, status)?;
         revisions_text(w, status)?;
         if out.verbose() > 0 {
@@ -461,8 +511,8 @@ fn text(status: &StatusJson, out: Output) -> String {
             if let Some(report) = &status.report {
                 writeln!(
                     w,
-                    "last report: {} done, {} failed, {} skipped on {} (`epic report {epic}` prints it)",
-                    report.done, report.failed, report.skipped, report.epic_branch
+                    "last report: {} done, {} failed, {} skipped on {} (`epic report {}` prints it)",
+                    report.done, report.failed, report.skipped, report.epic_branch, status.epic_id
                 )?;
             }
         }
@@ -487,6 +537,71 @@ fn revisions_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
         "\nmerge revisions (red on the epic head, back to the coder): {}",
         revised.join(", ")
     )
+}
+
+/// The stories some of whose turns epic ended as stalled or looping, per the last report;
+/// nothing when there are none.
+fn ended_turns_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
+    let ended: Vec<&StoryJson> = status
+        .stories
+        .iter()
+        .filter(|story| story.stalled_turns > 0 || story.looping_turns > 0)
+        .collect();
+    if ended.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "
+turns ended by epic (stalled: printed nothing for --stall-timeout; looping: the same \
+         tool call five times in a row):"
+    )?;
+    for story in ended {
+        let mut parts = Vec::new();
+        if story.stalled_turns > 0 {
+            parts.push(format!(
+                "{} stalled",
+                count(widen(story.stalled_turns), "turn", "turns")
+            ));
+        }
+        if story.looping_turns > 0 {
+            parts.push(format!(
+                "{} looping",
+                count(widen(story.looping_turns), "turn", "turns")
+            ));
+        }
+        writeln!(w, "{}: {}", story.id, parts.join(", "))?;
+    }
+    Ok(())
+}
+
+/// Whether a run is going on (and whose), where the epic landed, the seats paused and what the
+/// agents are doing.
+fn header_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
+    let epic = &status.epic_id;
+    match (&status.holder, status.running) {
+        (Some(holder), _) => writeln!(w, "epic {epic}: running, {holder}")?,
+        (None, true) => writeln!(
+            w,
+            "epic {epic}: running (its process has not recorded who it is)"
+        )?,
+        (None, false) => writeln!(w, "epic {epic}: not running")?,
+    }
+    if let Some(landed) = &status.landed {
+        writeln!(w, "landed on `{}` ({})", landed.target, landed.commit)?;
+    }
+    for pause in &status.paused {
+        writeln!(w, "{pause}")?;
+    }
+    for doing in &status.doing {
+        writeln!(w, "{doing}")?;
+    }
+    Ok(())
+}
+
+/// A count as `count` takes it.
+fn widen(n: u32) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
 }
 
 /// The stories done with nothing merged because their work was already on the epic branch,

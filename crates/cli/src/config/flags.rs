@@ -38,7 +38,7 @@ pub(crate) struct ForLanding;
 
 impl ForLanding {
     /// The keys, in [`keys`](super::keys) order.
-    pub(crate) const KEYS: [&'static str; 15] = [
+    pub(crate) const KEYS: [&'static str; 16] = [
         "epic_branch",
         "coder",
         "gate",
@@ -53,6 +53,7 @@ impl ForLanding {
         "max_wait",
         "rules",
         "outage_wait",
+        "stall_timeout",
         "prices",
     ];
 }

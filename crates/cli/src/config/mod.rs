@@ -35,5 +35,6 @@ pub(crate) use options::{FILE_NAME, RunOptions, keys};
 pub(crate) use resolve::{LastRun, Resolved, exposed, merged, resolve, resolve_rerun, user_home};
 pub(crate) use rules::house_rules;
 pub(crate) use values::{
-    Count, Dollars, GateJunit, NonBlank, PriceOverride, Reruns, SeatSpec, Seconds, StorePath, Wait,
+    Count, Dollars, GateJunit, NonBlank, PriceOverride, Reruns, SeatSpec, Seconds, Silence,
+    StorePath, Wait,
 };

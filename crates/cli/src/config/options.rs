@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ConfigError, Count, Dollars, GateJunit, NonBlank, ParseError, PriceOverride, Reruns, SeatSpec,
-    Seconds, StorePath, Wait,
+    Seconds, Silence, StorePath, Wait,
 };
 
 /// The config file's name, at the repository root.
@@ -304,6 +304,13 @@ pub(crate) struct RunOptions {
     /// `max_wait`.
     #[arg(long, value_name = "DURATION")]
     pub(crate) outage_wait: Option<Wait>,
+    /// How long an agent turn may print nothing, on its standard output or standard error,
+    /// before it is ended as stalled (its process group killed, as at `turn_timeout`): the
+    /// request then runs again once, and a second stall fails the story. Every preset streams
+    /// its events as it works, so silence means a wedged tool or a model that stopped
+    /// answering. `0`: never; else whole seconds, or with units like `max_wait`.
+    #[arg(long, value_name = "DURATION")]
+    pub(crate) stall_timeout: Option<Silence>,
 
     /// Check each seat before the first story, without spending a token: its program is
     /// installed and, for `claude`, `codex` and `gemini`, signed in (an API key or token in the
@@ -409,6 +416,7 @@ impl RunOptions {
             rules: Some(Vec::new()),
             max_wait: Wait::new(config.max_wait),
             outage_wait: Wait::new(config.outage_wait),
+            stall_timeout: Silence::new(config.stall_timeout),
             worktrees: Some(config.worktrees),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
@@ -650,6 +658,7 @@ mod tests {
         assert!(config.preflight);
         assert_eq!(config.max_wait, Duration::from_hours(6));
         assert_eq!(config.outage_wait, Duration::from_mins(2));
+        assert_eq!(config.stall_timeout, Duration::from_mins(10));
         assert_eq!(config.worktrees, WorktreeMode::Warm);
         assert_eq!(config.prices, epic_report::PriceTable::default());
         // What `epic config` shows: every default, from the executor's.
@@ -684,6 +693,7 @@ mod tests {
                 preflight: Some(true),
                 max_wait: Wait::new(Duration::from_hours(6)),
                 outage_wait: Wait::new(Duration::from_mins(2)),
+                stall_timeout: Silence::new(Duration::from_mins(10)),
                 prices: Some(BTreeMap::new()),
                 ..RunOptions::default()
             }
@@ -771,7 +781,7 @@ mod tests {
                 switches += 1;
             }
         }
-        assert_eq!((valued, switches), (17, 4));
+        assert_eq!((valued, switches), (18, 4));
     }
 
     #[test]
@@ -812,6 +822,7 @@ mod tests {
                 "rules",
                 "worktrees",
                 "outage_wait",
+                "stall_timeout",
                 "preflight",
                 "prices",
             ]
@@ -867,6 +878,7 @@ mod tests {
         assert!(!config.preflight);
         assert_eq!(config.max_wait, Duration::from_mins(90));
         assert_eq!(config.outage_wait, Duration::from_secs(45));
+        assert_eq!(config.stall_timeout, Duration::ZERO);
         assert_eq!(config.worktrees, WorktreeMode::Fresh);
         let prices = config.prices;
         assert_eq!(

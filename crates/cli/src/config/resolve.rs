@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     Count, FILE_NAME, GateJunit, NonBlank, PriceOverride, Reruns, RunOptions, SeatSpec, Seconds,
-    Wait,
+    Silence, Wait,
 };
 use crate::error::{CommandError, Kind};
 
@@ -385,6 +385,8 @@ impl Resolved {
             &mut config.outage_wait,
             options.outage_wait.map(Wait::duration),
         );
+        let stall_timeout = options.stall_timeout.map(Silence::duration);
+        set(&mut config.stall_timeout, stall_timeout);
         set(&mut config.worktrees, options.worktrees);
         config.prices = config.prices.clone().merge(self.price_overrides());
         config

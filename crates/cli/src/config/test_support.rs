@@ -60,6 +60,7 @@ worktrees = "fresh"
 preflight = false
 max_wait = "1h30m"
 outage_wait = "45s"
+stall_timeout = "0"
 
 [prices]
 aider = { input = 0.5, output = 1.5 }

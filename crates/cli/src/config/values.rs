@@ -1,4 +1,4 @@
-//! The value types of the run options ([`Count`], [`Reruns`], [`GateJunit`], [`Seconds`], [`Wait`], [`Dollars`],
+//! The value types of the run options ([`Count`], [`Reruns`], [`GateJunit`], [`Seconds`], [`Wait`], [`Silence`], [`Dollars`],
 //! [`SeatSpec`], [`NonBlank`], [`StorePath`], [`PriceOverride`]): each checks itself the same way
 //! from a flag (`FromStr`) and from `epic.toml` (serde), so a value is refused for the same reason
 //! and in the same words wherever it is written; each has its JSON Schema.
@@ -448,6 +448,73 @@ impl JsonSchema for Wait {
     }
 }
 
+/// How long an agent turn may print nothing (`--stall-timeout`): `0`, never ended for silence, or
+/// a duration as [`Wait`] takes it; written back as `0` or as [`Wait`] writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub(crate) struct Silence(Option<Wait>);
+
+impl Silence {
+    /// `duration`, if it is zero (off) or a [`Wait`].
+    pub(crate) fn new(duration: Duration) -> Option<Self> {
+        if duration.is_zero() {
+            return Some(Self(None));
+        }
+        Wait::new(duration).map(|wait| Self(Some(wait)))
+    }
+
+    /// The silence; zero when off.
+    pub(crate) fn duration(self) -> Duration {
+        self.0.map_or(Duration::ZERO, Wait::duration)
+    }
+}
+
+impl FromStr for Silence {
+    type Err = ValueError;
+
+    fn from_str(text: &str) -> Result<Self, ValueError> {
+        if text.trim() == "0" {
+            return Ok(Self(None));
+        }
+        text.parse::<Wait>()
+            .map(|wait| Self(Some(wait)))
+            .map_err(|_| {
+                ValueError(format!(
+                    "expected `0` (off) or a duration such as `10m`, `90s`, `1h30m` or whole \
+                 seconds, from 1 second to 30 days, not `{text}`"
+                ))
+            })
+    }
+}
+
+impl TryFrom<String> for Silence {
+    type Error = ValueError;
+
+    fn try_from(text: String) -> Result<Self, ValueError> {
+        text.parse()
+    }
+}
+
+impl From<Silence> for String {
+    fn from(silence: Silence) -> Self {
+        silence.0.map_or_else(|| "0".to_owned(), String::from)
+    }
+}
+
+impl JsonSchema for Silence {
+    fn schema_name() -> Cow<'static, str> {
+        "Silence".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^([0-9]+|([0-9]+[smhd])+)$",
+            "description": "`0` (off), or whole seconds, or numbers with units s, m, h, d (`10m`, `90s`, `1h30m`), from 1 second to 30 days"
+        })
+    }
+}
+
 /// A string with something other than whitespace in it (a revision, a branch, a command).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
@@ -757,6 +824,25 @@ mod tests {
         assert_eq!(
             String::from(Wait::new(Duration::from_hours(6)).unwrap()),
             "6h"
+        );
+    }
+
+    #[test]
+    fn a_stall_timeout_is_zero_or_a_wait() {
+        let silence = |text: &str| text.parse::<Silence>().map(Silence::duration);
+        assert_eq!(silence("0"), Ok(Duration::ZERO));
+        assert_eq!(silence("10m"), Ok(Duration::from_mins(10)));
+        assert_eq!(silence("5s"), Ok(Duration::from_secs(5)));
+        let refused = silence("soon").unwrap_err().to_string();
+        assert!(
+            refused.contains("expected `0` (off) or a duration"),
+            "{refused}"
+        );
+        assert!(silence("31d").is_err() && silence("").is_err());
+        assert_eq!(String::from(Silence::new(Duration::ZERO).unwrap()), "0");
+        assert_eq!(
+            String::from(Silence::new(Duration::from_mins(10)).unwrap()),
+            "10m"
         );
     }
 

@@ -263,6 +263,7 @@ fn the_schema_describes_every_key() {
         "sandbox",
         "schedule",
         "setup",
+        "stall_timeout",
         "test_pattern",
         "turn_timeout",
         "verifier",

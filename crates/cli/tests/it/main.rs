@@ -38,6 +38,7 @@ mod rerun_options;
 mod run;
 mod sandbox;
 mod schema;
+mod stalls;
 mod stand_ins;
 mod status;
 mod usage;

@@ -330,8 +330,9 @@ fn the_stand_ins_answer_in_each_format_and_fail_as_the_agents_do() {
             agents.set(agent, "coder", &Behaviour::fails(error.clone()));
             let output = agents.call(agent, args, "Say hi.", repo.path());
             assert_ne!(output.status.code(), Some(0), "{agent} {error:?}");
-            // Claude Code and Codex report on stdout, Gemini CLI on stderr; all as JSON.
-            let (stream, other) = if agent == "gemini" {
+            // Claude Code and Codex report on stdout, as Gemini CLI does in its stream but when
+            // not signed in (on stderr, before any event); all as JSON.
+            let (stream, other) = if agent == "gemini" && *error == AgentError::NotLoggedIn {
                 (&output.stderr, &output.stdout)
             } else {
                 (&output.stdout, &output.stderr)

@@ -266,3 +266,35 @@ fn with_the_plan_every_story_is_listed_in_plan_order() {
     assert_eq!(run.json()["running"], false);
     drop(epic);
 }
+
+#[test]
+fn what_each_agent_of_the_running_run_is_doing() {
+    let (repo, epic) = checkout();
+    // This test process plays the run: it holds the lock and wrote these events.
+    let _lock = EpicLock::acquire(&epic).unwrap();
+    let lines = [
+        r#"{"at":"2026-12-01T09:00:00.000Z","kind":"turn_activity","story":"cart","role":"coder","turn":1,"tool":"Bash","doing":"running `make`"}"#,
+        r#"{"at":"2026-12-01T10:00:00.000Z","kind":"run_started","epic":"checkout","epic_branch":"epic/checkout","stories":3,"concurrency":2,"epic_worktree":"/w"}"#,
+        r#"{"at":"2026-12-01T10:00:01.000Z","kind":"turn_activity","story":"cart","role":"coder","turn":2,"tool":"Bash","doing":"running `cargo test`"}"#,
+        r#"{"at":"2026-12-01T10:00:02.000Z","kind":"turn_activity","story":"payments","role":"coder","turn":2,"tool":"Edit","doing":"editing src/pay.rs"}"#,
+        r#"{"at":"2026-12-01T10:00:03.000Z","kind":"turn_activity","story":"payments","role":"judge","turn":3,"tool":"Read","doing":"reading src/pay.rs"}"#,
+        r#"{"at":"2026-12-01T10:00:04.000Z","kind":"turn_ended","story":"payments","role":"judge","turn":3,"ok":true,"estimated_tokens":10}"#,
+        r#"{"at":"2026-12-01T10:00:05.000Z","kind":"turn_activity","story":"cart","role":"coder","turn":2,"tool":"Edit","doing":"editing src/cart.rs"}"#,
+    ];
+    std::fs::write(epic.events(), lines.join("\n") + "\n").unwrap();
+    let run = repo.run(&["status"]);
+    run.assert_code(0);
+    // The last step of each turn still going; none of a turn that ended, or of an earlier run.
+    assert!(
+        run.stdout
+            .contains("\nstory cart: coder editing src/cart.rs\n"),
+        "{run}"
+    );
+    assert!(!run.stdout.contains("payments: judge"), "{run}");
+    assert!(!run.stdout.contains("make"), "{run}");
+    let status = repo.run(&["status", "--format", "json"]).json();
+    assert_eq!(
+        status["doing"],
+        json!([{"story": "cart", "role": "coder", "doing": "editing src/cart.rs"}])
+    );
+}

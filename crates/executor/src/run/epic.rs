@@ -137,12 +137,15 @@ pub async fn run_epic(
         config.budget_usd,
         history.previous().map_or(0.0, EpicReport::spent_usd),
     ));
-    let pauses = Arc::new(SeatPauses::new(
-        config.max_wait,
-        config.outage_wait,
-        Arc::clone(&events),
-        config.clock.clone(),
-    ));
+    let pauses = Arc::new(
+        SeatPauses::new(
+            config.max_wait,
+            config.outage_wait,
+            Arc::clone(&events),
+            config.clock.clone(),
+        )
+        .with_stall_timeout(config.stall_timeout),
+    );
     let tasks = tasks
         .with_guard(Arc::clone(&guard))
         .with_budget(Arc::clone(&budget))

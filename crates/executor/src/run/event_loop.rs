@@ -456,15 +456,18 @@ impl Loop {
     }
 
     /// The outcome of story `index` as `end` leaves it, before its ending says how it ended:
-    /// its times, its run, its flaky gates, its merge revisions, its usage (`totals`) and its branch.
+    /// its times, its run, its flaky gates and ended turns, its merge revisions, its usage (`totals`)
+    /// and its branch.
     fn outcome_of(&self, index: usize, end: &StoryEnd, totals: &UsageTotals) -> StoryOutcome {
         let story = &self.plan.plan().stories[index];
+        let troubles = self.flakes.take(&story.id);
         let mut outcome = StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Done)
             .started(end.started_at)
             .finished(end.finished_at)
             .in_run(self.history.number())
-            .with_flaky_gates(self.flakes.take(&story.id))
-            .with_inherited_tests(self.flakes.take_inherited(&story.id))
+            .with_inherited_tests(troubles.inherited_tests())
+            .with_flaky_gates(troubles.flaky_gates)
+            .with_ended_turns(troubles.stalled_turns, troubles.looping_turns)
             .with_merge_revisions(end.revisions);
         if totals.turns > 0 {
             outcome = outcome.with_usage(totals);

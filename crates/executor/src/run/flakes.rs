@@ -1,8 +1,8 @@
-//! The flaky gates and inherited failing tests of a run's stories, gathered from the
-//! `gate_flaky` and `gate_tests` events as they pass, for the report: each story's outcome
-//! names the gate commands that were red, then green when run again
-//! ([`epic_report::FlakyGate`]), and the failing tests it was not charged with
-//! ([`epic_report::InheritedTests`]).
+//! What the report tells of each story's troubles, gathered from the events as they pass: the
+//! gate commands that were red, then green when run again (`gate_flaky`,
+//! [`epic_report::FlakyGate`]), the failing tests it was not charged with (`gate_tests`,
+//! [`epic_report::InheritedTests`]), and the turns epic ended as stalled or looping
+//! (`turn_stalled`, `turn_looping`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,74 +12,90 @@ use epic_report::{FlakyGate, InheritedTests};
 use crate::event::{Event, EventSink};
 use crate::gate_tests::Inherited;
 
-/// The flaky gates seen so far, by story (and the inherited tests, beside them).
+/// What the report tells of one story's troubles so far.
+#[derive(Debug, Default)]
+pub(super) struct Troubles {
+    /// Its flaky gates, in order.
+    pub(super) flaky_gates: Vec<FlakyGate>,
+    /// The failing tests it inherited, by command (each test once however many runs named it).
+    inherited: Inherited,
+    /// Its turns ended as stalled.
+    pub(super) stalled_turns: u32,
+    /// Its turns ended as looping.
+    pub(super) looping_turns: u32,
+}
+
+impl Troubles {
+    /// The failing tests it inherited, by command.
+    pub(super) fn inherited_tests(&self) -> Vec<InheritedTests> {
+        self.inherited
+            .iter()
+            .map(|(command, tests)| InheritedTests::new(command, tests.iter().cloned().collect()))
+            .collect()
+    }
+}
+
+/// The troubles seen so far, by story.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Flakes(
-    Arc<Mutex<BTreeMap<String, Vec<FlakyGate>>>>,
-    Arc<Mutex<BTreeMap<String, Inherited>>>,
-);
+pub(super) struct Flakes(Arc<Mutex<BTreeMap<String, Troubles>>>);
 
 impl Flakes {
-    /// `events`, noting each `gate_flaky` of a story on its way through.
+    /// `events`, noting each `gate_flaky`, `gate_tests`, `turn_stalled` and `turn_looping` of a
+    /// story on its way through.
     pub(super) fn recording(&self, events: EventSink) -> EventSink {
         let flakes = Arc::clone(&self.0);
-        let inherited = Arc::clone(&self.1);
         Arc::new(move |event: Event| {
-            if let Event::GateTests {
-                story: Some(story),
-                command,
-                inherited: tests,
-                ..
-            } = &event
-                && !tests.is_empty()
-            {
-                inherited
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .entry(story.clone())
-                    .or_default()
-                    .entry(command.clone())
-                    .or_default()
-                    .extend(tests.iter().cloned());
-            }
-            if let Event::GateFlaky {
-                story: Some(story),
-                command,
-                runs,
-                status,
-                output,
-            } = &event
-            {
-                flakes
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .entry(story.clone())
-                    .or_default()
-                    .push(FlakyGate::new(command, *runs, status, output));
+            let note = |story: &str, note: &dyn Fn(&mut Troubles)| {
+                note(
+                    flakes
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .entry(story.to_owned())
+                        .or_default(),
+                );
+            };
+            match &event {
+                Event::GateFlaky {
+                    story: Some(story),
+                    command,
+                    runs,
+                    status,
+                    output,
+                } => note(story, &|troubles| {
+                    troubles
+                        .flaky_gates
+                        .push(FlakyGate::new(command, *runs, status, output));
+                }),
+                Event::GateTests {
+                    story: Some(story),
+                    command,
+                    inherited: tests,
+                    ..
+                } if !tests.is_empty() => note(story, &|troubles| {
+                    troubles
+                        .inherited
+                        .entry(command.clone())
+                        .or_default()
+                        .extend(tests.iter().cloned());
+                }),
+                Event::TurnStalled { story, .. } => {
+                    note(story, &|troubles| troubles.stalled_turns += 1);
+                }
+                Event::TurnLooping { story, .. } => {
+                    note(story, &|troubles| troubles.looping_turns += 1);
+                }
+                _ => {}
             }
             events(event);
         })
     }
 
-    /// The flaky gates of `story`, in the order they happened; none are kept after.
-    pub(super) fn take(&self, story: &str) -> Vec<FlakyGate> {
+    /// The troubles of `story`, flaky gates in the order they happened; none are kept after.
+    pub(super) fn take(&self, story: &str) -> Troubles {
         self.0
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(story)
             .unwrap_or_default()
-    }
-
-    /// The failing tests `story` inherited, by command (each test once however many runs named
-    /// it); none are kept after.
-    pub(super) fn take_inherited(&self, story: &str) -> Vec<InheritedTests> {
-        self.1
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(story)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(command, tests)| InheritedTests::new(command, tests.into_iter().collect()))
-            .collect()
     }
 }

@@ -14,7 +14,8 @@ mod recover;
 mod report;
 
 pub use crate::config::{
-    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, RunConfig, RunError, RunOutcome, WorktreeMode,
+    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, RunConfig, RunError, RunOutcome,
+    WorktreeMode,
 };
 pub use epic::run_epic;
 pub use epic_branch::prepare_epic_worktree;

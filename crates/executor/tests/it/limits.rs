@@ -46,6 +46,8 @@ async fn a_usage_limit_pauses_the_seat_and_the_turn_runs_again_after_the_reset()
     let manual = ManualClock::new(start());
     let mut config = ep.config();
     config.clock = manual.clock();
+    // The clock jumps minutes and hours here: no turn is watched for silence on it.
+    config.stall_timeout = Duration::ZERO;
     let events = Events::default();
     let again = ep.fx.root.join("again");
     let plan = plan(&[("a", &[]), ("b", &[])]);
@@ -112,6 +114,7 @@ async fn a_pause_past_max_wait_stops_the_run_as_an_interrupt_and_a_rerun_resumes
     config.concurrency = 1;
     config.max_wait = Duration::from_hours(1);
     config.clock = ManualClock::new(start()).clock();
+    config.stall_timeout = Duration::ZERO;
     let plan = plan(&[("a", &[]), ("b", &[])]);
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");
@@ -201,10 +204,11 @@ fi
 /// The test's end of the [`RECONNECTING`] agent's pipe, open for as long as the test runs: a
 /// line written is the agent's cue, and neither side's open nor a write ever waits on the other
 /// (an agent gone leaves the line unread).
-struct Ticks(std::fs::File);
+pub(crate) struct Ticks(std::fs::File);
 
 impl Ticks {
-    fn new(ep: &EpicFixture) -> Self {
+    /// Makes the pipe `$ROOT/tick` and opens the test's end.
+    pub(crate) fn new(ep: &EpicFixture) -> Self {
         let path = ep.fx.root.join("tick");
         let made = std::process::Command::new("mkfifo")
             .arg(&path)
@@ -220,7 +224,8 @@ impl Ticks {
         Self(file)
     }
 
-    fn tick(&mut self) {
+    /// Writes one line: the agent's next cue.
+    pub(crate) fn tick(&mut self) {
         std::io::Write::write_all(&mut self.0, b"\n").expect("write to the agent's pipe");
     }
 }
@@ -273,6 +278,8 @@ async fn an_agent_that_only_reconnects_is_an_outage_not_a_turn_that_burns_its_de
     config.concurrency = 1;
     config.turn_timeout = Duration::from_mins(5);
     config.clock = manual.clock();
+    // The clock jumps minutes and hours here: no turn is watched for silence on it.
+    config.stall_timeout = Duration::ZERO;
     // Shorter than the first probe's wait (30 s): the outage stops the run at once.
     config.max_wait = Duration::from_secs(10);
     let events = Events::default();
@@ -308,6 +315,8 @@ async fn an_outage_pauses_its_seat_until_a_probe_and_a_probe_that_works_ends_it(
     let mut config = ep.config();
     config.concurrency = 1;
     config.clock = manual.clock();
+    // The clock jumps minutes and hours here: no turn is watched for silence on it.
+    config.stall_timeout = Duration::ZERO;
     let events = Events::default();
     let first_probe = start() + Duration::from_mins(2) + Duration::from_secs(30);
     let plan = plan(&[("a", &[])]);

@@ -39,6 +39,7 @@ mod review;
 mod sandbox;
 mod script;
 mod seats;
+mod stalls;
 mod support;
 mod warm;
 mod weakened_tests;

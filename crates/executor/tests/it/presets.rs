@@ -16,7 +16,7 @@ use crate::support::{Fixture, plan};
 const EXPECTED: &[(Preset, &str, bool)] = &[
     (
         Preset::Claude,
-        "-p --output-format json --permission-mode acceptEdits --allowedTools Bash",
+        "-p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash",
         true,
     ),
     (
@@ -26,7 +26,7 @@ const EXPECTED: &[(Preset, &str, bool)] = &[
     ),
     (
         Preset::Gemini,
-        "--skip-trust --approval-mode yolo --output-format json --prompt Carry out the request above.",
+        "--skip-trust --approval-mode yolo --output-format stream-json --prompt Carry out the request above.",
         true,
     ),
     (
@@ -94,6 +94,7 @@ async fn every_preset_is_called_as_its_cli_must_be() {
                 deadline: tokio::time::Instant::now() + Duration::from_secs(20),
                 cancel: CancellationToken::new(),
                 sandbox: Sandbox::off(),
+                watchdog: None,
             },
         };
         let reply = seat
@@ -112,13 +113,13 @@ async fn every_preset_is_called_as_its_cli_must_be() {
 const EXPECTED_ARCHITECT: &[(Preset, &str, bool)] = &[
     (
         Preset::Claude,
-        "-p --output-format json --permission-mode plan",
+        "-p --output-format stream-json --verbose --permission-mode plan",
         true,
     ),
     (Preset::Codex, "exec --json --sandbox read-only -", true),
     (
         Preset::Gemini,
-        "--skip-trust --approval-mode plan --output-format json --prompt Carry out the request above.",
+        "--skip-trust --approval-mode plan --output-format stream-json --prompt Carry out the request above.",
         true,
     ),
     (
@@ -157,6 +158,7 @@ async fn every_role_but_the_coder_runs_each_preset_in_its_read_only_mode() {
                     deadline: tokio::time::Instant::now() + Duration::from_secs(20),
                     cancel: CancellationToken::new(),
                     sandbox: Sandbox::off(),
+                    watchdog: None,
                 },
             };
             let reply = seat
@@ -181,9 +183,9 @@ fn command_lines_are_data() {
     assert_eq!(
         lines,
         [
-            "claude -p --output-format json --permission-mode acceptEdits --allowedTools Bash < prompt",
+            "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash < prompt",
             "codex exec --json --sandbox workspace-write - < prompt",
-            "gemini --skip-trust --approval-mode yolo --output-format json --prompt 'Carry out the request above.' < prompt",
+            "gemini --skip-trust --approval-mode yolo --output-format stream-json --prompt 'Carry out the request above.' < prompt",
             "aider --yes-always --no-auto-commits --no-gitignore --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE",
             "opencode run < prompt",
         ]
@@ -208,6 +210,7 @@ fn request(fixture: &Fixture, role: Role) -> TurnRequest {
             deadline: tokio::time::Instant::now() + Duration::from_secs(20),
             cancel: CancellationToken::new(),
             sandbox: Sandbox::off(),
+            watchdog: None,
         },
     }
 }

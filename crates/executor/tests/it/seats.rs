@@ -31,6 +31,7 @@ fn request(
             deadline: tokio::time::Instant::now() + timeout,
             cancel,
             sandbox: Sandbox::off(),
+            watchdog: None,
         },
     }
 }

@@ -1,10 +1,12 @@
-//! The clock a run's seat pauses read and wait on ([`Clock`]): the system's, or a
-//! [`ManualClock`] that moves only when told, so that a test (or a simulation) can run a
-//! five-hour usage limit, an outage's probes or `--max-wait` in no time and exactly.
+//! The clock a run's seat pauses and a turn's stall watchdog read and wait on ([`Clock`]): the
+//! system's, or a [`ManualClock`] that moves only when told, so that a test (or a simulation)
+//! can run a five-hour usage limit, an outage's probes, `--max-wait` or ten silent minutes of an
+//! agent in no time and exactly.
 //!
 //! Only what is about time in the world goes through it: when a seat may run again (a reset the
-//! agent names is a time of day), how long an agent has streamed "cannot reach the service". A
-//! turn's or a gate's deadline bounds a real process and stays on tokio's timer.
+//! agent names is a time of day), how long an agent has streamed "cannot reach the service", how
+//! long a turn has printed nothing ([`Watchdog`](crate::Watchdog)). A turn's or a gate's
+//! deadline bounds a real process and stays on tokio's timer.
 
 use std::fmt;
 use std::sync::Arc;
@@ -13,7 +15,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::watch;
 
-/// Where a run reads the time and waits for a later one (`RunConfig::clock`). Cheap to clone;
+/// Where a run reads the time and waits for a later one (`RunConfig::clock` of `epic-executor`). Cheap to clone;
 /// [`Clock::system`] by default.
 #[derive(Clone, Default)]
 pub struct Clock(Source);
@@ -117,7 +119,7 @@ impl Drop for Waiting<'_> {
 /// ```
 /// use std::time::Duration;
 ///
-/// use epic_executor::ManualClock;
+/// use epic_process::ManualClock;
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let start = "2030-01-01T00:00:00Z".parse().unwrap();
