@@ -1,5 +1,6 @@
 //! What a git process killed mid-write leaves behind, cleared before the next one trips on it:
-//! lock files in a worktree's git directory and of its branch, and the directory of a worktree
+//! lock files in a worktree's git directory, of its branch and of other refs epic moves (its
+//! notes), and the directory of a worktree
 //! whose add died before it wrote `.git`.
 //!
 //! Plain file operations, not git commands: git itself has no command that removes a lock file
@@ -47,17 +48,42 @@ pub fn clear_stale_locks(common_dir: &Path, worktree: &Path, branch: &str) -> Ve
         );
         candidates.sort();
     }
-    if !branch.is_empty()
-        && !branch
-            .split('/')
-            .any(|part| part == ".." || part.is_empty())
-    {
-        candidates.push(common_dir.join("refs/heads").join(format!("{branch}.lock")));
-    }
+    candidates.extend(ref_lock(common_dir, &format!("refs/heads/{branch}")));
     candidates
         .into_iter()
         .filter(|path| std::fs::remove_file(path).is_ok())
         .collect()
+}
+
+/// Removes the lock files a git process killed while it moved one of `refs` (full names:
+/// `refs/notes/epic`) left under `common_dir`, which would fail every later update of that ref.
+/// The paths removed. A name outside `refs/`, or with an empty, `.` or `..` component, names no
+/// lock file.
+///
+/// Call it only where no git process of yours can be moving those refs: a lock file then
+/// belongs to a process that died.
+///
+/// ```no_run
+/// # let common_dir = std::path::Path::new(".git");
+/// for removed in epic_git_ops::clear_stale_ref_locks(common_dir, &["refs/notes/epic"]) {
+///     println!("removed {}", removed.display());
+/// }
+/// ```
+pub fn clear_stale_ref_locks(common_dir: &Path, refs: &[&str]) -> Vec<PathBuf> {
+    refs.iter()
+        .filter_map(|name| ref_lock(common_dir, name))
+        .filter(|path| std::fs::remove_file(path).is_ok())
+        .collect()
+}
+
+/// The lock file of the ref `name` under `common_dir`, if `name` is a ref's full name whose
+/// every component is a plain name.
+fn ref_lock(common_dir: &Path, name: &str) -> Option<PathBuf> {
+    let rest = name.strip_prefix("refs/")?;
+    let plain = rest
+        .split('/')
+        .all(|part| !part.is_empty() && part != "." && part != "..");
+    plain.then(|| common_dir.join(format!("{name}.lock")))
 }
 
 /// Removes the directory at `path`, where a worktree is to be added, and everything in it: what

@@ -154,7 +154,7 @@
 //! # What killed processes leave
 //!
 //! [`clear_stale_locks`] removes the lock files (`index.lock`, a branch's `.lock`) a git process
-//! killed mid-write leaves, [`remove_leftover_dir`] the directory of a worktree whose add died
+//! killed mid-write leaves ([`clear_stale_ref_locks`] those of other refs), [`remove_leftover_dir`] the directory of a worktree whose add died
 //! before it wrote `.git`, and [`add_interrupted`] tells a worktree whose add never finished.
 //! They work on files, not through git (git has no command for them), and are safe only under
 //! the caller's own lock, where no live git process of its can hold those locks.
@@ -235,7 +235,7 @@ pub use error::{
 pub use git::Git;
 pub use init::{FirstCommit, init_repository};
 pub use land::LandGitError;
-pub use leftovers::{clear_stale_locks, remove_leftover_dir};
+pub use leftovers::{clear_stale_locks, clear_stale_ref_locks, remove_leftover_dir};
 pub use read::{FileHead, read_head};
 pub use repo::GixGit;
 pub use tree_file::TreeFile;

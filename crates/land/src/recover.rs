@@ -20,10 +20,17 @@ impl Lander {
             self.epic_worktree.clone(),
             self.epic_branch.clone(),
         );
-        let cleared =
-            offload::blocking(move || epic_git_ops::clear_stale_locks(&common, &worktree, &branch))
-                .await
-                .unwrap_or_default();
+        // The notes ref too, which the landing's attestation moves.
+        let cleared = offload::blocking(move || {
+            let mut cleared = epic_git_ops::clear_stale_locks(&common, &worktree, &branch);
+            cleared.extend(epic_git_ops::clear_stale_ref_locks(
+                &common,
+                &[epic_executor::attest::NOTES_REF],
+            ));
+            cleared
+        })
+        .await
+        .unwrap_or_default();
         for path in cleared {
             self.note(format!(
                 "removed {}, left by a git process that died",

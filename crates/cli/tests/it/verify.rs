@@ -75,6 +75,27 @@ fn every_merge_of_a_run_is_attested_and_verifies() {
     assert_eq!(data["commits"].as_array().map(Vec::len), Some(3));
 }
 
+/// A run killed while it moved the notes ref leaves `refs/notes/epic.lock`; the rerun clears it
+/// (said in a run note) and attests its merges, rather than merging them unattested.
+#[test]
+fn a_notes_lock_a_killed_run_left_does_not_cost_the_attestations() {
+    let repo = Repo::new();
+    let lock = repo.path().join(".git/refs/notes/epic.lock");
+    std::fs::create_dir_all(lock.parent().expect("refs/notes")).expect("refs/notes");
+    std::fs::write(&lock, "").expect("a stale lock");
+    run_shop(&repo);
+    assert!(!lock.exists(), "the stale lock is gone");
+    let run = repo.run(&["verify"]);
+    run.assert_code(0);
+    assert!(run.stdout.contains("verified: 3 commits"), "{run}");
+    let events = std::fs::read_to_string(repo.path().join(".git/epic/shop/events.jsonl"))
+        .expect("the events");
+    assert!(
+        events.contains("refs/notes/epic.lock, left by a git process of a run that died"),
+        "{events}"
+    );
+}
+
 #[test]
 fn a_commit_made_by_hand_on_the_epic_branch_is_named() {
     let repo = Repo::new();

@@ -20,6 +20,7 @@ use super::epic_branch::{check_story_branches, prepare_epic_worktree};
 use super::recover::{
     check_merged_stories, check_proven_head, merged_on_earlier_runs, recover_merge,
 };
+use crate::attest::NOTES_REF;
 use crate::baseline::{GateBaseline, GateVerdict};
 use crate::config::{RunConfig, RunError};
 use crate::event::{Event, EventSink};
@@ -169,9 +170,15 @@ pub(super) async fn preflight(
             epic_worktree.clone(),
             epic_branch.clone(),
         );
-        offload::blocking(move || epic_git_ops::clear_stale_locks(&common, &worktree, &branch))
-            .await
-            .unwrap_or_default()
+        // The notes ref too: a run killed while it moved it would leave every later
+        // attestation unwritten.
+        offload::blocking(move || {
+            let mut cleared = epic_git_ops::clear_stale_locks(&common, &worktree, &branch);
+            cleared.extend(epic_git_ops::clear_stale_ref_locks(&common, &[NOTES_REF]));
+            cleared
+        })
+        .await
+        .unwrap_or_default()
     };
     for path in cleared {
         events(Event::RunNote {

@@ -1,6 +1,6 @@
 //! What killed git processes leave: stale lock files, a worktree directory without `.git`.
 
-use epic_git_ops::{Git, clear_stale_locks, remove_leftover_dir};
+use epic_git_ops::{Git, clear_stale_locks, clear_stale_ref_locks, remove_leftover_dir};
 
 use crate::support::{Repo, write_in};
 
@@ -60,6 +60,37 @@ fn stale_locks_of_the_main_worktree_and_hostile_branches() {
     assert!(outside.exists());
     assert!(clear_stale_locks(&common, &repo.path, "a//b").is_empty());
     assert!(clear_stale_locks(&common, &repo.beside("missing"), "").is_empty());
+}
+
+#[test]
+fn a_stale_lock_of_another_ref_is_removed_and_only_of_a_plain_name() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    let common = git.common_dir().to_path_buf();
+    let notes = common.join("refs/notes/epic.lock");
+    std::fs::create_dir_all(notes.parent().unwrap()).unwrap();
+    std::fs::write(&notes, "").unwrap();
+    let outside = common.join("x.lock");
+    std::fs::write(&outside, "").unwrap();
+    // Names outside `refs/` or with odd components name no lock file.
+    assert!(clear_stale_ref_locks(&common, &["x", "refs/../x", "refs//x", "refs/./x"]).is_empty());
+    assert!(outside.exists());
+    assert_eq!(
+        clear_stale_ref_locks(&common, &["refs/notes/epic"]),
+        std::slice::from_ref(&notes)
+    );
+    assert!(!notes.exists());
+    // The ref can be moved again.
+    repo.git(&[
+        "notes",
+        "--ref",
+        "refs/notes/epic",
+        "add",
+        "-m",
+        "ok",
+        "HEAD",
+    ]);
+    assert!(clear_stale_ref_locks(&common, &["refs/notes/epic"]).is_empty());
 }
 
 #[test]
