@@ -144,8 +144,8 @@ pub(crate) struct EpicHead {
 ///
 /// Worktree administration is serialized (git-ops holds one lock for every `git worktree`
 /// command), so the removal of a merged story's worktree would hold up the `git worktree add` of
-/// the dependents its merge just made ready. [`remove_merged_worktree`] therefore waits until no
-/// story is preparing ([`idle`](Self::idle)).
+/// the dependents its merge just made ready. `remove_merged_worktree` (`story/cleanup.rs`)
+/// therefore waits until no story is preparing ([`idle`](Self::idle)).
 ///
 /// It also holds the switch lock of the slot worktrees (`--worktrees warm`, `slot.rs`): each
 /// switch takes its shared side, so switches of different slots run side by side; freeing a

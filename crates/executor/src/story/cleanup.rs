@@ -1,5 +1,5 @@
 //! After a story: the removal of a merged story's worktree, a cleanup the run loop spawns once
-//! the story ended, held back while other stories are adding their worktrees ([`Preparing`]):
+//! the story ended, held back while other stories are adding their worktrees ([`Preparing`](crate::shared::Preparing)):
 //! worktree administration is serialized, and the dependents the merge made ready come first.
 
 use std::path::PathBuf;
@@ -13,7 +13,7 @@ use crate::event::Event;
 use epic_process::offload;
 
 /// Removes the worktree of `story`, merged in this run (its branch stays), once no story is
-/// preparing its worktree ([`Preparing`]); emits [`Event::WorktreeRemoved`], or a note when git
+/// preparing its worktree ([`Preparing`](crate::shared::Preparing)); emits [`Event::WorktreeRemoved`], or a note when git
 /// fails. Returns the worktree when `cancel` (the run's interrupt) came before the removal began:
 /// it is left in place, and `epic clean` removes it.
 ///
