@@ -186,6 +186,14 @@ impl CommandSeat {
         }
     }
 
+    /// This seat under another name: a named seat of `epic.toml` (`[seats.NAME]`), paused,
+    /// reported and priced under `name` (a second account of a preset, say).
+    #[must_use]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
     /// This seat with a variable set for its processes (on top of the inherited environment and
     /// docs/contract.md's). Setting `PATH` also changes where a preset's program is looked up.
     #[must_use]

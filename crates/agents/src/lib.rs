@@ -27,6 +27,7 @@ mod command;
 mod preset;
 mod readiness;
 mod role;
+mod roster;
 mod script;
 mod seat;
 mod shell;
@@ -36,6 +37,7 @@ pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use preset::{Preset, UnknownPreset};
 pub use readiness::{NotReady, check_preset};
 pub use role::Role;
+pub use roster::Roster;
 pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{
     BoxFuture, Exchange, NOOP_TOKEN, Progress, ProgressFn, Reply, Seat, SeatError, TurnContext,

@@ -34,7 +34,7 @@ use crate::plan_file::count;
 mod words;
 
 use words::{elapsed, short, silence};
-pub(crate) use words::{first_line, flaky, paused_until, thousands};
+pub(crate) use words::{first_line, flaky, local, paused_until, thousands};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -577,6 +577,7 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             stories,
             concurrency,
             epic_worktree,
+            ..
         } => {
             let mut line = format!(
                 "epic {epic}: {} into {epic_branch}, {concurrency} at once",

@@ -26,7 +26,8 @@ use crate::event::EventSink;
 use crate::prompts;
 use crate::replies;
 use crate::run::worktrees_root;
-use epic_agents::{Role, Seat, SeatError};
+use epic_agents::Roster;
+use epic_agents::{Role, SeatError};
 use epic_process::offload;
 use epic_process::sandbox::{self, Credentials, Layout, SandboxMode, SandboxUnavailable, UserHome};
 
@@ -65,8 +66,8 @@ impl ArchitectBrief {
 /// One `epic plan`: the seat, the brief, where it runs and what it may spend.
 #[derive(Debug, Clone)]
 pub struct ArchitectJob {
-    /// The architect's seat.
-    pub seat: Arc<dyn Seat>,
+    /// The architect's seats.
+    pub seat: Roster,
     /// What it is told.
     pub brief: ArchitectBrief,
     /// The repository's root: the architect's working directory (`EPIC_WORKTREE`).
@@ -177,7 +178,7 @@ pub async fn plan_epic(
         events,
     ));
     let mut chat = Chat::new(
-        Arc::clone(&job.seat),
+        job.seat.clone(),
         Role::Architect,
         job.brief.prompt(),
         ChatContext {

@@ -17,7 +17,8 @@ use crate::error::StoryError;
 use crate::event::{Event, RejectedBy};
 use crate::prompts;
 use crate::replies::{blocked_on, parse_blocked_answer};
-use epic_agents::{Reply, Role, Seat, SeatError};
+use epic_agents::Roster;
+use epic_agents::{Reply, Role, SeatError};
 
 /// How a claim was settled ([`settle`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +161,7 @@ async fn settle(
     plan: &StoryPlan,
     story: &Arc<Story>,
     need: &str,
-    verifier: Option<&Arc<dyn Seat>>,
+    verifier: Option<&Roster>,
     context: ChatContext,
     recorder: &Arc<Recorder>,
 ) -> Result<Settled, SeatError> {
@@ -174,7 +175,7 @@ async fn settle(
         return Ok(Settled::Stands { verifier: None });
     };
     let mut chat = Chat::new(
-        Arc::clone(verifier),
+        verifier.clone(),
         Role::Verifier,
         verifier_rules(),
         context,
@@ -231,7 +232,7 @@ pub(crate) struct Claim<'a> {
     /// The coder's task, for the error of a failed turn.
     pub(crate) task: Option<&'a str>,
     /// The verifier seat, if any.
-    pub(crate) verifier: Option<&'a Arc<dyn Seat>>,
+    pub(crate) verifier: Option<&'a Roster>,
     /// Where the verifier's turn runs: the story's worktree.
     pub(crate) context: ChatContext,
     /// The story's recorder: the verifier's turn, the events and notes.

@@ -19,7 +19,9 @@ use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::pause::{After, SeatPauses};
 use crate::prompts;
-use epic_agents::{Exchange, Progress, Reply, Role, Seat, SeatError, TurnContext, TurnRequest};
+use epic_agents::{
+    Exchange, Progress, Reply, Role, Roster, Seat, SeatError, TurnContext, TurnRequest,
+};
 use epic_guard::{Tampered, TurnGuard};
 use epic_process::sandbox::Sandbox;
 use epic_process::{Watchdog, offload};
@@ -174,8 +176,13 @@ pub struct ChatContext {
 }
 
 /// A conversation with a stateless seat: its history is rendered into every next turn.
+///
+/// The chat's turns go to the seats of a [`Roster`]: each to the first seat not paused (with the
+/// run's seat pauses), a stalled request again to the next seat.
 #[derive(Debug)]
 pub struct Chat {
+    roster: Roster,
+    /// The seat of the current (or last) turn.
     seat: Arc<dyn Seat>,
     role: Role,
     system: String,
@@ -227,16 +234,19 @@ impl TranscriptFile {
 }
 
 impl Chat {
-    /// A new chat of `role` on `seat` with the standing instructions `system`.
+    /// A new chat of `role` on the seats of `roster` (one seat will do) with the standing
+    /// instructions `system`.
     pub fn new(
-        seat: Arc<dyn Seat>,
+        roster: impl Into<Roster>,
         role: Role,
         system: impl Into<String>,
         context: ChatContext,
         recorder: Arc<Recorder>,
     ) -> Self {
+        let roster = roster.into();
         Self {
-            seat,
+            seat: Arc::clone(roster.first()),
+            roster,
             role,
             system: system.into(),
             history: Vec::new(),
@@ -261,13 +271,16 @@ impl Chat {
     /// [`SeatError::GuardedFiles`], whatever the seat replied (a cancelled turn stays
     /// cancelled; its changes are undone all the same).
     ///
-    /// With the run's seat pauses ([`SeatPauses`]), the turn first waits while its seat is
-    /// paused, and a turn that met a usage limit or an outage runs again (same prompt, same
-    /// history, a new transcript) once the pause is over; a turn the run stopped on (a pause
-    /// past `--max-wait`, a seat not logged in) ends [`SeatError::Cancelled`]. Each turn is then
-    /// also watched for silence (`--stall-timeout`, [`SeatPauses::with_stall_timeout`]).
+    /// With the run's seat pauses ([`SeatPauses`]), the turn goes to the first seat of the
+    /// roster that is not paused, and waits only while every one is; a turn that met a usage
+    /// limit or an outage runs again (same prompt, same history, a new transcript) on the next
+    /// seat free, or on its own once its pause is over; a turn the run stopped on (every seat of
+    /// the roster paused past `--max-wait`, a seat not logged in) ends [`SeatError::Cancelled`].
+    /// Each turn is then also watched for silence (`--stall-timeout`,
+    /// [`SeatPauses::with_stall_timeout`]).
     ///
-    /// A turn ended as stalled ([`SeatError::Stalled`]) runs again once ([`Event::TurnStalled`]);
+    /// A turn ended as stalled ([`SeatError::Stalled`]) runs again once, on the roster's next
+    /// seat when it has one ([`Event::TurnStalled`]);
     /// one ended as looping ([`SeatError::Looping`]) runs again once with a note after the
     /// prompt that names the call it repeated ([`Event::TurnLooping`]). A second stall, or a
     /// second loop, of the same request is its result: the story fails with it.
@@ -282,18 +295,25 @@ impl Chat {
         let pauses = self.recorder.pauses.clone();
         let mut asked = prompt.clone();
         let mut troubles = Troubles::default();
+        // Where the search for a free seat starts: the roster's first, or the seat after one
+        // that stalled.
+        let mut start = 0;
         loop {
-            if let Some(pauses) = &pauses {
-                pauses
-                    .before_turn(self.seat.name(), &self.context.cancel)
-                    .await?;
-            }
+            let index = match &pauses {
+                Some(pauses) => {
+                    pauses
+                        .before_turn(&self.roster.names(), start, &self.context.cancel)
+                        .await?
+                }
+                None => start,
+            };
+            self.seat = Arc::clone(self.roster.get(index));
             let (turn, result) = self.turn(asked.clone(), pauses.as_deref()).await;
             if let Some(again) = self.troubled(turn, &result, &mut troubles, &prompt) {
                 // The ended turn spent too: the run's budget may be reached now.
                 self.recorder.within_budget()?;
                 asked = again;
-                self.seat = self.seat_for_rerun();
+                start = self.rerun_from(index, &result);
                 continue;
             }
             let Some(pauses) = &pauses else {
@@ -353,10 +373,15 @@ impl Chat {
         }
     }
 
-    /// The seat a stalled or looping request runs again on: the same one. This is where a
-    /// roster of seats for the role would pick its next seat.
-    fn seat_for_rerun(&self) -> Arc<dyn Seat> {
-        Arc::clone(&self.seat)
+    /// Where the roster is searched from when a stalled or looping request on the seat at
+    /// `index` runs again: a stalled seat may be wedged, so the next seat of the roster comes
+    /// first (the same seat when it stands alone); a looping turn was the model's doing, and its
+    /// seat, told of the loop, goes on.
+    fn rerun_from(&self, index: usize, result: &Result<Reply, SeatError>) -> usize {
+        match result {
+            Err(SeatError::Stalled { .. }) => (index + 1) % self.roster.len(),
+            _ => index,
+        }
     }
 
     /// One turn of [`ask`](Self::ask), and its number; with the seat pauses, its output is
@@ -631,7 +656,7 @@ mod tests {
             discard_events(),
         ));
         let mut chat = Chat::new(
-            Arc::new(ScriptSeat),
+            Arc::new(ScriptSeat) as Arc<dyn Seat>,
             Role::Coder,
             "",
             ChatContext {
@@ -672,7 +697,7 @@ mod tests {
                 .with_file_limit(64 * 1024),
         );
         let mut chat = Chat::new(
-            Arc::new(seat),
+            Arc::new(seat) as Arc<dyn Seat>,
             Role::Coder,
             "rules",
             ChatContext {

@@ -2,7 +2,6 @@
 //! run that started ended ([`RunOutcome`]), and why one could not start ([`RunError`]).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use epic_report::{EpicReport, PriceTable};
@@ -12,7 +11,9 @@ use epic_state_store::{Holder, LockError};
 use crate::run::run_epic;
 use crate::schedule::Policy;
 use crate::task_loop::NoopPolicy;
-use epic_agents::Seat;
+use std::sync::Arc;
+
+use epic_agents::{Roster, Seat};
 use epic_process::Clock;
 use epic_process::offload::GitFailed;
 use epic_process::sandbox::{Credentials, SandboxMode, SandboxUnavailable, UserHome};
@@ -35,15 +36,16 @@ pub struct RunConfig {
     pub concurrency: usize,
     /// Stop at the first failed story (`--fail-fast`).
     pub fail_fast: bool,
-    /// The agent that plans and implements (`--coder`).
-    pub coder: Arc<dyn Seat>,
+    /// The agents that plan and implement (`--coder`): a roster, each turn on its first seat
+    /// not paused.
+    pub coder: Roster,
     /// The story-level judge (`--judge`); none: no judge rounds.
-    pub judge: Option<Arc<dyn Seat>>,
+    pub judge: Option<Roster>,
     /// Per-task reviewers (`--reviewer`).
-    pub reviewers: Vec<Arc<dyn Seat>>,
+    pub reviewers: Vec<Roster>,
     /// Settles the `BLOCKED_ON:` claims the plan cannot settle, in a read-only turn
     /// (`--verifier`); none: such a claim fails its story.
-    pub verifier: Option<Arc<dyn Seat>>,
+    pub verifier: Option<Roster>,
     /// Gate commands, run with `sh -c` (`--gate`).
     pub gates: Vec<String>,
     /// Setup commands, run with `sh -c` in every fresh or caught-up story worktree (`--setup`).
@@ -190,16 +192,28 @@ pub const DEFAULT_MAX_WAIT: Duration = Duration::from_hours(6);
 pub const DEFAULT_STALL_TIMEOUT: Duration = Duration::from_mins(10);
 
 impl RunConfig {
+    /// Every seat of every role's roster, each once (by name), in role order: the coder, the
+    /// judge, the reviewers, the verifier.
+    pub fn seats(&self) -> impl Iterator<Item = &Arc<dyn Seat>> {
+        let mut seen = std::collections::BTreeSet::new();
+        std::iter::once(&self.coder)
+            .chain(self.judge.as_ref())
+            .chain(&self.reviewers)
+            .chain(self.verifier.as_ref())
+            .flat_map(Roster::seats)
+            .filter(move |seat| seen.insert(seat.name().to_owned()))
+    }
+
     /// Every option at its default, with this coder: the one place the defaults of `epic run`'s
     /// options are written. The CLI's defaults (`epic config`, `--help`, `epic schema config`)
     /// and the task loop's ([`LoopConfig::default`](crate::LoopConfig)) are read from here.
-    pub fn new(coder: Arc<dyn Seat>) -> Self {
+    pub fn new(coder: impl Into<Roster>) -> Self {
         Self {
             base: "HEAD".to_owned(),
             epic_branch: None,
             concurrency: 3,
             fail_fast: false,
-            coder,
+            coder: coder.into(),
             judge: None,
             reviewers: Vec::new(),
             verifier: None,

@@ -335,6 +335,10 @@ pub enum Event {
         stories: usize,
         /// How many run at once.
         concurrency: usize,
+        /// Every seat of every role's roster, each once, in role order (coder, judge,
+        /// reviewers, verifier): what `epic status` shows the state of.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        seats: Vec<String>,
     },
     /// The gates' verdict on the epic head before any story (the baseline).
     BaselineChecked {

@@ -2,18 +2,20 @@
 //! run, instead of failing the story whose turn met it.
 //!
 //! [`SeatPauses`] is one run-wide object, held by every story's [`Recorder`](crate::chat::Recorder):
-//! [`Chat::ask`](crate::chat::Chat::ask) calls [`SeatPauses::before_turn`] (which waits while
-//! the seat is paused) and hands the turn's result to [`SeatPauses::after_turn`], which
+//! [`Chat::ask`](crate::chat::Chat::ask) calls [`SeatPauses::before_turn`] (which picks the
+//! first seat of the role's roster that is not paused, and waits only while every one is) and
+//! hands the turn's result to [`SeatPauses::after_turn`], which
 //! classifies a failure ([`epic_agents::classify`]) and says whether the turn runs again, fails, or
 //! stops:
 //!
 //! - a usage limit pauses the seat until its reset (or [`DEFAULT_LIMIT_WAIT`]); the turn then
-//!   runs again with the same prompt and history;
+//!   runs again with the same prompt and history, on the roster's next free seat (or on its own
+//!   once the pause is over);
 //! - an outage (the agent cannot reach its service, or a transient failure outlasted the seat's
 //!   own retries) pauses the seat for 30 s, then 1 min, 2 min, … up to [`OUTAGE_CAP`]: each
 //!   rerun of the turn is the probe, and a turn on the seat that succeeds ends the outage;
-//! - a pause that would end more than `max_wait` after it began stops the run
-//!   ([`SeatStop::MaxWait`]): the run stops launching, cancels its running stories and ends as
+//! - once every seat of a roster is paused, each until more than `max_wait` after its pause
+//!   began, the run stops ([`SeatStop::MaxWait`]): it stops launching, cancels its running stories and ends as
 //!   an interrupted run does;
 //! - a seat that is not logged in stops the run from launching ([`SeatStop::NotLoggedIn`]);
 //!   turns on other seats finish, no new turn on that seat starts, and the stories whose turns
@@ -121,6 +123,23 @@ struct Pause {
     since: Timestamp,
     /// Outage probes so far.
     probes: u32,
+    /// What paused it.
+    why: Why,
+    /// The agent's words for it (a first line).
+    message: String,
+}
+
+/// Which seat of a roster a turn may take ([`SeatPauses::pick`]).
+#[derive(Debug)]
+enum Pick {
+    /// The seat at this index is free.
+    Free(usize),
+    /// Every seat is paused; the first pause within `max_wait` ends then.
+    Wait(Timestamp),
+    /// Every seat is paused past `max_wait`: why, in words.
+    Stuck(String),
+    /// Every seat is refused (not logged in).
+    Refused,
 }
 
 #[derive(Debug, Default)]
@@ -219,29 +238,39 @@ impl SeatPauses {
         self.stopped.cancelled().await;
     }
 
-    /// Waits while `seat` is paused. `Err(Cancelled)` when `cancel` fires meanwhile, or when
-    /// the run stopped on this seat (or on a pause past `max_wait`).
+    /// The seat of `roster` (seat names, in order of preference) a turn goes to: the first that
+    /// is not paused, searched from `start` (wrapping round); while every one is paused, waits
+    /// for the first pause to end. `Err(Cancelled)` when `cancel` fires meanwhile, when the run
+    /// stopped (a seat not logged in, a stop of another roster), or when every seat of the
+    /// roster is paused past `max_wait`: the run then stops ([`SeatStop::MaxWait`]).
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: it only waits.
     pub(crate) async fn before_turn(
         &self,
-        seat: &str,
+        roster: &[&str],
+        start: usize,
         cancel: &CancellationToken,
-    ) -> Result<(), SeatError> {
+    ) -> Result<usize, SeatError> {
         loop {
             let until = {
-                let state = self.state();
-                if state.refused.contains(seat)
-                    || state.stop.as_ref().is_some_and(SeatStop::interrupts)
-                {
+                let mut state = self.state();
+                if state.stop.as_ref().is_some_and(SeatStop::interrupts) {
                     return Err(SeatError::Cancelled);
                 }
-                state.seats.get(seat).map(|pause| pause.until)
-            };
-            let Some(until) = until.filter(|until| *until > self.clock.now()) else {
-                return Ok(());
+                match self.pick(&state, roster, start) {
+                    Pick::Free(index) => return Ok(index),
+                    Pick::Wait(until) => until,
+                    Pick::Refused => return Err(SeatError::Cancelled),
+                    Pick::Stuck(reason) => {
+                        let seat = roster.join(",");
+                        state.stop.get_or_insert(SeatStop::MaxWait { seat, reason });
+                        drop(state);
+                        self.stopped.cancel();
+                        return Err(SeatError::Cancelled);
+                    }
+                }
             };
             tokio::select! {
                 () = self.clock.wait_until(until) => {}
@@ -249,6 +278,65 @@ impl SeatPauses {
                 () = self.stopped.cancelled() => {}
             }
         }
+    }
+
+    /// Which seat of `roster` a turn may take now (see [`before_turn`](Self::before_turn)).
+    fn pick(&self, state: &State, roster: &[&str], start: usize) -> Pick {
+        let now = self.clock.now();
+        let mut wait: Option<Timestamp> = None;
+        let mut over = Vec::new();
+        let mut refused = 0;
+        for offset in 0..roster.len() {
+            let index = (start + offset) % roster.len();
+            let seat = roster[index];
+            if state.refused.contains(seat) {
+                refused += 1;
+                continue;
+            }
+            match state.seats.get(seat).filter(|pause| pause.until > now) {
+                None => return Pick::Free(index),
+                Some(pause) if self.past_max_wait(pause) => over.push((seat, pause)),
+                Some(pause) => {
+                    wait = Some(wait.map_or(pause.until, |wait| wait.min(pause.until)));
+                }
+            }
+        }
+        if let Some(until) = wait {
+            return Pick::Wait(until);
+        }
+        if refused == roster.len() {
+            return Pick::Refused;
+        }
+        let seconds = |at: Timestamp| Timestamp::from_second(at.as_second()).unwrap_or(at);
+        let each: Vec<String> = over
+            .iter()
+            .map(|(seat, pause)| {
+                format!(
+                    "`{seat}` would be paused ({}) until {}, longer than --max-wait {} (its \
+                     pause began at {}): {}",
+                    pause.why.as_str(),
+                    seconds(pause.until),
+                    words(self.max_wait),
+                    seconds(pause.since),
+                    pause.message
+                )
+            })
+            .collect();
+        Pick::Stuck(if roster.len() == 1 {
+            each.concat()
+        } else {
+            format!(
+                "every seat of the roster {} is paused: {}",
+                roster.join(","),
+                each.join("; ")
+            )
+        })
+    }
+
+    /// Whether `pause` ends more than `max_wait` after it began.
+    fn past_max_wait(&self, pause: &Pause) -> bool {
+        pause.until.duration_since(pause.since)
+            > SignedDuration::try_from(self.max_wait).unwrap_or(SignedDuration::MAX)
     }
 
     /// What follows a turn on `seat` of `story` that ended with `result` (see [`After`]).
@@ -318,8 +406,10 @@ impl SeatPauses {
         }
     }
 
-    /// Pauses `seat` until `until` (extending a shorter pause), or stops the run when that is
-    /// past `max_wait` after the pause began.
+    /// Pauses `seat` until `until` (extending a shorter pause). A pause that ends more than
+    /// `max_wait` after it began is kept all the same: the roster's other seats take the turns,
+    /// and the run stops only once every seat of a roster is paused so
+    /// ([`before_turn`](Self::before_turn)).
     fn pause(
         &self,
         seat: &str,
@@ -335,30 +425,12 @@ impl SeatPauses {
             None => (now, 0, None),
         };
         let extends = current.is_none_or(|current| until > current);
-        let lasting = until.duration_since(since);
-        if lasting > SignedDuration::try_from(self.max_wait).unwrap_or(SignedDuration::MAX) {
-            let seconds = |at: Timestamp| Timestamp::from_second(at.as_second()).unwrap_or(at);
-            let reason = format!(
-                "`{seat}` would be paused ({}) until {}, longer than --max-wait {} (its pause \
-                 began at {}): {}",
-                why.as_str(),
-                seconds(until),
-                words(self.max_wait),
-                seconds(since),
-                first_line(tail)
-            );
-            state.stop.get_or_insert(SeatStop::MaxWait {
-                seat: seat.to_owned(),
-                reason,
-            });
-            drop(state);
-            self.stopped.cancel();
-            return After::Stop;
-        }
         let pause = Pause {
             until: current.filter(|_| !extends).unwrap_or(until),
             since,
             probes: probes + u32::from(why == Why::Outage),
+            why,
+            message: first_line(tail),
         };
         state.seats.insert(seat.to_owned(), pause);
         drop(state);
@@ -610,17 +682,20 @@ mod tests {
         let cancel = CancellationToken::new();
         let turn = tokio::spawn({
             let (pauses, cancel) = (Arc::clone(&pauses), cancel.clone());
-            async move { pauses.before_turn("claude", &cancel).await }
+            async move { pauses.before_turn(&["claude"], 0, &cancel).await }
         });
         // Another seat is not held.
-        assert!(matches!(pauses.before_turn("codex", &cancel).await, Ok(())));
+        assert!(matches!(
+            pauses.before_turn(&["codex"], 0, &cancel).await,
+            Ok(0)
+        ));
         assert_eq!(manual.waiter().await, reset);
         manual.advance(Duration::from_hours(5) - Duration::from_secs(1));
         // Woken a second early, it waits on until the reset.
         assert_eq!(manual.waiter().await, reset);
         assert!(!turn.is_finished());
         manual.advance(Duration::from_secs(1));
-        assert!(matches!(turn.await.unwrap(), Ok(())));
+        assert!(matches!(turn.await.unwrap(), Ok(0)));
     }
 
     #[test]
@@ -646,10 +721,94 @@ mod tests {
             "a",
             &failed("You've hit your usage limit. Try again in 2 hours."),
         );
-        assert_eq!(after, After::Stop);
+        assert_eq!(after, After::Again);
+        let cancel = CancellationToken::new();
+        let next = futures_lite(pauses.before_turn(&["codex"], 0, &cancel));
+        assert!(matches!(next, Some(Err(SeatError::Cancelled))), "{next:?}");
         let stop = pauses.stop().unwrap();
         assert!(stop.interrupts());
         assert!(stop.to_string().contains("--max-wait 30m"), "{stop}");
+    }
+
+    #[test]
+    fn a_roster_goes_on_with_the_seat_that_is_not_paused() {
+        let (events, seen) = recording();
+        let (pauses, manual) = pauses(Duration::from_mins(30), events);
+        let cancel = CancellationToken::new();
+        let roster = ["claude", "codex"];
+        assert!(matches!(
+            futures_lite(pauses.before_turn(&roster, 0, &cancel)),
+            Some(Ok(0))
+        ));
+        // Claude's limit lasts past --max-wait: its turns go to Codex, and the run goes on.
+        let reset = start().as_second() + 5 * 3600;
+        let limit = failed(&format!("Claude AI usage limit reached|{reset}"));
+        assert_eq!(pauses.after_turn("claude", "a", &limit), After::Again);
+        assert!(matches!(
+            futures_lite(pauses.before_turn(&roster, 0, &cancel)),
+            Some(Ok(1))
+        ));
+        assert!(pauses.stop().is_none());
+        // A search from the second seat finds it first.
+        assert!(matches!(
+            futures_lite(pauses.before_turn(&roster, 1, &cancel)),
+            Some(Ok(1))
+        ));
+        // Codex goes down too, for a while within --max-wait: the roster waits for it.
+        let outage = failed("API Error: Can't reach the API server (ENOTFOUND)");
+        assert_eq!(pauses.after_turn("codex", "b", &outage), After::Again);
+        assert!(futures_lite(pauses.before_turn(&roster, 0, &cancel)).is_none());
+        manual.advance(OUTAGE_FIRST);
+        assert!(matches!(
+            futures_lite(pauses.before_turn(&roster, 0, &cancel)),
+            Some(Ok(1))
+        ));
+        assert!(pauses.stop().is_none());
+        // Claude's pause ends: it is first again.
+        manual.set(Timestamp::from_second(reset).unwrap());
+        assert!(matches!(
+            futures_lite(pauses.before_turn(&roster, 0, &cancel)),
+            Some(Ok(0))
+        ));
+        let paused = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|event| matches!(event, Event::SeatPaused { .. }))
+            .count();
+        assert_eq!(paused, 2);
+    }
+
+    #[test]
+    fn a_roster_whose_every_seat_is_paused_past_max_wait_stops_the_run() {
+        let (events, _) = recording();
+        let (pauses, _) = pauses(Duration::from_mins(30), events);
+        let cancel = CancellationToken::new();
+        let roster = ["claude", "codex"];
+        for seat in roster {
+            let after = pauses.after_turn(
+                seat,
+                "a",
+                &failed("You've hit your usage limit. Try again in 2 hours."),
+            );
+            assert_eq!(after, After::Again);
+        }
+        let next = futures_lite(pauses.before_turn(&roster, 0, &cancel));
+        assert!(matches!(next, Some(Err(SeatError::Cancelled))), "{next:?}");
+        let stop = pauses.stop().unwrap();
+        assert!(stop.interrupts());
+        let words = stop.to_string();
+        assert!(
+            words.contains("every seat of the roster claude,codex"),
+            "{words}"
+        );
+        assert!(
+            words.contains("`claude`") && words.contains("`codex`"),
+            "{words}"
+        );
+        // Another roster's turns stop with it.
+        let other = futures_lite(pauses.before_turn(&["gemini"], 0, &cancel));
+        assert!(matches!(other, Some(Err(SeatError::Cancelled))));
     }
 
     #[test]
@@ -663,10 +822,13 @@ mod tests {
         };
         assert!(fix.contains("/login"));
         let cancel = CancellationToken::new();
-        let refused = futures_lite(pauses.before_turn("claude", &cancel));
+        let refused = futures_lite(pauses.before_turn(&["claude"], 0, &cancel));
         assert!(matches!(refused, Some(Err(SeatError::Cancelled))));
-        let other = futures_lite(pauses.before_turn("codex", &cancel));
-        assert!(matches!(other, Some(Ok(()))));
+        let other = futures_lite(pauses.before_turn(&["codex"], 0, &cancel));
+        assert!(matches!(other, Some(Ok(0))));
+        // On a roster, the seat not logged in is passed over.
+        let roster = futures_lite(pauses.before_turn(&["claude", "codex"], 0, &cancel));
+        assert!(matches!(roster, Some(Ok(1))));
     }
 
     #[test]

@@ -244,7 +244,7 @@ impl Lander {
         prompt: String,
     ) -> Result<(), Halt> {
         let mut chat = Chat::new(
-            Arc::clone(&self.config.coder),
+            self.config.coder.clone(),
             Role::Lander,
             land_prompt::system(
                 self.dir.epic_id(),

@@ -35,6 +35,8 @@ const MISSING: &str = "—";
 ///   the evidence with the names it provides;
 /// - `## Flaky gates`, when a gate command was red and then green when run again: each story's
 ///   such commands, how the first run ended, and the last lines of its output;
+/// - `## Seats by story`, when a story's turns went to more than one seat: each such story's
+///   seats with their turns and cost;
 /// - the totals `- Estimated tokens: ~480` and `- Estimated cost: ~$0.04`; the cost total names
 ///   the stories it leaves out for want of a price;
 /// - `## Usage by seat`, when the report carries it;
@@ -109,6 +111,7 @@ pub fn render_markdown(report: &EpicReport) -> String {
     flaky_gates(report, &mut lines);
     inherited_tests(report, &mut lines);
     ended_turns(report, &mut lines);
+    story_seats(report, &mut lines);
     totals(report, &mut lines);
     seats(report, &mut lines);
     runs(report, &mut lines);
@@ -260,6 +263,39 @@ fn ended_turns(report: &EpicReport, lines: &mut Vec<String>) {
             ));
         }
         lines.push(format!("- {}: {}", inline(&story.id), parts.join(", ")));
+    }
+    lines.push(String::new());
+}
+
+/// `## Seats by story`, when a story's turns went to more than one seat (a roster, or a judge of
+/// its own): each such story's seats with their turns and cost.
+fn story_seats(report: &EpicReport, lines: &mut Vec<String>) {
+    let shared: Vec<&StoryOutcome> = report
+        .stories
+        .iter()
+        .filter(|story| story.seats.len() > 1)
+        .collect();
+    if shared.is_empty() {
+        return;
+    }
+    lines.push("## Seats by story".into());
+    lines.push(String::new());
+    for story in shared {
+        let seats: Vec<String> = story
+            .seats
+            .iter()
+            .map(|seat| {
+                let summary = seat.summary();
+                let turns = if seat.turns == 1 { "turn" } else { "turns" };
+                let cost = match (summary.cost_usd, summary.source) {
+                    (Some(cost), UsageSource::Reported) => format!("${}", format_usd(cost)),
+                    (Some(cost), _) => money(cost),
+                    (None, _) => MISSING.to_owned(),
+                };
+                format!("{} {} {turns} {cost}", inline(&seat.seat), seat.turns)
+            })
+            .collect();
+        lines.push(format!("- {}: {}", inline(&story.id), seats.join(", ")));
     }
     lines.push(String::new());
 }

@@ -265,6 +265,11 @@ pub struct StoryOutcome {
     /// none was.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inherited_tests: Vec<InheritedTests>,
+    /// The seats that took its agent turns in the run that settled it, in seat-name order, each
+    /// with its turns, tokens and cost: with a roster (`--coder claude,codex`), which seat did
+    /// what. Absent for a story with no turns (and in reports written before it existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seats: Vec<SeatUsage>,
 }
 
 /// The failing tests of one gate command that a story inherited
@@ -671,7 +676,15 @@ impl StoryOutcome {
             looping_turns: 0,
             merge_revisions: 0,
             inherited_tests: Vec::new(),
+            seats: Vec::new(),
         }
+    }
+
+    /// With the seats that took its turns ([`StoryOutcome::seats`]).
+    #[must_use]
+    pub fn with_seats(mut self, seats: Vec<SeatUsage>) -> Self {
+        self.seats = seats;
+        self
     }
 
     /// With the failing tests it inherited ([`StoryOutcome::inherited_tests`]).

@@ -268,7 +268,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(
         // The script seat answers in microseconds; paced, the live view can be followed.
         config.coder = std::sync::Arc::new(Paced {
             pause: std::time::Duration::from_millis(400),
-        });
+        })
+        .into();
     }
     if !out.quiet() {
         output::diagnostic(&format!(

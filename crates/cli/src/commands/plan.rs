@@ -79,7 +79,7 @@ pub(crate) fn run(
         readme: readme(&repo.root),
     };
     let job = ArchitectJob {
-        seat: seat_options.coder.to_seat(),
+        seat: seat_options.roster(&seat_options.coder),
         brief,
         repo_root: repo.root.clone(),
         common_dir: repo.common_dir.clone(),
@@ -262,6 +262,7 @@ fn options(repo: &Repo, args: &PlanEpicArgs) -> Result<Resolved, CommandError> {
             config::FILE_NAME
         )));
     };
+    config::check_seats(&options)?;
     Ok(Resolved {
         coder: seat,
         options,

@@ -44,6 +44,10 @@ struct StatusJson {
     /// story's turn still going, from a preset that streams); left out when there is nothing.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     doing: Vec<DoingJson>,
+    /// Every seat of the running run's rosters with its state (`working`, `paused`, `idle`),
+    /// per its events; left out when no run is going on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    seats: Vec<SeatJson>,
     /// Where and by which commit `epic land` landed the epic, per its report; left out until
     /// it landed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,6 +84,38 @@ impl fmt::Display for PausedJson {
         let pause =
             crate::progress::paused_until(&self.seat, &self.since, &self.until, &self.reason);
         write!(f, "{pause} (met by story {})", self.story)
+    }
+}
+
+/// One seat of the running run, in [`StatusJson`].
+#[derive(Debug, Clone, Serialize)]
+struct SeatJson {
+    /// The seat's name.
+    seat: String,
+    /// `working` (a turn of it is going on), `paused` (a usage limit or an outage, until
+    /// `until`) or `idle`.
+    state: &'static str,
+    /// How many of its turns are going on.
+    #[serde(skip_serializing_if = "is_zero")]
+    turns: u32,
+    /// Until when it is paused (RFC 3339), when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    until: Option<String>,
+}
+
+impl fmt::Display for SeatJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.until, self.turns) {
+            (Some(until), _) => write!(
+                f,
+                "{} paused until {}",
+                self.seat,
+                crate::progress::local(until)
+            ),
+            (None, 0) => write!(f, "{} {}", self.seat, self.state),
+            (None, 1) => write!(f, "{} working (1 turn)", self.seat),
+            (None, turns) => write!(f, "{} working ({turns} turns)", self.seat),
+        }
     }
 }
 
@@ -287,17 +323,18 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
             .map_err(|error| CommandError::new(Kind::Repository, error))?
             .count();
     }
-    let (paused, doing) = if running {
-        live(dir)
-    } else {
-        (Vec::new(), Vec::new())
-    };
+    let Live {
+        paused,
+        doing,
+        seats,
+    } = if running { live(dir) } else { Live::default() };
     Ok(StatusJson {
         epic_id: dir.epic_id().to_owned(),
         running,
         holder,
         paused,
         doing,
+        seats,
         stories,
         landed: report
             .as_ref()
@@ -315,19 +352,31 @@ fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
     })
 }
 
+/// What the run going on is at ([`live`]).
+#[derive(Debug, Default)]
+struct Live {
+    paused: Vec<PausedJson>,
+    doing: Vec<DoingJson>,
+    seats: Vec<SeatJson>,
+}
+
 /// What the run going on is at, from its events since its `run_started`: the seats paused now
 /// (each seat's last `seat_paused` not followed by a `seat_resumed`, until a time still to
-/// come), and what each story's agent is doing (its last `turn_activity` not followed by the
-/// end of its turn or of the story). An events log that cannot be read shows neither.
-fn live(dir: &EpicDir) -> (Vec<PausedJson>, Vec<DoingJson>) {
+/// come), what each story's agent is doing (its last `turn_activity` not followed by the end
+/// of its turn or of the story), and each seat of the run's rosters (`run_started`'s `seats`)
+/// working (a `turn_started` on it whose turn has not ended), paused or idle. An events log
+/// that cannot be read shows none of it.
+fn live(dir: &EpicDir) -> Live {
+    use std::collections::BTreeMap;
     use std::io::BufRead as _;
     let Ok(file) = std::fs::File::open(dir.events()) else {
-        return (Vec::new(), Vec::new());
+        return Live::default();
     };
-    let mut seats: std::collections::BTreeMap<String, PausedJson> =
-        std::collections::BTreeMap::new();
-    let mut doing: std::collections::BTreeMap<String, DoingJson> =
-        std::collections::BTreeMap::new();
+    let mut roster: Vec<String> = Vec::new();
+    let mut seats: BTreeMap<String, PausedJson> = BTreeMap::new();
+    let mut doing: BTreeMap<String, DoingJson> = BTreeMap::new();
+    // The seat of each turn going on, by story and turn number.
+    let mut turns: BTreeMap<(String, u64), String> = BTreeMap::new();
     for line in std::io::BufReader::new(file).lines().map_while(Result::ok) {
         // Most lines are other events: parse only these.
         if !(line.contains("\"seat_")
@@ -341,10 +390,24 @@ fn live(dir: &EpicDir) -> (Vec<PausedJson>, Vec<DoingJson>) {
             continue;
         };
         let text = |key: &str| event[key].as_str().unwrap_or_default().to_owned();
+        let turn = || (text("story"), event["turn"].as_u64().unwrap_or_default());
         match event["kind"].as_str() {
             Some("run_started") => {
                 seats.clear();
                 doing.clear();
+                turns.clear();
+                roster = event["seats"]
+                    .as_array()
+                    .map(|seats| {
+                        seats
+                            .iter()
+                            .filter_map(|seat| seat.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+            }
+            Some("turn_started") => {
+                turns.insert(turn(), text("seat"));
             }
             Some("turn_activity") => {
                 doing.insert(
@@ -356,11 +419,14 @@ fn live(dir: &EpicDir) -> (Vec<PausedJson>, Vec<DoingJson>) {
                     },
                 );
             }
-            Some(
-                "turn_ended" | "turn_stalled" | "turn_looping" | "story_merged" | "story_failed"
-                | "story_skipped",
-            ) => {
+            Some("turn_ended" | "turn_stalled" | "turn_looping") => {
+                turns.remove(&turn());
                 doing.remove(&text("story"));
+            }
+            Some("story_merged" | "story_failed" | "story_skipped") => {
+                let story = text("story");
+                turns.retain(|(of, _), _| *of != story);
+                doing.remove(&story);
             }
             Some("seat_paused") => {
                 seats.insert(
@@ -381,7 +447,7 @@ fn live(dir: &EpicDir) -> (Vec<PausedJson>, Vec<DoingJson>) {
         }
     }
     let now = jiff::Timestamp::now();
-    let paused = seats
+    let paused: Vec<PausedJson> = seats
         .into_values()
         .filter(|pause| {
             pause
@@ -390,7 +456,32 @@ fn live(dir: &EpicDir) -> (Vec<PausedJson>, Vec<DoingJson>) {
                 .is_ok_and(|until| until > now)
         })
         .collect();
-    (paused, doing.into_values().collect())
+    let seats = roster
+        .into_iter()
+        .map(|seat| {
+            let working = turns.values().filter(|of| **of == seat).count();
+            let until = paused
+                .iter()
+                .find(|pause| pause.seat == seat)
+                .map(|pause| pause.until.clone());
+            let state = match (&until, working) {
+                (Some(_), _) => "paused",
+                (None, 0) => "idle",
+                (None, _) => "working",
+            };
+            SeatJson {
+                seat,
+                state,
+                turns: u32::try_from(working).unwrap_or(u32::MAX),
+                until,
+            }
+        })
+        .collect();
+    Live {
+        paused,
+        doing: doing.into_values().collect(),
+        seats,
+    }
 }
 
 fn story(
@@ -595,6 +686,10 @@ fn header_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
     }
     for doing in &status.doing {
         writeln!(w, "{doing}")?;
+    }
+    if !status.seats.is_empty() {
+        let seats: Vec<String> = status.seats.iter().map(ToString::to_string).collect();
+        writeln!(w, "seats: {}", seats.join(", "))?;
     }
     Ok(())
 }

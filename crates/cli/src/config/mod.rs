@@ -15,7 +15,9 @@
 //! - `resolve`: the flags over the file over the defaults ([`resolve()`]), with the last run's
 //!   options between them for a run that may follow another ([`resolve_rerun`]), and the
 //!   executor's `RunConfig` from them ([`Resolved::run_config`]);
-//! - `values`: the value types ([`Count`], [`Seconds`], [`Wait`], [`SeatSpec`], …), which check
+//! - `seats`: a seat ([`SeatSpec`]), a role's roster ([`RosterSpec`]), the named seats of
+//!   `[seats]` ([`NamedSeat`]);
+//! - `values`: the value types ([`Count`], [`Seconds`], [`Wait`], …), which check
 //!   themselves the same way from a flag and from the file;
 //! - `rules`: the house rules every prompt carries ([`house_rules`]);
 //! - `error`: what is wrong with an `epic.toml`, and the hints that go with it ([`ConfigError`]).
@@ -25,6 +27,7 @@ mod flags;
 mod options;
 mod resolve;
 mod rules;
+mod seats;
 #[cfg(test)]
 mod test_support;
 mod values;
@@ -32,9 +35,11 @@ mod values;
 pub(crate) use error::{ConfigError, ParseError};
 pub(crate) use flags::{ForLanding, ForPlanning, ForRun, OptionsOf};
 pub(crate) use options::{FILE_NAME, RunOptions, keys};
-pub(crate) use resolve::{LastRun, Resolved, exposed, merged, resolve, resolve_rerun, user_home};
+pub(crate) use resolve::{
+    LastRun, Resolved, check_seats, exposed, merged, resolve, resolve_rerun, user_home,
+};
 pub(crate) use rules::house_rules;
+pub(crate) use seats::{NamedSeats, RosterSpec};
 pub(crate) use values::{
-    Count, Dollars, GateJunit, NonBlank, PriceOverride, Reruns, SeatSpec, Seconds, Silence,
-    StorePath, Wait,
+    Count, Dollars, GateJunit, NonBlank, PriceOverride, Reruns, Seconds, Silence, StorePath, Wait,
 };

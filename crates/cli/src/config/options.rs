@@ -16,8 +16,8 @@ use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ConfigError, Count, Dollars, GateJunit, NonBlank, ParseError, PriceOverride, Reruns, SeatSpec,
-    Seconds, Silence, StorePath, Wait,
+    ConfigError, Count, Dollars, GateJunit, NamedSeats, NonBlank, ParseError, PriceOverride,
+    Reruns, RosterSpec, Seconds, Silence, StorePath, Wait,
 };
 
 /// The config file's name, at the repository root.
@@ -80,36 +80,39 @@ pub(crate) struct RunOptions {
     pub(crate) no_fail_fast: bool,
 
     /// The agent that plans and implements each story: a preset (`claude`, `codex`, `gemini`,
-    /// `aider`, `opencode`, `script`) or `exec:COMMAND`. Required, here or as `--coder`.
+    /// `aider`, `opencode`, `script`), `exec:COMMAND` or a seat of `[seats]`; or a roster of
+    /// them, in order of preference (`claude,codex`), each turn on the first not paused by a
+    /// usage limit or an outage. Required, here or as `--coder`.
     #[arg(
         long,
-        value_name = "SEAT",
+        value_name = "SEATS",
         help = "The agent that plans and implements: claude, codex, gemini, aider, opencode, \
-                script or exec:COMMAND [required here or in epic.toml]"
+                script, exec:COMMAND or a named seat; a roster with commas (claude,codex) \
+                [required here or in epic.toml]"
     )]
-    pub(crate) coder: Option<SeatSpec>,
+    pub(crate) coder: Option<RosterSpec>,
 
-    /// The story-level judge, a seat like `coder`; unset, no judge rounds.
-    #[arg(long, value_name = "SEAT")]
-    pub(crate) judge: Option<SeatSpec>,
+    /// The story-level judge, a seat or roster like `coder`; unset, no judge rounds.
+    #[arg(long, value_name = "SEATS")]
+    pub(crate) judge: Option<RosterSpec>,
 
-    /// The per-task reviewers, seats like `coder`.
+    /// The per-task reviewers, each a seat or roster like `coder`.
     #[arg(
         long,
-        value_name = "SEAT",
-        help = "A per-task reviewer, a seat; repeatable"
+        value_name = "SEATS",
+        help = "A per-task reviewer, a seat or a roster (claude,codex); repeatable"
     )]
-    pub(crate) reviewer: Option<Vec<SeatSpec>>,
+    pub(crate) reviewer: Option<Vec<RosterSpec>>,
 
-    /// The architect of `epic plan`, which splits an epic into a plan: a seat like `coder`; unset,
-    /// the coder. (Only `epic plan` reads it.)
+    /// The architect of `epic plan`, which splits an epic into a plan: a seat or roster like
+    /// `coder`; unset, the coder. (Only `epic plan` reads it.)
     #[arg(
         long,
-        value_name = "SEAT",
+        value_name = "SEATS",
         help = "The architect, which splits an epic into a plan: claude, codex, gemini, aider, \
-                opencode, script or exec:COMMAND; unset, the coder"
+                opencode, script, exec:COMMAND or a named seat, or a roster; unset, the coder"
     )]
-    pub(crate) architect: Option<SeatSpec>,
+    pub(crate) architect: Option<RosterSpec>,
 
     /// Checks run with `sh -c`, per task in the story's worktree and on the epic head after each
     /// merge.
@@ -268,10 +271,10 @@ pub(crate) struct RunOptions {
     #[arg(long, value_enum, value_name = "POLICY")]
     pub(crate) noop: Option<NoopPolicy>,
 
-    /// Settles the `BLOCKED_ON` claims the plan cannot settle, in a read-only turn: a seat like
-    /// `coder`; unset, such a claim fails its story.
-    #[arg(long, value_name = "SEAT")]
-    pub(crate) verifier: Option<SeatSpec>,
+    /// Settles the `BLOCKED_ON` claims the plan cannot settle, in a read-only turn: a seat or
+    /// roster like `coder`; unset, such a claim fails its story.
+    #[arg(long, value_name = "SEATS")]
+    pub(crate) verifier: Option<RosterSpec>,
     /// A command run with `sh -c` in the epic's worktree on every move of a story on the board
     /// (planned, active, done, failed, skipped), the story's card as one JSON object on its
     /// standard input, to sync an outside tracker; a hook that fails or runs past 30 s is an
@@ -335,6 +338,12 @@ pub(crate) struct RunOptions {
     /// matching prefix wins, then the built-in prices.
     #[arg(skip)]
     pub(crate) prices: Option<BTreeMap<String, PriceOverride>>,
+
+    /// Named seats, by name (`[seats.NAME]`): a preset or `exec:COMMAND` (`seat`) with
+    /// environment variables of its own (`env`), such as a second account of one CLI; a roster
+    /// names it like a preset (`coder = ["claude", "claude-work"]`).
+    #[arg(skip)]
+    pub(crate) seats: Option<NamedSeats>,
 }
 
 impl RunOptions {
@@ -618,7 +627,7 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use epic_agents::{Preset, ScriptSeat};
+    use epic_agents::ScriptSeat;
     use epic_executor::{NoopPolicy, Policy, RunConfig, WorktreeMode};
     use epic_process::sandbox::SandboxMode;
 
@@ -632,7 +641,7 @@ mod tests {
     #[test]
     fn defaults_follow_the_contract() {
         let resolved = resolve(&RunOptions::default(), &flags(&["--coder", "claude"])).unwrap();
-        assert_eq!(resolved.coder, SeatSpec::Preset(Preset::Claude));
+        assert_eq!(resolved.coder, seat("claude"));
         let config = resolved.run_config();
         assert_eq!(config.base, "HEAD");
         assert_eq!(
@@ -834,7 +843,7 @@ mod tests {
         let file = RunOptions::parse(FULL).unwrap();
         assert_eq!(file.keys_set(), keys());
         let resolved = resolve(&file, &flags(&[])).unwrap();
-        assert_eq!(resolved.coder, SeatSpec::Exec("./agent.sh --fast".into()));
+        assert_eq!(resolved.coder, seat("exec:./agent.sh --fast"));
         assert_eq!(resolved.options.judge, Some(seat("codex")));
         assert_eq!(
             resolved.options.reviewer,

@@ -12,8 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Count, FILE_NAME, GateJunit, NonBlank, PriceOverride, Reruns, RunOptions, SeatSpec, Seconds,
-    Silence, Wait,
+    Count, FILE_NAME, GateJunit, NamedSeats, NonBlank, PriceOverride, Reruns, RosterSpec,
+    RunOptions, Seconds, Silence, Wait,
 };
 use crate::error::{CommandError, Kind};
 
@@ -23,7 +23,7 @@ use crate::error::{CommandError, Kind};
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Resolved {
     /// The coder, the option without a default.
-    pub(crate) coder: SeatSpec,
+    pub(crate) coder: RosterSpec,
     /// Every option, each set but those without a default (`epic_branch`, `judge`, `verifier`); serialised
     /// (for `epic config --format json`) with the config file's keys, timeouts in seconds.
     pub(crate) options: RunOptions,
@@ -59,7 +59,31 @@ pub(crate) fn resolve(file: &RunOptions, flags: &RunOptions) -> Result<Resolved,
             "or set `coder = \"claude\"` in {FILE_NAME} at the repository root"
         )));
     };
+    check_seats(&options)?;
     Ok(Resolved { coder, options })
+}
+
+/// Checks the named seats of `options` and that every seat its rosters name is a preset,
+/// `script`, `exec:COMMAND` or one of them: a config error (exit 2) naming the seat otherwise.
+pub(crate) fn check_seats(options: &RunOptions) -> Result<(), CommandError> {
+    let named = options.seats.clone().unwrap_or_default();
+    let config_error = |error: super::values::ValueError| {
+        CommandError::new(Kind::Config, crate::error::Message::new(error.to_string()))
+    };
+    super::seats::check_named(&named).map_err(config_error)?;
+    let rosters = [
+        &options.coder,
+        &options.judge,
+        &options.architect,
+        &options.verifier,
+    ]
+    .into_iter()
+    .flatten()
+    .chain(options.reviewer.iter().flatten());
+    for roster in rosters {
+        roster.to_roster(&named).map_err(config_error)?;
+    }
+    Ok(())
 }
 
 /// The user's home as the environment names it when the command starts (`HOME`, and
@@ -184,9 +208,13 @@ pub(crate) fn resolve_rerun(
     let given = flags.given().over(file);
     let mut record = given.over(last.unwrap_or(&RunOptions::default()));
     record.architect = None;
+    // Prices and named seats (whose variables may hold a key) come from the file alone: the
+    // record keeps neither.
     record.prices.clone_from(&file.prices);
+    record.seats.clone_from(&file.seats);
     let resolved = resolve(&record, &RunOptions::default())?;
     record.prices = None;
+    record.seats = None;
     let mut lines = Vec::new();
     if let Some(last) = last {
         let set = given.values();
@@ -276,6 +304,15 @@ impl RunOptions {
 }
 
 impl Resolved {
+    /// The executor's roster of `roster`, a roster of these options (its named seats from
+    /// `[seats]`, checked by [`resolve`] or [`check_seats`]).
+    pub(crate) fn roster(&self, roster: &RosterSpec) -> epic_agents::Roster {
+        let named: NamedSeats = self.options.seats.clone().unwrap_or_default();
+        roster
+            .to_roster(&named)
+            .expect("every roster was checked when the options were resolved")
+    }
+
     /// What the executor runs with: [`RunConfig::new`] with each option set here, each seat made
     /// a running agent, the config's price overrides over the executor's prices.
     #[expect(
@@ -295,7 +332,8 @@ impl Resolved {
                 .map(|t| t.iter().map(NonBlank::to_string).collect())
         };
         let options = &self.options;
-        let mut config = RunConfig::new(self.coder.to_seat());
+        let roster = |roster: &RosterSpec| self.roster(roster);
+        let mut config = RunConfig::new(roster(&self.coder));
         set(
             &mut config.base,
             options.base.as_ref().map(NonBlank::to_string),
@@ -314,14 +352,14 @@ impl Resolved {
         set(&mut config.fail_fast, options.fail_fast);
         set(
             &mut config.judge,
-            options.judge.as_ref().map(|judge| Some(judge.to_seat())),
+            options.judge.as_ref().map(|judge| Some(roster(judge))),
         );
         set(
             &mut config.reviewers,
             options
                 .reviewer
                 .as_ref()
-                .map(|seats| seats.iter().map(SeatSpec::to_seat).collect()),
+                .map(|rosters| rosters.iter().map(roster).collect()),
         );
         set(&mut config.gates, texts(&options.gate));
         set(
@@ -371,7 +409,7 @@ impl Resolved {
             options
                 .verifier
                 .as_ref()
-                .map(|verifier| Some(verifier.to_seat())),
+                .map(|verifier| Some(roster(verifier))),
         );
         set(
             &mut config.board_hook,
@@ -442,7 +480,7 @@ mod tests {
         let file = RunOptions::parse("max_rounds = 4\narchitect = \"claude\"\n").unwrap();
         let rerun = resolve_rerun(&file, &flags(&["--no-fail-fast"]), Some(&last)).unwrap();
         let options = &rerun.resolved.options;
-        assert_eq!(rerun.resolved.coder, SeatSpec::Script);
+        assert_eq!(rerun.resolved.coder, seat("script"));
         assert_eq!(options.gate, Some(texts(&["make test"])));
         assert_eq!(options.max_rounds, Count::new(4));
         assert_eq!(options.fail_fast, Some(false));
@@ -564,7 +602,7 @@ mod tests {
         assert!(RunOptions::parse("expose = [\".ssh\"]").is_err());
         let run = flags(&["--coder", "script", "--expose", "~/.aws"]).given();
         let config = Resolved {
-            coder: SeatSpec::Script,
+            coder: seat("script"),
             options: run,
         }
         .run_config();

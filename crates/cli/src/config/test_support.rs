@@ -2,7 +2,7 @@
 
 use clap::Parser as _;
 
-use super::{NonBlank, RunOptions, SeatSpec};
+use super::{NonBlank, RosterSpec, RunOptions};
 
 /// The run options of a command line, as `epic run` will parse them.
 #[derive(Debug, clap::Parser)]
@@ -17,7 +17,7 @@ pub(crate) fn flags(args: &[&str]) -> RunOptions {
         .options
 }
 
-pub(crate) fn seat(text: &str) -> SeatSpec {
+pub(crate) fn seat(text: &str) -> RosterSpec {
     text.parse().unwrap()
 }
 

@@ -1,5 +1,5 @@
 //! The value types of the run options ([`Count`], [`Reruns`], [`GateJunit`], [`Seconds`], [`Wait`], [`Silence`], [`Dollars`],
-//! [`SeatSpec`], [`NonBlank`], [`StorePath`], [`PriceOverride`]): each checks itself the same way
+//! [`NonBlank`], [`StorePath`], [`PriceOverride`]): each checks itself the same way
 //! from a flag (`FromStr`) and from `epic.toml` (serde), so a value is refused for the same reason
 //! and in the same words wherever it is written; each has its JSON Schema.
 
@@ -7,10 +7,9 @@ use std::borrow::Cow;
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::Arc;
+
 use std::time::Duration;
 
-use epic_agents::{CommandSeat, Preset, ScriptSeat};
 use epic_process::sandbox::UserHome;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
@@ -18,96 +17,6 @@ use serde::{Deserialize, Serialize};
 /// The longest timeout accepted, in seconds (30 days): far beyond any sensible turn, and far
 /// below what would overflow a deadline computed from it.
 pub(crate) const MAX_TIMEOUT: u64 = 30 * 24 * 60 * 60;
-
-/// An agent seat: a preset, the built-in script seat, or `exec:COMMAND`, a shell command; what
-/// `--coder`, `--judge` and `--reviewer` name ([`to_seat`](Self::to_seat) makes it the executor's
-/// [`Seat`](epic_agents::Seat), the agent that runs).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub(crate) enum SeatSpec {
-    /// A preset agent CLI.
-    Preset(Preset),
-    /// The built-in script seat (`epic demo`, tests): runs no model.
-    Script,
-    /// `exec:COMMAND`: the command, run with `sh -c`, never blank.
-    Exec(String),
-}
-
-impl SeatSpec {
-    /// The agent this seat names: a preset's command line, the built-in script seat, or the
-    /// `exec:` command run with `sh -c`.
-    pub(crate) fn to_seat(&self) -> Arc<dyn epic_agents::Seat> {
-        match self {
-            Self::Preset(preset) => Arc::new(CommandSeat::preset(*preset)),
-            Self::Script => Arc::new(ScriptSeat),
-            Self::Exec(command) => Arc::new(CommandSeat::shell(command.clone())),
-        }
-    }
-}
-
-impl fmt::Display for SeatSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Preset(preset) => f.write_str(preset.name()),
-            Self::Script => f.write_str("script"),
-            Self::Exec(command) => write!(f, "exec:{command}"),
-        }
-    }
-}
-
-impl FromStr for SeatSpec {
-    type Err = ValueError;
-
-    fn from_str(text: &str) -> Result<Self, ValueError> {
-        if let Some(command) = text.strip_prefix("exec:") {
-            return if command.trim().is_empty() {
-                Err(ValueError(
-                    "`exec:` needs a command after it, such as `exec:./agent.sh`".into(),
-                ))
-            } else {
-                Ok(Self::Exec(command.to_owned()))
-            };
-        }
-        if text == "script" {
-            return Ok(Self::Script);
-        }
-        text.parse().map(Self::Preset).map_err(|_| {
-            ValueError(format!(
-                "unknown seat `{text}`: expected claude, codex, gemini, aider, opencode, script \
-                 or exec:COMMAND"
-            ))
-        })
-    }
-}
-
-impl TryFrom<String> for SeatSpec {
-    type Error = ValueError;
-
-    fn try_from(text: String) -> Result<Self, ValueError> {
-        text.parse()
-    }
-}
-
-impl From<SeatSpec> for String {
-    fn from(seat: SeatSpec) -> Self {
-        seat.to_string()
-    }
-}
-
-impl JsonSchema for SeatSpec {
-    fn schema_name() -> Cow<'static, str> {
-        "Seat".into()
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({
-            "description": "An agent: a preset (claude, codex, gemini, aider, opencode, script) \
-                            or `exec:COMMAND`, a shell command.",
-            "type": "string",
-            "pattern": "^(claude|codex|gemini|aider|opencode|script|exec:.*\\S.*)$"
-        })
-    }
-}
 
 /// A whole number of at least 1 (concurrency, rounds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -764,7 +673,7 @@ impl TryFrom<RawPrice> for PriceOverride {
 
 /// Why a value was refused; the message says what was expected.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct ValueError(String);
+pub(crate) struct ValueError(pub(super) String);
 
 impl fmt::Display for ValueError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -51,7 +51,21 @@ pub(crate) fn short(commit: &str) -> &str {
 /// an outage `paused: claude: API unreachable since 14:02, next probe 14:06`; a time on
 /// another day carries its date.
 pub(crate) fn paused_until(seat: &str, since: &str, until: &str, reason: &str) -> String {
-    let local = |time: &str| match time.parse::<jiff::Timestamp>() {
+    if reason == "outage" && !since.is_empty() {
+        format!(
+            "paused: {seat}: API unreachable since {}, next probe {}",
+            local(since),
+            local(until)
+        )
+    } else {
+        format!("paused until {} ({seat}: {reason})", local(until))
+    }
+}
+
+/// An RFC 3339 time in the local time zone: `15:00` today, `Dec 7 15:00` another day; the
+/// text as it is when it is not a time.
+pub(crate) fn local(time: &str) -> String {
+    match time.parse::<jiff::Timestamp>() {
         Ok(time) => {
             let zone = jiff::tz::TimeZone::system();
             let local = time.to_zoned_datetime(zone.clone());
@@ -62,15 +76,6 @@ pub(crate) fn paused_until(seat: &str, since: &str, until: &str, reason: &str) -
             }
         }
         Err(_) => time.to_owned(),
-    };
-    if reason == "outage" && !since.is_empty() {
-        format!(
-            "paused: {seat}: API unreachable since {}, next probe {}",
-            local(since),
-            local(until)
-        )
-    } else {
-        format!("paused until {} ({seat}: {reason})", local(until))
     }
 }
 

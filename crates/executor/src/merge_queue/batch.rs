@@ -596,11 +596,7 @@ impl<'a> Batch<'a> {
                 AttestedGate::from_result(result, !result.passed || result.inherited_only())
             })
             .collect();
-        let judge_seat = shared
-            .config
-            .judge
-            .as_ref()
-            .map(|seat| seat.name().to_owned());
+        let judge_seat = shared.config.judge.as_ref().map(ToString::to_string);
         let attestations: Vec<Attestation> = segment
             .iter()
             .filter_map(|entry| {

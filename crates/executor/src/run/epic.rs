@@ -219,7 +219,7 @@ fn task_loop(
         Arc::clone(git),
         story_gates,
         Seats {
-            coder: Arc::clone(&config.coder),
+            coder: config.coder.clone(),
             reviewers: config.reviewers.clone(),
             verifier: config.verifier.clone(),
         },

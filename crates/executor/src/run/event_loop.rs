@@ -470,7 +470,9 @@ impl Loop {
             .with_ended_turns(troubles.stalled_turns, troubles.looping_turns)
             .with_merge_revisions(end.revisions);
         if totals.turns > 0 {
-            outcome = outcome.with_usage(totals);
+            outcome = outcome
+                .with_usage(totals)
+                .with_seats(end.usage.seat_usage());
         }
         if let Some(branch) = &end.branch {
             outcome = outcome.on_branch(branch);

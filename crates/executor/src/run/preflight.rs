@@ -107,17 +107,10 @@ pub(super) async fn end_leftovers(worktree_root: &Path, events: &EventSink) {
 }
 
 /// Checks each seat in use once (a seat in several roles, once), in role order: the coder, the
-/// judge, the reviewers, the verifier.
+/// judge, the reviewers, the verifier, every seat of each roster.
 pub(super) async fn check_seats(config: &RunConfig, dir: &Path) -> Result<(), RunError> {
-    let seats = std::iter::once(&config.coder)
-        .chain(config.judge.as_ref())
-        .chain(&config.reviewers)
-        .chain(config.verifier.as_ref());
-    let mut checked = std::collections::BTreeSet::new();
-    for seat in seats {
-        if checked.insert(seat.name().to_owned()) {
-            seat.ready(dir).await?;
-        }
+    for seat in config.seats() {
+        seat.ready(dir).await?;
     }
     Ok(())
 }
@@ -160,6 +153,7 @@ pub(super) async fn preflight(
         epic_worktree: epic_worktree.display().to_string(),
         stories: plan.plan().stories.len(),
         concurrency: config.concurrency.max(1),
+        seats: config.seats().map(|seat| seat.name().to_owned()).collect(),
     });
     end_leftovers(&worktree_root, &events).await;
     let sandbox = start_sandbox(git, sandbox, &events).await?;

@@ -437,8 +437,8 @@ impl Work {
                 .config
                 .judge
                 .clone()
-                .unwrap_or_else(|| Arc::clone(&self.shared.config.coder)),
-            _ => Arc::clone(&self.shared.config.coder),
+                .unwrap_or_else(|| self.shared.config.coder.clone()),
+            _ => self.shared.config.coder.clone(),
         };
         Chat::new(
             seat,

@@ -12,7 +12,7 @@ use epic_story_plan::{Story, StoryPlan};
 use crate::error::StoryError;
 use crate::prompts::Briefing;
 use crate::task_plan::TaskPlan;
-use epic_agents::Seat;
+use epic_agents::Roster;
 use epic_process::sandbox::Sandbox;
 
 #[cfg(doc)]
@@ -89,12 +89,12 @@ impl StoryJob {
 #[derive(Debug, Clone)]
 pub struct Seats {
     /// Plans the tasks and implements them.
-    pub coder: Arc<dyn Seat>,
+    pub coder: Roster,
     /// Review each task once its gates are green, concurrently; none is fine.
-    pub reviewers: Vec<Arc<dyn Seat>>,
+    pub reviewers: Vec<Roster>,
     /// Settles `BLOCKED_ON:` claims the plan cannot settle (`--verifier`); none: such a claim
     /// stands.
-    pub verifier: Option<Arc<dyn Seat>>,
+    pub verifier: Option<Roster>,
 }
 
 /// What becomes of a task whose coder changed nothing, even when asked once more, and did not

@@ -74,7 +74,7 @@ impl Run<'_> {
     pub(super) async fn plan(&self) -> Result<TaskPlan, StoryError> {
         let story = &self.job.story;
         let mut chat = Chat::new(
-            Arc::clone(&self.parts.seats.coder),
+            self.parts.seats.coder.clone(),
             Role::Planner,
             self.rules(),
             self.context(None),

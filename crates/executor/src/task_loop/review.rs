@@ -128,14 +128,14 @@ impl Run<'_> {
         let mut set = tokio::task::JoinSet::new();
         for (n, seat) in reviewers.iter().enumerate() {
             let mut chat = Chat::new(
-                Arc::clone(seat),
+                seat.clone(),
                 Role::Reviewer,
                 prompts::reviewer_rules(self.prompt_context()),
                 self.context(Some(&task.title)),
                 Arc::clone(&self.recorder),
             );
             let prompt = prompt.clone();
-            let name = seat.name().to_owned();
+            let name = seat.to_string();
             set.spawn(async move { (n, name, chat.ask(prompt).await) });
         }
         let (mut verdicts, mut stop) = (Vec::new(), None);

@@ -38,7 +38,7 @@ impl Run<'_> {
         let title = task.title.as_str();
         let start = *start;
         let mut chat = Chat::new(
-            Arc::clone(&self.parts.seats.coder),
+            self.parts.seats.coder.clone(),
             Role::Coder,
             format!("{}\n{}", self.rules(), prompts::plan_so_far(plan, index)),
             self.context(Some(title)),

@@ -35,7 +35,7 @@ fn the_loop_and_its_futures_are_send() {
         Arc::new(fixture.git()),
         Gates::none(),
         Seats {
-            coder: Arc::new(ScriptSeat),
+            coder: Arc::new(ScriptSeat).into(),
             reviewers: Vec::new(),
             verifier: None,
         },

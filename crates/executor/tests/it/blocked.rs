@@ -338,7 +338,7 @@ async fn a_claim_in_the_judge_feedback_turn_gets_the_pushback_too() {
         "if [ ! -f \"$ROOT/judged\" ]; then touch \"$ROOT/judged\"; echo '{\"clean\":false,\"issues\":[{\"severity\":\"major\",\"title\":\"more\",\"description\":\"write more\"}]}'; exit 0; fi\n",
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let events = Events::default();
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &events)
@@ -366,7 +366,7 @@ async fn a_run_with_a_verifier_hands_it_the_claims_the_plan_cannot_settle() {
     config.verifier = Some(ep.fx.agent(
         "verifier",
         "cat >/dev/null\n[ \"$EPIC_ROLE\" = verifier ] || exit 1\necho '{\"blocked\":false,\"reason\":\"Use a plain list.\"}'\n",
-    ));
+    ).into());
     let events = Events::default();
     let outcome = ep
         .run(&plan(&[("a", &[]), ("b", &["a"])]), config, &events)

@@ -46,9 +46,9 @@ async fn every_role_reads_what_it_needs_in_its_prompt() {
     .expect("valid plan");
     // Fresh worktrees: the prompts name each story's own worktree.
     let mut config = ep.fresh_config();
-    config.coder = agent.clone();
-    config.judge = Some(agent.clone());
-    config.reviewers = vec![agent];
+    config.coder = agent.clone().into();
+    config.judge = Some(agent.clone().into());
+    config.reviewers = vec![agent.into()];
     config.extra_rules = "## RULES.md\n\nTabs, never spaces.\n".into();
     let outcome = ep
         .run(&plan, config, &Events::default())

@@ -26,7 +26,7 @@ async fn a_commit_made_on_the_story_branch_during_the_judge_turn_is_never_merged
     )
     .expect("write the judge hook");
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let events = Events::default();
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &events)
@@ -438,7 +438,7 @@ async fn a_judge_that_redirects_the_git_file_leaves_the_epic_worktree_alone() {
     )
     .expect("write the judge hook");
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &Events::default())
         .await

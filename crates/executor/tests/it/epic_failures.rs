@@ -158,7 +158,7 @@ async fn strays_from_a_judge_round_are_put_back() {
 "#,
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");
     assert_eq!(statuses(&outcome), ["a:done"], "{:?}", outcome.report);
@@ -191,7 +191,7 @@ async fn a_shared_read_only_change_fails_the_story() {
 "#,
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");
     assert_eq!(statuses(&outcome), ["a:failed"]);
@@ -384,7 +384,7 @@ async fn a_judge_that_never_clears_fails_the_story_and_a_failing_hook_fails_noth
 "#,
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     config.board_hook = Some("cat > /dev/null; exit 3".into());
     let events = Events::default();
     let outcome = ep.run(&plan, config, &events).await.expect("run");

@@ -298,7 +298,7 @@ async fn a_reviewer_that_changes_the_config_fails_the_story() {
          echo '{\"clean\":true,\"issues\":[]}'\n",
     );
     let mut config = sandbox_off(ep.config());
-    config.reviewers = vec![reviewer];
+    config.reviewers = vec![reviewer.into()];
     let outcome = ep
         .run(&plan(&[("a", &[])]), config.clone(), &Events::default())
         .await
@@ -384,7 +384,7 @@ async fn a_judge_that_plants_a_hook_fails_the_story() {
          \"$ROOT/repo/.git/hooks/pre-merge-commit\"; chmod +x \"$ROOT/repo/.git/hooks/pre-merge-commit\"; fi\n",
     );
     let mut config = sandbox_off(ep.config());
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let outcome = ep
         .run(&plan(&[("a", &[])]), config.clone(), &Events::default())
         .await

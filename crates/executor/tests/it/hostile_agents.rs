@@ -558,8 +558,8 @@ async fn unreadable_verdicts_count_as_not_clean() {
         "if [ \"$EPIC_ROLE\" = reviewer ]; then echo 'LGTM!'; exit 0; fi\n",
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
-    config.reviewers = vec![ep.agent()];
+    config.judge = Some(ep.agent().into());
+    config.reviewers = vec![ep.agent().into()];
     config.max_rounds = 2;
     let events = Events::default();
     let outcome = ep
@@ -824,7 +824,7 @@ fi
 "#,
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &Events::default())
         .await

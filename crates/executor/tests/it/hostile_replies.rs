@@ -28,7 +28,7 @@ exit 0
 "#,
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let outcome = ep
         .run(&plan(&[("a", &[]), ("b", &[])]), config, &Events::default())
         .await
@@ -65,7 +65,7 @@ exit 0
 "#,
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let outcome = ep
         .run(&plan(&[("a", &[]), ("b", &[])]), config, &Events::default())
         .await
@@ -139,7 +139,7 @@ fn planner_prompt(ep: &EpicFixture, n: usize) -> String {
 async fn a_planner_of_ten_thousand_tasks_is_asked_once_to_cut_then_fails_the_story() {
     let ep = EpicFixture::new();
     let mut config = ep.config();
-    config.coder = planner(&ep, &[tasks(10_000)]);
+    config.coder = planner(&ep, &[tasks(10_000)]).into();
     let outcome = ep
         .run(
             &plan(&[("a", &[]), ("b", &["a"])]),
@@ -179,7 +179,7 @@ async fn a_planner_of_ten_thousand_tasks_is_asked_once_to_cut_then_fails_the_sto
 async fn a_planner_of_forty_tasks_re_plans_within_the_cap_and_the_story_merges() {
     let ep = EpicFixture::new();
     let mut config = ep.config();
-    config.coder = planner(&ep, &[tasks(40), tasks(5)]);
+    config.coder = planner(&ep, &[tasks(40), tasks(5)]).into();
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &Events::default())
         .await

@@ -34,7 +34,7 @@ async fn a_bare_confirmation_is_no_evidence_and_the_story_fails() {
     ep.hook("a", UNDOES_ITS_WORK);
     let mut config = ep.config();
     // The standard agent, as judge, answers `{"clean":true,"issues":[]}` to everything.
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     config.judge_rounds = 1;
     let events = Events::default();
     let outcome = ep
@@ -97,7 +97,7 @@ fn idle_a(ep: &EpicFixture) {
 /// A config whose judge is the standard agent, with `rounds` judge rounds.
 fn judged(ep: &EpicFixture, rounds: u32) -> RunConfig {
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     config.judge_rounds = rounds;
     config
 }

@@ -46,7 +46,7 @@ async fn run_queue(batch: usize, check: &str) -> Queued {
         wait = wait_for(&root, "queued-c"),
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     config.concurrency = 5;
     config.merge_batch = batch;
     // The queue as it proves, bisects and fails; a culprit's revisions are
@@ -223,7 +223,7 @@ async fn an_interrupt_inside_a_batch_undoes_it_and_a_rerun_merges_it() {
         wait = wait_for(&root, "queued-c"),
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     config.concurrency = 4;
     config.gates = vec![gate];
     let plan = plan(&[("w", &[]), ("a", &[]), ("b", &[]), ("c", &[])]);

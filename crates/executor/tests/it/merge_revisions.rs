@@ -74,7 +74,7 @@ fn collide(ep: &EpicFixture, first: &str, a_fix: &str, b_fix: &str) {
 /// one merge at a time, the gate everywhere.
 fn config(ep: &EpicFixture, revisions: u32) -> RunConfig {
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     config.concurrency = 2;
     config.merge_batch = 1;
     config.merge_revisions = revisions;
@@ -360,7 +360,7 @@ async fn two_culprits_of_one_batch_are_each_revised() {
     ep.hook("b.judge", &wait_for(&root, "queued-a"));
     ep.hook("c.judge", &wait_for(&root, "queued-b"));
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     config.concurrency = 4;
     config.merge_batch = 4;
     config.gates = vec![gate];

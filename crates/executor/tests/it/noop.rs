@@ -204,7 +204,7 @@ async fn a_story_that_changed_nothing_is_done_when_the_judge_shows_its_work_is_t
          exit 0\n",
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let events = Events::default();
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &events)
@@ -237,7 +237,7 @@ async fn a_story_that_changed_nothing_fails_when_the_judge_does_not_confirm() {
         "echo '{\"clean\":false,\"issues\":[{\"severity\":\"critical\",\"title\":\"src/a is empty\",\"description\":\"nothing is there\"}]}'; exit 0\n",
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     config.judge_rounds = 1;
     let outcome = ep
         .run(&plan(&[("a", &[])]), config, &Events::default())

@@ -51,7 +51,7 @@ async fn a_rerun_with_nothing_to_do_keeps_every_storys_figures_and_judge_note() 
     let ep = EpicFixture::new();
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     config.gates = vec!["test -f README.md".into()];
     let first = ep
         .run(&plan, config.clone(), &Events::default())
@@ -104,7 +104,7 @@ async fn a_rerun_after_a_failure_reports_both_runs_stories_with_their_own_times(
         "if [ ! -f \"$ROOT/b-once\" ]; then touch \"$ROOT/b-once\"; exit 1; fi\n",
     );
     let mut config = ep.config();
-    config.judge = Some(ep.agent());
+    config.judge = Some(ep.agent().into());
     let first = ep
         .run(&plan, config.clone(), &Events::default())
         .await

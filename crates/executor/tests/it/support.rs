@@ -334,9 +334,9 @@ impl Run {
             Arc::new(fixture.git()),
             Gates::new(self.gates, Duration::from_secs(20)),
             Seats {
-                coder: self.coder,
-                reviewers: self.reviewers,
-                verifier: self.verifier,
+                coder: self.coder.into(),
+                reviewers: self.reviewers.into_iter().map(Into::into).collect(),
+                verifier: self.verifier.map(Into::into),
             },
             LoopConfig {
                 max_rounds: self.max_rounds,
