@@ -36,6 +36,7 @@ mod rejected;
 mod report_runs;
 mod resume;
 mod review;
+mod roster;
 mod sandbox;
 mod script;
 mod seats;
