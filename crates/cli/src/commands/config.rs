@@ -47,6 +47,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
     // Without a coder `epic run` refuses; `epic config` shows what is there and says so.
     let options = config::merged(&file.over(&last), &args.options.options);
     let missing_coder = options.coder.is_none();
+    config::check_seats(&options)?;
     let sources = config::keys()
         .iter()
         .map(|&key| {
@@ -160,6 +161,24 @@ fn show(key: &str, value: Option<&serde_json::Value>) -> String {
                 })
                 .collect();
             prices.join(", ")
+        }
+        ("seats", Some(Value::Object(seats))) => {
+            let seats: Vec<String> = seats
+                .iter()
+                .map(|(name, seat)| {
+                    let env = seat["env"]
+                        .as_object()
+                        .map(|env| env.keys().cloned().collect::<Vec<_>>().join(" "))
+                        .filter(|names| !names.is_empty())
+                        .map(|names| format!(" with {names}"))
+                        .unwrap_or_default();
+                    format!(
+                        "{name} = {}{env}",
+                        seat["seat"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect();
+            seats.join(", ")
         }
         (_, Some(value)) => value.to_string(),
     }

@@ -176,6 +176,13 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # prefix wins, then the built-in prices of the presets.
 # [prices]
 # aider = { input = 3.0, output = 15.0 }
+
+# Named seats: a preset or `exec:COMMAND` (`seat`) with environment variables of its own (`env`),
+# such as a second account of one CLI. A roster names it like a preset, and its turns go to the
+# first seat not paused by a usage limit or an outage: `coder = ["claude", "claude-work"]`.
+# [seats.claude-work]
+# seat = "claude"
+# env = { CLAUDE_CONFIG_DIR = "~/.claude-work" }
 "#;
 
 /// The example plan: a small service in three stories and two waves.
@@ -340,6 +347,7 @@ mod tests {
             epic_branch: options.epic_branch.clone(),
             budget_usd: options.budget_usd,
             prices: options.prices.clone(),
+            seats: options.seats.clone(),
             board_hook: options.board_hook.clone(),
             rules: options.rules.clone(),
             ..defaults

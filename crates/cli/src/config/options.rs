@@ -429,6 +429,8 @@ impl RunOptions {
             worktrees: Some(config.worktrees),
             // No overrides: the executor's own price table ([`Resolved::run_config`]).
             prices: Some(BTreeMap::new()),
+            // No named seats: a roster names presets until epic.toml names more.
+            seats: Some(BTreeMap::new()),
             ..Self::default()
         }
     }
@@ -704,6 +706,7 @@ mod tests {
                 outage_wait: Wait::new(Duration::from_mins(2)),
                 stall_timeout: Silence::new(Duration::from_mins(10)),
                 prices: Some(BTreeMap::new()),
+                seats: Some(BTreeMap::new()),
                 ..RunOptions::default()
             }
         );
@@ -834,6 +837,7 @@ mod tests {
                 "stall_timeout",
                 "preflight",
                 "prices",
+                "seats",
             ]
         );
     }

@@ -67,21 +67,32 @@ pub(crate) fn resolve(file: &RunOptions, flags: &RunOptions) -> Result<Resolved,
 /// `script`, `exec:COMMAND` or one of them: a config error (exit 2) naming the seat otherwise.
 pub(crate) fn check_seats(options: &RunOptions) -> Result<(), CommandError> {
     let named = options.seats.clone().unwrap_or_default();
-    let config_error = |error: super::values::ValueError| {
+    super::seats::check_named(&named).map_err(|error| {
         CommandError::new(Kind::Config, crate::error::Message::new(error.to_string()))
-    };
-    super::seats::check_named(&named).map_err(config_error)?;
+            .hint(format!("fix the seat in {FILE_NAME}"))
+    })?;
     let rosters = [
-        &options.coder,
-        &options.judge,
-        &options.architect,
-        &options.verifier,
+        ("coder", &options.coder),
+        ("judge", &options.judge),
+        ("architect", &options.architect),
+        ("verifier", &options.verifier),
     ]
     .into_iter()
-    .flatten()
-    .chain(options.reviewer.iter().flatten());
-    for roster in rosters {
-        roster.to_roster(&named).map_err(config_error)?;
+    .filter_map(|(key, roster)| roster.as_ref().map(|roster| (key, roster)))
+    .chain(
+        options
+            .reviewer
+            .iter()
+            .flatten()
+            .map(|roster| ("reviewer", roster)),
+    );
+    for (key, roster) in rosters {
+        roster.to_roster(&named).map_err(|error| {
+            CommandError::new(
+                Kind::Config,
+                crate::error::Message::new(format!("`{key}`: {error}")),
+            )
+        })?;
     }
     Ok(())
 }

@@ -53,7 +53,25 @@ impl SeatSpec {
     }
 }
 
-/// What an unknown seat name is told.
+/// What a seat that is no preset, `script` nor `exec:` is told at once: its text is not a name a
+/// seat of `[seats]` could have, or it is a preset's name misspelt (`claud`).
+fn not_a_seat(text: &str) -> ValueError {
+    ValueError(format!(
+        "unknown seat `{text}`: expected claude, codex, gemini, aider, opencode, script or \
+         exec:COMMAND"
+    ))
+}
+
+/// Whether `name` is a preset's or `script`'s name misspelt: within two edits of one (and not a
+/// name that only starts with one, such as `claude-work`).
+fn misspelt(name: &str) -> bool {
+    const KNOWN: [&str; 6] = ["claude", "codex", "gemini", "aider", "opencode", "script"];
+    KNOWN
+        .iter()
+        .any(|known| !name.starts_with(known) && strsim::levenshtein(name, known) <= 2)
+}
+
+/// What a name no seat of `[seats]` has is told, once the named seats are known.
 fn unknown(name: &str) -> ValueError {
     ValueError(format!(
         "unknown seat `{name}`: expected claude, codex, gemini, aider, opencode, script, \
@@ -101,10 +119,10 @@ impl FromStr for SeatSpec {
         if let Ok(preset) = text.parse() {
             return Ok(Self::Preset(preset));
         }
-        if is_seat_name(text) {
+        if is_seat_name(text) && !misspelt(text) {
             return Ok(Self::Named(text.to_owned()));
         }
-        Err(unknown(text))
+        Err(not_a_seat(text))
     }
 }
 
@@ -271,7 +289,8 @@ pub(crate) struct NamedSeat {
     /// The agent: a preset (claude, codex, gemini, aider, opencode), `script` or
     /// `exec:COMMAND`.
     pub(crate) seat: SeatSpec,
-    /// Environment variables set for its processes, on top of the inherited ones.
+    /// Environment variables set for its processes, on top of the inherited ones; a value that
+    /// starts with `~/` is read against `HOME`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) env: BTreeMap<String, String>,
 }
@@ -296,11 +315,15 @@ impl NamedSeat {
                 )));
             }
         };
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let seat = self
             .env
             .iter()
             .fold(command.named(name), |seat, (key, value)| {
-                seat.with_env(key, value)
+                match (value.strip_prefix("~/"), &home) {
+                    (Some(rest), Some(home)) => seat.with_env(key, home.join(rest)),
+                    _ => seat.with_env(key, value),
+                }
             });
         Ok(Arc::new(seat))
     }

@@ -65,4 +65,8 @@ stall_timeout = "0"
 [prices]
 aider = { input = 0.5, output = 1.5 }
 "claude-opus" = { input = 15, output = 75 }
+
+[seats.claude-work]
+seat = "claude"
+env = { CLAUDE_CONFIG_DIR = "/home/me/.claude-work" }
 "#;

@@ -262,6 +262,7 @@ fn the_schema_describes_every_key() {
         "rules",
         "sandbox",
         "schedule",
+        "seats",
         "setup",
         "stall_timeout",
         "test_pattern",

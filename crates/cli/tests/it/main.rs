@@ -35,6 +35,7 @@ mod real_replies;
 mod reliability;
 mod report;
 mod rerun_options;
+mod roster;
 mod run;
 mod sandbox;
 mod schema;
