@@ -122,7 +122,7 @@ fn each_command_takes_only_the_options_it_reads() {
     }
     for read in [
         "--epic-branch <NAME>",
-        "--coder <SEAT>",
+        "--coder <SEATS>",
         "--gate <CMD>",
         "--max-rounds <N>",
         "--turn-timeout <SECS>",
@@ -148,7 +148,7 @@ fn each_command_takes_only_the_options_it_reads() {
     }
     let plan = dir.run(&["plan", "--help"]);
     plan.assert_code(0);
-    assert!(plan.stdout.contains("--architect <SEAT>"), "{plan}");
+    assert!(plan.stdout.contains("--architect <SEATS>"), "{plan}");
     assert!(plan.stdout.contains("--sandbox <MODE>"), "{plan}");
     // `epic run` and `epic config` take every run option but the architect, only `epic plan`'s.
     for command in ["run", "config"] {
