@@ -770,13 +770,13 @@ mod tests {
             futures_lite(pauses.before_turn(&roster, 0, &cancel)),
             Some(Ok(0))
         ));
-        let paused = seen
+        let pauses_seen = seen
             .lock()
             .unwrap()
             .iter()
             .filter(|event| matches!(event, Event::SeatPaused { .. }))
             .count();
-        assert_eq!(paused, 2);
+        assert_eq!(pauses_seen, 2);
     }
 
     #[test]

@@ -456,7 +456,21 @@ fn live(dir: &EpicDir) -> Live {
                 .is_ok_and(|until| until > now)
         })
         .collect();
-    let seats = roster
+    Live {
+        seats: seat_states(roster, &turns, &paused),
+        paused,
+        doing: doing.into_values().collect(),
+    }
+}
+
+/// The state of each seat of `roster`: paused (in `paused`), working (the seat of one of the
+/// `turns` going on) or idle.
+fn seat_states(
+    roster: Vec<String>,
+    turns: &std::collections::BTreeMap<(String, u64), String>,
+    paused: &[PausedJson],
+) -> Vec<SeatJson> {
+    roster
         .into_iter()
         .map(|seat| {
             let working = turns.values().filter(|of| **of == seat).count();
@@ -476,12 +490,7 @@ fn live(dir: &EpicDir) -> Live {
                 until,
             }
         })
-        .collect();
-    Live {
-        paused,
-        doing: doing.into_values().collect(),
-        seats,
-    }
+        .collect()
 }
 
 fn story(

@@ -15,8 +15,8 @@
 //! - `resolve`: the flags over the file over the defaults ([`resolve()`]), with the last run's
 //!   options between them for a run that may follow another ([`resolve_rerun`]), and the
 //!   executor's `RunConfig` from them ([`Resolved::run_config`]);
-//! - `seats`: a seat ([`SeatSpec`]), a role's roster ([`RosterSpec`]), the named seats of
-//!   `[seats]` ([`NamedSeat`]);
+//! - `seats`: a seat (`seats::SeatSpec`), a role's roster ([`RosterSpec`]), the named seats of
+//!   `[seats]` (`seats::NamedSeat`);
 //! - `values`: the value types ([`Count`], [`Seconds`], [`Wait`], …), which check
 //!   themselves the same way from a flag and from the file;
 //! - `rules`: the house rules every prompt carries ([`house_rules`]);

@@ -37,7 +37,7 @@ pub(crate) enum SeatSpec {
 impl SeatSpec {
     /// The agent this seat names: a preset's command line, the built-in script seat, the
     /// `exec:` command run with `sh -c`, or the named seat of `named`. A name `named` lacks is
-    /// refused in words ([`check`](Self::check)).
+    /// refused in words.
     pub(crate) fn to_seat(&self, named: &NamedSeats) -> Result<Arc<dyn Seat>, ValueError> {
         Ok(match self {
             Self::Preset(preset) => Arc::new(CommandSeat::preset(*preset)),
@@ -167,6 +167,7 @@ pub(crate) struct RosterSpec(Vec<SeatSpec>);
 
 impl RosterSpec {
     /// The seats, in order.
+    #[cfg(test)]
     pub(crate) fn seats(&self) -> &[SeatSpec] {
         &self.0
     }

@@ -26,7 +26,7 @@ env = { CLAUDE_CONFIG_DIR = "/accounts/b" }
 /// its first turn says so in `MARK` and then hangs until killed; later turns write the story's
 /// file with the account that wrote it.
 fn coder(mark: &str) -> Behaviour {
-    Behaviour::reply("done").runs(&format!(
+    Behaviour::reply("done").runs(format!(
         r#"case "$CLAUDE_CONFIG_DIR" in
   */a) echo "Claude AI usage limit reached|$(( $(date +%s) + 18000 ))" > "$ERROR_TO" ;;
   *)
