@@ -287,3 +287,22 @@ fn claude_signed_in_by_a_key_a_token_or_a_cloud_provider_passes() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("it is not logged in"), "{stderr}");
 }
+
+#[test]
+fn the_check_covers_every_seat_of_a_roster() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    // The roster's first seat is the built-in script, which needs no check; its second is a
+    // Claude Code that is not logged in: the run stops before anything starts, naming it.
+    let bin = bin_with(&repo, "bin", &[("claude", CLAUDE_LOGGED_OUT)]);
+    let (code, stderr) = run(&repo, &bin, &["--coder", "script,claude"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the seat `claude` cannot run: it is not logged in"),
+        "{stderr}"
+    );
+    assert!(
+        !repo.temp().join("shop.worktrees").exists(),
+        "no worktree was made"
+    );
+}
