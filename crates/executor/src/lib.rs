@@ -126,7 +126,7 @@
 //! let story = Arc::new(plan.stories[0].clone());
 //! let job = StoryJob::new(&dir, Arc::new(plan), story, "../app.worktrees/e/s", "epic/e", 0)?;
 //! let coder = Arc::new(CommandSeat::preset(Preset::Claude));
-//! let seats = Seats { coder, reviewers: vec![], verifier: None };
+//! let seats = Seats { coder: coder.into(), reviewers: vec![], verifier: None };
 //! let gates = Gates::new(["cargo test"], std::time::Duration::from_secs(600));
 //! let tasks = TaskLoop::new(git, gates, seats, LoopConfig::default(), discard_events());
 //! let run = tasks.run(&job, &Default::default()).await;
