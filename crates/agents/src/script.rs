@@ -152,26 +152,33 @@ impl ScriptSeat {
                 ));
             }
             Role::Coder => {
+                // A task of one block writes it; the story taken whole as one task (no
+                // planner turn) writes them all.
                 let block = context
                     .task
                     .as_deref()
                     .and_then(|task| blocks.iter().find(|block| task_title(&block.path) == task));
-                match block {
-                    None => NOOP_TOKEN.to_owned(),
-                    Some(block) => {
-                        if !is_safe(&block.path) {
-                            return Err(SeatError::Other(format!(
-                                "the script seat refuses to write `{}`: not a safe repository path",
-                                block.path
-                            )));
-                        }
-                        let path = context.worktree.join(&block.path);
-                        if write_block(&path, &block.content).await? {
-                            format!("Wrote {}.", block.path)
-                        } else {
-                            NOOP_TOKEN.to_owned()
-                        }
+                let chosen: Vec<&FileBlock> = match block {
+                    Some(block) => vec![block],
+                    None => blocks.iter().collect(),
+                };
+                let mut wrote = Vec::new();
+                for block in chosen {
+                    if !is_safe(&block.path) {
+                        return Err(SeatError::Other(format!(
+                            "the script seat refuses to write `{}`: not a safe repository path",
+                            block.path
+                        )));
                     }
+                    let path = context.worktree.join(&block.path);
+                    if write_block(&path, &block.content).await? {
+                        wrote.push(block.path.as_str());
+                    }
+                }
+                if wrote.is_empty() {
+                    NOOP_TOKEN.to_owned()
+                } else {
+                    format!("Wrote {}.", wrote.join(", "))
                 }
             }
         };

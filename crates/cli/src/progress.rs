@@ -688,6 +688,7 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
             tasks,
             done,
             resumed,
+            planner,
         } => {
             if *resumed {
                 format!(
@@ -695,11 +696,13 @@ fn describe(event: &Event, verbose: bool) -> Option<String> {
                     done,
                     tasks.len()
                 )
-            } else {
+            } else if *planner {
                 format!(
                     "story {story}: planned {}",
                     count(tasks.len(), "task", "tasks")
                 )
+            } else {
+                format!("story {story}: one task, no planner turn (a small story)")
             }
         }
         Event::TaskStarted {

@@ -10,7 +10,7 @@ use epic_state_store::{Holder, LockError};
 #[cfg(doc)]
 use crate::run::run_epic;
 use crate::schedule::Policy;
-use crate::task_loop::NoopPolicy;
+use crate::task_loop::{NoopPolicy, PlannerPolicy};
 use std::sync::Arc;
 
 use epic_agents::{Roster, Seat};
@@ -125,6 +125,11 @@ pub struct RunConfig {
     /// confirming it was already satisfied (`--noop`): `complete` ticks it with a
     /// warning while its gates are green, `fail` fails the story.
     pub noop: NoopPolicy,
+    /// Whether a story's tasks are planned by a planner turn first (`--planner`): `auto` plans
+    /// only a story larger than [`SMALL_STORY`](crate::SMALL_STORY) characters, taking a small
+    /// one as one task (one request fewer, and the planner's answer could only be that task);
+    /// `always` plans every story (its checkpoints and per-task gates for any size).
+    pub planner: PlannerPolicy,
     /// The most the epic may spend, in US dollars, across its runs (`--budget-usd`; none:
     /// unlimited): once the spend (reported by the agents where they report it, else estimated)
     /// reaches it, no agent turn starts, running turns finish, and the unfinished stories end
@@ -245,6 +250,7 @@ impl RunConfig {
             guarded_files: Vec::new(),
             preflight: true,
             noop: NoopPolicy::Complete,
+            planner: PlannerPolicy::Auto,
             budget_usd: None,
             max_wait: DEFAULT_MAX_WAIT,
             outage_wait: Duration::from_mins(2),

@@ -173,6 +173,10 @@ pub enum Event {
         done: usize,
         /// Whether they came from an existing checkpoint rather than the planner.
         resumed: bool,
+        /// Whether a planner turn planned them; `false` on a resume, and for a small story
+        /// taken whole as one task (`--planner auto`).
+        #[serde(default)]
+        planner: bool,
     },
     /// A task began.
     TaskStarted {

@@ -234,6 +234,9 @@ pub use run::{
 pub use run::{open_log, prepare_epic_worktree, take_lock};
 pub use schedule::{Policy, Schedule, Standing};
 pub use story::{Revisions, RevisionsUnreadable};
-pub use task_loop::{LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop, TasksDone};
+pub use task_loop::{
+    LoopConfig, NoopPolicy, PlannerPolicy, SMALL_STORY, Seats, StoryJob, StoryRun, TaskLoop,
+    TasksDone,
+};
 // The protocol's modules under their old names: the executor's code reads `crate::prompts`.
 use epic_protocol::{prompts, replies, task_plan};

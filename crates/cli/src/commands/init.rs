@@ -73,6 +73,11 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # fails the story.
 # max_tasks = 30
 
+# Whether a story's tasks are planned by a planner turn first: "auto" takes a small story
+# (description and acceptance criteria at most 800 characters) as one task with no planner turn,
+# one model request fewer; "always" plans every story (checkpoints and gates per task).
+# planner = "auto"
+
 # Deadline of one agent turn, in seconds; the turn's whole process group is killed when it passes.
 # turn_timeout = 1800
 

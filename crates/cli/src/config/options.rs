@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use epic_agents::ScriptSeat;
-use epic_executor::{NoopPolicy, Policy, RunConfig, WorktreeMode};
+use epic_executor::{NoopPolicy, PlannerPolicy, Policy, RunConfig, WorktreeMode};
 use epic_process::sandbox::SandboxMode;
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
@@ -136,6 +136,12 @@ pub(crate) struct RunOptions {
     /// planner once, then fails the story.
     #[arg(long, value_name = "N")]
     pub(crate) max_tasks: Option<Count>,
+
+    /// Whether a story's tasks are planned by a planner turn first: `auto` takes a small story
+    /// (description and acceptance criteria at most 800 characters) as one task with no
+    /// planner turn, `always` plans every story.
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub(crate) planner: Option<PlannerPolicy>,
 
     /// Deadline of one agent turn in seconds (1 to 2592000); the turn's whole process group is
     /// killed when it passes.
@@ -419,6 +425,7 @@ impl RunOptions {
                 .budget_usd
                 .and_then(|usd| Dollars::try_from(usd).ok()),
             noop: Some(config.noop),
+            planner: Some(config.planner),
             board_hook: config.board_hook.and_then(NonBlank::new),
             // No files: `RunConfig::new` has no house rules (`extra_rules` is empty; a unit test
             // holds it to that). The CLI reads the files into it ([`house_rules`]).

@@ -415,6 +415,7 @@ impl Resolved {
             options.budget_usd.map(|usd| Some(usd.get())),
         );
         set(&mut config.noop, options.noop);
+        set(&mut config.planner, options.planner);
         set(
             &mut config.verifier,
             options

@@ -124,6 +124,54 @@ pub enum NoopPolicy {
     Fail,
 }
 
+/// Whether a story's tasks are planned by a planner turn first (`--planner`).
+//
+// The doc comments here are also `epic run --help`'s and `epic schema config`'s text.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+#[schemars(rename = "Planner")]
+pub enum PlannerPolicy {
+    /// A small story (description and acceptance criteria at most 800 characters together) is
+    /// one task, implemented with no planner turn; a larger one is planned
+    #[default]
+    Auto,
+    /// The coder plans every story's tasks first, in a read-only planner turn
+    Always,
+}
+
+/// The most characters of description and acceptance criteria a story may have to be one task
+/// without a planner turn (`--planner auto`): a paragraph or two, a change one turn makes.
+pub const SMALL_STORY: usize = 800;
+
+impl PlannerPolicy {
+    /// Whether `story` gets a planner turn: always, or when it is larger than [`SMALL_STORY`].
+    pub fn plans(self, story: &epic_story_plan::Story) -> bool {
+        match self {
+            Self::Always => true,
+            Self::Auto => {
+                let size = story.description.trim().chars().count()
+                    + story
+                        .acceptance
+                        .iter()
+                        .map(|criterion| criterion.chars().count())
+                        .sum::<usize>();
+                size > SMALL_STORY
+            }
+        }
+    }
+}
+
 /// How the loop runs.
 #[derive(Debug, Clone)]
 pub struct LoopConfig {
@@ -143,6 +191,8 @@ pub struct LoopConfig {
     pub sandbox: Sandbox,
     /// What becomes of a task whose coder changed nothing and did not confirm it (`--noop`).
     pub noop: NoopPolicy,
+    /// Whether a story's tasks are planned by a planner turn first (`--planner`).
+    pub planner: PlannerPolicy,
 }
 
 impl LoopConfig {
@@ -157,6 +207,7 @@ impl LoopConfig {
             prices: config.prices.clone(),
             sandbox,
             noop: config.noop,
+            planner: config.planner,
         }
     }
 }

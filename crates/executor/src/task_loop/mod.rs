@@ -15,5 +15,7 @@ mod review;
 mod run;
 mod task;
 
-pub use job::{LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TasksDone};
+pub use job::{
+    LoopConfig, NoopPolicy, PlannerPolicy, SMALL_STORY, Seats, StoryJob, StoryRun, TasksDone,
+};
 pub use run::TaskLoop;

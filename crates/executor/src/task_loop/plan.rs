@@ -16,8 +16,30 @@ use epic_process::offload;
 
 use super::run::Run;
 
+/// Where a story's task plan came from ([`Run::load_or_plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Origin {
+    /// Its checkpoint: a resumed story.
+    Checkpoint,
+    /// A planner turn.
+    Planner,
+    /// The story itself, as its one task.
+    Whole,
+}
+
+/// The plan of `story` as one task: its title, and the story's prompt as what to do.
+fn whole(story: &epic_story_plan::Story) -> TaskPlan {
+    TaskPlan::new(
+        story.id.clone(),
+        vec![Task::new(story.title.clone(), prompts::story_prompt(story))],
+    )
+}
+
 impl Run<'_> {
-    pub(super) async fn load_or_plan(&self) -> Result<(TaskPlan, bool), StoryError> {
+    /// The story's task plan: from its checkpoint (`Origin::Checkpoint`), else planned by a
+    /// planner turn, or, for a small story under `--planner auto`, the story as its one task;
+    /// either way written to the checkpoint.
+    pub(super) async fn load_or_plan(&self) -> Result<(TaskPlan, Origin), StoryError> {
         let path = self.job.checkpoint.clone();
         let problem = |problem: String| StoryError::Checkpoint {
             path: path.clone(),
@@ -36,12 +58,17 @@ impl Run<'_> {
                 if plan.tasks.is_empty() {
                     return Err(problem("holds no tasks".to_owned()));
                 }
-                Ok((plan, true))
+                Ok((plan, Origin::Checkpoint))
             }
             Ok(None) => {
-                let plan = self.plan().await?;
+                let story = &self.job.story;
+                let (plan, origin) = if self.parts.config.planner.plans(story) {
+                    (self.plan().await?, Origin::Planner)
+                } else {
+                    (whole(story), Origin::Whole)
+                };
                 self.save(&plan).await?;
-                Ok((plan, false))
+                Ok((plan, origin))
             }
             Err(error) => Err(problem(format!("cannot be read: {error}"))),
         }
@@ -110,10 +137,7 @@ impl Run<'_> {
                             "the task list could not be read again ({error}); planning the whole \
                              story as one task"
                         ));
-                        return Ok(TaskPlan::new(
-                            story.id.clone(),
-                            vec![Task::new(story.title.clone(), prompts::story_prompt(story))],
-                        ));
+                        return Ok(whole(story));
                     }
                 }
             }

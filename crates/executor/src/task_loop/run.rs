@@ -206,13 +206,15 @@ impl Run<'_> {
 
     pub(super) async fn run(&mut self) -> Result<TasksDone, StoryError> {
         self.check_branch().await?;
-        let (mut plan, resumed) = self.load_or_plan().await?;
+        let (mut plan, origin) = self.load_or_plan().await?;
+        let resumed = origin == super::plan::Origin::Checkpoint;
         let already_done = plan.tasks.iter().filter(|task| task.completed).count();
         self.emit(Event::TasksPlanned {
             story: self.story_id(),
             tasks: plan.tasks.iter().map(|task| task.title.clone()).collect(),
             done: already_done,
             resumed,
+            planner: origin == super::plan::Origin::Planner,
         });
         let mut committed = Vec::new();
         let mut noop = Vec::new();

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use epic_agents::Seat;
-use epic_executor::{Event, Policy, RunConfig, RunError, RunOutcome, WorktreeMode, run_epic};
+use epic_executor::{
+    Event, PlannerPolicy, Policy, RunConfig, RunError, RunOutcome, WorktreeMode, run_epic,
+};
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, StoryPlan, ValidPlan};
 use epic_test_support::{CLEAN, RoleAgent};
@@ -70,6 +72,9 @@ impl EpicFixture {
         config.turn_timeout = Duration::from_secs(30);
         config.gate_timeout = Duration::from_secs(30);
         config.schedule = Policy::PlanOrder;
+        // The tests' stories are small, and most are of the planned loop: a test of the
+        // planner-less path says so.
+        config.planner = PlannerPolicy::Always;
         config
     }
 

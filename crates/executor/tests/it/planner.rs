@@ -108,3 +108,71 @@ async fn stray_tasks_are_sent_back_once_and_foreign_ones_dropped() {
     let checkpoint = fixture.checkpoint().expect("checkpoint");
     assert!(!checkpoint.contains("wire"), "{checkpoint}");
 }
+
+/// The roles of the turns of a run, in order.
+fn roles(steps: &[Event]) -> Vec<epic_agents::Role> {
+    steps
+        .iter()
+        .filter_map(|event| match event {
+            Event::TurnStarted { role, .. } => Some(*role),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_planner_auto_a_small_story_is_one_task_with_no_planner_turn() {
+    use epic_agents::Role;
+    use epic_executor::{PlannerPolicy, SMALL_STORY};
+
+    let ep = crate::epic_support::EpicFixture::new();
+    let mut stories = crate::epic_support::plan(&[("a", &[]), ("b", &[])])
+        .plan()
+        .clone();
+    // Story a is small; story b's description is one character past the limit.
+    stories.stories[0].description = "Write the story file.".into();
+    stories.stories[1].description = "x".repeat(SMALL_STORY + 1);
+    let plan = stories.validate().expect("valid");
+    let mut config = ep.config();
+    config.planner = PlannerPolicy::Auto;
+    let events = Events::default();
+    let outcome = ep.run(&plan, config, &events).await.expect("run");
+    assert_eq!(
+        crate::epic_support::statuses(&outcome),
+        ["a:done", "b:done"]
+    );
+    let steps = events.steps();
+    let of = |id: &str| -> Vec<Role> {
+        let story: Vec<Event> = steps
+            .iter()
+            .filter(|event| matches!(event, Event::TurnStarted { story, .. } if story == id))
+            .cloned()
+            .collect();
+        roles(&story)
+    };
+    assert_eq!(of("a"), [Role::Coder], "{steps:#?}");
+    assert_eq!(of("b"), [Role::Planner, Role::Coder], "{steps:#?}");
+    let planned: Vec<(String, bool, usize)> = steps
+        .iter()
+        .filter_map(|event| match event {
+            Event::TasksPlanned {
+                story,
+                planner,
+                tasks,
+                ..
+            } => Some((story.clone(), *planner, tasks.len())),
+            _ => None,
+        })
+        .collect();
+    assert!(planned.contains(&("a".into(), false, 1)), "{planned:?}");
+    assert!(planned.contains(&("b".into(), true, 1)), "{planned:?}");
+    // The small story's one task is the story: its title.
+    let titles: Vec<&str> = steps
+        .iter()
+        .filter_map(|event| match event {
+            Event::TaskStarted { story, task, .. } if story == "a" => Some(task.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(titles, ["Story a"]);
+}

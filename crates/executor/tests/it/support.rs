@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use epic_agents::{CommandSeat, RetryPolicy, Seat};
 use epic_executor::{
-    Event, EventSink, Gates, LoopConfig, NoopPolicy, Seats, StoryJob, StoryRun, TaskLoop,
+    Event, EventSink, Gates, LoopConfig, NoopPolicy, PlannerPolicy, Seats, StoryJob, StoryRun,
+    TaskLoop,
 };
 use epic_git_ops::GixGit;
 use epic_state_store::EpicDir;
@@ -342,6 +343,8 @@ impl Run {
                 max_rounds: self.max_rounds,
                 turn_timeout: self.turn_timeout,
                 noop: self.noop,
+                // The tests' stories are small; these tests are of the planned loop.
+                planner: PlannerPolicy::Always,
                 ..LoopConfig::default()
             },
             events.sink(),
