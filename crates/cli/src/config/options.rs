@@ -637,7 +637,7 @@ mod tests {
     use std::time::Duration;
 
     use epic_agents::ScriptSeat;
-    use epic_executor::{NoopPolicy, Policy, RunConfig, WorktreeMode};
+    use epic_executor::{NoopPolicy, PlannerPolicy, Policy, RunConfig, WorktreeMode};
     use epic_process::sandbox::SandboxMode;
 
     use epic_report::Price;
@@ -706,6 +706,7 @@ mod tests {
                 sandbox: Some(SandboxMode::Auto),
                 expose: Some(vec![]),
                 noop: Some(NoopPolicy::Complete),
+                planner: Some(PlannerPolicy::Auto),
                 rules: Some(vec![]),
                 worktrees: Some(WorktreeMode::Warm),
                 preflight: Some(true),
@@ -800,7 +801,7 @@ mod tests {
                 switches += 1;
             }
         }
-        assert_eq!((valued, switches), (18, 4));
+        assert_eq!((valued, switches), (19, 4));
     }
 
     #[test]
@@ -820,6 +821,7 @@ mod tests {
                 "judge_rounds",
                 "max_rounds",
                 "max_tasks",
+                "planner",
                 "turn_timeout",
                 "gate_timeout",
                 "gate_reruns",

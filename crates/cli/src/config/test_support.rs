@@ -38,6 +38,7 @@ gate = ["cargo test", "cargo clippy"]
 judge_rounds = 1
 max_rounds = 4
 max_tasks = 12
+planner = "always"
 turn_timeout = 600
 gate_timeout = 300
 gate_reruns = 0

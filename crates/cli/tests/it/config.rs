@@ -257,6 +257,7 @@ fn the_schema_describes_every_key() {
         "preflight",
         "max_wait",
         "outage_wait",
+        "planner",
         "prices",
         "reviewer",
         "rules",
