@@ -262,6 +262,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(
     let options = config::resolve(&file.unwrap_or_default(), &RunOptions::default())?;
     let plan = crate::commands::run::load_valid(&repo.root.join(PLAN_FILE), out)?;
     let mut config = options.run_config();
+    // The demo shows the planned loop: one task per file block of a story, each checked.
+    config.planner = epic_executor::PlannerPolicy::Always;
     config.guarded_files = crate::commands::run::guarded_files(&repo, &repo.root.join(PLAN_FILE));
     let mode = Mode::choose(global.no_progress, out.quiet());
     if mode == Mode::Live {

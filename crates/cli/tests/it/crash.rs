@@ -107,6 +107,9 @@ fn setup() -> (Repo, Vec<String>) {
         "3".to_owned(),
         "--no-progress".to_owned(),
         "-q".to_owned(),
+        // The harness kills the run at each step of the planned loop, its planner's included.
+        "--planner".to_owned(),
+        "always".to_owned(),
     ];
     (repo, args)
 }

@@ -36,6 +36,8 @@ fn house_rules_reach_every_agents_prompt() {
     let run = repo.run(&[
         "run",
         "plan.json",
+        "--planner",
+        "always",
         "--sandbox",
         "off",
         "--coder",

@@ -26,6 +26,9 @@ fn run_args<'a>(agent: &'a str, judge: bool, extra: &[&'a str]) -> Vec<&'a str> 
         "--no-progress",
         "--gate",
         "true",
+        // The tests count each role's calls, the planner's included.
+        "--planner",
+        "always",
     ];
     if judge {
         args.extend(["--judge", agent]);

@@ -35,6 +35,9 @@ fn run(repo: &Repo, coder: &str, extra: &[&str]) -> crate::util::Run {
         "--no-progress",
         "--sandbox",
         "off",
+        // The replies tested are the planner's too.
+        "--planner",
+        "always",
     ];
     args.extend_from_slice(extra);
     repo.run(&args)

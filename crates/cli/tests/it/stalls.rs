@@ -24,6 +24,9 @@ fn run_args<'a>(agent: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
         "--no-progress",
         "--gate",
         "true",
+        // The stand-ins' call counts include the planner's.
+        "--planner",
+        "always",
     ];
     args.extend_from_slice(extra);
     args
