@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use crate::request::{Api, Seen};
-use crate::script::Action;
+use crate::script::{Action, Kind};
 
 /// One part of a reply.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +42,10 @@ pub const REPEATED: &str = "ls";
 /// What `action` answers to the request `seen`.
 pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
     match action {
+        Action::Text { .. } if seen.kind == Kind::Other && seen.schema.is_some() => {
+            let instance = seen.schema.as_ref().map(instance).unwrap_or_default();
+            Answer::Reply(vec![Part::Text(instance.to_string())])
+        }
         Action::Text { text } => Answer::Reply(vec![Part::Text(text.clone())]),
         Action::Plan { tasks } => {
             let tasks: Vec<Value> = tasks
@@ -66,6 +70,35 @@ pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
             "A reply that is cut half way through, never to be finished.".to_owned(),
         )]),
         Action::Silent => Answer::Silent,
+    }
+}
+
+/// A value that meets `schema`: each required property of an object, the first value of an
+/// enumeration (Gemini CLI's next-speaker check lists `user` first), the middle of a number's
+/// range (its router's complexity score), a string.
+fn instance(schema: &Value) -> Value {
+    if let Some(first) = schema["enum"].as_array().and_then(|values| values.first()) {
+        return first.clone();
+    }
+    let kind = schema["type"].as_str().unwrap_or("object").to_ascii_lowercase();
+    match kind.as_str() {
+        "object" => {
+            let mut object = serde_json::Map::new();
+            for name in schema["required"].as_array().into_iter().flatten() {
+                if let Some(name) = name.as_str() {
+                    object.insert(name.to_owned(), instance(&schema["properties"][name]));
+                }
+            }
+            Value::Object(object)
+        }
+        "integer" | "number" => {
+            let low = schema["minimum"].as_i64().unwrap_or(1);
+            let high = schema["maximum"].as_i64().unwrap_or(100);
+            ((low + high) / 2).into()
+        }
+        "boolean" => false.into(),
+        "array" => json!([]),
+        _ => "scripted".into(),
     }
 }
 
@@ -541,7 +574,6 @@ pub(crate) fn error(api: Api, status: u16) -> (Vec<(&'static str, String)>, Valu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::script::Kind;
 
     fn seen(api: Api, tools: &[&str], tool_results: usize) -> Seen {
         Seen {
@@ -552,7 +584,21 @@ mod tests {
             prompt: "Your working directory is /w/a, the story's own worktree.\n\n```file src/a/a.txt\nalpha\n```\nDo this task only".into(),
             tool_results,
             stream: true,
+            schema: None,
         }
+    }
+
+    #[test]
+    fn a_reply_that_meets_the_schema_asked_for() {
+        let schema = json!({"type": "OBJECT", "properties": {
+            "complexity_reasoning": {"type": "STRING"},
+            "complexity_score": {"type": "INTEGER"},
+            "next_speaker": {"type": "string", "enum": ["user", "model"]},
+        }, "required": ["complexity_reasoning", "complexity_score", "next_speaker"]});
+        assert_eq!(
+            instance(&schema),
+            json!({"complexity_reasoning": "scripted", "complexity_score": 50, "next_speaker": "user"})
+        );
     }
 
     #[test]

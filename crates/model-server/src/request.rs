@@ -67,6 +67,9 @@ pub(crate) struct Seen {
     pub tool_results: usize,
     /// Whether the client asked for a stream (always for Anthropic and Responses here).
     pub stream: bool,
+    /// The JSON schema the reply must meet, where a Gemini request gives one (its side
+    /// requests: the model router, the next-speaker check).
+    pub schema: Option<Value>,
 }
 
 impl Seen {
@@ -90,6 +93,11 @@ impl Seen {
         if matches!(api, Api::Gemini { .. }) && tools.is_empty() {
             kind = Kind::Other;
         }
+        let config = &body["generationConfig"];
+        let schema = ["responseJsonSchema", "responseSchema"]
+            .into_iter()
+            .find_map(|key| config.get(key).filter(|schema| schema.is_object()))
+            .cloned();
         Self {
             api,
             model,
@@ -98,6 +106,7 @@ impl Seen {
             prompt,
             tool_results,
             stream,
+            schema,
         }
     }
 
