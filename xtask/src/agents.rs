@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use crate::{Result, root, run_cargo, say};
 
 /// The file naming the pinned versions, from the workspace root.
-const VERSIONS: &str = "xtask/agents.txt";
+pub(crate) const VERSIONS: &str = "xtask/agents.txt";
 
 /// The presets the tier proves, with the words each prints when it reached its login or network
 /// step (any one of them will do), and how `epic run` then ends: a seat not logged in stops the
@@ -89,7 +89,7 @@ const USAGE_ERRORS: [&str; 7] = [
 ];
 
 /// Variables that would let an agent log in: removed, so every case runs logged out.
-const KEYS: [&str; 9] = [
+pub(crate) const KEYS: [&str; 9] = [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "CLAUDE_CODE_OAUTH_TOKEN",
@@ -266,7 +266,7 @@ fn signed_in_cases() -> Vec<Case> {
 }
 
 /// Fake keys in the credential stores the sandbox hides, planted in every case's home.
-const PLANTED_STORES: [(&str, &str); 5] = [
+pub(crate) const PLANTED_STORES: [(&str, &str); 5] = [
     (".ssh/id_ed25519", "FAKE-KEY\n"),
     (
         ".aws/credentials",
@@ -280,27 +280,48 @@ const PLANTED_STORES: [(&str, &str); 5] = [
     (".git-credentials", "https://u:FAKE-KEY@example.com\n"),
 ];
 
-/// `cargo xtask agents [FILTER]`: every case, or those whose name contains `FILTER`.
+/// `cargo xtask agents [FILTER]`: every case, or those whose name contains `FILTER`, the
+/// offline ones and then the served ones ([`crate::served`]); `cargo xtask agents capture`:
+/// the real CLIs' outputs of the server's failures recorded as fixtures
+/// ([`crate::served::capture`]).
 pub(crate) fn run(args: &[String]) -> Result {
+    let capture = args.first().is_some_and(|arg| arg == "capture");
     let filter = match args {
         [] => "",
+        [capture] if capture == "capture" => "",
         [filter] => filter.as_str(),
-        _ => return Err("usage: cargo xtask agents [FILTER]".into()),
+        _ => return Err("usage: cargo xtask agents [FILTER | capture]".into()),
     };
     let root = root();
     let packages = read_versions(&root.join(VERSIONS))?;
     let cache = cache_dir(&packages);
     install(&cache, &packages)?;
+    // Two builds, not one: built together, the server's tokio features would reach `epic`'s
+    // build and rebuild it unlike everyone else's.
     run_cargo(&["build", "--locked", "-p", "epic"], &[])?;
-    let epic = target_dir(&root).join("debug").join("epic");
+    run_cargo(&["build", "--locked", "-p", "epic-model-server"], &[])?;
+    let debug = target_dir(&root).join("debug");
+    let epic = debug.join("epic");
+    let model_server = debug.join("epic-model-server");
     let bin = cache.join("node_modules").join(".bin");
-    let scratch = std::env::temp_dir().join(format!("epic-agents-{}", std::process::id()));
+    // Under the target directory, not /tmp: Codex refuses to set up its sandbox helper under a
+    // temporary directory, and its home is in here.
+    let scratch = target_dir(&root).join(format!("epic-agents-{}", std::process::id()));
+    if capture {
+        let outcome = crate::served::capture(&packages, &model_server, &bin, &scratch);
+        fs::remove_dir_all(&scratch).ok();
+        return outcome;
+    }
     let mut failed = Vec::new();
     let cases: Vec<Case> = cases()
         .into_iter()
         .filter(|case| case.name.contains(filter))
         .collect();
-    if cases.is_empty() {
+    let served: Vec<crate::served::Case> = crate::served::cases()
+        .into_iter()
+        .filter(|case| case.name.contains(filter))
+        .collect();
+    if cases.is_empty() && served.is_empty() {
         return Err(format!("no case's name contains `{filter}`"));
     }
     for (n, case) in cases.iter().enumerate() {
@@ -318,8 +339,15 @@ pub(crate) fn run(args: &[String]) -> Result {
             failed.push(case.name.clone());
         }
     }
-    fs::remove_dir_all(&scratch).ok();
+    let tools = crate::served::Tools {
+        epic: &epic,
+        server: &model_server,
+        bin: &bin,
+        scratch: &scratch,
+    };
+    failed.extend(crate::served::run(&served, &tools));
     if failed.is_empty() {
+        fs::remove_dir_all(&scratch).ok();
         say(&format!(
             "xtask agents: every preset proven against {}",
             packages.join(", ")
@@ -336,7 +364,7 @@ pub(crate) fn run(args: &[String]) -> Result {
 }
 
 /// The packages of the versions file: its lines but blank ones and comments.
-fn read_versions(path: &Path) -> Result<Vec<String>> {
+pub(crate) fn read_versions(path: &Path) -> Result<Vec<String>> {
     let text = fs::read_to_string(path)
         .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
     let packages: Vec<String> = text
@@ -354,7 +382,7 @@ fn read_versions(path: &Path) -> Result<Vec<String>> {
 /// Where this set of versions is installed: `$XDG_CACHE_HOME/epic/agents/<hash>` (or under
 /// `~/.cache`, or cargo's target directory without a home), one directory per set, so moving a
 /// version installs afresh and going back reuses.
-fn cache_dir(packages: &[String]) -> PathBuf {
+pub(crate) fn cache_dir(packages: &[String]) -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
@@ -367,7 +395,7 @@ fn cache_dir(packages: &[String]) -> PathBuf {
 }
 
 /// Installs `packages` into `cache` with npm, unless an earlier install completed there.
-fn install(cache: &Path, packages: &[String]) -> Result {
+pub(crate) fn install(cache: &Path, packages: &[String]) -> Result {
     let stamp = cache.join("installed");
     if stamp.is_file() {
         say(&format!("agent CLIs: cached in {}", cache.display()));
@@ -400,7 +428,7 @@ fn install(cache: &Path, packages: &[String]) -> Result {
 }
 
 /// Cargo's target directory: `CARGO_TARGET_DIR`, else `target/` at the root.
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
@@ -530,7 +558,7 @@ fn check(case: &Case, code: Option<i32>, printed: &str, everything: &str) -> Res
 }
 
 /// Runs `git ARGS` in `dir` with `home` as its `HOME`.
-fn git(dir: &Path, home: &Path, args: &[&str]) -> Result {
+pub(crate) fn git(dir: &Path, home: &Path, args: &[&str]) -> Result {
     let status = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -551,7 +579,10 @@ fn git(dir: &Path, home: &Path, args: &[&str]) -> Result {
 
 /// Runs `command` until it exits or `deadline` passes (then it is killed): its exit code and
 /// its standard output and error, in that order.
-fn run_with_deadline(mut command: Command, deadline: Duration) -> Result<(Option<i32>, String)> {
+pub(crate) fn run_with_deadline(
+    mut command: Command,
+    deadline: Duration,
+) -> Result<(Option<i32>, String)> {
     let mut child = command
         .spawn()
         .map_err(|error| format!("cannot start epic: {error}"))?;
@@ -589,7 +620,7 @@ fn run_with_deadline(mut command: Command, deadline: Duration) -> Result<(Option
 }
 
 /// Every file under `dir`, recursively (none when it does not exist).
-fn files_under(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(next) = pending.pop() {
@@ -610,7 +641,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// `text` indented by four spaces, line by line.
-fn indent(text: &str) -> String {
+pub(crate) fn indent(text: &str) -> String {
     text.lines()
         .map(|line| format!("    {line}"))
         .collect::<Vec<_>>()

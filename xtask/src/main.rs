@@ -20,6 +20,7 @@ use std::time::Instant;
 
 mod agents;
 mod bench;
+mod served;
 mod tidy;
 
 type Result<T = (), E = String> = std::result::Result<T, E>;

@@ -80,7 +80,10 @@ fn instance(schema: &Value) -> Value {
     if let Some(first) = schema["enum"].as_array().and_then(|values| values.first()) {
         return first.clone();
     }
-    let kind = schema["type"].as_str().unwrap_or("object").to_ascii_lowercase();
+    let kind = schema["type"]
+        .as_str()
+        .unwrap_or("object")
+        .to_ascii_lowercase();
     match kind.as_str() {
         "object" => {
             let mut object = serde_json::Map::new();
@@ -94,7 +97,7 @@ fn instance(schema: &Value) -> Value {
         "integer" | "number" => {
             let low = schema["minimum"].as_i64().unwrap_or(1);
             let high = schema["maximum"].as_i64().unwrap_or(100);
-            ((low + high) / 2).into()
+            i64::midpoint(low, high).into()
         }
         "boolean" => false.into(),
         "array" => json!([]),

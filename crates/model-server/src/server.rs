@@ -241,6 +241,10 @@ async fn serve(
             })
             .collect();
         entry["calls"] = calls.into();
+        if let Answer::Reply(parts) = &answer {
+            let usage = Usage::of(body.len(), parts);
+            entry["usage"] = json!({"input": usage.input, "output": usage.output});
+        }
     }
     record(&shared, entry);
     Ok(respond(&seen, id, body.len(), answer))
@@ -431,6 +435,10 @@ mod tests {
         assert_eq!(logged.lines().count(), 2);
         let first: Value = serde_json::from_str(logged.lines().next().unwrap()).unwrap();
         assert_eq!(first["answer"], "write");
+        assert_eq!(
+            first["usage"]["input"],
+            requests[0]["bytes"].as_u64().unwrap().div_ceil(4)
+        );
         std::fs::remove_file(log).ok();
     }
 
