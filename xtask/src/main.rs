@@ -20,6 +20,7 @@ use std::time::Instant;
 
 mod agents;
 mod bench;
+mod cases;
 mod served;
 mod tidy;
 

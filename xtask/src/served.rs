@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::agents::{KEYS, PLANTED_STORES, files_under, git, indent, run_with_deadline};
+use crate::cases::{KEYS, PLANTED_STORES, files_under, git, indent, run_with_deadline};
 use crate::{Result, say};
 
 /// The epic of the served cases: three stories, `b` after `a`, each a file to write.
