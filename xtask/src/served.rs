@@ -554,12 +554,18 @@ const CAPTURE_PROMPT: &str = "Your working directory is WORKDIR, the story's own
 /// `cargo xtask agents capture`: each real CLI, run with its preset's coder command line
 /// against the server playing each of [`FAILURES`], its standard output, standard error and
 /// exit status written to `FIXTURES/<cli>-<version>/<failure>.*`, the case's directory shown
-/// as `/work/case`. Each CLI's own retries are turned off (Claude Code's
-/// `CLAUDE_CODE_MAX_RETRIES`, Codex's provider's `request_max_retries` and
-/// `stream_max_retries`, Gemini CLI's `general.maxAttempts`), so a capture shows what it
-/// renders of the failure itself, in seconds.
+/// as `/work/case`, the CLIs' install directory as `/cache` and the server's address as
+/// `127.0.0.1:PORT`. Claude Code's and Codex's own
+/// retries are turned off (`CLAUDE_CODE_MAX_RETRIES`, the provider's `request_max_retries` and
+/// `stream_max_retries`), so their captures show what they render of the failure itself, in
+/// seconds; Gemini CLI has no such switch and tries five times, a minute or two a failure.
 pub(crate) fn capture(packages: &[String], server: &Path, bin: &Path, scratch: &Path) -> Result {
     let root = crate::root();
+    // The CLIs' install directory, `/cache` in the captures (its name is a hash of versions).
+    let cache = bin
+        .parent()
+        .and_then(Path::parent)
+        .map_or_else(String::new, |cache| cache.display().to_string());
     for (preset, _, _) in PRESETS {
         let version = packages
             .iter()
@@ -582,12 +588,7 @@ pub(crate) fn capture(packages: &[String], server: &Path, bin: &Path, scratch: &
             fs::create_dir_all(&dir).map_err(|error| error.to_string())?;
             let started = Instant::now();
             let server = ModelServer::start(server, &dir, steps)?;
-            let mut files = server.home_files();
-            files.push((
-                ".gemini/settings.json",
-                r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 1}}"#.into(),
-            ));
-            let (repo, home) = scratch_repo(&dir, &files)?;
+            let (repo, home) = scratch_repo(&dir, &server.home_files())?;
             let args = preset_args(preset);
             let mut command = Command::new(bin.join(preset));
             command
@@ -605,7 +606,11 @@ pub(crate) fn capture(packages: &[String], server: &Path, bin: &Path, scratch: &
             command.envs(server.env());
             let prompt = CAPTURE_PROMPT.replace("WORKDIR", &repo.display().to_string());
             let (code, stdout, stderr) = run_captured(command, &prompt, deadline)?;
-            let shown = |text: &str| text.replace(&dir.display().to_string(), "/work/case");
+            let shown = |text: &str| {
+                text.replace(&dir.display().to_string(), "/work/case")
+                    .replace(&server.addr, "127.0.0.1:PORT")
+                    .replace(&cache, "/cache")
+            };
             for (extension, text) in [
                 ("stdout", shown(&stdout)),
                 ("stderr", shown(&stderr)),
