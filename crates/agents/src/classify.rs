@@ -139,11 +139,6 @@ pub fn is_outage_line(line: &str) -> bool {
 /// Claude Code's `Can't reach the API server` / `connection_failed`, Gemini's `fetch failed`,
 /// Codex's `Reconnecting... waiting for network`, a name that does not resolve.
 fn is_outage(lower: &str) -> bool {
-    // Claude Code labels a connection lost mid-stream `connection_failed`, as it does a server
-    // it cannot reach: the stream it had was cut, which is transient (the turn again at once).
-    if lower.contains("connection to the api was lost") {
-        return false;
-    }
     const PHRASES: &[&str] = &[
         "can't reach the api server",
         "cannot reach the api server",
@@ -153,7 +148,10 @@ fn is_outage(lower: &str) -> bool {
         "enotfound",
         "eai_again",
     ];
-    PHRASES.iter().any(|phrase| lower.contains(phrase))
+    // Claude Code labels a connection lost mid-stream `connection_failed`, as it does a server
+    // it cannot reach: the stream it had was cut, which is transient (the turn again at once).
+    !lower.contains("connection to the api was lost")
+        && PHRASES.iter().any(|phrase| lower.contains(phrase))
 }
 
 /// Whether an agent's failure output looks transient: worth the same turn again after a pause.
