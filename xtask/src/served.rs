@@ -13,8 +13,9 @@
 //!   the file is on the epic branch); as judge or reviewer, the CLI was asked for its verdict;
 //!   the preset's tokens in the report are exactly what the server reported to the CLI (so the
 //!   CLI's own figures reached the report), and Claude Code's cost is its own (`reported`).
-//! - **a 429**: the server answers every request with its API's rate limit; the turn fails as
-//!   the CLI renders it and the seat is paused, which stops the run (`--max-wait` is short).
+//! - **a 429, a 500**: the server answers every request with Anthropic's rate limit (Claude
+//!   Code) or OpenAI's server error (Codex); the turn fails as the CLI renders it, is retried,
+//!   and the seat is paused, which stops the run (`--max-wait` is short).
 //! - **a silent stream**: the coder's reply opens and says nothing; epic's stall watchdog
 //!   (`--stall-timeout 5s`) ends the turn, twice, and the story fails saying so.
 //!
@@ -66,8 +67,9 @@ const CASE_DEADLINE: Duration = Duration::from_mins(5);
 enum Expect {
     /// Every story done, the preset in this role.
     Done(Role),
-    /// The seat paused on the server's 429: the run stops (exit 130) saying so.
-    Paused,
+    /// The seat paused on the server's failure: the run stops (exit 130) saying so, and the
+    /// CLI's own words for the failure (these) reach the run.
+    Paused(&'static str),
     /// The coder's turns ended by the stall watchdog: the stories fail saying so (exit 1).
     Stalled,
 }
@@ -122,7 +124,17 @@ pub(crate) fn cases() -> Vec<Case> {
             .map(str::to_owned)
             .to_vec(),
         steps: r#"{"do": "status", "status": 429}"#,
-        expect: Expect::Paused,
+        expect: Expect::Paused("429"),
+    });
+    cases.push(Case {
+        name: "served: codex on a 500 pauses its seat".into(),
+        preset: "codex",
+        args: ["--coder", "codex", "--max-wait", "20s"]
+            .map(str::to_owned)
+            .to_vec(),
+        steps: r#"{"do": "status", "status": 500}"#,
+        // Codex's words for a 500 from its provider.
+        expect: Expect::Paused("high demand"),
     });
     cases.push(Case {
         name: "served: claude on a silent stream is ended as stalled".into(),
@@ -346,7 +358,7 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
                 return failed(why);
             }
         }
-        Expect::Paused => {
+        Expect::Paused(words) => {
             let mut everything = printed.clone();
             for file in files_under(&repo.join(".git").join("epic")) {
                 everything.push_str(&fs::read_to_string(file).unwrap_or_default());
@@ -354,8 +366,10 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
             if code != Some(130) || !printed.contains("would be paused") {
                 return failed("expected the seat paused and the run stopped (exit 130)".into());
             }
-            if !everything.contains("429") {
-                return failed("the CLI's words for the 429 did not reach the run".into());
+            if !everything.contains(words) {
+                return failed(format!(
+                    "the CLI's words for the failure (`{words}`) did not reach the run"
+                ));
             }
         }
         Expect::Stalled => {
