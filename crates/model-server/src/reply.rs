@@ -126,12 +126,17 @@ pub fn file_blocks(prompt: &str) -> BTreeMap<String, String> {
     files
 }
 
-/// The file tool each API's CLI offers (its path argument, its contents argument), tried first.
-fn file_tool(api: Api) -> Option<(&'static str, &'static str, &'static str)> {
+/// The file tools a CLI speaking `api` may offer (the tool, its path argument, its contents
+/// argument), tried before a shell: Claude Code's `Write`, opencode's `write`, Gemini CLI's
+/// `write_file`.
+fn file_tools(api: Api) -> &'static [(&'static str, &'static str, &'static str)] {
     match api {
-        Api::Anthropic => Some(("Write", "file_path", "content")),
-        Api::Gemini { .. } => Some(("write_file", "file_path", "content")),
-        Api::Responses => None,
+        Api::Anthropic => &[
+            ("Write", "file_path", "content"),
+            ("write", "filePath", "content"),
+        ],
+        Api::Gemini { .. } => &[("write_file", "file_path", "content")],
+        Api::Responses => &[],
     }
 }
 
@@ -145,8 +150,9 @@ fn write(seen: &Seen, files: &BTreeMap<String, String>) -> Vec<Part> {
         let names: Vec<&str> = files.keys().map(String::as_str).collect();
         vec![Part::Text(format!("Done: wrote {}.", names.join(", ")))]
     };
-    if let Some((tool, path_key, contents_key)) = file_tool(seen.api)
-        && seen.offers(tool)
+    if let Some(&(tool, path_key, contents_key)) = file_tools(seen.api)
+        .iter()
+        .find(|(tool, _, _)| seen.offers(tool))
         && let Some(dir) = seen.workdir()
     {
         return match files.iter().nth(seen.tool_results) {
@@ -198,6 +204,11 @@ fn shell_call(seen: &Seen, command: &str) -> Option<Part> {
     match seen.api {
         Api::Anthropic if seen.offers("Bash") => call(
             "Bash",
+            json!({"command": command, "description": description}),
+        ),
+        // opencode's.
+        Api::Anthropic if seen.offers("bash") => call(
+            "bash",
             json!({"command": command, "description": description}),
         ),
         Api::Gemini { .. } if seen.offers("run_shell_command") => call(
@@ -652,6 +663,27 @@ mod tests {
             panic!()
         };
         assert!(matches!(&parts[0], Part::Call { name, .. } if name == "run_shell_command"));
+    }
+
+    #[test]
+    fn opencodes_tools_over_anthropic() {
+        let write = Action::Write { files: None };
+        let Answer::Reply(parts) = answer(&seen(Api::Anthropic, &["bash", "write"], 0), &write)
+        else {
+            panic!()
+        };
+        assert_eq!(
+            parts,
+            [Part::Call {
+                name: "write".into(),
+                args: json!({"filePath": "/w/a/src/a/a.txt", "content": "alpha\n"})
+            }]
+        );
+        let Answer::Reply(parts) = answer(&seen(Api::Anthropic, &["bash"], 0), &Action::Repeat)
+        else {
+            panic!()
+        };
+        assert!(matches!(&parts[0], Part::Call { name, .. } if name == "bash"));
     }
 
     #[test]

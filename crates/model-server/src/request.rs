@@ -88,9 +88,9 @@ impl Seen {
             _ => body["stream"].as_bool().unwrap_or(false),
         };
         let mut kind = Kind::of(&prompt);
-        // Gemini CLI's side requests (its model router, its next-speaker check) carry the
-        // user's words but offer no tool and ask for JSON: they are not the turn.
-        if matches!(api, Api::Gemini { .. }) && tools.is_empty() {
+        // The CLIs' side requests (Gemini CLI's model router and next-speaker check, opencode's
+        // title) carry the user's words but offer no tool: they are not the turn.
+        if tools.is_empty() {
             kind = Kind::Other;
         }
         let config = &body["generationConfig"];
@@ -305,7 +305,7 @@ mod tests {
         assert_eq!(seen.tools, ["write_file", "run_shell_command"]);
         assert_eq!(seen.tool_results, 1);
         assert_eq!(seen.model, "g");
-        // Gemini CLI's router: the user's words, no tools.
+        // Gemini CLI's router: the user's words, no tools; the same over Anthropic (a title).
         let body =
             json!({"contents": [{"role": "user", "parts": [{"text": "Do this task only"}]}]});
         assert_eq!(
