@@ -3,7 +3,8 @@
 //!
 //! Each case starts `epic-model-server` with the case's steps, points every CLI at it (Claude
 //! Code with `ANTHROPIC_BASE_URL` and a key, Codex with a model provider of its own in
-//! `~/.codex/config.toml`, Gemini CLI with `GOOGLE_GEMINI_BASE_URL`, a key and its auth type),
+//! `~/.codex/config.toml`, Gemini CLI with `GOOGLE_GEMINI_BASE_URL`, a key and its auth type,
+//! opencode with its Anthropic provider's `baseURL` in `~/.config/opencode/opencode.json`),
 //! and runs `epic run` on an epic of three stories (one depending on another), in epic's
 //! sandbox (`--sandbox on`) with the seat check on:
 //!
@@ -12,7 +13,8 @@
 //!   file was written by the CLI's own tool (the server's log shows the call naming the file, and
 //!   the file is on the epic branch); as judge or reviewer, the CLI was asked for its verdict;
 //!   the preset's tokens in the report are exactly what the server reported to the CLI (so the
-//!   CLI's own figures reached the report), and Claude Code's cost is its own (`reported`).
+//!   CLI's own figures reached the report), and Claude Code's cost is its own (`reported`);
+//!   opencode's `run` reports none, and its figures are estimates.
 //! - **a 429, a 500**: the server answers every request with Anthropic's rate limit (Claude
 //!   Code) or OpenAI's server error (Codex); the turn fails as the CLI renders it, is retried,
 //!   and the seat is paused, which stops the run (`--max-wait` is short).
@@ -51,13 +53,45 @@ const FILES: [(&str, &str); 3] = [
 ];
 
 /// The presets served: each with the API its CLI speaks (as the server logs it, a prefix:
-/// Gemini CLI's side requests are `gemini`, its turns `gemini-stream`) and the tools it may
-/// write a file with.
-const PRESETS: [(&str, &str, &[&str]); 3] = [
-    ("claude", "anthropic", &["Write", "Bash"]),
-    ("codex", "responses", &["exec_command", "shell"]),
-    ("gemini", "gemini", &["write_file", "run_shell_command"]),
+/// Gemini CLI's side requests are `gemini`, its turns `gemini-stream`), the tools it may write
+/// a file with, and what it reports of its usage.
+const PRESETS: [(&str, &str, &[&str], Reports); 4] = [
+    (
+        "claude",
+        "anthropic",
+        &["Write", "Bash"],
+        Reports::TokensAndCost,
+    ),
+    (
+        "codex",
+        "responses",
+        &["exec_command", "shell"],
+        Reports::Tokens,
+    ),
+    (
+        "gemini",
+        "gemini",
+        &["write_file", "run_shell_command"],
+        Reports::Tokens,
+    ),
+    (
+        "opencode",
+        "anthropic",
+        &["write", "bash"],
+        Reports::Nothing,
+    ),
 ];
+
+/// What a CLI reports of its usage, which the report must then hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reports {
+    /// Its tokens and cost: the report's figures are `reported`, its tokens the server's.
+    TokensAndCost,
+    /// Its tokens: the cost is priced (`mixed`), its tokens the server's.
+    Tokens,
+    /// Nothing epic reads (opencode's `run` prints text): the figures are `estimated`.
+    Nothing,
+}
 
 /// How long one served case may take.
 const CASE_DEADLINE: Duration = Duration::from_mins(5);
@@ -94,7 +128,7 @@ pub(crate) struct Case {
 /// The served cases: the success path of each preset in each role, then the failures.
 pub(crate) fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
-    for (preset, _, _) in PRESETS {
+    for (preset, _, _, _) in PRESETS {
         for (role, words) in [
             (Role::Coder, vec!["--coder", preset]),
             (Role::Judge, vec!["--coder", "script", "--judge", preset]),
@@ -206,7 +240,7 @@ impl ModelServer {
     }
 
     /// The files in a home that sign the CLIs in to the server: Codex's provider (no retries
-    /// of its own), Gemini CLI's auth type.
+    /// of its own), Gemini CLI's auth type, opencode's provider.
     pub(crate) fn home_files(&self) -> Vec<(&'static str, String)> {
         vec![
             (
@@ -221,6 +255,15 @@ impl ModelServer {
             (
                 ".gemini/settings.json",
                 r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#.into(),
+            ),
+            // opencode: its Anthropic provider pointed at the server, with a key.
+            (
+                ".config/opencode/opencode.json",
+                format!(
+                    "{{\"model\": \"anthropic/claude-sonnet-4-5\", \"provider\": {{\"anthropic\": \
+                     {{\"options\": {{\"baseURL\": \"http://{}/v1\", \"apiKey\": \"sk-local\"}}}}}}}}\n",
+                    self.addr
+                ),
             ),
         ]
     }
@@ -393,9 +436,9 @@ fn check_done(
     logged: &str,
     report: &str,
 ) -> Result {
-    let (_, api, file_tools) = PRESETS
+    let (_, api, file_tools, reports) = PRESETS
         .iter()
-        .find(|(preset, _, _)| *preset == case.preset)
+        .find(|(preset, _, _, _)| *preset == case.preset)
         .ok_or("an unknown preset")?;
     let done = report.matches("\"status\": \"done\"").count();
     if done != FILES.len() {
@@ -452,6 +495,16 @@ fn check_done(
     let (input, output) = (sum("\"usage\":{\"input\":"), sum(",\"output\":"));
     let seat = seat_usage(report, case.preset)
         .ok_or_else(|| format!("the report has no usage of the seat `{}`", case.preset))?;
+    if *reports == Reports::Nothing {
+        return if seat.source == "estimated" {
+            Ok(())
+        } else {
+            Err(format!(
+                "the report's usage of `{}` is `{}`; it reports none",
+                case.preset, seat.source
+            ))
+        };
+    }
     if seat.input != input || seat.output != output {
         return Err(format!(
             "the report's tokens for `{}` ({} in, {} out) are not the server's ({input} in, \
@@ -459,13 +512,10 @@ fn check_done(
             case.preset, seat.input, seat.output
         ));
     }
-    let expected_source = if case.preset == "claude" {
-        "reported"
-    } else {
-        // Codex and Gemini CLI report tokens, not cost: the cost is priced.
-        "mixed"
-    };
-    if seat.source != expected_source || (case.preset == "claude" && seat.cost <= 0.0) {
+    let cost_reported = *reports == Reports::TokensAndCost;
+    // Codex and Gemini CLI report tokens, not cost: the cost is priced.
+    let expected_source = if cost_reported { "reported" } else { "mixed" };
+    if seat.source != expected_source || (cost_reported && seat.cost <= 0.0) {
         return Err(format!(
             "the report's usage of `{}` is `{}` at ${}; expected `{expected_source}`",
             case.preset, seat.source, seat.cost
@@ -518,8 +568,10 @@ fn seat_usage(report: &str, seat: &str) -> Option<SeatUsage> {
     let rest = &report[at..];
     let usage = &rest[rest.find("\"usage\"")?..];
     let usage = &usage[..usage.find('}')?];
-    let cost_at = usage.find("\"cost_usd\":")? + "\"cost_usd\":".len();
-    let cost: String = usage[cost_at..]
+    // No cost where no price is known (opencode's model): none, then.
+    let cost: String = usage
+        .find("\"cost_usd\":")
+        .map_or("0", |at| &usage[at + "\"cost_usd\":".len()..])
         .trim_start()
         .chars()
         .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == '-')
@@ -580,7 +632,7 @@ pub(crate) fn capture(packages: &[String], server: &Path, bin: &Path, scratch: &
         .parent()
         .and_then(Path::parent)
         .map_or_else(String::new, |cache| cache.display().to_string());
-    for (preset, _, _) in PRESETS {
+    for (preset, _, _, _) in PRESETS {
         let version = packages
             .iter()
             .find_map(|package| {
@@ -589,6 +641,7 @@ pub(crate) fn capture(packages: &[String], server: &Path, bin: &Path, scratch: &
                     "@anthropic-ai/claude-code" => "claude",
                     "@openai/codex" => "codex",
                     "@google/gemini-cli" => "gemini",
+                    "opencode-ai" => "opencode",
                     _ => return None,
                 };
                 (cli == preset).then(|| version.to_owned())
@@ -659,6 +712,7 @@ fn preset_args(preset: &str) -> &'static [&'static str] {
             "Bash",
         ],
         "codex" => &["exec", "--json", "--sandbox", "workspace-write", "-"],
+        "opencode" => &["run"],
         _ => &[
             "--skip-trust",
             "--approval-mode",
