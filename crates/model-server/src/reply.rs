@@ -146,10 +146,25 @@ fn write(seen: &Seen, files: &BTreeMap<String, String>) -> Vec<Part> {
     if files.is_empty() {
         return vec![Part::Text("There is nothing to write.".to_owned())];
     }
-    let done = || {
-        let names: Vec<&str> = files.keys().map(String::as_str).collect();
-        vec![Part::Text(format!("Done: wrote {}.", names.join(", ")))]
-    };
+    let names: Vec<&str> = files.keys().map(String::as_str).collect();
+    let done = || vec![Part::Text(format!("Done: wrote {}.", names.join(", ")))];
+    if seen.aider && seen.tools.is_empty() {
+        // aider's whole-file edit format: each file's path, then its contents fenced.
+        let mut text = String::from("Here are the files.\n\n");
+        for (path, contents) in files {
+            text.push_str(path);
+            text.push_str("\n```\n");
+            text.push_str(contents);
+            if !contents.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str("```\n\n");
+        }
+        text.push_str("Done: wrote ");
+        text.push_str(&names.join(", "));
+        text.push('.');
+        return vec![Part::Text(text)];
+    }
     if let Some(&(tool, path_key, contents_key)) = file_tools(seen.api)
         .iter()
         .find(|(tool, _, _)| seen.offers(tool))
@@ -599,7 +614,24 @@ mod tests {
             tool_results,
             stream: true,
             schema: None,
+            aider: false,
         }
+    }
+
+    #[test]
+    fn whole_files_in_aiders_listing_format() {
+        let mut aider = seen(Api::Anthropic, &[], 0);
+        aider.aider = true;
+        let Answer::Reply(parts) = answer(&aider, &Action::Write { files: None }) else {
+            panic!()
+        };
+        assert_eq!(
+            parts,
+            [Part::Text(
+                "Here are the files.\n\nsrc/a/a.txt\n```\nalpha\n```\n\nDone: wrote src/a/a.txt."
+                    .into()
+            )]
+        );
     }
 
     #[test]

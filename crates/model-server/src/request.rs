@@ -70,6 +70,9 @@ pub(crate) struct Seen {
     /// The JSON schema the reply must meet, where a Gemini request gives one (its side
     /// requests: the model router, the next-speaker check).
     pub schema: Option<Value>,
+    /// Whether the request is aider's ("Act as an expert …" in its system prompt): it offers no
+    /// tools and edits files from the reply's text, in its whole-file "file listing" format.
+    pub aider: bool,
 }
 
 impl Seen {
@@ -90,7 +93,8 @@ impl Seen {
         let mut kind = Kind::of(&prompt);
         // The CLIs' side requests (Gemini CLI's model router and next-speaker check, opencode's
         // title) carry the user's words but offer no tool: they are not the turn.
-        if tools.is_empty() {
+        let aider = body["system"].to_string().contains("Act as an expert");
+        if tools.is_empty() && !aider {
             kind = Kind::Other;
         }
         let config = &body["generationConfig"];
@@ -107,6 +111,7 @@ impl Seen {
             tool_results,
             stream,
             schema,
+            aider,
         }
     }
 
