@@ -290,9 +290,17 @@ pub(crate) fn run(args: &[String]) -> Result {
         .into_iter()
         .filter(|case| case.name.contains(filter))
         .collect();
+    let pypi = pypi_bin(&cache);
     let served: Vec<crate::served::Case> = crate::served::cases()
         .into_iter()
         .filter(|case| case.name.contains(filter))
+        .filter(|case| {
+            let installed = pypi.join(case.preset).exists() || case.preset != "aider";
+            if !installed {
+                say(&format!("skip {} (aider did not install)", case.name));
+            }
+            installed
+        })
         .collect();
     if cases.is_empty() && served.is_empty() {
         return Err(format!("no case's name contains `{filter}`"));
@@ -315,7 +323,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     let tools = crate::served::Tools {
         epic: &epic,
         server: &model_server,
-        bin: &bin,
+        bins: &[bin.clone(), pypi],
         scratch: &scratch,
     };
     failed.extend(crate::served::run(&served, &tools));
@@ -369,6 +377,69 @@ pub(crate) fn cache_dir(packages: &[String]) -> PathBuf {
 
 /// Installs `packages` into `cache` with npm, unless an earlier install completed there.
 pub(crate) fn install(cache: &Path, packages: &[String]) -> Result {
+    let pypi: Vec<&str> = packages
+        .iter()
+        .filter_map(|package| package.strip_prefix("pypi:"))
+        .collect();
+    let packages: Vec<String> = packages
+        .iter()
+        .filter(|package| !package.starts_with("pypi:"))
+        .cloned()
+        .collect();
+    install_npm(cache, &packages)?;
+    install_pypi(cache, &pypi);
+    Ok(())
+}
+
+/// The directory of the PyPI CLIs' programs (aider), on `PATH` beside npm's: links to the
+/// programs of the virtual environment, not its `bin/`, whose `python3` and `pip` would come
+/// first on `PATH`.
+pub(crate) fn pypi_bin(cache: &Path) -> PathBuf {
+    cache.join("pypi-bin")
+}
+
+/// Installs the PyPI packages into a virtual environment in `cache` with pip, unless an earlier
+/// install completed there, and links their programs into [`pypi_bin`]. A failure is said and
+/// leaves the directory empty: the cases of those CLIs are then skipped, not failed (aider
+/// needs a Python that can build its dependencies, which a machine may lack).
+fn install_pypi(cache: &Path, packages: &[&str]) {
+    let stamp = cache.join("pypi-installed");
+    if packages.is_empty() || stamp.is_file() {
+        return;
+    }
+    let venv = cache.join("pypi");
+    say(&format!(
+        "$ python3 -m venv {0} && {0}/bin/pip install {1}",
+        venv.display(),
+        packages.join(" ")
+    ));
+    let installed = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .is_ok_and(|status| status.success())
+        && Command::new(venv.join("bin").join("pip"))
+            .args(["install", "--quiet", "--disable-pip-version-check"])
+            .args(packages)
+            .status()
+            .is_ok_and(|status| status.success());
+    if !installed {
+        say("PyPI CLIs: the install failed; their cases are skipped");
+        return;
+    }
+    let bin = pypi_bin(cache);
+    fs::create_dir_all(&bin).ok();
+    for package in packages {
+        // `aider-chat==0.86.2` installs the program `aider`.
+        let name = package.split(['=', '<', '>']).next().unwrap_or(package);
+        let program = name.strip_suffix("-chat").unwrap_or(name);
+        std::os::unix::fs::symlink(venv.join("bin").join(program), bin.join(program)).ok();
+    }
+    fs::write(&stamp, packages.join("\n")).ok();
+}
+
+/// Installs the npm `packages` into `cache`, unless an earlier install completed there.
+fn install_npm(cache: &Path, packages: &[String]) -> Result {
     let stamp = cache.join("installed");
     if stamp.is_file() {
         say(&format!("agent CLIs: cached in {}", cache.display()));

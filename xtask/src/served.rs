@@ -55,7 +55,7 @@ const FILES: [(&str, &str); 3] = [
 /// The presets served: each with the API its CLI speaks (as the server logs it, a prefix:
 /// Gemini CLI's side requests are `gemini`, its turns `gemini-stream`), the tools it may write
 /// a file with, and what it reports of its usage.
-const PRESETS: [(&str, &str, &[&str], Reports); 4] = [
+const PRESETS: [(&str, &str, &[&str], Reports); 5] = [
     (
         "claude",
         "anthropic",
@@ -80,6 +80,8 @@ const PRESETS: [(&str, &str, &[&str], Reports); 4] = [
         &["write", "bash"],
         Reports::Nothing,
     ),
+    // aider calls no tool: its own editor applies the whole files of the reply.
+    ("aider", "anthropic", &[], Reports::Nothing),
 ];
 
 /// What a CLI reports of its usage, which the report must then hold.
@@ -118,7 +120,7 @@ enum Role {
 /// One served case.
 pub(crate) struct Case {
     pub(crate) name: String,
-    preset: &'static str,
+    pub(crate) preset: &'static str,
     args: Vec<String>,
     /// The server's steps file.
     steps: &'static str,
@@ -235,7 +237,16 @@ impl ModelServer {
             ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
             ("EPIC_AGENTS_KEY", "sk-local".into()),
             ("GEMINI_API_KEY", "local".into()),
-            ("GOOGLE_GEMINI_BASE_URL", url),
+            ("GOOGLE_GEMINI_BASE_URL", url.clone()),
+            // aider (through litellm): Anthropic at the server, whole files, nothing else
+            // reached for (updates, analytics, the repository map's cache in the worktree).
+            ("ANTHROPIC_API_BASE", url),
+            ("AIDER_MODEL", "anthropic/claude-sonnet-4-5".into()),
+            ("AIDER_EDIT_FORMAT", "whole".into()),
+            ("AIDER_CHECK_UPDATE", "false".into()),
+            ("AIDER_ANALYTICS_DISABLE", "true".into()),
+            ("AIDER_SHOW_MODEL_WARNINGS", "false".into()),
+            ("AIDER_MAP_TOKENS", "0".into()),
         ]
     }
 
@@ -255,6 +266,12 @@ impl ModelServer {
             (
                 ".gemini/settings.json",
                 r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#.into(),
+            ),
+            // Who commits, as a user's machine has it: without one aider writes it into the
+            // repository's `.git/config`, which epic's sandbox keeps read-only, and crashes.
+            (
+                ".gitconfig",
+                "[user]\n\tname = epic agents\n\temail = agents@epic.invalid\n".into(),
             ),
             // opencode: its Anthropic provider pointed at the server, with a key.
             (
@@ -280,8 +297,8 @@ impl Drop for ModelServer {
 pub(crate) struct Tools<'a> {
     pub(crate) epic: &'a Path,
     pub(crate) server: &'a Path,
-    /// The agent CLIs' `node_modules/.bin`.
-    pub(crate) bin: &'a Path,
+    /// Where the agent CLIs' programs are: npm's `node_modules/.bin`, the PyPI ones' links.
+    pub(crate) bins: &'a [PathBuf],
     /// Where each case gets a directory: not under `/tmp`, where Codex refuses to set up its
     /// sandbox helper.
     pub(crate) scratch: &'a Path,
@@ -341,13 +358,11 @@ pub(crate) fn scratch_repo(dir: &Path, files: &[(&str, String)]) -> Result<(Path
     Ok((repo, home))
 }
 
-/// `PATH` with the agent CLIs first.
-pub(crate) fn path_with(bin: &Path) -> Result<std::ffi::OsString> {
-    std::env::join_paths(
-        std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
+/// `PATH` with the agent CLIs' directories first.
+pub(crate) fn path_with(bins: &[PathBuf]) -> Result<std::ffi::OsString> {
+    std::env::join_paths(bins.iter().cloned().chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
     .map_err(|error| error.to_string())
 }
 
@@ -369,7 +384,7 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
         .args(&case.args)
         .current_dir(&repo)
         .env("HOME", &home)
-        .env("PATH", path_with(tools.bin)?)
+        .env("PATH", path_with(tools.bins)?)
         .env("NO_COLOR", "1")
         .env("GIT_AUTHOR_NAME", "epic agents")
         .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
@@ -459,6 +474,21 @@ fn check_done(
         .filter(|line| line.contains(&api_field))
         .collect();
     match role {
+        Role::Coder if file_tools.is_empty() => {
+            // aider: a coding request per story answered with the files (on the epic branch,
+            // checked above, as aider's editor wrote them).
+            let written = ours
+                .iter()
+                .filter(|line| {
+                    line.contains("\"kind\":\"code\"") && line.contains("\"answer\":\"write\"")
+                })
+                .count();
+            if written < FILES.len() {
+                return Err(format!(
+                    "the server answered {written} coding request(s) with the files"
+                ));
+            }
+        }
         Role::Coder => {
             for (path, _) in FILES {
                 let called = ours.iter().any(|line| {
@@ -632,7 +662,8 @@ pub(crate) fn capture(packages: &[String], server: &Path, bin: &Path, scratch: &
         .parent()
         .and_then(Path::parent)
         .map_or_else(String::new, |cache| cache.display().to_string());
-    for (preset, _, _, _) in PRESETS {
+    // aider is a PyPI package outside the npm install this reads its programs from.
+    for &(preset, _, _, _) in PRESETS.iter().filter(|(preset, ..)| *preset != "aider") {
         let version = packages
             .iter()
             .find_map(|package| {
@@ -662,7 +693,7 @@ pub(crate) fn capture(packages: &[String], server: &Path, bin: &Path, scratch: &
                 .args(args)
                 .current_dir(&repo)
                 .env("HOME", &home)
-                .env("PATH", path_with(bin)?)
+                .env("PATH", path_with(&[bin.to_path_buf()])?)
                 .env("NO_COLOR", "1")
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
