@@ -22,6 +22,9 @@
 //!   in the sandbox, reads the CLI's own configuration and gets to the network; Codex's provider
 //!   with its key variable empty is refused, naming the variable.
 //!
+//! Then the served cases ([`crate::served`]): the same CLIs, opencode and aider doing an epic of
+//! three stories against the scripted model server, and the failures it plays.
+//!
 //! Every case's home holds fake keys in the credential stores the sandbox hides (`~/.ssh`,
 //! `~/.aws`, `~/.config/gh`, `~/.netrc`, `~/.git-credentials`): the real CLIs run with them
 //! hidden and their own configuration directories readable.

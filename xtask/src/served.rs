@@ -377,6 +377,20 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
     fs::create_dir_all(dir).map_err(|error| error.to_string())?;
     let server = ModelServer::start(tools.server, dir, case.steps)?;
     let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    if case.preset == "opencode" {
+        // opencode's first run makes its database, and two first runs at once race on it
+        // ("Failed query: CREATE TABLE `workspace`"): make it once, as a user's first use does.
+        Command::new("opencode")
+            .arg("stats")
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .env("PATH", path_with(tools.bins)?)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|error| format!("cannot start opencode: {error}"))?;
+    }
     let mut command = Command::new(tools.epic);
     command
         .args([
