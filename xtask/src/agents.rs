@@ -257,16 +257,18 @@ fn signed_in_cases() -> Vec<Case> {
 }
 
 /// `cargo xtask agents [FILTER]`: every case, or those whose name contains `FILTER`, the
-/// offline ones and then the served ones ([`crate::served`]); `cargo xtask agents capture`:
-/// the real CLIs' outputs of the server's failures recorded as fixtures
+/// offline ones and then the served ones ([`crate::served`]); `cargo xtask agents capture
+/// [CLI]`: the real CLIs' (or that one's) outputs of the server's failures recorded as fixtures
 /// ([`crate::served::capture`]).
 pub(crate) fn run(args: &[String]) -> Result {
     let capture = args.first().is_some_and(|arg| arg == "capture");
     let filter = match args {
         [] => "",
-        [capture] if capture == "capture" => "",
+        [first, rest @ ..] if first == "capture" && rest.len() <= 1 => {
+            rest.first().map_or("", String::as_str)
+        }
         [filter] => filter.as_str(),
-        _ => return Err("usage: cargo xtask agents [FILTER | capture]".into()),
+        _ => return Err("usage: cargo xtask agents [FILTER | capture [CLI]]".into()),
     };
     let root = root();
     let packages = read_versions(&root.join(VERSIONS))?;
@@ -284,7 +286,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     // temporary directory, and its home is in here.
     let scratch = target_dir(&root).join(format!("epic-agents-{}", std::process::id()));
     if capture {
-        let outcome = crate::served::capture(&packages, &model_server, &bin, &scratch);
+        let outcome = crate::served::capture(&packages, filter, &model_server, &bin, &scratch);
         fs::remove_dir_all(&scratch).ok();
         return outcome;
     }

@@ -17,7 +17,9 @@
 //!   opencode's `run` reports none, and its figures are estimates.
 //! - **a 429, a 500**: the server answers every request with Anthropic's rate limit (Claude
 //!   Code) or OpenAI's server error (Codex); the turn fails as the CLI renders it, is retried,
-//!   and the seat is paused, which stops the run (`--max-wait` is short).
+//!   and the seat is paused, which stops the run (`--max-wait` is short). Gemini CLI is not
+//!   played a quota end to end: it retries for minutes (in plan mode it falls back to another
+//!   model and tries that too, past four minutes), so only its capture is classified.
 //! - **a silent stream**: the coder's reply opens and says nothing; epic's stall watchdog
 //!   (`--stall-timeout 5s`) ends the turn, twice, and the story fails saying so.
 //!
@@ -668,7 +670,8 @@ const CAPTURE_PROMPT: &str = "Your working directory is WORKDIR, the story's own
     ```file src/a/a.txt\nalpha\n```\n\nTask 1 of 1: Write a\n\nDo this task only, then stop: \
     your work is checked and committed for you.\n";
 
-/// `cargo xtask agents capture`: each real CLI, run with its preset's coder command line
+/// `cargo xtask agents capture [CLI]`: each real CLI (or `only` that one), run with its
+/// preset's coder command line
 /// against the server playing each of [`FAILURES`], its standard output, standard error and
 /// exit status written to `FIXTURES/<cli>-<version>/<failure>.*`, the case's directory shown
 /// as `/work/case`, the CLIs' install directory as `/cache` and the server's address as
@@ -676,7 +679,13 @@ const CAPTURE_PROMPT: &str = "Your working directory is WORKDIR, the story's own
 /// retries are turned off (`CLAUDE_CODE_MAX_RETRIES`, the provider's `request_max_retries` and
 /// `stream_max_retries`), so their captures show what they render of the failure itself, in
 /// seconds; Gemini CLI has no such switch and tries five times, a minute or two a failure.
-pub(crate) fn capture(packages: &[String], server: &Path, bin: &Path, scratch: &Path) -> Result {
+pub(crate) fn capture(
+    packages: &[String],
+    only: &str,
+    server: &Path,
+    bin: &Path,
+    scratch: &Path,
+) -> Result {
     let root = crate::root();
     // The CLIs' install directory, `/cache` in the captures (its name is a hash of versions).
     let cache = bin
@@ -684,7 +693,8 @@ pub(crate) fn capture(packages: &[String], server: &Path, bin: &Path, scratch: &
         .and_then(Path::parent)
         .map_or_else(String::new, |cache| cache.display().to_string());
     // aider is a PyPI package outside the npm install this reads its programs from.
-    for &(preset, _, _, _) in PRESETS.iter().filter(|(preset, ..)| *preset != "aider") {
+    let chosen = |preset: &str| preset != "aider" && (only.is_empty() || preset == only);
+    for &(preset, _, _, _) in PRESETS.iter().filter(|(preset, ..)| chosen(preset)) {
         let version = packages
             .iter()
             .find_map(|package| {
