@@ -606,6 +606,31 @@ mod tests {
                 served!("gemini-0.61.0", "silent"),
                 Class::Other,
             ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "429"),
+                transient,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "529"),
+                transient,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "500"),
+                transient,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "cut"),
+                transient,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "silent"),
+                Class::Other,
+            ),
         ];
         let mut wrong = Vec::new();
         for (preset, (name, stdout, stderr, exit), expected) in table {
