@@ -141,13 +141,6 @@ pub(crate) fn cases() -> Vec<Case> {
                 vec!["--coder", "script", "--reviewer", preset],
             ),
         ] {
-            // aider prints its banner, the files it mentions and its token line around the
-            // reply, and its preset's output is read undecoded: a bare JSON verdict in it reads
-            // as "a JSON object inside prose". aider is proven as a coder only until its
-            // output is decoded.
-            if preset == "aider" && role != Role::Coder {
-                continue;
-            }
             let name = match role {
                 Role::Coder => "coder",
                 Role::Judge => "judge",
@@ -485,6 +478,18 @@ fn check_done(
             FILES.len()
         ));
     }
+    // Every verdict the CLI gave was read: none fell back to "unreadable verdict", and a judge
+    // cleared each story in its first round.
+    let events = fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
+    if events.contains("unreadable verdict") {
+        return Err("a verdict of the CLI was unreadable (events.jsonl)".into());
+    }
+    let cleared = report
+        .matches("\"judge\": \"judge cleared (round 1)\"")
+        .count();
+    if role == Role::Judge && cleared != FILES.len() {
+        return Err(format!("the judge cleared {cleared} stories in round 1"));
+    }
     for (path, contents) in FILES {
         let shown = show(repo, home, &format!("epic/e:{path}"))?;
         if shown != contents {
@@ -543,18 +548,24 @@ fn check_done(
             }
         }
     }
+    check_usage(case.preset, *reports, &ours, report)
+}
+
+/// The usage of `preset` in `report` against the server's log lines of its requests (`ours`):
+/// see the module's docs.
+fn check_usage(preset: &str, reports: Reports, ours: &[&str], report: &str) -> Result {
     // The server's usage, summed, is what the CLI reported to epic, and what the report holds.
     let sum = |key: &str| -> u64 { ours.iter().filter_map(|line| number_after(line, key)).sum() };
     let (input, output) = (sum("\"usage\":{\"input\":"), sum(",\"output\":"));
-    let seat = seat_usage(report, case.preset)
-        .ok_or_else(|| format!("the report has no usage of the seat `{}`", case.preset))?;
-    if *reports == Reports::Nothing {
+    let seat = seat_usage(report, preset)
+        .ok_or_else(|| format!("the report has no usage of the seat `{preset}`"))?;
+    if reports == Reports::Nothing {
         return if seat.source == "estimated" {
             Ok(())
         } else {
             Err(format!(
                 "the report's usage of `{}` is `{}`; it reports none",
-                case.preset, seat.source
+                preset, seat.source
             ))
         };
     }
@@ -562,16 +573,16 @@ fn check_done(
         return Err(format!(
             "the report's tokens for `{}` ({} in, {} out) are not the server's ({input} in, \
              {output} out): the CLI's figures did not reach it",
-            case.preset, seat.input, seat.output
+            preset, seat.input, seat.output
         ));
     }
-    let cost_reported = *reports == Reports::TokensAndCost;
+    let cost_reported = reports == Reports::TokensAndCost;
     // Codex and Gemini CLI report tokens, not cost: the cost is priced.
     let expected_source = if cost_reported { "reported" } else { "mixed" };
     if seat.source != expected_source || (cost_reported && seat.cost <= 0.0) {
         return Err(format!(
             "the report's usage of `{}` is `{}` at ${}; expected `{expected_source}`",
-            case.preset, seat.source, seat.cost
+            preset, seat.source, seat.cost
         ));
     }
     Ok(())

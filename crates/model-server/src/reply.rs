@@ -55,7 +55,15 @@ pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
             Answer::Reply(vec![Part::Text(json!({ "tasks": tasks }).to_string())])
         }
         Action::Clean => {
-            Answer::Reply(vec![Part::Text(r#"{"clean":true,"issues":[]}"#.to_owned())])
+            let verdict = r#"{"clean":true,"issues":[]}"#;
+            // aider prints its banner and token line around the reply: a verdict reads there
+            // only fenced, as epic's prompt allows.
+            let text = if seen.aider {
+                format!("```json\n{verdict}\n```")
+            } else {
+                verdict.to_owned()
+            };
+            Answer::Reply(vec![Part::Text(text)])
         }
         Action::Write { files } => {
             let files = files.clone().unwrap_or_else(|| file_blocks(&seen.prompt));
@@ -616,6 +624,21 @@ mod tests {
             schema: None,
             aider: false,
         }
+    }
+
+    #[test]
+    fn a_verdict_for_aider_is_fenced() {
+        let mut aider = seen(Api::Anthropic, &[], 0);
+        aider.aider = true;
+        let Answer::Reply(parts) = answer(&aider, &Action::Clean) else {
+            panic!()
+        };
+        assert_eq!(
+            parts,
+            [Part::Text(
+                "```json\n{\"clean\":true,\"issues\":[]}\n```".into()
+            )]
+        );
     }
 
     #[test]
