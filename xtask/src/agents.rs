@@ -22,6 +22,9 @@
 //!   in the sandbox, reads the CLI's own configuration and gets to the network; Codex's provider
 //!   with its key variable empty is refused, naming the variable.
 //!
+//! Then the served cases ([`crate::served`]): the same CLIs, opencode and aider doing an epic of
+//! three stories against the scripted model server, and the failures it plays.
+//!
 //! Every case's home holds fake keys in the credential stores the sandbox hides (`~/.ssh`,
 //! `~/.aws`, `~/.config/gh`, `~/.netrc`, `~/.git-credentials`): the real CLIs run with them
 //! hidden and their own configuration directories readable.
@@ -35,10 +38,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::cases::{KEYS, PLANTED_STORES, files_under, git, indent, run_with_deadline};
 use crate::{Result, root, run_cargo, say};
 
 /// The file naming the pinned versions, from the workspace root.
-const VERSIONS: &str = "xtask/agents.txt";
+pub(crate) const VERSIONS: &str = "xtask/agents.txt";
 
 /// The presets the tier proves, with the words each prints when it reached its login or network
 /// step (any one of them will do), and how `epic run` then ends: a seat not logged in stops the
@@ -86,19 +90,6 @@ const USAGE_ERRORS: [&str; 7] = [
     "unrecognized option",
     "error: invalid value",
     "Not enough arguments",
-];
-
-/// Variables that would let an agent log in: removed, so every case runs logged out.
-const KEYS: [&str; 9] = [
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "CLAUDE_CODE_OAUTH_TOKEN",
-    "OPENAI_API_KEY",
-    "CODEX_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "GOOGLE_GENAI_USE_GCA",
 ];
 
 /// How long one case may take: a CLI that keeps retrying (Codex reconnects until killed) ends at
@@ -265,42 +256,58 @@ fn signed_in_cases() -> Vec<Case> {
     ]
 }
 
-/// Fake keys in the credential stores the sandbox hides, planted in every case's home.
-const PLANTED_STORES: [(&str, &str); 5] = [
-    (".ssh/id_ed25519", "FAKE-KEY\n"),
-    (
-        ".aws/credentials",
-        "[default]\naws_secret_access_key = FAKE-KEY\n",
-    ),
-    (
-        ".config/gh/hosts.yml",
-        "github.com:\n  oauth_token: FAKE-KEY\n",
-    ),
-    (".netrc", "machine example.com password FAKE-KEY\n"),
-    (".git-credentials", "https://u:FAKE-KEY@example.com\n"),
-];
-
-/// `cargo xtask agents [FILTER]`: every case, or those whose name contains `FILTER`.
+/// `cargo xtask agents [FILTER]`: every case, or those whose name contains `FILTER`, the
+/// offline ones and then the served ones ([`crate::served`]); `cargo xtask agents capture
+/// [CLI]`: the real CLIs' (or that one's) outputs of the server's failures recorded as fixtures
+/// ([`crate::served::capture`]).
 pub(crate) fn run(args: &[String]) -> Result {
+    let capture = args.first().is_some_and(|arg| arg == "capture");
     let filter = match args {
         [] => "",
+        [first, rest @ ..] if first == "capture" && rest.len() <= 1 => {
+            rest.first().map_or("", String::as_str)
+        }
         [filter] => filter.as_str(),
-        _ => return Err("usage: cargo xtask agents [FILTER]".into()),
+        _ => return Err("usage: cargo xtask agents [FILTER | capture [CLI]]".into()),
     };
     let root = root();
     let packages = read_versions(&root.join(VERSIONS))?;
     let cache = cache_dir(&packages);
     install(&cache, &packages)?;
+    // Two builds, not one: built together, the server's tokio features would reach `epic`'s
+    // build and rebuild it unlike everyone else's.
     run_cargo(&["build", "--locked", "-p", "epic"], &[])?;
-    let epic = target_dir(&root).join("debug").join("epic");
+    run_cargo(&["build", "--locked", "-p", "epic-model-server"], &[])?;
+    let debug = target_dir(&root).join("debug");
+    let epic = debug.join("epic");
+    let model_server = debug.join("epic-model-server");
     let bin = cache.join("node_modules").join(".bin");
-    let scratch = std::env::temp_dir().join(format!("epic-agents-{}", std::process::id()));
+    // Under the target directory, not /tmp: Codex refuses to set up its sandbox helper under a
+    // temporary directory, and its home is in here.
+    let scratch = target_dir(&root).join(format!("epic-agents-{}", std::process::id()));
+    if capture {
+        let outcome = crate::served::capture(&packages, filter, &model_server, &bin, &scratch);
+        fs::remove_dir_all(&scratch).ok();
+        return outcome;
+    }
     let mut failed = Vec::new();
     let cases: Vec<Case> = cases()
         .into_iter()
         .filter(|case| case.name.contains(filter))
         .collect();
-    if cases.is_empty() {
+    let pypi = pypi_bin(&cache);
+    let served: Vec<crate::served::Case> = crate::served::cases()
+        .into_iter()
+        .filter(|case| case.name.contains(filter))
+        .filter(|case| {
+            let installed = pypi.join(case.preset).exists() || case.preset != "aider";
+            if !installed {
+                say(&format!("skip {} (aider did not install)", case.name));
+            }
+            installed
+        })
+        .collect();
+    if cases.is_empty() && served.is_empty() {
         return Err(format!("no case's name contains `{filter}`"));
     }
     for (n, case) in cases.iter().enumerate() {
@@ -318,8 +325,15 @@ pub(crate) fn run(args: &[String]) -> Result {
             failed.push(case.name.clone());
         }
     }
-    fs::remove_dir_all(&scratch).ok();
+    let tools = crate::served::Tools {
+        epic: &epic,
+        server: &model_server,
+        bins: &[bin.clone(), pypi],
+        scratch: &scratch,
+    };
+    failed.extend(crate::served::run(&served, &tools));
     if failed.is_empty() {
+        fs::remove_dir_all(&scratch).ok();
         say(&format!(
             "xtask agents: every preset proven against {}",
             packages.join(", ")
@@ -336,7 +350,7 @@ pub(crate) fn run(args: &[String]) -> Result {
 }
 
 /// The packages of the versions file: its lines but blank ones and comments.
-fn read_versions(path: &Path) -> Result<Vec<String>> {
+pub(crate) fn read_versions(path: &Path) -> Result<Vec<String>> {
     let text = fs::read_to_string(path)
         .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
     let packages: Vec<String> = text
@@ -354,7 +368,7 @@ fn read_versions(path: &Path) -> Result<Vec<String>> {
 /// Where this set of versions is installed: `$XDG_CACHE_HOME/epic/agents/<hash>` (or under
 /// `~/.cache`, or cargo's target directory without a home), one directory per set, so moving a
 /// version installs afresh and going back reuses.
-fn cache_dir(packages: &[String]) -> PathBuf {
+pub(crate) fn cache_dir(packages: &[String]) -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
@@ -367,7 +381,70 @@ fn cache_dir(packages: &[String]) -> PathBuf {
 }
 
 /// Installs `packages` into `cache` with npm, unless an earlier install completed there.
-fn install(cache: &Path, packages: &[String]) -> Result {
+pub(crate) fn install(cache: &Path, packages: &[String]) -> Result {
+    let pypi: Vec<&str> = packages
+        .iter()
+        .filter_map(|package| package.strip_prefix("pypi:"))
+        .collect();
+    let packages: Vec<String> = packages
+        .iter()
+        .filter(|package| !package.starts_with("pypi:"))
+        .cloned()
+        .collect();
+    install_npm(cache, &packages)?;
+    install_pypi(cache, &pypi);
+    Ok(())
+}
+
+/// The directory of the PyPI CLIs' programs (aider), on `PATH` beside npm's: links to the
+/// programs of the virtual environment, not its `bin/`, whose `python3` and `pip` would come
+/// first on `PATH`.
+pub(crate) fn pypi_bin(cache: &Path) -> PathBuf {
+    cache.join("pypi-bin")
+}
+
+/// Installs the PyPI packages into a virtual environment in `cache` with pip, unless an earlier
+/// install completed there, and links their programs into [`pypi_bin`]. A failure is said and
+/// leaves the directory empty: the cases of those CLIs are then skipped, not failed (aider
+/// needs a Python that can build its dependencies, which a machine may lack).
+fn install_pypi(cache: &Path, packages: &[&str]) {
+    let stamp = cache.join("pypi-installed");
+    if packages.is_empty() || stamp.is_file() {
+        return;
+    }
+    let venv = cache.join("pypi");
+    say(&format!(
+        "$ python3 -m venv {0} && {0}/bin/pip install {1}",
+        venv.display(),
+        packages.join(" ")
+    ));
+    let installed = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .is_ok_and(|status| status.success())
+        && Command::new(venv.join("bin").join("pip"))
+            .args(["install", "--quiet", "--disable-pip-version-check"])
+            .args(packages)
+            .status()
+            .is_ok_and(|status| status.success());
+    if !installed {
+        say("PyPI CLIs: the install failed; their cases are skipped");
+        return;
+    }
+    let bin = pypi_bin(cache);
+    fs::create_dir_all(&bin).ok();
+    for package in packages {
+        // `aider-chat==0.86.2` installs the program `aider`.
+        let name = package.split(['=', '<', '>']).next().unwrap_or(package);
+        let program = name.strip_suffix("-chat").unwrap_or(name);
+        std::os::unix::fs::symlink(venv.join("bin").join(program), bin.join(program)).ok();
+    }
+    fs::write(&stamp, packages.join("\n")).ok();
+}
+
+/// Installs the npm `packages` into `cache`, unless an earlier install completed there.
+fn install_npm(cache: &Path, packages: &[String]) -> Result {
     let stamp = cache.join("installed");
     if stamp.is_file() {
         say(&format!("agent CLIs: cached in {}", cache.display()));
@@ -400,7 +477,7 @@ fn install(cache: &Path, packages: &[String]) -> Result {
 }
 
 /// Cargo's target directory: `CARGO_TARGET_DIR`, else `target/` at the root.
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
@@ -527,92 +604,4 @@ fn check(case: &Case, code: Option<i32>, printed: &str, everything: &str) -> Res
         }
     }
     Ok(())
-}
-
-/// Runs `git ARGS` in `dir` with `home` as its `HOME`.
-fn git(dir: &Path, home: &Path, args: &[&str]) -> Result {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "epic agents")
-        .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
-        .env("GIT_COMMITTER_NAME", "epic agents")
-        .env("GIT_COMMITTER_EMAIL", "agents@epic.invalid")
-        .status()
-        .map_err(|error| format!("cannot start git: {error}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`git {}` failed ({status})", args.join(" ")))
-    }
-}
-
-/// Runs `command` until it exits or `deadline` passes (then it is killed): its exit code and
-/// its standard output and error, in that order.
-fn run_with_deadline(mut command: Command, deadline: Duration) -> Result<(Option<i32>, String)> {
-    let mut child = command
-        .spawn()
-        .map_err(|error| format!("cannot start epic: {error}"))?;
-    // Read both pipes on threads so a full pipe cannot stall the child.
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut stderr = child.stderr.take().ok_or("no stderr")?;
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut text).ok();
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).ok();
-        text
-    });
-    let started = Instant::now();
-    let code = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status.code(),
-            Ok(None) if started.elapsed() < deadline => {
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            Ok(None) => {
-                child.kill().ok();
-                child.wait().ok();
-                break None;
-            }
-            Err(error) => return Err(format!("cannot wait for epic: {error}")),
-        }
-    };
-    let out = out.join().unwrap_or_default();
-    let err = err.join().unwrap_or_default();
-    Ok((code, format!("{out}{err}")))
-}
-
-/// Every file under `dir`, recursively (none when it does not exist).
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(next) = pending.pop() {
-        let Ok(entries) = fs::read_dir(&next) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-/// `text` indented by four spaces, line by line.
-fn indent(text: &str) -> String {
-    text.lines()
-        .map(|line| format!("    {line}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }

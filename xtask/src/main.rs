@@ -8,7 +8,8 @@
 //! - `cargo xtask bench`: the benchmarks; rewrites the figures in `BENCHMARKS.md`.
 //! - `cargo xtask tidy`: the repository's own conventions (see [`tidy`]).
 //! - `cargo xtask agents`: the presets proven against the real agent CLIs, installed with npm
-//!   (see [`agents`]).
+//!   and pip (see [`agents`]), offline and against the scripted model server (see [`served`]);
+//!   `cargo xtask agents capture` records their outputs of the server's failures.
 //!
 //! std only, so it builds in seconds on a fresh machine.
 
@@ -20,6 +21,8 @@ use std::time::Instant;
 
 mod agents;
 mod bench;
+mod cases;
+mod served;
 mod tidy;
 
 type Result<T = (), E = String> = std::result::Result<T, E>;
@@ -32,7 +35,7 @@ fn main() -> ExitCode {
         Some("tidy") => tidy::check(&root()),
         Some("agents") => agents::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <ci | bench [--quick] | tidy | agents>\n  ci      fmt, clippy, tests, doctests, docs, tidy\n  bench   run the benchmarks and rewrite BENCHMARKS.md\n  tidy    check the repository's conventions\n  agents  prove the presets against the real agent CLIs (npm installs them)"
+            "usage: cargo xtask <ci | bench [--quick] | tidy | agents>\n  ci      fmt, clippy, tests, doctests, docs, tidy\n  bench   run the benchmarks and rewrite BENCHMARKS.md\n  tidy    check the repository's conventions\n  agents  prove the presets against the real agent CLIs (npm and pip install them);\n          `agents capture` records their outputs of the model server's failures"
                 .into(),
         ),
     };

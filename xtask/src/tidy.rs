@@ -393,6 +393,9 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         ],
     ),
     (DEV_ONLY.0, DEV_ONLY.1, &[]),
+    // Test support beside `test-support`: the scripted model server `cargo xtask agents` points
+    // the real agent CLIs at; it speaks the model APIs and needs no epic crate.
+    ("model-server", "epic-model-server", &[]),
     (
         "cli",
         "epic",

@@ -99,6 +99,9 @@ fn is_not_logged_in(status: &str, lower: &str) -> bool {
         "invalid api key",
         "auth method",
     ];
+    // Gemini CLI ends its quota error with "switch to another /auth method": a suggestion, not
+    // a missing login (its own auth errors say "Auth method" with no slash).
+    let lower = lower.replace("/auth method", "/auth");
     let compact: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
     let code_41 = compact
         .match_indices("\"code\":41")
@@ -145,7 +148,10 @@ fn is_outage(lower: &str) -> bool {
         "enotfound",
         "eai_again",
     ];
-    PHRASES.iter().any(|phrase| lower.contains(phrase))
+    // Claude Code labels a connection lost mid-stream `connection_failed`, as it does a server
+    // it cannot reach: the stream it had was cut, which is transient (the turn again at once).
+    !lower.contains("connection to the api was lost")
+        && PHRASES.iter().any(|phrase| lower.contains(phrase))
 }
 
 /// Whether an agent's failure output looks transient: worth the same turn again after a pause.
@@ -153,8 +159,10 @@ fn is_outage(lower: &str) -> bool {
 /// Case-insensitive phrases of rate limits and unavailable services (`rate limit`, `too many
 /// requests`, `overloaded`, `service unavailable`, `bad gateway`, `gateway timeout`, `internal
 /// server error`, `temporarily unavailable`, `try again later`), of the network (`connection
-/// reset`, `connection refused`, `econnreset`, `etimedout`, `timed out`, `socket hang up`), and
-/// the HTTP statuses 429, 500, 502, 503, 504 and 529 standing alone as numbers.
+/// reset`, `connection refused`, `econnreset`, `etimedout`, `timed out`, `socket hang up`), the
+/// words the real CLIs print for a stream cut half way and Codex's for a 500 (`high demand`; see
+/// `tests/fixtures/served`), and the HTTP statuses 429, 500, 502, 503, 504 and 529 standing alone
+/// as numbers.
 fn is_transient(lower: &str) -> bool {
     const PHRASES: &[&str] = &[
         "rate limit",
@@ -178,6 +186,15 @@ fn is_transient(lower: &str) -> bool {
         "timed out",
         "socket hang up",
         "network error",
+        // Claude Code's stream cut half way.
+        "connection to the api was lost",
+        // Codex on a 500 from its provider.
+        "high demand",
+        "temporary errors",
+        // Gemini CLI's stream cut half way (`[API Error: terminated]`, undici's socket error).
+        "api error: terminated",
+        "other side closed",
+        "und_err_socket",
     ];
     const STATUSES: &[&str] = &["429", "500", "502", "503", "504", "529"];
     if PHRASES.iter().any(|phrase| lower.contains(phrase)) {
@@ -511,6 +528,125 @@ mod tests {
                 .is_some_and(|error| error.contains("Approval mode overridden")),
             "{decoded:?}"
         );
+    }
+
+    /// One capture of a real CLI against the scripted model server
+    /// (`tests/fixtures/served/<cli>-<version>/<failure>.*`, `cargo xtask agents capture`).
+    macro_rules! served {
+        ($dir:literal, $case:literal) => {
+            (
+                concat!($dir, "/", $case),
+                include_str!(concat!(
+                    "../tests/fixtures/served/",
+                    $dir,
+                    "/",
+                    $case,
+                    ".stdout"
+                )),
+                include_str!(concat!(
+                    "../tests/fixtures/served/",
+                    $dir,
+                    "/",
+                    $case,
+                    ".stderr"
+                )),
+                include_str!(concat!(
+                    "../tests/fixtures/served/",
+                    $dir,
+                    "/",
+                    $case,
+                    ".exit"
+                )),
+            )
+        };
+    }
+
+    /// What the real CLIs printed when the model server answered a 429 (each API's own limit
+    /// form), a 529, a 500, cut its stream half way or went silent (the CLI killed at a
+    /// deadline: exit 124), each read as its preset's turn reads it and classified as the run
+    /// must treat it: a rate limit, an overload, a server error and a dropped stream are
+    /// transient (retried, then the seat paused as an outage), Gemini's quota a usage limit
+    /// with its reset, a silent turn nothing the classifier can name (the stall watchdog ends
+    /// it before it gets here).
+    #[test]
+    fn classifies_what_the_real_clis_printed_against_the_model_server() {
+        use crate::agent_output;
+        use crate::command::failure_tail;
+        use crate::preset::Preset;
+        let transient = Class::Transient;
+        let table = [
+            (Preset::Claude, served!("claude-2.1.332", "429"), transient),
+            (Preset::Claude, served!("claude-2.1.332", "529"), transient),
+            (Preset::Claude, served!("claude-2.1.332", "500"), transient),
+            (Preset::Claude, served!("claude-2.1.332", "cut"), transient),
+            (
+                Preset::Claude,
+                served!("claude-2.1.332", "silent"),
+                Class::Other,
+            ),
+            (Preset::Codex, served!("codex-0.171.0", "429"), transient),
+            (Preset::Codex, served!("codex-0.171.0", "529"), transient),
+            (Preset::Codex, served!("codex-0.171.0", "500"), transient),
+            (Preset::Codex, served!("codex-0.171.0", "cut"), transient),
+            (
+                Preset::Codex,
+                served!("codex-0.171.0", "silent"),
+                Class::Other,
+            ),
+            (
+                Preset::Gemini,
+                served!("gemini-0.61.0", "429"),
+                limit(Some("2026-12-04T14:00:30Z")),
+            ),
+            (Preset::Gemini, served!("gemini-0.61.0", "529"), transient),
+            (Preset::Gemini, served!("gemini-0.61.0", "500"), transient),
+            (Preset::Gemini, served!("gemini-0.61.0", "cut"), transient),
+            (
+                Preset::Gemini,
+                served!("gemini-0.61.0", "silent"),
+                Class::Other,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "429"),
+                transient,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "529"),
+                transient,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "500"),
+                transient,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "cut"),
+                transient,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "silent"),
+                Class::Other,
+            ),
+        ];
+        let mut wrong = Vec::new();
+        for (preset, (name, stdout, stderr, exit), expected) in table {
+            let decoded = agent_output::decode(preset, stdout, stderr);
+            let text = failure_tail(decoded.error.as_deref(), stdout, stderr);
+            let status = format!("exit code {}", exit.trim());
+            let local = TimeZone::get("Europe/Paris").unwrap();
+            let class = classify(&status, &text, now(), &local);
+            if class != expected {
+                wrong.push(format!(
+                    "{name}: {class:?}, expected {expected:?}; error {:?}",
+                    decoded.error
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
     #[test]

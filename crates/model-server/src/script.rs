@@ -1,0 +1,284 @@
+//! The steps a case scripts: what the server answers to which kind of request, read from JSON
+//! lines.
+//!
+//! Each request is matched against the steps in order: the first whose `when` is the request's
+//! kind (or `any`) and that has not used up its `times` answers it. A request no step answers
+//! gets the success path ([`Action::default_for`]): a planning request one task, a judge or a
+//! reviewer a clean verdict, a coding request the files its prompt's file blocks name written
+//! with the CLI's own tool, then a short reply.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+
+/// What a request asks for, recognised from the words of epic's prompts (`epic-protocol`'s
+/// `prompts.rs`) in its user messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A planner's turn: "Plan the implementation of this story".
+    Plan,
+    /// A judge's turn: "You judge whether one story".
+    Judge,
+    /// A reviewer's turn: "You review the work of a coder".
+    Review,
+    /// A coder's turn: "Do this task only" (or a story's prompt without a plan).
+    Code,
+    /// Anything else: a CLI's own side requests (titles, routing), other roles.
+    Other,
+}
+
+impl Kind {
+    /// The kind of a request whose user messages read `text`.
+    pub fn of(text: &str) -> Self {
+        if text.contains("You judge whether one story") {
+            Self::Judge
+        } else if text.contains("You review the work of a coder") {
+            Self::Review
+        } else if text.contains("Plan the implementation of this story") {
+            Self::Plan
+        } else if text.contains("Do this task only")
+            || text.contains("You are implementing ONE story")
+        {
+            Self::Code
+        } else {
+            Self::Other
+        }
+    }
+}
+
+/// Which requests a step answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum When {
+    /// Every request.
+    Any,
+    /// Planning requests.
+    Plan,
+    /// Judges' requests.
+    Judge,
+    /// Reviewers' requests.
+    Review,
+    /// Coding requests.
+    Code,
+    /// Requests of no kind epic asks for.
+    Other,
+}
+
+impl When {
+    fn matches(self, kind: Kind) -> bool {
+        matches!(
+            (self, kind),
+            (Self::Any, _)
+                | (Self::Plan, Kind::Plan)
+                | (Self::Judge, Kind::Judge)
+                | (Self::Review, Kind::Review)
+                | (Self::Code, Kind::Code)
+                | (Self::Other, Kind::Other)
+        )
+    }
+}
+
+/// What the server answers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case")]
+pub enum Action {
+    /// A reply of this text.
+    Text {
+        /// The reply.
+        text: String,
+    },
+    /// A task list of these titles (each its own description), as the planner is asked for.
+    Plan {
+        /// The tasks' titles.
+        tasks: Vec<String>,
+    },
+    /// A clean verdict, as a judge or reviewer is asked for.
+    Clean,
+    /// These files written with the CLI's own tool (its file-writing tool, else its shell), one
+    /// call per file for a file tool, one command for a shell; then a short reply. Without
+    /// `files`, those the prompt's file blocks (```` ```file PATH ````) name.
+    Write {
+        /// Each file's path (relative to the working directory) and contents.
+        #[serde(default)]
+        files: Option<BTreeMap<String, String>>,
+    },
+    /// The same harmless shell command, again on every request of the turn.
+    Repeat,
+    /// An error status with each API's own body and headers for it: 429 a rate limit, 529
+    /// (Anthropic's "overloaded"; the others' overloaded body with the same status), 500.
+    Status {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The reply's stream cut half way: the connection closed with the stream unfinished.
+    Cut,
+    /// The reply's stream opened, then nothing: the connection held until the client leaves.
+    Silent,
+}
+
+impl Action {
+    /// The success path's answer to a request of `kind`.
+    pub fn default_for(kind: Kind) -> Self {
+        match kind {
+            Kind::Plan => Self::Plan {
+                tasks: vec!["Do the story".to_owned()],
+            },
+            Kind::Judge | Kind::Review => Self::Clean,
+            Kind::Code => Self::Write { files: None },
+            Kind::Other => Self::Text {
+                text: "OK".to_owned(),
+            },
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Text { .. } => f.write_str("text"),
+            Self::Plan { .. } => f.write_str("plan"),
+            Self::Clean => f.write_str("clean"),
+            Self::Write { .. } => f.write_str("write"),
+            Self::Repeat => f.write_str("repeat"),
+            Self::Status { status } => write!(f, "status {status}"),
+            Self::Cut => f.write_str("cut"),
+            Self::Silent => f.write_str("silent"),
+        }
+    }
+}
+
+/// One step: an action for the requests `when` names, at most `times` times (for ever without).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Step {
+    /// The requests it answers (every request when absent).
+    #[serde(default = "any")]
+    pub when: When,
+    /// How many requests it answers before the next step's turn.
+    #[serde(default)]
+    pub times: Option<u32>,
+    /// What it answers.
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+fn any() -> When {
+    When::Any
+}
+
+/// A case's steps and how many requests each has answered.
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    steps: Vec<(Step, u32)>,
+}
+
+/// A line of a steps file that is not a step.
+#[derive(Debug)]
+pub struct ScriptError {
+    /// The line's number, from 1.
+    pub line: usize,
+    /// Why it is not a step.
+    pub source: serde_json::Error,
+}
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {} of the steps is not a step", self.line)
+    }
+}
+
+impl std::error::Error for ScriptError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+impl Script {
+    /// The steps of `text`: one JSON object a line; blank lines and `#` comments skipped.
+    ///
+    /// ```
+    /// use epic_model_server::{Action, Kind, Script};
+    ///
+    /// let mut script = Script::parse(r#"
+    /// ## one 429, then the success path
+    /// {"do": "status", "status": 429, "times": 1}
+    /// {"when": "judge", "do": "text", "text": "{\"clean\":false,\"issues\":[]}"}
+    /// "#)?;
+    /// assert_eq!(script.next(Kind::Code), Action::Status { status: 429 });
+    /// assert_eq!(script.next(Kind::Code), Action::Write { files: None });
+    /// # Ok::<(), epic_model_server::ScriptError>(())
+    /// ```
+    pub fn parse(text: &str) -> Result<Self, ScriptError> {
+        let mut steps = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let step = serde_json::from_str(line).map_err(|source| ScriptError {
+                line: n + 1,
+                source,
+            })?;
+            steps.push((step, 0));
+        }
+        Ok(Self { steps })
+    }
+
+    /// The answer to the next request of `kind`, its step's use counted.
+    pub fn next(&mut self, kind: Kind) -> Action {
+        for (step, used) in &mut self.steps {
+            if step.when.matches(kind) && step.times.is_none_or(|times| *used < times) {
+                *used += 1;
+                return step.action.clone();
+            }
+        }
+        Action::default_for(kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_from_epics_prompt_words() {
+        assert_eq!(Kind::of("x\nYou judge whether one story of"), Kind::Judge);
+        assert_eq!(Kind::of("You review the work of a coder on"), Kind::Review);
+        assert_eq!(
+            Kind::of("You are implementing ONE story …\nPlan the implementation of this story"),
+            Kind::Plan
+        );
+        assert_eq!(
+            Kind::of("Task 1 of 1\n\nDo this task only, then stop"),
+            Kind::Code
+        );
+        assert_eq!(Kind::of("Write a title for this chat"), Kind::Other);
+    }
+
+    #[test]
+    fn steps_in_order_each_its_times_then_the_success_path() {
+        let mut script = Script::parse(
+            "{\"when\":\"code\",\"do\":\"cut\",\"times\":2}\n\n# note\n{\"when\":\"plan\",\"do\":\"plan\",\"tasks\":[\"a\",\"b\"]}\n",
+        )
+        .unwrap();
+        assert_eq!(script.next(Kind::Judge), Action::Clean);
+        assert_eq!(script.next(Kind::Code), Action::Cut);
+        assert_eq!(script.next(Kind::Code), Action::Cut);
+        assert_eq!(script.next(Kind::Code), Action::Write { files: None });
+        for _ in 0..3 {
+            assert_eq!(
+                script.next(Kind::Plan),
+                Action::Plan {
+                    tasks: vec!["a".into(), "b".into()]
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_line_is_named() {
+        let error = Script::parse("{\"do\":\"clean\"}\n{\"do\":\"dance\"}").unwrap_err();
+        assert_eq!(error.line, 2);
+    }
+}

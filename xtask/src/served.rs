@@ -1,0 +1,852 @@
+//! `cargo xtask agents`' served cases: the real agent CLIs doing real stories against the
+//! scripted model server (`crates/model-server`) on 127.0.0.1.
+//!
+//! Each case starts `epic-model-server` with the case's steps, points every CLI at it (Claude
+//! Code with `ANTHROPIC_BASE_URL` and a key, Codex with a model provider of its own in
+//! `~/.codex/config.toml`, Gemini CLI with `GOOGLE_GEMINI_BASE_URL`, a key and its auth type,
+//! opencode with its Anthropic provider's `baseURL` in `~/.config/opencode/opencode.json`),
+//! and runs `epic run` on an epic of three stories (one depending on another), in epic's
+//! sandbox (`--sandbox on`) with the seat check on:
+//!
+//! - **success, per preset and role** (coder, judge, reviewer; the built-in `script` coder does
+//!   the work where the preset takes another role): every story done; as coder, each story's
+//!   file was written by the CLI's own tool (the server's log shows the call naming the file, and
+//!   the file is on the epic branch); as judge or reviewer, the CLI was asked for its verdict;
+//!   the preset's tokens in the report are exactly what the server reported to the CLI (so the
+//!   CLI's own figures reached the report), and Claude Code's cost is its own (`reported`);
+//!   opencode's `run` reports none, and its figures are estimates.
+//! - **a 429, a 500**: the server answers every request with Anthropic's rate limit (Claude
+//!   Code) or OpenAI's server error (Codex); the turn fails as the CLI renders it, is retried,
+//!   and the seat is paused, which stops the run (`--max-wait` is short). Gemini CLI is not
+//!   played a quota end to end: it retries for minutes (in plan mode it falls back to another
+//!   model and tries that too, past four minutes), so only its capture is classified.
+//! - **a silent stream**: the coder's reply opens and says nothing; epic's stall watchdog
+//!   (`--stall-timeout 5s`) ends the turn, twice, and the story fails saying so.
+//!
+//! `cargo xtask agents capture` records what each real CLI prints for each failure the server
+//! can play (see [`capture`]).
+
+use std::fs;
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::cases::{KEYS, PLANTED_STORES, files_under, git, indent, run_with_deadline};
+use crate::{Result, say};
+
+/// The epic of the served cases: three stories, `b` after `a`, each a file to write.
+const PLAN: &str = r#"{
+  "epic_id": "e",
+  "epic": "Three small files, written by the agents' own tools.",
+  "stories": [
+    {"id": "a", "title": "Write a", "description": "Write the file.\n\n```file src/a/a.txt\nalpha\n```\n", "owned": ["src/a"]},
+    {"id": "b", "title": "Write b", "description": "Write the file.\n\n```file src/b/b.txt\nbravo\n```\n", "owned": ["src/b"], "depends_on": ["a"]},
+    {"id": "c", "title": "Write c", "description": "Write the file.\n\n```file src/c/c.txt\ncharlie\n```\n", "owned": ["src/c"]}
+  ]
+}
+"#;
+
+/// The files the stories write, with their contents.
+const FILES: [(&str, &str); 3] = [
+    ("src/a/a.txt", "alpha\n"),
+    ("src/b/b.txt", "bravo\n"),
+    ("src/c/c.txt", "charlie\n"),
+];
+
+/// The presets served: each with the API its CLI speaks (as the server logs it, a prefix:
+/// Gemini CLI's side requests are `gemini`, its turns `gemini-stream`), the tools it may write
+/// a file with, and what it reports of its usage.
+const PRESETS: [(&str, &str, &[&str], Reports); 5] = [
+    (
+        "claude",
+        "anthropic",
+        &["Write", "Bash"],
+        Reports::TokensAndCost,
+    ),
+    (
+        "codex",
+        "responses",
+        &["exec_command", "shell"],
+        Reports::Tokens,
+    ),
+    (
+        "gemini",
+        "gemini",
+        &["write_file", "run_shell_command"],
+        Reports::Tokens,
+    ),
+    (
+        "opencode",
+        "anthropic",
+        &["write", "bash"],
+        Reports::Nothing,
+    ),
+    // aider calls no tool: its own editor applies the whole files of the reply.
+    ("aider", "anthropic", &[], Reports::Nothing),
+];
+
+/// What a CLI reports of its usage, which the report must then hold.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reports {
+    /// Its tokens and cost: the report's figures are `reported`, its tokens the server's.
+    TokensAndCost,
+    /// Its tokens: the cost is priced (`mixed`), its tokens the server's.
+    Tokens,
+    /// Nothing epic reads (opencode's `run` prints text): the figures are `estimated`.
+    Nothing,
+}
+
+/// How long one served case may take.
+const CASE_DEADLINE: Duration = Duration::from_mins(5);
+
+/// What a served case must show.
+#[derive(Clone, Copy)]
+enum Expect {
+    /// Every story done, the preset in this role.
+    Done(Role),
+    /// The seat paused on the server's failure: the run stops (exit 130) saying so, and the
+    /// CLI's own words for the failure (these) reach the run.
+    Paused(&'static str),
+    /// The coder's turns ended by the stall watchdog: the stories fail saying so (exit 1).
+    Stalled,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Coder,
+    Judge,
+    Reviewer,
+}
+
+/// One served case.
+pub(crate) struct Case {
+    pub(crate) name: String,
+    pub(crate) preset: &'static str,
+    args: Vec<String>,
+    /// The server's steps file.
+    steps: &'static str,
+    expect: Expect,
+}
+
+/// The served cases: the success path of each preset in each role, then the failures.
+pub(crate) fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (preset, _, _, _) in PRESETS {
+        for (role, words) in [
+            (Role::Coder, vec!["--coder", preset]),
+            (Role::Judge, vec!["--coder", "script", "--judge", preset]),
+            (
+                Role::Reviewer,
+                vec!["--coder", "script", "--reviewer", preset],
+            ),
+        ] {
+            let name = match role {
+                Role::Coder => "coder",
+                Role::Judge => "judge",
+                Role::Reviewer => "reviewer",
+            };
+            cases.push(Case {
+                name: format!("served: {preset} as {name} does three stories"),
+                preset,
+                args: words.into_iter().map(str::to_owned).collect(),
+                steps: "",
+                expect: Expect::Done(role),
+            });
+        }
+    }
+    cases.push(Case {
+        name: "served: claude on a 429 pauses its seat".into(),
+        preset: "claude",
+        args: ["--coder", "claude", "--max-wait", "20s"]
+            .map(str::to_owned)
+            .to_vec(),
+        steps: r#"{"do": "status", "status": 429}"#,
+        expect: Expect::Paused("429"),
+    });
+    cases.push(Case {
+        name: "served: codex on a 500 pauses its seat".into(),
+        preset: "codex",
+        args: ["--coder", "codex", "--max-wait", "20s"]
+            .map(str::to_owned)
+            .to_vec(),
+        steps: r#"{"do": "status", "status": 500}"#,
+        // Codex's words for a 500 from its provider.
+        expect: Expect::Paused("high demand"),
+    });
+    cases.push(Case {
+        name: "served: claude on a silent stream is ended as stalled".into(),
+        preset: "claude",
+        args: ["--coder", "claude", "--stall-timeout", "5s"]
+            .map(str::to_owned)
+            .to_vec(),
+        steps: r#"{"when": "code", "do": "silent"}"#,
+        expect: Expect::Stalled,
+    });
+    cases
+}
+
+/// A running `epic-model-server`, killed when dropped.
+pub(crate) struct ModelServer {
+    child: Child,
+    /// `127.0.0.1:PORT`.
+    pub(crate) addr: String,
+    pub(crate) log: PathBuf,
+}
+
+impl ModelServer {
+    /// Starts `server` with `steps` (written to `dir/steps.jsonl`), logging to `dir/log.jsonl`.
+    pub(crate) fn start(server: &Path, dir: &Path, steps: &str) -> Result<Self> {
+        let steps_file = dir.join("steps.jsonl");
+        let log = dir.join("log.jsonl");
+        fs::write(&steps_file, steps).map_err(|error| error.to_string())?;
+        let mut child = Command::new(server)
+            .arg("--steps")
+            .arg(&steps_file)
+            .arg("--log")
+            .arg(&log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|error| format!("cannot start {}: {error}", server.display()))?;
+        let mut addr = String::new();
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        BufReader::new(stdout)
+            .read_line(&mut addr)
+            .map_err(|error| error.to_string())?;
+        let addr = addr.trim().to_owned();
+        if addr.is_empty() {
+            child.kill().ok();
+            child.wait().ok();
+            return Err("the model server printed no address".into());
+        }
+        Ok(Self { child, addr, log })
+    }
+
+    /// What the server logged so far, a JSON line per request.
+    pub(crate) fn logged(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The variables that point every CLI at the server (with the keys removed first).
+    pub(crate) fn env(&self) -> Vec<(&'static str, String)> {
+        let url = format!("http://{}", self.addr);
+        vec![
+            ("ANTHROPIC_BASE_URL", url.clone()),
+            ("ANTHROPIC_API_KEY", "sk-local".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            // Its own retries of a 429 or 5xx take minutes; epic's retry policy is under test.
+            ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+            ("EPIC_AGENTS_KEY", "sk-local".into()),
+            ("GEMINI_API_KEY", "local".into()),
+            ("GOOGLE_GEMINI_BASE_URL", url.clone()),
+            // aider (through litellm): Anthropic at the server, whole files, nothing else
+            // reached for (updates, analytics, the repository map's cache in the worktree).
+            ("ANTHROPIC_API_BASE", url),
+            ("AIDER_MODEL", "anthropic/claude-sonnet-4-5".into()),
+            ("AIDER_EDIT_FORMAT", "whole".into()),
+            ("AIDER_CHECK_UPDATE", "false".into()),
+            ("AIDER_ANALYTICS_DISABLE", "true".into()),
+            ("AIDER_SHOW_MODEL_WARNINGS", "false".into()),
+            ("AIDER_MAP_TOKENS", "0".into()),
+        ]
+    }
+
+    /// The files in a home that sign the CLIs in to the server: Codex's provider (no retries
+    /// of its own), Gemini CLI's auth type, opencode's provider.
+    pub(crate) fn home_files(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                ".codex/config.toml",
+                format!(
+                    "model = \"gpt-5.5\"\nmodel_provider = \"local\"\n\n[model_providers.local]\n\
+                     name = \"Local\"\nbase_url = \"http://{}/v1\"\nwire_api = \"responses\"\n\
+                     env_key = \"EPIC_AGENTS_KEY\"\nrequest_max_retries = 0\nstream_max_retries = 0\n",
+                    self.addr
+                ),
+            ),
+            (
+                ".gemini/settings.json",
+                r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#.into(),
+            ),
+            // Who commits, as a user's machine has it: without one aider writes it into the
+            // repository's `.git/config`, which epic's sandbox keeps read-only, and crashes.
+            (
+                ".gitconfig",
+                "[user]\n\tname = epic agents\n\temail = agents@epic.invalid\n".into(),
+            ),
+            // opencode: its Anthropic provider pointed at the server, with a key.
+            (
+                ".config/opencode/opencode.json",
+                format!(
+                    "{{\"model\": \"anthropic/claude-sonnet-4-5\", \"provider\": {{\"anthropic\": \
+                     {{\"options\": {{\"baseURL\": \"http://{}/v1\", \"apiKey\": \"sk-local\"}}}}}}}}\n",
+                    self.addr
+                ),
+            ),
+        ]
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+/// The binaries and directories the served cases use.
+pub(crate) struct Tools<'a> {
+    pub(crate) epic: &'a Path,
+    pub(crate) server: &'a Path,
+    /// Where the agent CLIs' programs are: npm's `node_modules/.bin`, the PyPI ones' links.
+    pub(crate) bins: &'a [PathBuf],
+    /// Where each case gets a directory: not under `/tmp`, where Codex refuses to set up its
+    /// sandbox helper.
+    pub(crate) scratch: &'a Path,
+}
+
+/// Runs `cases`, saying each one's outcome; the names of those that failed.
+pub(crate) fn run(cases: &[Case], tools: &Tools<'_>) -> Vec<String> {
+    let mut failed = Vec::new();
+    for (n, case) in cases.iter().enumerate() {
+        let dir = tools.scratch.join(format!("served-{n}"));
+        fs::remove_dir_all(&dir).ok();
+        let started = Instant::now();
+        let outcome = run_case(case, tools, &dir);
+        say(&format!(
+            "{} {} ({:.0} s)",
+            if outcome.is_ok() { "ok  " } else { "FAIL" },
+            case.name,
+            started.elapsed().as_secs_f64()
+        ));
+        match outcome {
+            Ok(()) => {
+                fs::remove_dir_all(&dir).ok();
+            }
+            Err(why) => {
+                say(&indent(&format!("{why}\n(kept in {})", dir.display())));
+                failed.push(case.name.clone());
+            }
+        }
+    }
+    failed
+}
+
+/// A fresh repository holding [`PLAN`] in `dir/repo`, and a home in `dir/home` with the
+/// planted credential stores and `files`.
+pub(crate) fn scratch_repo(dir: &Path, files: &[(&str, String)]) -> Result<(PathBuf, PathBuf)> {
+    let repo = dir.join("repo");
+    let home = dir.join("home");
+    for made in [&repo, &home] {
+        fs::create_dir_all(made)
+            .map_err(|error| format!("cannot create {}: {error}", made.display()))?;
+    }
+    git(&repo, &home, &["init", "--quiet", "--initial-branch=main"])?;
+    fs::write(repo.join("README.md"), "# scratch\n").map_err(|error| error.to_string())?;
+    fs::write(repo.join("plan.json"), PLAN).map_err(|error| error.to_string())?;
+    git(&repo, &home, &["add", "README.md"])?;
+    git(&repo, &home, &["commit", "--quiet", "-m", "first"])?;
+    let planted = PLANTED_STORES
+        .iter()
+        .map(|(path, contents)| (*path, (*contents).to_owned()));
+    for (path, contents) in planted.chain(files.iter().cloned()) {
+        let path = home.join(path);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|error| error.to_string())?;
+        }
+        fs::write(&path, contents).map_err(|error| error.to_string())?;
+    }
+    Ok((repo, home))
+}
+
+/// `PATH` with the agent CLIs' directories first.
+pub(crate) fn path_with(bins: &[PathBuf]) -> Result<std::ffi::OsString> {
+    std::env::join_paths(bins.iter().cloned().chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .map_err(|error| error.to_string())
+}
+
+fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
+    fs::create_dir_all(dir).map_err(|error| error.to_string())?;
+    let server = ModelServer::start(tools.server, dir, case.steps)?;
+    let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    if case.preset == "opencode" {
+        // opencode's first run makes its database, and two first runs at once race on it
+        // ("Failed query: CREATE TABLE `workspace`"): make it once, as a user's first use does.
+        Command::new("opencode")
+            .arg("stats")
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .env("PATH", path_with(tools.bins)?)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|error| format!("cannot start opencode: {error}"))?;
+    }
+    let mut command = Command::new(tools.epic);
+    command
+        .args([
+            "run",
+            "plan.json",
+            "--no-progress",
+            "--sandbox",
+            "on",
+            "--turn-timeout",
+            "120",
+        ])
+        .args(&case.args)
+        .current_dir(&repo)
+        .env("HOME", &home)
+        .env("PATH", path_with(tools.bins)?)
+        .env("NO_COLOR", "1")
+        .env("GIT_AUTHOR_NAME", "epic agents")
+        .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
+        .env("GIT_COMMITTER_NAME", "epic agents")
+        .env("GIT_COMMITTER_EMAIL", "agents@epic.invalid")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for key in KEYS {
+        command.env_remove(key);
+    }
+    command.envs(server.env());
+    let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
+    let logged = server.logged();
+    drop(server);
+    let failed = |why: String| {
+        Err(format!(
+            "{why}\n--- the run printed (exit {code:?}):\n{printed}\n--- the server logged {} request(s)",
+            logged.lines().count()
+        ))
+    };
+    let report = fs::read_to_string(repo.join(".git/epic/e/report.json")).unwrap_or_default();
+    match case.expect {
+        Expect::Done(role) => {
+            if code != Some(0) {
+                return failed("expected every story done (exit 0)".into());
+            }
+            if let Err(why) = check_done(case, role, &repo, &home, &logged, &report) {
+                return failed(why);
+            }
+        }
+        Expect::Paused(words) => {
+            let mut everything = printed.clone();
+            for file in files_under(&repo.join(".git").join("epic")) {
+                everything.push_str(&fs::read_to_string(file).unwrap_or_default());
+            }
+            if code != Some(130) || !printed.contains("would be paused") {
+                return failed("expected the seat paused and the run stopped (exit 130)".into());
+            }
+            if !everything.contains(words) {
+                return failed(format!(
+                    "the CLI's words for the failure (`{words}`) did not reach the run"
+                ));
+            }
+        }
+        Expect::Stalled => {
+            if code != Some(1) || !printed.contains("ended as stalled") {
+                return failed("expected the stories failed as stalled (exit 1)".into());
+            }
+            if !logged.contains("\"answer\":\"silent\"") {
+                return failed("the server never went silent".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What must hold of a successful case: see the module's docs.
+fn check_done(
+    case: &Case,
+    role: Role,
+    repo: &Path,
+    home: &Path,
+    logged: &str,
+    report: &str,
+) -> Result {
+    let (_, api, file_tools, reports) = PRESETS
+        .iter()
+        .find(|(preset, _, _, _)| *preset == case.preset)
+        .ok_or("an unknown preset")?;
+    let done = report.matches("\"status\": \"done\"").count();
+    if done != FILES.len() {
+        return Err(format!(
+            "{done} of {} stories done in the report",
+            FILES.len()
+        ));
+    }
+    // Every verdict the CLI gave was read: none fell back to "unreadable verdict", and a judge
+    // cleared each story in its first round.
+    let events = fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
+    if events.contains("unreadable verdict") {
+        return Err("a verdict of the CLI was unreadable (events.jsonl)".into());
+    }
+    let cleared = report
+        .matches("\"judge\": \"judge cleared (round 1)\"")
+        .count();
+    if role == Role::Judge && cleared != FILES.len() {
+        return Err(format!("the judge cleared {cleared} stories in round 1"));
+    }
+    for (path, contents) in FILES {
+        let shown = show(repo, home, &format!("epic/e:{path}"))?;
+        if shown != contents {
+            return Err(format!("{path} on the epic branch holds {shown:?}"));
+        }
+    }
+    let api_field = format!("\"api\":\"{api}");
+    let ours: Vec<&str> = logged
+        .lines()
+        .filter(|line| line.contains(&api_field))
+        .collect();
+    match role {
+        Role::Coder if file_tools.is_empty() => {
+            // aider: a coding request per story answered with the files (on the epic branch,
+            // checked above, as aider's editor wrote them).
+            let written = ours
+                .iter()
+                .filter(|line| {
+                    line.contains("\"kind\":\"code\"") && line.contains("\"answer\":\"write\"")
+                })
+                .count();
+            if written < FILES.len() {
+                return Err(format!(
+                    "the server answered {written} coding request(s) with the files"
+                ));
+            }
+        }
+        Role::Coder => {
+            for (path, _) in FILES {
+                let called = ours.iter().any(|line| {
+                    line.contains(path)
+                        && line.contains("\"calls\":[{")
+                        && file_tools
+                            .iter()
+                            .any(|tool| line.contains(&format!("\"name\":\"{tool}\"")))
+                });
+                if !called {
+                    return Err(format!(
+                        "the server's log shows no call of {} writing {path}",
+                        file_tools.join(" or ")
+                    ));
+                }
+            }
+        }
+        Role::Judge | Role::Reviewer => {
+            let kind = if role == Role::Judge {
+                "\"kind\":\"judge\""
+            } else {
+                "\"kind\":\"review\""
+            };
+            let asked = ours.iter().filter(|line| line.contains(kind)).count();
+            if asked < FILES.len() {
+                return Err(format!(
+                    "the CLI asked the server {asked} time(s) for {kind}"
+                ));
+            }
+        }
+    }
+    check_usage(case.preset, *reports, &ours, report)
+}
+
+/// The usage of `preset` in `report` against the server's log lines of its requests (`ours`):
+/// see the module's docs.
+fn check_usage(preset: &str, reports: Reports, ours: &[&str], report: &str) -> Result {
+    // The server's usage, summed, is what the CLI reported to epic, and what the report holds.
+    let sum = |key: &str| -> u64 { ours.iter().filter_map(|line| number_after(line, key)).sum() };
+    let (input, output) = (sum("\"usage\":{\"input\":"), sum(",\"output\":"));
+    let seat = seat_usage(report, preset)
+        .ok_or_else(|| format!("the report has no usage of the seat `{preset}`"))?;
+    if reports == Reports::Nothing {
+        return if seat.source == "estimated" {
+            Ok(())
+        } else {
+            Err(format!(
+                "the report's usage of `{}` is `{}`; it reports none",
+                preset, seat.source
+            ))
+        };
+    }
+    if seat.input != input || seat.output != output {
+        return Err(format!(
+            "the report's tokens for `{}` ({} in, {} out) are not the server's ({input} in, \
+             {output} out): the CLI's figures did not reach it",
+            preset, seat.input, seat.output
+        ));
+    }
+    let cost_reported = reports == Reports::TokensAndCost;
+    // Codex and Gemini CLI report tokens, not cost: the cost is priced.
+    let expected_source = if cost_reported { "reported" } else { "mixed" };
+    if seat.source != expected_source || (cost_reported && seat.cost <= 0.0) {
+        return Err(format!(
+            "the report's usage of `{}` is `{}` at ${}; expected `{expected_source}`",
+            preset, seat.source, seat.cost
+        ));
+    }
+    Ok(())
+}
+
+/// `git show SPEC` in `repo`.
+fn show(repo: &Path, home: &Path, spec: &str) -> Result<String> {
+    let output = Command::new("git")
+        .args(["show", spec])
+        .current_dir(repo)
+        .env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .map_err(|error| format!("cannot start git: {error}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(format!(
+            "`git show {spec}` failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
+}
+
+/// The number right after `key` in `text`.
+fn number_after(text: &str, key: &str) -> Option<u64> {
+    let at = text.find(key)? + key.len();
+    let digits: String = text[at..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// A seat's usage as `report.json` has it.
+struct SeatUsage {
+    input: u64,
+    output: u64,
+    cost: f64,
+    source: String,
+}
+
+/// The usage of `seat` in the report's `seats` (read as text: xtask is std only).
+fn seat_usage(report: &str, seat: &str) -> Option<SeatUsage> {
+    let at = report.find(&format!("\"seat\": \"{seat}\""))?;
+    let rest = &report[at..];
+    let usage = &rest[rest.find("\"usage\"")?..];
+    let usage = &usage[..usage.find('}')?];
+    // No cost where no price is known (opencode's model): none, then.
+    let cost: String = usage
+        .find("\"cost_usd\":")
+        .map_or("0", |at| &usage[at + "\"cost_usd\":".len()..])
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == '-')
+        .collect();
+    let source_at = usage.find("\"source\": \"")? + "\"source\": \"".len();
+    let source = usage[source_at..].split('"').next()?.to_owned();
+    Some(SeatUsage {
+        input: number_after(usage, "\"input_tokens\":")?,
+        output: number_after(usage, "\"output_tokens\":")?,
+        cost: cost.parse().ok()?,
+        source,
+    })
+}
+
+/// The failures `capture` records, each a server step for every request, and how long the CLI
+/// may take (a silent stream is held until the deadline kills the CLI: exit 124, as
+/// `timeout` reports it).
+const FAILURES: [(&str, &str, Duration); 5] = [
+    (
+        "429",
+        r#"{"do": "status", "status": 429}"#,
+        Duration::from_mins(3),
+    ),
+    (
+        "529",
+        r#"{"do": "status", "status": 529}"#,
+        Duration::from_mins(3),
+    ),
+    (
+        "500",
+        r#"{"do": "status", "status": 500}"#,
+        Duration::from_mins(3),
+    ),
+    ("cut", r#"{"do": "cut"}"#, Duration::from_mins(3)),
+    ("silent", r#"{"do": "silent"}"#, Duration::from_secs(30)),
+];
+
+/// Where the captures go, from the workspace root: a directory per CLI and version.
+const FIXTURES: &str = "crates/agents/tests/fixtures/served";
+
+/// The coder's prompt of a capture: a task of epic's, writing one file.
+const CAPTURE_PROMPT: &str = "Your working directory is WORKDIR, the story's own worktree.\n\n\
+    ```file src/a/a.txt\nalpha\n```\n\nTask 1 of 1: Write a\n\nDo this task only, then stop: \
+    your work is checked and committed for you.\n";
+
+/// `cargo xtask agents capture [CLI]`: each real CLI (or `only` that one), run with its
+/// preset's coder command line
+/// against the server playing each of [`FAILURES`], its standard output, standard error and
+/// exit status written to `FIXTURES/<cli>-<version>/<failure>.*`, the case's directory shown
+/// as `/work/case`, the CLIs' install directory as `/cache` and the server's address as
+/// `127.0.0.1:PORT`. Claude Code's and Codex's own
+/// retries are turned off (`CLAUDE_CODE_MAX_RETRIES`, the provider's `request_max_retries` and
+/// `stream_max_retries`), so their captures show what they render of the failure itself, in
+/// seconds; Gemini CLI has no such switch and tries five times, a minute or two a failure.
+pub(crate) fn capture(
+    packages: &[String],
+    only: &str,
+    server: &Path,
+    bin: &Path,
+    scratch: &Path,
+) -> Result {
+    let root = crate::root();
+    // The CLIs' install directory, `/cache` in the captures (its name is a hash of versions).
+    let cache = bin
+        .parent()
+        .and_then(Path::parent)
+        .map_or_else(String::new, |cache| cache.display().to_string());
+    // aider is a PyPI package outside the npm install this reads its programs from.
+    let chosen = |preset: &str| preset != "aider" && (only.is_empty() || preset == only);
+    for &(preset, _, _, _) in PRESETS.iter().filter(|(preset, ..)| chosen(preset)) {
+        let version = packages
+            .iter()
+            .find_map(|package| {
+                let (name, version) = package.rsplit_once('@')?;
+                let cli = match name {
+                    "@anthropic-ai/claude-code" => "claude",
+                    "@openai/codex" => "codex",
+                    "@google/gemini-cli" => "gemini",
+                    "opencode-ai" => "opencode",
+                    _ => return None,
+                };
+                (cli == preset).then(|| version.to_owned())
+            })
+            .ok_or_else(|| format!("no version of {preset} in xtask/agents.txt"))?;
+        let out = root.join(FIXTURES).join(format!("{preset}-{version}"));
+        fs::create_dir_all(&out).map_err(|error| error.to_string())?;
+        for (failure, steps, deadline) in FAILURES {
+            let dir = scratch.join(format!("capture-{preset}-{failure}"));
+            fs::remove_dir_all(&dir).ok();
+            fs::create_dir_all(&dir).map_err(|error| error.to_string())?;
+            let started = Instant::now();
+            let server = ModelServer::start(server, &dir, steps)?;
+            let (repo, home) = scratch_repo(&dir, &server.home_files())?;
+            let args = preset_args(preset);
+            let mut command = Command::new(bin.join(preset));
+            command
+                .args(args)
+                .current_dir(&repo)
+                .env("HOME", &home)
+                .env("PATH", path_with(&[bin.to_path_buf()])?)
+                .env("NO_COLOR", "1")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            for key in KEYS {
+                command.env_remove(key);
+            }
+            command.envs(server.env());
+            let prompt = CAPTURE_PROMPT.replace("WORKDIR", &repo.display().to_string());
+            let (code, stdout, stderr) = run_captured(command, &prompt, deadline)?;
+            let shown = |text: &str| {
+                text.replace(&dir.display().to_string(), "/work/case")
+                    .replace(&server.addr, "127.0.0.1:PORT")
+                    .replace(&cache, "/cache")
+            };
+            for (extension, text) in [
+                ("stdout", shown(&stdout)),
+                ("stderr", shown(&stderr)),
+                ("exit", format!("{}\n", code.unwrap_or(124))),
+            ] {
+                let path = out.join(format!("{failure}.{extension}"));
+                fs::write(&path, text)
+                    .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+            }
+            say(&format!(
+                "captured {preset}-{version}/{failure}: exit {} ({:.0} s, {} request(s))",
+                code.map_or_else(|| "124 (killed)".to_owned(), |code| code.to_string()),
+                started.elapsed().as_secs_f64(),
+                server.logged().lines().count()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The coder's command line of `preset`, as `crates/agents/src/preset.rs` has it.
+fn preset_args(preset: &str) -> &'static [&'static str] {
+    match preset {
+        "claude" => &[
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            "Bash",
+        ],
+        "codex" => &["exec", "--json", "--sandbox", "workspace-write", "-"],
+        "opencode" => &["run"],
+        _ => &[
+            "--skip-trust",
+            "--approval-mode",
+            "yolo",
+            "--output-format",
+            "stream-json",
+            "--prompt",
+            "Carry out the request above.",
+        ],
+    }
+}
+
+/// Runs `command` with `prompt` on its standard input until it exits or `deadline` passes
+/// (then it is killed: `None`): its exit code, standard output and standard error.
+fn run_captured(
+    mut command: Command,
+    prompt: &str,
+    deadline: Duration,
+) -> Result<(Option<i32>, String, String)> {
+    // A group of its own, so that a CLI killed at the deadline takes its children (which hold
+    // its pipes) with it.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command
+        .spawn()
+        .map_err(|error| format!("cannot start the CLI: {error}"))?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    std::io::Write::write_all(&mut stdin, prompt.as_bytes()).map_err(|error| error.to_string())?;
+    drop(stdin);
+    let mut stdout = child.stdout.take().ok_or("no stdout")?;
+    let mut stderr = child.stderr.take().ok_or("no stderr")?;
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut text).ok();
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut text).ok();
+        text
+    });
+    let started = Instant::now();
+    let code = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status.code(),
+            Ok(None) if started.elapsed() < deadline => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Ok(None) => {
+                Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status()
+                    .ok();
+                child.wait().ok();
+                break None;
+            }
+            Err(error) => return Err(format!("cannot wait for the CLI: {error}")),
+        }
+    };
+    Ok((
+        code,
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    ))
+}
