@@ -11,9 +11,11 @@
 //! Code's `Write` or `Bash`, Codex's `exec_command` or `shell`, Gemini CLI's `write_file` or
 //! `run_shell_command`, opencode's `write` or `bash`; for aider, which offers none, whole files
 //! in its "file listing" edit format), a clean verdict, a 429 with the API's own limit body and headers, 529,
-//! 500, a stream cut half way, a stream gone silent, the same tool call again and again. Every
-//! request is logged (method, path, size, the tools offered, the kind recognised, the answer)
-//! as a JSON line, so a test can assert what the CLI sent.
+//! 500, a 429 in the API's usage-limit form with a reset hours away, a stream cut half way, a
+//! stream gone silent, the same tool call again and again; a step may answer one API only (one
+//! CLI of a roster failed, another served). Every request is logged (method, path, size, the
+//! tools offered, the kind recognised, the answer, epic's note to a request asked again) as a
+//! JSON line, so a test can assert what the CLI sent.
 //!
 //! The binary `epic-model-server` serves one case: `epic-model-server --steps FILE --log FILE
 //! [--port-file FILE]` prints `127.0.0.1:PORT` on its first line and serves until killed.

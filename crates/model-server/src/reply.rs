@@ -34,6 +34,8 @@ pub(crate) enum Answer {
     Silent,
     /// An error status.
     Status(u16),
+    /// A 429 in the API's usage-limit form, its reset this many seconds away.
+    Limit(u64),
 }
 
 /// The harmless command of [`Action::Repeat`].
@@ -74,6 +76,7 @@ pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
             |call| vec![call],
         )),
         Action::Status { status } => Answer::Status(*status),
+        Action::Limit { hours } => Answer::Limit(u64::from(*hours) * 3600),
         Action::Cut => Answer::Cut(vec![Part::Text(
             "A reply that is cut half way through, never to be finished.".to_owned(),
         )]),
@@ -605,6 +608,49 @@ pub(crate) fn error(api: Api, status: u16) -> (Vec<(&'static str, String)>, Valu
             };
             (Vec::new(), body)
         }
+    }
+}
+
+/// A 429 as `api` sends an account's usage limit, its reset `secs` away (at `now`, seconds
+/// since the epoch): the headers and the JSON body.
+pub(crate) fn limit(api: Api, secs: u64, now: u64) -> (Vec<(&'static str, String)>, Value) {
+    let resets = now + secs;
+    match api {
+        Api::Anthropic => (
+            vec![
+                ("anthropic-ratelimit-unified-status", "rejected".to_owned()),
+                ("anthropic-ratelimit-unified-reset", resets.to_string()),
+                (
+                    "anthropic-ratelimit-unified-representative-claim",
+                    "five_hour".to_owned(),
+                ),
+                ("anthropic-ratelimit-unified-5h-reset", resets.to_string()),
+                ("retry-after", secs.to_string()),
+            ],
+            json!({"type": "error", "error": {
+                "type": "rate_limit_error",
+                "message": format!("Claude AI usage limit reached|{resets}"),
+            }}),
+        ),
+        Api::Responses => (
+            vec![("retry-after", secs.to_string())],
+            json!({"error": {
+                "type": "usage_limit_reached",
+                "message": "The usage limit has been reached",
+                "plan_type": "plus",
+                "resets_at": resets,
+                "resets_in_seconds": secs,
+            }}),
+        ),
+        Api::Gemini { .. } => (
+            Vec::new(),
+            json!({"error": {
+                "code": 429,
+                "message": format!("You exceeded your current quota, please check your plan and billing details. Please retry in {secs}s."),
+                "status": "RESOURCE_EXHAUSTED",
+                "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": format!("{secs}s")}],
+            }}),
+        ),
     }
 }
 

@@ -123,6 +123,15 @@ impl Seen {
         Some(rest[..end].trim_end_matches('.'))
     }
 
+    /// The note epic adds after a request it asks again (`Note: your previous attempt …`, after
+    /// a turn ended as looping), as far as its first line goes: logged, so a case sees the note
+    /// reached the model.
+    pub(crate) fn note(&self) -> Option<&str> {
+        let at = self.prompt.find("Note: your previous attempt")?;
+        let rest = &self.prompt[at..];
+        Some(rest.split('\n').next().unwrap_or(rest))
+    }
+
     /// Whether the request offers the tool `name`.
     pub(crate) fn offers(&self, name: &str) -> bool {
         self.tools.iter().any(|tool| tool == name)

@@ -116,6 +116,19 @@ pub enum Action {
     Cut,
     /// The reply's stream opened, then nothing: the connection held until the client leaves.
     Silent,
+    /// A 429 in each API's form of an account's usage limit, its reset `hours` away: OpenAI's
+    /// `usage_limit_reached` with `resets_at`, Anthropic's `rate_limit_error` with the
+    /// `anthropic-ratelimit-unified-*` headers of a rejected limit, Gemini's
+    /// `RESOURCE_EXHAUSTED` quota with a `RetryInfo` of that long.
+    Limit {
+        /// How far away the reset is, in hours.
+        #[serde(default = "three")]
+        hours: u32,
+    },
+}
+
+fn three() -> u32 {
+    3
 }
 
 impl Action {
@@ -145,6 +158,7 @@ impl fmt::Display for Action {
             Self::Status { status } => write!(f, "status {status}"),
             Self::Cut => f.write_str("cut"),
             Self::Silent => f.write_str("silent"),
+            Self::Limit { hours } => write!(f, "limit {hours} h"),
         }
     }
 }
@@ -158,6 +172,10 @@ pub struct Step {
     /// How many requests it answers before the next step's turn.
     #[serde(default)]
     pub times: Option<u32>,
+    /// Only requests of this API (its name in the log, a prefix: `anthropic`, `responses`,
+    /// `gemini`), so a case can fail one CLI and serve another; every API when absent.
+    #[serde(default)]
+    pub api: Option<String>,
     /// What it answers.
     #[serde(flatten)]
     pub action: Action,
@@ -227,8 +245,21 @@ impl Script {
 
     /// The answer to the next request of `kind`, its step's use counted.
     pub fn next(&mut self, kind: Kind) -> Action {
+        self.next_of(kind, "")
+    }
+
+    /// The answer to the next request of `kind` in the API named `api` (as the log names it;
+    /// empty: steps for one API do not answer it), its step's use counted.
+    pub fn next_of(&mut self, kind: Kind, api: &str) -> Action {
         for (step, used) in &mut self.steps {
-            if step.when.matches(kind) && step.times.is_none_or(|times| *used < times) {
+            let api_matches = step
+                .api
+                .as_deref()
+                .is_none_or(|wanted| !api.is_empty() && api.starts_with(wanted));
+            if step.when.matches(kind)
+                && api_matches
+                && step.times.is_none_or(|times| *used < times)
+            {
                 *used += 1;
                 return step.action.clone();
             }
@@ -274,6 +305,18 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn a_step_for_one_api_answers_only_its_requests() {
+        let mut script =
+            Script::parse("{\"api\":\"responses\",\"do\":\"limit\",\"hours\":5}").unwrap();
+        assert_eq!(script.next_of(Kind::Code, "responses"), Action::Limit { hours: 5 });
+        assert_eq!(
+            script.next_of(Kind::Code, "anthropic"),
+            Action::Write { files: None }
+        );
+        assert_eq!(script.next(Kind::Code), Action::Write { files: None });
     }
 
     #[test]

@@ -221,7 +221,7 @@ async fn serve(
     let seen = Seen::read(api, model, &parsed);
     let (id, action) = {
         let mut shared = lock(&shared);
-        let action = shared.script.next(seen.kind);
+        let action = shared.script.next_of(seen.kind, api.name());
         (shared.requests.len() as u64 + 1, action)
     };
     let answer = reply::answer(&seen, &action);
@@ -232,6 +232,9 @@ async fn serve(
     entry["kind"] = serde_json::to_value(seen.kind).unwrap_or_default();
     entry["tool_results"] = seen.tool_results.into();
     entry["answer"] = action.to_string().into();
+    if let Some(note) = seen.note() {
+        entry["note"] = note.into();
+    }
     if let Answer::Reply(parts) | Answer::Cut(parts) = &answer {
         let calls: Vec<Value> = parts
             .iter()
@@ -255,6 +258,13 @@ fn respond(seen: &Seen, id: u64, bytes: usize, answer: Answer) -> Response<Paylo
         Answer::Status(status) => {
             let (headers, body) = reply::error(seen.api, status);
             return json_response(status, &headers, &body);
+        }
+        Answer::Limit(secs) => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| since.as_secs());
+            let (headers, body) = reply::limit(seen.api, secs, now);
+            return json_response(429, &headers, &body);
         }
         Answer::Silent => {
             let (sender, chunks) = mpsc::channel(1);
