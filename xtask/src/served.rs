@@ -110,6 +110,16 @@ enum Expect {
     Paused(&'static str),
     /// The coder's turns ended by the stall watchdog: the stories fail saying so (exit 1).
     Stalled,
+    /// The first coding request held silent: the turn ended as stalled (`turn_stalled`), run
+    /// again, answered, and every story done.
+    StalledOnce,
+    /// The first coding requests answered with the same tool call: the turn ended as looping
+    /// (`turn_looping`), run again with epic's note (the server saw it), every story done.
+    LoopedOnce,
+    /// A roster, `claude,codex`, whose first seat is at its usage limit (every Anthropic request
+    /// a 429 with a reset hours away): the seat paused (`seat_paused`, a usage limit), every
+    /// story done by Codex, and no wait on the reset.
+    Rostered,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -174,6 +184,36 @@ pub(crate) fn cases() -> Vec<Case> {
         // Codex's words for a 500 from its provider.
         expect: Expect::Paused("high demand"),
     });
+    for preset in ["claude", "codex", "gemini"] {
+        cases.push(Case {
+            name: format!("served: {preset} stalls once, is run again and done"),
+            preset,
+            args: ["--coder", preset, "--stall-timeout", "5s"]
+                .map(str::to_owned)
+                .to_vec(),
+            steps: r#"{"when": "code", "do": "silent", "times": 1}"#,
+            expect: Expect::StalledOnce,
+        });
+        cases.push(Case {
+            name: format!("served: {preset} loops once, is run again with the note and done"),
+            preset,
+            // One story at a time, so the repeated calls all fall in one turn.
+            args: ["--coder", preset, "--concurrency", "1"]
+                .map(str::to_owned)
+                .to_vec(),
+            steps: LOOP_STEPS,
+            expect: Expect::LoopedOnce,
+        });
+    }
+    cases.push(Case {
+        name: "served: claude at its usage limit, every story done by codex".into(),
+        preset: "codex",
+        args: ["--coder", "claude,codex", "--max-wait", "1h"]
+            .map(str::to_owned)
+            .to_vec(),
+        steps: r#"{"api": "anthropic", "do": "limit", "hours": 3}"#,
+        expect: Expect::Rostered,
+    });
     cases.push(Case {
         name: "served: claude on a silent stream is ended as stalled".into(),
         preset: "claude",
@@ -185,6 +225,13 @@ pub(crate) fn cases() -> Vec<Case> {
     });
     cases
 }
+
+/// The loop cases' steps: the coder's first requests the same shell call, as many as make a
+/// loop (`epic_agents`' `LOOP_REPEATS`), then the success path.
+const LOOP_STEPS: &str = r#"{"when": "code", "do": "repeat", "times": 5}"#;
+
+/// How long a roster case may take at most: far less than a pause of `--max-wait`.
+const NO_WAIT: Duration = Duration::from_mins(4);
 
 /// A running `epic-model-server`, killed when dropped.
 pub(crate) struct ModelServer {
@@ -413,7 +460,9 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
         command.env_remove(key);
     }
     command.envs(server.env());
+    let started = Instant::now();
     let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
+    let took = started.elapsed();
     let logged = server.logged();
     drop(server);
     let failed = |why: String| {
@@ -446,6 +495,21 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
                 ));
             }
         }
+        Expect::StalledOnce | Expect::LoopedOnce | Expect::Rostered => {
+            if code != Some(0) {
+                return failed("expected every story done (exit 0)".into());
+            }
+            let events =
+                fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
+            let checked = check_stories(&repo, &home, &report).and_then(|()| match case.expect {
+                Expect::StalledOnce => check_stalled_once(&events, &logged),
+                Expect::LoopedOnce => check_looped_once(case.preset, &events, &logged),
+                _ => check_rostered(&events, &logged, took),
+            });
+            if let Err(why) = checked {
+                return failed(why);
+            }
+        }
         Expect::Stalled => {
             if code != Some(1) || !printed.contains("ended as stalled") {
                 return failed("expected the stories failed as stalled (exit 1)".into());
@@ -471,16 +535,20 @@ fn check_done(
         .iter()
         .find(|(preset, _, _, _)| *preset == case.preset)
         .ok_or("an unknown preset")?;
-    let done = report.matches("\"status\": \"done\"").count();
-    if done != FILES.len() {
-        return Err(format!(
-            "{done} of {} stories done in the report",
-            FILES.len()
-        ));
-    }
+    check_stories(repo, home, report)?;
     // Every verdict the CLI gave was read: none fell back to "unreadable verdict", and a judge
     // cleared each story in its first round.
     let events = fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
+    // The coder's stream was read as it went: its tool calls are `turn_activity` events (aider
+    // calls no tool, and its text is read when the turn ends).
+    if role == Role::Coder && !file_tools.is_empty() {
+        let active = events.lines().any(|line| {
+            line.contains("\"kind\":\"turn_activity\"") && line.contains("\"role\":\"coder\"")
+        });
+        if !active {
+            return Err("no `turn_activity` event of the coder: its stream was not read".into());
+        }
+    }
     if events.contains("unreadable verdict") {
         return Err("a verdict of the CLI was unreadable (events.jsonl)".into());
     }
@@ -489,12 +557,6 @@ fn check_done(
         .count();
     if role == Role::Judge && cleared != FILES.len() {
         return Err(format!("the judge cleared {cleared} stories in round 1"));
-    }
-    for (path, contents) in FILES {
-        let shown = show(repo, home, &format!("epic/e:{path}"))?;
-        if shown != contents {
-            return Err(format!("{path} on the epic branch holds {shown:?}"));
-        }
     }
     let api_field = format!("\"api\":\"{api}");
     let ours: Vec<&str> = logged
@@ -549,6 +611,107 @@ fn check_done(
         }
     }
     check_usage(case.preset, *reports, &ours, report)
+}
+
+/// Every story done in `report`, and each one's file on the epic branch.
+fn check_stories(repo: &Path, home: &Path, report: &str) -> Result {
+    let done = report.matches("\"status\": \"done\"").count();
+    if done != FILES.len() {
+        return Err(format!(
+            "{done} of {} stories done in the report",
+            FILES.len()
+        ));
+    }
+    for (path, contents) in FILES {
+        let shown = show(repo, home, &format!("epic/e:{path}"))?;
+        if shown != contents {
+            return Err(format!("{path} on the epic branch holds {shown:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// A stall, then the story done: the server went silent once, epic said `turn_stalled` and
+/// ran the request again (`"again":true`).
+fn check_stalled_once(events: &str, logged: &str) -> Result {
+    if !logged.contains("\"answer\":\"silent\"") {
+        return Err("the server never went silent".into());
+    }
+    let stalled: Vec<&str> = events
+        .lines()
+        .filter(|line| line.contains("\"kind\":\"turn_stalled\""))
+        .collect();
+    if stalled.len() != 1 || !stalled[0].contains("\"again\":true") {
+        return Err(format!(
+            "expected one `turn_stalled` event, run again; events.jsonl has {}",
+            stalled.len()
+        ));
+    }
+    Ok(())
+}
+
+/// A loop, then the story done: the server answered the same call five times, epic said
+/// `turn_looping` and asked again, and the request after it held epic's note.
+fn check_looped_once(preset: &str, events: &str, logged: &str) -> Result {
+    let looping: Vec<&str> = events
+        .lines()
+        .filter(|line| line.contains("\"kind\":\"turn_looping\""))
+        .collect();
+    if looping.len() != 1 || !looping[0].contains("\"again\":true") {
+        return Err(format!(
+            "expected one `turn_looping` event, run again; events.jsonl has {} ({preset})",
+            looping.len()
+        ));
+    }
+    let lines: Vec<&str> = logged.lines().collect();
+    let last_repeat = lines
+        .iter()
+        .rposition(|line| line.contains("\"answer\":\"repeat\""))
+        .ok_or("the server never repeated a call")?;
+    let noted = lines[last_repeat + 1..]
+        .iter()
+        .find(|line| line.contains("\"kind\":\"code\""))
+        .is_some_and(|line| line.contains("\"note\":\"Note: your previous attempt"));
+    if !noted {
+        return Err("the coding request after the loop did not hold epic's note".into());
+    }
+    Ok(())
+}
+
+/// The roster: Claude Code's seat paused for its usage limit, every coding request it made
+/// answered with the limit, Codex's with the files, and the run never waited on the reset.
+fn check_rostered(events: &str, logged: &str, took: Duration) -> Result {
+    let paused = events.lines().any(|line| {
+        line.contains("\"kind\":\"seat_paused\"")
+            && line.contains("\"seat\":\"claude\"")
+            && line.contains("\"reason\":\"usage limit\"")
+    });
+    if !paused {
+        return Err("no `seat_paused` event of `claude` for a usage limit".into());
+    }
+    for (path, _) in FILES {
+        let written = logged.lines().any(|line| {
+            line.contains("\"api\":\"responses\"")
+                && line.contains("\"calls\":[{")
+                && line.contains(path)
+        });
+        if !written {
+            return Err(format!("Codex was not seen writing {path}"));
+        }
+    }
+    if logged
+        .lines()
+        .any(|line| line.contains("\"api\":\"anthropic\"") && line.contains("\"calls\":[{"))
+    {
+        return Err("Claude Code was answered with a tool call past its limit".into());
+    }
+    if took > NO_WAIT {
+        return Err(format!(
+            "the run took {:.0} s: it waited on the paused seat",
+            took.as_secs_f64()
+        ));
+    }
+    Ok(())
 }
 
 /// The usage of `preset` in `report` against the server's log lines of its requests (`ours`):

@@ -311,7 +311,10 @@ mod tests {
     fn a_step_for_one_api_answers_only_its_requests() {
         let mut script =
             Script::parse("{\"api\":\"responses\",\"do\":\"limit\",\"hours\":5}").unwrap();
-        assert_eq!(script.next_of(Kind::Code, "responses"), Action::Limit { hours: 5 });
+        assert_eq!(
+            script.next_of(Kind::Code, "responses"),
+            Action::Limit { hours: 5 }
+        );
         assert_eq!(
             script.next_of(Kind::Code, "anthropic"),
             Action::Write { files: None }
