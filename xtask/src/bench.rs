@@ -4,6 +4,9 @@
 //! stdout: its figures, measured as ratios within one run because these machines are shared and
 //! noisy. xtask adds the command that produced it and the machine, and replaces the section
 //! between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`, leaving the rest of the file alone.
+//!
+//! `cargo xtask bench tokens` is xtask's own ([`crate::tokens`]): it needs the real agent CLIs
+//! and the model server, so it runs only when named.
 
 use std::fs;
 use std::process::{Command, Stdio};
@@ -73,6 +76,17 @@ pub(crate) fn run(args: &[String]) -> Result {
          that produced it and the machine.\n"
             .to_owned()
     });
+    if only.iter().any(|name| *name == "tokens") {
+        let figures = crate::tokens::run()?;
+        let section = format!(
+            "<!-- bench:tokens -->\n{figures}\n{how}\n\nCommand: `cargo xtask bench tokens` (the CLIs of `xtask/agents.txt`, against `epic-model-server`).\nMachine: {machine}.\n<!-- /bench:tokens -->",
+            figures = figures.trim_end(),
+            how = crate::tokens::HOW,
+            machine = machine(),
+        );
+        document = replace_section(&document, "tokens", &section);
+        say(&section);
+    }
     for bench in BENCHES {
         if !only.is_empty() && !only.iter().any(|name| *name == bench.name) {
             continue;

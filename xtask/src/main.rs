@@ -5,7 +5,9 @@
 //!   retries, no fail-fast, hung tests ended by name; then doctests), the docs with warnings
 //!   denied, and tidy.
 //!   Benchmarks are linted but not run here: they take minutes, and `cargo xtask bench` runs them.
-//! - `cargo xtask bench`: the benchmarks; rewrites the figures in `BENCHMARKS.md`.
+//! - `cargo xtask bench`: the benchmarks; rewrites the figures in `BENCHMARKS.md`. `cargo xtask
+//!   bench tokens` (only when named) counts a story's model requests through the real CLIs
+//!   (see [`tokens`]).
 //! - `cargo xtask tidy`: the repository's own conventions (see [`tidy`]).
 //! - `cargo xtask agents`: the presets proven against the real agent CLIs, installed with npm
 //!   and pip (see [`agents`]), offline and against the scripted model server (see [`served`]);
@@ -24,6 +26,7 @@ mod bench;
 mod cases;
 mod served;
 mod tidy;
+mod tokens;
 
 type Result<T = (), E = String> = std::result::Result<T, E>;
 
@@ -35,7 +38,7 @@ fn main() -> ExitCode {
         Some("tidy") => tidy::check(&root()),
         Some("agents") => agents::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <ci | bench [--quick] | tidy | agents>\n  ci      fmt, clippy, tests, doctests, docs, tidy\n  bench   run the benchmarks and rewrite BENCHMARKS.md\n  tidy    check the repository's conventions\n  agents  prove the presets against the real agent CLIs (npm and pip install them);\n          `agents capture` records their outputs of the model server's failures"
+            "usage: cargo xtask <ci | bench [--quick] | tidy | agents>\n  ci      fmt, clippy, tests, doctests, docs, tidy\n  bench   run the benchmarks and rewrite BENCHMARKS.md (`bench tokens`: a story's model\n          requests through the real CLIs)\n  tidy    check the repository's conventions\n  agents  prove the presets against the real agent CLIs (npm and pip install them);\n          `agents capture` records their outputs of the model server's failures"
                 .into(),
         ),
     };

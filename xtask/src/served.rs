@@ -771,7 +771,7 @@ fn show(repo: &Path, home: &Path, spec: &str) -> Result<String> {
 }
 
 /// The number right after `key` in `text`.
-fn number_after(text: &str, key: &str) -> Option<u64> {
+pub(crate) fn number_after(text: &str, key: &str) -> Option<u64> {
     let at = text.find(key)? + key.len();
     let digits: String = text[at..]
         .trim_start()

@@ -1,0 +1,276 @@
+//! `cargo xtask bench tokens`: what a story costs in model requests, through the real agent
+//! CLIs and the scripted model server (`crates/model-server`).
+//!
+//! Not a cargo bench target: it needs the CLIs `cargo xtask agents` installs (the versions of
+//! `xtask/agents.txt`) and the server. For each preset, as coder and judge (`--judge` the same
+//! preset), it runs `epic run` on an epic of one story, in epic's sandbox, one story at a time,
+//! and counts from the server's request log the model requests the story caused (each CLI's own
+//! side requests included: they are what a user pays for too) and their bodies' bytes (the
+//! prompt bytes):
+//!
+//! - **one task**: a small story (description at most 800 characters), under the default
+//!   `--planner auto`: no planner turn, the coder's tool call, its reply, the judge;
+//! - **one task, `--planner always`**: the same story planned first, to show the difference;
+//! - **three tasks**: a story whose description is longer than 800 characters, planned (the
+//!   server's planner answers three tasks), each task one file written.
+//!
+//! The figures go to the `<!-- bench:tokens -->` section of `BENCHMARKS.md`.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::agents::{VERSIONS, cache_dir, install, pypi_bin, read_versions, target_dir};
+use crate::cases::{KEYS, run_with_deadline};
+use crate::served::{ModelServer, number_after, path_with, scratch_repo};
+use crate::{Result, root, run_cargo, say};
+
+/// How the default keeps a small story to three requests, under the table.
+pub(crate) const HOW: &str = "How: under the default `--planner auto` a story whose description and \
+acceptance criteria are at most 800 characters is one task with no planner turn, so a one-task \
+story costs the coder's tool call, the coder's reply once the tool ran, and the judge: three \
+model requests (plus whatever the CLI asks on its own, counted apart: Gemini CLI's model router \
+and next-speaker check, opencode's title). `--planner always` adds the planner turn back, a \
+request that cannot change a one-task story's outcome. A longer story keeps its planner turn: its \
+tasks are the checkpoints a killed run resumes at, and each task's gates and review run on its own.";
+
+/// The presets measured: the tier's (aider when it installed).
+const PRESETS: [&str; 5] = ["claude", "codex", "gemini", "opencode", "aider"];
+
+/// A small story: one file, a description well under 800 characters.
+const SMALL: &str = r#"{
+  "epic_id": "t",
+  "epic": "What a story costs in model requests.",
+  "stories": [
+    {"id": "s", "title": "Write one file", "description": "Write the file.\n\n```file src/s/one.txt\none\n```\n", "owned": ["src/s"]}
+  ]
+}
+"#;
+
+/// The large story's description, past 800 characters: its prose, then three file blocks.
+fn large_plan() -> String {
+    let prose = "This story adds three small files under src/s, each written by its own task so \
+        that a task can be checked on its own and a run killed half way resumes at the next \
+        task rather than from the start. "
+        .repeat(5);
+    let description = format!(
+        "{prose}\n\n```file src/s/one.txt\none\n```\n\n```file src/s/two.txt\ntwo\n```\n\n\
+         ```file src/s/three.txt\nthree\n```\n"
+    );
+    format!(
+        "{{\n  \"epic_id\": \"t\",\n  \"epic\": \"What a story costs in model requests.\",\n  \
+         \"stories\": [\n    {{\"id\": \"s\", \"title\": \"Write three files\", \"description\": \
+         {}, \"owned\": [\"src/s\"]}}\n  ]\n}}\n",
+        json_string(&description)
+    )
+}
+
+/// The large story's steps: three tasks planned, each task's coder writing its own file (a
+/// tool call and a reply: two requests a task).
+const LARGE_STEPS: &str = r#"{"when": "plan", "do": "plan", "tasks": ["Write one.txt", "Write two.txt", "Write three.txt"]}
+{"when": "code", "do": "write", "files": {"src/s/one.txt": "one\n"}, "times": 2}
+{"when": "code", "do": "write", "files": {"src/s/two.txt": "two\n"}, "times": 2}
+{"when": "code", "do": "write", "files": {"src/s/three.txt": "three\n"}, "times": 2}
+"#;
+
+/// `text` as a JSON string.
+fn json_string(text: &str) -> String {
+    let mut out = String::from('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// One measurement: a story, a planner policy.
+struct Scenario {
+    name: &'static str,
+    plan: String,
+    steps: &'static str,
+    planner: &'static str,
+}
+
+/// What the server saw of one run.
+#[derive(Default)]
+struct Count {
+    requests: u64,
+    plan: u64,
+    code: u64,
+    judge: u64,
+    other: u64,
+    bytes: u64,
+}
+
+/// Runs the bench: the table, as Markdown.
+pub(crate) fn run() -> Result<String> {
+    let root = root();
+    let packages = read_versions(&root.join(VERSIONS))?;
+    let cache = cache_dir(&packages);
+    install(&cache, &packages)?;
+    run_cargo(&["build", "--locked", "-p", "epic"], &[])?;
+    run_cargo(&["build", "--locked", "-p", "epic-model-server"], &[])?;
+    let debug = target_dir(&root).join("debug");
+    let bins = [cache.join("node_modules").join(".bin"), pypi_bin(&cache)];
+    let scratch = target_dir(&root).join(format!("epic-tokens-{}", std::process::id()));
+    let scenarios = [
+        Scenario {
+            name: "one task",
+            plan: SMALL.to_owned(),
+            steps: "",
+            planner: "auto",
+        },
+        Scenario {
+            name: "one task",
+            plan: SMALL.to_owned(),
+            steps: "",
+            planner: "always",
+        },
+        Scenario {
+            name: "three tasks",
+            plan: large_plan(),
+            steps: LARGE_STEPS,
+            planner: "auto",
+        },
+    ];
+    let mut table = String::from(
+        "Model requests and prompt bytes (request bodies) per story, through the real CLIs \
+         against the scripted model server; the preset is coder and judge.\n\n\
+         | preset | story | `--planner` | requests | planner | coder | judge | CLI's own | prompt bytes |\n\
+         | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    let mut failed = Vec::new();
+    for preset in PRESETS {
+        if !bins.iter().any(|bin| bin.join(preset).exists()) {
+            say(&format!("skip {preset}: not installed"));
+            continue;
+        }
+        for (n, scenario) in scenarios.iter().enumerate() {
+            let dir = scratch.join(format!("{preset}-{n}"));
+            fs::remove_dir_all(&dir).ok();
+            match measure(preset, scenario, &debug, &bins, &dir) {
+                Ok(count) => {
+                    say(&format!(
+                        "{preset}, {}, --planner {}: {} requests, {} bytes",
+                        scenario.name, scenario.planner, count.requests, count.bytes
+                    ));
+                    table.push_str(&format!(
+                        "| {preset} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                        scenario.name,
+                        scenario.planner,
+                        count.requests,
+                        count.plan,
+                        count.code,
+                        count.judge,
+                        count.other,
+                        count.bytes
+                    ));
+                    fs::remove_dir_all(&dir).ok();
+                }
+                Err(why) => {
+                    say(&format!(
+                        "FAIL {preset}, {}, --planner {}: {why}\n(kept in {})",
+                        scenario.name,
+                        scenario.planner,
+                        dir.display()
+                    ));
+                    failed.push(format!("{preset} {} {}", scenario.name, scenario.planner));
+                }
+            }
+        }
+    }
+    if !failed.is_empty() {
+        return Err(format!("the story was not done: {}", failed.join(", ")));
+    }
+    fs::remove_dir_all(&scratch).ok();
+    Ok(table)
+}
+
+/// One `epic run` of `scenario` with `preset` as coder and judge: what the server saw.
+fn measure(
+    preset: &str,
+    scenario: &Scenario,
+    debug: &Path,
+    bins: &[std::path::PathBuf],
+    dir: &Path,
+) -> Result<Count> {
+    fs::create_dir_all(dir).map_err(|error| error.to_string())?;
+    let server = ModelServer::start(&debug.join("epic-model-server"), dir, scenario.steps)?;
+    let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    fs::write(repo.join("plan.json"), &scenario.plan).map_err(|error| error.to_string())?;
+    if preset == "opencode" {
+        // Its database made once, as in the tier (two first runs race on it).
+        Command::new("opencode")
+            .arg("stats")
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .env("PATH", path_with(bins)?)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map_err(|error| format!("cannot start opencode: {error}"))?;
+    }
+    let mut command = Command::new(debug.join("epic"));
+    command
+        .args([
+            "run",
+            "plan.json",
+            "--no-progress",
+            "--sandbox",
+            "on",
+            "--turn-timeout",
+            "120",
+            "--concurrency",
+            "1",
+            "--coder",
+            preset,
+            "--judge",
+            preset,
+            "--planner",
+            scenario.planner,
+        ])
+        .current_dir(&repo)
+        .env("HOME", &home)
+        .env("PATH", path_with(bins)?)
+        .env("NO_COLOR", "1")
+        .env("GIT_AUTHOR_NAME", "epic agents")
+        .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
+        .env("GIT_COMMITTER_NAME", "epic agents")
+        .env("GIT_COMMITTER_EMAIL", "agents@epic.invalid")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for key in KEYS {
+        command.env_remove(key);
+    }
+    command.envs(server.env());
+    let (code, printed) = run_with_deadline(command, Duration::from_mins(5))?;
+    let logged = server.logged();
+    drop(server);
+    let report = fs::read_to_string(repo.join(".git/epic/t/report.json")).unwrap_or_default();
+    if code != Some(0) || report.matches("\"status\": \"done\"").count() != 1 {
+        return Err(format!("exit {code:?}, the story not done:\n{printed}"));
+    }
+    let mut count = Count::default();
+    for line in logged.lines() {
+        count.requests += 1;
+        count.bytes += number_after(line, "\"bytes\":").unwrap_or(0);
+        if line.contains("\"kind\":\"plan\"") {
+            count.plan += 1;
+        } else if line.contains("\"kind\":\"code\"") {
+            count.code += 1;
+        } else if line.contains("\"kind\":\"judge\"") {
+            count.judge += 1;
+        } else {
+            count.other += 1;
+        }
+    }
+    Ok(count)
+}
