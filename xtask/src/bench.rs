@@ -79,7 +79,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     if only.iter().any(|name| *name == "tokens") {
         let figures = crate::tokens::run()?;
         let section = format!(
-            "<!-- bench:tokens -->\n{figures}\n{how}\n\nCommand: `cargo xtask bench tokens` (the CLIs of `xtask/agents.txt`, against `epic-model-server`).\nMachine: {machine}.\n<!-- /bench:tokens -->",
+            "<!-- bench:tokens -->\n{figures}\n\n{how}\n\nCommand: `cargo xtask bench tokens` (the CLIs of `xtask/agents.txt`, against `epic-model-server`).\nMachine: {machine}.\n<!-- /bench:tokens -->",
             figures = figures.trim_end(),
             how = crate::tokens::HOW,
             machine = machine(),

@@ -16,6 +16,7 @@
 //!
 //! The figures go to the `<!-- bench:tokens -->` section of `BENCHMARKS.md`.
 
+use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -30,8 +31,8 @@ use crate::{Result, root, run_cargo, say};
 pub(crate) const HOW: &str = "How: under the default `--planner auto` a story whose description and \
 acceptance criteria are at most 800 characters is one task with no planner turn, so a one-task \
 story costs the coder's tool call, the coder's reply once the tool ran, and the judge: three \
-model requests (plus whatever the CLI asks on its own, counted apart: Gemini CLI's model router \
-and next-speaker check, opencode's title). `--planner always` adds the planner turn back, a \
+model requests (two with aider, which writes from its one reply; plus whatever the CLI asks on \
+its own, counted apart: Gemini CLI's model router, opencode's title and summaries). `--planner always` adds the planner turn back, a \
 request that cannot change a one-task story's outcome. A longer story keeps its planner turn: its \
 tasks are the checkpoints a killed run resumes at, and each task's gates and review run on its own.";
 
@@ -66,13 +67,22 @@ fn large_plan() -> String {
     )
 }
 
-/// The large story's steps: three tasks planned, each task's coder writing its own file (a
-/// tool call and a reply: two requests a task).
-const LARGE_STEPS: &str = r#"{"when": "plan", "do": "plan", "tasks": ["Write one.txt", "Write two.txt", "Write three.txt"]}
-{"when": "code", "do": "write", "files": {"src/s/one.txt": "one\n"}, "times": 2}
-{"when": "code", "do": "write", "files": {"src/s/two.txt": "two\n"}, "times": 2}
-{"when": "code", "do": "write", "files": {"src/s/three.txt": "three\n"}, "times": 2}
-"#;
+/// The large story's steps: three tasks planned, each task's coder writing its own file:
+/// `turn` requests a task (a tool call and the reply after it: 2; aider, which writes from
+/// its one reply: 1).
+fn large_steps(turn: u32) -> String {
+    let mut steps = String::from(
+        r#"{"when": "plan", "do": "plan", "tasks": ["Write one.txt", "Write two.txt", "Write three.txt"]}"#,
+    );
+    for name in ["one", "two", "three"] {
+        let _ = write!(
+            steps,
+            "\n{{\"when\": \"code\", \"do\": \"write\", \"files\": {{\"src/s/{name}.txt\": \"{name}\\n\"}}, \"times\": {turn}}}"
+        );
+    }
+    steps.push('\n');
+    steps
+}
 
 /// `text` as a JSON string.
 fn json_string(text: &str) -> String {
@@ -93,7 +103,6 @@ fn json_string(text: &str) -> String {
 struct Scenario {
     name: &'static str,
     plan: String,
-    steps: &'static str,
     planner: &'static str,
 }
 
@@ -123,19 +132,16 @@ pub(crate) fn run() -> Result<String> {
         Scenario {
             name: "one task",
             plan: SMALL.to_owned(),
-            steps: "",
             planner: "auto",
         },
         Scenario {
             name: "one task",
             plan: SMALL.to_owned(),
-            steps: "",
             planner: "always",
         },
         Scenario {
             name: "three tasks",
             plan: large_plan(),
-            steps: LARGE_STEPS,
             planner: "auto",
         },
     ];
@@ -160,8 +166,9 @@ pub(crate) fn run() -> Result<String> {
                         "{preset}, {}, --planner {}: {} requests, {} bytes",
                         scenario.name, scenario.planner, count.requests, count.bytes
                     ));
-                    table.push_str(&format!(
-                        "| {preset} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    let _ = writeln!(
+                        table,
+                        "| {preset} | {} | {} | {} | {} | {} | {} | {} | {} |",
                         scenario.name,
                         scenario.planner,
                         count.requests,
@@ -170,7 +177,7 @@ pub(crate) fn run() -> Result<String> {
                         count.judge,
                         count.other,
                         count.bytes
-                    ));
+                    );
                     fs::remove_dir_all(&dir).ok();
                 }
                 Err(why) => {
@@ -201,7 +208,13 @@ fn measure(
     dir: &Path,
 ) -> Result<Count> {
     fs::create_dir_all(dir).map_err(|error| error.to_string())?;
-    let server = ModelServer::start(&debug.join("epic-model-server"), dir, scenario.steps)?;
+    // The large story's steps, as many requests a task as the preset's turn takes.
+    let steps = if scenario.name == "three tasks" {
+        large_steps(if preset == "aider" { 1 } else { 2 })
+    } else {
+        String::new()
+    };
+    let server = ModelServer::start(&debug.join("epic-model-server"), dir, &steps)?;
     let (repo, home) = scratch_repo(dir, &server.home_files())?;
     fs::write(repo.join("plan.json"), &scenario.plan).map_err(|error| error.to_string())?;
     if preset == "opencode" {
