@@ -22,6 +22,18 @@
 //!   model and tries that too, past four minutes), so only its capture is classified.
 //! - **a silent stream**: the coder's reply opens and says nothing; epic's stall watchdog
 //!   (`--stall-timeout 5s`) ends the turn, twice, and the story fails saying so.
+//! - **streaming**: as coder, Claude Code's, Codex's and Gemini CLI's tool calls reach epic as
+//!   `turn_activity` events while the turn runs.
+//! - **stalled once** (Claude Code, Codex, Gemini CLI): the first coding request held silent;
+//!   the turn ends as stalled (`turn_stalled`, run again), the next request is answered, every
+//!   story done.
+//! - **looping once** (Claude Code, Codex): the coder answered with the same `ls` five times;
+//!   the turn ends as looping (`turn_looping`), the request after it holds epic's note (the
+//!   server logs it), every story done. Gemini CLI stops such a loop itself (it neither runs
+//!   nor prints the fifth call), so epic never sees one: the tier asserts that much.
+//! - **a roster** (`--coder claude,codex`, `--max-wait 1h`): every Anthropic request answered
+//!   with a usage limit three hours away; Claude Code's seat paused (`seat_paused`, a usage
+//!   limit), every story done by Codex, and the run never waits on the reset.
 //!
 //! `cargo xtask agents capture` records what each real CLI prints for each failure the server
 //! can play (see [`capture`]).
@@ -85,6 +97,9 @@ const PRESETS: [(&str, &str, &[&str], Reports); 5] = [
     // aider calls no tool: its own editor applies the whole files of the reply.
     ("aider", "anthropic", &[], Reports::Nothing),
 ];
+
+/// The presets whose output epic reads as a stream of events while the turn runs.
+const STREAMING: [&str; 3] = ["claude", "codex", "gemini"];
 
 /// What a CLI reports of its usage, which the report must then hold.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -544,9 +559,9 @@ fn check_done(
     // Every verdict the CLI gave was read: none fell back to "unreadable verdict", and a judge
     // cleared each story in its first round.
     let events = fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
-    // The coder's stream was read as it went: its tool calls are `turn_activity` events (aider
-    // calls no tool, and its text is read when the turn ends).
-    if role == Role::Coder && !file_tools.is_empty() {
+    // The coder's stream was read as it went: its tool calls are `turn_activity` events (the
+    // streaming presets; opencode's `run` and aider print text, read when the turn ends).
+    if role == Role::Coder && STREAMING.contains(&case.preset) {
         let active = events.lines().any(|line| {
             line.contains("\"kind\":\"turn_activity\"") && line.contains("\"role\":\"coder\"")
         });
@@ -833,10 +848,12 @@ struct SeatUsage {
     source: String,
 }
 
-/// The usage of `seat` in the report's `seats` (read as text: xtask is std only).
+/// The usage of `seat` in the report's `seats`, the epic's (read as text: xtask is std only).
 fn seat_usage(report: &str, seat: &str) -> Option<SeatUsage> {
-    let at = report.find(&format!("\"seat\": \"{seat}\""))?;
-    let rest = &report[at..];
+    // The epic's `seats`, after the stories' own (each story lists the seats it used).
+    let epic = &report[report.rfind("\"seats\": [")?..];
+    let at = epic.find(&format!("\"seat\": \"{seat}\""))?;
+    let rest = &epic[at..];
     let usage = &rest[rest.find("\"usage\"")?..];
     let usage = &usage[..usage.find('}')?];
     // No cost where no price is known (opencode's model): none, then.
