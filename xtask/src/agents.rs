@@ -259,7 +259,7 @@ fn signed_in_cases() -> Vec<Case> {
 /// `cargo xtask agents [FILTER]`: every case, or those whose name contains `FILTER`, the
 /// offline ones and then the served ones ([`crate::served`]); `cargo xtask agents capture
 /// [CLI]`: the real CLIs' (or that one's) outputs of the server's failures recorded as fixtures
-/// ([`crate::served::capture`]).
+/// ([`crate::capture::capture`]).
 pub(crate) fn run(args: &[String]) -> Result {
     let capture = args.first().is_some_and(|arg| arg == "capture");
     let filter = match args {
@@ -286,7 +286,7 @@ pub(crate) fn run(args: &[String]) -> Result {
     // temporary directory, and its home is in here.
     let scratch = target_dir(&root).join(format!("epic-agents-{}", std::process::id()));
     if capture {
-        let outcome = crate::served::capture(&packages, filter, &model_server, &bin, &scratch);
+        let outcome = crate::capture::capture(&packages, filter, &model_server, &bin, &scratch);
         fs::remove_dir_all(&scratch).ok();
         return outcome;
     }

@@ -23,6 +23,7 @@ use std::time::Instant;
 
 mod agents;
 mod bench;
+mod capture;
 mod cases;
 mod served;
 mod tidy;

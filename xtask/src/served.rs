@@ -36,7 +36,7 @@
 //!   limit), every story done by Codex, and the run never waits on the reset.
 //!
 //! `cargo xtask agents capture` records what each real CLI prints for each failure the server
-//! can play (see [`capture`]).
+//! can play (see [`crate::capture`]).
 
 use std::fs;
 use std::io::{BufRead as _, BufReader};
@@ -69,7 +69,7 @@ const FILES: [(&str, &str); 3] = [
 /// The presets served: each with the API its CLI speaks (as the server logs it, a prefix:
 /// Gemini CLI's side requests are `gemini`, its turns `gemini-stream`), the tools it may write
 /// a file with, and what it reports of its usage.
-const PRESETS: [(&str, &str, &[&str], Reports); 5] = [
+pub(crate) const PRESETS: [(&str, &str, &[&str], Reports); 5] = [
     (
         "claude",
         "anthropic",
@@ -103,7 +103,7 @@ const STREAMING: [&str; 3] = ["claude", "codex", "gemini"];
 
 /// What a CLI reports of its usage, which the report must then hold.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Reports {
+pub(crate) enum Reports {
     /// Its tokens and cost: the report's figures are `reported`, its tokens the server's.
     TokensAndCost,
     /// Its tokens: the cost is priced (`mixed`), its tokens the server's.
@@ -872,205 +872,4 @@ fn seat_usage(report: &str, seat: &str) -> Option<SeatUsage> {
         cost: cost.parse().ok()?,
         source,
     })
-}
-
-/// The failures `capture` records, each a server step for every request, and how long the CLI
-/// may take (a silent stream is held until the deadline kills the CLI: exit 124, as
-/// `timeout` reports it).
-const FAILURES: [(&str, &str, Duration); 5] = [
-    (
-        "429",
-        r#"{"do": "status", "status": 429}"#,
-        Duration::from_mins(3),
-    ),
-    (
-        "529",
-        r#"{"do": "status", "status": 529}"#,
-        Duration::from_mins(3),
-    ),
-    (
-        "500",
-        r#"{"do": "status", "status": 500}"#,
-        Duration::from_mins(3),
-    ),
-    ("cut", r#"{"do": "cut"}"#, Duration::from_mins(3)),
-    ("silent", r#"{"do": "silent"}"#, Duration::from_secs(30)),
-];
-
-/// Where the captures go, from the workspace root: a directory per CLI and version.
-const FIXTURES: &str = "crates/agents/tests/fixtures/served";
-
-/// The coder's prompt of a capture: a task of epic's, writing one file.
-const CAPTURE_PROMPT: &str = "Your working directory is WORKDIR, the story's own worktree.\n\n\
-    ```file src/a/a.txt\nalpha\n```\n\nTask 1 of 1: Write a\n\nDo this task only, then stop: \
-    your work is checked and committed for you.\n";
-
-/// `cargo xtask agents capture [CLI]`: each real CLI (or `only` that one), run with its
-/// preset's coder command line
-/// against the server playing each of [`FAILURES`], its standard output, standard error and
-/// exit status written to `FIXTURES/<cli>-<version>/<failure>.*`, the case's directory shown
-/// as `/work/case`, the CLIs' install directory as `/cache` and the server's address as
-/// `127.0.0.1:PORT`. Claude Code's and Codex's own
-/// retries are turned off (`CLAUDE_CODE_MAX_RETRIES`, the provider's `request_max_retries` and
-/// `stream_max_retries`), so their captures show what they render of the failure itself, in
-/// seconds; Gemini CLI has no such switch and tries five times, a minute or two a failure.
-pub(crate) fn capture(
-    packages: &[String],
-    only: &str,
-    server: &Path,
-    bin: &Path,
-    scratch: &Path,
-) -> Result {
-    let root = crate::root();
-    // The CLIs' install directory, `/cache` in the captures (its name is a hash of versions).
-    let cache = bin
-        .parent()
-        .and_then(Path::parent)
-        .map_or_else(String::new, |cache| cache.display().to_string());
-    // aider is a PyPI package outside the npm install this reads its programs from.
-    let chosen = |preset: &str| preset != "aider" && (only.is_empty() || preset == only);
-    for &(preset, _, _, _) in PRESETS.iter().filter(|(preset, ..)| chosen(preset)) {
-        let version = packages
-            .iter()
-            .find_map(|package| {
-                let (name, version) = package.rsplit_once('@')?;
-                let cli = match name {
-                    "@anthropic-ai/claude-code" => "claude",
-                    "@openai/codex" => "codex",
-                    "@google/gemini-cli" => "gemini",
-                    "opencode-ai" => "opencode",
-                    _ => return None,
-                };
-                (cli == preset).then(|| version.to_owned())
-            })
-            .ok_or_else(|| format!("no version of {preset} in xtask/agents.txt"))?;
-        let out = root.join(FIXTURES).join(format!("{preset}-{version}"));
-        fs::create_dir_all(&out).map_err(|error| error.to_string())?;
-        for (failure, steps, deadline) in FAILURES {
-            let dir = scratch.join(format!("capture-{preset}-{failure}"));
-            fs::remove_dir_all(&dir).ok();
-            fs::create_dir_all(&dir).map_err(|error| error.to_string())?;
-            let started = Instant::now();
-            let server = ModelServer::start(server, &dir, steps)?;
-            let (repo, home) = scratch_repo(&dir, &server.home_files())?;
-            let args = preset_args(preset);
-            let mut command = Command::new(bin.join(preset));
-            command
-                .args(args)
-                .current_dir(&repo)
-                .env("HOME", &home)
-                .env("PATH", path_with(&[bin.to_path_buf()])?)
-                .env("NO_COLOR", "1")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            for key in KEYS {
-                command.env_remove(key);
-            }
-            command.envs(server.env());
-            let prompt = CAPTURE_PROMPT.replace("WORKDIR", &repo.display().to_string());
-            let (code, stdout, stderr) = run_captured(command, &prompt, deadline)?;
-            let shown = |text: &str| {
-                text.replace(&dir.display().to_string(), "/work/case")
-                    .replace(&server.addr, "127.0.0.1:PORT")
-                    .replace(&cache, "/cache")
-            };
-            for (extension, text) in [
-                ("stdout", shown(&stdout)),
-                ("stderr", shown(&stderr)),
-                ("exit", format!("{}\n", code.unwrap_or(124))),
-            ] {
-                let path = out.join(format!("{failure}.{extension}"));
-                fs::write(&path, text)
-                    .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
-            }
-            say(&format!(
-                "captured {preset}-{version}/{failure}: exit {} ({:.0} s, {} request(s))",
-                code.map_or_else(|| "124 (killed)".to_owned(), |code| code.to_string()),
-                started.elapsed().as_secs_f64(),
-                server.logged().lines().count()
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The coder's command line of `preset`, as `crates/agents/src/preset.rs` has it.
-fn preset_args(preset: &str) -> &'static [&'static str] {
-    match preset {
-        "claude" => &[
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--permission-mode",
-            "acceptEdits",
-            "--allowedTools",
-            "Bash",
-        ],
-        "codex" => &["exec", "--json", "--sandbox", "workspace-write", "-"],
-        "opencode" => &["run"],
-        _ => &[
-            "--skip-trust",
-            "--approval-mode",
-            "yolo",
-            "--output-format",
-            "stream-json",
-            "--prompt",
-            "Carry out the request above.",
-        ],
-    }
-}
-
-/// Runs `command` with `prompt` on its standard input until it exits or `deadline` passes
-/// (then it is killed: `None`): its exit code, standard output and standard error.
-fn run_captured(
-    mut command: Command,
-    prompt: &str,
-    deadline: Duration,
-) -> Result<(Option<i32>, String, String)> {
-    // A group of its own, so that a CLI killed at the deadline takes its children (which hold
-    // its pipes) with it.
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command
-        .spawn()
-        .map_err(|error| format!("cannot start the CLI: {error}"))?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    std::io::Write::write_all(&mut stdin, prompt.as_bytes()).map_err(|error| error.to_string())?;
-    drop(stdin);
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut stderr = child.stderr.take().ok_or("no stderr")?;
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut text).ok();
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).ok();
-        text
-    });
-    let started = Instant::now();
-    let code = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status.code(),
-            Ok(None) if started.elapsed() < deadline => {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            Ok(None) => {
-                Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{}", child.id())])
-                    .status()
-                    .ok();
-                child.wait().ok();
-                break None;
-            }
-            Err(error) => return Err(format!("cannot wait for the CLI: {error}")),
-        }
-    };
-    Ok((
-        code,
-        out.join().unwrap_or_default(),
-        err.join().unwrap_or_default(),
-    ))
 }
