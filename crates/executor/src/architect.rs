@@ -23,13 +23,14 @@ use tokio_util::sync::CancellationToken;
 
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::event::EventSink;
+use crate::pause::{SeatPauses, SeatStop};
 use crate::prompts;
 use crate::replies;
 use crate::run::worktrees_root;
 use epic_agents::Roster;
 use epic_agents::{Role, SeatError};
-use epic_process::offload;
 use epic_process::sandbox::{self, Credentials, Layout, SandboxMode, SandboxUnavailable, UserHome};
+use epic_process::{Clock, offload};
 
 /// What the architect is told about the epic and the repository.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -91,6 +92,15 @@ pub struct ArchitectJob {
     pub expose: Vec<PathBuf>,
     /// The prices usage is estimated at.
     pub prices: PriceTable,
+    /// The longest a seat's pause may last (`--max-wait`): as in a run, a turn goes to the
+    /// first seat of the roster not paused by a usage limit or an outage, and the plan waits
+    /// only while every one is paused, stopping once each is paused past this.
+    pub max_wait: Duration,
+    /// How long a turn may stream only "cannot reach the service" (`--outage-wait`).
+    pub outage_wait: Duration,
+    /// How long a turn may print nothing before it is ended as stalled (`--stall-timeout`;
+    /// zero: never).
+    pub stall_timeout: Duration,
 }
 
 /// Why the last round's reply was not a valid plan.
@@ -126,6 +136,9 @@ pub enum ArchitectError {
     Sandbox(#[from] SandboxUnavailable),
     /// A turn of the architect failed (the agent could not start, exited unsuccessfully, timed
     /// out, was cancelled).
+    ///
+    /// A turn the seat pauses stopped (every seat of the roster paused past `--max-wait`, a
+    /// seat not logged in) is [`ArchitectError::Stopped`] instead.
     #[error("the architect's turn {round} failed")]
     Turn {
         /// The round, from 1.
@@ -134,6 +147,10 @@ pub enum ArchitectError {
         #[source]
         source: SeatError,
     },
+    /// Every seat of the architect's roster is paused past `--max-wait`, or a seat is not
+    /// logged in: nothing was written.
+    #[error("{0}")]
+    Stopped(SeatStop),
 }
 
 /// `usage.json`'s data: what the architect's turns cost, estimated.
@@ -171,12 +188,19 @@ pub async fn plan_epic(
     };
     let credentials = Credentials::new(job.home.as_ref(), &job.expose);
     let resolved = sandbox::resolve(job.sandbox, layout, credentials).await?;
-    let recorder = Arc::new(Recorder::new(
-        "architect",
-        &job.record_dir,
-        job.prices.clone(),
-        events,
-    ));
+    let pauses = Arc::new(
+        SeatPauses::new(
+            job.max_wait,
+            job.outage_wait,
+            Arc::clone(&events),
+            Clock::system(),
+        )
+        .with_stall_timeout(job.stall_timeout),
+    );
+    let recorder = Arc::new(
+        Recorder::new("architect", &job.record_dir, job.prices.clone(), events)
+            .with_pauses(Some(Arc::clone(&pauses))),
+    );
     let mut chat = Chat::new(
         job.seat.clone(),
         Role::Architect,
@@ -198,10 +222,13 @@ pub async fn plan_epic(
     let mut round = 0;
     let plan = loop {
         round += 1;
-        let reply = chat
-            .ask(prompt.as_str())
-            .await
-            .map_err(|source| ArchitectError::Turn { round, source })?;
+        let reply =
+            chat.ask(prompt.as_str())
+                .await
+                .map_err(|source| match (&source, pauses.stop()) {
+                    (SeatError::Cancelled, Some(stop)) => ArchitectError::Stopped(stop),
+                    _ => ArchitectError::Turn { round, source },
+                })?;
         let rejection = match replies::parse_plan_reply(&reply.text) {
             Ok(mut plan) => {
                 if plan.epic.trim().is_empty() {

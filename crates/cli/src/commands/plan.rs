@@ -20,7 +20,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use epic_agents::SeatError;
-use epic_executor::{ArchitectBrief, ArchitectError, ArchitectJob, Event, EventSink, Rejection};
+use epic_executor::{
+    ArchitectBrief, ArchitectError, ArchitectJob, Event, EventSink, Rejection, SeatStop,
+};
 use epic_story_plan::{PlanFormat, StoryPlan, ValidPlan, Violation};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -90,6 +92,9 @@ pub(crate) fn run(
         home: config.home,
         expose: config.expose,
         prices: config.prices,
+        max_wait: config.max_wait,
+        outage_wait: config.outage_wait,
+        stall_timeout: config.stall_timeout,
     };
     if !out.quiet() {
         output::diagnostic(&format!(
@@ -331,6 +336,15 @@ fn execute(
             Kind::Interrupted,
             Message::new("interrupted: the architect was stopped; nothing was written"),
         ),
+        ArchitectError::Stopped(stop) if stop.interrupts() => CommandError::new(
+            Kind::Interrupted,
+            Message::new(format!("stopped: {stop}; nothing was written")),
+        )
+        .hint("rerun `epic plan` once a seat's limit has reset, or raise --max-wait"),
+        ArchitectError::Stopped(SeatStop::NotLoggedIn { ref fix, .. }) => {
+            let fix = fix.clone();
+            CommandError::new(Kind::Config, error).hint(fix)
+        }
         ArchitectError::Turn { .. } => CommandError::new(Kind::Config, error)
             .hint("check that the architect seat runs here: `epic config` shows the seats"),
         _ => CommandError::new(Kind::Config, error),

@@ -308,3 +308,40 @@ fn bad_usage_and_an_architect_that_cannot_run_are_exit_2() {
     repo.run(&["plan", "Greet.", "-q"]).assert_code(0);
     assert_eq!(rounds(&repo), "1");
 }
+
+#[test]
+fn an_architect_roster_goes_on_with_its_second_seat_when_the_first_is_at_its_limit() {
+    let repo = Repo::new();
+    let second = architect(&repo, &[&valid()]);
+    let limited = repo.temp().join("limited.sh");
+    std::fs::write(
+        &limited,
+        "cat > /dev/null\necho \"Claude AI usage limit reached|$(( $(date +%s) + 10800 ))\"\nexit 1\n",
+    )
+    .expect("write the limited architect");
+    repo.write(
+        "epic.toml",
+        format!(
+            "architect = [\"first\", \"second\"]\nmax_wait = \"1h\"\n\n[seats.first]\nseat = \"exec:sh {}\"\n\n[seats.second]\nseat = \"{second}\"\n",
+            limited.display()
+        ),
+    );
+    // The first seat's limit resets in 3 hours, past --max-wait: the second seat plans.
+    let run = repo.run(&["plan", "Greet.", "-o", "plan.json"]);
+    run.assert_code(0);
+    assert_eq!(rounds(&repo), "1");
+    assert!(StoryPlan::parse(&repo.read("plan.json"), PlanFormat::Json).is_ok());
+
+    // With the first seat alone, the plan stops on its limit, past --max-wait: nothing written.
+    repo.write(
+        "epic.toml",
+        format!(
+            "architect = \"first\"\nmax_wait = \"1h\"\n\n[seats.first]\nseat = \"exec:sh {}\"\n",
+            limited.display()
+        ),
+    );
+    let run = repo.run(&["plan", "Greet.", "-o", "other.json"]);
+    run.assert_code(130);
+    assert!(run.stderr.contains("--max-wait 1h"), "{run}");
+    assert!(!repo.path().join("other.json").exists());
+}
