@@ -255,6 +255,12 @@ impl Chat {
         }
     }
 
+    /// The name of the seat of the chat's last turn (its roster's first before any turn): with
+    /// a roster, the seat that answered.
+    pub(crate) fn seat_name(&self) -> &str {
+        self.seat.name()
+    }
+
     /// Asks `prompt` in one turn and returns the reply; the exchange joins the history.
     ///
     /// The turn is recorded to its transcript file, its usage estimated under the seat's name

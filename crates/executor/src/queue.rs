@@ -33,6 +33,8 @@ pub(crate) struct Request {
     pub(crate) checked: CommitId,
     /// The judge's note, for the merge's attestation.
     pub(crate) judge: Option<String>,
+    /// The seat of the judge's roster that cleared it, for the attestation.
+    pub(crate) judge_seat: Option<String>,
     pub(crate) reply: oneshot::Sender<Result<Merged, Stop>>,
 }
 

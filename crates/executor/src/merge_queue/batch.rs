@@ -596,7 +596,6 @@ impl<'a> Batch<'a> {
                 AttestedGate::from_result(result, !result.passed || result.inherited_only())
             })
             .collect();
-        let judge_seat = shared.config.judge.as_ref().map(ToString::to_string);
         let attestations: Vec<Attestation> = segment
             .iter()
             .filter_map(|entry| {
@@ -610,8 +609,12 @@ impl<'a> Batch<'a> {
                     checked: Some(entry.request.checked.to_hex()),
                     perimeter: Some("passed".to_owned()),
                     test_guard: Some("passed".to_owned()),
-                    judge: judge_seat.clone().map(|seat| JudgeVerdict {
-                        seat,
+                    judge: shared.config.judge.as_ref().map(|roster| JudgeVerdict {
+                        seat: entry
+                            .request
+                            .judge_seat
+                            .clone()
+                            .unwrap_or_else(|| roster.to_string()),
                         verdict: "cleared".to_owned(),
                         note: entry.request.judge.clone(),
                     }),

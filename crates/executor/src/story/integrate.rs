@@ -29,6 +29,7 @@ impl Work {
             note: judge,
             cleared: checked,
             in_place,
+            seat: judge_seat,
         } = judgement;
         let shared = Arc::clone(&self.shared);
         let (reply, mut outcome) = oneshot::channel();
@@ -39,6 +40,7 @@ impl Work {
             worktree: self.worktree.clone(),
             checked,
             judge: judge.clone(),
+            judge_seat,
             reply,
         });
         self.emit(Event::MergeQueued {

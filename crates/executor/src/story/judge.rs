@@ -43,6 +43,8 @@ pub(super) struct Judgement {
     pub(super) cleared: CommitId,
     /// The checked evidence of a story that changed nothing and was found already in place.
     pub(super) in_place: Option<InPlace>,
+    /// The seat that cleared it, of the judge's roster (`None` without a judge).
+    pub(super) seat: Option<String>,
 }
 
 impl Work {
@@ -66,6 +68,7 @@ impl Work {
                 note: None,
                 cleared: checked,
                 in_place: None,
+                seat: None,
             });
         }
         let transcripts = self
@@ -139,7 +142,10 @@ impl Work {
             };
             self.emit_judged(round, &verdict, shown.as_ref());
             match shown {
-                Some(Ok(evidence)) => return Ok(self.found_in_place(round, checked, evidence)),
+                Some(Ok(evidence)) => {
+                    let seat = chat.seat_name().to_owned();
+                    return Ok(self.found_in_place(round, checked, evidence, seat));
+                }
                 Some(Err(problems)) if round == rounds => {
                     return Err(Failure::InPlaceUnproven {
                         epic_branch: self.shared.epic_branch.clone(),
@@ -160,6 +166,7 @@ impl Work {
                     note: Some(format!("judge cleared (round {round})")),
                     cleared: checked,
                     in_place: None,
+                    seat: Some(chat.seat_name().to_owned()),
                 });
             }
             if round == rounds {
@@ -194,8 +201,15 @@ impl Work {
         });
     }
 
-    /// The story found already in place in `round`, on `evidence` that held: nothing to merge.
-    fn found_in_place(&self, round: u32, checked: CommitId, evidence: Vec<Evidence>) -> Judgement {
+    /// The story found already in place in `round`, on `evidence` that held, by the judge's
+    /// `seat`: nothing to merge.
+    fn found_in_place(
+        &self,
+        round: u32,
+        checked: CommitId,
+        evidence: Vec<Evidence>,
+        seat: String,
+    ) -> Judgement {
         let in_place = InPlace::new(self.base.clone(), evidence);
         self.note(format!(
             "the story changed nothing, and the judge showed its work is already on {} \
@@ -210,6 +224,7 @@ impl Work {
             )),
             cleared: checked,
             in_place: Some(in_place),
+            seat: Some(seat),
         }
     }
 

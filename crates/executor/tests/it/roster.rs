@@ -80,6 +80,8 @@ async fn a_seat_at_its_limit_hands_its_turns_to_the_next_and_nothing_waits() {
     config.max_wait = Duration::from_hours(1);
     config.concurrency = 1;
     config.stall_timeout = Duration::ZERO;
+    // The judge is the same roster: with `first` paused, `second` judges too.
+    config.judge = Some(roster(&ep));
     let events = Events::default();
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
     // Nothing moves the clock: a run that waited on it would never end.
@@ -118,6 +120,17 @@ async fn a_seat_at_its_limit_hands_its_turns_to_the_next_and_nothing_waits() {
     assert_eq!(seats[1].0, "second");
     let markdown = epic_report::render_markdown(&outcome.report);
     assert!(markdown.contains("## Seats by story"), "{markdown}");
+    // Each merge's attestation names the seat of the judge's roster that cleared it.
+    let attestations = std::fs::read_dir(ep.dir().attestations_dir()).expect("attestations");
+    let mut judged = 0;
+    for entry in attestations {
+        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
+        let attestation: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        // The state's `{"version","data"}` envelope.
+        assert_eq!(attestation["data"]["judge"]["seat"], "second", "{text}");
+        judged += 1;
+    }
+    assert_eq!(judged, 2, "one attestation per story");
     assert!(markdown.contains("- a: first 2 turns"), "{markdown}");
 }
 
