@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cases::KEYS;
+use crate::cases::{KEYS, run_captured};
 use crate::served::{ModelServer, PRESETS, path_with, scratch_repo};
 use crate::{Result, say};
 
@@ -106,7 +106,10 @@ pub(crate) fn capture(
             }
             command.envs(server.env());
             let prompt = CAPTURE_PROMPT.replace("WORKDIR", &repo.display().to_string());
-            let (code, stdout, stderr) = run_captured(command, &prompt, deadline)?;
+            // A group of its own, so that a CLI killed at the deadline takes its children
+            // (which hold its pipes) with it.
+            std::os::unix::process::CommandExt::process_group(&mut command, 0);
+            let (code, stdout, stderr) = run_captured(command, Some(&prompt), deadline)?;
             let shown = |text: &str| {
                 text.replace(&dir.display().to_string(), "/work/case")
                     .replace(&server.addr, "127.0.0.1:PORT")
@@ -157,57 +160,4 @@ fn preset_args(preset: &str) -> &'static [&'static str] {
             "Carry out the request above.",
         ],
     }
-}
-
-/// Runs `command` with `prompt` on its standard input until it exits or `deadline` passes
-/// (then it is killed: `None`): its exit code, standard output and standard error.
-fn run_captured(
-    mut command: Command,
-    prompt: &str,
-    deadline: Duration,
-) -> Result<(Option<i32>, String, String)> {
-    // A group of its own, so that a CLI killed at the deadline takes its children (which hold
-    // its pipes) with it.
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let mut child = command
-        .spawn()
-        .map_err(|error| format!("cannot start the CLI: {error}"))?;
-    let mut stdin = child.stdin.take().ok_or("no stdin")?;
-    std::io::Write::write_all(&mut stdin, prompt.as_bytes()).map_err(|error| error.to_string())?;
-    drop(stdin);
-    let mut stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut stderr = child.stderr.take().ok_or("no stderr")?;
-    let out = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut text).ok();
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut stderr, &mut text).ok();
-        text
-    });
-    let started = Instant::now();
-    let code = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status.code(),
-            Ok(None) if started.elapsed() < deadline => {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            Ok(None) => {
-                Command::new("kill")
-                    .args(["-KILL", "--", &format!("-{}", child.id())])
-                    .status()
-                    .ok();
-                child.wait().ok();
-                break None;
-            }
-            Err(error) => return Err(format!("cannot wait for the CLI: {error}")),
-        }
-    };
-    Ok((
-        code,
-        out.join().unwrap_or_default(),
-        err.join().unwrap_or_default(),
-    ))
 }

@@ -60,12 +60,30 @@ pub(crate) fn git(dir: &Path, home: &Path, args: &[&str]) -> Result {
 /// Runs `command` until it exits or `deadline` passes (then it is killed): its exit code and
 /// its standard output and error, in that order.
 pub(crate) fn run_with_deadline(
-    mut command: Command,
+    command: Command,
     deadline: Duration,
 ) -> Result<(Option<i32>, String)> {
+    let (code, out, err) = run_captured(command, None, deadline)?;
+    Ok((code, format!("{out}{err}")))
+}
+
+/// Runs `command`, with `stdin` written to its standard input when given, until it exits or
+/// `deadline` passes: then it is killed (`None` for its exit code), with its process group when
+/// it leads one (a caller that wants a CLI's children, which hold its pipes, to die with it
+/// gives the command a group of its own). Its exit code, standard output and standard error.
+pub(crate) fn run_captured(
+    mut command: Command,
+    stdin: Option<&str>,
+    deadline: Duration,
+) -> Result<(Option<i32>, String, String)> {
+    let program = command.get_program().to_string_lossy().into_owned();
     let mut child = command
         .spawn()
-        .map_err(|error| format!("cannot start epic: {error}"))?;
+        .map_err(|error| format!("cannot start {program}: {error}"))?;
+    if let Some(text) = stdin {
+        let mut pipe = child.stdin.take().ok_or("no stdin")?;
+        std::io::Write::write_all(&mut pipe, text.as_bytes()).map_err(|error| error.to_string())?;
+    }
     // Read both pipes on threads so a full pipe cannot stall the child.
     let mut stdout = child.stdout.take().ok_or("no stdout")?;
     let mut stderr = child.stderr.take().ok_or("no stderr")?;
@@ -84,19 +102,27 @@ pub(crate) fn run_with_deadline(
         match child.try_wait() {
             Ok(Some(status)) => break status.code(),
             Ok(None) if started.elapsed() < deadline => {
-                std::thread::sleep(Duration::from_millis(200));
+                std::thread::sleep(Duration::from_millis(100));
             }
             Ok(None) => {
+                // The group, when the child leads one; the child itself either way.
+                Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .stderr(std::process::Stdio::null())
+                    .status()
+                    .ok();
                 child.kill().ok();
                 child.wait().ok();
                 break None;
             }
-            Err(error) => return Err(format!("cannot wait for epic: {error}")),
+            Err(error) => return Err(format!("cannot wait for {program}: {error}")),
         }
     };
-    let out = out.join().unwrap_or_default();
-    let err = err.join().unwrap_or_default();
-    Ok((code, format!("{out}{err}")))
+    Ok((
+        code,
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    ))
 }
 
 /// Every file under `dir`, recursively (none when it does not exist).

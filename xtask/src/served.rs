@@ -442,25 +442,34 @@ pub(crate) fn path_with(bins: &[PathBuf]) -> Result<std::ffi::OsString> {
     .map_err(|error| error.to_string())
 }
 
-fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
-    fs::create_dir_all(dir).map_err(|error| error.to_string())?;
-    let server = ModelServer::start(tools.server, dir, case.steps)?;
-    let (repo, home) = scratch_repo(dir, &server.home_files())?;
-    if case.preset == "opencode" {
-        // opencode's first run makes its database, and two first runs at once race on it
-        // ("Failed query: CREATE TABLE `workspace`"): make it once, as a user's first use does.
-        Command::new("opencode")
-            .arg("stats")
-            .current_dir(&repo)
-            .env("HOME", &home)
-            .env("PATH", path_with(tools.bins)?)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|error| format!("cannot start opencode: {error}"))?;
-    }
-    let mut command = Command::new(tools.epic);
+/// Makes opencode's database once in `home`, as a user's first use does: two first runs at once
+/// race on creating it ("Failed query: CREATE TABLE `workspace`").
+pub(crate) fn warm_opencode(repo: &Path, home: &Path, bins: &[PathBuf]) -> Result {
+    Command::new("opencode")
+        .arg("stats")
+        .current_dir(repo)
+        .env("HOME", home)
+        .env("PATH", path_with(bins)?)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|error| format!("cannot start opencode: {error}"))?;
+    Ok(())
+}
+
+/// `epic run plan.json` in `repo` against `server`, as every served case runs it: in the
+/// sandbox, a 120 s turn deadline, `home` as `HOME`, the CLIs of `bins` first on `PATH`, no key
+/// of the machine's, a commit identity of its own, both outputs piped; a caller adds its
+/// options.
+pub(crate) fn epic_run(
+    epic: &Path,
+    repo: &Path,
+    home: &Path,
+    bins: &[PathBuf],
+    server: &ModelServer,
+) -> Result<Command> {
+    let mut command = Command::new(epic);
     command
         .args([
             "run",
@@ -471,10 +480,9 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
             "--turn-timeout",
             "120",
         ])
-        .args(&case.args)
-        .current_dir(&repo)
-        .env("HOME", &home)
-        .env("PATH", path_with(tools.bins)?)
+        .current_dir(repo)
+        .env("HOME", home)
+        .env("PATH", path_with(bins)?)
         .env("NO_COLOR", "1")
         .env("GIT_AUTHOR_NAME", "epic agents")
         .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
@@ -487,6 +495,18 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
         command.env_remove(key);
     }
     command.envs(server.env());
+    Ok(command)
+}
+
+fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
+    fs::create_dir_all(dir).map_err(|error| error.to_string())?;
+    let server = ModelServer::start(tools.server, dir, case.steps)?;
+    let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    if case.preset == "opencode" {
+        warm_opencode(&repo, &home, tools.bins)?;
+    }
+    let mut command = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
+    command.args(&case.args);
     let started = Instant::now();
     let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
     let took = started.elapsed();

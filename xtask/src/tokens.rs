@@ -19,12 +19,11 @@
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::agents::{VERSIONS, cache_dir, install, pypi_bin, read_versions, target_dir};
-use crate::cases::{KEYS, run_with_deadline};
-use crate::served::{ModelServer, number_after, path_with, scratch_repo};
+use crate::cases::run_with_deadline;
+use crate::served::{ModelServer, epic_run, number_after, scratch_repo, warm_opencode};
 use crate::{Result, root, run_cargo, say};
 
 /// How the default keeps a small story to three requests, under the table.
@@ -218,52 +217,19 @@ fn measure(
     let (repo, home) = scratch_repo(dir, &server.home_files())?;
     fs::write(repo.join("plan.json"), &scenario.plan).map_err(|error| error.to_string())?;
     if preset == "opencode" {
-        // Its database made once, as in the tier (two first runs race on it).
-        Command::new("opencode")
-            .arg("stats")
-            .current_dir(&repo)
-            .env("HOME", &home)
-            .env("PATH", path_with(bins)?)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|error| format!("cannot start opencode: {error}"))?;
+        warm_opencode(&repo, &home, bins)?;
     }
-    let mut command = Command::new(debug.join("epic"));
-    command
-        .args([
-            "run",
-            "plan.json",
-            "--no-progress",
-            "--sandbox",
-            "on",
-            "--turn-timeout",
-            "120",
-            "--concurrency",
-            "1",
-            "--coder",
-            preset,
-            "--judge",
-            preset,
-            "--planner",
-            scenario.planner,
-        ])
-        .current_dir(&repo)
-        .env("HOME", &home)
-        .env("PATH", path_with(bins)?)
-        .env("NO_COLOR", "1")
-        .env("GIT_AUTHOR_NAME", "epic agents")
-        .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
-        .env("GIT_COMMITTER_NAME", "epic agents")
-        .env("GIT_COMMITTER_EMAIL", "agents@epic.invalid")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for key in KEYS {
-        command.env_remove(key);
-    }
-    command.envs(server.env());
+    let mut command = epic_run(&debug.join("epic"), &repo, &home, bins, &server)?;
+    command.args([
+        "--concurrency",
+        "1",
+        "--coder",
+        preset,
+        "--judge",
+        preset,
+        "--planner",
+        scenario.planner,
+    ]);
     let (code, printed) = run_with_deadline(command, Duration::from_mins(5))?;
     let logged = server.logged();
     drop(server);
