@@ -4,9 +4,9 @@
 //! starts.
 
 use std::process::{Child, Stdio};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::util::{PATIENCE, Repo, file_plan};
+use crate::util::{Repo, file_plan, wait_until};
 
 /// A gate command no other process on the machine runs: `sleep` for a duration made of this
 /// test process's id and the time.
@@ -38,15 +38,6 @@ fn running(command: &str) -> Vec<u32> {
             !zombie && args == wanted
         })
         .collect()
-}
-
-/// Waits (at most [`PATIENCE`]) until `done` holds.
-fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < PATIENCE, "never: {what}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }
 
 /// Starts `epic run` whose baseline gate is `gate` (it never ends by itself), waits for the

@@ -5,10 +5,9 @@
 //! seats. The agents are the `claude` stand-in on `PATH`.
 
 use std::process::Stdio;
-use std::time::Instant;
 
 use crate::stand_ins::{Behaviour, StandIns};
-use crate::util::{PATIENCE, Repo, file_plan};
+use crate::util::{Repo, file_plan, wait_until};
 
 /// The two accounts of `claude`, and a roster of them as the coder.
 const CONFIG: &str = r#"coder = ["claude-a", "claude-b"]
@@ -54,15 +53,10 @@ fn two_accounts_of_one_cli_rotate_and_a_run_killed_mid_roster_resumes() {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn epic run");
-    let begun = Instant::now();
-    while !mark.exists() {
-        assert!(
-            begun.elapsed() < PATIENCE,
-            "the second account's turn never began"
-        );
+    wait_until("the second account's turn begins", || {
         assert!(child.try_wait().expect("poll").is_none(), "the run ended");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+        mark.exists()
+    });
     // Account a is paused past --max-wait, yet the run goes on with account b.
     let status = repo.run(&["status", "--format", "json"]).json();
     let seats = &status["seats"];

@@ -12,6 +12,16 @@ use tempfile::TempDir;
 /// up after twice as long, so a test that died does not leave them behind for good.
 pub(crate) use epic_test_support::PATIENCE;
 
+/// Waits until `done` holds, what a process of the test (a file it writes, a process it
+/// starts) makes true; fails the test with `what` after [`PATIENCE`].
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(start.elapsed() < PATIENCE, "never: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// A temporary working directory to write plan files into and run `epic` in.
 pub(crate) struct Dir {
     dir: TempDir,
