@@ -231,6 +231,9 @@ pub async fn run_watched(
     on_stdout: &(dyn Fn(&str) + Send + Sync),
 ) -> io::Result<Finished> {
     let tag = new_tag(spec);
+    // The silence starts when the process does: read before it can print (or a test, seeing it
+    // run, can move a manual clock).
+    let silent_at = Watchdog::silent_at(watchdog);
     let mut child = command(spec).env(TAG_VARIABLE, &tag).spawn()?;
     let mut group = GroupGuard {
         group: child
@@ -268,7 +271,7 @@ pub async fn run_watched(
     let mut drain = std::pin::pin!(drain);
     // Without a watchdog the silence is never polled (its branch is disabled).
     let quiet_clock = watchdog.map_or_else(Clock::system, |watchdog| watchdog.clock.clone());
-    let mut silence = std::pin::pin!(quiet_clock.wait_until(Watchdog::silent_at(watchdog)));
+    let mut silence = std::pin::pin!(quiet_clock.wait_until(silent_at));
 
     let ending = loop {
         if let Some(status) = status
