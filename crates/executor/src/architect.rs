@@ -101,6 +101,8 @@ pub struct ArchitectJob {
     /// How long a turn may print nothing before it is ended as stalled (`--stall-timeout`;
     /// zero: never).
     pub stall_timeout: Duration,
+    /// What pauses and the stall watchdog are timed on ([`Clock::system`] but in tests).
+    pub clock: Clock,
 }
 
 /// Why the last round's reply was not a valid plan.
@@ -193,7 +195,7 @@ pub async fn plan_epic(
             job.max_wait,
             job.outage_wait,
             Arc::clone(&events),
-            Clock::system(),
+            job.clock.clone(),
         )
         .with_stall_timeout(job.stall_timeout),
     );

@@ -218,11 +218,12 @@ fn options(
 fn execute(
     repo: &Repo,
     job: LandJob,
-    config: RunConfig,
+    mut config: RunConfig,
     pull_request: Option<PullRequest>,
     out: Output,
 ) -> Result<(LandOutcome, Option<PullRequestOpened>), CommandError> {
     let runtime = super::runtime("epic-land")?;
+    config.clock = super::clock(&runtime)?;
     let epic = job.plan.epic_id.clone();
     let (quiet, verbose) = (out.quiet(), out.verbose() > 0);
     let events: EventSink = std::sync::Arc::new(move |event: Event| {

@@ -2,6 +2,7 @@
 //! `common.rs` holds what several of them use.
 
 pub(crate) mod clean;
+mod clock;
 mod common;
 pub(crate) mod completions;
 pub(crate) mod config;
@@ -18,5 +19,6 @@ pub(crate) mod status;
 pub(crate) mod validate;
 pub(crate) mod verify;
 
+pub(crate) use clock::clock;
 pub(crate) use common::{json, render, runtime, violations_text};
 pub(crate) use dispatch::run;

@@ -95,6 +95,7 @@ pub(crate) fn run(
         max_wait: config.max_wait,
         outage_wait: config.outage_wait,
         stall_timeout: config.stall_timeout,
+        clock: config.clock,
     };
     if !out.quiet() {
         output::diagnostic(&format!(
@@ -303,11 +304,12 @@ fn record_dir(repo: &Repo) -> PathBuf {
 /// Runs the rounds on a tokio runtime; each turn said on stderr as it starts (not with `-q`),
 /// SIGINT or SIGTERM ending the turn in flight (exit 130).
 fn execute(
-    job: ArchitectJob,
+    mut job: ArchitectJob,
     rounds: u32,
     out: Output,
 ) -> Result<epic_executor::ArchitectOutcome, CommandError> {
     let runtime = super::runtime("epic-plan")?;
+    job.clock = super::clock(&runtime)?;
     let quiet = out.quiet();
     let verbose = out.verbose() > 0;
     let events: EventSink = std::sync::Arc::new(move |event: Event| match event {

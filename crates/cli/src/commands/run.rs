@@ -163,11 +163,12 @@ pub(crate) fn load_valid(path: &Path, out: Output) -> Result<ValidPlan, CommandE
 pub(crate) fn execute(
     repo: &Repo,
     plan: ValidPlan,
-    config: RunConfig,
+    mut config: RunConfig,
     mode: Mode,
     out: Output,
 ) -> Result<RunOutcome, CommandError> {
     let runtime = super::runtime("epic-run")?;
+    config.clock = super::clock(&runtime)?;
     let epic = plan.plan().epic_id.clone();
     let progress = ProgressDisplay::start(&plan, mode, out.verbose() > 0);
     let events = progress.sink();

@@ -2,16 +2,15 @@
 //! status` shows, and fails no story; a reset past `--max-wait` is exit 130 with the state kept
 //! (a rerun finishes); a seat not logged in is exit 2 with the fix.
 //!
-//! The binary reads the system's clock, which a test does not move: these tests wait on what
-//! the run says (its stderr, its exit) and never for a pause to end. How long a pause lasts and
-//! when the turn runs again are the executor's tests, on a clock they move
-//! (`crates/executor/tests/it/limits.rs`).
+//! These tests wait on what the run says (its stderr, its exit); the one that sees a pause end
+//! runs the binary on a clock it moves (`EPIC_TEST_CLOCK`). Every way a pause is timed is the
+//! executor's tests, on a clock they move (`crates/executor/tests/it/limits.rs`).
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::util::{PATIENCE, Repo, file_plan};
+use crate::util::{PATIENCE, Repo, TestClock, file_plan};
 
 /// An agent that plans one task; as coder, its first turn ever (it leaves `limited` in the temp
 /// dir) prints `line`, with `RESET` replaced by the epoch `ahead` seconds from now, and exits 1;
@@ -224,6 +223,51 @@ fn a_usage_limit_pauses_the_seat_status_shows_it_and_no_story_fails() {
     assert_eq!(report["stories"][0]["status"], "done");
 }
 
+/// On a clock the test moves (`EPIC_TEST_CLOCK`), the binary's pause lasts until the reset
+/// the agent named: once the clock reads it, the turn runs again and the story is done.
+#[test]
+fn a_pause_ends_at_the_reset_on_the_runs_clock_and_the_story_is_done() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
+    let start: jiff::Timestamp = "2030-01-01T09:00:00Z".parse().unwrap();
+    let reset = start + jiff::SignedDuration::from_hours(3);
+    let agent = limited_agent(
+        &repo,
+        &format!("Claude AI usage limit reached|{}", reset.as_second()),
+        0,
+    );
+    let clock = TestClock::new(repo.temp(), start);
+    let mut command = repo.command(&[
+        "run",
+        "plan.json",
+        "--coder",
+        &agent,
+        "--no-progress",
+        "--max-wait",
+        "6h",
+    ]);
+    let mut child = clock
+        .apply(&mut command)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn epic run");
+    let mut stderr = Stderr::of(&mut child);
+    stderr.until("paused until");
+    let status = repo.run(&["status", "--format", "json"]).json();
+    assert_eq!(status["paused"][0]["until"], reset.to_string(), "{status}");
+    clock.advance(std::time::Duration::from_hours(3));
+    let output = child.wait_with_output().expect("wait for epic run");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr.rest());
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
+    let events = events(&repo);
+    assert_eq!(of_kind(&events, "seat_paused").len(), 1, "{events:#?}");
+    assert_eq!(of_kind(&events, "seat_resumed").len(), 1, "{events:#?}");
+    assert_eq!(failed_turns(&events), 1);
+}
+
+/// The one real wait here: the shortest `--outage-wait` (1 s). An outage's probes after it are
+/// the executor's tests, on a clock they move.
 #[test]
 fn an_agent_that_only_reconnects_stops_the_run_on_its_outage() {
     let repo = Repo::new();
@@ -255,4 +299,27 @@ fn an_agent_that_only_reconnects_stops_the_run_on_its_outage() {
         run.stderr.contains("no connection to its service for 1s"),
         "{run}"
     );
+}
+
+#[test]
+fn a_test_clock_that_holds_no_time_is_bad_input_and_nothing_runs() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
+    let file = repo.temp().join("clock");
+    std::fs::write(&file, "tomorrow").unwrap();
+    let output = repo
+        .command(&["run", "plan.json", "--coder", "script", "--no-progress"])
+        .env("EPIC_TEST_CLOCK", &file)
+        .output()
+        .expect("run epic");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "EPIC_TEST_CLOCK names {}, which does not hold a time",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!repo.common_dir().join("epic/shop/events.jsonl").exists());
 }

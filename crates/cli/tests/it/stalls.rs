@@ -3,10 +3,13 @@
 //! coder whose stream repeats one tool call is ended and asked again with a note naming the
 //! call; the live lines, the report and `epic status` say so.
 
+use std::process::Stdio;
+use std::time::Duration;
+
 use serde_json::Value;
 
 use crate::stand_ins::{AGENTS, Behaviour, StandIns};
-use crate::util::{Repo, file_plan};
+use crate::util::{Repo, Run, TestClock, file_plan, wait_until};
 
 /// A coder's script: writes the story's file, as the plan asks.
 const WRITE: &str =
@@ -39,8 +42,8 @@ fn first_story(repo: &Repo) -> Value {
     document["data"]["stories"][0].clone()
 }
 
-/// The one test here that waits on the wall clock: the binary measures silence on the system's
-/// clock, and a second of it is the shortest `--stall-timeout` there is.
+/// The binary runs on a clock the test moves (`EPIC_TEST_CLOCK`): the silence is ten minutes
+/// once the test says so, and never while the second turn runs, however slow the machine.
 #[test]
 fn a_silent_coder_is_ended_as_stalled_runs_again_and_the_report_counts_it() {
     let repo = Repo::new();
@@ -52,11 +55,28 @@ fn a_silent_coder_is_ended_as_stalled_runs_again_and_the_report_counts_it() {
         "coder",
         &Behaviour::reply("Wrote a/a.txt.").runs(WRITE),
     );
-    let run = agents.run(&repo, &run_args("claude", &["--stall-timeout", "1s"]));
+    let clock = TestClock::new(repo.temp(), "2030-01-01T09:00:00Z".parse().unwrap());
+    let mut command = agents.command(&repo, &run_args("claude", &["--stall-timeout", "10m"]));
+    let child = clock
+        .apply(&mut command)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start `epic`");
+    let coders = || {
+        agents
+            .calls("claude")
+            .iter()
+            .filter(|call| call.role == "coder")
+            .count()
+    };
+    wait_until("the coder's first turn runs", || coders() == 1);
+    clock.advance(Duration::from_mins(10));
+    let run = Run::of(child.wait_with_output().expect("`epic` ends"));
     run.assert_code(0);
     assert!(
         run.stderr.contains(
-            "story a: coder turn 2 (claude) printed nothing for 1s; ended as stalled, running \
+            "story a: coder turn 2 (claude) printed nothing for 10m; ended as stalled, running \
              it again"
         ),
         "{run}"

@@ -28,19 +28,15 @@ impl StandIns {
         }
     }
 
+    /// `epic ARGS` at `repo`'s root with the stand-ins first on `PATH`, ready to spawn.
+    pub(crate) fn command(&self, repo: &Repo, args: &[&str]) -> std::process::Command {
+        let mut command = repo.command(args);
+        self.inner.apply(&mut command).env("COLUMNS", "100");
+        command
+    }
+
     /// Runs `epic ARGS` at `repo`'s root with the stand-ins first on `PATH`.
     pub(crate) fn run(&self, repo: &Repo, args: &[&str]) -> Run {
-        let mut command = repo.command(args);
-        let output = self
-            .inner
-            .apply(&mut command)
-            .env("COLUMNS", "100")
-            .output()
-            .expect("run `epic`");
-        Run {
-            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-            code: output.status.code(),
-        }
+        Run::of(self.command(repo, args).output().expect("run `epic`"))
     }
 }

@@ -22,6 +22,48 @@ pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// The clock an `epic` process times its pauses and stall watchdog on, set with
+/// `EPIC_TEST_CLOCK` ([`apply`](Self::apply)): a file holding a time that the test moves.
+pub(crate) struct TestClock {
+    file: PathBuf,
+    now: std::cell::Cell<jiff::Timestamp>,
+}
+
+impl TestClock {
+    /// A clock in `dir` reading `start`.
+    pub(crate) fn new(dir: &Path, start: jiff::Timestamp) -> Self {
+        let clock = Self {
+            file: dir.join("clock"),
+            now: std::cell::Cell::new(start),
+        };
+        clock.write();
+        clock
+    }
+
+    /// Runs `command` on this clock.
+    pub(crate) fn apply<'a>(
+        &self,
+        command: &'a mut std::process::Command,
+    ) -> &'a mut std::process::Command {
+        command.env("EPIC_TEST_CLOCK", &self.file)
+    }
+
+    /// Moves the clock `by` later; the `epic` process sees it within milliseconds.
+    pub(crate) fn advance(&self, by: std::time::Duration) {
+        let by = jiff::SignedDuration::try_from(by).expect("a short duration");
+        self.now
+            .set(self.now.get().checked_add(by).expect("a time in range"));
+        self.write();
+    }
+
+    /// Writes the time whole, so that `epic` never reads half of it.
+    fn write(&self) {
+        let next = self.file.with_extension("next");
+        std::fs::write(&next, self.now.get().to_string()).expect("write the clock");
+        std::fs::rename(&next, &self.file).expect("move the clock");
+    }
+}
+
 /// A temporary working directory to write plan files into and run `epic` in.
 pub(crate) struct Dir {
     dir: TempDir,
@@ -94,6 +136,15 @@ pub(crate) struct Run {
 }
 
 impl Run {
+    /// What a finished `epic` printed and how it exited.
+    pub(crate) fn of(output: std::process::Output) -> Self {
+        Self {
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+            code: output.status.code(),
+        }
+    }
+
     /// Stdout parsed as JSON.
     pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
