@@ -18,10 +18,12 @@
 //! - **a 429, a 500**: the server answers every request with Anthropic's rate limit (Claude
 //!   Code) or OpenAI's server error (Codex); the turn fails as the CLI renders it, is retried,
 //!   and the seat is paused, which stops the run (`--max-wait` is short). Gemini CLI is not
-//!   played a quota end to end: it retries for minutes (in plan mode it falls back to another
-//!   model and tries that too, past four minutes), so only its capture is classified.
+//!   played a short rate limit end to end: it retries for minutes (in plan mode it falls back
+//!   to another model and tries that too, past four minutes), so only its capture is
+//!   classified; a quota hours away it does not retry (the roster case below).
 //! - **a silent stream**: the coder's reply opens and says nothing; epic's stall watchdog
-//!   (`--stall-timeout 5s`) ends the turn, twice, and the story fails saying so.
+//!   (`--stall-timeout 10m`, on a clock the case moves: [`StallClock`]) ends the turn, twice,
+//!   and the story fails saying so.
 //! - **streaming**: as coder, Claude Code's, Codex's and Gemini CLI's tool calls reach epic as
 //!   `turn_activity` events while the turn runs.
 //! - **stalled once** (Claude Code, Codex, Gemini CLI): the first coding request held silent;
@@ -33,7 +35,11 @@
 //!   nor prints the fifth call), so epic never sees one: the tier asserts that much.
 //! - **a roster** (`--coder claude,codex`, `--max-wait 1h`): every Anthropic request answered
 //!   with a usage limit three hours away; Claude Code's seat paused (`seat_paused`, a usage
-//!   limit), every story done by Codex, and the run never waits on the reset.
+//!   limit), every story done by Codex, and the run never waits on the reset. The same with
+//!   `--coder gemini,claude` and Gemini's quota (a retry hours away is final to Gemini CLI).
+//! - **a roster past a stall** (`--coder claude,codex`): Claude Code held silent on every
+//!   coding request; each story's turn ended as stalled and run again on Codex, which does
+//!   every story.
 //!
 //! `cargo xtask agents capture` records what each real CLI prints for each failure the server
 //! can play (see [`crate::capture`]).
@@ -135,10 +141,14 @@ enum Expect {
     /// print) the fifth identical call and goes on, so epic sees four and never ends the turn;
     /// every story done, no `turn_looping`.
     LoopCaughtByCli,
-    /// A roster, `claude,codex`, whose first seat is at its usage limit (every Anthropic request
-    /// a 429 with a reset hours away): the seat paused (`seat_paused`, a usage limit), every
-    /// story done by Codex, and no wait on the reset.
-    Rostered,
+    /// A roster, `FIRST,PRESET`, whose first seat is at its usage limit (every request of its
+    /// API a 429 with a reset hours away): the seat paused (`seat_paused`, a usage limit),
+    /// every story done by the case's preset, and no wait on the reset.
+    Rostered { first: &'static str },
+    /// A roster, `FIRST,PRESET`, whose first seat goes silent on every coding request: each
+    /// story's turn ended as stalled and run again on the case's preset, which does every
+    /// story.
+    StalledOver { first: &'static str },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -184,6 +194,13 @@ pub(crate) fn cases() -> Vec<Case> {
             });
         }
     }
+    cases.extend(failures());
+    cases
+}
+
+/// The served cases of failures the run goes past or stops on: limits, stalls, loops, rosters.
+fn failures() -> Vec<Case> {
+    let mut cases = Vec::new();
     cases.push(Case {
         name: "served: claude on a 429 pauses its seat".into(),
         preset: "claude",
@@ -207,9 +224,16 @@ pub(crate) fn cases() -> Vec<Case> {
         cases.push(Case {
             name: format!("served: {preset} stalls once, is run again and done"),
             preset,
-            args: ["--coder", preset, "--stall-timeout", "5s"]
-                .map(str::to_owned)
-                .to_vec(),
+            args: [
+                "--coder",
+                preset,
+                "--stall-timeout",
+                STALL_TIMEOUT,
+                "--concurrency",
+                "1",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
             steps: r#"{"when": "code", "do": "silent", "times": 1}"#,
             expect: Expect::StalledOnce,
         });
@@ -233,32 +257,156 @@ pub(crate) fn cases() -> Vec<Case> {
         });
     }
     cases.push(Case {
-        name: "served: claude at its usage limit, every story done by codex".into(),
-        preset: "codex",
-        args: ["--coder", "claude,codex", "--max-wait", "1h"]
-            .map(str::to_owned)
-            .to_vec(),
-        steps: r#"{"api": "anthropic", "do": "limit", "hours": 3}"#,
-        expect: Expect::Rostered,
-    });
-    cases.push(Case {
         name: "served: claude on a silent stream is ended as stalled".into(),
         preset: "claude",
-        args: ["--coder", "claude", "--stall-timeout", "5s"]
-            .map(str::to_owned)
-            .to_vec(),
+        args: [
+            "--coder",
+            "claude",
+            "--stall-timeout",
+            STALL_TIMEOUT,
+            "--concurrency",
+            "1",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
         steps: r#"{"when": "code", "do": "silent"}"#,
         expect: Expect::Stalled,
     });
+    cases.extend(rosters());
     cases
+}
+
+/// The served cases of a roster whose first seat is at its limit or stalls.
+fn rosters() -> Vec<Case> {
+    vec![
+        Case {
+            name: "served: claude at its usage limit, every story done by codex".into(),
+            preset: "codex",
+            args: ["--coder", "claude,codex", "--max-wait", "1h"]
+                .map(str::to_owned)
+                .to_vec(),
+            steps: r#"{"api": "anthropic", "do": "limit", "hours": 3}"#,
+            expect: Expect::Rostered { first: "claude" },
+        },
+        Case {
+            name: "served: gemini at its usage limit, every story done by claude".into(),
+            preset: "claude",
+            args: ["--coder", "gemini,claude", "--max-wait", "1h"]
+                .map(str::to_owned)
+                .to_vec(),
+            steps: r#"{"api": "gemini", "do": "limit", "hours": 3}"#,
+            expect: Expect::Rostered { first: "gemini" },
+        },
+        Case {
+            name: "served: claude stalls on every story, codex takes each turn over".into(),
+            preset: "codex",
+            // One turn at a time: the clock the stall is timed on is the run's, moved for all.
+            args: [
+                "--coder",
+                "claude,codex",
+                "--stall-timeout",
+                STALL_TIMEOUT,
+                "--concurrency",
+                "1",
+            ]
+            .map(str::to_owned)
+            .to_vec(),
+            steps: r#"{"api": "anthropic", "when": "code", "do": "silent"}"#,
+            expect: Expect::StalledOver { first: "claude" },
+        },
+    ]
 }
 
 /// The loop cases' steps: the coder's first requests the same shell call, as many as make a
 /// loop (`epic_agents`' `LOOP_REPEATS`), then the success path.
 const LOOP_STEPS: &str = r#"{"when": "code", "do": "repeat", "times": 5}"#;
 
+/// The stall cases' `--stall-timeout`. The run's clock is a file the case moves
+/// (`EPIC_TEST_CLOCK`, [`StallClock`]), so a CLI slow to start on a loaded machine is never
+/// taken for a stalled one.
+const STALL_TIMEOUT: &str = "10m";
+
 /// How long a roster case may take at most: far less than a pause of `--max-wait`.
 const NO_WAIT: Duration = Duration::from_mins(4);
+
+/// The clock of a stall case's run: a file holding a time (`EPIC_TEST_CLOCK`), moved past
+/// `--stall-timeout` while the server holds a request silent that epic has not yet ended as
+/// stalled (more silent answers in the server's log than `turn_stalled` events), again every
+/// [`STALL_CLOCK_AGAIN`] in case the CLI printed after a move (which starts its silence over).
+/// With one turn at a time, the silent turn is the only one the move can end.
+struct StallClock {
+    file: PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    mover: Option<std::thread::JoinHandle<()>>,
+}
+
+/// How long the stall clock waits for epic to end a silent turn before moving again.
+const STALL_CLOCK_AGAIN: Duration = Duration::from_secs(2);
+
+impl StallClock {
+    fn start(dir: &Path, log: &Path, events: &Path) -> Result<Self> {
+        let file = dir.join("clock");
+        let write = |file: &Path, minutes: u64| -> Result {
+            let next = file.with_extension("next");
+            fs::write(&next, clock_time(minutes)).map_err(|error| error.to_string())?;
+            fs::rename(&next, file).map_err(|error| error.to_string())
+        };
+        write(&file, 0)?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mover = {
+            let (file, log, events, stop) = (
+                file.clone(),
+                log.to_path_buf(),
+                events.to_path_buf(),
+                std::sync::Arc::clone(&stop),
+            );
+            std::thread::spawn(move || {
+                let count = |path: &Path, what: &str| {
+                    fs::read_to_string(path).map_or(0, |text| text.matches(what).count())
+                };
+                let (mut minutes, mut moved): (u64, Option<Instant>) = (0, None);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let silent = count(&log, "\"answer\":\"silent\"");
+                    let stalled = count(&events, "\"kind\":\"turn_stalled\"");
+                    if stalled < silent {
+                        if moved.is_none_or(|at| at.elapsed() >= STALL_CLOCK_AGAIN) {
+                            minutes += 11;
+                            write(&file, minutes).ok();
+                            moved = Some(Instant::now());
+                        }
+                    } else {
+                        moved = None;
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        };
+        Ok(Self {
+            file,
+            stop,
+            mover: Some(mover),
+        })
+    }
+}
+
+impl Drop for StallClock {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(mover) = self.mover.take() {
+            mover.join().ok();
+        }
+    }
+}
+
+/// The stall clock's time, `minutes` after 2030-01-01T00:00:00Z (RFC 3339; within January).
+fn clock_time(minutes: u64) -> String {
+    format!(
+        "2030-01-{:02}T{:02}:{:02}:00Z",
+        1 + minutes / 1440,
+        minutes / 60 % 24,
+        minutes % 60
+    )
+}
 
 /// A running `epic-model-server`, killed when dropped.
 pub(crate) struct ModelServer {
@@ -507,9 +655,18 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
     }
     let mut command = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
     command.args(&case.args);
+    // A case that holds a stream silent runs on a clock it moves once the server holds one.
+    let clock = if case.steps.contains("\"silent\"") {
+        let clock = StallClock::start(dir, &server.log, &repo.join(".git/epic/e/events.jsonl"))?;
+        command.env("EPIC_TEST_CLOCK", &clock.file);
+        Some(clock)
+    } else {
+        None
+    };
     let started = Instant::now();
     let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
     let took = started.elapsed();
+    drop(clock);
     let logged = server.logged();
     drop(server);
     let failed = |why: String| {
@@ -542,7 +699,11 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
                 ));
             }
         }
-        Expect::StalledOnce | Expect::LoopedOnce | Expect::LoopCaughtByCli | Expect::Rostered => {
+        Expect::StalledOnce
+        | Expect::LoopedOnce
+        | Expect::LoopCaughtByCli
+        | Expect::Rostered { .. }
+        | Expect::StalledOver { .. } => {
             if code != Some(0) {
                 return failed("expected every story done (exit 0)".into());
             }
@@ -669,7 +830,9 @@ fn check_recovered(
         Expect::StalledOnce => check_stalled_once(&events, logged),
         Expect::LoopedOnce => check_looped_once(case.preset, &events, logged),
         Expect::LoopCaughtByCli => check_loop_caught(&events, logged),
-        _ => check_rostered(&events, logged, took),
+        Expect::Rostered { first } => check_rostered(first, case.preset, &events, logged, took),
+        Expect::StalledOver { first } => check_stalled_over(first, case.preset, &events, logged),
+        Expect::Done(_) | Expect::Paused(_) | Expect::Stalled => Ok(()),
     }
 }
 
@@ -757,33 +920,48 @@ fn check_loop_caught(events: &str, logged: &str) -> Result {
     Ok(())
 }
 
-/// The roster: Claude Code's seat paused for its usage limit, every coding request it made
-/// answered with the limit, Codex's with the files, and the run never waited on the reset.
-fn check_rostered(events: &str, logged: &str, took: Duration) -> Result {
+/// The API `preset`'s CLI speaks, as the server logs it (a prefix).
+fn api_of(preset: &str) -> &'static str {
+    PRESETS
+        .iter()
+        .find(|(name, ..)| *name == preset)
+        .map_or("", |(_, api, ..)| api)
+}
+
+/// Every story's file written by `second`'s CLI (its API's log shows the call naming it),
+/// and no tool call ever answered to `first`'s.
+fn check_written_by(first: &str, second: &str, logged: &str) -> Result {
+    let called = |api: &str, line: &str| {
+        line.contains(&format!("\"api\":\"{api}")) && line.contains("\"calls\":[{")
+    };
+    for (path, _) in FILES {
+        let written = logged
+            .lines()
+            .any(|line| called(api_of(second), line) && line.contains(path));
+        if !written {
+            return Err(format!("{second} was not seen writing {path}"));
+        }
+    }
+    if logged.lines().any(|line| called(api_of(first), line)) {
+        return Err(format!("{first} was answered with a tool call"));
+    }
+    Ok(())
+}
+
+/// The roster: `first`'s seat paused for its usage limit, every coding request it made
+/// answered with the limit, `second`'s with the files, and the run never waited on the reset.
+fn check_rostered(first: &str, second: &str, events: &str, logged: &str, took: Duration) -> Result {
     let paused = events.lines().any(|line| {
         line.contains("\"kind\":\"seat_paused\"")
-            && line.contains("\"seat\":\"claude\"")
+            && line.contains(&format!("\"seat\":\"{first}\""))
             && line.contains("\"reason\":\"usage limit\"")
     });
     if !paused {
-        return Err("no `seat_paused` event of `claude` for a usage limit".into());
+        return Err(format!(
+            "no `seat_paused` event of `{first}` for a usage limit"
+        ));
     }
-    for (path, _) in FILES {
-        let written = logged.lines().any(|line| {
-            line.contains("\"api\":\"responses\"")
-                && line.contains("\"calls\":[{")
-                && line.contains(path)
-        });
-        if !written {
-            return Err(format!("Codex was not seen writing {path}"));
-        }
-    }
-    if logged
-        .lines()
-        .any(|line| line.contains("\"api\":\"anthropic\"") && line.contains("\"calls\":[{"))
-    {
-        return Err("Claude Code was answered with a tool call past its limit".into());
-    }
+    check_written_by(first, second, logged)?;
     if took > NO_WAIT {
         return Err(format!(
             "the run took {:.0} s: it waited on the paused seat",
@@ -791,6 +969,22 @@ fn check_rostered(events: &str, logged: &str, took: Duration) -> Result {
         ));
     }
     Ok(())
+}
+
+/// The roster past a stall: each story's coding turn on `first` held silent, ended as stalled
+/// and run again (`turn_stalled`, `"again":true`, one per story), and `second` wrote every file.
+fn check_stalled_over(first: &str, second: &str, events: &str, logged: &str) -> Result {
+    let stalled = events
+        .lines()
+        .filter(|line| line.contains("\"kind\":\"turn_stalled\""))
+        .collect::<Vec<_>>();
+    if stalled.len() != FILES.len() || !stalled.iter().all(|line| line.contains("\"again\":true")) {
+        return Err(format!(
+            "expected one `turn_stalled` event per story, each run again; events.jsonl has {}",
+            stalled.len()
+        ));
+    }
+    check_written_by(first, second, logged)
 }
 
 /// The usage of `preset` in `report` against the server's log lines of its requests (`ours`):
