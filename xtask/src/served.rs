@@ -164,7 +164,7 @@ pub(crate) struct Case {
     pub(crate) preset: &'static str,
     args: Vec<String>,
     /// The server's steps file.
-    steps: &'static str,
+    steps: String,
     expect: Expect,
 }
 
@@ -189,7 +189,7 @@ pub(crate) fn cases() -> Vec<Case> {
                 name: format!("served: {preset} as {name} does three stories"),
                 preset,
                 args: words.into_iter().map(str::to_owned).collect(),
-                steps: "",
+                steps: String::new(),
                 expect: Expect::Done(role),
             });
         }
@@ -207,7 +207,7 @@ fn failures() -> Vec<Case> {
         args: ["--coder", "claude", "--max-wait", "20s"]
             .map(str::to_owned)
             .to_vec(),
-        steps: r#"{"do": "status", "status": 429}"#,
+        steps: r#"{"do": "status", "status": 429}"#.into(),
         expect: Expect::Paused("429"),
     });
     cases.push(Case {
@@ -216,7 +216,7 @@ fn failures() -> Vec<Case> {
         args: ["--coder", "codex", "--max-wait", "20s"]
             .map(str::to_owned)
             .to_vec(),
-        steps: r#"{"do": "status", "status": 500}"#,
+        steps: r#"{"do": "status", "status": 500}"#.into(),
         // Codex's words for a 500 from its provider.
         expect: Expect::Paused("high demand"),
     });
@@ -234,7 +234,7 @@ fn failures() -> Vec<Case> {
             ]
             .map(str::to_owned)
             .to_vec(),
-            steps: r#"{"when": "code", "do": "silent", "times": 1}"#,
+            steps: r#"{"when": "code", "do": "silent", "times": 1}"#.into(),
             expect: Expect::StalledOnce,
         });
         cases.push(Case {
@@ -248,7 +248,7 @@ fn failures() -> Vec<Case> {
             args: ["--coder", preset, "--concurrency", "1"]
                 .map(str::to_owned)
                 .to_vec(),
-            steps: LOOP_STEPS,
+            steps: LOOP_STEPS.into(),
             expect: if preset == "gemini" {
                 Expect::LoopCaughtByCli
             } else {
@@ -269,34 +269,35 @@ fn failures() -> Vec<Case> {
         ]
         .map(str::to_owned)
         .to_vec(),
-        steps: r#"{"when": "code", "do": "silent"}"#,
+        steps: r#"{"when": "code", "do": "silent"}"#.into(),
         expect: Expect::Stalled,
     });
     cases.extend(rosters());
     cases
 }
 
+/// `--coder FIRST,SECOND` with every request of `api` (FIRST's) answered with a usage limit
+/// three hours away: every story done by SECOND.
+fn at_limit(first: &'static str, second: &'static str, api: &str) -> Case {
+    Case {
+        name: format!("served: {first} at its usage limit, every story done by {second}"),
+        preset: second,
+        args: vec![
+            "--coder".into(),
+            format!("{first},{second}"),
+            "--max-wait".into(),
+            "1h".into(),
+        ],
+        steps: format!(r#"{{"api": "{api}", "do": "limit", "hours": 3}}"#),
+        expect: Expect::Rostered { first },
+    }
+}
+
 /// The served cases of a roster whose first seat is at its limit or stalls.
 fn rosters() -> Vec<Case> {
     vec![
-        Case {
-            name: "served: claude at its usage limit, every story done by codex".into(),
-            preset: "codex",
-            args: ["--coder", "claude,codex", "--max-wait", "1h"]
-                .map(str::to_owned)
-                .to_vec(),
-            steps: r#"{"api": "anthropic", "do": "limit", "hours": 3}"#,
-            expect: Expect::Rostered { first: "claude" },
-        },
-        Case {
-            name: "served: gemini at its usage limit, every story done by claude".into(),
-            preset: "claude",
-            args: ["--coder", "gemini,claude", "--max-wait", "1h"]
-                .map(str::to_owned)
-                .to_vec(),
-            steps: r#"{"api": "gemini", "do": "limit", "hours": 3}"#,
-            expect: Expect::Rostered { first: "gemini" },
-        },
+        at_limit("claude", "codex", "anthropic"),
+        at_limit("gemini", "claude", "gemini"),
         Case {
             name: "served: claude stalls on every story, codex takes each turn over".into(),
             preset: "codex",
@@ -311,7 +312,7 @@ fn rosters() -> Vec<Case> {
             ]
             .map(str::to_owned)
             .to_vec(),
-            steps: r#"{"api": "anthropic", "when": "code", "do": "silent"}"#,
+            steps: r#"{"api": "anthropic", "when": "code", "do": "silent"}"#.into(),
             expect: Expect::StalledOver { first: "claude" },
         },
     ]
@@ -648,7 +649,7 @@ pub(crate) fn epic_run(
 
 fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
     fs::create_dir_all(dir).map_err(|error| error.to_string())?;
-    let server = ModelServer::start(tools.server, dir, case.steps)?;
+    let server = ModelServer::start(tools.server, dir, &case.steps)?;
     let (repo, home) = scratch_repo(dir, &server.home_files())?;
     if case.preset == "opencode" {
         warm_opencode(&repo, &home, tools.bins)?;
