@@ -26,6 +26,7 @@ mod bench;
 mod capture;
 mod cases;
 mod served;
+mod server;
 mod tidy;
 mod tokens;
 
