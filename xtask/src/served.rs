@@ -225,16 +225,7 @@ fn failures() -> Vec<Case> {
         cases.push(Case {
             name: format!("served: {preset} stalls once, is run again and done"),
             preset,
-            args: [
-                "--coder",
-                preset,
-                "--stall-timeout",
-                STALL_TIMEOUT,
-                "--concurrency",
-                "1",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
+            args: stalling(preset),
             steps: r#"{"when": "code", "do": "silent", "times": 1}"#.into(),
             expect: Expect::StalledOnce,
         });
@@ -260,16 +251,7 @@ fn failures() -> Vec<Case> {
     cases.push(Case {
         name: "served: claude on a silent stream is ended as stalled".into(),
         preset: "claude",
-        args: [
-            "--coder",
-            "claude",
-            "--stall-timeout",
-            STALL_TIMEOUT,
-            "--concurrency",
-            "1",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
+        args: stalling("claude"),
         steps: r#"{"when": "code", "do": "silent"}"#.into(),
         expect: Expect::Stalled,
     });
@@ -302,17 +284,7 @@ fn rosters() -> Vec<Case> {
         Case {
             name: "served: claude stalls on every story, codex takes each turn over".into(),
             preset: "codex",
-            // One turn at a time: the clock the stall is timed on is the run's, moved for all.
-            args: [
-                "--coder",
-                "claude,codex",
-                "--stall-timeout",
-                STALL_TIMEOUT,
-                "--concurrency",
-                "1",
-            ]
-            .map(str::to_owned)
-            .to_vec(),
+            args: stalling("claude,codex"),
             steps: r#"{"api": "anthropic", "when": "code", "do": "silent"}"#.into(),
             expect: Expect::StalledOver { first: "claude" },
         },
@@ -323,10 +295,23 @@ fn rosters() -> Vec<Case> {
 /// loop (`epic_agents`' `LOOP_REPEATS`), then the success path.
 const LOOP_STEPS: &str = r#"{"when": "code", "do": "repeat", "times": 5}"#;
 
-/// The stall cases' `--stall-timeout`. The run's clock is a file the case moves
+/// The stall cases' `--stall-timeout`, in minutes. The run's clock is a file the case moves
 /// (`EPIC_TEST_CLOCK`, [`StallClock`]), so a CLI slow to start on a loaded machine is never
 /// taken for a stalled one.
-const STALL_TIMEOUT: &str = "10m";
+const STALL_MINUTES: u64 = 10;
+
+/// The options of a stall case with `coder`: the stall timeout, and one turn at a time, since
+/// the clock the stall is timed on is the run's, moved for every turn.
+fn stalling(coder: &str) -> Vec<String> {
+    vec![
+        "--coder".into(),
+        coder.into(),
+        "--stall-timeout".into(),
+        format!("{STALL_MINUTES}m"),
+        "--concurrency".into(),
+        "1".into(),
+    ]
+}
 
 /// How long a roster case may take at most: far less than a pause of `--max-wait`.
 const NO_WAIT: Duration = Duration::from_mins(4);
@@ -471,7 +456,12 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
     command.args(&case.args);
     // A case that holds a stream silent runs on a clock it moves once the server holds one.
     let clock = if case.steps.contains("\"silent\"") {
-        let clock = StallClock::start(dir, &server.log, &repo.join(".git/epic/e/events.jsonl"))?;
+        let clock = StallClock::start(
+            dir,
+            &server.log,
+            &repo.join(".git/epic/e/events.jsonl"),
+            STALL_MINUTES + 1,
+        )?;
         command.env("EPIC_TEST_CLOCK", &clock.file);
         Some(clock)
     } else {

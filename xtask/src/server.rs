@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use crate::Result;
 
-/// The clock of a stall case's run: a file holding a time (`EPIC_TEST_CLOCK`), moved past
-/// `--stall-timeout` while the server holds a request silent that epic has not yet ended as
+/// The clock of a stall case's run: a file holding a time (`EPIC_TEST_CLOCK`), moved by a
+/// step longer than `--stall-timeout` while the server holds a request silent that epic has not yet ended as
 /// stalled (more silent answers in the server's log than `turn_stalled` events), again every
 /// [`STALL_CLOCK_AGAIN`] in case the CLI printed after a move (which starts its silence over).
 /// With one turn at a time, the silent turn is the only one the move can end.
@@ -25,9 +25,9 @@ pub(crate) struct StallClock {
 const STALL_CLOCK_AGAIN: Duration = Duration::from_secs(2);
 
 impl StallClock {
-    /// Writes the clock's first time in `dir` and moves it as the server's `log` and epic's
-    /// `events` say, until dropped.
-    pub(crate) fn start(dir: &Path, log: &Path, events: &Path) -> Result<Self> {
+    /// Writes the clock's first time in `dir` and moves it `minutes_each` minutes at a time as the
+    /// server's `log` and epic's `events` say, until dropped.
+    pub(crate) fn start(dir: &Path, log: &Path, events: &Path, minutes_each: u64) -> Result<Self> {
         let file = dir.join("clock");
         let write = |file: &Path, minutes: u64| -> Result {
             let next = file.with_extension("next");
@@ -53,7 +53,7 @@ impl StallClock {
                     let stalled = count(&events, "\"kind\":\"turn_stalled\"");
                     if stalled < silent {
                         if moved.is_none_or(|at| at.elapsed() >= STALL_CLOCK_AGAIN) {
-                            minutes += 11;
+                            minutes += minutes_each;
                             write(&file, minutes).ok();
                             moved = Some(Instant::now());
                         }

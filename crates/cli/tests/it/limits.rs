@@ -246,12 +246,7 @@ fn a_pause_ends_at_the_reset_on_the_runs_clock_and_the_story_is_done() {
         "--max-wait",
         "6h",
     ]);
-    let mut child = clock
-        .apply(&mut command)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn epic run");
+    let mut child = clock.spawn(&mut command);
     let mut stderr = Stderr::of(&mut child);
     stderr.until("paused until");
     let status = repo.run(&["status", "--format", "json"]).json();

@@ -3,7 +3,6 @@
 //! coder whose stream repeats one tool call is ended and asked again with a note naming the
 //! call; the live lines, the report and `epic status` say so.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -57,12 +56,7 @@ fn a_silent_coder_is_ended_as_stalled_runs_again_and_the_report_counts_it() {
     );
     let clock = TestClock::new(repo.temp(), "2030-01-01T09:00:00Z".parse().unwrap());
     let mut command = agents.command(&repo, &run_args("claude", &["--stall-timeout", "10m"]));
-    let child = clock
-        .apply(&mut command)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start `epic`");
+    let child = clock.spawn(&mut command);
     let coders = || {
         agents
             .calls("claude")

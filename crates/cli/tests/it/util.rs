@@ -23,7 +23,7 @@ pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// The clock an `epic` process times its pauses and stall watchdog on, set with
-/// `EPIC_TEST_CLOCK` ([`apply`](Self::apply)): a file holding a time that the test moves.
+/// `EPIC_TEST_CLOCK` ([`spawn`](Self::spawn)): a file holding a time that the test moves.
 pub(crate) struct TestClock {
     file: PathBuf,
     now: std::cell::Cell<jiff::Timestamp>,
@@ -40,12 +40,14 @@ impl TestClock {
         clock
     }
 
-    /// Runs `command` on this clock.
-    pub(crate) fn apply<'a>(
-        &self,
-        command: &'a mut std::process::Command,
-    ) -> &'a mut std::process::Command {
-        command.env("EPIC_TEST_CLOCK", &self.file)
+    /// Starts `command` on this clock, its standard output and error piped.
+    pub(crate) fn spawn(&self, command: &mut std::process::Command) -> std::process::Child {
+        command
+            .env("EPIC_TEST_CLOCK", &self.file)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start `epic`")
     }
 
     /// Moves the clock `by` later; the `epic` process sees it within milliseconds.
