@@ -2,15 +2,15 @@
 //! status` shows, and fails no story; a reset past `--max-wait` is exit 130 with the state kept
 //! (a rerun finishes); a seat not logged in is exit 2 with the fix.
 //!
-//! These tests wait on what the run says (its stderr, its exit); the one that sees a pause end
-//! runs the binary on a clock it moves (`EPIC_TEST_CLOCK`). Every way a pause is timed is the
+//! These tests wait on what the run says (its stderr, its transcripts, its exit); those that see
+//! a pause end or an outage found run the binary on a clock they move (`EPIC_TEST_CLOCK`). Every way a pause is timed is the
 //! executor's tests, on a clock they move (`crates/executor/tests/it/limits.rs`).
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 
-use crate::util::{PATIENCE, Repo, TestClock, file_plan};
+use crate::util::{PATIENCE, Repo, Run, TestClock, file_plan, wait_until};
 
 /// An agent that plans one task; as coder, its first turn ever (it leaves `limited` in the temp
 /// dir) prints `line`, with `RESET` replaced by the epoch `ahead` seconds from now, and exits 1;
@@ -261,8 +261,10 @@ fn a_pause_ends_at_the_reset_on_the_runs_clock_and_the_story_is_done() {
     assert_eq!(failed_turns(&events), 1);
 }
 
-/// The one real wait here: the shortest `--outage-wait` (1 s). An outage's probes after it are
-/// the executor's tests, on a clock they move.
+/// On a clock the test moves: once the coder's transcript shows its first "reconnecting" line
+/// (the outage watch has read it), the clock moves past `--outage-wait`, and the next line ends
+/// the turn as an outage. Its seat's first probe is further off than `--max-wait`, so the run
+/// stops. An outage's probes after it are the executor's tests, on a clock they move.
 #[test]
 fn an_agent_that_only_reconnects_stops_the_run_on_its_outage() {
     let repo = Repo::new();
@@ -272,26 +274,42 @@ fn an_agent_that_only_reconnects_stops_the_run_on_its_outage() {
          cat > /dev/null\n\
          case \"$EPIC_ROLE\" in\n\
          planner) echo '{\"tasks\":[{\"title\":\"write it\",\"description\":\"the file\"}]}' ;;\n\
-         *) n=0; while [ $n -lt 600 ]; do echo 'Reconnecting... waiting for network'; sleep 0.1; n=$((n + 1)); done ;;\n\
+         *) n=0; while [ $n -lt 1200 ]; do echo 'Reconnecting... waiting for network'; sleep 0.1; n=$((n + 1)); done ;;\n\
          esac\n";
     let path = repo.temp().join("offline.sh");
     std::fs::write(&path, script).expect("write the agent");
     let agent = format!("exec:sh {}", path.display());
-    let run = repo.run(&[
+    let clock = TestClock::new(repo.temp(), "2030-01-01T09:00:00Z".parse().unwrap());
+    let mut command = repo.command(&[
         "run",
         "plan.json",
         "--coder",
         &agent,
         "--no-progress",
         "--outage-wait",
-        "1s",
+        "2m",
         "--max-wait",
         "10s",
     ]);
+    let child = clock.spawn(&mut command);
+    let transcripts = repo.common_dir().join("epic/shop/transcripts/a");
+    wait_until("the coder's transcript shows a reconnecting line", || {
+        std::fs::read_dir(&transcripts)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| entry.file_name().to_string_lossy().ends_with("-coder.md"))
+            .any(|entry| {
+                std::fs::read_to_string(entry.path())
+                    .is_ok_and(|text| text.contains("Reconnecting..."))
+            })
+    });
+    clock.advance(std::time::Duration::from_secs(121));
+    let run = Run::of(child.wait_with_output().expect("wait for epic run"));
     run.assert_code(130);
     assert!(run.stderr.contains("(outage)"), "{run}");
     assert!(
-        run.stderr.contains("no connection to its service for 1s"),
+        run.stderr.contains("no connection to its service for 2m"),
         "{run}"
     );
 }
