@@ -39,6 +39,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cases::{KEYS, PLANTED_STORES, files_under, git, indent, run_with_deadline};
+use crate::served::Served;
 use crate::{Result, root, run_cargo, say};
 
 /// The file naming the pinned versions, from the workspace root.
@@ -296,13 +297,19 @@ pub(crate) fn run(args: &[String]) -> Result {
         .filter(|case| case.name.contains(filter))
         .collect();
     let pypi = pypi_bin(&cache);
-    let served: Vec<crate::served::Case> = crate::served::cases()
+    let served: Vec<Box<dyn Served>> = crate::served::cases()
         .into_iter()
-        .filter(|case| case.name.contains(filter))
+        .map(|case| Box::new(case) as Box<dyn Served>)
+        .chain(
+            crate::roles::cases()
+                .into_iter()
+                .map(|case| Box::new(case) as Box<dyn Served>),
+        )
+        .filter(|case| case.name().contains(filter))
         .filter(|case| {
-            let installed = pypi.join(case.preset).exists() || case.preset != "aider";
+            let installed = pypi.join(case.preset()).exists() || case.preset() != "aider";
             if !installed {
-                say(&format!("skip {} (aider did not install)", case.name));
+                say(&format!("skip {} (aider did not install)", case.name()));
             }
             installed
         })

@@ -25,6 +25,7 @@ mod agents;
 mod bench;
 mod capture;
 mod cases;
+mod roles;
 mod served;
 mod server;
 mod tidy;

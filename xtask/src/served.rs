@@ -41,6 +41,9 @@
 //!   coding request; each story's turn ended as stalled and run again on Codex, which does
 //!   every story.
 //!
+//! - **the architect and the lander** (every preset): `epic plan` and `epic land` through the
+//!   real CLI, in [`crate::roles`].
+//!
 //! `cargo xtask agents capture` records what each real CLI prints for each failure the server
 //! can play (see [`crate::capture`]).
 
@@ -67,7 +70,7 @@ const PLAN: &str = r#"{
 "#;
 
 /// The files the stories write, with their contents.
-const FILES: [(&str, &str); 3] = [
+pub(crate) const FILES: [(&str, &str); 3] = [
     ("src/a/a.txt", "alpha\n"),
     ("src/b/b.txt", "bravo\n"),
     ("src/c/c.txt", "charlie\n"),
@@ -120,7 +123,7 @@ pub(crate) enum Reports {
 }
 
 /// How long one served case may take.
-const CASE_DEADLINE: Duration = Duration::from_mins(5);
+pub(crate) const CASE_DEADLINE: Duration = Duration::from_mins(5);
 
 /// What a served case must show.
 #[derive(Clone, Copy)]
@@ -327,18 +330,42 @@ pub(crate) struct Tools<'a> {
     pub(crate) scratch: &'a Path,
 }
 
+/// A served case: run in a scratch directory of its own, against a model server of its own.
+pub(crate) trait Served {
+    /// What the tier calls it (a filter picks cases by it).
+    fn name(&self) -> &str;
+    /// The preset whose CLI it runs.
+    fn preset(&self) -> &'static str;
+    /// Runs it in `dir`: why it failed, if it did.
+    fn run(&self, tools: &Tools<'_>, dir: &Path) -> Result;
+}
+
+impl Served for Case {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn preset(&self) -> &'static str {
+        self.preset
+    }
+
+    fn run(&self, tools: &Tools<'_>, dir: &Path) -> Result {
+        run_case(self, tools, dir)
+    }
+}
+
 /// Runs `cases`, saying each one's outcome; the names of those that failed.
-pub(crate) fn run(cases: &[Case], tools: &Tools<'_>) -> Vec<String> {
+pub(crate) fn run(cases: &[Box<dyn Served>], tools: &Tools<'_>) -> Vec<String> {
     let mut failed = Vec::new();
     for (n, case) in cases.iter().enumerate() {
         let dir = tools.scratch.join(format!("served-{n}"));
         fs::remove_dir_all(&dir).ok();
         let started = Instant::now();
-        let outcome = run_case(case, tools, &dir);
+        let outcome = case.run(tools, &dir);
         say(&format!(
             "{} {} ({:.0} s)",
             if outcome.is_ok() { "ok  " } else { "FAIL" },
-            case.name,
+            case.name(),
             started.elapsed().as_secs_f64()
         ));
         match outcome {
@@ -347,7 +374,7 @@ pub(crate) fn run(cases: &[Case], tools: &Tools<'_>) -> Vec<String> {
             }
             Err(why) => {
                 say(&indent(&format!("{why}\n(kept in {})", dir.display())));
-                failed.push(case.name.clone());
+                failed.push(case.name().to_owned());
             }
         }
     }
@@ -406,10 +433,31 @@ pub(crate) fn warm_opencode(repo: &Path, home: &Path, bins: &[PathBuf]) -> Resul
 }
 
 /// `epic run plan.json` in `repo` against `server`, as every served case runs it: in the
-/// sandbox, a 120 s turn deadline, `home` as `HOME`, the CLIs of `bins` first on `PATH`, no key
-/// of the machine's, a commit identity of its own, both outputs piped; a caller adds its
-/// options.
+/// sandbox, a 120 s turn deadline, and as [`epic_command`] says; a caller adds its options.
 pub(crate) fn epic_run(
+    epic: &Path,
+    repo: &Path,
+    home: &Path,
+    bins: &[PathBuf],
+    server: &ModelServer,
+) -> Result<Command> {
+    let mut command = epic_command(epic, repo, home, bins, server)?;
+    command.args([
+        "run",
+        "plan.json",
+        "--no-progress",
+        "--sandbox",
+        "on",
+        "--turn-timeout",
+        "120",
+    ]);
+    Ok(command)
+}
+
+/// `epic` in `repo` against `server`, with no arguments yet: `home` as `HOME`, the CLIs of
+/// `bins` first on `PATH`, no key of the machine's, a commit identity of its own, both outputs
+/// piped.
+pub(crate) fn epic_command(
     epic: &Path,
     repo: &Path,
     home: &Path,
@@ -418,15 +466,6 @@ pub(crate) fn epic_run(
 ) -> Result<Command> {
     let mut command = Command::new(epic);
     command
-        .args([
-            "run",
-            "plan.json",
-            "--no-progress",
-            "--sandbox",
-            "on",
-            "--turn-timeout",
-            "120",
-        ])
         .current_dir(repo)
         .env("HOME", home)
         .env("PATH", path_with(bins)?)
@@ -725,7 +764,7 @@ fn check_loop_caught(events: &str, logged: &str) -> Result {
 }
 
 /// The API `preset`'s CLI speaks, as the server logs it (a prefix).
-fn api_of(preset: &str) -> &'static str {
+pub(crate) fn api_of(preset: &str) -> &'static str {
     PRESETS
         .iter()
         .find(|(name, ..)| *name == preset)
@@ -829,7 +868,7 @@ fn check_usage(preset: &str, reports: Reports, ours: &[&str], report: &str) -> R
 }
 
 /// `git show SPEC` in `repo`.
-fn show(repo: &Path, home: &Path, spec: &str) -> Result<String> {
+pub(crate) fn show(repo: &Path, home: &Path, spec: &str) -> Result<String> {
     let output = Command::new("git")
         .args(["show", spec])
         .current_dir(repo)

@@ -48,7 +48,7 @@ pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
             let instance = seen.schema.as_ref().map(instance).unwrap_or_default();
             Answer::Reply(vec![Part::Text(instance.to_string())])
         }
-        Action::Text { text } => Answer::Reply(vec![Part::Text(text.clone())]),
+        Action::Text { text } => Answer::Reply(vec![Part::Text(json_for(seen, text))]),
         Action::Plan { tasks } => {
             let tasks: Vec<Value> = tasks
                 .iter()
@@ -56,17 +56,10 @@ pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
                 .collect();
             Answer::Reply(vec![Part::Text(json!({ "tasks": tasks }).to_string())])
         }
-        Action::Clean => {
-            let verdict = r#"{"clean":true,"issues":[]}"#;
-            // aider prints its banner and token line around the reply: a verdict reads there
-            // only fenced, as epic's prompt allows.
-            let text = if seen.aider {
-                format!("```json\n{verdict}\n```")
-            } else {
-                verdict.to_owned()
-            };
-            Answer::Reply(vec![Part::Text(text)])
-        }
+        Action::Clean => Answer::Reply(vec![Part::Text(json_for(
+            seen,
+            r#"{"clean":true,"issues":[]}"#,
+        ))]),
         Action::Write { files } => {
             let files = files.clone().unwrap_or_else(|| file_blocks(&seen.prompt));
             Answer::Reply(write(seen, &files))
@@ -81,6 +74,16 @@ pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
             "A reply that is cut half way through, never to be finished.".to_owned(),
         )]),
         Action::Silent => Answer::Silent,
+    }
+}
+
+/// `text` as the CLI of `seen` is to reply it: aider prints its banner and token line around
+/// the reply, where a JSON reply (a verdict, a plan) reads only fenced, as epic's prompts allow.
+fn json_for(seen: &Seen, text: &str) -> String {
+    if seen.aider && text.trim_start().starts_with('{') {
+        format!("```json\n{}\n```", text.trim())
+    } else {
+        text.to_owned()
     }
 }
 

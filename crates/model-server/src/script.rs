@@ -4,8 +4,9 @@
 //! Each request is matched against the steps in order: the first whose `when` is the request's
 //! kind (or `any`) and that has not used up its `times` answers it. A request no step answers
 //! gets the success path ([`Action::default_for`]): a planning request one task, a judge or a
-//! reviewer a clean verdict, a coding request the files its prompt's file blocks name written
-//! with the CLI's own tool, then a short reply.
+//! reviewer a clean verdict, a coding request (or a lander's) the files its prompt's file
+//! blocks name written with the CLI's own tool, then a short reply, an architect's request a
+//! plan of two stories ([`EPIC_PLAN`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -25,6 +26,10 @@ pub enum Kind {
     Review,
     /// A coder's turn: "Do this task only" (or a story's prompt without a plan).
     Code,
+    /// `epic plan`'s architect: "You are the architect of an epic".
+    Architect,
+    /// `epic land`'s lander: "You are landing the epic".
+    Land,
     /// Anything else: a CLI's own side requests (titles, routing), other roles.
     Other,
 }
@@ -32,7 +37,13 @@ pub enum Kind {
 impl Kind {
     /// The kind of a request whose user messages read `text`.
     pub fn of(text: &str) -> Self {
-        if text.contains("You judge whether one story") {
+        // The architect's and the lander's prompts quote a story's or an epic's own words, which
+        // may hold another kind's: their opening lines are read first.
+        if text.contains("You are the architect of an epic") {
+            Self::Architect
+        } else if text.contains("You are landing the epic") {
+            Self::Land
+        } else if text.contains("You judge whether one story") {
             Self::Judge
         } else if text.contains("You review the work of a coder") {
             Self::Review
@@ -48,6 +59,17 @@ impl Kind {
     }
 }
 
+/// The architect's answer on the success path: a plan of two stories, `b` after `a`, each a
+/// file to write, in file blocks a coder's request is then answered with.
+pub const EPIC_PLAN: &str = r#"{
+  "epic_id": "planned",
+  "epic": "Two small files, one after the other.",
+  "stories": [
+    {"id": "a", "title": "Write a", "description": "Write the file.\n\n```file src/a/a.txt\nalpha\n```\n", "owned": ["src/a"], "acceptance": ["src/a/a.txt holds alpha"]},
+    {"id": "b", "title": "Write b", "description": "Write the file.\n\n```file src/b/b.txt\nbravo\n```\n", "owned": ["src/b"], "depends_on": ["a"], "acceptance": ["src/b/b.txt holds bravo"]}
+  ]
+}"#;
+
 /// Which requests a step answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -62,6 +84,10 @@ pub enum When {
     Review,
     /// Coding requests.
     Code,
+    /// Architects' requests.
+    Architect,
+    /// Landers' requests.
+    Land,
     /// Requests of no kind epic asks for.
     Other,
 }
@@ -75,6 +101,8 @@ impl When {
                 | (Self::Judge, Kind::Judge)
                 | (Self::Review, Kind::Review)
                 | (Self::Code, Kind::Code)
+                | (Self::Architect, Kind::Architect)
+                | (Self::Land, Kind::Land)
                 | (Self::Other, Kind::Other)
         )
     }
@@ -139,7 +167,10 @@ impl Action {
                 tasks: vec!["Do the story".to_owned()],
             },
             Kind::Judge | Kind::Review => Self::Clean,
-            Kind::Code => Self::Write { files: None },
+            Kind::Code | Kind::Land => Self::Write { files: None },
+            Kind::Architect => Self::Text {
+                text: EPIC_PLAN.to_owned(),
+            },
             Kind::Other => Self::Text {
                 text: "OK".to_owned(),
             },
@@ -285,6 +316,27 @@ mod tests {
             Kind::Code
         );
         assert_eq!(Kind::of("Write a title for this chat"), Kind::Other);
+        assert_eq!(
+            Kind::of("You are the architect of an epic. …\n# The epic\n\nDo this task only"),
+            Kind::Architect
+        );
+        assert_eq!(
+            Kind::of("You are landing the epic `e` …\nWhat the story built:\nDo this task only"),
+            Kind::Land
+        );
+    }
+
+    #[test]
+    fn the_architects_plan_is_a_plan_of_two_stories_with_their_files() {
+        let plan: serde_json::Value = serde_json::from_str(EPIC_PLAN).unwrap();
+        assert_eq!(plan["stories"].as_array().map(Vec::len), Some(2));
+        let description = plan["stories"][1]["description"].as_str().unwrap();
+        assert_eq!(
+            crate::file_blocks(description)
+                .get("src/b/b.txt")
+                .map(String::as_str),
+            Some("bravo\n")
+        );
     }
 
     #[test]
