@@ -301,6 +301,11 @@ pub(crate) fn run(args: &[String]) -> Result {
         .into_iter()
         .map(|case| Box::new(case) as Box<dyn Served>)
         .chain(
+            crate::rosters::cases()
+                .into_iter()
+                .map(|case| Box::new(case) as Box<dyn Served>),
+        )
+        .chain(
             crate::roles::cases()
                 .into_iter()
                 .map(|case| Box::new(case) as Box<dyn Served>),

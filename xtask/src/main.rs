@@ -26,6 +26,7 @@ mod bench;
 mod capture;
 mod cases;
 mod roles;
+mod rosters;
 mod served;
 mod server;
 mod tidy;

@@ -41,6 +41,8 @@
 //!   coding request; each story's turn ended as stalled and run again on Codex, which does
 //!   every story.
 //!
+//! - **more rosters** (two accounts of one CLI as named seats, every seat paused, a run killed
+//!   mid-roster), in [`crate::rosters`].
 //! - **the architect and the lander** (every preset): `epic plan` and `epic land` through the
 //!   real CLI, in [`crate::roles`].
 //!
@@ -317,7 +319,7 @@ fn stalling(coder: &str) -> Vec<String> {
 }
 
 /// How long a roster case may take at most: far less than a pause of `--max-wait`.
-const NO_WAIT: Duration = Duration::from_mins(4);
+pub(crate) const NO_WAIT: Duration = Duration::from_mins(4);
 
 /// The binaries and directories the served cases use.
 pub(crate) struct Tools<'a> {
@@ -680,7 +682,7 @@ fn check_recovered(
 }
 
 /// Every story done in `report`, and each one's file on the epic branch.
-fn check_stories(repo: &Path, home: &Path, report: &str) -> Result {
+pub(crate) fn check_stories(repo: &Path, home: &Path, report: &str) -> Result {
     let done = report.matches("\"status\": \"done\"").count();
     if done != FILES.len() {
         return Err(format!(
@@ -773,7 +775,7 @@ pub(crate) fn api_of(preset: &str) -> &'static str {
 
 /// Every story's file written by `second`'s CLI (its API's log shows the call naming it),
 /// and no tool call ever answered to `first`'s.
-fn check_written_by(first: &str, second: &str, logged: &str) -> Result {
+pub(crate) fn check_written_by(first: &str, second: &str, logged: &str) -> Result {
     let called = |api: &str, line: &str| {
         line.contains(&format!("\"api\":\"{api}")) && line.contains("\"calls\":[{")
     };

@@ -6,17 +6,18 @@
 //!
 //! What it answers is scripted per case by a few [`Step`]s (a steps file of JSON lines, see
 //! [`Script::parse`]), each for a kind of request it recognises from the words of epic's
-//! prompts ([`Kind`]: a planner's, a judge's, a reviewer's, a coder's, `epic plan`'s architect's,
-//! `epic land`'s lander's): one task planned, a plan of two stories, these
-//! files written with the CLI's own tool (chosen from the tools the request offers: Claude
+//! prompts ([`Kind`]: a planner's, a judge's, a reviewer's, a coder's, `epic plan`'s
+//! architect's, `epic land`'s lander's): one task planned, a plan of two stories, these files
+//! written with the CLI's own tool (chosen from the tools the request offers: Claude
 //! Code's `Write` or `Bash`, Codex's `exec_command` or `shell`, Gemini CLI's `write_file` or
 //! `run_shell_command`, opencode's `write` or `bash`; for aider, which offers none, whole files
-//! in its "file listing" edit format), a clean verdict, a 429 with the API's own limit body and headers, 529,
-//! 500, a 429 in the API's usage-limit form with a reset hours away, a stream cut half way, a
-//! stream gone silent, the same tool call again and again; a step may answer one API only (one
-//! CLI of a roster failed, another served). Every request is logged (method, path, size, the
-//! tools offered, the kind recognised, the answer, epic's note to a request asked again) as a
-//! JSON line, so a test can assert what the CLI sent.
+//! in its "file listing" edit format), a clean verdict, a 429 with the API's own limit body and
+//! headers, 529, 500, a 429 in the API's usage-limit form with a reset hours away, a stream cut
+//! half way, a stream gone silent, the same tool call again and again; a step may answer one API
+//! only (one CLI of a roster failed, another served), or one API key (one account of a CLI).
+//! Every request is logged (method, path, size, the tools offered, the kind recognised, the key,
+//! the answer, epic's note to a request asked again) as a JSON line, so a test can assert what
+//! the CLI sent.
 //!
 //! The binary `epic-model-server` serves one case: `epic-model-server --steps FILE --log FILE
 //! [--port-file FILE]` prints `127.0.0.1:PORT` on its first line and serves until killed.

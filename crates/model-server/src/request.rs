@@ -50,6 +50,29 @@ impl Api {
     }
 }
 
+/// The API key a request is signed with: Anthropic's `x-api-key` (or a bearer token, as an
+/// auth token is sent), OpenAI's bearer token, Gemini's `x-goog-api-key` or `key` query
+/// parameter.
+pub(crate) fn api_key(headers: &hyper::HeaderMap, query: Option<&str>) -> Option<String> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    header("x-api-key")
+        .or_else(|| header("x-goog-api-key"))
+        .or_else(|| {
+            header("authorization")
+                .and_then(|value| value.strip_prefix("Bearer ").map(str::to_owned))
+        })
+        .or_else(|| {
+            query?
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("key=").map(str::to_owned))
+        })
+}
+
 /// What the server read of one request.
 #[derive(Debug, Clone)]
 pub(crate) struct Seen {
@@ -254,6 +277,20 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_key_from_each_apis_header_or_the_query() {
+        let mut headers = hyper::HeaderMap::new();
+        assert_eq!(
+            api_key(&headers, Some("alt=sse&key=g-1")).as_deref(),
+            Some("g-1")
+        );
+        assert_eq!(api_key(&headers, Some("alt=sse")), None);
+        headers.insert("authorization", "Bearer sk-openai".parse().unwrap());
+        assert_eq!(api_key(&headers, None).as_deref(), Some("sk-openai"));
+        headers.insert("x-api-key", "sk-ant".parse().unwrap());
+        assert_eq!(api_key(&headers, None).as_deref(), Some("sk-ant"));
+    }
 
     #[test]
     fn paths_name_the_api() {

@@ -207,6 +207,10 @@ pub struct Step {
     /// `gemini`), so a case can fail one CLI and serve another; every API when absent.
     #[serde(default)]
     pub api: Option<String>,
+    /// Only requests signed with this API key, so a case can fail one account of a CLI and
+    /// serve another; every key when absent.
+    #[serde(default)]
+    pub key: Option<String>,
     /// What it answers.
     #[serde(flatten)]
     pub action: Action,
@@ -276,19 +280,22 @@ impl Script {
 
     /// The answer to the next request of `kind`, its step's use counted.
     pub fn next(&mut self, kind: Kind) -> Action {
-        self.next_of(kind, "")
+        self.next_of(kind, "", None)
     }
 
     /// The answer to the next request of `kind` in the API named `api` (as the log names it;
-    /// empty: steps for one API do not answer it), its step's use counted.
-    pub fn next_of(&mut self, kind: Kind, api: &str) -> Action {
+    /// empty: steps for one API do not answer it), signed with `key` (`None`: steps for one key
+    /// do not answer it), its step's use counted.
+    pub fn next_of(&mut self, kind: Kind, api: &str, key: Option<&str>) -> Action {
         for (step, used) in &mut self.steps {
             let api_matches = step
                 .api
                 .as_deref()
                 .is_none_or(|wanted| !api.is_empty() && api.starts_with(wanted));
+            let key_matches = step.key.as_deref().is_none_or(|wanted| key == Some(wanted));
             if step.when.matches(kind)
                 && api_matches
+                && key_matches
                 && step.times.is_none_or(|times| *used < times)
             {
                 *used += 1;
@@ -364,14 +371,32 @@ mod tests {
         let mut script =
             Script::parse("{\"api\":\"responses\",\"do\":\"limit\",\"hours\":5}").unwrap();
         assert_eq!(
-            script.next_of(Kind::Code, "responses"),
+            script.next_of(Kind::Code, "responses", None),
             Action::Limit { hours: 5 }
         );
         assert_eq!(
-            script.next_of(Kind::Code, "anthropic"),
+            script.next_of(Kind::Code, "anthropic", None),
             Action::Write { files: None }
         );
         assert_eq!(script.next(Kind::Code), Action::Write { files: None });
+    }
+
+    #[test]
+    fn a_step_for_one_key_answers_only_its_accounts_requests() {
+        let mut script =
+            Script::parse("{\"key\":\"sk-work\",\"do\":\"limit\",\"hours\":3}").unwrap();
+        assert_eq!(
+            script.next_of(Kind::Code, "anthropic", Some("sk-work")),
+            Action::Limit { hours: 3 }
+        );
+        assert_eq!(
+            script.next_of(Kind::Code, "anthropic", Some("sk-home")),
+            Action::Write { files: None }
+        );
+        assert_eq!(
+            script.next_of(Kind::Code, "anthropic", None),
+            Action::Write { files: None }
+        );
     }
 
     #[test]

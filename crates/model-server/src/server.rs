@@ -199,6 +199,7 @@ async fn serve(
 ) -> Result<Response<Payload>, Infallible> {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
+    let key = crate::request::api_key(request.headers(), request.uri().query());
     let body = request
         .into_body()
         .collect()
@@ -221,7 +222,7 @@ async fn serve(
     let seen = Seen::read(api, model, &parsed);
     let (id, action) = {
         let mut shared = lock(&shared);
-        let action = shared.script.next_of(seen.kind, api.name());
+        let action = shared.script.next_of(seen.kind, api.name(), key.as_deref());
         (shared.requests.len() as u64 + 1, action)
     };
     let answer = reply::answer(&seen, &action);
@@ -230,6 +231,7 @@ async fn serve(
     entry["stream"] = seen.stream.into();
     entry["tools"] = seen.tools.clone().into();
     entry["kind"] = serde_json::to_value(seen.kind).unwrap_or_default();
+    entry["key"] = key.into();
     entry["tool_results"] = seen.tool_results.into();
     entry["answer"] = action.to_string().into();
     if let Some(note) = seen.note() {

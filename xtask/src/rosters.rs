@@ -1,0 +1,270 @@
+//! The served cases of rosters beyond one seat at its limit, through the real agent CLIs: two
+//! accounts of one CLI as named seats, every seat of a roster paused, and a run killed
+//! mid-roster and run again.
+//!
+//! - **two accounts** (`claude-work`, `claude-home`: named seats of the `claude` preset in
+//!   `epic.toml`, each with its own `CLAUDE_CONFIG_DIR` and API key): the server answers every
+//!   request signed with the first account's key with a usage limit hours away; that seat is
+//!   paused, and every story is done by Claude Code signed in as the second account (the
+//!   server's log shows its key on each call that wrote a story's file).
+//! - **every seat paused** (`--coder claude,codex --max-wait 1h`, both APIs at their limits,
+//!   resets three hours away): the run stops (exit 130) saying every seat of the roster is
+//!   paused, both seats paused, no story failed.
+//! - **killed mid-roster** (`--coder claude,codex`, Claude Code at its limit, one story at a
+//!   time): `epic run` is killed (SIGKILL) once the first story merged, and run again: every
+//!   story done by Codex, none merged twice.
+
+use std::fs;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::Result;
+use crate::cases::run_with_deadline;
+use crate::served::{
+    CASE_DEADLINE, FILES, ModelServer, NO_WAIT, Served, Tools, check_stories, check_written_by,
+    epic_run, scratch_repo,
+};
+
+/// What a case plays.
+#[derive(Clone, Copy)]
+enum Play {
+    Accounts,
+    AllPaused,
+    Killed,
+}
+
+/// One case.
+pub(crate) struct Case {
+    name: &'static str,
+    preset: &'static str,
+    play: Play,
+}
+
+/// The roster cases of this module.
+pub(crate) fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            name: "served: two claude accounts as named seats, the first at its limit",
+            preset: "claude",
+            play: Play::Accounts,
+        },
+        Case {
+            name: "served: claude and codex both at their limits, the run stops at --max-wait",
+            preset: "codex",
+            play: Play::AllPaused,
+        },
+        Case {
+            name: "served: a run killed mid-roster is run again and finishes on codex",
+            preset: "codex",
+            play: Play::Killed,
+        },
+    ]
+}
+
+impl Served for Case {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn preset(&self) -> &'static str {
+        self.preset
+    }
+
+    fn run(&self, tools: &Tools<'_>, dir: &Path) -> Result {
+        fs::create_dir_all(dir).map_err(|error| error.to_string())?;
+        match self.play {
+            Play::Accounts => accounts(tools, dir),
+            Play::AllPaused => all_paused(tools, dir),
+            Play::Killed => killed(tools, dir),
+        }
+    }
+}
+
+/// The two accounts' seats in `epic.toml`: each its own configuration directory and key.
+const ACCOUNTS: &str = r#"coder = ["claude-work", "claude-home"]
+
+[seats.claude-work]
+seat = "claude"
+env = { CLAUDE_CONFIG_DIR = "~/.claude-work", ANTHROPIC_API_KEY = "sk-work" }
+
+[seats.claude-home]
+seat = "claude"
+env = { CLAUDE_CONFIG_DIR = "~/.claude-home", ANTHROPIC_API_KEY = "sk-home" }
+"#;
+
+/// Whether `events` show `seat` paused for a usage limit.
+fn paused(events: &str, seat: &str) -> bool {
+    events.lines().any(|line| {
+        line.contains("\"kind\":\"seat_paused\"")
+            && line.contains(&format!("\"seat\":\"{seat}\""))
+            && line.contains("\"reason\":\"usage limit\"")
+    })
+}
+
+/// The run's events and report.
+fn state(repo: &Path) -> (String, String) {
+    let epic = repo.join(".git/epic/e");
+    (
+        fs::read_to_string(epic.join("events.jsonl")).unwrap_or_default(),
+        fs::read_to_string(epic.join("report.json")).unwrap_or_default(),
+    )
+}
+
+/// An error holding `why` and what the run printed.
+fn failed(why: &str, code: Option<i32>, printed: &str) -> String {
+    format!("{why}\n--- the run printed (exit {code:?}):\n{printed}")
+}
+
+fn accounts(tools: &Tools<'_>, dir: &Path) -> Result {
+    let server = ModelServer::start(
+        tools.server,
+        dir,
+        r#"{"key": "sk-work", "do": "limit", "hours": 3}"#,
+    )?;
+    let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    fs::write(repo.join("epic.toml"), ACCOUNTS).map_err(|error| error.to_string())?;
+    let mut command = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
+    command.args(["--max-wait", "1h"]);
+    let started = Instant::now();
+    let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
+    let took = started.elapsed();
+    if code != Some(0) {
+        return Err(failed("expected every story done (exit 0)", code, &printed));
+    }
+    let (events, report) = state(&repo);
+    check_stories(&repo, &home, &report)?;
+    if !paused(&events, "claude-work") {
+        return Err("no `seat_paused` event of `claude-work` for a usage limit".into());
+    }
+    let logged = server.logged();
+    let call = |key: &str, line: &str| {
+        line.contains(&format!("\"key\":\"{key}\"")) && line.contains("\"calls\":[{")
+    };
+    for (path, _) in FILES {
+        if !logged
+            .lines()
+            .any(|line| call("sk-home", line) && line.contains(path))
+        {
+            return Err(format!("the second account was not seen writing {path}"));
+        }
+    }
+    if logged.lines().any(|line| call("sk-work", line)) {
+        return Err("the first account, at its limit, was answered with a tool call".into());
+    }
+    if !logged.contains("\"key\":\"sk-work\"") {
+        return Err("the first account never reached the server".into());
+    }
+    if took > NO_WAIT {
+        return Err(format!(
+            "the run took {:.0} s: it waited on the paused seat",
+            took.as_secs_f64()
+        ));
+    }
+    Ok(())
+}
+
+fn all_paused(tools: &Tools<'_>, dir: &Path) -> Result {
+    let server = ModelServer::start(
+        tools.server,
+        dir,
+        "{\"api\": \"anthropic\", \"do\": \"limit\", \"hours\": 3}\n\
+         {\"api\": \"responses\", \"do\": \"limit\", \"hours\": 3}\n",
+    )?;
+    let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    let mut command = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
+    command.args(["--coder", "claude,codex", "--max-wait", "1h"]);
+    let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
+    if code != Some(130) || !printed.contains("every seat of the roster claude,codex is paused") {
+        return Err(failed(
+            "expected the run stopped with every seat paused (exit 130)",
+            code,
+            &printed,
+        ));
+    }
+    let (events, _) = state(&repo);
+    for seat in ["claude", "codex"] {
+        if !paused(&events, seat) {
+            return Err(format!(
+                "no `seat_paused` event of `{seat}` for a usage limit"
+            ));
+        }
+    }
+    if events.contains("\"kind\":\"story_failed\"") {
+        return Err("a story failed: a paused roster fails none".into());
+    }
+    Ok(())
+}
+
+fn killed(tools: &Tools<'_>, dir: &Path) -> Result {
+    let server = ModelServer::start(
+        tools.server,
+        dir,
+        r#"{"api": "anthropic", "do": "limit", "hours": 3}"#,
+    )?;
+    let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    let args = [
+        "--coder",
+        "claude,codex",
+        "--concurrency",
+        "1",
+        "--max-wait",
+        "1h",
+    ];
+    let mut first = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
+    first.args(args).stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = first
+        .spawn()
+        .map_err(|error| format!("cannot start epic: {error}"))?;
+    let events = repo.join(".git/epic/e/events.jsonl");
+    let started = Instant::now();
+    let merged = loop {
+        let text = fs::read_to_string(&events).unwrap_or_default();
+        if text.contains("\"kind\":\"story_merged\"") {
+            break true;
+        }
+        if started.elapsed() > CASE_DEADLINE
+            || child
+                .try_wait()
+                .map_err(|error| error.to_string())?
+                .is_some()
+        {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SIGKILL, as a crash would end it: no cleanup of its own.
+    child.kill().ok();
+    child.wait().ok();
+    if !merged {
+        return Err("the first run merged no story before it ended".into());
+    }
+    let mut again = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
+    again.args(args);
+    let (code, printed) = run_with_deadline(again, CASE_DEADLINE)?;
+    if code != Some(0) {
+        return Err(failed(
+            "expected the rerun to finish every story (exit 0)",
+            code,
+            &printed,
+        ));
+    }
+    let (events, report) = state(&repo);
+    check_stories(&repo, &home, &report)?;
+    if events.matches("\"kind\":\"run_started\"").count() != 2 {
+        return Err("expected two `run_started` events: the killed run and the rerun".into());
+    }
+    for story in ["a", "b", "c"] {
+        let times = events
+            .lines()
+            .filter(|line| {
+                line.contains("\"kind\":\"story_merged\"")
+                    && line.contains(&format!("\"story\":\"{story}\""))
+            })
+            .count();
+        if times != 1 {
+            return Err(format!("story {story} merged {times} times"));
+        }
+    }
+    check_written_by("claude", "codex", &server.logged())
+}
