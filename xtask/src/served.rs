@@ -137,6 +137,10 @@ enum Expect {
     Paused(&'static str),
     /// The coder's turns ended by the stall watchdog: the stories fail saying so (exit 1).
     Stalled,
+    /// The first coding request's stream cut half way, and every story done: the CLI asked
+    /// again itself within the turn (`by_cli`), or failed the turn and epic tried it again
+    /// (`turn_retried`).
+    CutOnce { by_cli: bool },
     /// The first coding request held silent: the turn ended as stalled (`turn_stalled`), run
     /// again, answered, and every story done.
     StalledOnce,
@@ -226,7 +230,28 @@ fn failures() -> Vec<Case> {
         // Codex's words for a 500 from its provider.
         expect: Expect::Paused("high demand"),
     });
+    cases.push(Case {
+        name: "served: claude on a 529 pauses its seat".into(),
+        preset: "claude",
+        args: ["--coder", "claude", "--max-wait", "20s"]
+            .map(str::to_owned)
+            .to_vec(),
+        steps: r#"{"do": "status", "status": 529}"#.into(),
+        // Claude Code's words for Anthropic's overloaded error.
+        expect: Expect::Paused("529 Overloaded"),
+    });
     for preset in ["claude", "codex", "gemini"] {
+        cases.push(Case {
+            name: format!("served: {preset} on a stream cut once is retried and done"),
+            preset,
+            args: ["--coder", preset].map(str::to_owned).to_vec(),
+            steps: r#"{"when": "code", "do": "cut", "times": 1}"#.into(),
+            // Claude Code asks again itself (even with no retries of its own configured for
+            // errors); Codex and Gemini CLI fail the turn, and epic runs it again.
+            expect: Expect::CutOnce {
+                by_cli: preset == "claude",
+            },
+        });
         cases.push(Case {
             name: format!("served: {preset} stalls once, is run again and done"),
             preset,
@@ -544,7 +569,8 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
                 ));
             }
         }
-        Expect::StalledOnce
+        Expect::CutOnce { .. }
+        | Expect::StalledOnce
         | Expect::LoopedOnce
         | Expect::LoopCaughtByCli
         | Expect::Rostered { .. }
@@ -672,6 +698,7 @@ fn check_recovered(
     check_stories(repo, home, report)?;
     let events = fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
     match case.expect {
+        Expect::CutOnce { by_cli } => check_cut_once(by_cli, &events, logged),
         Expect::StalledOnce => check_stalled_once(&events, logged),
         Expect::LoopedOnce => check_looped_once(case.preset, &events, logged),
         Expect::LoopCaughtByCli => check_loop_caught(&events, logged),
@@ -697,6 +724,33 @@ pub(crate) fn check_stories(repo: &Path, home: &Path, report: &str) -> Result {
         }
     }
     Ok(())
+}
+
+/// A cut stream, then the story done: the server cut one stream, and the turn it broke was
+/// tried again by the CLI itself (`by_cli`: the request after the cut one is the same request
+/// again, with as many tool results, and epic saw no failure) or by epic (`turn_retried`).
+fn check_cut_once(by_cli: bool, events: &str, logged: &str) -> Result {
+    let lines: Vec<&str> = logged.lines().collect();
+    let cut = lines
+        .iter()
+        .position(|line| line.contains("\"answer\":\"cut\""))
+        .ok_or("the server never cut a stream")?;
+    let results = |line: &str| number_after(line, "\"tool_results\":");
+    let asked_again = lines[cut + 1..]
+        .iter()
+        .find(|line| line.contains("\"kind\":\"code\""))
+        .is_some_and(|next| results(next) == results(lines[cut]));
+    let retried = events.contains("\"kind\":\"turn_retried\"");
+    match (by_cli, asked_again, retried) {
+        (true, true, false) | (false, _, true) => Ok(()),
+        (true, _, _) => Err(format!(
+            "expected the CLI to ask again itself (asked again: {asked_again}, epic retried: \
+             {retried})"
+        )),
+        (false, _, false) => {
+            Err("no `turn_retried` event: epic did not try the broken turn again".into())
+        }
+    }
 }
 
 /// A stall, then the story done: the server went silent once, epic said `turn_stalled` and
