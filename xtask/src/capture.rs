@@ -8,7 +8,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cases::{KEYS, run_captured};
-use crate::served::{ModelServer, PRESETS, path_with, scratch_repo};
+use crate::scratch::{path_with, scratch_repo};
+use crate::served::PRESETS;
+use crate::server::ModelServer;
 use crate::{Result, say};
 
 /// The failures `capture` records, each a server step for every request, and how long the CLI

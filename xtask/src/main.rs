@@ -27,6 +27,7 @@ mod capture;
 mod cases;
 mod roles;
 mod rosters;
+mod scratch;
 mod served;
 mod server;
 mod tidy;

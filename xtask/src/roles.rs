@@ -18,10 +18,9 @@ use std::process::Command;
 
 use crate::Result;
 use crate::cases::run_with_deadline;
-use crate::served::{
-    CASE_DEADLINE, FILES, ModelServer, PRESETS, Served, Tools, api_of, epic_command, epic_run,
-    scratch_repo, show, warm_opencode,
-};
+use crate::scratch::{FILES, epic_command, epic_run, scratch_repo, show, warm_opencode};
+use crate::served::{CASE_DEADLINE, PRESETS, Served, Tools, api_of};
+use crate::server::ModelServer;
 
 /// The role a case's preset takes.
 #[derive(Clone, Copy)]

@@ -21,10 +21,9 @@ use std::time::{Duration, Instant};
 
 use crate::Result;
 use crate::cases::run_with_deadline;
-use crate::served::{
-    CASE_DEADLINE, FILES, ModelServer, NO_WAIT, Served, Tools, check_stories, check_written_by,
-    epic_run, scratch_repo,
-};
+use crate::scratch::{FILES, epic_run, scratch_repo};
+use crate::served::{CASE_DEADLINE, NO_WAIT, Served, Tools, check_stories, check_written_by};
+use crate::server::ModelServer;
 
 /// What a case plays.
 #[derive(Clone, Copy)]

@@ -23,7 +23,8 @@ use std::time::Duration;
 
 use crate::agents::{VERSIONS, cache_dir, install, pypi_bin, read_versions, target_dir};
 use crate::cases::run_with_deadline;
-use crate::served::{ModelServer, epic_run, number_after, scratch_repo, warm_opencode};
+use crate::scratch::{epic_run, number_after, scratch_repo, warm_opencode};
+use crate::server::ModelServer;
 use crate::{Result, root, run_cargo, say};
 
 /// How the default keeps a small story to three requests, under the table.
