@@ -1,5 +1,5 @@
-//! The served cases of the roles outside a run, through the real agent CLIs: `epic plan`'s
-//! architect and `epic land`'s lander.
+//! The served cases of the roles beyond coder, judge and reviewer, through the real agent CLIs:
+//! `epic plan`'s architect, `epic land`'s lander, and the verifier of a `BLOCKED_ON:` claim.
 //!
 //! - **architect** (every preset): `epic plan` in epic's sandbox, where the whole repository is
 //!   read-only to the architect, with the preset's read-only command line; the server answers
@@ -11,6 +11,11 @@
 //!   answers it with the resolved file, written by the CLI's own tool, and a file outside the
 //!   lander's perimeter. The resolution lands on `main`, the stray file is put back (the
 //!   landing says so) and never reaches `main`, and `epic verify` finds every commit attested.
+//! - **verifier** (every preset): Claude Code as coder answers its first coding request with
+//!   `BLOCKED_ON:` a need no story of the plan owns or provides; the preset, as verifier, reads
+//!   the story's worktree read-only and is answered that nothing is missing
+//!   (`epic_model_server::NOT_BLOCKED`): the claim is rejected by the verifier
+//!   (`blocked_rejected`), the coder's pushback turn does the work, and every story is done.
 
 use std::fs;
 use std::path::Path;
@@ -19,7 +24,7 @@ use std::process::Command;
 use crate::Result;
 use crate::cases::run_with_deadline;
 use crate::scratch::{FILES, epic_command, epic_run, scratch_repo, show, warm_opencode};
-use crate::served::{CASE_DEADLINE, PRESETS, Served, Tools, api_of};
+use crate::served::{CASE_DEADLINE, PRESETS, Served, Tools, api_of, check_stories};
 use crate::server::ModelServer;
 
 /// The role a case's preset takes.
@@ -27,6 +32,7 @@ use crate::server::ModelServer;
 enum Role {
     Architect,
     Lander,
+    Verifier,
 }
 
 /// One case: a preset in a role.
@@ -36,7 +42,7 @@ pub(crate) struct Case {
     role: Role,
 }
 
-/// The architect and the lander, for every preset.
+/// The architect, the lander and the verifier, for every preset.
 pub(crate) fn cases() -> Vec<Case> {
     PRESETS
         .iter()
@@ -53,6 +59,13 @@ pub(crate) fn cases() -> Vec<Case> {
                     ),
                     preset,
                     role: Role::Lander,
+                },
+                Case {
+                    name: format!(
+                        "served: {preset} as verifier rejects a BLOCKED_ON claim, the story done"
+                    ),
+                    preset,
+                    role: Role::Verifier,
                 },
             ]
         })
@@ -72,6 +85,7 @@ impl Served for Case {
         match self.role {
             Role::Architect => planned(self.preset, tools, dir),
             Role::Lander => landed(self.preset, tools, dir),
+            Role::Verifier => verified(self.preset, tools, dir),
         }
     }
 }
@@ -249,5 +263,39 @@ fn landed(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
     let mut verify = epic_command(tools.epic, &repo, &home, tools.bins, &server)?;
     verify.args(["verify", "e"]);
     expect(verify, 0, "`epic verify`")?;
+    Ok(())
+}
+
+/// The coder's first answer: a claim that the story is blocked on what no story of the plan
+/// owns or provides, which only a verifier can settle.
+const BLOCKED_STEPS: &str = r#"{"when": "code", "do": "text", "text": "The story needs a configuration service that is not here.\nBLOCKED_ON: the configuration service", "times": 1}"#;
+
+/// `epic run` with Claude Code as coder and `preset` as verifier: see the module's docs.
+fn verified(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
+    let (server, repo, home) = setup(preset, BLOCKED_STEPS, tools, dir)?;
+    let mut run = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
+    run.args([
+        "--coder",
+        "claude",
+        "--verifier",
+        preset,
+        "--concurrency",
+        "1",
+    ]);
+    let printed = expect(run, 0, "`epic run` with a verifier")?;
+    let report = fs::read_to_string(repo.join(".git/epic/e/report.json")).unwrap_or_default();
+    check_stories(&repo, &home, &report)?;
+    let events = fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
+    let rejected = events.lines().any(|line| {
+        line.contains("\"kind\":\"blocked_rejected\"") && line.contains("\"by\":\"verifier\"")
+    });
+    if !rejected {
+        return Err(format!(
+            "no `blocked_rejected` event by the verifier; the run printed:\n{printed}"
+        ));
+    }
+    if logged_of(&server, preset, "verify").is_empty() {
+        return Err(format!("{preset} never asked the server as the verifier"));
+    }
     Ok(())
 }

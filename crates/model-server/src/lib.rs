@@ -7,8 +7,8 @@
 //! What it answers is scripted per case by a few [`Step`]s (a steps file of JSON lines, see
 //! [`Script::parse`]), each for a kind of request it recognises from the words of epic's
 //! prompts ([`Kind`]: a planner's, a judge's, a reviewer's, a coder's, `epic plan`'s
-//! architect's, `epic land`'s lander's): one task planned, a plan of two stories, these files
-//! written with the CLI's own tool (chosen from the tools the request offers: Claude
+//! architect's, `epic land`'s lander's, a verifier's): one task planned, a plan of two stories,
+//! a `BLOCKED_ON:` claim rejected, these files written with the CLI's own tool (chosen from the tools the request offers: Claude
 //! Code's `Write` or `Bash`, Codex's `exec_command` or `shell`, Gemini CLI's `write_file` or
 //! `run_shell_command`, opencode's `write` or `bash`; for aider, which offers none, whole files
 //! in its "file listing" edit format), a clean verdict, a 429 with the API's own limit body and
@@ -44,5 +44,5 @@ mod server;
 
 pub use reply::{REPEATED, file_blocks};
 pub use request::Api;
-pub use script::{Action, EPIC_PLAN, Kind, Script, ScriptError, Step, When};
+pub use script::{Action, EPIC_PLAN, Kind, NOT_BLOCKED, Script, ScriptError, Step, When};
 pub use server::{Config, Server};

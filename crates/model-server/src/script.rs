@@ -6,7 +6,7 @@
 //! gets the success path ([`Action::default_for`]): a planning request one task, a judge or a
 //! reviewer a clean verdict, a coding request (or a lander's) the files its prompt's file
 //! blocks name written with the CLI's own tool, then a short reply, an architect's request a
-//! plan of two stories ([`EPIC_PLAN`]).
+//! plan of two stories ([`EPIC_PLAN`]), a verifier's the claim rejected ([`NOT_BLOCKED`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -30,6 +30,8 @@ pub enum Kind {
     Architect,
     /// `epic land`'s lander: "You are landing the epic".
     Land,
+    /// A verifier of a coder's `BLOCKED_ON:` claim: "You check a claim made by a coding agent".
+    Verify,
     /// Anything else: a CLI's own side requests (titles, routing), other roles.
     Other,
 }
@@ -37,12 +39,14 @@ pub enum Kind {
 impl Kind {
     /// The kind of a request whose user messages read `text`.
     pub fn of(text: &str) -> Self {
-        // The architect's and the lander's prompts quote a story's or an epic's own words, which
-        // may hold another kind's: their opening lines are read first.
+        // The architect's, the lander's and the verifier's prompts quote a story's or an epic's
+        // own words, which may hold another kind's: their opening lines are read first.
         if text.contains("You are the architect of an epic") {
             Self::Architect
         } else if text.contains("You are landing the epic") {
             Self::Land
+        } else if text.contains("You check a claim made by a coding agent") {
+            Self::Verify
         } else if text.contains("You judge whether one story") {
             Self::Judge
         } else if text.contains("You review the work of a coder") {
@@ -70,6 +74,10 @@ pub const EPIC_PLAN: &str = r#"{
   ]
 }"#;
 
+/// A verifier's answer on the success path: the claim rejected, the need the story's own.
+pub const NOT_BLOCKED: &str =
+    r#"{"blocked":false,"reason":"Nothing is missing: the file is the story's own to write."}"#;
+
 /// Which requests a step answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -88,6 +96,8 @@ pub enum When {
     Architect,
     /// Landers' requests.
     Land,
+    /// Verifiers' requests.
+    Verify,
     /// Requests of no kind epic asks for.
     Other,
 }
@@ -103,6 +113,7 @@ impl When {
                 | (Self::Code, Kind::Code)
                 | (Self::Architect, Kind::Architect)
                 | (Self::Land, Kind::Land)
+                | (Self::Verify, Kind::Verify)
                 | (Self::Other, Kind::Other)
         )
     }
@@ -170,6 +181,9 @@ impl Action {
             Kind::Code | Kind::Land => Self::Write { files: None },
             Kind::Architect => Self::Text {
                 text: EPIC_PLAN.to_owned(),
+            },
+            Kind::Verify => Self::Text {
+                text: NOT_BLOCKED.to_owned(),
             },
             Kind::Other => Self::Text {
                 text: "OK".to_owned(),
@@ -330,6 +344,10 @@ mod tests {
         assert_eq!(
             Kind::of("You are landing the epic `e` …\nWhat the story built:\nDo this task only"),
             Kind::Land
+        );
+        assert_eq!(
+            Kind::of("You check a claim made by a coding agent …\nYou are implementing ONE story"),
+            Kind::Verify
         );
     }
 
