@@ -117,7 +117,6 @@ pub(crate) fn epic_command(
         .current_dir(repo)
         .env("HOME", home)
         .env("PATH", path_with(bins)?)
-        .env("NO_COLOR", "1")
         .env("GIT_AUTHOR_NAME", "epic agents")
         .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
         .env("GIT_COMMITTER_NAME", "epic agents")

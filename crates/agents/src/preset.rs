@@ -28,7 +28,7 @@ const GEMINI_PROMPT: &str = "Carry out the request above.";
 /// | `codex` | planner, judge, reviewer, architect | `codex exec --json --sandbox read-only - < prompt` | the `read-only` sandbox: it reads and runs read-only commands, writes nothing |
 /// | `gemini` | coder | `gemini --skip-trust --approval-mode yolo --output-format stream-json --prompt 'Carry out the request above.' < prompt` | `--prompt` is Gemini CLI's headless mode and is appended to standard input, which carries the prompt; `yolo` approves every action (edits and commands); `--skip-trust` trusts the worktree for the session, since in an untrusted folder Gemini silently drops to the `default` approval mode and makes no tool call that needs approval; `--output-format stream-json` prints its events as JSON lines as they happen (messages, each `tool_use`, then a `result` with `status` and `stats`) |
 /// | `gemini` | planner, judge, reviewer, architect | `gemini --skip-trust --approval-mode plan --output-format stream-json --prompt 'Carry out the request above.' < prompt` | `plan` is Gemini CLI's read-only approval mode |
-/// | `aider` | coder | `aider --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE` | `--message-file` sends one message and exits; the file lives outside the worktree; `--yes-always` confirms everything; epic owns git, so no auto-commits and no `.gitignore` edit; no URL detection, since aider otherwise fetches every URL a prompt quotes (a story's link, the plan schema's `$schema`) into the chat, and no update check at each turn's start; history files off so aider leaves no files in the worktree |
+/// | `aider` | coder | `aider --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE` | `--message-file` sends one message and exits; the file lives outside the worktree; `--yes-always` confirms everything; epic owns git, so no auto-commits and no `.gitignore` edit; no URL detection, since aider otherwise fetches every URL a prompt quotes (a story's link, the plan schema's `$schema`) into the chat, no update check at each turn's start; `--no-pretty` prints the reply as the model wrote it (its rich rendering drops a fenced block's fences, so a fenced verdict or plan would no longer read as one, and pads lines with spaces); history files off so aider leaves no files in the worktree |
 /// | `aider` | planner, judge, reviewer, architect | the same with `--chat-mode ask` first | `ask` mode answers and never edits |
 /// | `opencode` | coder | `opencode run < prompt` | `run` is opencode's non-interactive mode; it reads a piped standard input as the message and approves edits by default |
 /// | `opencode` | planner, judge, reviewer, architect | `opencode run --agent plan < prompt` | opencode's `plan` agent denies edits |
@@ -137,6 +137,7 @@ impl Preset {
                 "--no-gitignore",
                 "--no-detect-urls",
                 "--no-check-update",
+                "--no-pretty",
                 "--chat-history-file",
                 "/dev/null",
                 "--input-history-file",
@@ -150,6 +151,7 @@ impl Preset {
                 "--no-gitignore",
                 "--no-detect-urls",
                 "--no-check-update",
+                "--no-pretty",
                 "--chat-history-file",
                 "/dev/null",
                 "--input-history-file",

@@ -31,7 +31,7 @@ const EXPECTED: &[(Preset, &str, bool)] = &[
     ),
     (
         Preset::Aider,
-        "--yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --chat-history-file /dev/null --input-history-file /dev/null --message-file $file",
+        "--yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file $file",
         false,
     ),
     (Preset::Opencode, "run", true),
@@ -124,7 +124,7 @@ const EXPECTED_ARCHITECT: &[(Preset, &str, bool)] = &[
     ),
     (
         Preset::Aider,
-        "--chat-mode ask --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --chat-history-file /dev/null --input-history-file /dev/null --message-file $file",
+        "--chat-mode ask --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file $file",
         false,
     ),
     (Preset::Opencode, "run --agent plan", true),
@@ -186,7 +186,7 @@ fn command_lines_are_data() {
             "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash < prompt",
             "codex exec --json --sandbox workspace-write - < prompt",
             "gemini --skip-trust --approval-mode yolo --output-format stream-json --prompt 'Carry out the request above.' < prompt",
-            "aider --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE",
+            "aider --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE",
             "opencode run < prompt",
         ]
     );
