@@ -28,6 +28,11 @@
 //!   `input`; `candidates` plus `thoughts`). Either way an error object (with its `message`) on
 //!   stderr is an error: Gemini puts it there when the turn failed before answering.
 //!
+//! - **aider**: its standard output is its banner, the files it added to the chat, the reply
+//!   and its token line, as text; the reply alone is read from the log of the model's replies
+//!   it writes with `--llm-history-file` ([`aider_reply`]): the last `LLM RESPONSE` entry, each
+//!   line of it after `ASSISTANT `.
+//!
 //! Output that does not parse falls back to the raw text, with no usage and no error: a preset
 //! whose CLI printed something else (an old version, a wrapper script) still works as a plain
 //! text seat. Other presets and `exec:` commands are never decoded.
@@ -62,6 +67,30 @@ impl Decoded {
 /// Whether `preset`'s output is decoded at all.
 pub(crate) fn is_structured(preset: Preset) -> bool {
     matches!(preset, Preset::Claude | Preset::Codex | Preset::Gemini)
+}
+
+/// The model's last reply in aider's log of its replies (`--llm-history-file`): the lines of
+/// the last `LLM RESPONSE <time>` entry, each written as `ASSISTANT <line>`, up to the next
+/// entry; `None` when the log holds no reply (aider failed before one, or wrote no log).
+pub(crate) fn aider_reply(log: &str) -> Option<String> {
+    // Every line of an entry's content carries its role (`ASSISTANT `, `USER `, …), so a line
+    // starting an entry is never the content of one.
+    let mut reply: Option<Vec<&str>> = None;
+    for line in log.lines() {
+        if line.starts_with("LLM RESPONSE ") {
+            reply = Some(Vec::new());
+        } else if line.starts_with("TO LLM ") {
+            // A request after the last reply: that exchange has no reply (yet).
+            reply = None;
+        } else if let Some(lines) = &mut reply
+            && let Some(rest) = line.strip_prefix("ASSISTANT")
+            && (rest.is_empty() || rest.starts_with(' '))
+        {
+            lines.push(rest.strip_prefix(' ').unwrap_or(rest));
+        }
+    }
+    let text = reply?.join("\n");
+    (!text.trim().is_empty()).then_some(text)
 }
 
 /// What Gemini CLI prints on stderr when it ignores the approval mode it was given in a folder
@@ -376,6 +405,26 @@ fn message_of(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aiders_reply_is_the_last_response_of_its_log() {
+        let log = "TO LLM 2026-12-06T20:00:00\n-------\nSYSTEM Act as an expert\nUSER judge it\n\
+                   LLM RESPONSE 2026-12-06T20:00:01\nASSISTANT first try\n\
+                   TO LLM 2026-12-06T20:00:02\nUSER again\n\
+                   LLM RESPONSE 2026-12-06T20:00:03\nASSISTANT ```json\nASSISTANT {\"clean\":true,\"issues\":[]}\n\
+                   ASSISTANT \nASSISTANT ```\n";
+        assert_eq!(
+            aider_reply(log).as_deref(),
+            Some("```json\n{\"clean\":true,\"issues\":[]}\n\n```")
+        );
+        // A request after the last reply (aider failed on it): no reply of that exchange.
+        assert_eq!(
+            aider_reply("LLM RESPONSE t\nASSISTANT old\nTO LLM t\nUSER more\n"),
+            None
+        );
+        assert_eq!(aider_reply(""), None);
+        assert_eq!(aider_reply("LLM RESPONSE t\n"), None);
+    }
 
     #[test]
     fn claude_result_object() {

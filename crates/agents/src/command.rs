@@ -250,9 +250,17 @@ impl CommandSeat {
                     let mut args: Vec<OsString> = base.iter().map(OsString::from).collect();
                     let stdin = match preset.prompt_via() {
                         PromptVia::Stdin => Some(prompt.as_bytes().to_vec()),
-                        PromptVia::File { flag } => {
+                        PromptVia::File { flag, replies } => {
                             args.push(flag.into());
                             args.push(prompt_file.map(OsString::from).unwrap_or_default());
+                            if let Some(replies) = replies {
+                                args.push(replies.into());
+                                args.push(
+                                    prompt_file
+                                        .map(|file| reply_log(file).into_os_string())
+                                        .unwrap_or_default(),
+                                );
+                            }
                             None
                         }
                     };
@@ -281,12 +289,15 @@ impl CommandSeat {
 
     /// The reply of an attempt that exited with `status`, or the tail of its failure: a preset
     /// with a structured output is read for its reply, usage and error
-    /// ([`agent_output`]), and an error it reports fails the turn even with exit status 0.
+    /// ([`agent_output`]), and an error it reports fails the turn even with exit status 0; a
+    /// preset that logs its model's replies to a file replies what that log holds (`logged`),
+    /// its output otherwise.
     fn read_output(
         &self,
         finished: &mut process::Finished,
         status: std::process::ExitStatus,
         attempt: u32,
+        logged: Option<String>,
     ) -> Result<Reply, (String, Option<ReportedUsage>)> {
         let raw = finished.stdout.text();
         let decoded = match &self.invocation {
@@ -300,7 +311,7 @@ impl CommandSeat {
         if status.success() && reported_error.is_none() {
             let (text, usage) = match decoded {
                 Some(decoded) => (decoded.text, decoded.usage),
-                None => (raw, None),
+                None => (logged.unwrap_or(raw), None),
             };
             return Ok(Reply {
                 chars: finished.stdout.total_chars(),
@@ -463,9 +474,23 @@ impl CommandSeat {
             let spec = context.sandbox.wrap(spec, &context.worktree, access).await;
             let (mut finished, looping) =
                 self.run_attempt(&spec, context, limits, progress).await?;
+            let logged = match (&self.invocation, &prompt_dir) {
+                (Invocation::Preset(preset), Some((_, file)))
+                    if matches!(
+                        preset.prompt_via(),
+                        PromptVia::File {
+                            replies: Some(_),
+                            ..
+                        }
+                    ) =>
+                {
+                    logged_reply(file).await
+                }
+                _ => None,
+            };
             drop(prompt_dir);
             let status = self.exit_status(finished.ending, looping, context, started)?;
-            let (tail, usage) = match self.read_output(&mut finished, status, attempt) {
+            let (tail, usage) = match self.read_output(&mut finished, status, attempt, logged) {
                 Ok(reply) => return Ok(reply),
                 Err(failed) => failed,
             };
@@ -557,6 +582,24 @@ async fn prompt_file(prompt: &str) -> std::io::Result<(tempfile::TempDir, std::p
     let path = dir.path().join("prompt.md");
     tokio::fs::write(&path, prompt).await?;
     Ok((dir, path))
+}
+
+/// Where a preset that logs its model's replies (`PromptVia::File`'s `replies`) logs them:
+/// beside the prompt's file, outside the worktree.
+fn reply_log(prompt_file: &std::path::Path) -> std::path::PathBuf {
+    prompt_file.with_file_name("replies.log")
+}
+
+/// The model's last reply in the log beside `prompt_file` ([`reply_log`]), if the CLI wrote one
+/// ([`agent_output::aider_reply`]).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the reply log is the seat's own temp file, beside its prompt file, outside the \
+              worktree and the state directory"
+)]
+async fn logged_reply(prompt_file: &std::path::Path) -> Option<String> {
+    let bytes = tokio::fs::read(reply_log(prompt_file)).await.ok()?;
+    agent_output::aider_reply(&String::from_utf8_lossy(&bytes))
 }
 
 #[cfg(test)]

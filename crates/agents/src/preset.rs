@@ -28,7 +28,7 @@ const GEMINI_PROMPT: &str = "Carry out the request above.";
 /// | `codex` | planner, judge, reviewer, architect | `codex exec --json --sandbox read-only - < prompt` | the `read-only` sandbox: it reads and runs read-only commands, writes nothing |
 /// | `gemini` | coder | `gemini --skip-trust --approval-mode yolo --output-format stream-json --prompt 'Carry out the request above.' < prompt` | `--prompt` is Gemini CLI's headless mode and is appended to standard input, which carries the prompt; `yolo` approves every action (edits and commands); `--skip-trust` trusts the worktree for the session, since in an untrusted folder Gemini silently drops to the `default` approval mode and makes no tool call that needs approval; `--output-format stream-json` prints its events as JSON lines as they happen (messages, each `tool_use`, then a `result` with `status` and `stats`) |
 /// | `gemini` | planner, judge, reviewer, architect | `gemini --skip-trust --approval-mode plan --output-format stream-json --prompt 'Carry out the request above.' < prompt` | `plan` is Gemini CLI's read-only approval mode |
-/// | `aider` | coder | `aider --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE` | `--message-file` sends one message and exits; the file lives outside the worktree; `--yes-always` confirms everything; epic owns git, so no auto-commits and no `.gitignore` edit; no URL detection, since aider otherwise fetches every URL a prompt quotes (a story's link, the plan schema's `$schema`) into the chat, no update check at each turn's start; `--no-pretty` prints the reply as the model wrote it (its rich rendering drops a fenced block's fences, so a fenced verdict or plan would no longer read as one, and pads lines with spaces); history files off so aider leaves no files in the worktree |
+/// | `aider` | coder | `aider --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE --llm-history-file REPLY_LOG` | `--message-file` sends one message and exits; the file lives outside the worktree; `--yes-always` confirms everything; epic owns git, so no auto-commits and no `.gitignore` edit; no URL detection, since aider otherwise fetches every URL a prompt quotes (a story's link, the plan schema's `$schema`) into the chat, no update check at each turn's start; `--no-pretty` prints plainly (its rich rendering, its default without `NO_COLOR`, drops a fenced block's fences and pads every line); history files off so aider leaves no files in the worktree; the reply is read from the log of the model's replies (`--llm-history-file`, beside the prompt's file, outside the worktree), since aider prints its banner, the files it added and its token line around the reply on standard output |
 /// | `aider` | planner, judge, reviewer, architect | the same with `--chat-mode ask` first | `ask` mode answers and never edits |
 /// | `opencode` | coder | `opencode run < prompt` | `run` is opencode's non-interactive mode; it reads a piped standard input as the message and approves edits by default |
 /// | `opencode` | planner, judge, reviewer, architect | `opencode run --agent plan < prompt` | opencode's `plan` agent denies edits |
@@ -58,6 +58,9 @@ pub enum PromptVia {
     File {
         /// The flag before the file's path.
         flag: &'static str,
+        /// The flag before a file the CLI logs its model's replies to, which the turn's reply
+        /// is read from: the model's own words, with none of what the CLI prints around them.
+        replies: Option<&'static str>,
     },
 }
 
@@ -167,13 +170,15 @@ impl Preset {
         match self {
             Self::Aider => PromptVia::File {
                 flag: "--message-file",
+                replies: Some("--llm-history-file"),
             },
             _ => PromptVia::Stdin,
         }
     }
 
     /// The exact command line of a coder's turn, as the README lists it: `< prompt` for
-    /// standard input, `PROMPT_FILE` for the prompt's file.
+    /// standard input, `PROMPT_FILE` for the prompt's file, `REPLY_LOG` for the file the reply
+    /// is read from.
     ///
     /// ```
     /// use epic_agents::Preset;
@@ -184,7 +189,11 @@ impl Preset {
     ///      --allowedTools Bash < prompt"
     /// );
     /// assert_eq!(Preset::Opencode.command_line(), "opencode run < prompt");
-    /// assert!(Preset::Aider.command_line().ends_with("--message-file PROMPT_FILE"));
+    /// assert!(
+    ///     Preset::Aider
+    ///         .command_line()
+    ///         .ends_with("--message-file PROMPT_FILE --llm-history-file REPLY_LOG")
+    /// );
     /// ```
     pub fn command_line(self) -> String {
         self.role_command_line(Role::Coder)
@@ -205,9 +214,13 @@ impl Preset {
         words.extend(self.args(role).iter().map(|arg| shell_quote(arg)));
         match self.prompt_via() {
             PromptVia::Stdin => words.push("< prompt".to_owned()),
-            PromptVia::File { flag } => {
+            PromptVia::File { flag, replies } => {
                 words.push(flag.to_owned());
                 words.push("PROMPT_FILE".to_owned());
+                if let Some(replies) = replies {
+                    words.push(replies.to_owned());
+                    words.push("REPLY_LOG".to_owned());
+                }
             }
         }
         words.join(" ")

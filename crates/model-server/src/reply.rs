@@ -48,7 +48,7 @@ pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
             let instance = seen.schema.as_ref().map(instance).unwrap_or_default();
             Answer::Reply(vec![Part::Text(instance.to_string())])
         }
-        Action::Text { text } => Answer::Reply(vec![Part::Text(json_for(seen, text))]),
+        Action::Text { text } => Answer::Reply(vec![Part::Text(text.clone())]),
         Action::Plan { tasks } => {
             let tasks: Vec<Value> = tasks
                 .iter()
@@ -56,10 +56,9 @@ pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
                 .collect();
             Answer::Reply(vec![Part::Text(json!({ "tasks": tasks }).to_string())])
         }
-        Action::Clean => Answer::Reply(vec![Part::Text(json_for(
-            seen,
-            r#"{"clean":true,"issues":[]}"#,
-        ))]),
+        Action::Clean => {
+            Answer::Reply(vec![Part::Text(r#"{"clean":true,"issues":[]}"#.to_owned())])
+        }
         Action::Write { files } => {
             let files = files.clone().unwrap_or_else(|| file_blocks(&seen.prompt));
             Answer::Reply(write(seen, &files))
@@ -74,16 +73,6 @@ pub(crate) fn answer(seen: &Seen, action: &Action) -> Answer {
             "A reply that is cut half way through, never to be finished.".to_owned(),
         )]),
         Action::Silent => Answer::Silent,
-    }
-}
-
-/// `text` as the CLI of `seen` is to reply it: aider prints its banner and token line around
-/// the reply, where a JSON reply (a verdict, a plan) reads only fenced, as epic's prompts allow.
-fn json_for(seen: &Seen, text: &str) -> String {
-    if seen.aider && text.trim_start().starts_with('{') {
-        format!("```json\n{}\n```", text.trim())
-    } else {
-        text.to_owned()
     }
 }
 
@@ -676,18 +665,13 @@ mod tests {
     }
 
     #[test]
-    fn a_verdict_for_aider_is_fenced() {
+    fn a_verdict_is_bare_json_for_every_cli() {
         let mut aider = seen(Api::Anthropic, &[], 0);
         aider.aider = true;
         let Answer::Reply(parts) = answer(&aider, &Action::Clean) else {
             panic!()
         };
-        assert_eq!(
-            parts,
-            [Part::Text(
-                "```json\n{\"clean\":true,\"issues\":[]}\n```".into()
-            )]
-        );
+        assert_eq!(parts, [Part::Text("{\"clean\":true,\"issues\":[]}".into())]);
     }
 
     #[test]

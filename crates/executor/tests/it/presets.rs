@@ -31,7 +31,7 @@ const EXPECTED: &[(Preset, &str, bool)] = &[
     ),
     (
         Preset::Aider,
-        "--yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file $file",
+        "--yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file $file --llm-history-file $replies",
         false,
     ),
     (Preset::Opencode, "run", true),
@@ -43,13 +43,27 @@ fn stand_in(fixture: &Fixture, preset: Preset, args: &str, stdin: bool) {
         "prompt=$(cat)".to_owned()
     } else {
         // The prompt is in the file after --message-file, outside the worktree; stdin is empty.
+        // The model's replies are logged beside it, as aider logs them.
         r#"file=""; last=""
 for a in "$@"; do [ "$last" = "--message-file" ] && file="$a"; last="$a"; done
 [ -f "$file" ] || { echo "no prompt file" >&2; exit 3; }
 case "$file" in "$EPIC_WORKTREE"*) echo "prompt file inside the worktree" >&2; exit 4;; esac
 [ -z "$(cat)" ] || { echo "unexpected stdin" >&2; exit 5; }
+replies="$(dirname "$file")/replies.log"
 prompt=$(cat "$file")"#
             .to_owned()
+    };
+    // What the stand-in replies: on stdout, or (aider) in its log of the model's replies, with
+    // its banner and token line around the reply on stdout.
+    let reply = if stdin {
+        format!("echo \"edited by {}\"", preset.name())
+    } else {
+        format!(
+            "echo 'Aider v0.86.2'; echo 'Model: m'; echo 'edited by {name}'; \
+             echo 'Tokens: 9 sent, 3 received.'\n\
+             printf 'TO LLM t\\nUSER x\\nLLM RESPONSE t\\nASSISTANT edited by {name}\\n' >> \"$replies\"",
+            name = preset.name()
+        )
     };
     fixture.script(
         preset.program(),
@@ -59,11 +73,21 @@ expected="{args}"
 [ "$*" = "$expected" ] || {{ echo "bad arguments: $*" >&2; exit 2; }}
 case "$prompt" in *PRESET-MARKER*) ;; *) echo "the prompt did not arrive" >&2; exit 6;; esac
 mkdir -p src && echo "$EPIC_ROLE" > "src/{name}.txt"
-echo "edited by {name}"
+{reply}
 "#,
             name = preset.name()
         ),
     );
+}
+
+/// The reply a stand-in's turn gives: what it printed, or aider's model's reply alone, read
+/// from its log without the banner and token line it printed around it.
+fn replied(preset: Preset) -> String {
+    if preset == Preset::Aider {
+        "edited by aider".to_owned()
+    } else {
+        format!("edited by {preset}\n")
+    }
 }
 
 #[tokio::test]
@@ -101,7 +125,7 @@ async fn every_preset_is_called_as_its_cli_must_be() {
             .turn(&request, &|_| {})
             .await
             .unwrap_or_else(|error| panic!("{preset}: {error}"));
-        assert_eq!(reply.text, format!("edited by {preset}\n"));
+        assert_eq!(reply.text, replied(preset));
         let written = std::fs::read_to_string(fixture.worktree.join(format!("src/{preset}.txt")))
             .expect("the stand-in edited a file");
         assert_eq!(written, "coder\n");
@@ -124,7 +148,7 @@ const EXPECTED_ARCHITECT: &[(Preset, &str, bool)] = &[
     ),
     (
         Preset::Aider,
-        "--chat-mode ask --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file $file",
+        "--chat-mode ask --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file $file --llm-history-file $replies",
         false,
     ),
     (Preset::Opencode, "run --agent plan", true),
@@ -165,7 +189,7 @@ async fn every_role_but_the_coder_runs_each_preset_in_its_read_only_mode() {
                 .turn(&request, &|_| {})
                 .await
                 .unwrap_or_else(|error| panic!("{preset}: {error}"));
-            assert_eq!(reply.text, format!("edited by {preset}\n"));
+            assert_eq!(reply.text, replied(preset));
             let written =
                 std::fs::read_to_string(fixture.worktree.join(format!("src/{preset}.txt")))
                     .expect("the stand-in ran");
@@ -186,7 +210,7 @@ fn command_lines_are_data() {
             "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash < prompt",
             "codex exec --json --sandbox workspace-write - < prompt",
             "gemini --skip-trust --approval-mode yolo --output-format stream-json --prompt 'Carry out the request above.' < prompt",
-            "aider --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE",
+            "aider --yes-always --no-auto-commits --no-gitignore --no-detect-urls --no-check-update --no-pretty --chat-history-file /dev/null --input-history-file /dev/null --message-file PROMPT_FILE --llm-history-file REPLY_LOG",
             "opencode run < prompt",
         ]
     );
