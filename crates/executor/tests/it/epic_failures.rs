@@ -132,10 +132,16 @@ async fn gates_red_only_on_the_merged_tree_undo_the_merge() {
             .git_in(&ep.epic_worktree(), &["status", "--porcelain"])
             .is_empty()
     );
+    // Merged alone, its merge is rolled back; ready together with the other, the two are
+    // gated as one batch and bisection pins it (its merge undone with the batch's).
     assert!(
-        events.steps().iter().any(
-            |event| matches!(event, Event::StoryRolledBack { story, .. } if *story == failed.id)
-        )
+        events.steps().iter().any(|event| matches!(
+            event,
+            Event::StoryRolledBack { story, .. } | Event::CulpritPinned { story, .. }
+                if *story == failed.id
+        )),
+        "{:#?}",
+        events.steps()
     );
 }
 
