@@ -7,7 +7,7 @@
 //! | `claude` | `claude auth status` starts | `ANTHROPIC_API_KEY` or `ANTHROPIC_AUTH_TOKEN` is set (with `ANTHROPIC_BASE_URL` or without), or `CLAUDE_CODE_USE_BEDROCK`, `CLAUDE_CODE_USE_VERTEX` or `CLAUDE_CODE_USE_FOUNDRY` is on; else the status exits 0 and, where it prints JSON, says `"loggedIn": true` |
 //! | `codex` | `codex login status` starts | the model provider `$CODEX_HOME/config.toml` (`~/.codex/config.toml`) chooses is its own (`[model_providers.NAME]`): its `env_key` variable is set (empty or unset: the seat fails, naming it), or it has no key and does not ask for the `openai` login; or `CODEX_API_KEY` is set (`codex exec` reads it); else the status exits 0 |
 //! | `gemini` | `gemini --version` starts | `GEMINI_API_KEY`, `GOOGLE_API_KEY`, `GOOGLE_GENAI_USE_VERTEXAI` or `GOOGLE_GENAI_USE_GCA` is set (with `GOOGLE_GEMINI_BASE_URL` or without), or `~/.gemini/settings.json` names an auth type |
-//! | `aider`, `opencode` | `PROGRAM --version` starts and exits 0 | not checked: they take keys many ways |
+//! | `aider`, `opencode` | `PROGRAM --version` starts and exits 0 | not checked: they take keys many ways; aider needs a git identity (`git config --get user.name` and `user.email` in the repository), which it would otherwise write into the repository's configuration |
 //!
 //! "Set" is set and not empty, in the seat's environment: the seat's own variables over this
 //! process's. A shell seat (`exec:`) and the built-in script seat are not checked: what they
@@ -175,6 +175,20 @@ pub async fn check_preset(
             check.install,
         ));
     }
+    if preset == Preset::Aider
+        && let Some(key) = missing_git_identity(env, dir).await
+    {
+        return Err(not_ready(
+            format!(
+                "aider needs a git identity, and `{key}` is set in no git configuration: aider \
+                 would write one into the repository's `.git/config`, which epic keeps from \
+                 agents, and its turn would fail"
+            ),
+            String::new(),
+            "git config --global user.name \"Your Name\" && git config --global user.email \
+             you@example.com",
+        ));
+    }
     if preset == Preset::Gemini && !gemini_has_auth(&vars) {
         return Err(not_ready(
             "it has no way to sign in: none of GEMINI_API_KEY, GOOGLE_API_KEY, \
@@ -214,6 +228,40 @@ fn codex_signs_in(seat: &str, vars: &SeatVars<'_>) -> Result<bool, NotReady> {
             ),
         }),
     }
+}
+
+/// The first of `user.name` and `user.email` that git, run in `dir` with `env` as an agent's
+/// turn would run it, finds in no configuration (aider asks `git config --get`, and writes
+/// what is missing into the repository's configuration); `None` when both are set, or when git
+/// cannot say.
+async fn missing_git_identity(
+    env: &[(OsString, Option<OsString>)],
+    dir: &Path,
+) -> Option<&'static str> {
+    for key in ["user.name", "user.email"] {
+        let spec = Spec {
+            program: "git".into(),
+            args: ["config", "--get", key].map(OsString::from).to_vec(),
+            cwd: dir.to_path_buf(),
+            env: env.to_vec(),
+            stdin: None,
+        };
+        let limits = Limits {
+            stdout_head: 4096,
+            stdout_tail: 4096,
+            stderr_tail: 4096,
+        };
+        let deadline = Instant::now() + CHECK_TIMEOUT;
+        let finished =
+            process::run(&spec, deadline, &CancellationToken::new(), limits, &|_| {}).await;
+        // `git config --get` exits 1 when the key is set nowhere.
+        if let Ok(finished) = finished
+            && matches!(finished.ending, Ending::Exited(status) if status.code() == Some(1))
+        {
+            return Some(key);
+        }
+    }
+    None
 }
 
 /// How a check's command ended.

@@ -306,3 +306,47 @@ fn the_check_covers_every_seat_of_a_roster() {
         "no worktree was made"
     );
 }
+
+/// An `aider` that answers `--version`, and fails every turn without touching anything.
+const AIDER: &str = r#"if [ "$1" = "--version" ]; then echo "aider 0.86.2"; exit 0; fi
+echo "no model here" >&2
+exit 1
+"#;
+
+/// aider writes a missing git identity into the repository's `.git/config`, which epic keeps
+/// from agents: without one the seat check stops the run, naming the key and the fix; with one
+/// it passes and the turns run.
+#[test]
+fn aider_without_a_git_identity_stops_the_run_naming_the_fix() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let bin = bin_with(&repo, "bin", &[("aider", AIDER)]);
+    // The test's repository has no identity, and its HOME none either (epic commits as its
+    // own fallback).
+    let (code, stderr) = run(&repo, &bin, &["--coder", "aider"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the seat `aider` cannot run: aider needs a git identity, and `user.name` is set \
+             in no git configuration"
+        ) && stderr.contains("git config --global user.name \"Your Name\""),
+        "{stderr}"
+    );
+    assert!(
+        !repo.temp().join("shop.worktrees").exists(),
+        "no worktree was made"
+    );
+
+    repo.git(&["config", "user.name", "Someone"]);
+    let (code, stderr) = run(&repo, &bin, &["--coder", "aider"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`user.email` is set in no git configuration"),
+        "{stderr}"
+    );
+
+    repo.git(&["config", "user.email", "someone@example.com"]);
+    let (code, stderr) = run(&repo, &bin, &["--coder", "aider"]);
+    assert_eq!(code, Some(1), "the turns ran and failed: {stderr}");
+    assert!(!stderr.contains("cannot run"), "{stderr}");
+}
