@@ -344,6 +344,7 @@ const LAYERS: &[(&str, &str, &[&str])] = &[
         &[
             "epic-story-plan",
             "epic-report",
+            "epic-git-ops",
             "epic-process",
             "epic-guard",
         ],

@@ -176,7 +176,7 @@ pub async fn check_preset(
         ));
     }
     if preset == Preset::Aider
-        && let Some(key) = missing_git_identity(env, dir).await
+        && let Some(key) = missing_identity(env, dir).await
     {
         return Err(not_ready(
             format!(
@@ -230,38 +230,17 @@ fn codex_signs_in(seat: &str, vars: &SeatVars<'_>) -> Result<bool, NotReady> {
     }
 }
 
-/// The first of `user.name` and `user.email` that git, run in `dir` with `env` as an agent's
-/// turn would run it, finds in no configuration (aider asks `git config --get`, and writes
-/// what is missing into the repository's configuration); `None` when both are set, or when git
-/// cannot say.
-async fn missing_git_identity(
+/// [`epic_git_ops::missing_identity`] for git run in `dir` with `env` as an agent's turn
+/// runs it, off the async threads.
+async fn missing_identity(
     env: &[(OsString, Option<OsString>)],
     dir: &Path,
 ) -> Option<&'static str> {
-    for key in ["user.name", "user.email"] {
-        let spec = Spec {
-            program: "git".into(),
-            args: ["config", "--get", key].map(OsString::from).to_vec(),
-            cwd: dir.to_path_buf(),
-            env: env.to_vec(),
-            stdin: None,
-        };
-        let limits = Limits {
-            stdout_head: 4096,
-            stdout_tail: 4096,
-            stderr_tail: 4096,
-        };
-        let deadline = Instant::now() + CHECK_TIMEOUT;
-        let finished =
-            process::run(&spec, deadline, &CancellationToken::new(), limits, &|_| {}).await;
-        // `git config --get` exits 1 when the key is set nowhere.
-        if let Ok(finished) = finished
-            && matches!(finished.ending, Ending::Exited(status) if status.code() == Some(1))
-        {
-            return Some(key);
-        }
-    }
-    None
+    let (env, dir) = (env.to_vec(), dir.to_path_buf());
+    tokio::task::spawn_blocking(move || epic_git_ops::missing_identity(&dir, &env))
+        .await
+        .ok()
+        .flatten()
 }
 
 /// How a check's command ended.

@@ -225,7 +225,7 @@ mod types;
 mod worktree;
 
 pub use cli::MAINTENANCE_OFF;
-pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME, IDENTITY_VARIABLES};
+pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME, IDENTITY_VARIABLES, missing_identity};
 pub use confine::{ensure_logs_dir, registered_admin_dir};
 pub use error::{
     AdvanceError, BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError,
