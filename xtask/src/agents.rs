@@ -538,7 +538,6 @@ fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
         .current_dir(&repo)
         .env("HOME", &home)
         .env("PATH", path)
-        .env("NO_COLOR", "1")
         .env("GIT_AUTHOR_NAME", "epic agents")
         .env("GIT_AUTHOR_EMAIL", "agents@epic.invalid")
         .env("GIT_COMMITTER_NAME", "epic agents")
