@@ -474,19 +474,11 @@ impl CommandSeat {
             let spec = context.sandbox.wrap(spec, &context.worktree, access).await;
             let (mut finished, looping) =
                 self.run_attempt(&spec, context, limits, progress).await?;
-            let logged = match (&self.invocation, &prompt_dir) {
-                (Invocation::Preset(preset), Some((_, file)))
-                    if matches!(
-                        preset.prompt_via(),
-                        PromptVia::File {
-                            replies: Some(_),
-                            ..
-                        }
-                    ) =>
-                {
-                    logged_reply(file).await
-                }
-                _ => None,
+            // A preset that logs its model's replies beside its prompt file (aider) replies what
+            // that log holds; no log, no such preset.
+            let logged = match &prompt_dir {
+                Some((_, file)) => logged_reply(file).await,
+                None => None,
             };
             drop(prompt_dir);
             let status = self.exit_status(finished.ending, looping, context, started)?;
