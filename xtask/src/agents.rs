@@ -38,7 +38,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cases::{KEYS, PLANTED_STORES, files_under, git, indent, run_with_deadline};
+use crate::cases::{KEYS, files_under, indent, run_with_deadline};
+use crate::scratch::{path_with, scratch_repo_with};
 use crate::served::Served;
 use crate::{Result, root, run_cargo, say};
 
@@ -496,29 +497,8 @@ pub(crate) fn target_dir(root: &Path) -> PathBuf {
 /// Runs `case` in `dir`: a fresh repository and home, `epic run` with the agent CLIs first on
 /// `PATH`; `Err` says what did not hold, with what the run printed.
 fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
-    let repo = dir.join("repo");
-    let home = dir.join("home");
-    for made in [&repo, &home] {
-        fs::create_dir_all(made)
-            .map_err(|error| format!("cannot create {}: {error}", made.display()))?;
-    }
-    git(&repo, &home, &["init", "--quiet", "--initial-branch=main"])?;
-    fs::write(repo.join("README.md"), "# scratch\n").map_err(|error| error.to_string())?;
-    fs::write(repo.join("plan.json"), PLAN).map_err(|error| error.to_string())?;
-    git(&repo, &home, &["add", "README.md"])?;
-    git(&repo, &home, &["commit", "--quiet", "-m", "first"])?;
-    for (path, contents) in PLANTED_STORES.iter().chain(&case.home) {
-        let path = home.join(path);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|error| error.to_string())?;
-        }
-        fs::write(&path, contents).map_err(|error| error.to_string())?;
-    }
-
-    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))
-    .map_err(|error| error.to_string())?;
+    let (repo, home) = scratch_repo_with(dir, PLAN, &case.home)?;
+    let path = path_with(&[bin.to_path_buf()])?;
     let mut command = Command::new(epic);
     command
         .args([

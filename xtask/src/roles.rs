@@ -23,7 +23,7 @@ use std::process::Command;
 
 use crate::Result;
 use crate::cases::run_with_deadline;
-use crate::scratch::{FILES, epic_command, epic_run, scratch_repo, show, warm_opencode};
+use crate::scratch::{FILES, epic_command, epic_run, served_scratch, show};
 use crate::served::{CASE_DEADLINE, PRESETS, Served, Tools, api_of, check_stories};
 use crate::server::ModelServer;
 
@@ -97,22 +97,6 @@ const LAND_STEPS: &str = r#"{"when": "land", "do": "write", "files": {"src/a/a.t
 /// What `main` says in the file story `a` wrote, so that landing conflicts there.
 const ON_MAIN: &str = "alpha from main\n";
 
-/// A case's server and scratch repository, with opencode's database made when it runs.
-fn setup(
-    preset: &str,
-    steps: &str,
-    tools: &Tools<'_>,
-    dir: &Path,
-) -> Result<(ModelServer, std::path::PathBuf, std::path::PathBuf)> {
-    fs::create_dir_all(dir).map_err(|error| error.to_string())?;
-    let server = ModelServer::start(tools.server, dir, steps)?;
-    let (repo, home) = scratch_repo(dir, &server.home_files())?;
-    if preset == "opencode" {
-        warm_opencode(&repo, &home, tools.bins)?;
-    }
-    Ok((server, repo, home))
-}
-
 /// Runs `command` under the case's deadline: an error holding what it printed unless it exits
 /// with `code`.
 fn expect(command: Command, code: i32, what: &str) -> Result<String> {
@@ -140,7 +124,7 @@ fn logged_of(server: &ModelServer, preset: &str, kind: &str) -> Vec<String> {
 
 /// `epic plan` with `preset` as architect, then the plan run: see the module's docs.
 fn planned(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
-    let (server, repo, home) = setup(preset, "", tools, dir)?;
+    let (server, repo, home) = served_scratch(tools.server, preset, "", tools.bins, dir)?;
     let mut plan = epic_command(tools.epic, &repo, &home, tools.bins, &server)?;
     plan.args([
         "plan",
@@ -199,7 +183,7 @@ fn planned(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
 
 /// `epic land` with `preset` as the lander of a conflict: see the module's docs.
 fn landed(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
-    let (server, repo, home) = setup(preset, LAND_STEPS, tools, dir)?;
+    let (server, repo, home) = served_scratch(tools.server, preset, LAND_STEPS, tools.bins, dir)?;
     let mut run = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
     run.args(["--coder", "script"]);
     expect(run, 0, "`epic run` with the script coder")?;
@@ -272,7 +256,8 @@ const BLOCKED_STEPS: &str = r#"{"when": "code", "do": "text", "text": "The story
 
 /// `epic run` with Claude Code as coder and `preset` as verifier: see the module's docs.
 fn verified(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
-    let (server, repo, home) = setup(preset, BLOCKED_STEPS, tools, dir)?;
+    let (server, repo, home) =
+        served_scratch(tools.server, preset, BLOCKED_STEPS, tools.bins, dir)?;
     let mut run = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
     run.args([
         "--coder",

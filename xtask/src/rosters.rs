@@ -21,9 +21,8 @@ use std::time::{Duration, Instant};
 
 use crate::Result;
 use crate::cases::run_with_deadline;
-use crate::scratch::{FILES, epic_run, scratch_repo};
+use crate::scratch::{FILES, epic_run, served_scratch};
 use crate::served::{CASE_DEADLINE, NO_WAIT, Served, Tools, check_stories, check_written_by};
-use crate::server::ModelServer;
 
 /// What a case plays.
 #[derive(Clone, Copy)]
@@ -71,7 +70,6 @@ impl Served for Case {
     }
 
     fn run(&self, tools: &Tools<'_>, dir: &Path) -> Result {
-        fs::create_dir_all(dir).map_err(|error| error.to_string())?;
         match self.play {
             Play::Accounts => accounts(tools, dir),
             Play::AllPaused => all_paused(tools, dir),
@@ -116,12 +114,13 @@ fn failed(why: &str, code: Option<i32>, printed: &str) -> String {
 }
 
 fn accounts(tools: &Tools<'_>, dir: &Path) -> Result {
-    let server = ModelServer::start(
+    let (server, repo, home) = served_scratch(
         tools.server,
-        dir,
+        "claude",
         r#"{"key": "sk-work", "do": "limit", "hours": 3}"#,
+        tools.bins,
+        dir,
     )?;
-    let (repo, home) = scratch_repo(dir, &server.home_files())?;
     fs::write(repo.join("epic.toml"), ACCOUNTS).map_err(|error| error.to_string())?;
     let mut command = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
     command.args(["--max-wait", "1h"]);
@@ -164,13 +163,14 @@ fn accounts(tools: &Tools<'_>, dir: &Path) -> Result {
 }
 
 fn all_paused(tools: &Tools<'_>, dir: &Path) -> Result {
-    let server = ModelServer::start(
+    let (server, repo, home) = served_scratch(
         tools.server,
-        dir,
+        "claude,codex",
         "{\"api\": \"anthropic\", \"do\": \"limit\", \"hours\": 3}\n\
          {\"api\": \"responses\", \"do\": \"limit\", \"hours\": 3}\n",
+        tools.bins,
+        dir,
     )?;
-    let (repo, home) = scratch_repo(dir, &server.home_files())?;
     let mut command = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
     command.args(["--coder", "claude,codex", "--max-wait", "1h"]);
     let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
@@ -196,12 +196,13 @@ fn all_paused(tools: &Tools<'_>, dir: &Path) -> Result {
 }
 
 fn killed(tools: &Tools<'_>, dir: &Path) -> Result {
-    let server = ModelServer::start(
+    let (server, repo, home) = served_scratch(
         tools.server,
-        dir,
+        "claude,codex",
         r#"{"api": "anthropic", "do": "limit", "hours": 3}"#,
+        tools.bins,
+        dir,
     )?;
-    let (repo, home) = scratch_repo(dir, &server.home_files())?;
     let args = [
         "--coder",
         "claude,codex",

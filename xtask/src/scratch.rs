@@ -32,6 +32,21 @@ pub(crate) const FILES: [(&str, &str); 3] = [
 /// A fresh repository holding [`PLAN`] in `dir/repo`, and a home in `dir/home` with the
 /// planted credential stores and `files`.
 pub(crate) fn scratch_repo(dir: &Path, files: &[(&str, String)]) -> Result<(PathBuf, PathBuf)> {
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(path, contents)| (*path, contents.as_str()))
+        .collect();
+    scratch_repo_with(dir, PLAN, &files)
+}
+
+/// A fresh repository holding `plan` (as `plan.json`, untracked; `README.md` committed on
+/// `main`) in `dir/repo`, and a home in `dir/home` with the planted credential stores and
+/// `files`.
+pub(crate) fn scratch_repo_with(
+    dir: &Path,
+    plan: &str,
+    files: &[(&str, &str)],
+) -> Result<(PathBuf, PathBuf)> {
     let repo = dir.join("repo");
     let home = dir.join("home");
     for made in [&repo, &home] {
@@ -40,13 +55,10 @@ pub(crate) fn scratch_repo(dir: &Path, files: &[(&str, String)]) -> Result<(Path
     }
     git(&repo, &home, &["init", "--quiet", "--initial-branch=main"])?;
     fs::write(repo.join("README.md"), "# scratch\n").map_err(|error| error.to_string())?;
-    fs::write(repo.join("plan.json"), PLAN).map_err(|error| error.to_string())?;
+    fs::write(repo.join("plan.json"), plan).map_err(|error| error.to_string())?;
     git(&repo, &home, &["add", "README.md"])?;
     git(&repo, &home, &["commit", "--quiet", "-m", "first"])?;
-    let planted = PLANTED_STORES
-        .iter()
-        .map(|(path, contents)| (*path, (*contents).to_owned()));
-    for (path, contents) in planted.chain(files.iter().cloned()) {
+    for (path, contents) in PLANTED_STORES.iter().chain(files) {
         let path = home.join(path);
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|error| error.to_string())?;
@@ -54,6 +66,26 @@ pub(crate) fn scratch_repo(dir: &Path, files: &[(&str, String)]) -> Result<(Path
         fs::write(&path, contents).map_err(|error| error.to_string())?;
     }
     Ok((repo, home))
+}
+
+/// A served case's start in `dir`: the model server (`server_bin`) with `steps`, and the
+/// scratch repository and home pointing the CLIs at it ([`scratch_repo`]), opencode's database
+/// made first where opencode is one of the case's `presets` (comma-separated,
+/// [`warm_opencode`]).
+pub(crate) fn served_scratch(
+    server_bin: &Path,
+    presets: &str,
+    steps: &str,
+    bins: &[PathBuf],
+    dir: &Path,
+) -> Result<(ModelServer, PathBuf, PathBuf)> {
+    fs::create_dir_all(dir).map_err(|error| error.to_string())?;
+    let server = ModelServer::start(server_bin, dir, steps)?;
+    let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    if presets.split(',').any(|preset| preset == "opencode") {
+        warm_opencode(&repo, &home, bins)?;
+    }
+    Ok((server, repo, home))
 }
 
 /// `PATH` with the agent CLIs' directories first.

@@ -54,8 +54,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::cases::{files_under, indent, run_with_deadline};
-use crate::scratch::{FILES, epic_run, number_after, scratch_repo, show, warm_opencode};
-use crate::server::ModelServer;
+use crate::scratch::{FILES, epic_run, number_after, served_scratch, show};
 use crate::server::StallClock;
 use crate::{Result, say};
 
@@ -192,35 +191,11 @@ pub(crate) fn cases() -> Vec<Case> {
 /// The served cases of failures the run goes past or stops on: limits, stalls, loops, rosters.
 fn failures() -> Vec<Case> {
     let mut cases = Vec::new();
-    cases.push(Case {
-        name: "served: claude on a 429 pauses its seat".into(),
-        preset: "claude",
-        args: ["--coder", "claude", "--max-wait", "20s"]
-            .map(str::to_owned)
-            .to_vec(),
-        steps: r#"{"do": "status", "status": 429}"#.into(),
-        expect: Expect::Paused("429"),
-    });
-    cases.push(Case {
-        name: "served: codex on a 500 pauses its seat".into(),
-        preset: "codex",
-        args: ["--coder", "codex", "--max-wait", "20s"]
-            .map(str::to_owned)
-            .to_vec(),
-        steps: r#"{"do": "status", "status": 500}"#.into(),
-        // Codex's words for a 500 from its provider.
-        expect: Expect::Paused("high demand"),
-    });
-    cases.push(Case {
-        name: "served: claude on a 529 pauses its seat".into(),
-        preset: "claude",
-        args: ["--coder", "claude", "--max-wait", "20s"]
-            .map(str::to_owned)
-            .to_vec(),
-        steps: r#"{"do": "status", "status": 529}"#.into(),
-        // Claude Code's words for Anthropic's overloaded error.
-        expect: Expect::Paused("529 Overloaded"),
-    });
+    // Each failure in the CLI's own words: Claude Code's for a 429 and Anthropic's overloaded
+    // error, Codex's for a 500 from its provider.
+    cases.push(paused("claude", 429, "429"));
+    cases.push(paused("codex", 500, "high demand"));
+    cases.push(paused("claude", 529, "529 Overloaded"));
     for preset in ["claude", "codex", "gemini"] {
         cases.push(Case {
             name: format!("served: {preset} on a stream cut once is retried and done"),
@@ -268,6 +243,20 @@ fn failures() -> Vec<Case> {
     });
     cases.extend(rosters());
     cases
+}
+
+/// `--coder PRESET` with every request answered with `status`: the seat paused, the CLI's
+/// `words` for the failure reaching the run.
+fn paused(preset: &'static str, status: u16, words: &'static str) -> Case {
+    Case {
+        name: format!("served: {preset} on a {status} pauses its seat"),
+        preset,
+        args: ["--coder", preset, "--max-wait", "20s"]
+            .map(str::to_owned)
+            .to_vec(),
+        steps: format!(r#"{{"do": "status", "status": {status}}}"#),
+        expect: Expect::Paused(words),
+    }
 }
 
 /// `--coder FIRST,SECOND` with every request of `api` (FIRST's) answered with a usage limit
@@ -390,12 +379,8 @@ pub(crate) fn run(cases: &[Box<dyn Served>], tools: &Tools<'_>) -> Vec<String> {
 }
 
 fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
-    fs::create_dir_all(dir).map_err(|error| error.to_string())?;
-    let server = ModelServer::start(tools.server, dir, &case.steps)?;
-    let (repo, home) = scratch_repo(dir, &server.home_files())?;
-    if case.preset == "opencode" {
-        warm_opencode(&repo, &home, tools.bins)?;
-    }
+    let (server, repo, home) =
+        served_scratch(tools.server, case.preset, &case.steps, tools.bins, dir)?;
     let mut command = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
     command.args(&case.args);
     // A case that holds a stream silent runs on a clock it moves once the server holds one.

@@ -23,8 +23,7 @@ use std::time::Duration;
 
 use crate::agents::{VERSIONS, cache_dir, install, pypi_bin, read_versions, target_dir};
 use crate::cases::run_with_deadline;
-use crate::scratch::{epic_run, number_after, scratch_repo, warm_opencode};
-use crate::server::ModelServer;
+use crate::scratch::{epic_run, number_after, served_scratch};
 use crate::{Result, root, run_cargo, say};
 
 /// How the default keeps a small story to three requests, under the table.
@@ -214,12 +213,9 @@ fn measure(
     } else {
         String::new()
     };
-    let server = ModelServer::start(&debug.join("epic-model-server"), dir, &steps)?;
-    let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    let (server, repo, home) =
+        served_scratch(&debug.join("epic-model-server"), preset, &steps, bins, dir)?;
     fs::write(repo.join("plan.json"), &scenario.plan).map_err(|error| error.to_string())?;
-    if preset == "opencode" {
-        warm_opencode(&repo, &home, bins)?;
-    }
     let mut command = epic_run(&debug.join("epic"), &repo, &home, bins, &server)?;
     command.args([
         "--concurrency",
