@@ -42,7 +42,8 @@ const GIT_REDIRECTS: &[&str] = &[
 /// connection, a network time-out) is retried after an exponential backoff with jitter,
 /// up to `attempts` attempts in all; any other failure fails at once. Retries share the turn's
 /// deadline: a backoff that would end past it is not waited for, and a turn killed at its
-/// deadline is never retried (it used its whole budget). A cancelled turn is not retried.
+/// deadline is never retried (it used its whole budget). A cancelled turn is not retried. The
+/// backoff is waited on the turn's clock ([`TurnContext::clock`](crate::TurnContext::clock)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Attempts in all, at least 1.
@@ -507,8 +508,14 @@ impl CommandSeat {
                 delay,
                 reason: tail.trim(),
             });
+            // On the run's clock, which a test moves; the deadline above is tokio's.
+            let until = context
+                .clock
+                .now()
+                .checked_add(jiff::SignedDuration::try_from(delay).unwrap_or_default())
+                .unwrap_or_else(|_| context.clock.now());
             tokio::select! {
-                () = tokio::time::sleep(delay) => {}
+                () = context.clock.wait_until(until) => {}
                 () = context.cancel.cancelled() => return Err(SeatError::Cancelled),
             }
             attempt += 1;

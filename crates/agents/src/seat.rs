@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::readiness::NotReady;
 use crate::role::Role;
 use crate::stream::ToolCall;
-use epic_process::Watchdog;
 use epic_process::sandbox::Sandbox;
+use epic_process::{Clock, Watchdog};
 
 /// The token a coder replies with to confirm that a task needs no change
 /// (`TASK_ALREADY_SATISFIED`): the protocol's word, which the script seat answers and the task
@@ -59,6 +59,10 @@ pub struct TurnContext {
     /// for the watchdog's silence ([`SeatError::Stalled`]); `None`: never (`--stall-timeout 0`,
     /// or outside a run).
     pub watchdog: Option<Watchdog>,
+    /// What a retry's backoff waits on: the run's clock, so a test moves it instead of waiting
+    /// ([`Clock::system`] outside a run). The deadline stays on tokio's timer: it bounds a real
+    /// process.
+    pub clock: Clock,
 }
 
 /// One turn: who, what for, and the conversation so far.
@@ -95,6 +99,7 @@ impl TurnRequest {
     /// #     cancel: Default::default(),
     /// #     sandbox: Default::default(),
     /// #     watchdog: None,
+    /// #     clock: Default::default(),
     /// # };
     /// let request = TurnRequest {
     ///     role: Role::Coder,

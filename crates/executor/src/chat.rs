@@ -24,7 +24,7 @@ use epic_agents::{
 };
 use epic_guard::{Tampered, TurnGuard};
 use epic_process::sandbox::Sandbox;
-use epic_process::{Watchdog, offload};
+use epic_process::{Clock, Watchdog, offload};
 
 /// What one story's chats share: where transcripts go, the turn counter, the usage meter, the
 /// event sink.
@@ -402,10 +402,11 @@ impl Chat {
         let cancel = self.context.cancel.child_token();
         let watch = pauses.map(|pauses| pauses.watch(cancel.clone()));
         let watchdog = pauses.and_then(SeatPauses::watchdog);
+        let clock = pauses.map_or_else(Clock::system, SeatPauses::clock);
         let recorder = Arc::clone(&self.recorder);
         let story = recorder.story.clone();
         let turn = recorder.turns.fetch_add(1, Ordering::Relaxed) + 1;
-        let request = self.request(prompt.clone(), cancel, watchdog);
+        let request = self.request(prompt.clone(), cancel, watchdog, clock);
         let rendered = request.render();
         let transcript = Mutex::new(self.open_transcript(turn, &rendered));
 
@@ -502,12 +503,13 @@ impl Chat {
     }
 
     /// The request of a turn asking `prompt`, cancelled by `cancel`, its deadline from now,
-    /// watched for silence by `watchdog`.
+    /// watched for silence by `watchdog`, its retries' backoff timed on `clock`.
     fn request(
         &self,
         prompt: String,
         cancel: CancellationToken,
         watchdog: Option<Watchdog>,
+        clock: Clock,
     ) -> TurnRequest {
         TurnRequest {
             role: self.role,
@@ -524,6 +526,7 @@ impl Chat {
                 cancel,
                 sandbox: self.context.sandbox.clone(),
                 watchdog,
+                clock,
             },
         }
     }

@@ -201,6 +201,11 @@ impl SeatPauses {
         self
     }
 
+    /// The clock the run's pauses are timed on, which a turn's retries wait on too.
+    pub(crate) fn clock(&self) -> Clock {
+        self.clock.clone()
+    }
+
     /// The watchdog of a turn of the run, if turns are watched for silence.
     pub(crate) fn watchdog(&self) -> Option<Watchdog> {
         self.stall_timeout.map(|silence| Watchdog {

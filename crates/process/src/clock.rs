@@ -5,8 +5,9 @@
 //!
 //! Only what is about time in the world goes through it: when a seat may run again (a reset the
 //! agent names is a time of day), how long an agent has streamed "cannot reach the service", how
-//! long a turn has printed nothing ([`Watchdog`](crate::Watchdog)). A turn's or a gate's
-//! deadline bounds a real process and stays on tokio's timer.
+//! long a turn has printed nothing ([`Watchdog`](crate::Watchdog)), how long a turn's retry
+//! waits after a transient failure. A turn's or a gate's deadline bounds a real process and
+//! stays on tokio's timer.
 
 use std::fmt;
 use std::sync::Arc;

@@ -1087,6 +1087,7 @@ mod tests {
                     cancel: tokio_util::sync::CancellationToken::new(),
                     sandbox: epic_process::sandbox::Sandbox::off(),
                     watchdog: None,
+                    clock: epic_process::Clock::system(),
                 },
             }
             .render()

@@ -1,6 +1,7 @@
 //! `epic run` against an agent's usage limit and login: a limit pauses its seat, which `epic
 //! status` shows, and fails no story; a reset past `--max-wait` is exit 130 with the state kept
-//! (a rerun finishes); a seat not logged in is exit 2 with the fix.
+//! (a rerun finishes); a seat not logged in is exit 2 with the fix; a transient failure is
+//! retried after its backoff.
 //!
 //! These tests wait on what the run says (its stderr, its transcripts, its exit); those that see
 //! a pause end or an outage found run the binary on a clock they move (`EPIC_TEST_CLOCK`). Every way a pause is timed is the
@@ -259,6 +260,36 @@ fn a_pause_ends_at_the_reset_on_the_runs_clock_and_the_story_is_done() {
     assert_eq!(of_kind(&events, "seat_paused").len(), 1, "{events:#?}");
     assert_eq!(of_kind(&events, "seat_resumed").len(), 1, "{events:#?}");
     assert_eq!(failed_turns(&events), 1);
+}
+
+/// On a clock the test moves, a transient failure (a 503 standing alone) is retried once the
+/// backoff has passed on the run's clock: the coder's second attempt waits for the clock, not
+/// for the machine, and the story is done without a pause.
+#[test]
+fn a_transient_failure_is_retried_once_the_runs_clock_passes_the_backoff() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "x")]));
+    let agent = limited_agent(&repo, "503 Service Unavailable", 0);
+    let clock = TestClock::new(repo.temp(), "2030-01-01T09:00:00Z".parse().unwrap());
+    let mut command = repo.command(&["run", "plan.json", "--coder", &agent, "--no-progress"]);
+    let mut child = clock.spawn(&mut command);
+    let mut stderr = Stderr::of(&mut child);
+    stderr.until("attempt 1 failed, retrying in");
+    // The default backoff is at most 5 s before the first retry.
+    clock.advance(std::time::Duration::from_secs(5));
+    let output = child.wait_with_output().expect("wait for epic run");
+    let said = stderr.rest();
+    assert_eq!(output.status.code(), Some(0), "{said}");
+    assert!(said.contains("503 Service Unavailable"), "{said}");
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
+    let events = events(&repo);
+    assert_eq!(of_kind(&events, "turn_retried").len(), 1, "{events:#?}");
+    assert!(of_kind(&events, "seat_paused").is_empty(), "{events:#?}");
+    assert_eq!(
+        failed_turns(&events),
+        0,
+        "a retried attempt is not a failed turn"
+    );
 }
 
 /// On a clock the test moves: once the coder's transcript shows its first "reconnecting" line

@@ -119,6 +119,7 @@ async fn every_preset_is_called_as_its_cli_must_be() {
                 cancel: CancellationToken::new(),
                 sandbox: Sandbox::off(),
                 watchdog: None,
+                clock: epic_process::Clock::system(),
             },
         };
         let reply = seat
@@ -183,6 +184,7 @@ async fn every_role_but_the_coder_runs_each_preset_in_its_read_only_mode() {
                     cancel: CancellationToken::new(),
                     sandbox: Sandbox::off(),
                     watchdog: None,
+                    clock: epic_process::Clock::system(),
                 },
             };
             let reply = seat
@@ -235,6 +237,7 @@ fn request(fixture: &Fixture, role: Role) -> TurnRequest {
             cancel: CancellationToken::new(),
             sandbox: Sandbox::off(),
             watchdog: None,
+            clock: epic_process::Clock::system(),
         },
     }
 }

@@ -5,7 +5,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use epic_agents::{CommandSeat, Progress, Role, Seat, SeatError, TurnContext, TurnRequest};
+use epic_agents::{
+    CommandSeat, Progress, RetryPolicy, Role, Seat, SeatError, TurnContext, TurnRequest,
+};
+use epic_process::ManualClock;
 use epic_process::sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
@@ -32,6 +35,7 @@ fn request(
             cancel,
             sandbox: Sandbox::off(),
             watchdog: None,
+            clock: epic_process::Clock::system(),
         },
     }
 }
@@ -202,6 +206,44 @@ async fn a_transient_failure_is_retried() {
     let retries = retries.lock().expect("retries");
     assert_eq!(retries.len(), 1);
     assert!(retries[0].1.contains("429"), "{:?}", retries[0]);
+}
+
+/// The backoff is waited on the turn's clock: an hour's wait, over as soon as the clock moves.
+#[tokio::test]
+async fn a_retry_waits_on_the_turns_clock() {
+    let fixture = Fixture::new();
+    let hour = Duration::from_hours(1);
+    let seat = flaky(&fixture, 1, "503 Service Unavailable").with_retry(RetryPolicy {
+        attempts: 2,
+        first_delay: hour,
+        max_delay: hour,
+    });
+    let start: jiff::Timestamp = "2030-01-01T00:00:00Z".parse().expect("a time");
+    let manual = ManualClock::new(start);
+    let mut request = request(&fixture, "go", 2 * hour, CancellationToken::new());
+    request.context.clock = manual.clock();
+    let turn = tokio::spawn(async move { seat.turn(&request, &|_| {}).await });
+    let until = tokio::time::timeout(PATIENCE, manual.waiter())
+        .await
+        .expect("the backoff waits on the turn's clock, not tokio's timer");
+    // Up to half taken off at random.
+    assert!(
+        until >= start + hour / 2 && until <= start + hour,
+        "the backoff waits until {until}"
+    );
+    assert_eq!(
+        attempts(&fixture),
+        1,
+        "no second attempt before the clock moves"
+    );
+    manual.advance(hour);
+    let reply = tokio::time::timeout(PATIENCE, turn)
+        .await
+        .expect("the turn goes on once the clock moved")
+        .expect("the turn's task")
+        .expect("ok on the second attempt");
+    assert_eq!(reply.attempts, 2);
+    assert_eq!(attempts(&fixture), 2);
 }
 
 #[tokio::test]
