@@ -132,6 +132,8 @@ struct Case {
     env: Vec<(&'static str, &'static str)>,
     /// Files written in the throwaway home first: a path from it, the contents.
     home: Vec<(&'static str, &'static str)>,
+    /// The run's `--turn-timeout`, in seconds.
+    turn_timeout: &'static str,
     expect: Expect,
 }
 
@@ -158,6 +160,7 @@ fn cases() -> Vec<Case> {
             args: vec!["--coder".into(), preset.into()],
             env: Vec::new(),
             home: Vec::new(),
+            turn_timeout: TURN_TIMEOUT_SECS,
             expect: Expect::Refused,
         });
         for (role, args) in [
@@ -173,6 +176,7 @@ fn cases() -> Vec<Case> {
                 args,
                 env: Vec::new(),
                 home: Vec::new(),
+                turn_timeout: TURN_TIMEOUT_SECS,
                 expect: Expect::Reached(reached, code),
             });
         }
@@ -209,6 +213,7 @@ fn signed_in_cases() -> Vec<Case> {
             args: coder("codex"),
             env: vec![("EPIC_AGENTS_KEY", "sk-local")],
             home: vec![(".codex/config.toml", CODEX_PROVIDER)],
+            turn_timeout: TURN_TIMEOUT_SECS,
             expect: Expect::Signed(CODEX_NETWORK),
         },
         Case {
@@ -217,6 +222,7 @@ fn signed_in_cases() -> Vec<Case> {
             args: coder("codex"),
             env: vec![("EPIC_AGENTS_KEY", "")],
             home: vec![(".codex/config.toml", CODEX_PROVIDER)],
+            turn_timeout: TURN_TIMEOUT_SECS,
             expect: Expect::RefusedNaming("EPIC_AGENTS_KEY"),
         },
         Case {
@@ -230,6 +236,7 @@ fn signed_in_cases() -> Vec<Case> {
                 ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
             ],
             home: Vec::new(),
+            turn_timeout: TURN_TIMEOUT_SECS,
             expect: Expect::Signed(&[
                 "Can't reach the API server",
                 "Connection error",
@@ -252,7 +259,9 @@ fn signed_in_cases() -> Vec<Case> {
                 r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
             )],
             // Gemini retries for minutes: a turn still trying at its deadline got past its
-            // sign-in, which fails at once.
+            // sign-in, which fails at once; a short deadline, so the case does not wait out
+            // the default one.
+            turn_timeout: "30",
             expect: Expect::Signed(&["fetch failed", "ECONNREFUSED", "did not finish within"]),
         },
     ]
@@ -506,7 +515,7 @@ fn run_case(case: &Case, epic: &Path, bin: &Path, dir: &Path) -> Result {
             "plan.json",
             "--no-progress",
             "--turn-timeout",
-            TURN_TIMEOUT_SECS,
+            case.turn_timeout,
             // An agent that only reconnects (Codex offline) is an outage after this long, and
             // the pause that follows stops the run at once instead of probing for hours.
             "--outage-wait",
