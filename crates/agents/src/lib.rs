@@ -3,7 +3,7 @@
 //! command ([`CommandSeat`]), their structured output read (`agent_output`) and watched as it
 //! streams for what the agent is doing and a call it repeats (`stream`: [`ToolCall`]), a failed turn
 //! classified once ([`classify`]: a usage limit, an outage, a login, a transient error, the
-//! story's own failure), the seat check before a run ([`check_preset`], [`NotReady`]), and the
+//! story's own failure), the seat check before a run ([`check_seats`], [`check_preset`], [`NotReady`]), and the
 //! offline [`ScriptSeat`] the demo and the tests use.
 //!
 //! A seat process runs in the story's worktree, reads its prompt on stdin and replies on stdout;
@@ -35,7 +35,7 @@ mod stream;
 
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use preset::{Preset, UnknownPreset};
-pub use readiness::{NotReady, check_preset};
+pub use readiness::{NotReady, SeatsNotReady, check_preset, check_seats};
 pub use role::Role;
 pub use roster::Roster;
 pub use script::{FileBlock, ScriptSeat, file_blocks};

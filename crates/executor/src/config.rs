@@ -119,7 +119,7 @@ pub struct RunConfig {
     pub guarded_files: Vec<PathBuf>,
     /// Whether each seat in use is checked before the first story, without spending a token
     /// ([`Seat::ready`]: the program installed, logged in); one that is not ready stops the run
-    /// before anything starts ([`RunError::SeatNotReady`]). `--no-preflight` turns it off.
+    /// before anything starts ([`RunError::SeatsNotReady`]). `--no-preflight` turns it off.
     pub preflight: bool,
     /// What becomes of a task whose coder changed nothing, even when asked again, without
     /// confirming it was already satisfied (`--noop`): `complete` ticks it with a
@@ -312,10 +312,10 @@ pub enum RunError {
         /// Its git directory.
         common_dir: PathBuf,
     },
-    /// A seat in use cannot take turns: its program is not installed, or it is not logged in
-    /// (found by the preflight, before anything started).
+    /// Seats in use cannot take turns: a program is not installed, or not logged in (found by
+    /// the preflight, before anything started), every one the check found.
     #[error(transparent)]
-    SeatNotReady(#[from] epic_agents::NotReady),
+    SeatsNotReady(#[from] epic_agents::SeatsNotReady),
     /// The epic's id cannot name a state directory.
     #[error("the epic id cannot name a state directory")]
     EpicId(#[source] epic_state_store::UnsafeId),

@@ -245,7 +245,7 @@ fn run_error(error: RunError, epic: &str) -> CommandError {
         RunError::RedBaseline { .. } | RunError::Sandbox(_) => None,
         RunError::Base { .. } => Some("--base names the commit the epic branch starts from"),
         RunError::Bare { .. } => Some("run epic in a repository with a working tree"),
-        RunError::SeatNotReady(_) => Some(
+        RunError::SeatsNotReady(_) => Some(
             "nothing was started; if the check is wrong for your setup (a key it cannot see, a \
              wrapper of the CLI), --no-preflight skips it",
         ),

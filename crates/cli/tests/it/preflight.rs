@@ -1,5 +1,5 @@
 //! Seat preflight through the real binary: a preset seat whose program is missing or not logged
-//! in stops the run before anything starts (exit 2, the seat, what its CLI said, the fix), and
+//! in stops the run before anything starts (exit 2, every such seat, what its CLI said, the fix), and
 //! `--no-preflight` skips the check. The stand-ins answer the status commands as the real CLIs
 //! do offline (as the agent CLIs document them): `claude auth status` prints its JSON with
 //! `"loggedIn": false` and exits 1, `codex login status` prints `Not logged in` and exits 1.
@@ -289,17 +289,27 @@ fn claude_signed_in_by_a_key_a_token_or_a_cloud_provider_passes() {
 }
 
 #[test]
-fn the_check_covers_every_seat_of_a_roster() {
+fn the_check_covers_every_seat_of_a_roster_and_names_each_that_cannot_run() {
     let repo = Repo::new();
     repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
     // The roster's first seat is the built-in script, which needs no check; its second is a
-    // Claude Code that is not logged in: the run stops before anything starts, naming it.
+    // Claude Code that is not logged in, and the judge's Codex is not installed: the run stops
+    // before anything starts, naming both, so that one rerun is enough once both are fixed.
     let bin = bin_with(&repo, "bin", &[("claude", CLAUDE_LOGGED_OUT)]);
-    let (code, stderr) = run(&repo, &bin, &["--coder", "script,claude"]);
+    let (code, stderr) = run(
+        &repo,
+        &bin,
+        &["--coder", "script,claude", "--judge", "codex"],
+    );
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("the seat `claude` cannot run: it is not logged in"),
+        stderr.contains("the seat `claude` cannot run: it is not logged in")
+            && stderr.contains("the seat `codex` cannot run: `codex` is not installed"),
         "{stderr}"
+    );
+    assert!(
+        stderr.find("`claude` cannot run") < stderr.find("`codex` cannot run"),
+        "in role order: {stderr}"
     );
     assert!(
         !repo.temp().join("shop.worktrees").exists(),

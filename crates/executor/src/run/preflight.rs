@@ -107,12 +107,10 @@ pub(super) async fn end_leftovers(worktree_root: &Path, events: &EventSink) {
 }
 
 /// Checks each seat in use once (a seat in several roles, once), in role order: the coder, the
-/// judge, the reviewers, the verifier, every seat of each roster.
+/// judge, the reviewers, the verifier, every seat of each roster; fails with every seat that
+/// cannot run.
 pub(super) async fn check_seats(config: &RunConfig, dir: &Path) -> Result<(), RunError> {
-    for seat in config.seats() {
-        seat.ready(dir).await?;
-    }
-    Ok(())
+    Ok(epic_agents::check_seats(config.seats(), dir).await?)
 }
 
 /// Everything before the baseline: the lock, the event log, stale worktree registrations
