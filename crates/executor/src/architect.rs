@@ -27,8 +27,7 @@ use crate::pause::{SeatPauses, SeatStop};
 use crate::prompts;
 use crate::replies;
 use crate::run::worktrees_root;
-use epic_agents::Roster;
-use epic_agents::{Role, SeatError};
+use epic_agents::{Role, Roster, SeatError, SeatsNotReady};
 use epic_process::sandbox::{self, Credentials, Layout, SandboxMode, SandboxUnavailable, UserHome};
 use epic_process::{Clock, offload};
 
@@ -103,6 +102,9 @@ pub struct ArchitectJob {
     pub stall_timeout: Duration,
     /// What pauses and the stall watchdog are timed on ([`Clock::system`] but in tests).
     pub clock: Clock,
+    /// Whether each seat of the roster is checked before the first round, as `epic run` checks
+    /// its seats (`--no-preflight` turns it off).
+    pub preflight: bool,
 }
 
 /// Why the last round's reply was not a valid plan.
@@ -136,6 +138,9 @@ pub enum ArchitectError {
     /// `--sandbox on` and no sandbox can be made here.
     #[error(transparent)]
     Sandbox(#[from] SandboxUnavailable),
+    /// Seats of the roster cannot take turns (found by the seat check, before the first round).
+    #[error(transparent)]
+    SeatsNotReady(#[from] SeatsNotReady),
     /// A turn of the architect failed (the agent could not start, exited unsuccessfully, timed
     /// out, was cancelled).
     ///
@@ -190,6 +195,9 @@ pub async fn plan_epic(
     };
     let credentials = Credentials::new(job.home.as_ref(), &job.expose);
     let resolved = sandbox::resolve(job.sandbox, layout, credentials).await?;
+    if job.preflight {
+        epic_agents::check_seats(job.seat.seats(), &job.repo_root).await?;
+    }
     let pauses = Arc::new(
         SeatPauses::new(
             job.max_wait,

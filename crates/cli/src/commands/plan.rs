@@ -96,6 +96,7 @@ pub(crate) fn run(
         outage_wait: config.outage_wait,
         stall_timeout: config.stall_timeout,
         clock: config.clock,
+        preflight: config.preflight,
     };
     if !out.quiet() {
         output::diagnostic(&format!(
@@ -254,6 +255,7 @@ fn options(repo: &Repo, args: &PlanEpicArgs) -> Result<Resolved, CommandError> {
     let options = args
         .options
         .options
+        .given()
         .over(&file.over(&RunOptions::defaults()));
     config::exposed(&options, config::user_home().as_ref())?;
     let seat = options.architect.clone().or_else(|| options.coder.clone());
@@ -347,6 +349,10 @@ fn execute(
             let fix = fix.clone();
             CommandError::new(Kind::Config, error).hint(fix)
         }
+        ArchitectError::SeatsNotReady(_) => CommandError::new(Kind::Config, error).hint(
+            "nothing was started; if the check is wrong for your setup (a key it cannot see, a \
+             wrapper of the CLI), --no-preflight skips it",
+        ),
         ArchitectError::Turn { .. } => CommandError::new(Kind::Config, error)
             .hint("check that the architect seat runs here: `epic config` shows the seats"),
         _ => CommandError::new(Kind::Config, error),

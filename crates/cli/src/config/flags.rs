@@ -1,6 +1,6 @@
 //! The run options each command takes as flags: only those it reads ([`Reads`]: `epic run` and
-//! `epic config` all but the architect, `epic land` what landing reads, `epic plan` the architect
-//! and its sandbox), each one [`RunOptions`]' own flag ([`OptionsOf`]).
+//! `epic config` all but the architect, `epic land` what landing reads, `epic plan` the architect,
+//! its seat check and its sandbox), each one [`RunOptions`]' own flag ([`OptionsOf`]).
 
 use std::fmt;
 
@@ -66,14 +66,14 @@ impl Reads for ForLanding {
         "Run options (flags over epic.toml over the epic's last run's options)";
 }
 
-/// The options `epic plan` reads: the architect and its sandbox (and from `epic.toml` the coder,
-/// the turn timeout and the prices, which it has no flags for).
+/// The options `epic plan` reads: the architect, its seat check and its sandbox (and from
+/// `epic.toml` the coder, the turn timeout and the prices, which it has no flags for).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct ForPlanning;
 
 impl Reads for ForPlanning {
     fn reads(key: &str) -> bool {
-        matches!(key, "architect" | "sandbox")
+        matches!(key, "architect" | "preflight" | "sandbox")
     }
     const HEADING: &'static str = "Architect options (also settable in epic.toml; flags win)";
 }
@@ -230,7 +230,7 @@ mod tests {
             "5",
         ];
         assert_eq!(options_of::<ForLanding>(&land).unwrap(), flags(&land));
-        let plan = ["--architect", "codex", "--sandbox", "off"];
+        let plan = ["--architect", "codex", "--sandbox", "off", "--no-preflight"];
         assert_eq!(options_of::<ForPlanning>(&plan).unwrap(), flags(&plan));
         // A bad value is refused for the same reason as by `epic run`.
         let error = options_of::<ForLanding>(&["--max-rounds", "0"]).unwrap_err();

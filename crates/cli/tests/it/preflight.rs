@@ -1,8 +1,9 @@
 //! Seat preflight through the real binary: a preset seat whose program is missing or not logged
-//! in stops the run before anything starts (exit 2, every such seat, what its CLI said, the fix), and
-//! `--no-preflight` skips the check. The stand-ins answer the status commands as the real CLIs
-//! do offline (as the agent CLIs document them): `claude auth status` prints its JSON with
-//! `"loggedIn": false` and exits 1, `codex login status` prints `Not logged in` and exits 1.
+//! in stops the run before anything starts (exit 2, every such seat, what its CLI said, the
+//! fix), and `--no-preflight` skips the check; `epic plan` checks its architect's seats the same
+//! way. The stand-ins answer the status commands as the real CLIs do offline (as the agent CLIs
+//! document them): `claude auth status` prints its JSON with `"loggedIn": false` and exits 1,
+//! `codex login status` prints `Not logged in` and exits 1.
 //! Signed in another way (a Codex provider of its own with its key, Claude Code's key, token or
 //! cloud switch), the logged-out status does not stop the run; a provider whose key variable is
 //! empty does, naming the variable and the file.
@@ -315,6 +316,57 @@ fn the_check_covers_every_seat_of_a_roster_and_names_each_that_cannot_run() {
         !repo.temp().join("shop.worktrees").exists(),
         "no worktree was made"
     );
+}
+
+/// `epic plan` checks its architect's seats as `epic run` checks its own: a logged-out
+/// architect stops it before the first round, with the fix; `--no-preflight` skips the check.
+#[test]
+fn epic_plan_checks_the_architects_seats_first() {
+    let repo = Repo::new();
+    let bin = bin_with(&repo, "bin", &[("claude", CLAUDE_LOGGED_OUT)]);
+    let marker = repo.temp().join("a-turn-ran");
+    let plan = |extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "Greet.",
+            "--architect",
+            "claude,codex",
+            "--sandbox",
+            "off",
+        ];
+        args.extend_from_slice(extra);
+        let output = repo
+            .command(&args)
+            .env("PATH", &bin)
+            .env("HOME", repo.temp().join("home"))
+            .env("MARKER", &marker)
+            .output()
+            .expect("run epic");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = plan(&[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the seat `claude` cannot run: it is not logged in")
+            && stderr.contains("the seat `codex` cannot run: `codex` is not installed")
+            && stderr.contains("--no-preflight"),
+        "{stderr}"
+    );
+    assert!(!marker.exists(), "no turn ran");
+    assert!(
+        !repo.path().join("epic-plan.md").exists(),
+        "no plan written"
+    );
+    let (code, stderr) = plan(&["--no-preflight"]);
+    assert!(
+        marker.exists(),
+        "with --no-preflight the turn ran: {stderr}"
+    );
+    assert!(!stderr.contains("cannot run"), "{stderr}");
+    assert_ne!(code, Some(0), "{stderr}");
 }
 
 /// An `aider` that answers `--version`, and fails every turn without touching anything.
