@@ -93,16 +93,25 @@ pub(crate) struct RunOptions {
     pub(crate) coder: Option<RosterSpec>,
 
     /// The story-level judge, a seat or roster like `coder`; unset, no judge rounds.
-    #[arg(long, value_name = "SEATS")]
+    #[arg(long, value_name = "SEATS", overrides_with = "no_judge")]
     pub(crate) judge: Option<RosterSpec>,
+    /// No judge, whatever epic.toml or the last run named
+    #[arg(long, overrides_with = "judge")]
+    #[serde(skip)]
+    pub(crate) no_judge: bool,
 
     /// The per-task reviewers, each a seat or roster like `coder`.
     #[arg(
         long,
         value_name = "SEATS",
-        help = "A per-task reviewer, a seat or a roster (claude,codex); repeatable"
+        help = "A per-task reviewer, a seat or a roster (claude,codex); repeatable",
+        overrides_with = "no_reviewer"
     )]
     pub(crate) reviewer: Option<Vec<RosterSpec>>,
+    /// No reviewers, whatever epic.toml or the last run named
+    #[arg(long, overrides_with = "reviewer")]
+    #[serde(skip)]
+    pub(crate) no_reviewer: bool,
 
     /// The architect of `epic plan`, which splits an epic into a plan: a seat or roster like
     /// `coder`; unset, the coder. (Only `epic plan` reads it.)
@@ -279,8 +288,12 @@ pub(crate) struct RunOptions {
 
     /// Settles the `BLOCKED_ON` claims the plan cannot settle, in a read-only turn: a seat or
     /// roster like `coder`; unset, such a claim fails its story.
-    #[arg(long, value_name = "SEATS")]
+    #[arg(long, value_name = "SEATS", overrides_with = "no_verifier")]
     pub(crate) verifier: Option<RosterSpec>,
+    /// No verifier, whatever epic.toml or the last run named
+    #[arg(long, overrides_with = "verifier")]
+    #[serde(skip)]
+    pub(crate) no_verifier: bool,
     /// A command run with `sh -c` in the epic's worktree on every move of a story on the board
     /// (planned, active, done, failed, skipped), the story's card as one JSON object on its
     /// standard input, to sync an outside tracker; a hook that fails or runs past 30 s is an
@@ -442,7 +455,10 @@ impl RunOptions {
         }
     }
 
-    /// These options as the command line gave them: each `--no-…` flag turns its option off.
+    /// These options as the command line gave them: each `--no-…` flag turns its option off
+    /// (`--no-reviewer`: an empty list). The seats a lower layer may name and `--no-judge` or
+    /// `--no-verifier` drops are unset here; [`dropping`](Self::dropping) unsets them in the
+    /// merged options.
     #[must_use]
     pub(crate) fn given(&self) -> Self {
         let mut given = self.clone();
@@ -457,7 +473,32 @@ impl RunOptions {
                 *option = Some(false);
             }
         }
+        if self.no_reviewer {
+            given.reviewer = Some(Vec::new());
+        }
         given
+    }
+
+    /// The keys whose `--no-…` flag drops what a lower layer set, leaving them unset:
+    /// `--no-judge`, `--no-verifier`.
+    pub(crate) fn dropped(&self) -> Vec<&'static str> {
+        [("judge", self.no_judge), ("verifier", self.no_verifier)]
+            .into_iter()
+            .filter_map(|(key, off)| off.then_some(key))
+            .collect()
+    }
+
+    /// `merged`, the layers these flags lie over, with what [`dropped`](Self::dropped) names
+    /// unset.
+    #[must_use]
+    pub(crate) fn dropping(&self, mut merged: Self) -> Self {
+        if self.no_judge {
+            merged.judge = None;
+        }
+        if self.no_verifier {
+            merged.verifier = None;
+        }
+        merged
     }
 
     /// These options laid over `under`, key by key: an option set here wins (a list as a whole),

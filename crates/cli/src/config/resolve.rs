@@ -31,7 +31,7 @@ pub(crate) struct Resolved {
 
 /// `flags` over `file` over the defaults, the coder perhaps still unset.
 pub(crate) fn merged(file: &RunOptions, flags: &RunOptions) -> RunOptions {
-    flags.given().over(&file.over(&RunOptions::defaults()))
+    flags.dropping(flags.given().over(&file.over(&RunOptions::defaults())))
 }
 
 /// The options `epic run` uses: `flags` over `file` over the defaults.
@@ -217,7 +217,7 @@ pub(crate) fn resolve_rerun(
     last: Option<&RunOptions>,
 ) -> Result<Rerun, CommandError> {
     let given = flags.given().over(file);
-    let mut record = given.over(last.unwrap_or(&RunOptions::default()));
+    let mut record = flags.dropping(given.over(last.unwrap_or(&RunOptions::default())));
     record.architect = None;
     // Prices and named seats (whose variables may hold a key) come from the file alone: the
     // record keeps neither.
@@ -229,10 +229,11 @@ pub(crate) fn resolve_rerun(
     let mut lines = Vec::new();
     if let Some(last) = last {
         let set = given.values();
+        let dropped = flags.dropped();
         let reused: Vec<&str> = last
             .keys_set()
             .into_iter()
-            .filter(|key| !set.contains_key(*key) && has_flag(key))
+            .filter(|key| !set.contains_key(*key) && !dropped.contains(key) && has_flag(key))
             .collect();
         if !reused.is_empty() {
             lines.push(format!(
@@ -274,7 +275,8 @@ fn has_flag(key: &str) -> bool {
 
 impl RunOptions {
     /// The options `keys` as `epic run` flags, each value quoted for a POSIX shell where it needs
-    /// it: `--coder exec:./agent.sh --gate 'cargo test'`. An empty list reads `no --gate`.
+    /// it: `--coder exec:./agent.sh --gate 'cargo test'`. An empty list reads as its negation
+    /// where it has one (`--no-reviewer`), else `no --gate`.
     pub(crate) fn as_flags(&self, keys: &[&str]) -> String {
         use serde_json::Value;
         let values = self.values();
@@ -291,6 +293,9 @@ impl RunOptions {
             match value {
                 Value::Bool(true) => words.push(flag),
                 Value::Bool(false) => words.push(format!("--no-{}", &flag[2..])),
+                Value::Array(items) if items.is_empty() && *key == "reviewer" => {
+                    words.push(format!("--no-{}", &flag[2..]));
+                }
                 Value::Array(items) if items.is_empty() => words.push(format!("no {flag}")),
                 Value::Array(items) => {
                     for item in items {
@@ -564,6 +569,50 @@ mod tests {
                  false",
             ]
         );
+    }
+
+    #[test]
+    fn no_judge_no_verifier_and_no_reviewer_drop_what_the_file_or_the_last_run_named() {
+        let last = flags(&[
+            "--coder",
+            "script",
+            "--judge",
+            "codex",
+            "--verifier",
+            "gemini",
+            "--reviewer",
+            "claude",
+            "--gate",
+            "true",
+        ]);
+        let file = RunOptions::parse("judge = \"claude\"\n").unwrap();
+        let now = flags(&["--no-judge", "--no-verifier", "--no-reviewer"]);
+        let rerun = resolve_rerun(&file, &now, Some(&last)).unwrap();
+        let options = &rerun.resolved.options;
+        assert_eq!(options.judge, None);
+        assert_eq!(options.verifier, None);
+        assert_eq!(options.reviewer, Some(Vec::new()));
+        // Recorded so: the next rerun has none either.
+        assert_eq!(rerun.record.judge, None);
+        assert_eq!(rerun.record.verifier, None);
+        assert_eq!(rerun.record.reviewer, Some(Vec::new()));
+        assert_eq!(
+            rerun.lines,
+            [
+                "using the options of the last run: --coder script --gate true",
+                "the judge changed since the last run: was --judge codex, now none",
+                "the reviewers changed since the last run: was --reviewer claude, now none",
+                "the verifier changed since the last run: was --verifier gemini, now none",
+            ]
+        );
+        // The last of a seat and its negation wins, as for the on/off options.
+        let merged = |args: &[&str]| merged(&file, &flags(args)).judge;
+        assert_eq!(
+            merged(&["--no-judge", "--judge", "codex"]),
+            Some(seat("codex"))
+        );
+        assert_eq!(merged(&["--judge", "codex", "--no-judge"]), None);
+        assert_eq!(merged(&[]), Some(seat("claude")));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Issue 23, point 2: a run records its options in the epic's state, a rerun given none reuses
-//! them and says so, a rerun that changes its gates or seats says what changed, a run without a
-//! gate warns that nothing proves a merge, and the hint at the end of a failed run works as
-//! printed.
+//! them and says so, a rerun that changes its gates or seats (or drops one: `--no-reviewer`) says
+//! what changed, a run without a gate warns that nothing proves a merge, and the hint at the end
+//! of a failed run works as printed.
 
 use std::path::Path;
 
@@ -194,6 +194,25 @@ fn a_rerun_that_changes_gates_or_seats_says_what_changed() {
         "{dropped}"
     );
     assert!(dropped.stderr.contains("warning: no gate"), "{dropped}");
+
+    // `--no-reviewer` drops the reviewer the last run had, and the next rerun has none either.
+    let no_reviewer = repo.run(&["run", "plan.json", "--no-progress", "--no-reviewer"]);
+    no_reviewer.assert_code(0);
+    assert!(
+        no_reviewer.stderr.contains(
+            "the reviewers changed since the last run: was --reviewer script, now none\n"
+        ),
+        "{no_reviewer}"
+    );
+    let again = repo.run(&["run", "plan.json", "--no-progress"]);
+    again.assert_code(0);
+    assert!(
+        again.stderr.contains(
+            "using the options of the last run: --concurrency 1 --coder script --no-reviewer\n"
+        ),
+        "{again}"
+    );
+    assert!(!again.stderr.contains("changed since"), "{again}");
 }
 
 #[test]
