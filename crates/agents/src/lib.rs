@@ -24,6 +24,7 @@
 mod agent_output;
 pub mod classify;
 mod command;
+mod preflight;
 mod preset;
 mod readiness;
 mod role;
@@ -34,8 +35,9 @@ mod shell;
 mod stream;
 
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
+pub use preflight::{SeatsNotReady, check_seats};
 pub use preset::{Preset, UnknownPreset};
-pub use readiness::{NotReady, SeatsNotReady, check_preset, check_seats};
+pub use readiness::{NotReady, check_preset};
 pub use role::Role;
 pub use roster::Roster;
 pub use script::{FileBlock, ScriptSeat, file_blocks};

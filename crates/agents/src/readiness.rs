@@ -15,14 +15,12 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::preset::Preset;
-use crate::seat::Seat;
 use epic_process::{self as process, Ending, Limits, Spec};
 
 /// How long a status command may take: they answer at once, but a CLI that updates itself may
@@ -52,50 +50,6 @@ fn said_line(said: &str) -> String {
         String::new()
     } else {
         format!("; it said: {said}")
-    }
-}
-
-/// The seats a check found unable to take turns, in the order they were checked: at least one.
-///
-/// Shown as each seat's [`NotReady`], one after another, so that one check names every seat to
-/// fix.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeatsNotReady(pub Vec<NotReady>);
-
-impl std::fmt::Display for SeatsNotReady {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        for (n, seat) in self.0.iter().enumerate() {
-            if n > 0 {
-                f.write_str("\n")?;
-            }
-            write!(f, "{seat}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for SeatsNotReady {}
-
-/// Checks each of `seats` in `dir`, one after another ([`Seat::ready`]), and fails with every
-/// one that cannot take turns, not only the first.
-///
-/// # Errors
-///
-/// [`SeatsNotReady`] with each seat that failed its check, in the order given.
-pub async fn check_seats<'a>(
-    seats: impl IntoIterator<Item = &'a Arc<dyn Seat>>,
-    dir: &Path,
-) -> Result<(), SeatsNotReady> {
-    let mut not_ready = Vec::new();
-    for seat in seats {
-        if let Err(problem) = seat.ready(dir).await {
-            not_ready.push(problem);
-        }
-    }
-    if not_ready.is_empty() {
-        Ok(())
-    } else {
-        Err(SeatsNotReady(not_ready))
     }
 }
 
