@@ -229,8 +229,9 @@ impl SeatPauses {
         }
     }
 
-    /// Why the run stops, once a seat stopped it.
-    pub(crate) fn stop(&self) -> Option<SeatStop> {
+    /// Why the run stops, once a seat stopped it (every seat of a roster paused past
+    /// `--max-wait`, a seat not logged in); a turn it stopped ends as cancelled.
+    pub fn stop(&self) -> Option<SeatStop> {
         self.state().stop.clone()
     }
 

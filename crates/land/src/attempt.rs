@@ -455,7 +455,7 @@ impl Lander {
         )
         .with_guard(Some(Arc::clone(&guard)))
         .with_budget(Some(budget))
-        .with_pauses(Some(pauses));
+        .with_pauses(Some(Arc::clone(&pauses)));
         let gates = Gates::new(self.config.gates.iter().cloned(), self.config.gate_timeout)
             .with_reruns(self.config.gate_reruns)
             .with_sandbox(sandbox.clone())
@@ -466,6 +466,8 @@ impl Lander {
             guard,
             sandbox,
             gates,
+            seats_checked: std::sync::atomic::AtomicBool::new(false),
+            pauses,
         })
     }
 

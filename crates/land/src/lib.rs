@@ -68,7 +68,7 @@ pub(crate) use record::{Landed, LandingJournal};
 use epic_executor::Gates;
 use epic_executor::Recorder;
 use epic_executor::{EPIC_WORKTREE_NAME, RunConfig, RunError, worktrees_root};
-use epic_executor::{Event, EventSink};
+use epic_executor::{Event, EventSink, SeatPauses, SeatStop};
 use epic_guard::TurnGuard;
 use epic_process::offload::{self, BoxError, GitFailed};
 use epic_process::sandbox::{Sandbox, SandboxUnavailable};
@@ -302,6 +302,15 @@ pub enum LandError {
     /// `--sandbox on` and no sandbox here.
     #[error(transparent)]
     Sandbox(#[from] SandboxUnavailable),
+    /// Seats of the lander's roster (the coder's) cannot take turns: found by the seat check
+    /// before the landing's first lander turn; the epic branch is put back, the target
+    /// untouched.
+    #[error(transparent)]
+    SeatsNotReady(#[from] epic_agents::SeatsNotReady),
+    /// A lander turn was stopped by its seats: every seat of the roster paused past
+    /// `--max-wait`, or a seat not logged in. The epic branch is put back, the target untouched.
+    #[error("{0}")]
+    Stopped(SeatStop),
 }
 
 impl LandError {
@@ -479,6 +488,10 @@ struct Turns {
     guard: Arc<TurnGuard>,
     sandbox: Sandbox,
     gates: Gates,
+    /// Whether the lander's seats were checked: once, before the landing's first turn.
+    seats_checked: std::sync::atomic::AtomicBool,
+    /// The seats' pauses: why a turn they stopped was cancelled.
+    pauses: Arc<SeatPauses>,
 }
 
 /// The epic branch proven with the target in it.

@@ -236,13 +236,23 @@ impl Lander {
         Ok(left)
     }
 
-    /// One lander turn on `story` (empty id: the epic's).
+    /// One lander turn on `story` (empty id: the epic's); before the landing's first, the
+    /// lander's seats are checked as a run checks its own (unless `--no-preflight`).
     pub(super) async fn ask(
         &self,
         turns: &Turns,
         story: Arc<Story>,
         prompt: String,
     ) -> Result<(), Halt> {
+        if self.config.preflight
+            && !turns
+                .seats_checked
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            epic_agents::check_seats(self.config.coder.seats(), &self.main)
+                .await
+                .map_err(|not_ready| Halt::Error(not_ready.into()))?;
+        }
         let mut chat = Chat::new(
             self.config.coder.clone(),
             Role::Lander,
@@ -271,7 +281,12 @@ impl Lander {
         }
         match asked {
             Ok(_) => Ok(()),
-            Err(SeatError::Cancelled) => Err(Halt::Cancelled),
+            // Cancelled by its seats (a login lost, every seat paused past `--max-wait`), not by
+            // the user: say which.
+            Err(SeatError::Cancelled) => Err(match turns.pauses.stop() {
+                Some(stop) => Halt::Error(LandError::Stopped(stop)),
+                None => Halt::Cancelled,
+            }),
             Err(error) => Err(Halt::NotLanded(NotLanded::TurnFailed {
                 story: (!story.id.is_empty()).then(|| story.id.clone()),
                 error: chain(&error),

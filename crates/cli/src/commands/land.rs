@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use epic_executor::{Event, EventSink, RunConfig};
+use epic_executor::{Event, EventSink, RunConfig, SeatStop};
 use epic_git_ops::Git as _;
 use epic_land::{
     DryRun, LandError, LandJob, LandOutcome, PullRequest, PullRequestError, PullRequestOpened,
@@ -336,6 +336,32 @@ fn land_error(error: LandError, epic: &str) -> CommandError {
         return CommandError::new(Kind::LockHeld, error).hint(format!(
             "`epic status {epic}` shows the run holding it; land once it ended"
         ));
+    }
+    if let LandError::Stopped(stop) = &error {
+        return match stop {
+            SeatStop::NotLoggedIn { fix, .. } => {
+                let fix = fix.clone();
+                CommandError::new(Kind::Config, error).hint(fix).hint(
+                    "nothing landed: the epic branch was put back and the target is untouched",
+                )
+            }
+            _ => CommandError::new(
+                Kind::Interrupted,
+                Message::new(format!(
+                    "stopped: {stop}; nothing landed: the epic branch was put back and the \
+                     target is untouched"
+                )),
+            )
+            .hint("run `epic land` again once a seat's limit has reset, or raise --max-wait"),
+        };
+    }
+    if matches!(error, LandError::SeatsNotReady(_)) {
+        return CommandError::new(Kind::Config, error)
+            .hint("nothing landed: the epic branch was put back and the target is untouched")
+            .hint(
+                "fix the seat, then run `epic land` again; if the check is wrong for your setup \
+                 (a key it cannot see, a wrapper of the CLI), --no-preflight skips it",
+            );
     }
     CommandError::new(Kind::Repository, error)
 }

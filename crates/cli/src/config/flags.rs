@@ -30,15 +30,15 @@ impl Reads for ForRun {
 }
 
 /// The options landing reads (`epic land`): the coder, who resolves conflicts and red gates, its
-/// rounds and turns, the gates (their reruns), the test guard's patterns, the sandbox and what it shows, the
-/// house rules, the budget, the seat pauses and the prices (`epic.toml` only), and the epic
-/// branch.
+/// seat check, rounds and turns, the gates (their reruns), the test guard's patterns, the sandbox
+/// and what it shows, the house rules, the budget, the seat pauses and the prices (`epic.toml`
+/// only), and the epic branch.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct ForLanding;
 
 impl ForLanding {
     /// The keys, in [`keys`](super::keys) order.
-    pub(crate) const KEYS: [&'static str; 16] = [
+    pub(crate) const KEYS: [&'static str; 17] = [
         "epic_branch",
         "coder",
         "gate",
@@ -54,6 +54,7 @@ impl ForLanding {
         "rules",
         "outage_wait",
         "stall_timeout",
+        "preflight",
         "prices",
     ];
 }
@@ -239,7 +240,7 @@ mod tests {
         for args in [
             &["--concurrency", "2"][..],
             &["--judge", "claude"],
-            &["--no-preflight"],
+            &["--no-judge"],
         ] {
             let error = options_of::<ForLanding>(args).unwrap_err();
             assert_eq!(

@@ -177,6 +177,76 @@ fn a_conflict_nobody_resolves_is_rolled_back_and_the_target_untouched() {
     assert!(!repo.common_dir().join("epic/shop/landing.json").exists());
 }
 
+/// The lander is checked as a run's seats are, once a conflict needs it: a Claude Code that is
+/// not logged in stops the landing with the fix (exit 2), the epic branch put back and the target
+/// untouched; with `--no-preflight` its turn says so, and the landing stops the same way.
+#[test]
+fn a_lander_that_cannot_run_stops_the_landing_with_the_fix() {
+    let repo = Repo::new();
+    run_epic(&repo, "true");
+    commit_on_main(&repo, "a/a.txt", "main's alpha\n");
+    let (main, epic) = (rev(&repo, "main"), rev(&repo, "epic/shop"));
+    let bin = repo.temp().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let marker = repo.temp().join("a-turn-ran");
+    epic_test_support::script(
+        &bin.join("claude"),
+        &format!(
+            "if [ \"$1 $2\" = \"auth status\" ]; then echo '{{\"loggedIn\": false}}'; exit 1; fi\n\
+             touch '{}'\necho 'Not logged in' >&2\nexit 1\n",
+            marker.display()
+        ),
+    );
+    let mut paths = vec![bin];
+    paths.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    let land = |extra: &[&str]| {
+        let mut args = vec!["land", "--no-progress", "--coder", "claude"];
+        args.extend_from_slice(extra);
+        let mut command = repo.command(&args);
+        command.env("PATH", std::env::join_paths(&paths).expect("a PATH"));
+        for key in [
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_AUTH_TOKEN",
+            "CLAUDE_CODE_USE_BEDROCK",
+            "CLAUDE_CODE_USE_VERTEX",
+            "CLAUDE_CODE_USE_FOUNDRY",
+        ] {
+            command.env_remove(key);
+        }
+        crate::util::Run::of(command.output().expect("run epic land"))
+    };
+    let refused = land(&[]);
+    refused.assert_code(2);
+    assert!(
+        refused
+            .stderr
+            .contains("the seat `claude` cannot run: it is not logged in")
+            && refused.stderr.contains("the target is untouched")
+            && refused.stderr.contains("--no-preflight"),
+        "{refused}"
+    );
+    assert!(!marker.exists(), "no lander turn ran");
+    assert_eq!(rev(&repo, "main"), main);
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+    assert!(!repo.common_dir().join("epic/shop/landing.json").exists());
+
+    // Unchecked, the turn runs and says it is not logged in: the same exit and fix, not an
+    // interruption.
+    let unchecked = land(&["--no-preflight"]);
+    unchecked.assert_code(2);
+    assert!(marker.exists(), "the turn ran: {unchecked}");
+    assert!(
+        unchecked.stderr.contains("`claude` is not logged in")
+            && unchecked.stderr.contains("/login")
+            && !unchecked.stderr.contains("interrupted"),
+        "{unchecked}"
+    );
+    assert_eq!(rev(&repo, "main"), main);
+    assert_eq!(rev(&repo, "epic/shop"), epic);
+}
+
 #[test]
 fn red_gates_after_the_merge_are_fixed_in_a_round() {
     let repo = Repo::new();
