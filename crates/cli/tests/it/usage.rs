@@ -98,7 +98,7 @@ fn each_command_takes_only_the_options_it_reads() {
         "--verifier=claude",
         "--board-hook=true",
         "--worktrees=fresh",
-        "--no-preflight",
+        "--no-judge",
         "--architect=claude",
     ];
     for flag in ignored_by_land {
@@ -134,10 +134,11 @@ fn each_command_takes_only_the_options_it_reads() {
         "--max-wait <DURATION>",
         "--rules <FILE>",
         "--outage-wait <DURATION>",
+        "--no-preflight",
     ] {
         assert!(land.stdout.contains(read), "{read}:\n{land}");
     }
-    // `epic plan` reads the architect and its sandbox.
+    // `epic plan` reads the architect, its seat check and its sandbox.
     for flag in ["--coder=claude", "--gate=true", "--concurrency=2"] {
         let run = dir.run(&["plan", "an epic", flag]);
         run.assert_code(2);
@@ -150,6 +151,7 @@ fn each_command_takes_only_the_options_it_reads() {
     plan.assert_code(0);
     assert!(plan.stdout.contains("--architect <SEATS>"), "{plan}");
     assert!(plan.stdout.contains("--sandbox <MODE>"), "{plan}");
+    assert!(plan.stdout.contains("--no-preflight"), "{plan}");
     // `epic run` and `epic config` take every run option but the architect, only `epic plan`'s.
     for command in ["run", "config"] {
         let run = dir.run(&[command, "--architect=claude"]);
