@@ -41,7 +41,8 @@ pub(crate) fn run(global: &GlobalArgs, args: &ConfigArgs, out: Output) -> Result
         None => (None, RunOptions::default()),
     };
     let from_file = file.keys_set();
-    let from_flags = args.options.options.given().keys_set();
+    let mut from_flags = args.options.options.given().keys_set();
+    from_flags.extend(args.options.options.dropped());
     let last = last_run(&repo)?.unwrap_or_default();
     let from_last = last.keys_set();
     // Without a coder `epic run` refuses; `epic config` shows what is there and says so.

@@ -80,6 +80,13 @@ fn flags_win_over_the_config_file() {
     assert_eq!(document["sources"]["base"], "default");
     assert_eq!(document["config_file"], "[REPO]/epic.toml");
     assert_snapshot!("flags_win_json", run);
+
+    // `--no-judge` drops the file's judge, and says the flag did.
+    let run = repo.run(&["config", "--no-judge", "--format", "json"]);
+    run.assert_code(0);
+    let document = run.json();
+    assert_eq!(document["options"]["judge"], json!(null));
+    assert_eq!(document["sources"]["judge"], "flag");
 }
 
 #[test]
