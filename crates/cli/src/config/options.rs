@@ -337,8 +337,9 @@ pub(crate) struct RunOptions {
     /// Check each seat before the first story, without spending a token: its program is
     /// installed and, for `claude`, `codex` and `gemini`, signed in (an API key or token in the
     /// environment, a Codex model provider of its own with its key, `claude auth status`,
-    /// `codex login status`, Gemini's auth settings). A seat that fails its check stops the run
-    /// before anything starts (exit 2).
+    /// `codex login status`, Gemini's auth settings). Every seat that fails its check is named,
+    /// and the run stops before anything starts (exit 2). `epic plan` checks its architect's
+    /// seats before the first round, `epic land` the coder's before its first lander turn.
     #[arg(
         long,
         num_args = 0,
