@@ -297,7 +297,11 @@ pub(crate) fn run(args: &[String]) -> Result {
     // temporary directory, and its home is in here.
     let scratch = target_dir(&root).join(format!("epic-agents-{}", std::process::id()));
     if capture {
-        let outcome = crate::capture::capture(&packages, filter, &model_server, &bin, &scratch);
+        let bins = crate::capture::Bins {
+            npm: &bin,
+            pypi: &pypi_bin(&cache),
+        };
+        let outcome = crate::capture::capture(&packages, filter, &model_server, &bins, &scratch);
         fs::remove_dir_all(&scratch).ok();
         return outcome;
     }

@@ -36,6 +36,14 @@ const FAILURES: [(&str, &str, Duration); 5] = [
     ("silent", r#"{"do": "silent"}"#, Duration::from_secs(30)),
 ];
 
+/// Where the CLIs' programs are: the npm install's `.bin` and the PyPI virtual environment's.
+pub(crate) struct Bins<'a> {
+    /// Claude Code, Codex, Gemini CLI, opencode.
+    pub(crate) npm: &'a Path,
+    /// aider.
+    pub(crate) pypi: &'a Path,
+}
+
 /// Where the captures go, from the workspace root: a directory per CLI and version.
 const FIXTURES: &str = "crates/agents/tests/fixtures/served";
 
@@ -52,26 +60,40 @@ const CAPTURE_PROMPT: &str = "Your working directory is WORKDIR, the story's own
 /// `127.0.0.1:PORT`. Claude Code's and Codex's own
 /// retries are turned off (`CLAUDE_CODE_MAX_RETRIES`, the provider's `request_max_retries` and
 /// `stream_max_retries`), so their captures show what they render of the failure itself, in
-/// seconds; Gemini CLI has no such switch and tries five times, a minute or two a failure.
+/// seconds; Gemini CLI has no such switch and tries five times, a minute or two a failure, and
+/// aider (from [`Bins::pypi`]) tries for about a minute.
 pub(crate) fn capture(
     packages: &[String],
     only: &str,
     server: &Path,
-    bin: &Path,
+    bins: &Bins<'_>,
     scratch: &Path,
 ) -> Result {
+    let bin = bins.npm;
     let root = crate::root();
     // The CLIs' install directory, `/cache` in the captures (its name is a hash of versions).
     let cache = bin
         .parent()
         .and_then(Path::parent)
         .map_or_else(String::new, |cache| cache.display().to_string());
-    // aider is a PyPI package outside the npm install this reads its programs from.
-    let chosen = |preset: &str| preset != "aider" && (only.is_empty() || preset == only);
+    let chosen = |preset: &str| only.is_empty() || preset == only;
     for &(preset, _, _, _) in PRESETS.iter().filter(|(preset, ..)| chosen(preset)) {
+        // aider is a PyPI package, in a virtual environment of its own beside the npm install.
+        let program = if preset == "aider" {
+            bins.pypi.join("aider")
+        } else {
+            bin.join(preset)
+        };
+        if !program.is_file() {
+            say(&format!("{preset}: not installed here, not captured"));
+            continue;
+        }
         let version = packages
             .iter()
             .find_map(|package| {
+                if let Some(version) = package.strip_prefix("pypi:aider-chat==") {
+                    return (preset == "aider").then(|| version.to_owned());
+                }
                 let (name, version) = package.rsplit_once('@')?;
                 let cli = match name {
                     "@anthropic-ai/claude-code" => "claude",
@@ -92,26 +114,40 @@ pub(crate) fn capture(
             let started = Instant::now();
             let server = ModelServer::start(server, &dir, steps)?;
             let (repo, home) = scratch_repo(&dir, &server.home_files())?;
-            let args = preset_args(preset);
-            let mut command = Command::new(bin.join(preset));
+            let prompt = CAPTURE_PROMPT.replace("WORKDIR", &repo.display().to_string());
+            let mut command = Command::new(&program);
+            command.args(preset_args(preset));
+            // aider reads its prompt from a file and logs its model's replies beside it, as its
+            // preset runs it; the others read it on stdin.
+            let stdin = if preset == "aider" {
+                let file = dir.join("prompt.md");
+                fs::write(&file, &prompt).map_err(|error| error.to_string())?;
+                command
+                    .arg("--message-file")
+                    .arg(&file)
+                    .arg("--llm-history-file")
+                    .arg(dir.join("replies.log"))
+                    .stdin(Stdio::null());
+                None
+            } else {
+                command.stdin(Stdio::piped());
+                Some(prompt.as_str())
+            };
             command
-                .args(args)
                 .current_dir(&repo)
                 .env("HOME", &home)
                 .env("PATH", path_with(&[bin.to_path_buf()])?)
                 .env("NO_COLOR", "1")
-                .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
             for key in KEYS {
                 command.env_remove(key);
             }
             command.envs(server.env());
-            let prompt = CAPTURE_PROMPT.replace("WORKDIR", &repo.display().to_string());
             // A group of its own, so that a CLI killed at the deadline takes its children
             // (which hold its pipes) with it.
             std::os::unix::process::CommandExt::process_group(&mut command, 0);
-            let (code, stdout, stderr) = run_captured(command, Some(&prompt), deadline)?;
+            let (code, stdout, stderr) = run_captured(command, stdin, deadline)?;
             let shown = |text: &str| {
                 text.replace(&dir.display().to_string(), "/work/case")
                     .replace(&server.addr, "127.0.0.1:PORT")
@@ -152,6 +188,19 @@ fn preset_args(preset: &str) -> &'static [&'static str] {
         ],
         "codex" => &["exec", "--json", "--sandbox", "workspace-write", "-"],
         "opencode" => &["run"],
+        // Its prompt file and reply log follow ([`capture`]).
+        "aider" => &[
+            "--yes-always",
+            "--no-auto-commits",
+            "--no-gitignore",
+            "--no-detect-urls",
+            "--no-check-update",
+            "--no-pretty",
+            "--chat-history-file",
+            "/dev/null",
+            "--input-history-file",
+            "/dev/null",
+        ],
         _ => &[
             "--skip-trust",
             "--approval-mode",

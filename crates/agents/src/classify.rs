@@ -123,6 +123,9 @@ fn is_usage_limit(lower: &str) -> bool {
         "resource_exhausted",
         "usagelimitexceeded",
     ];
+    // aider ends every rate limit with "Try again later or check your quotas": advice, not a
+    // quota it ran out of.
+    let lower = lower.replace("check your quotas", "");
     PHRASES.iter().any(|phrase| lower.contains(phrase))
         || (lower.contains("hit your") && lower.contains("limit"))
         || lower
@@ -160,7 +163,8 @@ fn is_outage(lower: &str) -> bool {
 /// requests`, `overloaded`, `service unavailable`, `bad gateway`, `gateway timeout`, `internal
 /// server error`, `temporarily unavailable`, `try again later`), of the network (`connection
 /// reset`, `connection refused`, `econnreset`, `etimedout`, `timed out`, `socket hang up`), the
-/// words the real CLIs print for a stream cut half way and Codex's for a 500 (`high demand`; see
+/// words the real CLIs print for a stream cut half way (aider: `peer closed connection`) and
+/// Codex's for a 500 (`high demand`; see
 /// `tests/fixtures/served`), and the HTTP statuses 429, 500, 502, 503, 504 and 529 standing alone
 /// as numbers.
 fn is_transient(lower: &str) -> bool {
@@ -195,6 +199,9 @@ fn is_transient(lower: &str) -> bool {
         "api error: terminated",
         "other side closed",
         "und_err_socket",
+        // aider's (litellm's, httpx's) stream cut half way.
+        "peer closed connection",
+        "incomplete chunked read",
     ];
     const STATUSES: &[&str] = &["429", "500", "502", "503", "504", "529"];
     if PHRASES.iter().any(|phrase| lower.contains(phrase)) {
@@ -571,7 +578,7 @@ mod tests {
     #[test]
     fn classifies_what_the_real_clis_printed_against_the_model_server() {
         use crate::agent_output;
-        use crate::command::failure_tail;
+        use crate::command::{ERROR_TAIL, failure_tail};
         use crate::preset::Preset;
         let transient = Class::Transient;
         let table = [
@@ -631,11 +638,29 @@ mod tests {
                 served!("opencode-1.18.33", "silent"),
                 Class::Other,
             ),
+            (Preset::Aider, served!("aider-0.86.2", "429"), transient),
+            (Preset::Aider, served!("aider-0.86.2", "529"), transient),
+            (Preset::Aider, served!("aider-0.86.2", "500"), transient),
+            (Preset::Aider, served!("aider-0.86.2", "cut"), transient),
+            (
+                Preset::Aider,
+                served!("aider-0.86.2", "silent"),
+                Class::Other,
+            ),
         ];
         let mut wrong = Vec::new();
         for (preset, (name, stdout, stderr, exit), expected) in table {
             let decoded = agent_output::decode(preset, stdout, stderr);
-            let text = failure_tail(decoded.error.as_deref(), stdout, stderr);
+            // aider gives up with exit 0 and no reply in its log: the turn reads it so.
+            let error = decoded.error.clone().or_else(|| {
+                (preset == Preset::Aider && exit.trim() == "0")
+                    .then(|| crate::command::NO_LOGGED_REPLY.to_owned())
+            });
+            let (stdout, stderr) = (
+                &stdout[stdout.ceil_char_boundary(stdout.len().saturating_sub(ERROR_TAIL))..],
+                &stderr[stderr.ceil_char_boundary(stderr.len().saturating_sub(ERROR_TAIL))..],
+            );
+            let text = failure_tail(error.as_deref(), stdout, stderr);
             let status = format!("exit code {}", exit.trim());
             let local = TimeZone::get("Europe/Paris").unwrap();
             let class = classify(&status, &text, now(), &local);

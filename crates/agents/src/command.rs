@@ -22,7 +22,7 @@ use epic_process::sandbox::Access;
 use epic_process::{self as process, Ending, Limits, Spec};
 
 /// How many bytes of an error's output its message carries.
-const ERROR_TAIL: usize = 4000;
+pub(crate) const ERROR_TAIL: usize = 4000;
 
 /// Variables a seat process never inherits: they would point its git at another repository or
 /// index than its worktree's.
@@ -307,7 +307,18 @@ impl CommandSeat {
             ),
             _ => None,
         };
-        let reported_error = decoded.as_ref().and_then(|decoded| decoded.error.clone());
+        // A preset that logs its model's replies (aider) and logged none got no answer from its
+        // model, whatever its exit status: aider gives up on a rate limit, a server error or an
+        // unreachable server with exit 0, its errors on standard output.
+        let logs_replies = matches!(
+            &self.invocation,
+            Invocation::Preset(preset)
+                if matches!(preset.prompt_via(), PromptVia::File { replies: Some(_), .. })
+        );
+        let reported_error = decoded
+            .as_ref()
+            .and_then(|decoded| decoded.error.clone())
+            .or_else(|| (logs_replies && logged.is_none()).then(|| NO_LOGGED_REPLY.to_owned()));
         let reported_usage = decoded.as_ref().and_then(|decoded| decoded.usage);
         if status.success() && reported_error.is_none() {
             let (text, usage) = match decoded {
@@ -550,6 +561,10 @@ impl Seat for CommandSeat {
         })
     }
 }
+
+/// The error of a turn whose agent logs its model's replies (aider) and logged none.
+pub(crate) const NO_LOGGED_REPLY: &str =
+    "it got no reply from its model: its log of the model's replies holds none";
 
 /// The text of a failed turn, what [`SeatError::Failed`] carries and what
 /// `classify.rs` reads: the agent's own error message (from its structured

@@ -298,6 +298,14 @@ async fn structured_output_gives_the_reply_the_usage_and_the_errors() {
             r#"cat >/dev/null; echo '{"session_id":"s","error":{"type":"Error","message":"Please set an Auth method","code":41}}' >&2; exit 41"#,
             "Please set an Auth method",
         ),
+        // aider gives up on a rate limit with exit 0, its errors on stdout, nothing in its log
+        // of the model's replies: no reply, whatever its status.
+        (
+            Preset::Aider,
+            "echo 'litellm.RateLimitError: AnthropicException - rate_limit_error'; \
+             echo 'The API provider has rate limited you. Try again later or check your quotas.'",
+            "it got no reply from its model",
+        ),
     ];
     for &(preset, script, message) in errors {
         fixture.script(preset.program(), script);
@@ -311,6 +319,9 @@ async fn structured_output_gives_the_reply_the_usage_and_the_errors() {
         match error {
             epic_agents::SeatError::Failed { tail, .. } => {
                 assert!(tail.starts_with(message), "{preset}: {tail}");
+                if preset == Preset::Aider {
+                    assert!(tail.contains("rate limited you"), "{tail}");
+                }
             }
             other => panic!("{preset}: {other}"),
         }
