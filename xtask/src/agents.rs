@@ -268,19 +268,11 @@ fn signed_in_cases() -> Vec<Case> {
 }
 
 /// `cargo xtask agents [FILTER]`: every case, or those whose name contains `FILTER`, the
-/// offline ones and then the served ones ([`crate::served`]); `cargo xtask agents capture
-/// [CLI]`: the real CLIs' (or that one's) outputs of the server's failures recorded as fixtures
-/// ([`crate::capture::capture`]).
+/// offline ones and then the served ones ([`crate::served`]); `cargo xtask agents capture [CLI
+/// [FAILURE]]`: the real CLIs' (or that one's) outputs of the server's failures (or that one)
+/// recorded as fixtures ([`crate::capture::capture`]).
 pub(crate) fn run(args: &[String]) -> Result {
-    let capture = args.first().is_some_and(|arg| arg == "capture");
-    let filter = match args {
-        [] => "",
-        [first, rest @ ..] if first == "capture" && rest.len() <= 1 => {
-            rest.first().map_or("", String::as_str)
-        }
-        [filter] => filter.as_str(),
-        _ => return Err("usage: cargo xtask agents [FILTER | capture [CLI]]".into()),
-    };
+    let (capture, filter, failure) = parse(args)?;
     let root = root();
     let packages = read_versions(&root.join(VERSIONS))?;
     let cache = cache_dir(&packages);
@@ -301,7 +293,11 @@ pub(crate) fn run(args: &[String]) -> Result {
             npm: &bin,
             pypi: &pypi_bin(&cache),
         };
-        let outcome = crate::capture::capture(&packages, filter, &model_server, &bins, &scratch);
+        let only = crate::capture::Only {
+            cli: filter,
+            failure,
+        };
+        let outcome = crate::capture::capture(&packages, &only, &model_server, &bins, &scratch);
         fs::remove_dir_all(&scratch).ok();
         return outcome;
     }
@@ -500,6 +496,21 @@ fn install_npm(cache: &Path, packages: &[String]) -> Result {
     }
     fs::write(&stamp, packages.join("\n"))
         .map_err(|error| format!("cannot write {}: {error}", stamp.display()))
+}
+
+/// `cargo xtask agents`' arguments: whether to capture, the filter (or the CLI to capture), the
+/// failure to capture.
+fn parse(args: &[String]) -> Result<(bool, &str, &str)> {
+    match args {
+        [] => Ok((false, "", "")),
+        [first, rest @ ..] if first == "capture" && rest.len() <= 2 => Ok((
+            true,
+            rest.first().map_or("", String::as_str),
+            rest.get(1).map_or("", String::as_str),
+        )),
+        [filter] => Ok((false, filter.as_str(), "")),
+        _ => Err("usage: cargo xtask agents [FILTER | capture [CLI [FAILURE]]]".into()),
+    }
 }
 
 /// Cargo's target directory: `CARGO_TARGET_DIR`, else `target/` at the root.

@@ -16,7 +16,7 @@ use crate::{Result, say};
 /// The failures `capture` records, each a server step for every request, and how long the CLI
 /// may take (a silent stream is held until the deadline kills the CLI: exit 124, as
 /// `timeout` reports it).
-const FAILURES: [(&str, &str, Duration); 5] = [
+const FAILURES: [(&str, &str, Duration); 6] = [
     (
         "429",
         r#"{"do": "status", "status": 429}"#,
@@ -32,9 +32,22 @@ const FAILURES: [(&str, &str, Duration); 5] = [
         r#"{"do": "status", "status": 500}"#,
         Duration::from_mins(3),
     ),
+    (
+        "401",
+        r#"{"do": "status", "status": 401}"#,
+        Duration::from_mins(3),
+    ),
     ("cut", r#"{"do": "cut"}"#, Duration::from_mins(3)),
     ("silent", r#"{"do": "silent"}"#, Duration::from_secs(30)),
 ];
+
+/// What a capture records: every CLI, or `cli`; every failure of [`FAILURES`], or `failure`.
+pub(crate) struct Only<'a> {
+    /// A preset's name, or empty for all.
+    pub(crate) cli: &'a str,
+    /// A failure's name (`429`, `cut`, …), or empty for all.
+    pub(crate) failure: &'a str,
+}
 
 /// Where the CLIs' programs are: the npm install's `.bin` and the PyPI virtual environment's.
 pub(crate) struct Bins<'a> {
@@ -52,9 +65,9 @@ const CAPTURE_PROMPT: &str = "Your working directory is WORKDIR, the story's own
     ```file src/a/a.txt\nalpha\n```\n\nTask 1 of 1: Write a\n\nDo this task only, then stop: \
     your work is checked and committed for you.\n";
 
-/// `cargo xtask agents capture [CLI]`: each real CLI (or `only` that one), run with its
+/// `cargo xtask agents capture [CLI [FAILURE]]`: each real CLI (or `only.cli`), run with its
 /// preset's coder command line
-/// against the server playing each of [`FAILURES`], its standard output, standard error and
+/// against the server playing each of [`FAILURES`] (or `only.failure`), its standard output, standard error and
 /// exit status written to `FIXTURES/<cli>-<version>/<failure>.*`, the case's directory shown
 /// as `/work/case`, the CLIs' install directory as `/cache` and the server's address as
 /// `127.0.0.1:PORT`. Claude Code's and Codex's own
@@ -64,7 +77,7 @@ const CAPTURE_PROMPT: &str = "Your working directory is WORKDIR, the story's own
 /// aider (from [`Bins::pypi`]) tries for about a minute.
 pub(crate) fn capture(
     packages: &[String],
-    only: &str,
+    only: &Only<'_>,
     server: &Path,
     bins: &Bins<'_>,
     scratch: &Path,
@@ -76,7 +89,7 @@ pub(crate) fn capture(
         .parent()
         .and_then(Path::parent)
         .map_or_else(String::new, |cache| cache.display().to_string());
-    let chosen = |preset: &str| only.is_empty() || preset == only;
+    let chosen = |preset: &str| only.cli.is_empty() || preset == only.cli;
     for &(preset, _, _, _) in PRESETS.iter().filter(|(preset, ..)| chosen(preset)) {
         // aider is a PyPI package, in a virtual environment of its own beside the npm install.
         let program = if preset == "aider" {
@@ -107,7 +120,10 @@ pub(crate) fn capture(
             .ok_or_else(|| format!("no version of {preset} in xtask/agents.txt"))?;
         let out = root.join(FIXTURES).join(format!("{preset}-{version}"));
         fs::create_dir_all(&out).map_err(|error| error.to_string())?;
-        for (failure, steps, deadline) in FAILURES {
+        for (failure, steps, deadline) in FAILURES
+            .into_iter()
+            .filter(|(failure, ..)| only.failure.is_empty() || *failure == only.failure)
+        {
             let dir = scratch.join(format!("capture-{preset}-{failure}"));
             fs::remove_dir_all(&dir).ok();
             fs::create_dir_all(&dir).map_err(|error| error.to_string())?;

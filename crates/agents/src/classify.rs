@@ -86,18 +86,34 @@ pub fn login_fix(seat: &str) -> String {
         }
         "codex" => "run `codex login` (or `codex login --with-api-key`)".to_owned(),
         "gemini" => "set GEMINI_API_KEY=… (or run `gemini` once and sign in)".to_owned(),
+        "aider" => "set the API key of aider's model (ANTHROPIC_API_KEY, OPENAI_API_KEY, …, or \
+                    `api-key` in .aider.conf.yml)"
+            .to_owned(),
+        "opencode" => "run `opencode auth login` (or set its provider's key)".to_owned(),
         other => format!("log `{other}` in to its service"),
     }
 }
 
 /// Claude Code's and Codex's `Not logged in`, Claude's `/login` hints, Gemini's auth error
-/// (exit 41, or its error JSON with `"code": 41`).
+/// (exit 41, or its error JSON with `"code": 41`), and a key the API refused (a 401) as each CLI
+/// renders it (see `tests/fixtures/served`): a revoked or mistyped key fails every turn of the
+/// seat alike, so it stops the run as a missing login does.
 fn is_not_logged_in(status: &str, lower: &str) -> bool {
     const PHRASES: &[&str] = &[
         "not logged in",
         "please run /login",
         "invalid api key",
         "auth method",
+        // Codex: `unexpected status 401 Unauthorized: Incorrect API key provided`.
+        "401 unauthorized",
+        "incorrect api key",
+        // Gemini CLI: `API key not valid`.
+        "api key not valid",
+        // Anthropic's 401 body (opencode prints its message alone), the type aider prints.
+        "invalid x-api-key",
+        "authentication_error",
+        // aider: `The API provider is not able to authenticate you. Check your API key.`
+        "not able to authenticate",
     ];
     // Gemini CLI ends its quota error with "switch to another /auth method": a suggestion, not
     // a missing login (its own auth errors say "Auth method" with no slash).
@@ -576,6 +592,7 @@ mod tests {
     /// with its reset, a silent turn nothing the classifier can name (the stall watchdog ends
     /// it before it gets here).
     #[test]
+    #[expect(clippy::too_many_lines, reason = "one table of real outputs")]
     fn classifies_what_the_real_clis_printed_against_the_model_server() {
         use crate::agent_output;
         use crate::command::{ERROR_TAIL, failure_tail};
@@ -637,6 +654,31 @@ mod tests {
                 Preset::Opencode,
                 served!("opencode-1.18.33", "silent"),
                 Class::Other,
+            ),
+            (
+                Preset::Claude,
+                served!("claude-2.1.332", "401"),
+                Class::NotLoggedIn,
+            ),
+            (
+                Preset::Codex,
+                served!("codex-0.171.0", "401"),
+                Class::NotLoggedIn,
+            ),
+            (
+                Preset::Gemini,
+                served!("gemini-0.61.0", "401"),
+                Class::NotLoggedIn,
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "401"),
+                Class::NotLoggedIn,
+            ),
+            (
+                Preset::Aider,
+                served!("aider-0.86.2", "401"),
+                Class::NotLoggedIn,
             ),
             (Preset::Aider, served!("aider-0.86.2", "429"), transient),
             (Preset::Aider, served!("aider-0.86.2", "529"), transient),

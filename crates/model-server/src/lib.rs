@@ -12,7 +12,7 @@
 //! Code's `Write` or `Bash`, Codex's `exec_command` or `shell`, Gemini CLI's `write_file` or
 //! `run_shell_command`, opencode's `write` or `bash`; for aider, which offers none, whole files
 //! in its "file listing" edit format), a clean verdict, a 429 with the API's own limit body and
-//! headers, 529, 500, a 429 in the API's usage-limit form with a reset hours away, a stream cut
+//! headers, 529, 500, 401 (a key refused), a 429 in the API's usage-limit form with a reset hours away, a stream cut
 //! half way, a stream gone silent, the same tool call again and again; a step may answer one API
 //! only (one CLI of a roster failed, another served), or one API key (one account of a CLI).
 //! Every request is logged (method, path, size, the tools offered, the kind recognised, the key,

@@ -543,6 +543,7 @@ pub(crate) fn error(api: Api, status: u16) -> (Vec<(&'static str, String)>, Valu
                     ],
                 ),
                 529 => ("overloaded_error", "Overloaded", Vec::new()),
+                401 => ("authentication_error", "invalid x-api-key", Vec::new()),
                 _ => ("api_error", "Internal server error", Vec::new()),
             };
             (
@@ -569,6 +570,13 @@ pub(crate) fn error(api: Api, status: u16) -> (Vec<(&'static str, String)>, Valu
                     "The server is overloaded. Please try again later.",
                     Vec::new(),
                 ),
+                401 => (
+                    "invalid_request_error",
+                    "invalid_api_key",
+                    "Incorrect API key provided: sk-local. You can find your API key at \
+                     https://platform.openai.com/account/api-keys.",
+                    Vec::new(),
+                ),
                 _ => (
                     "server_error",
                     "server_error",
@@ -592,6 +600,10 @@ pub(crate) fn error(api: Api, status: u16) -> (Vec<(&'static str, String)>, Valu
                 529 => json!({"error": {
                     "code": 529, "message": "The model is overloaded. Please try again later.",
                     "status": "UNAVAILABLE",
+                }}),
+                401 => json!({"error": {
+                    "code": 401, "message": "API key not valid. Please pass a valid API key.",
+                    "status": "UNAUTHENTICATED",
                 }}),
                 _ => json!({"error": {
                     "code": status, "message": "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting",

@@ -146,7 +146,8 @@ pub enum Action {
     /// The same harmless shell command, again on every request of the turn.
     Repeat,
     /// An error status with each API's own body and headers for it: 429 a rate limit, 529
-    /// (Anthropic's "overloaded"; the others' overloaded body with the same status), 500.
+    /// (Anthropic's "overloaded"; the others' overloaded body with the same status), 401 a key
+    /// the API refuses, 500.
     Status {
         /// The HTTP status.
         status: u16,

@@ -539,7 +539,7 @@ mod tests {
     #[tokio::test]
     async fn limits_and_failures_in_each_apis_form() {
         let server = server(
-            "{\"do\": \"status\", \"status\": 429, \"times\": 3}\n{\"do\": \"status\", \"status\": 529, \"times\": 1}\n{\"do\": \"status\", \"status\": 500}",
+            "{\"do\": \"status\", \"status\": 429, \"times\": 3}\n{\"do\": \"status\", \"status\": 529, \"times\": 1}\n{\"do\": \"status\", \"status\": 401, \"times\": 3}\n{\"do\": \"status\", \"status\": 500}",
         )
         .await;
         let wait = Duration::from_secs(5);
@@ -564,6 +564,25 @@ mod tests {
         let (text, _) = post(&server, "/v1/messages", &anthropic(false), wait).await;
         assert!(
             text.starts_with("HTTP/1.1 529") && text.contains("overloaded_error"),
+            "{text}"
+        );
+        // A key the API refuses, in each API's words.
+        let (text, _) = post(&server, "/v1/messages", &anthropic(false), wait).await;
+        assert!(
+            text.starts_with("HTTP/1.1 401") && text.contains("authentication_error"),
+            "{text}"
+        );
+        let (text, _) = post(&server, "/v1/responses", &json!({"input": "x"}), wait).await;
+        assert!(text.contains("invalid_api_key"), "{text}");
+        let (text, _) = post(
+            &server,
+            "/v1beta/models/g:generateContent",
+            &json!({}),
+            wait,
+        )
+        .await;
+        assert!(
+            text.starts_with("HTTP/1.1 401") && text.contains("API key not valid"),
             "{text}"
         );
         let (text, _) = post(&server, "/v1/messages", &anthropic(false), wait).await;
