@@ -115,6 +115,9 @@ enum Expect {
     /// The seat paused on the server's failure: the run stops (exit 130) saying so, and the
     /// CLI's own words for the failure (these) reach the run.
     Paused(&'static str),
+    /// Every request answered 401: the run stops as for a lost login (exit 2, "is not logged
+    /// in" with the CLI's own words, these), and no story failed.
+    KeyRefused(&'static str),
     /// The coder's turns ended by the stall watchdog: the stories fail saying so (exit 1).
     Stalled,
     /// The first coding request's stream cut half way, and every story done: the CLI asked
@@ -196,6 +199,24 @@ fn failures() -> Vec<Case> {
     cases.push(paused("claude", 429, "429"));
     cases.push(paused("codex", 500, "high demand"));
     cases.push(paused("claude", 529, "529 Overloaded"));
+    // A key the API refuses, as each CLI renders the 401.
+    for (preset, words) in [
+        ("claude", "Invalid API key"),
+        ("codex", "Incorrect API key"),
+        ("gemini", "API key not valid"),
+        ("opencode", "invalid x-api-key"),
+        ("aider", "not able to authenticate"),
+    ] {
+        cases.push(Case {
+            name: format!(
+                "served: {preset} with its key refused (401) stops the run, no story failed"
+            ),
+            preset,
+            args: ["--coder", preset].map(str::to_owned).to_vec(),
+            steps: r#"{"do": "status", "status": 401}"#.into(),
+            expect: Expect::KeyRefused(words),
+        });
+    }
     for preset in ["claude", "codex", "gemini"] {
         cases.push(Case {
             name: format!("served: {preset} on a stream cut once is retried and done"),
@@ -432,6 +453,17 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
                 ));
             }
         }
+        Expect::KeyRefused(words) => {
+            if code != Some(2) || !printed.contains("is not logged in") || !printed.contains(words)
+            {
+                return failed(format!(
+                    "expected the run stopped as not logged in (exit 2) with `{words}`"
+                ));
+            }
+            if report.contains("\"status\":\"failed\"") {
+                return failed("a story failed on a refused key".into());
+            }
+        }
         Expect::CutOnce { .. }
         | Expect::StalledOnce
         | Expect::LoopedOnce
@@ -567,7 +599,7 @@ fn check_recovered(
         Expect::LoopCaughtByCli => check_loop_caught(&events, logged),
         Expect::Rostered { first } => check_rostered(first, case.preset, &events, logged, took),
         Expect::StalledOver { first } => check_stalled_over(first, case.preset, &events, logged),
-        Expect::Done(_) | Expect::Paused(_) | Expect::Stalled => Ok(()),
+        Expect::Done(_) | Expect::Paused(_) | Expect::KeyRefused(_) | Expect::Stalled => Ok(()),
     }
 }
 

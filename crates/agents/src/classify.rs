@@ -78,6 +78,22 @@ pub fn classify(status: &str, text: &str, now: Timestamp, local: &TimeZone) -> C
     }
 }
 
+/// The line of a not-logged-in failure's text that says so (trimmed, at most 300 characters),
+/// for the message of a run stopped on it: the first line when it does (the error a structured
+/// preset reported comes first), else the last that does (aider and opencode print their own
+/// lines first, and aider the raw API body, wrapped, before its own sentence).
+pub fn login_line(text: &str) -> Option<String> {
+    let says = |line: &&str| is_not_logged_in("", &line.to_ascii_lowercase());
+    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
+    let first = lines.next()?;
+    let line = if says(&first) {
+        first
+    } else {
+        lines.rfind(says)?
+    };
+    Some(line.chars().take(300).collect())
+}
+
 /// The command that logs `seat` in, for the message of a run stopped on it.
 pub fn login_fix(seat: &str) -> String {
     match seat {
@@ -714,6 +730,51 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// The line a run stopped on a refused key shows: each CLI's own words for the 401.
+    #[test]
+    fn a_refused_keys_line_is_the_clis_own_words() {
+        use crate::agent_output;
+        use crate::command::{NO_LOGGED_REPLY, failure_tail};
+        use crate::preset::Preset;
+        let table = [
+            (
+                Preset::Claude,
+                served!("claude-2.1.332", "401"),
+                "Invalid API key · Fix external API key",
+            ),
+            (
+                Preset::Codex,
+                served!("codex-0.171.0", "401"),
+                "unexpected status 401 Unauthorized: Incorrect API key provided",
+            ),
+            (
+                Preset::Gemini,
+                served!("gemini-0.61.0", "401"),
+                "API key not valid",
+            ),
+            (
+                Preset::Opencode,
+                served!("opencode-1.18.33", "401"),
+                "Error: invalid x-api-key",
+            ),
+            (
+                Preset::Aider,
+                served!("aider-0.86.2", "401"),
+                "The API provider is not able to authenticate you. Check your API key.",
+            ),
+        ];
+        for (preset, (name, stdout, stderr, _), expected) in table {
+            let decoded = agent_output::decode(preset, stdout, stderr);
+            let error = decoded
+                .error
+                .or_else(|| (preset == Preset::Aider).then(|| NO_LOGGED_REPLY.to_owned()));
+            let text = failure_tail(error.as_deref(), stdout, stderr);
+            let line = login_line(&text).unwrap_or_default();
+            assert!(line.contains(expected), "{name}: {line:?}");
+        }
+        assert_eq!(login_line("all fine\nnothing here"), None);
     }
 
     #[test]

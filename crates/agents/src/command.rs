@@ -568,7 +568,8 @@ pub(crate) const NO_LOGGED_REPLY: &str =
 
 /// The text of a failed turn, what [`SeatError::Failed`] carries and what
 /// `classify.rs` reads: the agent's own error message (from its structured
-/// output) first, verbatim, then the end of its standard output and of its standard error.
+/// output) first, verbatim, then the end of its standard output and of its standard error,
+/// without terminal escapes (opencode colours its errors whatever `NO_COLOR` says).
 pub(crate) fn failure_tail(reported_error: Option<&str>, stdout: &str, stderr: &str) -> String {
     let mut tail = reported_error
         .map(|error| format!("{}\n--- output ---\n", error.trim()))
@@ -580,7 +581,7 @@ pub(crate) fn failure_tail(reported_error: Option<&str>, stdout: &str, stderr: &
         }
         tail.push_str(stderr);
     }
-    tail
+    anstream::adapter::strip_str(&tail).to_string()
 }
 
 /// Writes `prompt` to `prompt.md` in a temp directory of its own, outside the worktree (so the

@@ -396,7 +396,7 @@ impl SeatPauses {
             }
             Class::NotLoggedIn => {
                 let fix = classify::login_fix(seat);
-                let message = first_line(tail);
+                let message = classify::login_line(tail).unwrap_or_else(|| first_line(tail));
                 let mut state = self.state();
                 state.refused.insert(seat.to_owned());
                 state.stop.get_or_insert(SeatStop::NotLoggedIn {

@@ -55,44 +55,7 @@ pub fn read_output(output: &str, complete: bool) -> Result<Failing, Unreadable> 
 /// `text` without terminal escape sequences (colours, cursor moves, titles): runners colour
 /// their verdicts when they think they write to a terminal (`FORCE_COLOR`, `--color=always`).
 fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\u{1b}' {
-            out.push(c);
-            continue;
-        }
-        match chars.peek() {
-            // CSI: parameters and intermediates, then one final byte in `@`..=`~`.
-            Some('[') => {
-                chars.next();
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            // OSC: up to BEL or ESC `\`.
-            Some(']') => {
-                chars.next();
-                while let Some(c) = chars.next() {
-                    if c == '\u{7}' {
-                        break;
-                    }
-                    if c == '\u{1b}' {
-                        chars.next();
-                        break;
-                    }
-                }
-            }
-            // Any other escape is two characters.
-            Some(_) => {
-                chars.next();
-            }
-            None => {}
-        }
-    }
-    out
+    anstream::adapter::strip_str(text).to_string()
 }
 
 #[cfg(test)]
