@@ -100,7 +100,9 @@ pub fn login_fix(seat: &str) -> String {
         "claude" => {
             "run `claude` in a terminal, then `/login` (or set ANTHROPIC_API_KEY)".to_owned()
         }
-        "codex" => "run `codex login` (or `codex login --with-api-key`)".to_owned(),
+        "codex" => "run `codex login` (or `codex login --with-api-key`; with a model provider of \
+                    its own, set the variable its `env_key` names)"
+            .to_owned(),
         "gemini" => "set GEMINI_API_KEY=… (or run `gemini` once and sign in)".to_owned(),
         "aider" => "set the API key of aider's model (ANTHROPIC_API_KEY, OPENAI_API_KEY, …, or \
                     `api-key` in .aider.conf.yml)"
