@@ -539,6 +539,37 @@ impl Seat for CommandSeat {
         &self.name
     }
 
+    /// The preset's fix; for a named seat with variables of its own (a second account's
+    /// configuration directory), with them: a directory's value shown, any other variable (a
+    /// key) only named.
+    fn login_fix(&self) -> String {
+        let Invocation::Preset(preset) = &self.invocation else {
+            return classify::login_fix(&self.name);
+        };
+        let fix = classify::login_fix(preset.name());
+        let own: Vec<String> = self
+            .env
+            .iter()
+            .filter_map(|(key, value)| {
+                let (key, value) = (key.to_string_lossy(), value.as_ref()?.to_string_lossy());
+                Some(if key.ends_with("_DIR") || key.ends_with("_HOME") {
+                    format!("{key}={value}")
+                } else {
+                    key.into_owned()
+                })
+            })
+            .collect();
+        if self.name == preset.name() || own.is_empty() {
+            fix
+        } else {
+            format!(
+                "{fix}, with seat `{}`'s variables set ({})",
+                self.name,
+                own.join(", ")
+            )
+        }
+    }
+
     fn turn<'a>(
         &'a self,
         request: &'a TurnRequest,
@@ -620,6 +651,26 @@ async fn logged_reply(prompt_file: &std::path::Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_seats_login_fix_names_its_own_variables_but_no_key() {
+        use crate::preset::Preset;
+        let plain = CommandSeat::preset(Preset::Claude);
+        assert_eq!(plain.login_fix(), classify::login_fix("claude"));
+        let work = CommandSeat::preset(Preset::Claude)
+            .named("claude-work")
+            .with_env("CLAUDE_CONFIG_DIR", "/home/ada/.claude-work")
+            .with_env("ANTHROPIC_API_KEY", "sk-secret");
+        let fix = work.login_fix();
+        assert!(
+            fix.starts_with(&classify::login_fix("claude"))
+                && fix.contains("seat `claude-work`")
+                && fix.contains("CLAUDE_CONFIG_DIR=/home/ada/.claude-work")
+                && fix.contains("ANTHROPIC_API_KEY")
+                && !fix.contains("sk-secret"),
+            "{fix}"
+        );
+    }
 
     #[test]
     fn delays_double_up_to_the_cap_with_jitter() {

@@ -369,4 +369,10 @@ pub trait Seat: Send + Sync + fmt::Debug {
         let _ = dir;
         Box::pin(std::future::ready(Ok(())))
     }
+
+    /// What logs this seat in again, for a run stopped because it is not logged in: by default
+    /// the fix of the preset its name is ([`login_fix`](crate::classify::login_fix)).
+    fn login_fix(&self) -> String {
+        crate::classify::login_fix(self.name())
+    }
 }

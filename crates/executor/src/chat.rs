@@ -325,7 +325,7 @@ impl Chat {
             let Some(pauses) = &pauses else {
                 return result;
             };
-            match pauses.after_turn(self.seat.name(), &self.recorder.story, &result) {
+            match pauses.after_turn_of(&*self.seat, &self.recorder.story, &result) {
                 After::Done => return result,
                 After::Again => {}
                 After::Stop => return Err(SeatError::Cancelled),

@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::event::{Event, EventSink};
 use epic_agents::classify::{self, Class, DEFAULT_LIMIT_WAIT};
-use epic_agents::{Reply, SeatError};
+use epic_agents::{Reply, Seat, SeatError};
 use epic_process::{Clock, Watchdog};
 
 /// The first wait of an outage; each next probe doubles it.
@@ -346,9 +346,27 @@ impl SeatPauses {
     }
 
     /// What follows a turn on `seat` of `story` that ended with `result` (see [`After`]).
-    pub(crate) fn after_turn(
+    pub(crate) fn after_turn_of(
+        &self,
+        seat: &dyn Seat,
+        story: &str,
+        result: &Result<Reply, SeatError>,
+    ) -> After {
+        self.after(seat.name(), &|| seat.login_fix(), story, result)
+    }
+
+    /// [`after_turn_of`](Self::after_turn_of) a preset's seat, by name.
+    #[cfg(test)]
+    fn after_turn(&self, seat: &str, story: &str, result: &Result<Reply, SeatError>) -> After {
+        self.after(seat, &|| classify::login_fix(seat), story, result)
+    }
+
+    /// What follows a turn on the seat named `seat`, which `fix` logs in, of `story` that ended
+    /// with `result`.
+    fn after(
         &self,
         seat: &str,
+        fix: &dyn Fn() -> String,
         story: &str,
         result: &Result<Reply, SeatError>,
     ) -> After {
@@ -395,7 +413,7 @@ impl SeatPauses {
                 }
             }
             Class::NotLoggedIn => {
-                let fix = classify::login_fix(seat);
+                let fix = fix();
                 let message = classify::login_line(tail).unwrap_or_else(|| first_line(tail));
                 let mut state = self.state();
                 state.refused.insert(seat.to_owned());
