@@ -4,7 +4,7 @@
 //! [`SeatPauses`] is one run-wide object, held by every story's [`Recorder`](crate::chat::Recorder):
 //! [`Chat::ask`](crate::chat::Chat::ask) calls [`SeatPauses::before_turn`] (which picks the
 //! first seat of the role's roster that is not paused, and waits only while every one is) and
-//! hands the turn's result to [`SeatPauses::after_turn`], which
+//! hands the turn's result to [`SeatPauses::after_turn_of`], which
 //! classifies a failure ([`epic_agents::classify`]) and says whether the turn runs again, fails, or
 //! stops:
 //!
@@ -86,7 +86,7 @@ impl fmt::Display for SeatStop {
     }
 }
 
-/// What the turn's caller does next ([`SeatPauses::after_turn`]).
+/// What the turn's caller does next ([`SeatPauses::after_turn_of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum After {
     /// The result stands (a reply, or a failure of the story).
