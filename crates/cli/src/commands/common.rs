@@ -7,6 +7,11 @@ use epic_story_plan::Violation;
 
 use crate::error::CommandError;
 
+/// The hint of a seat check that refused a seat (`epic run`, `epic plan`, `epic land`): how to
+/// get past a check that is wrong for the setup.
+pub(crate) const SKIP_PREFLIGHT: &str = "if the check is wrong for your setup (a key it cannot \
+                                         see, a wrapper of the CLI), --no-preflight skips it";
+
 /// Builds a `String` with `write!`; writing into a `String` cannot fail.
 pub(crate) fn render(write: impl FnOnce(&mut String) -> std::fmt::Result) -> String {
     let mut text = String::new();

@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Format, GlobalArgs, LandArgs};
-use crate::commands::{json, render};
+use crate::commands::{SKIP_PREFLIGHT, json, render};
 use crate::config::{self, ForLanding, LastRun, RunOptions};
 use crate::epics;
 use crate::error::{CommandError, Kind, Message};
@@ -358,10 +358,9 @@ fn land_error(error: LandError, epic: &str) -> CommandError {
     if matches!(error, LandError::SeatsNotReady(_)) {
         return CommandError::new(Kind::Config, error)
             .hint("nothing landed: the epic branch was put back and the target is untouched")
-            .hint(
-                "fix the seat, then run `epic land` again; if the check is wrong for your setup \
-                 (a key it cannot see, a wrapper of the CLI), --no-preflight skips it",
-            );
+            .hint(format!(
+                "fix the seat, then run `epic land` again; {SKIP_PREFLIGHT}"
+            ));
     }
     CommandError::new(Kind::Repository, error)
 }

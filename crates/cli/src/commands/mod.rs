@@ -20,5 +20,5 @@ pub(crate) mod validate;
 pub(crate) mod verify;
 
 pub(crate) use clock::clock;
-pub(crate) use common::{json, render, runtime, violations_text};
+pub(crate) use common::{SKIP_PREFLIGHT, json, render, runtime, violations_text};
 pub(crate) use dispatch::run;

@@ -28,7 +28,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Format, GlobalArgs, PlanEpicArgs};
-use crate::commands::{graph, json, render};
+use crate::commands::{SKIP_PREFLIGHT, graph, json, render};
 use crate::config::{self, Resolved, RunOptions};
 use crate::error::{CommandError, Kind, Message, WithSource};
 use crate::output::{self, Output};
@@ -349,10 +349,8 @@ fn execute(
             let fix = fix.clone();
             CommandError::new(Kind::Config, error).hint(fix)
         }
-        ArchitectError::SeatsNotReady(_) => CommandError::new(Kind::Config, error).hint(
-            "nothing was started; if the check is wrong for your setup (a key it cannot see, a \
-             wrapper of the CLI), --no-preflight skips it",
-        ),
+        ArchitectError::SeatsNotReady(_) => CommandError::new(Kind::Config, error)
+            .hint(format!("nothing was started; {SKIP_PREFLIGHT}")),
         ArchitectError::Turn { .. } => CommandError::new(Kind::Config, error)
             .hint("check that the architect seat runs here: `epic config` shows the seats"),
         _ => CommandError::new(Kind::Config, error),

@@ -26,7 +26,7 @@ use epic_story_plan::ValidPlan;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{Format, GlobalArgs, RunArgs};
-use crate::commands::{render, violations_text};
+use crate::commands::{SKIP_PREFLIGHT, render, violations_text};
 use crate::config::{self, LastRun, RunOptions};
 use crate::error::{CommandError, Kind, Message};
 use crate::output::{self, Output};
@@ -243,13 +243,10 @@ fn run_error(error: RunError, epic: &str) -> CommandError {
     }
     let hint = match &error {
         RunError::RedBaseline { .. } | RunError::Sandbox(_) => None,
-        RunError::Base { .. } => Some("--base names the commit the epic branch starts from"),
-        RunError::Bare { .. } => Some("run epic in a repository with a working tree"),
-        RunError::SeatsNotReady(_) => Some(
-            "nothing was started; if the check is wrong for your setup (a key it cannot see, a \
-             wrapper of the CLI), --no-preflight skips it",
-        ),
-        _ => Some("fix the cause above, then run again: the epic's state is kept"),
+        RunError::Base { .. } => Some("--base names the commit the epic branch starts from".into()),
+        RunError::Bare { .. } => Some("run epic in a repository with a working tree".into()),
+        RunError::SeatsNotReady(_) => Some(format!("nothing was started; {SKIP_PREFLIGHT}")),
+        _ => Some("fix the cause above, then run again: the epic's state is kept".into()),
     };
     let error = CommandError::new(Kind::Repository, error);
     match hint {
