@@ -438,6 +438,34 @@ impl CommandSeat {
         }
     }
 
+    /// `spec` in the turn's sandbox. The architect and the verifier read the repository and
+    /// reply; the coder works in it and commits on its story branch (in directories of the
+    /// turn's own, settled after it); everyone else works in it (a lander, or a judge's stray
+    /// edit, put back) and moves no ref: epic commits for them.
+    async fn sandboxed(
+        &self,
+        spec: Spec,
+        request: &TurnRequest,
+    ) -> Result<(Spec, Option<epic_git_ops::PrivateBranch>), SeatError> {
+        let context = &request.context;
+        let (sandbox, worktree) = (&context.sandbox, &context.worktree);
+        Ok(match request.role {
+            Role::Architect | Role::Verifier => {
+                (sandbox.wrap(spec, worktree, Access::ReadOnly).await, None)
+            }
+            Role::Coder => sandbox
+                .wrap_commit(spec, worktree, &context.story.id)
+                .await
+                .map_err(|error| SeatError::Spawn {
+                    program: self.name.clone(),
+                    source: std::io::Error::other(error.to_string()),
+                })?,
+            Role::Planner | Role::Judge | Role::Reviewer | Role::Lander => {
+                (sandbox.wrap(spec, worktree, Access::Stage).await, None)
+            }
+        })
+    }
+
     async fn run_turn(
         &self,
         request: &TurnRequest,
@@ -476,16 +504,12 @@ impl CommandSeat {
                 &prompt,
                 prompt_dir.as_ref().map(|(_, path)| path.as_path()),
             );
-            // The architect and the verifier read the repository and reply; everyone else works
-            // in it.
-            let access = if matches!(request.role, Role::Architect | Role::Verifier) {
-                Access::ReadOnly
-            } else {
-                Access::Commit
-            };
-            let spec = context.sandbox.wrap(spec, &context.worktree, access).await;
-            let (mut finished, looping) =
-                self.run_attempt(&spec, context, limits, progress).await?;
+            let (spec, branch) = self.sandboxed(spec, request).await?;
+            let attempted = self.run_attempt(&spec, context, limits, progress).await;
+            if let Some(branch) = branch {
+                settle(branch, &self.name).await?;
+            }
+            let (mut finished, looping) = attempted?;
             // A preset that logs its model's replies beside its prompt file (aider) replies what
             // that log holds; no log, no such preset.
             let logged = match &prompt_dir {
@@ -613,6 +637,25 @@ pub(crate) fn failure_tail(reported_error: Option<&str>, stdout: &str, stderr: &
         tail.push_str(stderr);
     }
     anstream::adapter::strip_str(&tail).to_string()
+}
+
+/// Settles a coder turn's own story branch ([`epic_git_ops::PrivateBranch::settle`]): the real
+/// branch moved where the turn's commits left it; anything else the turn wrote among the refs
+/// (another story's branch made or moved, a branch deleted or made symbolic) is a trespass,
+/// [`SeatError::Refs`], whatever the turn replied.
+async fn settle(branch: epic_git_ops::PrivateBranch, program: &str) -> Result<(), SeatError> {
+    let settled = process::offload::blocking(move || branch.settle())
+        .await
+        .map_err(|error| SeatError::Other(error.to_string()))?
+        .map_err(|error| SeatError::Other(format!("the turn's story branch: {error}")))?;
+    if settled.refused.is_empty() {
+        Ok(())
+    } else {
+        Err(SeatError::Refs {
+            program: program.to_owned(),
+            refused: settled.refused,
+        })
+    }
 }
 
 /// Writes `prompt` to `prompt.md` in a temp directory of its own, outside the worktree (so the

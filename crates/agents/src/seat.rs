@@ -277,6 +277,15 @@ pub enum SeatError {
     /// A seat-specific failure (the script seat's missing file block, an unwritable file).
     #[error("{0}")]
     Other(String),
+    /// A coder turn in the sandbox wrote refs it may not (another story's branch, its own
+    /// deleted or made symbolic): none of it reached the repository, which only epic moves.
+    #[error("`{program}` wrote refs a turn may not move (none reached the repository): {}", .refused.join("; "))]
+    Refs {
+        /// The program.
+        program: String,
+        /// What it wrote, a line each.
+        refused: Vec<String>,
+    },
     /// The turn changed files epic guards (the repository's configuration, hooks, worktree
     /// registrations, epic's state, the plan); epic put them back. Set by epic after the turn,
     /// never by a seat.

@@ -192,6 +192,7 @@ pub async fn plan_epic(
         worktrees: worktrees_root(&job.repo_root, "plan")
             .parent()
             .map_or_else(|| job.repo_root.clone(), PathBuf::from),
+        story_branches: None,
     };
     let credentials = Credentials::new(job.home.as_ref(), &job.expose);
     let resolved = sandbox::resolve(job.sandbox, layout, credentials).await?;

@@ -226,7 +226,10 @@ mod worktree;
 
 pub use cli::MAINTENANCE_OFF;
 pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME, IDENTITY_VARIABLES, missing_identity};
-pub use confine::{ensure_logs_dir, registered_admin_dir};
+pub use confine::{
+    PrivateBranch, PrivateBranchError, Settled, ensure_branch_dirs, ensure_logs_dir,
+    registered_admin_dir, resolved_path,
+};
 pub use error::{
     AdvanceError, BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError,
     MergeError, NoteError, OpenError, RestoreError, RevError, RollbackError, StatusError,

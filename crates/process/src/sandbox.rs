@@ -187,24 +187,31 @@ impl Credentials {
         reason = "looks at the user's credential stores, outside the repository and the state \
                   directory, to hide the ones that exist"
     )]
+    ///
+    /// Each is named by its real path (every link along it followed: a `HOME` that is a link,
+    /// a store that is one), which is where bubblewrap can bind its stand-in and what every way
+    /// to it leads to; `layout`'s places are resolved too.
     fn present(&self, layout: &Layout) -> Vec<Mask> {
-        self.stores
-            .iter()
-            .filter(|store| {
-                ![&layout.checkout, &layout.worktrees, &layout.common_dir]
-                    .iter()
-                    .any(|place| place.starts_with(store))
-            })
-            .filter_map(|store| {
-                // Through a link, as the mount goes: a link to a directory is hidden as one, a
-                // dangling link leads to nothing to read.
-                let metadata = std::fs::metadata(store).ok()?;
-                Some(Mask {
-                    path: store.clone(),
+        let mut masks: Vec<Mask> = Vec::new();
+        for store in &self.stores {
+            // A dangling link leads to nothing to read.
+            let Ok(real) = std::fs::canonicalize(store) else {
+                continue;
+            };
+            let holds_a_place = [&layout.checkout, &layout.worktrees, &layout.common_dir]
+                .iter()
+                .any(|place| place.starts_with(&real));
+            let Ok(metadata) = std::fs::metadata(&real) else {
+                continue;
+            };
+            if !holds_a_place && !masks.iter().any(|mask| mask.path == real) {
+                masks.push(Mask {
+                    path: real,
                     dir: metadata.is_dir(),
-                })
-            })
-            .collect()
+                });
+            }
+        }
+        masks
     }
 }
 
@@ -277,18 +284,23 @@ impl StandIns {
 pub struct Layout {
     /// The repository's main checkout (its working tree).
     pub checkout: PathBuf,
-    /// The git common directory: config, hooks, `info/`, every worktree's administrative
-    /// directory, and the epic's state (`epic/`).
+    /// The git common directory: config, hooks, `info/`, `refs/`, every worktree's
+    /// administrative directory, and the epic's state (`epic/`).
     pub common_dir: PathBuf,
     /// `<repo-parent>/<repo-name>.worktrees`: the worktrees of every epic of the repository
     /// (this epic's `_epic` and stories', and those of an epic run beside it).
     pub worktrees: PathBuf,
+    /// The directory of the epic's story branches under `refs/heads/` (`story/<epic>`): the only
+    /// refs a coder's commit may move ([`Access::Commit`]). `None` for `epic plan`, whose
+    /// architect commits nothing.
+    pub story_branches: Option<String>,
 }
 
 impl Layout {
     /// The layout of a repository checked out at `checkout`, with its git common directory at
     /// `common_dir` and an epic's worktrees under `worktrees_root`
-    /// (`<repo-parent>/<repo-name>.worktrees/<epic>`, whose parent holds every epic's).
+    /// (`<repo-parent>/<repo-name>.worktrees/<epic>`, whose parent holds every epic's, and
+    /// whose name is the epic's: its story branches are `story/<epic>/…`).
     pub fn new(checkout: &Path, common_dir: &Path, worktrees_root: &Path) -> Self {
         Self {
             checkout: checkout.to_path_buf(),
@@ -297,12 +309,47 @@ impl Layout {
                 .parent()
                 .unwrap_or(worktrees_root)
                 .to_path_buf(),
+            story_branches: worktrees_root
+                .file_name()
+                .and_then(|epic| epic.to_str())
+                .map(|epic| format!("story/{epic}")),
         }
+    }
+
+    /// The layout with every place's symbolic links resolved
+    /// ([`epic_git_ops::resolved_path`]): bubblewrap binds a place only by its real path.
+    fn resolved(&self) -> Self {
+        Self {
+            checkout: epic_git_ops::resolved_path(&self.checkout),
+            common_dir: epic_git_ops::resolved_path(&self.common_dir),
+            worktrees: epic_git_ops::resolved_path(&self.worktrees),
+            story_branches: self.story_branches.clone(),
+        }
+    }
+
+    /// epic's own configuration in the main checkout (`epic.toml`, which names every seat and
+    /// its variables), hidden from every process like a credential store, when it is a file.
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "looks at whether the user's epic.toml exists, to hide it"
+    )]
+    fn config_mask(&self) -> Option<Mask> {
+        let path = self.checkout.join(CONFIG_FILE);
+        std::fs::symlink_metadata(&path)
+            .is_ok_and(|meta| meta.is_file())
+            .then_some(Mask { path, dir: false })
     }
 }
 
+/// epic's configuration file in the main checkout, hidden from agents, gates and setup
+/// commands ([`Layout::config_mask`]).
+const CONFIG_FILE: &str = "epic.toml";
+
 /// What a sandboxed process may write, besides its own worktree and that worktree's
-/// administrative directory.
+/// administrative directory. No process moves a ref: `refs/`, `logs/` and `packed-refs` are
+/// read-only to all (the target, the epic branch, the story branches, epic's notes); a coder's
+/// commits move its story's branch in directories of the turn's own, and epic moves the real
+/// one after the turn ([`Sandbox::wrap_commit`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     /// Nothing: the process's own directory stays read-only too (the architect of `epic plan`,
@@ -310,9 +357,9 @@ pub enum Access {
     ReadOnly,
     /// Only those: a gate, a setup command.
     Worktree,
-    /// Also what a commit writes in the git directory (`objects`, `refs`, `logs`): an agent's
-    /// turn, since agents commit on their own.
-    Commit,
+    /// Also the objects `git add` and `git commit` write (`objects`): an agent's turn. Its
+    /// commits move no ref ([`Sandbox::wrap_commit`] gives a coder its story's branch).
+    Stage,
 }
 
 /// The sandbox of a run: bubblewrap with the epic's layout, or none.
@@ -336,8 +383,8 @@ struct Bwrap {
     layout: Layout,
     /// The credential stores hidden.
     credentials: Credentials,
-    /// What stands in for them; none when no store is hidden.
-    stand_ins: Option<StandIns>,
+    /// What stands in for them and for epic's configuration.
+    stand_ins: StandIns,
 }
 
 impl Sandbox {
@@ -391,32 +438,95 @@ impl Sandbox {
         let Some(bwrap) = &self.bwrap else {
             return spec;
         };
-        let (admin, masks) = {
-            let (looked, worktree) = (Arc::clone(bwrap), worktree.to_path_buf());
-            offload::blocking(move || {
-                let admin =
-                    epic_git_ops::registered_admin_dir(&looked.layout.common_dir, &worktree);
-                (admin, looked.masks())
-            })
+        let (looked, given) = (Arc::clone(bwrap), worktree.to_path_buf());
+        let places = offload::blocking(move || looked.places(&given))
             .await
             // Never fewer stores hidden: where the blocking pool cannot take the look (the
             // runtime shutting down), it is taken here.
-            .unwrap_or_else(|_| (None, bwrap.masks()))
+            .unwrap_or_else(|_| bwrap.places(worktree));
+        bwrap.wrap(spec, &places, access)
+    }
+
+    /// `spec` as a coder's turn on story `story` runs in the sandbox: [`Access::Stage`], and
+    /// the story's branch (`refs/heads/story/<epic>/<story>`) in directories of the turn's own
+    /// bound over the story branches' ([`epic_git_ops::PrivateBranch`]), so its commits move
+    /// that branch and no other ref. Once the turn is over, [`PrivateBranch::settle`]
+    /// (`epic_git_ops::PrivateBranch::settle`) moves the real branch and names what else the
+    /// turn wrote. `spec` unchanged and no branch when the sandbox is off (or the layout has no
+    /// story branches: `epic plan`).
+    ///
+    /// # Errors
+    ///
+    /// The branch's own directories could not be made, or git could not read the branch.
+    pub async fn wrap_commit(
+        &self,
+        spec: Spec,
+        worktree: &Path,
+        story: &str,
+    ) -> Result<(Spec, Option<epic_git_ops::PrivateBranch>), epic_git_ops::PrivateBranchError> {
+        let Some(bwrap) = &self.bwrap else {
+            return Ok((spec, None));
         };
-        bwrap.wrap(spec, worktree, admin.as_deref(), access, &masks)
+        let Some(group) = bwrap.layout.story_branches.clone() else {
+            return Ok((self.wrap(spec, worktree, Access::Stage).await, None));
+        };
+        let (looked, given, story) = (Arc::clone(bwrap), worktree.to_path_buf(), story.to_owned());
+        let made = offload::blocking(move || {
+            let branch =
+                epic_git_ops::PrivateBranch::new(&looked.layout.common_dir, &group, &story)?;
+            let mut places = looked.places(&given);
+            places.branches = branch.binds().to_vec();
+            Ok::<_, epic_git_ops::PrivateBranchError>((places, branch))
+        })
+        .await
+        .map_err(|error| {
+            epic_git_ops::PrivateBranchError::Io(std::io::Error::other(error.to_string()))
+        })?;
+        let (places, branch) = made?;
+        Ok((bwrap.wrap(spec, &places, Access::Stage), Some(branch)))
     }
 }
 
+/// What one process's sandbox binds, looked up as it starts: its own places (resolved) and what
+/// it hides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Places {
+    /// The worktree the process works in.
+    worktree: PathBuf,
+    /// The administrative directory git registered for it, if any.
+    admin: Option<PathBuf>,
+    /// The story branch's own directories of refs and reflogs, each bound over the real one
+    /// ([`Sandbox::wrap_commit`] only).
+    branches: Vec<(PathBuf, PathBuf)>,
+    /// The credential stores to hide.
+    masks: Vec<Mask>,
+    /// epic's configuration to hide, bound after the protected places it lies in.
+    config: Option<Mask>,
+}
+
 impl Bwrap {
+    /// The places of a process starting now in `worktree`: the worktree and its registered
+    /// administrative directory resolved, and what to hide.
+    fn places(&self, worktree: &Path) -> Places {
+        let worktree = epic_git_ops::resolved_path(worktree);
+        let admin = epic_git_ops::registered_admin_dir(&self.layout.common_dir, &worktree)
+            .map(|admin| epic_git_ops::resolved_path(&admin));
+        Places {
+            worktree,
+            admin,
+            branches: Vec::new(),
+            masks: self.masks(),
+            config: self.layout.config_mask(),
+        }
+    }
+
     /// The credential stores to hide from a process starting now: those that exist, with the
     /// stand-ins made sure of (where they cannot be, the process fails to start, its stand-in's
     /// bind without a source, rather than see a store).
     fn masks(&self) -> Vec<Mask> {
         let masks = self.credentials.present(&self.layout);
-        if let Some(stand_ins) = &self.stand_ins {
-            // An error here shows when bwrap cannot bind the missing stand-in: the process fails.
-            stand_ins.ensure().ok();
-        }
+        // An error here shows when bwrap cannot bind the missing stand-in: the process fails.
+        self.stand_ins.ensure().ok();
         masks
     }
 
@@ -424,12 +534,19 @@ impl Bwrap {
     ///
     /// Binds are applied in order, and a later one wins on the paths under it: first the whole
     /// file system as it is (`--dev-bind / /`, devices included), then the stand-ins read-only
-    /// and bound over each credential store of `masks` (a directory store gets the empty
-    /// directory, any other the empty file), then the protected places read-only, then the
-    /// process's own places writable again (a repository inside a store stays visible). The
-    /// `-try` forms skip a path that does not exist (a worktrees root not made yet, a repository
-    /// without `logs`); a store's bind has no `-try`: `masks` holds only stores that exist, and a
-    /// store that could not be hidden fails the process instead of showing it.
+    /// and bound over each credential store of the places' masks (a directory store gets the
+    /// empty directory, any other the empty file), then the protected places read-only, then
+    /// the process's own places writable again (a repository inside a store stays visible),
+    /// and last the stand-in over epic's configuration in the main checkout. The `-try` forms
+    /// skip a path that does not exist (a worktrees root not made yet, a repository without
+    /// `logs`); a store's bind has no `-try`: the masks hold only stores that exist, and a store
+    /// that could not be hidden fails the process instead of showing it.
+    ///
+    /// The process holds no capability, whatever user epic runs as (`--cap-drop ALL`; bwrap
+    /// also sets `no_new_privs`, so no program it runs gains one): as root, it can neither
+    /// unmount a stand-in nor remount a read-only place writable, and a user namespace it makes
+    /// inside holds every mount epic made locked. `--new-session` takes it off epic's
+    /// terminal, so it cannot push keystrokes into it (`TIOCSTI`).
     ///
     /// `--die-with-parent` has the kernel kill the sandbox when `bwrap`'s parent thread dies
     /// (`PR_SET_PDEATHSIG` follows the thread that spawned it, not the process): `process::run`
@@ -438,50 +555,51 @@ impl Bwrap {
     /// never spawn agents (the workspace has no `block_in_place`, which would turn a worker into
     /// one). So epic killed outright (`SIGKILL`) takes its sandboxes down with it, daemons
     /// included: checked by hand, the inner PID 1 dies with the outer `bwrap`.
-    fn wrap(
-        &self,
-        spec: Spec,
-        worktree: &Path,
-        admin: Option<&Path>,
-        access: Access,
-        masks: &[Mask],
-    ) -> Spec {
+    fn wrap(&self, spec: Spec, places: &Places, access: Access) -> Spec {
         let layout = &self.layout;
+        let stand_ins = &self.stand_ins;
         let mut args: Vec<OsString> = vec!["--dev-bind".into(), "/".into(), "/".into()];
-        if let (Some(stand_ins), false) = (&self.stand_ins, masks.is_empty()) {
+        let hide = |args: &mut Vec<OsString>, mask: &Mask| {
+            let stand_in = if mask.dir {
+                stand_ins.dir()
+            } else {
+                stand_ins.file()
+            };
+            args.extend([
+                "--ro-bind".into(),
+                stand_in.into(),
+                mask.path.clone().into(),
+            ]);
+        };
+        if !places.masks.is_empty() || places.config.is_some() {
             let root = &stand_ins.root;
             args.extend(["--ro-bind".into(), root.into(), root.into()]);
-            for mask in masks {
-                let stand_in = if mask.dir {
-                    stand_ins.dir()
-                } else {
-                    stand_ins.file()
-                };
-                args.extend([
-                    "--ro-bind".into(),
-                    stand_in.into(),
-                    mask.path.clone().into(),
-                ]);
-            }
         }
-        let mut bind = |flag: &str, path: &Path| {
+        for mask in &places.masks {
+            hide(&mut args, mask);
+        }
+        let bind = |args: &mut Vec<OsString>, flag: &str, path: &Path| {
             args.push(flag.into());
             args.push(path.into());
             args.push(path.into());
         };
         for path in [&layout.checkout, &layout.worktrees, &layout.common_dir] {
-            bind("--ro-bind-try", path);
+            bind(&mut args, "--ro-bind-try", path);
         }
         if access != Access::ReadOnly {
-            bind("--bind-try", worktree);
-            if let Some(admin) = admin {
-                bind("--bind-try", admin);
+            bind(&mut args, "--bind-try", &places.worktree);
+            if let Some(admin) = &places.admin {
+                bind(&mut args, "--bind-try", admin);
             }
         }
-        if access == Access::Commit {
-            for part in ["objects", "refs", "logs"] {
-                bind("--bind-try", &layout.common_dir.join(part));
+        if access == Access::Stage {
+            bind(&mut args, "--bind-try", &layout.common_dir.join("objects"));
+            for (own, real) in &places.branches {
+                args.extend(["--bind".into(), own.into(), real.into()]);
             }
+        }
+        if let Some(config) = &places.config {
+            hide(&mut args, config);
         }
         args.extend(
             [
@@ -489,6 +607,9 @@ impl Bwrap {
                 "--die-with-parent",
                 "--proc",
                 "/proc",
+                "--cap-drop",
+                "ALL",
+                "--new-session",
                 "--chdir",
             ]
             .map(OsString::from),
@@ -516,15 +637,45 @@ pub struct Resolved {
     pub note: Option<String>,
 }
 
-/// Why the sandbox was asked for (`--sandbox on`) and cannot be made here.
+/// What to do where `bwrap` is installed and cannot make a sandbox, as the message about it says.
+pub const REPAIR_BUBBLEWRAP: &str = "bubblewrap needs user namespaces (or root): where they are \
+     off, allow them (`sysctl -w kernel.unprivileged_userns_clone=1`, or \
+     `user.max_user_namespaces` above 0; Ubuntu 24.04 wants an AppArmor profile that lets bwrap \
+     use them; a container must allow them too)";
+
+/// Why the run cannot have the sandbox it needs: asked for (`--sandbox on`) where `bwrap` is
+/// missing, or `bwrap` installed and failing (whatever the mode but `off`: `auto` never runs
+/// uncontained where bubblewrap is installed, since a failing one is a fault to fix, not a
+/// machine without it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "the sandbox is required (`--sandbox on`) but {reason}; {INSTALL_BUBBLEWRAP}, or run with \
-     `--sandbox off` to run agents uncontained"
-)]
-pub struct SandboxUnavailable {
-    /// Why: `bwrap` not found, or what it said when it failed.
-    pub reason: String,
+pub enum SandboxUnavailable {
+    /// `--sandbox on` and `bwrap` is not on `PATH`.
+    #[error(
+        "the sandbox is required (`--sandbox on`) but {reason}; {INSTALL_BUBBLEWRAP}, or run \
+         with `--sandbox off` to run agents uncontained"
+    )]
+    Missing {
+        /// That `bwrap` was not found.
+        reason: String,
+    },
+    /// `bwrap` is installed and could not make a sandbox here.
+    #[error(
+        "the sandbox cannot be made: {reason}. {REPAIR_BUBBLEWRAP}; or run with `--sandbox off` \
+         to run agents uncontained"
+    )]
+    Broken {
+        /// What failed, with bwrap's own words.
+        reason: String,
+    },
+}
+
+/// Why [`probe`] found no working sandbox.
+#[derive(Debug)]
+enum ProbeError {
+    /// `bwrap` is not on `PATH`.
+    Missing(String),
+    /// It is, and failed (or what it needs could not be made).
+    Broken(String),
 }
 
 /// Resolves `mode` for a run on `layout`: probes `bwrap` (unless `off`) by running `true` in a
@@ -555,8 +706,11 @@ pub async fn resolve(
             },
             note: None,
         }),
-        Err(reason) if mode == SandboxMode::On => Err(SandboxUnavailable { reason }),
-        Err(reason) => Ok(Resolved {
+        Err(ProbeError::Broken(reason)) => Err(SandboxUnavailable::Broken { reason }),
+        Err(ProbeError::Missing(reason)) if mode == SandboxMode::On => {
+            Err(SandboxUnavailable::Missing { reason })
+        }
+        Err(ProbeError::Missing(reason)) => Ok(Resolved {
             sandbox: Sandbox::off(),
             note: Some(format!(
                 "agents, gates and setup commands run without the sandbox: {reason}; they are \
@@ -569,9 +723,15 @@ pub async fn resolve(
 }
 
 /// Finds `bwrap` on `PATH`, makes the stand-ins of the credential stores, and runs `true` in a
-/// sandbox as a run makes them (the layout's places read-only, the stores hidden): the working
-/// sandbox, or why there is none.
-async fn probe(layout: Layout, credentials: Credentials) -> Result<Bwrap, String> {
+/// sandbox as a run makes them (the layout's places, resolved, read-only, the stores hidden):
+/// the working sandbox, or why there is none.
+async fn probe(layout: Layout, credentials: Credentials) -> Result<Bwrap, ProbeError> {
+    let layout = offload::blocking({
+        let layout = layout.clone();
+        move || layout.resolved()
+    })
+    .await
+    .unwrap_or_else(|_| layout.resolved());
     let dir = layout.checkout.clone();
     // `command -v` finds it as a spawn would, on this process's PATH; the path found is used
     // for every sandbox of the run, so an agent's own PATH does not have to hold it.
@@ -583,22 +743,29 @@ async fn probe(layout: Layout, credentials: Credentials) -> Result<Bwrap, String
         stdin: None,
     })
     .await
-    .map_err(|problem| format!("`bwrap` could not be looked for ({problem})"))?;
+    .map_err(|problem| {
+        ProbeError::Broken(format!("`bwrap` could not be looked for ({problem})"))
+    })?;
     let program = match found {
         (true, out) if Path::new(out.trim()).is_absolute() => PathBuf::from(out.trim()),
-        _ => return Err("`bwrap` is not installed (not found on PATH)".to_owned()),
+        _ => {
+            return Err(ProbeError::Missing(
+                "`bwrap` is not installed (not found on PATH)".to_owned(),
+            ));
+        }
     };
-    let hides = !credentials.stores.is_empty();
-    let made = offload::blocking(move || {
-        let stand_ins = hides.then(StandIns::make).transpose()?;
-        let bwrap = Bwrap {
-            program,
-            layout,
-            credentials,
-            stand_ins,
-        };
-        let masks = bwrap.masks();
-        Ok::<_, std::io::Error>((bwrap, masks))
+    let made = offload::blocking({
+        let dir = dir.clone();
+        move || {
+            let bwrap = Bwrap {
+                program,
+                layout,
+                credentials,
+                stand_ins: StandIns::make()?,
+            };
+            let places = bwrap.places(&dir);
+            Ok::<_, std::io::Error>((bwrap, places))
+        }
     })
     .await
     .map_err(|error| error.to_string())
@@ -607,7 +774,7 @@ async fn probe(layout: Layout, credentials: Credentials) -> Result<Bwrap, String
             format!("the stand-ins of the credential stores could not be made ({error})")
         })
     });
-    let (bwrap, masks) = made?;
+    let (bwrap, places) = made.map_err(ProbeError::Broken)?;
     let check = Spec {
         program: "true".into(),
         args: Vec::new(),
@@ -615,15 +782,17 @@ async fn probe(layout: Layout, credentials: Credentials) -> Result<Bwrap, String
         env: Vec::new(),
         stdin: None,
     };
-    let wrapped = bwrap.wrap(check, &dir, None, Access::ReadOnly, &masks);
+    let wrapped = bwrap.wrap(check, &places, Access::ReadOnly);
     let shown = bwrap.program.display().to_string();
     match probe_run(wrapped).await {
         Ok((true, _)) => Ok(bwrap),
-        Ok((false, out)) => Err(format!(
-            "`{shown}` cannot make a sandbox here: {}",
+        Ok((false, out)) => Err(ProbeError::Broken(format!(
+            "`{shown}` is installed but failed: {}",
             out.trim()
-        )),
-        Err(problem) => Err(format!("`{shown}` cannot make a sandbox here ({problem})")),
+        ))),
+        Err(problem) => Err(ProbeError::Broken(format!(
+            "`{shown}` is installed but failed ({problem})"
+        ))),
     }
 }
 
@@ -671,6 +840,7 @@ mod tests {
             checkout: "/src/shop".into(),
             common_dir: "/src/shop/.git".into(),
             worktrees: "/src/shop.worktrees".into(),
+            story_branches: Some("story/e".into()),
         }
     }
 
@@ -679,7 +849,21 @@ mod tests {
             program: "/usr/bin/bwrap".into(),
             layout: layout(),
             credentials: Credentials::default(),
-            stand_ins: None,
+            stand_ins: StandIns {
+                root: "/run/stand-ins".into(),
+                _keep: None,
+            },
+        }
+    }
+
+    /// The places of a process in `worktree`, registered at `admin`, hiding `masks`.
+    fn places(worktree: &str, admin: Option<&str>, masks: &[Mask]) -> Places {
+        Places {
+            worktree: worktree.into(),
+            admin: admin.map(PathBuf::from),
+            branches: Vec::new(),
+            masks: masks.to_vec(),
+            config: None,
         }
     }
 
@@ -695,10 +879,6 @@ mod tests {
         let expose: Vec<PathBuf> = expose.iter().map(PathBuf::from).collect();
         Bwrap {
             credentials: Credentials::new(Some(&home()), &expose),
-            stand_ins: Some(StandIns {
-                root: "/run/stand-ins".into(),
-                _keep: None,
-            }),
             ..bwrap()
         }
     }
@@ -729,25 +909,37 @@ mod tests {
 
     #[test]
     fn protected_places_first_then_the_own_ones_writable() {
-        let wrapped = bwrap().wrap(
-            spec(),
-            Path::new("/src/shop.worktrees/e/a"),
-            Some(Path::new("/src/shop/.git/worktrees/a")),
-            Access::Commit,
+        let mut places = places(
+            "/src/shop.worktrees/e/a",
+            Some("/src/shop/.git/worktrees/a"),
             &[],
         );
+        places.branches = vec![
+            (
+                "/tmp/own/refs".into(),
+                "/src/shop/.git/refs/heads/story/e".into(),
+            ),
+            (
+                "/tmp/own/logs".into(),
+                "/src/shop/.git/logs/refs/heads/story/e".into(),
+            ),
+        ];
+        places.config = Some(mask("/src/shop/epic.toml", false));
+        let wrapped = bwrap().wrap(spec(), &places, Access::Stage);
         assert_eq!(wrapped.program, "/usr/bin/bwrap");
         let words = words(&wrapped).join(" ");
         let expected = "--dev-bind / / \
+             --ro-bind /run/stand-ins /run/stand-ins \
              --ro-bind-try /src/shop /src/shop \
              --ro-bind-try /src/shop.worktrees /src/shop.worktrees \
              --ro-bind-try /src/shop/.git /src/shop/.git \
              --bind-try /src/shop.worktrees/e/a /src/shop.worktrees/e/a \
              --bind-try /src/shop/.git/worktrees/a /src/shop/.git/worktrees/a \
              --bind-try /src/shop/.git/objects /src/shop/.git/objects \
-             --bind-try /src/shop/.git/refs /src/shop/.git/refs \
-             --bind-try /src/shop/.git/logs /src/shop/.git/logs \
-             --unshare-pid --die-with-parent --proc /proc \
+             --bind /tmp/own/refs /src/shop/.git/refs/heads/story/e \
+             --bind /tmp/own/logs /src/shop/.git/logs/refs/heads/story/e \
+             --ro-bind /run/stand-ins/empty-file /src/shop/epic.toml \
+             --unshare-pid --die-with-parent --proc /proc --cap-drop ALL --new-session \
              --chdir /src/shop.worktrees/e/a -- sh -c true";
         assert_eq!(words, expected);
     }
@@ -756,10 +948,8 @@ mod tests {
     fn a_gate_gets_no_git_directory_parts() {
         let wrapped = bwrap().wrap(
             spec(),
-            Path::new("/src/shop.worktrees/e/_epic"),
-            None,
+            &places("/src/shop.worktrees/e/_epic", None, &[]),
             Access::Worktree,
-            &[],
         );
         let words = words(&wrapped).join(" ");
         assert!(words.contains("--bind-try /src/shop.worktrees/e/_epic "));
@@ -773,10 +963,8 @@ mod tests {
         root.cwd = "/src/shop".into();
         let wrapped = bwrap().wrap(
             root,
-            Path::new("/src/shop"),
-            Some(Path::new("/src/shop/.git")),
+            &places("/src/shop", Some("/src/shop/.git"), &[]),
             Access::ReadOnly,
-            &[],
         );
         let words = words(&wrapped).join(" ");
         assert!(
@@ -794,13 +982,15 @@ mod tests {
     fn stand_ins_go_over_the_stores_before_the_protected_places() {
         let wrapped = hiding(&[]).wrap(
             spec(),
-            Path::new("/src/shop.worktrees/e/a"),
-            None,
+            &places(
+                "/src/shop.worktrees/e/a",
+                None,
+                &[
+                    mask("/home/ann/.ssh", true),
+                    mask("/home/ann/.netrc", false),
+                ],
+            ),
             Access::Worktree,
-            &[
-                mask("/home/ann/.ssh", true),
-                mask("/home/ann/.netrc", false),
-            ],
         );
         let words = words(&wrapped).join(" ");
         let expected = "--dev-bind / / \
@@ -819,13 +1009,96 @@ mod tests {
     fn nothing_to_hide_binds_no_stand_in() {
         let wrapped = hiding(&[]).wrap(
             spec(),
-            Path::new("/src/shop.worktrees/e/a"),
-            None,
+            &places("/src/shop.worktrees/e/a", None, &[]),
             Access::Worktree,
-            &[],
         );
         let words = words(&wrapped).join(" ");
         assert!(!words.contains("stand-ins"), "{words}");
+    }
+
+    #[test]
+    fn no_process_gets_a_real_ref_to_write() {
+        let staged = words(&bwrap().wrap(
+            spec(),
+            &places("/src/shop.worktrees/e/_epic", None, &[]),
+            Access::Stage,
+        ))
+        .join(" ");
+        assert!(
+            staged.contains("--bind-try /src/shop/.git/objects "),
+            "{staged}"
+        );
+        assert!(!staged.contains("refs"), "{staged}");
+        assert!(!staged.contains("logs"), "{staged}");
+        let worktree = words(&bwrap().wrap(
+            spec(),
+            &places("/src/shop.worktrees/e/a", None, &[]),
+            Access::Worktree,
+        ))
+        .join(" ");
+        assert!(!worktree.contains("objects"), "{worktree}");
+    }
+
+    #[test]
+    fn every_process_drops_its_capabilities_and_leaves_the_terminal() {
+        for access in [Access::ReadOnly, Access::Worktree, Access::Stage] {
+            let words = words(&bwrap().wrap(
+                spec(),
+                &places("/src/shop.worktrees/e/a", None, &[]),
+                access,
+            ))
+            .join(" ");
+            assert!(
+                words.contains(" --cap-drop ALL --new-session "),
+                "{access:?}: {words}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_epics_story_branches_are_named_by_its_worktrees_root() {
+        let layout = Layout::new(
+            Path::new("/src/shop"),
+            Path::new("/src/shop/.git"),
+            Path::new("/src/shop.worktrees/checkout"),
+        );
+        assert_eq!(layout.worktrees, Path::new("/src/shop.worktrees"));
+        assert_eq!(layout.story_branches.as_deref(), Some("story/checkout"));
+    }
+
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test plants a home reached through a link"
+    )]
+    fn a_home_through_a_link_hides_the_real_stores() {
+        let temp = tempfile::tempdir().expect("temp");
+        let real = temp.path().join("real-home");
+        std::fs::create_dir_all(real.join(".ssh")).expect("ssh");
+        std::fs::write(real.join(".netrc"), "machine x").expect("netrc");
+        let link = temp.path().join("home");
+        std::os::unix::fs::symlink(&real, &link).expect("link the home");
+        let credentials = Credentials::new(
+            Some(&UserHome {
+                home: link,
+                config_home: None,
+            }),
+            &[],
+        );
+        let real = std::fs::canonicalize(&real).expect("real home");
+        assert_eq!(
+            credentials.present(&layout()),
+            [
+                Mask {
+                    path: real.join(".ssh"),
+                    dir: true
+                },
+                Mask {
+                    path: real.join(".netrc"),
+                    dir: false
+                },
+            ]
+        );
     }
 
     #[test]
@@ -938,6 +1211,7 @@ mod tests {
             checkout: home.join(".kube/work/shop"),
             common_dir: home.join(".kube/work/shop/.git"),
             worktrees: home.join(".kube/work/shop.worktrees"),
+            story_branches: None,
         };
         assert_eq!(
             credentials.present(&layout),
@@ -974,7 +1248,7 @@ mod tests {
     #[tokio::test]
     async fn off_leaves_the_spec_as_it_is() {
         let wrapped = Sandbox::off()
-            .wrap(spec(), Path::new("/x"), Access::Commit)
+            .wrap(spec(), Path::new("/x"), Access::Stage)
             .await;
         assert_eq!(wrapped.program, "sh");
         assert_eq!(words(&wrapped), ["-c", "true"]);

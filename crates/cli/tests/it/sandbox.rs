@@ -380,3 +380,300 @@ fn exposing_what_is_not_a_store_is_a_config_error() {
         "no run started"
     );
 }
+
+/// Whether this test process runs as root (`/proc/self/status`'s effective uid is 0): the
+/// containment tests below are the hole's own only as root, which CI and most containers are.
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status").is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("Uid:"))
+            .and_then(|uids| uids.split_whitespace().nth(1))
+            == Some("0")
+    })
+}
+
+/// Shell lines that try to undo the sandbox and append what each did to `$out`: the process's
+/// capabilities, unmounting a hidden store, remounting the repository, the worktrees and the
+/// git directory writable (directly, and from a user namespace made inside), writing a file
+/// into each of those, and reading the key under the hidden store.
+fn escape_lines(repo: &Repo) -> String {
+    let places = [
+        ("checkout", repo.path().to_path_buf()),
+        ("worktrees", repo.temp().join("shop.worktrees")),
+        ("git directory", repo.common_dir()),
+    ];
+    let mut lines = vec![
+        "try() { what=\"$1\"; shift; if \"$@\" >/dev/null 2>&1; then echo \"DONE $what\" >> \"$out\"; else echo \"refused $what\" >> \"$out\"; fi; }".to_owned(),
+        "grep -E '^Cap(Eff|Prm|Amb)' /proc/self/status >> \"$out\"".to_owned(),
+        "try 'umount ~/.ssh' umount \"$HOME/.ssh\"".to_owned(),
+        "try 'umount -l ~/.ssh' umount -l \"$HOME/.ssh\"".to_owned(),
+        "try 'unshare, umount ~/.ssh' unshare -Um umount \"$HOME/.ssh\"".to_owned(),
+    ];
+    for (name, place) in places {
+        let place = place.display();
+        lines.push(format!(
+            "try 'remount the {name}' mount -o remount,bind,rw '{place}'"
+        ));
+        lines.push(format!(
+            "try 'unshare, remount the {name}' unshare -Um mount -o remount,bind,rw '{place}'"
+        ));
+        lines.push(format!(
+            "try 'unshare, unmount the {name}' unshare -Um umount -l '{place}'"
+        ));
+        lines.push(format!(
+            "try 'write into the {name}' sh -c \"echo planted > '{place}/planted-by-a-turn'\""
+        ));
+    }
+    lines.push("cat \"$HOME/.ssh/key\" >> \"$out\" 2>/dev/null".to_owned());
+    lines.join("\n")
+}
+
+/// What an `escape_lines` probe wrote, checked: no capability, every attempt refused, no key.
+fn assert_contained(probe: &str, who: &str) {
+    for cap in ["CapEff", "CapPrm", "CapAmb"] {
+        assert!(
+            probe.contains(&format!("{cap}:\t0000000000000000")),
+            "{who}: {cap} is not zero: {probe}"
+        );
+    }
+    assert!(!probe.contains("DONE"), "{who} undid the sandbox: {probe}");
+    assert_eq!(probe.matches("refused").count(), 15, "{who}: {probe}");
+    assert!(!probe.contains("SECRET-"), "{who} read a key: {probe}");
+}
+
+#[test]
+fn as_root_no_agent_or_gate_holds_a_capability_or_undoes_a_mount() {
+    require_bwrap();
+    if !is_root() {
+        eprintln!("not root: the sandbox is proven here as an ordinary user, CI proves it as root");
+    }
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    commit_all(&repo, "the plan");
+    let home = planted_home(&repo);
+    let escape = script(
+        &repo,
+        "escape.sh",
+        &format!("out=\"$1\"\n{}", escape_lines(&repo)),
+    );
+    let coder = script(
+        &repo,
+        "coder.sh",
+        &format!(
+            "cat > /dev/null\n\
+             case \"$EPIC_ROLE\" in\n\
+             planner) echo '{{\"tasks\":[{{\"title\":\"write it\",\"description\":\"the file\"}}]}}' ;;\n\
+             coder) mkdir -p a; sh '{escape}' a/probe.txt; echo alpha > a/a.txt; echo wrote a ;;\n\
+             *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\n\
+             esac\n",
+            escape = escape.display()
+        ),
+    );
+    let gate_out = repo.temp().join("gate-probe.txt");
+    let gate = format!(
+        "[ -e '{out}' ] || sh '{escape}' '{out}'",
+        out = gate_out.display(),
+        escape = escape.display()
+    );
+    let (code, stderr) = run_at_home(
+        &repo,
+        &home,
+        &[
+            "run",
+            "plan.json",
+            "--coder",
+            &format!("exec:{}", coder.display()),
+            "--gate",
+            &gate,
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_contained(
+        &repo.git_output(&["show", "epic/shop:a/probe.txt"]),
+        "the coder",
+    );
+    assert_contained(
+        &std::fs::read_to_string(&gate_out).expect("the gate's probe"),
+        "the gate",
+    );
+    for place in [
+        repo.path().to_path_buf(),
+        repo.temp().join("shop.worktrees"),
+        repo.common_dir(),
+    ] {
+        assert!(
+            !place.join("planted-by-a-turn").exists(),
+            "{} was written",
+            place.display()
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(home.join(".ssh/key")).expect("key"),
+        "SECRET-0\n"
+    );
+}
+
+#[test]
+fn a_home_through_a_link_keeps_the_sandbox_on_and_the_stores_hidden() {
+    require_bwrap();
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let home = planted_home(&repo);
+    let link = repo.temp().join("home-link");
+    std::os::unix::fs::symlink(&home, &link).expect("link the home");
+    let coder = thief(&repo);
+    // `--sandbox auto`, the default: it must sandbox, not fall back to running uncontained.
+    let output = repo
+        .command(&["run", "plan.json", "--coder", &coder, "--no-progress"])
+        .env("HOME", &link)
+        .env("XDG_CONFIG_HOME", link.join("xdg"))
+        .output()
+        .expect("run epic");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("without the sandbox"), "{stderr}");
+    let loot = repo.git_output(&["show", "epic/shop:a/loot.txt"]);
+    assert!(loot.contains("NOT-A-STORE"), "{loot}");
+    assert!(
+        !loot.contains("SECRET-"),
+        "a key through the linked home: {loot}"
+    );
+    assert!(
+        !tree_holds(&repo, "epic/shop", "SECRET-"),
+        "a key on the epic branch"
+    );
+}
+
+#[test]
+fn a_bwrap_that_fails_stops_an_auto_run_with_its_own_words() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let path = path_without_bwrap(&repo);
+    epic_test_support::script(
+        &path.join("bwrap"),
+        "echo 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n",
+    );
+    for extra in [&[][..], &["--sandbox", "on"][..]] {
+        let (code, stderr) = run(&repo, &path, extra);
+        assert_eq!(code, Some(2), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains("setting up uid map: Permission denied")
+                && stderr.contains("user namespaces")
+                && stderr.contains("--sandbox off"),
+            "{extra:?}: {stderr}"
+        );
+        assert!(!stderr.contains("apt-get install"), "{extra:?}: {stderr}");
+        assert!(
+            !repo.common_dir().join("epic/shop/events.jsonl").exists(),
+            "no run started"
+        );
+    }
+}
+
+/// The commit a ref names, or `None` where it does not exist.
+fn ref_at(repo: &Repo, name: &str) -> Option<String> {
+    let output = std::process::Command::new("git")
+        .args(["rev-parse", "--verify", "--quiet", name])
+        .current_dir(repo.path())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", repo.temp())
+        .output()
+        .expect("run git rev-parse");
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+#[test]
+fn no_turn_moves_a_ref_epic_relies_on() {
+    require_bwrap();
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &["a"], "beta")]),
+    );
+    commit_all(&repo, "the plan");
+    let main = ref_at(&repo, "refs/heads/main").expect("main");
+    let log = repo.temp().join("refs.log");
+    // Story a commits its own work (its branch moves) and tries every shared ref; story b
+    // tries to move a's branch and to make one for a story of its own invention.
+    let coder = script(
+        &repo,
+        "coder.sh",
+        &format!(
+            "cat > /dev/null\n\
+             log='{log}'\n\
+             try() {{ what=\"$1\"; shift; if \"$@\" >/dev/null 2>>\"$log\"; then echo \"MOVED $what\" >> \"$log\"; else echo \"refused $what\" >> \"$log\"; fi; }}\n\
+             case \"$EPIC_ROLE\" in\n\
+             planner) echo '{{\"tasks\":[{{\"title\":\"write it\",\"description\":\"the file\"}}]}}' ;;\n\
+             coder)\n\
+               mkdir -p \"$EPIC_STORY\"; echo \"$EPIC_STORY\" > \"$EPIC_STORY/$EPIC_STORY.txt\"\n\
+               git add -A && git -c user.name=agent -c user.email=agent@example.com commit -q -m \"$EPIC_STORY by the agent\" 2>> \"$log\"\n\
+               echo \"committed $EPIC_STORY\" >> \"$log\"\n\
+               if [ \"$EPIC_STORY\" = a ]; then\n\
+                 try main git update-ref refs/heads/main HEAD\n\
+                 try 'the epic branch' git update-ref refs/heads/epic/shop HEAD\n\
+                 try notes git update-ref refs/notes/epic HEAD\n\
+                 try tag git tag planted\n\
+                 try branch git branch planted\n\
+               else\n\
+                 try 'a sibling' git update-ref refs/heads/story/shop/a HEAD\n\
+                 try 'a new story branch' git update-ref refs/heads/story/shop/zz HEAD\n\
+               fi\n\
+               echo done ;;\n\
+             *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\n\
+             esac\n",
+            log = log.display()
+        ),
+    );
+    let output = repo
+        .command(&[
+            "run",
+            "plan.json",
+            "--coder",
+            &format!("exec:{}", coder.display()),
+            "--sandbox",
+            "on",
+            "--no-progress",
+        ])
+        .output()
+        .expect("run epic");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let log = std::fs::read_to_string(&log).expect("the coder's log");
+    for shared in ["main", "the epic branch", "notes", "tag", "branch"] {
+        assert!(
+            log.contains(&format!("refused {shared}\n")),
+            "{shared}: {log}\n{stderr}"
+        );
+    }
+    // Inside its turn, b's sibling moves looked done to it (its own directory), and none
+    // reached the repository: b failed, naming both.
+    assert_eq!(output.status.code(), Some(1), "{log}\n{stderr}");
+    assert!(
+        stderr.contains("story/shop/a") && stderr.contains("story/shop/zz"),
+        "{stderr}"
+    );
+    assert_eq!(
+        ref_at(&repo, "refs/heads/main").as_deref(),
+        Some(main.as_str())
+    );
+    assert_eq!(ref_at(&repo, "refs/heads/story/shop/zz"), None);
+    assert_eq!(ref_at(&repo, "refs/tags/planted"), None);
+    assert_eq!(ref_at(&repo, "refs/heads/planted"), None);
+    // Story a's own commit moved its branch, and merged.
+    assert_eq!(
+        repo.git_output(&["log", "-1", "--format=%s", "story/shop/a"])
+            .trim(),
+        "a by the agent"
+    );
+    assert!(tree_holds(&repo, "epic/shop", "a"), "a merged");
+    let verify = repo.command(&["verify"]).output().expect("run epic verify");
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+}
