@@ -155,6 +155,14 @@ impl StoryError {
                 );
                 text
             }
+            Self::Agent {
+                source: source @ SeatError::Refs { .. },
+                ..
+            } => format!(
+                "{self}: {}. A turn may move only its own story's branch; the refs are epic's. \
+                 Check what the agent ran (its transcript), then rerun: finished tasks are kept.",
+                chain(source)
+            ),
             Self::Agent { source, .. } => format!(
                 "{self}: {}. Check that the agent runs non-interactively in the worktree, then \
                  rerun: finished tasks are kept.",

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use epic_git_ops::CommitId;
-use epic_report::{Landing, Timestamp};
+use epic_report::{Landing, PutBack, Timestamp};
 
 use super::{
     DryRun, Halt, LANDING, LandError, LandJob, LandOutcome, Lander, LandingJournal, NotLanded,
@@ -128,6 +128,10 @@ impl Lander {
     ) -> Result<LandOutcome, LandError> {
         let journal_path = self.dir.landing_journal();
         let mut attempt = 0;
+        // What the lander turns of every attempt changed outside their perimeter: an attempt
+        // given up for a moved target is merged again, and its put-backs still belong in the
+        // landing's record.
+        let mut put_back_before: Vec<PutBack> = Vec::new();
         loop {
             attempt += 1;
             let proven = match self.prove(turns, checkpoint, &journal_path).await {
@@ -175,7 +179,8 @@ impl Lander {
                 .cost_usd()
                 .unwrap_or_default();
             landing.left_out.clone_from(&left_out);
-            landing.put_back.clone_from(&proven.put_back);
+            landing.put_back = put_back_before.clone();
+            landing.put_back.extend(proven.put_back.iter().cloned());
             let journal = LandingJournal {
                 target: self.target.clone(),
                 from: proven.from.to_hex(),
@@ -214,6 +219,7 @@ impl Lander {
                 });
                 return self.give_up(halt, checkpoint, &journal_path).await;
             }
+            put_back_before.extend(proven.put_back);
             self.note(format!(
                 "`{}` moved during the landing: merging it into the epic branch again",
                 self.target
@@ -295,7 +301,16 @@ impl Lander {
                 .first_parent_line(&epic, Some(&checkpoint), &head.to_hex())
                 .map_err(|error| chain(&error))?;
             for commit in line {
-                let merges_target = commit.parents.get(1) == Some(&from);
+                // A merge of the target as it was at an earlier attempt (the target moved
+                // since, and was merged again) merges the target's history too: named as such,
+                // it verifies, and so does the merge of the target as it is now.
+                let merges_target = match commit.parents.get(1) {
+                    Some(merged) if *merged == from => true,
+                    Some(merged) => git
+                        .is_ancestor(&epic, &merged.to_hex(), &from.to_hex())
+                        .map_err(|error| chain(&error))?,
+                    None => false,
+                };
                 let attestation = Attestation {
                     kind: AttestedKind::Landing,
                     epic: dir.epic_id().to_owned(),

@@ -4,16 +4,22 @@
 //! (`<repo>.worktrees/`: this epic's `_epic` and other stories', another epic's), the git
 //! directory and the epic's state in it are read-only. Writable again, exactly: the worktree the process works in, the
 //! administrative directory git registered for it (its `HEAD`, index, reflog) and, for an agent
-//! turn, what a commit writes in the git directory (`objects`, `refs`, `logs`); for `epic plan`'s
+//! turn, the objects a commit writes in the git directory (and, for a coder, its own story
+//! branch in directories of the turn's own); for `epic plan`'s
 //! architect, which works in the main checkout and only reads, nothing of it. Each process
 //! gets its own PID namespace: when the process the turn started ends, everything it left
 //! running (a daemon that cleared its environment and left the process group included) is
 //! killed by the kernel with the namespace.
 //!
 //! The mode ([`SandboxMode`], `--sandbox`) is resolved once per run, before anything starts
-//! ([`resolve`]): `auto` probes `bwrap` and runs unsandboxed, saying so once, where it does not
-//! work; `on` refuses to run without it; `off` runs unsandboxed and says that agents are not
-//! contained. The board hook is the user's own command and never runs in the sandbox.
+//! ([`resolve`]): `auto` probes `bwrap` and runs unsandboxed, saying so once, where it is not
+//! installed; `on` refuses to run without it; both refuse to run where it is installed and fails
+//! ([`SandboxUnavailable::Broken`], with its words); `off` runs unsandboxed and says that agents
+//! are not contained. The board hook is the user's own command and never runs in the sandbox.
+//!
+//! Every process holds no capability and has a session of its own, whatever user epic runs as;
+//! no process moves a ref ([`Access`], [`Sandbox::wrap_commit`]); every place is bound by its
+//! real path; epic's own `epic.toml` in the main checkout is hidden like a credential store.
 //!
 //! The user's credential stores ([`CREDENTIAL_STORES`] under their home, [`CONFIG_STORES`] under
 //! their config home: `~/.ssh`, `~/.aws`, `~/.config/gh`, `~/.netrc`, …) are hidden: each one
@@ -27,8 +33,8 @@
 //!
 //! What is not contained, sandbox or not: the network, the environment (API keys in it
 //! included), the rest of the user's files (their home but the credential stores, other
-//! repositories), and what a commit may write in the git directory (any object, any ref: the
-//! checks before a merge hold what reaches the epic branch).
+//! repositories), and the objects a commit writes in the git directory (any object: the checks
+//! before a merge hold what reaches the epic branch).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -65,7 +71,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 #[serde(rename_all = "kebab-case")]
 #[schemars(rename = "Sandbox")]
 pub enum SandboxMode {
-    /// In the sandbox where bwrap works; without it, saying so once per run
+    /// In the sandbox where bwrap is installed; without it, saying so once per run
     #[default]
     Auto,
     /// In the sandbox, or the run does not start

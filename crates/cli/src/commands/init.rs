@@ -138,8 +138,8 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # test_pattern = ["tests/", "test/", "__tests__/", "spec/", "*_test.*", "*.test.*", "*-test.*", "test_*.py", "*_spec.*", "*.spec.*", "*Test.java", "*Tests.cs"]
 
 # Agents, gates and setup commands run in a bubblewrap sandbox that keeps the repository, the
-# other worktrees and the epic's state read-only: "auto" (where bwrap works; a note says when it
-# does not), "on" (refuse to run without it), or "off" (agents are not contained). Install it
+# other worktrees and the epic's state read-only: "auto" (where bwrap is installed; a note says
+# when it is not), "on" (refuse to run without it), or "off" (agents are not contained). Install it
 # with `apt-get install bubblewrap` (Debian/Ubuntu).
 # sandbox = "auto"
 

@@ -249,8 +249,9 @@ pub(crate) struct RunOptions {
     pub(crate) test_pattern: Option<Vec<NonBlank>>,
 
     /// Agents, gates and setup run in a bubblewrap sandbox that keeps the repository, the other
-    /// worktrees and the epic's state read-only: `auto` where `bwrap` works (saying once when it
-    /// does not), `on` or the run does not start (exit 2), `off` uncontained.
+    /// worktrees and the epic's state read-only: `auto` where `bwrap` is installed (saying once when
+    /// it is not; one that fails stops the run), `on` or the run does not start (exit 2), `off`
+    /// uncontained.
     #[arg(long, value_enum, value_name = "MODE")]
     pub(crate) sandbox: Option<SandboxMode>,
 

@@ -334,6 +334,7 @@ fn a_target_that_moves_during_the_landing_is_merged_again() {
         &format!(
             "touch a/ok.txt\n\
              if ! git -C '{root}' log --format=%s main | grep -q '^moved$'; then\n\
+               echo stray > STRAY.txt\n\
                c=$(git -C '{root}' -c user.name=T -c user.email=t@e commit-tree 'main^{{tree}}' -p main -m moved)\n\
                git -C '{root}' update-ref refs/heads/main \"$c\"\n\
              fi"
@@ -356,6 +357,15 @@ fn a_target_that_moves_during_the_landing_is_merged_again() {
         repo.git_output(&["log", "-1", "--format=%s", "main^1"])
             .trim(),
         "moved"
+    );
+    // The commits merged from the moved target are named by the attestations: verify holds.
+    repo.run(&["verify"]).assert_code(0);
+    // What the first attempt's turn put back stays in the landing's record.
+    let report = repo.run(&["report", "--format", "json"]).json();
+    assert_eq!(
+        report["landing"]["put_back"][0]["paths"],
+        serde_json::json!(["STRAY.txt"]),
+        "{report}"
     );
 }
 
@@ -665,6 +675,51 @@ fn a_lander_that_rewrites_the_gate_script_is_put_back_before_the_gates_run() {
     assert_eq!(
         repo.git_output(&["show", &format!("{gated}:check.sh")]),
         "true\n"
+    );
+    repo.run(&["verify"]).assert_code(0);
+}
+
+/// The hole: a lander turn wrote a commit on top of `main` (the gate script made `exit 0`, a file
+/// of its own) and pointed `main` at it with `git update-ref`; epic took it for a target moved
+/// by someone else, merged it and landed it. In the sandbox the target is read-only to every
+/// turn: the move fails, the landing lands on `main` as it was, and `epic verify` holds.
+#[test]
+fn a_lander_cannot_move_the_target() {
+    let repo = Repo::new();
+    run_epic_with_gate_script(&repo, "true\n", "sh check.sh", &["a/a.txt"]);
+    let before = rev(&repo, "main");
+    let (root, log) = (repo.path().display(), repo.temp().join("mover.log"));
+    let script = lander(
+        &repo,
+        "mover.sh",
+        &format!(
+            "printf 'resolved\\n' > a/a.txt\n\
+             c=$(git -C '{root}' -c user.name=T -c user.email=t@e commit-tree 'main^{{tree}}' -p main -m planted)\n\
+             if git -C '{root}' update-ref refs/heads/main \"$c\" 2>> '{log}'; then echo MOVED >> '{log}'; \
+             else echo refused >> '{log}'; fi",
+            log = log.display()
+        ),
+    );
+
+    let land = repo.run(&[
+        "land",
+        "--no-progress",
+        "--sandbox",
+        "on",
+        "--coder",
+        &exec(&script),
+    ]);
+    land.assert_code(0);
+    let log = std::fs::read_to_string(&log).expect("the lander's log");
+    assert!(log.contains("refused") && !log.contains("MOVED"), "{log}");
+    assert!(!land.stderr.contains("moved during the landing"), "{land}");
+    assert_eq!(rev(&repo, "main^1"), before, "landed on main as it was");
+    assert!(
+        !repo
+            .git_output(&["log", "--format=%s", "main"])
+            .lines()
+            .any(|subject| subject == "planted"),
+        "the lander's commit reached main"
     );
     repo.run(&["verify"]).assert_code(0);
 }

@@ -652,7 +652,9 @@ fn no_turn_moves_a_ref_epic_relies_on() {
     // reached the repository: b failed, naming both.
     assert_eq!(output.status.code(), Some(1), "{log}\n{stderr}");
     assert!(
-        stderr.contains("story/shop/a") && stderr.contains("story/shop/zz"),
+        stderr.contains("story/shop/a")
+            && stderr.contains("story/shop/zz")
+            && stderr.contains("the refs are epic's"),
         "{stderr}"
     );
     assert_eq!(
@@ -675,5 +677,54 @@ fn no_turn_moves_a_ref_epic_relies_on() {
         Some(0),
         "{}",
         String::from_utf8_lossy(&verify.stdout)
+    );
+}
+
+#[test]
+fn no_agent_reads_epic_toml() {
+    require_bwrap();
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    repo.write("epic.toml", "# EPIC-TOML-MARKER\nconcurrency = 2\n");
+    let config = repo.path().join("epic.toml");
+    let coder = script(
+        &repo,
+        "reader.sh",
+        &format!(
+            "cat > /dev/null\n\
+             case \"$EPIC_ROLE\" in\n\
+             coder) mkdir -p a; cat '{config}' > a/config-copy.txt 2>&1; echo alpha > a/a.txt; echo done ;;\n\
+             *) echo '{{\"clean\":true,\"issues\":[]}}' ;;\n\
+             esac\n",
+            config = config.display()
+        ),
+    );
+    let output = repo
+        .command(&[
+            "run",
+            "plan.json",
+            "--coder",
+            &format!("exec:{}", coder.display()),
+            "--sandbox",
+            "on",
+            "--no-progress",
+        ])
+        .output()
+        .expect("run epic");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        repo.git_output(&["show", "epic/shop:a/config-copy.txt"]),
+        ""
+    );
+    assert!(
+        std::fs::read_to_string(&config)
+            .expect("epic.toml")
+            .contains("EPIC-TOML-MARKER"),
+        "the user's file is as it was"
     );
 }

@@ -295,7 +295,7 @@ async fn an_epic_branch_moved_during_a_turn_is_put_back_and_the_run_goes_on() {
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
     let events = Events::default();
     // Sandbox off: with it on, b cannot write the epic worktree (sandbox.rs); this is what epic
-    // does when the amend lands. a's `update-ref` works either way (refs are writable).
+    // does when the amend lands, and a's `update-ref` (in it, refs are read-only to turns).
     let mut config = ep.config();
     config.sandbox = SandboxMode::Off;
     let outcome = ep.run(&plan, config, &events).await.expect("run");

@@ -141,7 +141,12 @@ async fn an_agent_that_moves_the_epic_branch_back_has_it_put_back_and_nothing_me
     ep.hook("b", "git update-ref refs/heads/epic/e main\n");
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
     let events = Events::default();
-    let outcome = ep.run(&plan, ep.config(), &events).await.expect("run");
+    // Sandbox off: in it, every ref but the coder's own story branch is read-only and the move
+    // fails (cli: `sandbox.rs::no_turn_moves_a_ref_epic_relies_on`); this is what epic does
+    // when the move lands.
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
+    let outcome = ep.run(&plan, config, &events).await.expect("run");
     assert_eq!(statuses(&outcome), ["a:done", "b:done"]);
     assert_eq!(merges(&ep), ["e: merge story a", "e: merge story b"]);
     assert!(
@@ -194,8 +199,11 @@ async fn an_agent_that_points_the_epic_branch_at_its_own_work_has_it_put_back() 
         "mkdir -p src/a; echo unproven > src/a/wip.txt; git add -A; git commit -qm wip; git update-ref refs/heads/epic/e HEAD\n",
     );
     let plan = plan(&[("a", &[]), ("b", &["a"])]);
+    // Sandbox off, where the move lands (in it, the epic branch is read-only to every turn).
+    let mut config = ep.config();
+    config.sandbox = SandboxMode::Off;
     let outcome = ep
-        .run(&plan, ep.config(), &Events::default())
+        .run(&plan, config, &Events::default())
         .await
         .expect("run");
     // The branch is put back before a's merge: the wip commit reaches the epic branch only as
@@ -275,8 +283,8 @@ async fn an_agent_that_deletes_its_story_branch_fails_and_a_rerun_starts_it_over
          git update-ref -d refs/heads/story/e/a; echo gone; exit 3; fi\n",
     );
     let plan = plan(&[("a", &[]), ("b", &[])]);
-    // With the sandbox off: in it, deleting a branch fails (git rewrites `packed-refs`, and the
-    // git directory is read-only but for objects, refs and logs). This holds the rerun's
+    // With the sandbox off: in it, deleting a branch reaches nothing (the turn's refs are its
+    // own; epic refuses the deletion and fails the story). This holds the rerun's
     // recovery when the deletion lands.
     let mut config = ep.config();
     config.sandbox = SandboxMode::Off;
