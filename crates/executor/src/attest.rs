@@ -3,9 +3,10 @@
 //!
 //! When a story's merge is proven (its gates green on the merged tree), `epic run` records an
 //! [`Attestation`]: the story commit that was checked, the perimeter and test-guard result, the
-//! judge's verdict, each gate's command and result, and the tree they passed on. It is written
-//! twice: as a git note on the merge commit under [`NOTES_REF`] (`refs/notes/epic`), so it
-//! travels with the branch (`git push origin refs/notes/epic`), and as
+//! judge's verdict, each gate's command and result (a gate red, then green when run again on the
+//! same tree, with its runs and how its red run ended), and the tree they passed on. It is
+//! written twice: as a git note on the merge commit under [`NOTES_REF`] (`refs/notes/epic`), so
+//! it travels with the branch (`git push origin refs/notes/epic`), and as
 //! `attestations/<commit>.json` in the epic's state directory, which agents cannot write (the
 //! sandbox keeps it read-only, the turn guard undoes a change), while a notes ref is a ref like
 //! any other. [`verify`] walks the epic branch's first-parent line from the commit it started
@@ -75,13 +76,33 @@ pub struct AttestedGate {
     /// fail: its failure is not a problem of this merge.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub known_red: bool,
+    /// Set when the gate was red on the attested tree, then green when run again on the same
+    /// tree (`--gate-reruns`): it passed on a rerun. Absent from the attestations of gates
+    /// green on their first run, and of merges made before epic recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flaky: Option<AttestedFlake>,
+}
+
+/// A gate that passed on a rerun ([`AttestedGate::flaky`]): what the report's flaky gates keep,
+/// but the output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AttestedFlake {
+    /// How many runs it took to pass, the first included (2 with one rerun).
+    pub runs: u32,
+    /// How its first, red run ended, in words (`exit code 1`, `timed out after 30s`).
+    pub status: String,
 }
 
 impl AttestedGate {
-    /// The gate as `result` says it ran; `known_red` when the run allowed it to fail.
-    pub(crate) fn from_result(result: &crate::gates::GateResult, known_red: bool) -> Self {
+    /// The gate as `result` says it ran, flaky when it passed on a rerun; `known_red` when the
+    /// run allowed it to fail.
+    pub fn from_result(result: &crate::gates::GateResult, known_red: bool) -> Self {
         Self {
             known_red,
+            flaky: result.flaky.as_ref().map(|flake| AttestedFlake {
+                runs: flake.runs,
+                status: flake.status.clone(),
+            }),
             ..Self::from_status(&result.command, &result.status, result.passed)
         }
     }
@@ -101,6 +122,7 @@ impl AttestedGate {
             command: command.to_owned(),
             exit_code,
             known_red: false,
+            flaky: None,
         }
     }
 }
@@ -570,4 +592,71 @@ fn unbacked_claims(
         }
     }
     Ok(claims)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::gates::{Flake, GateResult};
+
+    /// An attestation as epic wrote them before it recorded flaky gates.
+    const OLDER: &str = r#"{
+  "kind": "story",
+  "epic": "e",
+  "run": 1,
+  "commit": "1111111111111111111111111111111111111111",
+  "story": "a",
+  "checked": "2222222222222222222222222222222222222222",
+  "perimeter": "passed",
+  "test_guard": "passed",
+  "gates": [
+    {
+      "command": "cargo test",
+      "exit_code": 0
+    }
+  ],
+  "gated_commit": "1111111111111111111111111111111111111111",
+  "gated_tree": "3333333333333333333333333333333333333333"
+}
+"#;
+
+    fn passed(command: &str, flaky: Option<Flake>) -> GateResult {
+        GateResult {
+            command: command.to_owned(),
+            passed: true,
+            duration: Duration::from_millis(5),
+            status: "passed".to_owned(),
+            leftovers: Vec::new(),
+            flaky,
+            tests: None,
+        }
+    }
+
+    #[test]
+    fn an_attestation_written_before_flaky_gates_reads_and_writes_the_same() {
+        let attestation: Attestation = serde_json::from_str(OLDER).expect("an older attestation");
+        assert_eq!(attestation.gates[0].flaky, None);
+        assert_eq!(attestation.to_note(), OLDER);
+    }
+
+    #[test]
+    fn a_gate_green_only_on_a_rerun_is_attested_flaky_without_its_output() {
+        let first_run = Flake {
+            status: "exit code 1".to_owned(),
+            output: "port 8080 in use".to_owned(),
+            runs: 2,
+        };
+        let flaky = AttestedGate::from_result(&passed("pytest", Some(first_run)), false);
+        let steady = AttestedGate::from_result(&passed("ruff check", None), false);
+        assert_eq!(
+            serde_json::to_value([&flaky, &steady]).expect("JSON"),
+            serde_json::json!([
+                {"command": "pytest", "exit_code": 0,
+                 "flaky": {"runs": 2, "status": "exit code 1"}},
+                {"command": "ruff check", "exit_code": 0},
+            ])
+        );
+    }
 }
