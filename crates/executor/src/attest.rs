@@ -201,6 +201,20 @@ impl Attestation {
         text
     }
 
+    /// The gates that passed only on a rerun ([`AttestedGate::flaky`]), in order.
+    pub fn flaky_gates(&self) -> Vec<FlakyCommand> {
+        self.gates
+            .iter()
+            .filter_map(|gate| {
+                gate.flaky.as_ref().map(|flake| FlakyCommand {
+                    command: gate.command.clone(),
+                    runs: flake.runs,
+                    status: flake.status.clone(),
+                })
+            })
+            .collect()
+    }
+
     /// Writes this attestation to the epic's state (`attestations/<commit>.json`, through
     /// `guard`, as every write of epic's own guarded files) and as the note on its commit, from
     /// `worktree`; the state first, so a note never exists without the state that backs it.
@@ -311,8 +325,24 @@ pub struct CommitCheck {
     /// Its attestation's kind, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<AttestedKind>,
+    /// The gates its attestation says passed only on a rerun ([`AttestedGate::flaky`]), in
+    /// order; absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky_gates: Vec<FlakyCommand>,
     /// What is wrong; empty when the commit is attested and consistent.
     pub problems: Vec<String>,
+}
+
+/// A gate command an attestation says passed only on a rerun ([`Attestation::flaky_gates`],
+/// [`CommitCheck::flaky_gates`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FlakyCommand {
+    /// The command.
+    pub command: String,
+    /// How many runs it took to pass, the first included.
+    pub runs: u32,
+    /// How its first, red run ended.
+    pub status: String,
 }
 
 /// An error of [`verify`]: the epic branch or the notes could not be read.
@@ -446,6 +476,7 @@ fn check_commit(
         author: commit.author.clone(),
         story: None,
         kind: None,
+        flaky_gates: Vec::new(),
         problems: Vec::new(),
     };
     let Some(note) = note else {
@@ -463,6 +494,7 @@ fn check_commit(
     };
     check.story.clone_from(&attestation.story);
     check.kind = Some(attestation.kind);
+    check.flaky_gates = attestation.flaky_gates();
     let state: Option<Attestation> = match dir.attestation(&id) {
         Some(path) => epic_state_store::load(path)?,
         None => None,
@@ -657,6 +689,16 @@ mod tests {
                  "flaky": {"runs": 2, "status": "exit code 1"}},
                 {"command": "ruff check", "exit_code": 0},
             ])
+        );
+        let mut attestation: Attestation = serde_json::from_str(OLDER).expect("an attestation");
+        attestation.gates = vec![steady, flaky];
+        assert_eq!(
+            attestation.flaky_gates(),
+            [FlakyCommand {
+                command: "pytest".to_owned(),
+                runs: 2,
+                status: "exit code 1".to_owned(),
+            }]
         );
     }
 }

@@ -2,8 +2,8 @@
 //! run` recorded when it proved the merge (see [`epic_executor::attest`]).
 //!
 //! Text: one line per commit of the epic branch's first-parent line after its base, oldest
-//! first, `ok` or `FAIL` with what is missing, then the stories whose state claims a merge no
-//! attestation backs. `--format json` prints the [`Verification`]. Exit 0 when every commit is
+//! first, `ok` or `FAIL`, then the gates its attestation says passed only on a rerun (flaky) and
+//! what is missing, then the stories whose state claims a merge no attestation backs. `--format json` prints the [`Verification`]. Exit 0 when every commit is
 //! attested and consistent, 1 otherwise, 2 when there is no such epic or branch.
 
 use std::fmt::Write as _;
@@ -69,13 +69,21 @@ fn text(verification: &Verification) -> String {
                 (Some(AttestedKind::Landing), _) => "landing".to_owned(),
                 _ => format!("\"{}\" by {}", commit.summary, commit.author),
             };
-            if commit.problems.is_empty() {
-                writeln!(text, "ok    {} {what}", short(&commit.commit))?;
+            let verdict = if commit.problems.is_empty() {
+                "ok  "
             } else {
-                writeln!(text, "FAIL  {} {what}", short(&commit.commit))?;
-                for problem in &commit.problems {
-                    writeln!(text, "      {problem}")?;
-                }
+                "FAIL"
+            };
+            writeln!(text, "{verdict}  {} {what}", short(&commit.commit))?;
+            for flaky in &commit.flaky_gates {
+                writeln!(
+                    text,
+                    "      flaky: gate `{}` red ({}), green on run {}",
+                    flaky.command, flaky.status, flaky.runs
+                )?;
+            }
+            for problem in &commit.problems {
+                writeln!(text, "      {problem}")?;
             }
         }
         for claim in &verification.claims {
@@ -126,6 +134,7 @@ mod tests {
                 author: "Ada <ada@example.invalid>".into(),
                 story: None,
                 kind: None,
+                flaky_gates: Vec::new(),
                 problems: vec!["no attestation".into()],
             }],
             claims: vec!["story 'x': its state says merged".into()],
@@ -137,9 +146,50 @@ mod tests {
         );
         assert!(shown.contains("      no attestation"), "{shown}");
         assert!(shown.contains("FAIL  story 'x'"), "{shown}");
+        assert!(!shown.contains("flaky") && !json(&verification).contains("flaky_gates"));
         assert!(
             shown.contains("not verified: 2 of 2 checks failed"),
             "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_gate_green_only_on_a_rerun_is_named_under_its_commit() {
+        let verification = Verification {
+            epic: "e".into(),
+            branch: "epic/e".into(),
+            base: "a".repeat(40),
+            base_from: "origin.json".into(),
+            commits: vec![attest::CommitCheck {
+                commit: "c".repeat(40),
+                summary: "e: merge a".into(),
+                author: "epic <epic@example.invalid>".into(),
+                story: Some("a".into()),
+                kind: Some(AttestedKind::Story),
+                flaky_gates: vec![attest::FlakyCommand {
+                    command: "pytest".into(),
+                    runs: 2,
+                    status: "exit code 1".into(),
+                }],
+                problems: Vec::new(),
+            }],
+            claims: Vec::new(),
+        };
+        let shown = text(&verification);
+        assert!(
+            shown.contains(
+                "ok    cccccccccccc story a\n      \
+                 flaky: gate `pytest` red (exit code 1), green on run 2\n\
+                 verified: 1 commits"
+            ),
+            "{shown}"
+        );
+        let data: serde_json::Value =
+            serde_json::from_str(&json(&verification)).expect("the JSON verification");
+        assert_eq!(
+            data["commits"][0]["flaky_gates"],
+            serde_json::json!([{"command": "pytest", "runs": 2, "status": "exit code 1"}]),
+            "{data}"
         );
     }
 }
