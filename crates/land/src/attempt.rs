@@ -19,7 +19,7 @@ use epic_executor::Recorder;
 use epic_executor::ReportDocument;
 use epic_executor::RunError;
 use epic_executor::SeatPauses;
-use epic_executor::attest::{Attestation, AttestedGate, AttestedKind, LanderPerimeter};
+use epic_executor::attest::{Attestation, AttestedKind, LanderPerimeter};
 use epic_guard::TurnGuard;
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
@@ -273,11 +273,7 @@ impl Lander {
         proven: &Proven,
         guard: &Arc<TurnGuard>,
     ) {
-        let gates: Vec<AttestedGate> = proven
-            .gates
-            .iter()
-            .map(|(command, status, passed)| AttestedGate::from_status(command, status, *passed))
-            .collect();
+        let gates = proven.gates.clone();
         let (git, dir, epic, guard) = (
             Arc::clone(&self.git),
             self.dir.clone(),

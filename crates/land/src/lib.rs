@@ -500,9 +500,9 @@ struct Proven {
     from: CommitId,
     conflicts: Vec<LandedConflict>,
     rounds: u32,
-    /// The gates' results on the proven head (command, how it ended, passed), for the
-    /// attestation of the landing's commits ([`Lander::attest_landing`]).
-    gates: Vec<(String, String, bool)>,
+    /// The gates' results on the proven head, for the attestation of the landing's commits
+    /// ([`Lander::attest_landing`]).
+    gates: Vec<epic_executor::attest::AttestedGate>,
     /// The tree the gates passed on (the proven head's).
     tree: String,
     /// What the lander's turns changed outside their perimeter, put back.

@@ -21,6 +21,7 @@ use super::{
 use epic_agents::{Role, SeatError};
 use epic_executor::Event;
 use epic_executor::GateResult;
+use epic_executor::attest::AttestedGate;
 use epic_executor::{Chat, ChatContext};
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
@@ -303,7 +304,7 @@ impl Lander {
         turns: &Turns,
         merged: CommitId,
         put_back: &mut Vec<PutBack>,
-    ) -> Result<(u32, Vec<(String, String, bool)>), Halt> {
+    ) -> Result<(u32, Vec<AttestedGate>), Halt> {
         let rounds = self.config.max_rounds.max(1);
         let mut round = 0;
         loop {
@@ -352,19 +353,19 @@ impl Lander {
         }
     }
 
-    /// Runs the gates once: the failure, if red, and each gate's result (command, how it
-    /// ended, passed).
+    /// Runs the gates once: the failure, if red, and each gate's result as the attestation
+    /// names it (command, exit code, flaky when it passed on a rerun).
     pub(super) async fn gates(
         &self,
         turns: &Turns,
-    ) -> Result<(Option<String>, Vec<(String, String, bool)>), Halt> {
+    ) -> Result<(Option<String>, Vec<AttestedGate>), Halt> {
         let events = Arc::clone(&self.events);
         let results = Arc::new(std::sync::Mutex::new(Vec::new()));
         let kept = Arc::clone(&results);
         let on_result = move |result: &GateResult| {
             kept.lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push((result.command.clone(), result.status.clone(), result.passed));
+                .push(AttestedGate::from_result(result, false));
             events(Event::EpicGate {
                 story: None,
                 command: result.command.clone(),
