@@ -185,6 +185,9 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # Named seats: a preset or `exec:COMMAND` (`seat`) with environment variables of its own (`env`),
 # such as a second account of one CLI. A roster names it like a preset, and its turns go to the
 # first seat not paused by a usage limit or an outage: `coder = ["claude", "claude-work"]`.
+# `${NAME}` in a value is variable NAME of the environment epic runs in. A variable whose name
+# says it holds a secret (a key, token, password, credential) takes such references only, never
+# its value, which this file must not hold: `ANTHROPIC_API_KEY = "${WORK_ANTHROPIC_API_KEY}"`.
 # [seats.claude-work]
 # seat = "claude"
 # env = { CLAUDE_CONFIG_DIR = "~/.claude-work" }

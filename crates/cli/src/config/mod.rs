@@ -17,6 +17,9 @@
 //!   executor's `RunConfig` from them ([`Resolved::run_config`]);
 //! - `seats`: a seat (`seats::SeatSpec`), a role's roster ([`RosterSpec`]), the named seats of
 //!   `[seats]` (`seats::NamedSeat`);
+//! - `seat_env`: a named seat's variables (`seat_env::SeatEnv`): which hold a secret, by name
+//!   (never written out in `epic.toml`, only referenced: `${NAME}`), and the references read
+//!   from epic's environment;
 //! - `values`: the value types ([`Count`], [`Seconds`], [`Wait`], …), which check
 //!   themselves the same way from a flag and from the file;
 //! - `rules`: the house rules every prompt carries ([`house_rules`]);
@@ -27,6 +30,7 @@ mod flags;
 mod options;
 mod resolve;
 mod rules;
+mod seat_env;
 mod seats;
 #[cfg(test)]
 mod test_support;

@@ -13,6 +13,7 @@ use epic_agents::{CommandSeat, Preset, Roster, ScriptSeat, Seat};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
+use super::seat_env::SeatEnv;
 use super::values::ValueError;
 
 /// The named seats of `epic.toml`, by name.
@@ -290,19 +291,42 @@ pub(crate) struct NamedSeat {
     /// The agent: a preset (claude, codex, gemini, aider, opencode), `script` or
     /// `exec:COMMAND`.
     pub(crate) seat: SeatSpec,
-    /// Environment variables set for its processes, on top of the inherited ones; a value that
-    /// starts with `~/` is read against `HOME`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub(crate) env: BTreeMap<String, String>,
+    /// Environment variables set for its processes, on top of the inherited ones. `${NAME}` in
+    /// a value is the value of variable NAME of the environment epic runs in (unset: the seat
+    /// is refused); a value that starts with `~/` is read against `HOME`. A variable whose name
+    /// says it holds a secret (a word KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASS, CREDENTIAL,
+    /// AUTH, …, the last word not FILE, PATH, DIR, HOME, SOCK, SOCKET or URL) takes references
+    /// only, never a value written out: `ANTHROPIC_API_KEY = "${WORK_KEY}"`.
+    #[serde(default, skip_serializing_if = "SeatEnv::is_empty")]
+    pub(crate) env: SeatEnv,
 }
 
 impl NamedSeat {
-    /// The agent this named seat runs, named `name`.
+    /// The agent this named seat runs, named `name`, its variables' references read from
+    /// epic's environment: one that is not set there is refused.
     fn to_seat(&self, name: &str) -> Result<Arc<dyn Seat>, ValueError> {
+        let Some(command) = self.command(name)? else {
+            return Ok(Arc::new(ScriptSeat));
+        };
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let env = self
+            .env
+            .expanded(name, |key| std::env::var_os(key), home.as_deref())?;
+        let seat = env
+            .into_iter()
+            .fold(command.named(name), |seat, (key, value)| {
+                seat.with_env(key, value)
+            });
+        Ok(Arc::new(seat))
+    }
+
+    /// The command this named seat runs, named `name`, without its variables; `None` for the
+    /// built-in script seat. Refused: a script seat with variables, a seat naming another.
+    fn command(&self, name: &str) -> Result<Option<CommandSeat>, ValueError> {
         let command = match &self.seat {
             SeatSpec::Preset(preset) => CommandSeat::preset(*preset),
             SeatSpec::Exec(command) => CommandSeat::shell(command.clone()),
-            SeatSpec::Script if self.env.is_empty() => return Ok(Arc::new(ScriptSeat)),
+            SeatSpec::Script if self.env.is_empty() => return Ok(None),
             SeatSpec::Script => {
                 return Err(ValueError(format!(
                     "[seats.{name}]: the built-in `script` seat runs no process, so `env` \
@@ -316,22 +340,13 @@ impl NamedSeat {
                 )));
             }
         };
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        let seat = self
-            .env
-            .iter()
-            .fold(command.named(name), |seat, (key, value)| {
-                match (value.strip_prefix("~/"), &home) {
-                    (Some(rest), Some(home)) => seat.with_env(key, home.join(rest)),
-                    _ => seat.with_env(key, value),
-                }
-            });
-        Ok(Arc::new(seat))
+        Ok(Some(command))
     }
 }
 
 /// Checks the named seats themselves: a name a preset or `script` already is would be
-/// unreachable.
+/// unreachable. The references of their variables are read when a roster names them
+/// ([`RosterSpec::to_roster`]): a seat left out may reference a variable not set here.
 pub(crate) fn check_named(named: &NamedSeats) -> Result<(), ValueError> {
     for name in named.keys() {
         if matches!(
@@ -348,7 +363,7 @@ pub(crate) fn check_named(named: &NamedSeats) -> Result<(), ValueError> {
                 "[seats.\"{name}\"]: a seat's name is letters, digits, `-`, `_` and `.`"
             )));
         }
-        named[name].to_seat(name)?;
+        named[name].command(name)?;
     }
     Ok(())
 }
@@ -404,6 +419,22 @@ mod tests {
             .to_roster(&named)
             .unwrap_err();
         assert!(error.to_string().contains("[seats]"), "{error}");
+    }
+
+    #[test]
+    fn a_seats_references_are_read_only_when_a_roster_names_it() {
+        let named: NamedSeats = toml::from_str(
+            "[work]\nseat = \"claude\"\nenv = { ANTHROPIC_API_KEY = \"${EPIC_TEST_NEVER_SET}\" }\n",
+        )
+        .unwrap();
+        check_named(&named).unwrap();
+        let roster = |text: &str| text.parse::<RosterSpec>().unwrap().to_roster(&named);
+        assert!(roster("claude").is_ok());
+        let error = roster("claude,work").unwrap_err().to_string();
+        assert!(
+            error.contains("[seats.work]") && error.contains("`${EPIC_TEST_NEVER_SET}`"),
+            "{error}"
+        );
     }
 
     #[test]
