@@ -39,6 +39,7 @@ mod roster;
 mod run;
 mod sandbox;
 mod schema;
+mod secrets;
 mod stalls;
 mod stand_ins;
 mod status;
