@@ -3,10 +3,11 @@
 //! mid-roster and run again.
 //!
 //! - **two accounts** (`claude-work`, `claude-home`: named seats of the `claude` preset in
-//!   `epic.toml`, each with its own `CLAUDE_CONFIG_DIR` and API key): the server answers every
-//!   request signed with the first account's key with a usage limit hours away; that seat is
-//!   paused, and every story is done by Claude Code signed in as the second account (the
-//!   server's log shows its key on each call that wrote a story's file).
+//!   `epic.toml`, each with its own `CLAUDE_CONFIG_DIR` and API key, the key referenced from
+//!   epic's environment): the server answers every request signed with the first account's key
+//!   with a usage limit hours away; that seat is paused, and every story is done by Claude Code
+//!   signed in as the second account (the server's log shows its key on each call that wrote a
+//!   story's file).
 //! - **every seat paused** (`--coder claude,codex --max-wait 1h`, both APIs at their limits,
 //!   resets three hours away): the run stops (exit 130) saying every seat of the roster is
 //!   paused, both seats paused, no story failed.
@@ -78,16 +79,17 @@ impl Served for Case {
     }
 }
 
-/// The two accounts' seats in `epic.toml`: each its own configuration directory and key.
+/// The two accounts' seats in `epic.toml`: each its own configuration directory and key, the
+/// key referenced from epic's environment (`WORK_KEY`, `HOME_KEY`: epic.toml holds no secret).
 const ACCOUNTS: &str = r#"coder = ["claude-work", "claude-home"]
 
 [seats.claude-work]
 seat = "claude"
-env = { CLAUDE_CONFIG_DIR = "~/.claude-work", ANTHROPIC_API_KEY = "sk-work" }
+env = { CLAUDE_CONFIG_DIR = "~/.claude-work", ANTHROPIC_API_KEY = "${WORK_KEY}" }
 
 [seats.claude-home]
 seat = "claude"
-env = { CLAUDE_CONFIG_DIR = "~/.claude-home", ANTHROPIC_API_KEY = "sk-home" }
+env = { CLAUDE_CONFIG_DIR = "~/.claude-home", ANTHROPIC_API_KEY = "${HOME_KEY}" }
 "#;
 
 /// Whether `events` show `seat` paused for a usage limit.
@@ -123,7 +125,10 @@ fn accounts(tools: &Tools<'_>, dir: &Path) -> Result {
     )?;
     fs::write(repo.join("epic.toml"), ACCOUNTS).map_err(|error| error.to_string())?;
     let mut command = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
-    command.args(["--max-wait", "1h"]);
+    command
+        .args(["--max-wait", "1h"])
+        .env("WORK_KEY", "sk-work")
+        .env("HOME_KEY", "sk-home");
     let started = Instant::now();
     let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
     let took = started.elapsed();
