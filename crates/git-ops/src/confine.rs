@@ -137,10 +137,18 @@ pub enum PrivateBranchError {
 
 impl PrivateBranch {
     /// The branch `refs/heads/<group>/<name>` of the repository whose common git directory is
-    /// `common_dir`, given its own directories: its file copied in where it is loose (a packed
-    /// branch is read from `packed-refs`, read-only), the group's real directories made where
-    /// missing (they are the mount points).
-    pub fn new(common_dir: &Path, group: &str, name: &str) -> Result<Self, PrivateBranchError> {
+    /// `common_dir`, given its own directories in a new directory under `within`: its file
+    /// copied in where it is loose (a packed branch is read from `packed-refs`, read-only), the
+    /// group's real directories made where missing (they are the mount points).
+    ///
+    /// `within` must be read-only to every other process the sandbox runs (a turn that could
+    /// write another turn's directories there would move that turn's branch at its settling).
+    pub fn new(
+        common_dir: &Path,
+        group: &str,
+        name: &str,
+        within: &Path,
+    ) -> Result<Self, PrivateBranchError> {
         if name.is_empty() || name.contains('/') || name == "." || name == ".." {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -149,7 +157,10 @@ impl PrivateBranch {
             .into());
         }
         let real = ensure_branch_dirs(common_dir, group)?;
-        let dir = tempfile::Builder::new().prefix("epic-branch-").tempdir()?;
+        std::fs::create_dir_all(within)?;
+        let dir = tempfile::Builder::new()
+            .prefix("branch-")
+            .tempdir_in(within)?;
         std::fs::create_dir(dir.path().join("refs"))?;
         std::fs::create_dir(dir.path().join("logs"))?;
         let started = match std::fs::read(real[0].join(name)) {

@@ -230,8 +230,8 @@ struct Mask {
     dir: bool,
 }
 
-/// The empty directory and file epic binds over the credential stores it hides, in a temporary
-/// directory of the run's own.
+/// The empty directory and file epic binds over the credential stores it hides, and the coder
+/// turns' own ref directories ([`StandIns::turns`]), in a temporary directory of the run's own.
 #[derive(Debug)]
 struct StandIns {
     /// The directory holding both, kept read-only inside every sandbox.
@@ -249,6 +249,13 @@ impl StandIns {
     /// The empty file.
     fn file(&self) -> PathBuf {
         self.root.join("empty-file")
+    }
+
+    /// Where coder turns get their story branch's own directories
+    /// ([`epic_git_ops::PrivateBranch`]): under the root, read-only in every sandbox, so no
+    /// turn writes another's.
+    fn turns(&self) -> PathBuf {
+        self.root.join("turns")
     }
 
     /// Makes the stand-ins in a new temporary directory.
@@ -478,8 +485,12 @@ impl Sandbox {
         };
         let (looked, given, story) = (Arc::clone(bwrap), worktree.to_path_buf(), story.to_owned());
         let made = offload::blocking(move || {
-            let branch =
-                epic_git_ops::PrivateBranch::new(&looked.layout.common_dir, &group, &story)?;
+            let branch = epic_git_ops::PrivateBranch::new(
+                &looked.layout.common_dir,
+                &group,
+                &story,
+                &looked.stand_ins.turns(),
+            )?;
             let mut places = looked.places(&given);
             places.branches = branch.binds().to_vec();
             Ok::<_, epic_git_ops::PrivateBranchError>((places, branch))
@@ -577,10 +588,9 @@ impl Bwrap {
                 mask.path.clone().into(),
             ]);
         };
-        if !places.masks.is_empty() || places.config.is_some() {
-            let root = &stand_ins.root;
-            args.extend(["--ro-bind".into(), root.into(), root.into()]);
-        }
+        // Read-only in every sandbox, always: it holds the coder turns' own refs too.
+        let root = &stand_ins.root;
+        args.extend(["--ro-bind".into(), root.into(), root.into()]);
         for mask in &places.masks {
             hide(&mut args, mask);
         }
@@ -1012,14 +1022,20 @@ mod tests {
     }
 
     #[test]
-    fn nothing_to_hide_binds_no_stand_in() {
+    fn nothing_to_hide_binds_only_the_read_only_root() {
         let wrapped = hiding(&[]).wrap(
             spec(),
             &places("/src/shop.worktrees/e/a", None, &[]),
             Access::Worktree,
         );
         let words = words(&wrapped).join(" ");
-        assert!(!words.contains("stand-ins"), "{words}");
+        assert!(
+            words.starts_with(
+                "--dev-bind / / --ro-bind /run/stand-ins /run/stand-ins --ro-bind-try"
+            ),
+            "{words}"
+        );
+        assert_eq!(words.matches("stand-ins").count(), 2, "{words}");
     }
 
     #[test]

@@ -728,3 +728,67 @@ fn no_agent_reads_epic_toml() {
         "the user's file is as it was"
     );
 }
+
+/// Two coders at once: a's looks for the directories b's turn holds its branch in (under the
+/// run's temporary directory) and writes b's branch there, which b's settling would otherwise
+/// have moved the real branch to. They are read-only to every turn but b's own.
+#[test]
+fn a_turn_cannot_write_the_branch_another_turn_holds() {
+    require_bwrap();
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &[], "beta")]),
+    );
+    commit_all(&repo, "the plan");
+    let temp = repo.temp();
+    let log = temp.join("writes.log");
+    let coder = script(
+        &repo,
+        "coder.sh",
+        &format!(
+            "cat > /dev/null\n\
+             t='{temp}'\n\
+             wait_for() {{ n=0; until [ -e \"$t/$1\" ]; do n=$((n+1)); [ $n -gt 600 ] && exit 9; sleep 0.05; done; }}\n\
+             mkdir -p \"$EPIC_STORY\"; echo \"$EPIC_STORY\" > \"$EPIC_STORY/$EPIC_STORY.txt\"\n\
+             if [ \"$EPIC_STORY\" = a ]; then\n\
+               wait_for b-started\n\
+               found=0\n\
+               for f in \"${{TMPDIR:-/tmp}}\"/epic-stand-ins-*/turns/*/refs/b; do\n\
+                 [ -e \"$f\" ] || continue; found=1\n\
+                 if echo 0000000000000000000000000000000000000001 > \"$f\" 2>/dev/null; then echo WROTE >> '{log}'; else echo refused >> '{log}'; fi\n\
+               done\n\
+               echo \"found $found\" >> '{log}'\n\
+               touch \"$t/a-tried\"\n\
+             else\n\
+               touch \"$t/b-started\"; wait_for a-tried\n\
+             fi\n\
+             echo done\n",
+            temp = temp.display(),
+            log = log.display()
+        ),
+    );
+    let output = repo
+        .command(&[
+            "run",
+            "plan.json",
+            "--coder",
+            &format!("exec:{}", coder.display()),
+            "--concurrency",
+            "2",
+            "--sandbox",
+            "on",
+            "--no-progress",
+        ])
+        .output()
+        .expect("run epic");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let log = std::fs::read_to_string(&log).expect("a's log");
+    assert_eq!(output.status.code(), Some(0), "{log}\n{stderr}");
+    assert!(
+        log.contains("refused") && log.contains("found 1") && !log.contains("WROTE"),
+        "{log}"
+    );
+    // b's branch is where b's own work left it: its file merged.
+    assert_eq!(repo.git_output(&["show", "epic/shop:b/b.txt"]), "b\n");
+}
