@@ -398,7 +398,18 @@ struct Bwrap {
     credentials: Credentials,
     /// What stands in for them and for epic's configuration.
     stand_ins: StandIns,
+    /// Whether epic runs as root: its processes then run as [`ROOT_AS`] in a user namespace of
+    /// their own.
+    as_root: bool,
 }
+
+/// The user and group id root's processes run as in the sandbox, in a user namespace that maps
+/// it to root outside: files root owns are theirs to read and write as before, but they hold
+/// no capability (`--cap-drop ALL`), and, not being root inside, they can make user namespaces
+/// of their own (the sandboxes of Codex, of a browser a test starts), which a root without
+/// capabilities cannot (mapping root needs `CAP_SETFCAP`). 1000 is the first ordinary user's id
+/// on most systems: tools that treat root specially (npm, pip) see an ordinary user.
+pub const ROOT_AS: u32 = 1000;
 
 impl Sandbox {
     /// No sandbox: every process runs as it is.
@@ -617,6 +628,12 @@ impl Bwrap {
         if let Some(config) = &places.config {
             hide(&mut args, config);
         }
+        if self.as_root {
+            let id = ROOT_AS.to_string();
+            args.extend(
+                ["--unshare-user", "--uid", id.as_str(), "--gid", id.as_str()].map(OsString::from),
+            );
+        }
         args.extend(
             [
                 "--unshare-pid",
@@ -778,6 +795,7 @@ async fn probe(layout: Layout, credentials: Credentials) -> Result<Bwrap, ProbeE
                 layout,
                 credentials,
                 stand_ins: StandIns::make()?,
+                as_root: rustix::process::geteuid().is_root(),
             };
             let places = bwrap.places(&dir);
             Ok::<_, std::io::Error>((bwrap, places))
@@ -869,6 +887,7 @@ mod tests {
                 root: "/run/stand-ins".into(),
                 _keep: None,
             },
+            as_root: false,
         }
     }
 
@@ -1075,6 +1094,36 @@ mod tests {
                 "{access:?}: {words}"
             );
         }
+    }
+
+    #[test]
+    fn as_root_a_process_runs_as_an_ordinary_id_mapped_to_root() {
+        let words = words(
+            &Bwrap {
+                as_root: true,
+                ..bwrap()
+            }
+            .wrap(
+                spec(),
+                &places("/src/shop.worktrees/e/a", None, &[]),
+                Access::Stage,
+            ),
+        )
+        .join(" ");
+        assert!(
+            words.contains(" --unshare-user --uid 1000 --gid 1000 --unshare-pid "),
+            "{words}"
+        );
+        let ordinary = words_of(&bwrap().wrap(
+            spec(),
+            &places("/src/shop.worktrees/e/a", None, &[]),
+            Access::Stage,
+        ));
+        assert!(!ordinary.contains("--unshare-user"), "{ordinary}");
+    }
+
+    fn words_of(spec: &Spec) -> String {
+        words(spec).join(" ")
     }
 
     #[test]

@@ -426,6 +426,10 @@ fn escape_lines(repo: &Repo) -> String {
         ));
     }
     lines.push("cat \"$HOME/.ssh/key\" >> \"$out\" 2>/dev/null".to_owned());
+    // What a tool's own sandbox needs (Codex's, a browser's): a user namespace of its own.
+    lines.push(
+        "unshare -Ur true 2>/dev/null && echo 'nested user namespace' >> \"$out\"".to_owned(),
+    );
     lines.join("\n")
 }
 
@@ -440,6 +444,11 @@ fn assert_contained(probe: &str, who: &str) {
     assert!(!probe.contains("DONE"), "{who} undid the sandbox: {probe}");
     assert_eq!(probe.matches("refused").count(), 15, "{who}: {probe}");
     assert!(!probe.contains("SECRET-"), "{who} read a key: {probe}");
+    // As root too: its processes run as an ordinary id mapped to root, which may map itself.
+    assert!(
+        probe.contains("nested user namespace"),
+        "{who} could not make a user namespace of its own: {probe}"
+    );
 }
 
 #[test]
