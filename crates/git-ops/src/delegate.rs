@@ -13,7 +13,7 @@ use crate::repo::GixGit;
 use crate::tree_file::{self, TreeFile};
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, LineCommit, MergeFavor, MergeOutcome, Packed,
-    Removal, Restored, Status, Symlink, WorktreeInfo, WorktreeState,
+    Removal, Restored, Status, Symlink, Uncommitted, WorktreeInfo, WorktreeState,
 };
 use crate::{branch, commit, diff, links, maintain, merge, notes, reset, rev, status, worktree};
 
@@ -124,6 +124,10 @@ impl Git for GixGit {
 
     fn status(&self, worktree: &Path, exclude: &[&str]) -> Result<Status, StatusError> {
         status::status(self, worktree, exclude)
+    }
+
+    fn uncommitted(&self, worktree: &Path) -> Result<Vec<Uncommitted>, StatusError> {
+        status::uncommitted(self, worktree)
     }
 
     fn untracked_files(&self, worktree: &Path) -> Result<Vec<String>, StatusError> {

@@ -10,7 +10,7 @@ use crate::land::LandGitError;
 use crate::tree_file::TreeFile;
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, LineCommit, MergeFavor, MergeOutcome, Packed,
-    Removal, Restored, Status, Symlink, WorktreeInfo, WorktreeState,
+    Removal, Restored, Status, Symlink, Uncommitted, WorktreeInfo, WorktreeState,
 };
 
 /// The git operations epic needs, synchronous and shareable across threads.
@@ -137,6 +137,12 @@ pub trait Git: Send + Sync {
     /// The changed paths of `worktree`, untracked ones included, leaving out each path in
     /// `exclude` and everything under it.
     fn status(&self, worktree: &Path, exclude: &[&str]) -> Result<Status, StatusError>;
+
+    /// The paths of `worktree`'s [`status`](Self::status), each with what became of it against
+    /// the head commit: added, modified or deleted. In path order; a path the head commit lacks
+    /// and the worktree too (staged, then deleted) is left out: a commit would take nothing of
+    /// it. What a retried agent turn is told the attempt before it left behind.
+    fn uncommitted(&self, worktree: &Path) -> Result<Vec<Uncommitted>, StatusError>;
 
     /// The untracked files of `worktree` that are not ignored, as `git ls-files --others
     /// --exclude-standard` lists them from the worktree root: sorted, a name git can only show

@@ -245,6 +245,6 @@ pub use tree_file::TreeFile;
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, FileMode, LineCommit,
     MergeFavor, MergeOutcome, Packed, ParseCommitIdError, Removal, Restored, Status, Symlink,
-    WorktreeInfo, WorktreeState,
+    Uncommitted, UncommittedKind, WorktreeInfo, WorktreeState,
 };
 pub use worktree::{add_interrupted, linked_elsewhere};

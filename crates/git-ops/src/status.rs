@@ -10,8 +10,10 @@ use gix::status::index_worktree::Item as WorktreeItem;
 use crate::error::{Cause, StatusError};
 use crate::path_text::path_text;
 use crate::repo::GixGit;
+use crate::reset::clean_path;
+use crate::rev;
 use crate::scan::{Memo, Scan};
-use crate::types::Status;
+use crate::types::{Status, Uncommitted, UncommittedKind};
 
 /// Whether `path` is one of `exclude` or lies under one of them.
 pub(crate) fn excluded(path: &str, exclude: &[&str]) -> bool {
@@ -43,6 +45,49 @@ pub(crate) fn status(
     paths.sort_unstable();
     paths.dedup();
     Ok(Status { paths })
+}
+
+/// [`status`]'s paths, each with what became of it against the head commit: in the head's
+/// tree (a file, a link or a submodule there) or not, in the worktree's files or not.
+pub(crate) fn uncommitted(git: &GixGit, worktree: &Path) -> Result<Vec<Uncommitted>, StatusError> {
+    let paths = status(git, worktree, &[])?.paths;
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let fail = |source| StatusError::Read {
+        worktree: worktree.to_owned(),
+        source,
+    };
+    let rev_failed = |error| fail(Cause::Rev(Box::new(error)));
+    let root = crate::Git::worktree_root(git, worktree).map_err(rev_failed)?;
+    let repo = rev::open(git, worktree).map_err(rev_failed)?;
+    let head = rev::resolve(&repo, worktree, "HEAD").map_err(rev_failed)?;
+    let tree = repo
+        .find_commit(head)
+        .map_err(|error| fail(Cause::gix(error)))?
+        .tree()
+        .map_err(|error| fail(Cause::gix(error)))?;
+    let mut changes = Vec::with_capacity(paths.len());
+    for path in paths {
+        // A status path is one git can stage: its bytes are those of a relative path.
+        let (in_head, on_disk) = match clean_path(&path) {
+            Some(relative) => (
+                tree.lookup_entry_by_path(&relative)
+                    .map_err(|error| fail(Cause::gix(error)))?
+                    .is_some_and(|entry| !entry.mode().is_tree()),
+                root.join(&relative).symlink_metadata().is_ok(),
+            ),
+            None => (false, true),
+        };
+        let kind = match (in_head, on_disk) {
+            (false, true) => UncommittedKind::Added,
+            (true, true) => UncommittedKind::Modified,
+            (true, false) => UncommittedKind::Deleted,
+            (false, false) => continue,
+        };
+        changes.push(Uncommitted { path, kind });
+    }
+    Ok(changes)
 }
 
 pub(crate) fn untracked_files(git: &GixGit, worktree: &Path) -> Result<Vec<String>, StatusError> {

@@ -108,6 +108,38 @@ impl Status {
     }
 }
 
+/// A path a worktree changed and did not commit, with what became of it: what
+/// [`Git::uncommitted`](crate::Git::uncommitted) returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uncommitted {
+    /// The path, as [`Status::paths`] lists it.
+    pub path: String,
+    /// What became of it against the head commit.
+    pub kind: UncommittedKind,
+}
+
+/// What became of an uncommitted path against the head commit ([`Uncommitted::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UncommittedKind {
+    /// The head commit has no file there; the worktree has one (untracked, or staged).
+    Added,
+    /// Both have it, and it differs (content, mode or type).
+    Modified,
+    /// The head commit has it; the worktree no longer does.
+    Deleted,
+}
+
+impl UncommittedKind {
+    /// The word for it: `added`, `modified`, `deleted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Modified => "modified",
+            Self::Deleted => "deleted",
+        }
+    }
+}
+
 /// What [`Git::commit_all`](crate::Git::commit_all) did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommitOutcome {

@@ -1,4 +1,5 @@
-//! Status: dirty or not, and the changed paths as `git status --porcelain` sees them.
+//! Status: dirty or not, and the changed paths as `git status --porcelain` sees them, each
+//! with what became of it against the head.
 
 use epic_git_ops::Git;
 
@@ -157,6 +158,49 @@ fn odd_names_are_listed_quoted_like_git_and_staged_restored_by_their_bytes() {
     assert_eq!(restored.deleted, quoted);
     assert!(!raw.exists());
     assert!(!repo.path.join("src/two\nlines.txt").exists());
+}
+
+#[test]
+fn uncommitted_says_what_became_of_each_path_against_the_head() {
+    use epic_git_ops::{Uncommitted, UncommittedKind};
+    use std::os::unix::ffi::OsStrExt as _;
+    let repo = Repo::new();
+    let git = repo.handle();
+    assert_eq!(git.uncommitted(&repo.path).expect("uncommitted"), []);
+    let raw = repo
+        .path
+        .join(std::ffi::OsStr::from_bytes(b"src/raw\xff.txt"));
+    repo.write("src/edit.rs", "e");
+    repo.write("src/gone.rs", "g");
+    std::fs::write(&raw, "y").expect("write the raw name");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "files"]);
+
+    repo.write("src/edit.rs", "edited");
+    std::fs::remove_file(repo.path.join("src/gone.rs")).expect("remove");
+    std::fs::write(&raw, "changed").expect("change the raw name");
+    repo.write("src/half.rs", "fn half(");
+    repo.write("staged.rs", "s");
+    repo.git(&["add", "staged.rs"]);
+    // Staged, then deleted: neither the head nor the worktree has it, a commit takes nothing.
+    repo.write("brief.rs", "b");
+    repo.git(&["add", "brief.rs"]);
+    std::fs::remove_file(repo.path.join("brief.rs")).expect("remove");
+
+    let change = |path: &str, kind| Uncommitted {
+        path: path.to_owned(),
+        kind,
+    };
+    assert_eq!(
+        git.uncommitted(&repo.path).expect("uncommitted"),
+        [
+            change(r#""src/raw\377.txt""#, UncommittedKind::Modified),
+            change("src/edit.rs", UncommittedKind::Modified),
+            change("src/gone.rs", UncommittedKind::Deleted),
+            change("src/half.rs", UncommittedKind::Added),
+            change("staged.rs", UncommittedKind::Added),
+        ]
+    );
 }
 
 #[test]
