@@ -139,7 +139,10 @@ enum Invocation {
 /// the epic's state are not, and it has a PID namespace of its own that dies with the turn.
 ///
 /// Exit status 0 ends the turn normally. Otherwise the turn fails with the tail of the output,
-/// after retries when that output looks transient ([`RetryPolicy`]).
+/// after retries when that output looks transient ([`RetryPolicy`]). A retry is told what the
+/// failed attempt left in the worktree, when the turn's chat reads that
+/// ([`TurnContext::leftovers`](crate::TurnContext::leftovers)): its prompt is rendered again
+/// with the note.
 ///
 /// With a watchdog ([`TurnContext::watchdog`](crate::TurnContext::watchdog)), a process that
 /// prints nothing on either stream for its silence is killed as at the deadline
@@ -473,7 +476,7 @@ impl CommandSeat {
     ) -> Result<Reply, SeatError> {
         let context = &request.context;
         let started = Instant::now();
-        let prompt = request.render();
+        let mut prompt = request.render();
         let limits = Limits {
             stdout_head: self.limits.head,
             stdout_tail: self.limits.tail,
@@ -552,6 +555,13 @@ impl CommandSeat {
             tokio::select! {
                 () = context.clock.wait_until(until) => {}
                 () = context.cancel.cancelled() => return Err(SeatError::Cancelled),
+            }
+            // The failed attempt may have written files before it failed: the next one is told
+            // what the worktree now holds, as a turn the chat runs again is.
+            if let Some(leftovers) = &context.leftovers {
+                let mut again = request.clone();
+                again.leftovers_note = leftovers.note().await;
+                prompt = again.render();
             }
             attempt += 1;
         }

@@ -42,8 +42,8 @@ pub use role::Role;
 pub use roster::Roster;
 pub use script::{FileBlock, ScriptSeat, file_blocks};
 pub use seat::{
-    BoxFuture, Exchange, NOOP_TOKEN, Progress, ProgressFn, Reply, Seat, SeatError, TurnContext,
-    TurnRequest,
+    BoxFuture, Exchange, Leftovers, NOOP_TOKEN, Progress, ProgressFn, Reply, Seat, SeatError,
+    TurnContext, TurnRequest,
 };
 pub use shell::shell_quote;
 pub use stream::{LOOP_REPEATS, ToolCall};

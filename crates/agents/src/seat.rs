@@ -63,6 +63,38 @@ pub struct TurnContext {
     /// ([`Clock::system`] outside a run). The deadline stays on tokio's timer: it bounds a real
     /// process.
     pub clock: Clock,
+    /// Reads what an attempt that never replied left in the worktree, for the next attempt to be
+    /// told ([`TurnRequest::leftovers_note`]); a seat that runs an attempt again itself (a
+    /// command seat's retry of a transient failure) reads it before that attempt. `None`: the
+    /// turn's chat tells nothing (every role but a run's coder, and outside a run).
+    pub leftovers: Option<Leftovers>,
+}
+
+/// Reads, when asked, what the attempts of a request that never replied left in the worktree: a
+/// note to put after the prompt of the next attempt (the paths not committed, each added,
+/// modified or deleted), or `None` when they left nothing. The caller builds the note (a run's
+/// coder chats, with the protocol's wording); a seat only passes it on ([`TurnContext::leftovers`]).
+#[derive(Clone)]
+pub struct Leftovers(Arc<dyn Fn() -> BoxFuture<'static, Option<String>> + Send + Sync>);
+
+impl Leftovers {
+    /// Leftovers read by `read`, called afresh before each attempt that takes them up.
+    pub fn new(
+        read: impl Fn() -> BoxFuture<'static, Option<String>> + Send + Sync + 'static,
+    ) -> Self {
+        Self(Arc::new(read))
+    }
+
+    /// The note on what the worktree holds now, or `None` when there is nothing to tell.
+    pub async fn note(&self) -> Option<String> {
+        (self.0)().await
+    }
+}
+
+impl fmt::Debug for Leftovers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Leftovers(..)")
+    }
 }
 
 /// One turn: who, what for, and the conversation so far.
@@ -76,6 +108,9 @@ pub struct TurnRequest {
     pub history: Vec<Exchange>,
     /// The new prompt.
     pub prompt: String,
+    /// What the attempt before this one left in the worktree and never replied on, rendered
+    /// after the prompt ([`Leftovers`]); `None` for a turn that takes up nothing.
+    pub leftovers_note: Option<String>,
     /// Where and for whom.
     pub context: TurnContext,
 }
@@ -84,7 +119,8 @@ impl TurnRequest {
     /// The whole turn as one text: what a command seat writes to the agent's standard input.
     ///
     /// Seats are stateless, so a chat's memory is this rendering: the standing instructions,
-    /// then each earlier exchange, then the new request.
+    /// then each earlier exchange, then the new request, and after it the note on what an
+    /// attempt that never replied left ([`leftovers_note`](Self::leftovers_note)).
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -100,17 +136,20 @@ impl TurnRequest {
     /// #     sandbox: Default::default(),
     /// #     watchdog: None,
     /// #     clock: Default::default(),
+    /// #     leftovers: None,
     /// # };
     /// let request = TurnRequest {
     ///     role: Role::Coder,
     ///     system: "Stay inside src/.".into(),
     ///     history: vec![Exchange { prompt: "Add a test.".into(), reply: "Added.".into() }],
     ///     prompt: "Fix the failing gate.".into(),
+    ///     leftovers_note: Some("Note: the worktree holds `src/half.rs`.".into()),
     ///     context,
     /// };
     /// let text = request.render();
     /// assert!(text.starts_with("Stay inside src/."));
     /// assert!(text.find("Added.").unwrap() < text.find("Fix the failing gate.").unwrap());
+    /// assert!(text.ends_with("Fix the failing gate.\n\nNote: the worktree holds `src/half.rs`.\n"));
     /// ```
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -134,6 +173,11 @@ impl TurnRequest {
         }
         out.push_str(self.prompt.trim());
         out.push('\n');
+        if let Some(note) = &self.leftovers_note {
+            out.push('\n');
+            out.push_str(note.trim());
+            out.push('\n');
+        }
         out
     }
 

@@ -20,8 +20,9 @@ use crate::event::{Event, EventSink};
 use crate::pause::{After, SeatPauses};
 use crate::prompts;
 use epic_agents::{
-    Exchange, Progress, Reply, Role, Roster, Seat, SeatError, TurnContext, TurnRequest,
+    Exchange, Leftovers, Progress, Reply, Role, Roster, Seat, SeatError, TurnContext, TurnRequest,
 };
+use epic_git_ops::Git;
 use epic_guard::{Tampered, TurnGuard};
 use epic_process::sandbox::Sandbox;
 use epic_process::{Clock, Watchdog, offload};
@@ -179,6 +180,11 @@ pub struct ChatContext {
 ///
 /// The chat's turns go to the seats of a [`Roster`]: each to the first seat not paused (with the
 /// run's seat pauses), a stalled request again to the next seat.
+///
+/// A chat that tells leftovers ([`telling_leftovers`](Self::telling_leftovers): a run's coder
+/// chats) tells a turn that takes up an attempt that never replied what the worktree holds
+/// uncommitted: a request run again, for whatever reason (here or in the seat's own retries),
+/// and the chat's first turn, which on a worktree with changes takes up a killed run's turn.
 #[derive(Debug)]
 pub struct Chat {
     roster: Roster,
@@ -189,6 +195,9 @@ pub struct Chat {
     history: Vec<Exchange>,
     context: ChatContext,
     recorder: Arc<Recorder>,
+    /// Reads what the worktree holds uncommitted, for a turn that takes up an attempt that
+    /// never replied; `None`: such a turn is told nothing.
+    leftovers: Option<Leftovers>,
 }
 
 /// What already went wrong with one request ([`Chat::ask`]): each runs it again only once.
@@ -252,7 +261,34 @@ impl Chat {
             history: Vec::new(),
             context,
             recorder,
+            leftovers: None,
         }
+    }
+
+    /// This chat, telling a turn that takes up an attempt that never replied what that attempt
+    /// left uncommitted in the worktree, read through `git` (`prompts::leftovers`): a request it
+    /// runs again after a stall, a loop, a usage limit or an outage; an attempt its seat retries
+    /// after a transient failure ([`TurnContext::leftovers`]); and its first turn, on a worktree
+    /// where a killed run left changes. For the chats of roles that write: epic commits a
+    /// task's work only after a coder turn that replied, and such a turn must have been told
+    /// what it was replying on.
+    #[must_use]
+    pub fn telling_leftovers(mut self, git: Arc<dyn Git>) -> Self {
+        let worktree = self.context.worktree.clone();
+        self.leftovers = Some(Leftovers::new(move || {
+            let (git, worktree) = (Arc::clone(&git), worktree.clone());
+            Box::pin(async move {
+                let listed = offload::git(&git, "list what the last attempt left", move |git| {
+                    git.uncommitted(&worktree)
+                })
+                .await;
+                match listed {
+                    Ok(changes) => prompts::leftovers(Ok(&changes)),
+                    Err(error) => prompts::leftovers(Err(&epic_process::chain(&error))),
+                }
+            })
+        }));
+        self
     }
 
     /// The name of the seat of the chat's last turn (its roster's first before any turn): with
@@ -291,6 +327,11 @@ impl Chat {
     /// prompt that names the call it repeated ([`Event::TurnLooping`]). A second stall, or a
     /// second loop, of the same request is its result: the story fails with it.
     ///
+    /// In a chat that tells leftovers ([`telling_leftovers`](Self::telling_leftovers)), every
+    /// turn that runs a request again, and the chat's first turn, carries after its prompt what
+    /// the worktree then holds uncommitted (none when it holds nothing); the history keeps the
+    /// prompt alone.
+    ///
     /// # Cancel safety
     ///
     /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
@@ -304,6 +345,8 @@ impl Chat {
         // Where the search for a free seat starts: the roster's first, or the seat after one
         // that stalled.
         let mut start = 0;
+        // Whether the request runs again: its last attempt ended without a reply.
+        let mut again = false;
         loop {
             let index = match &pauses {
                 Some(pauses) => {
@@ -314,11 +357,17 @@ impl Chat {
                 None => start,
             };
             self.seat = Arc::clone(self.roster.get(index));
-            let (turn, result) = self.turn(asked.clone(), pauses.as_deref()).await;
-            if let Some(again) = self.troubled(turn, &result, &mut troubles, &prompt) {
+            // Read once the seat is free: a wait for it leaves the worktree as it is.
+            let note = match &self.leftovers {
+                Some(leftovers) if again || self.history.is_empty() => leftovers.note().await,
+                _ => None,
+            };
+            let (turn, result) = self.turn(asked.clone(), note, pauses.as_deref()).await;
+            if let Some(next) = self.troubled(turn, &result, &mut troubles, &prompt) {
                 // The ended turn spent too: the run's budget may be reached now.
                 self.recorder.within_budget()?;
-                asked = again;
+                asked = next;
+                again = true;
                 start = self.rerun_from(index, &result);
                 continue;
             }
@@ -327,7 +376,7 @@ impl Chat {
             };
             match pauses.after_turn_of(&*self.seat, &self.recorder.story, &result) {
                 After::Done => return result,
-                After::Again => {}
+                After::Again => again = true,
                 After::Stop => return Err(SeatError::Cancelled),
             }
         }
@@ -390,12 +439,14 @@ impl Chat {
         }
     }
 
-    /// One turn of [`ask`](Self::ask), and its number; with the seat pauses, its output is
+    /// One turn of [`ask`](Self::ask) asking `prompt`, with `note` after it (what an attempt
+    /// that never replied left), and its number; with the seat pauses, its output is
     /// watched for an agent that only says it cannot reach its service
     /// ([`crate::pause::OutageWatch`]) and its process for silence (a [`Watchdog`]).
     async fn turn(
         &mut self,
         prompt: String,
+        note: Option<String>,
         pauses: Option<&SeatPauses>,
     ) -> (u32, Result<Reply, SeatError>) {
         // The turn's own token, so the outage watch ends this turn and nothing else.
@@ -406,7 +457,7 @@ impl Chat {
         let recorder = Arc::clone(&self.recorder);
         let story = recorder.story.clone();
         let turn = recorder.turns.fetch_add(1, Ordering::Relaxed) + 1;
-        let request = self.request(prompt.clone(), cancel, watchdog, clock);
+        let request = self.request(prompt.clone(), note, cancel, watchdog, clock);
         let rendered = request.render();
         let transcript = Mutex::new(self.open_transcript(turn, &rendered));
 
@@ -502,11 +553,13 @@ impl Chat {
         (turn, result)
     }
 
-    /// The request of a turn asking `prompt`, cancelled by `cancel`, its deadline from now,
-    /// watched for silence by `watchdog`, its retries' backoff timed on `clock`.
+    /// The request of a turn asking `prompt` (with `note` after it), cancelled by `cancel`, its
+    /// deadline from now, watched for silence by `watchdog`, its retries' backoff timed on
+    /// `clock`.
     fn request(
         &self,
         prompt: String,
+        note: Option<String>,
         cancel: CancellationToken,
         watchdog: Option<Watchdog>,
         clock: Clock,
@@ -516,6 +569,7 @@ impl Chat {
             system: self.system.clone(),
             history: self.history.clone(),
             prompt,
+            leftovers_note: note,
             context: TurnContext {
                 epic: self.context.epic.clone(),
                 story: Arc::clone(&self.context.story),
@@ -527,6 +581,7 @@ impl Chat {
                 sandbox: self.context.sandbox.clone(),
                 watchdog,
                 clock,
+                leftovers: self.leftovers.clone(),
             },
         }
     }

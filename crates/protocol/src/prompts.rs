@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use epic_git_ops::FileHead;
+use epic_git_ops::{FileHead, Uncommitted};
 use epic_perimeter::{Review, StrayTask, Task};
 use epic_story_plan::{Story, StoryPlan, Violation};
 
@@ -38,6 +38,10 @@ pub const READ_FIRST_TOTAL_CAP: usize = 32 * 1024;
 
 /// How many of the paths a dependency merged a prompt lists; the rest are counted.
 pub const DEPENDENCY_PATHS_CAP: usize = 40;
+
+/// How many of the paths an attempt left uncommitted a retried turn is told ([`leftovers`]);
+/// the rest are counted.
+pub const LEFTOVER_PATHS_CAP: usize = 50;
 
 /// How much of a diff a judge or reviewer prompt carries, in bytes: beyond it, the head (three
 /// quarters) and the tail (one quarter) are kept with a note between them.
@@ -499,6 +503,50 @@ pub fn loop_note(prompt: &str, call: &ToolCall, times: u32) -> String {
     )
 }
 
+/// The note after the prompt of a coder turn that takes up an attempt that never replied: a
+/// request run again (after a turn ended as stalled or looping, cut off by a usage limit or an
+/// outage and handed to the next seat, or failed and retried by its seat), or the first turn of
+/// a chat on a worktree a killed run left changes in. `listed` is what the worktree holds
+/// uncommitted against its head commit then ([`epic_git_ops::Git::uncommitted`]), or why that
+/// could not be read. `None` when it holds nothing: the attempt left nothing to take up.
+///
+/// One definition for every such turn: the chat and the seats' own retries both read it
+/// through the chat's `Leftovers`, so what a retry is told never depends on why it runs again.
+pub fn leftovers(listed: Result<&[Uncommitted], &str>) -> Option<String> {
+    let mut out = String::from(
+        "Note: an earlier attempt at this work was stopped before it replied, and the worktree \
+         still holds what it left, not committed",
+    );
+    match listed {
+        Ok([]) => return None,
+        Ok(changes) => {
+            out.push_str(" (with anything earlier turns of this task changed):\n");
+            for change in changes.iter().take(LEFTOVER_PATHS_CAP) {
+                let _ = writeln!(out, "- {} `{}`", change.kind.as_str(), change.path);
+            }
+            if changes.len() > LEFTOVER_PATHS_CAP {
+                let _ = writeln!(
+                    out,
+                    "- … and {} more (`git status` lists them all)",
+                    changes.len() - LEFTOVER_PATHS_CAP
+                );
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(
+                out,
+                ". epic could not list it ({why}): `git status` shows what it is."
+            );
+        }
+    }
+    out.push_str(
+        "These changes may be half done. Read each one before you go on, then finish it or undo \
+         it: when you reply, the worktree as you leave it is checked and committed as your \
+         work.\n",
+    );
+    Some(out)
+}
+
 /// The question after a turn that changed nothing.
 pub fn noop(title: &str) -> String {
     format!(
@@ -913,6 +961,7 @@ pub fn architect_feedback(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use epic_git_ops::UncommittedKind;
 
     fn files(names: &[&str]) -> Vec<String> {
         names.iter().map(|name| (*name).to_owned()).collect()
@@ -1072,11 +1121,25 @@ mod tests {
             history: Vec<epic_agents::Exchange>,
             prompt: String,
         ) -> String {
+            self.turn_after(role, system, history, prompt, None)
+        }
+
+        /// [`turn`](Self::turn), with `note` after the prompt: a turn that takes up an
+        /// attempt that never replied.
+        fn turn_after(
+            &self,
+            role: epic_agents::Role,
+            system: String,
+            history: Vec<epic_agents::Exchange>,
+            prompt: String,
+            note: Option<String>,
+        ) -> String {
             epic_agents::TurnRequest {
                 role,
                 system,
                 history,
                 prompt,
+                leftovers_note: note,
                 context: epic_agents::TurnContext {
                     epic: "shop".into(),
                     story: std::sync::Arc::new(self.plan.stories[1].clone()),
@@ -1088,6 +1151,7 @@ mod tests {
                     sandbox: epic_process::sandbox::Sandbox::off(),
                     watchdog: None,
                     clock: epic_process::Clock::system(),
+                    leftovers: None,
                 },
             }
             .render()
@@ -1134,12 +1198,32 @@ mod tests {
             "coder_noop",
             fixture.turn(
                 Role::Coder,
-                system,
+                system.clone(),
                 vec![Exchange {
-                    prompt: task_prompt,
+                    prompt: task_prompt.clone(),
                     reply: "The total is already there.".into(),
                 }],
                 noop("Cart total"),
+            )
+        );
+        // The task's turn run again after the first went silent half way through a file.
+        let left = [
+            ("src/cart/total.rs", UncommittedKind::Added),
+            ("src/cart/mod.rs", UncommittedKind::Modified),
+            ("src/cart/old_total.rs", UncommittedKind::Deleted),
+        ]
+        .map(|(path, kind)| Uncommitted {
+            path: path.into(),
+            kind,
+        });
+        insta::assert_snapshot!(
+            "coder_retried",
+            fixture.turn_after(
+                Role::Coder,
+                system,
+                vec![],
+                task_prompt,
+                leftovers(Ok(&left)),
             )
         );
         insta::assert_snapshot!(
@@ -1164,6 +1248,29 @@ mod tests {
                 vec![],
                 judge(DIFF, 1)
             )
+        );
+    }
+
+    #[test]
+    fn leftovers_name_each_path_up_to_the_cap_or_why_they_could_not_be_read() {
+        assert_eq!(leftovers(Ok(&[])), None, "nothing left: nothing to tell");
+        let many: Vec<Uncommitted> = (0..LEFTOVER_PATHS_CAP + 3)
+            .map(|n| Uncommitted {
+                path: format!("src/f{n:02}.rs"),
+                kind: UncommittedKind::Added,
+            })
+            .collect();
+        let note = leftovers(Ok(&many)).expect("a note");
+        assert!(note.contains("- added `src/f00.rs`\n"), "{note}");
+        assert!(!note.contains("src/f50.rs"), "{note}");
+        assert!(
+            note.contains("- … and 3 more (`git status` lists them all)\n"),
+            "{note}"
+        );
+        let note = leftovers(Err("the index is locked")).expect("a note");
+        assert!(
+            note.contains("epic could not list it (the index is locked): `git status` shows"),
+            "{note}"
         );
     }
 

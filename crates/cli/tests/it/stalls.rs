@@ -1,7 +1,8 @@
 //! Stalled and looping turns through the binary, with the stand-ins speaking each agent's real
 //! stream: `--stall-timeout` ends a coder that stops printing and runs its request again; a
 //! coder whose stream repeats one tool call is ended and asked again with a note naming the
-//! call; the live lines, the report and `epic status` say so.
+//! call; the live lines, the report and `epic status` say so; a turn run again is told what the
+//! ended one left uncommitted.
 
 use std::time::Duration;
 
@@ -97,6 +98,60 @@ fn a_silent_coder_is_ended_as_stalled_runs_again_and_the_report_counts_it() {
     assert!(status.stdout.contains("\na: 1 turn stalled\n"), "{status}");
     let json = repo.run(&["status", "shop", "--format", "json"]).json();
     assert_eq!(json["stories"][0]["stalled_turns"], 1, "{json}");
+}
+
+/// The reproduced hole: a coder wrote half a file and went silent; run again with the same
+/// prompt, in the worktree as the silent one left it, the next turn was not told of the half
+/// file, and its "done" committed it. Now the turn run again is told (its prompt names the
+/// file) and the file that merges is the one it finished.
+#[test]
+fn the_turn_run_again_after_a_stall_is_told_the_half_file_the_silent_one_left() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let agents = StandIns::new();
+    agents.set(
+        "claude",
+        "coder.1",
+        &Behaviour::default()
+            .runs("mkdir -p a && printf 'hal' > a/a.txt")
+            .stalls(),
+    );
+    agents.set(
+        "claude",
+        "coder",
+        &Behaviour::reply("Wrote a/a.txt.").runs(WRITE),
+    );
+    let clock = TestClock::new(repo.temp(), "2030-01-01T09:00:00Z".parse().unwrap());
+    let mut command = agents.command(&repo, &run_args("claude", &["--stall-timeout", "10m"]));
+    let child = clock.spawn(&mut command);
+    // The stand-in writes the half file after its stream's first event, then goes silent: once
+    // the file is there, ten minutes later is a stall.
+    let worktrees = repo.worktree_of(&repo.epic("shop"), "a");
+    let worktrees = worktrees.parent().expect("the epic's worktrees").to_owned();
+    wait_until("the coder's first turn wrote half the file", || {
+        std::fs::read_dir(&worktrees).is_ok_and(|mut dirs| {
+            dirs.any(|dir| dir.is_ok_and(|dir| dir.path().join("a/a.txt").exists()))
+        })
+    });
+    clock.advance(Duration::from_mins(10));
+    let run = Run::of(child.wait_with_output().expect("`epic` ends"));
+    run.assert_code(0);
+    let prompts: Vec<String> = agents
+        .calls("claude")
+        .iter()
+        .zip(agents.prompts("claude"))
+        .filter(|(call, _)| call.role == "coder")
+        .map(|(_, prompt)| prompt)
+        .collect();
+    assert_eq!(prompts.len(), 2);
+    let note = "Note: an earlier attempt at this work was stopped before it replied";
+    assert!(!prompts[0].contains(note), "{}", prompts[0]);
+    assert!(
+        prompts[1].contains(note) && prompts[1].contains("- added `a/a.txt`\n"),
+        "{}",
+        prompts[1]
+    );
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "a\n");
 }
 
 #[test]

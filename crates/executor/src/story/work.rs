@@ -423,7 +423,8 @@ impl Work {
     }
 
     /// A chat of `role` in the story's worktree, recording into `recorder`: the judge's seat for
-    /// [`Role::Judge`] (the coder's when there is none), else the coder's.
+    /// [`Role::Judge`] (the coder's when there is none), else the coder's. A coder's chat tells
+    /// leftovers ([`Chat::telling_leftovers`]).
     pub(super) fn chat(
         &self,
         role: Role,
@@ -440,13 +441,18 @@ impl Work {
                 .unwrap_or_else(|| self.shared.config.coder.clone()),
             _ => self.shared.config.coder.clone(),
         };
-        Chat::new(
+        let chat = Chat::new(
             seat,
             role,
             system,
             self.chat_context(task),
             Arc::clone(recorder),
-        )
+        );
+        if role == Role::Coder {
+            chat.telling_leftovers(Arc::clone(&self.shared.git))
+        } else {
+            chat
+        }
     }
 
     /// Where a chat of the story runs: its worktree, slot, deadline and sandbox.

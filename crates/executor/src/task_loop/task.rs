@@ -37,13 +37,16 @@ impl Run<'_> {
         let task = &plan.tasks[index];
         let title = task.title.as_str();
         let start = *start;
+        // Its first turn, on a worktree a killed run left changes in, and every turn run again
+        // are told what the worktree holds uncommitted: what they reply on is committed.
         let mut chat = Chat::new(
             self.parts.seats.coder.clone(),
             Role::Coder,
             format!("{}\n{}", self.rules(), prompts::plan_so_far(plan, index)),
             self.context(Some(title)),
             Arc::clone(&self.recorder),
-        );
+        )
+        .telling_leftovers(Arc::clone(&self.parts.git));
         self.ask_coder(
             &mut chat,
             title,

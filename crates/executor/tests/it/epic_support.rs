@@ -41,6 +41,18 @@ fn standard_agent() -> RoleAgent {
         ))
 }
 
+/// The start of a hook that counts the coder turns (`$n`, from 1, across runs) and keeps each
+/// one's prompt as `$ROOT/coder-prompt-$n` ([`EpicFixture::coder_prompt`]).
+pub(crate) const KEEP_PROMPTS: &str = r#"n=$(( $(cat "$ROOT/coder-turns" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$ROOT/coder-turns"
+printf '%s' "$prompt" > "$ROOT/coder-prompt-$n"
+"#;
+
+/// What a turn that takes up an attempt that never replied is told, up to the paths.
+pub(crate) const LEFTOVERS_NOTE: &str = "Note: an earlier attempt at this work was stopped \
+                                          before it replied, and the worktree still holds what \
+                                          it left, not committed";
+
 /// A repository for whole-epic runs.
 pub(crate) struct EpicFixture {
     pub(crate) fx: Fixture,
@@ -64,6 +76,13 @@ impl EpicFixture {
     pub(crate) fn hook(&self, name: &str, body: &str) {
         std::fs::write(self.fx.root.join("hooks").join(format!("{name}.sh")), body)
             .expect("write hook");
+    }
+
+    /// The prompt of the `n`th coder turn (from 1) of a story whose hook starts with
+    /// [`KEEP_PROMPTS`].
+    pub(crate) fn coder_prompt(&self, n: u32) -> String {
+        std::fs::read_to_string(self.fx.root.join(format!("coder-prompt-{n}")))
+            .unwrap_or_else(|_| panic!("no coder turn {n} kept its prompt"))
     }
 
     /// A run configuration with the standard agent and short deadlines.

@@ -109,6 +109,7 @@ async fn every_preset_is_called_as_its_cli_must_be() {
             system: "rules".into(),
             history: Vec::new(),
             prompt: "Do it. PRESET-MARKER".into(),
+            leftovers_note: None,
             context: TurnContext {
                 epic: "e".into(),
                 story: Arc::new(plan("").stories[0].clone()),
@@ -120,6 +121,7 @@ async fn every_preset_is_called_as_its_cli_must_be() {
                 sandbox: Sandbox::off(),
                 watchdog: None,
                 clock: epic_process::Clock::system(),
+                leftovers: None,
             },
         };
         let reply = seat
@@ -174,6 +176,7 @@ async fn every_role_but_the_coder_runs_each_preset_in_its_read_only_mode() {
                 system: "the brief".into(),
                 history: Vec::new(),
                 prompt: "Write the plan. PRESET-MARKER".into(),
+                leftovers_note: None,
                 context: TurnContext {
                     epic: String::new(),
                     story: Arc::new(epic_story_plan::Story::new("", "", Vec::<String>::new())),
@@ -185,6 +188,7 @@ async fn every_role_but_the_coder_runs_each_preset_in_its_read_only_mode() {
                     sandbox: Sandbox::off(),
                     watchdog: None,
                     clock: epic_process::Clock::system(),
+                    leftovers: None,
                 },
             };
             let reply = seat
@@ -227,6 +231,7 @@ fn request(fixture: &Fixture, role: Role) -> TurnRequest {
         system: String::new(),
         history: Vec::new(),
         prompt: "Do it.".into(),
+        leftovers_note: None,
         context: TurnContext {
             epic: "e".into(),
             story: Arc::new(plan("").stories[0].clone()),
@@ -238,6 +243,7 @@ fn request(fixture: &Fixture, role: Role) -> TurnRequest {
             sandbox: Sandbox::off(),
             watchdog: None,
             clock: epic_process::Clock::system(),
+            leftovers: None,
         },
     }
 }

@@ -1,5 +1,5 @@
 //! A run killed with SIGKILL in the middle of a task, then run again: only the open task is
-//! redone. The first run is a child process (this test binary again, running
+//! redone, and its first turn is told what the killed turn left uncommitted. The first run is a child process (this test binary again, running
 //! [`child_runner`]), so it can be killed like a crashing `epic run`.
 
 use std::path::Path;
@@ -21,7 +21,10 @@ fn coder_body() -> String {
 echo "$EPIC_ROLE $EPIC_TASK" >> "$ROOT/turns.log"
 case "$EPIC_ROLE" in
 planner) echo '{}' ;;
-*) mkdir -p src; echo x > "src/$EPIC_TASK.txt"
+*) n=$(( $(cat "$ROOT/coder-turns" 2>/dev/null || echo 0) + 1 ))
+   echo "$n" > "$ROOT/coder-turns"
+   printf '%s' "$prompt" > "$ROOT/coder-prompt-$n"
+   mkdir -p src; echo x > "src/$EPIC_TASK.txt"
    if [ "$EPIC_TASK" = two ] && [ -f "$ROOT/hang-once" ]; then
      rm "$ROOT/hang-once"
      read -r _ _ _ _ pgrp _ < /proc/$$/stat
@@ -106,6 +109,18 @@ async fn a_run_killed_mid_task_reruns_only_that_task() {
         log.lines().collect::<Vec<_>>(),
         ["planner ", "coder one", "coder two", "coder two"],
         "not re-planned, task one not redone"
+    );
+    // The rerun's first turn of task two takes up the killed turn's: it is told what that
+    // turn left uncommitted. No other turn takes anything up.
+    let prompt = |n: u32| {
+        std::fs::read_to_string(fixture.root.join(format!("coder-prompt-{n}"))).expect("prompt")
+    };
+    let note = "Note: an earlier attempt at this work was stopped before it replied";
+    assert!(!prompt(1).contains(note) && !prompt(2).contains(note));
+    let resumed = prompt(3);
+    assert!(
+        resumed.contains(note) && resumed.contains("- added `src/two.txt`\n"),
+        "{resumed}"
     );
     assert_eq!(
         fixture.transcripts(),

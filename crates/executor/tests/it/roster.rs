@@ -10,7 +10,7 @@ use epic_agents::{Role, Roster, Seat};
 use epic_executor::{Event, ManualClock, RunConfig, SeatStop};
 use jiff::Timestamp;
 
-use crate::epic_support::{EpicFixture, plan, statuses};
+use crate::epic_support::{EpicFixture, KEEP_PROMPTS, LEFTOVERS_NOTE, plan, statuses};
 use crate::support::Events;
 
 /// Where the tests' clock starts.
@@ -132,6 +132,52 @@ async fn a_seat_at_its_limit_hands_its_turns_to_the_next_and_nothing_waits() {
     }
     assert_eq!(judged, 2, "one attestation per story");
     assert!(markdown.contains("- a: first 2 turns"), "{markdown}");
+}
+
+/// A turn a usage limit cut off half way through a file runs again on the next seat, in the
+/// worktree as the cut turn left it: that seat is told what it left, and finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_seat_is_told_what_the_turn_a_limit_cut_off_left() {
+    let ep = EpicFixture::new();
+    let reset = start() + Duration::from_hours(5);
+    ep.hook(
+        "a",
+        &format!(
+            r#"{KEEP_PROMPTS}if [ "$SEAT" = first ]; then
+  mkdir -p src/a && printf 'fn half(' > src/a/half.rs && rm README.md
+  echo "Claude AI usage limit reached|{}"
+  exit 1
+fi
+case "$prompt" in *'- added `src/a/half.rs`'*) echo 'fn half() {{}}' > src/a/half.rs ;; esac
+case "$prompt" in *'- deleted `README.md`'*) echo hello > README.md ;; esac
+"#,
+            reset.as_second()
+        ),
+    );
+    let manual = ManualClock::new(start());
+    let mut config = config(&ep, &manual);
+    config.max_wait = Duration::from_hours(1);
+    config.stall_timeout = Duration::ZERO;
+    let events = Events::default();
+    let outcome = ep
+        .run(&plan(&[("a", &[])]), config, &events)
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:done"]);
+    assert_eq!(turn_seats(&events.steps(), "a")[..2], ["first", "second"]);
+    let (cut, next) = (ep.coder_prompt(1), ep.coder_prompt(2));
+    assert!(!cut.contains(LEFTOVERS_NOTE), "{cut}");
+    assert!(
+        next.contains(LEFTOVERS_NOTE)
+            && next.contains("- deleted `README.md`\n- added `src/a/half.rs`\n"),
+        "{next}"
+    );
+    let show = |path: &str| {
+        ep.fx
+            .git_in(&ep.fx.repo, &["show", &format!("epic/e:{path}")])
+    };
+    assert_eq!(show("src/a/half.rs"), "fn half() {}\n");
+    assert_eq!(show("README.md"), "hello\n", "the deletion was undone");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

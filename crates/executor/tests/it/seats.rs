@@ -25,6 +25,7 @@ fn request(
         system: "rules".into(),
         history: Vec::new(),
         prompt: prompt.into(),
+        leftovers_note: None,
         context: TurnContext {
             epic: "e".into(),
             story: Arc::new(plan("").stories[0].clone()),
@@ -36,6 +37,7 @@ fn request(
             sandbox: Sandbox::off(),
             watchdog: None,
             clock: epic_process::Clock::system(),
+            leftovers: None,
         },
     }
 }

@@ -1,8 +1,9 @@
 //! Stalled and looping turns: a coder that prints nothing for `--stall-timeout` is ended and its
 //! request runs again once (a second stall fails the story); a coder whose stream shows the same
 //! tool call five times in a row is ended and runs again once with a note naming the call (a
-//! second loop fails the story); `--stall-timeout 0` watches nothing. The silence is measured on
-//! a [`ManualClock`] the tests move once the watchdog waits on it.
+//! second loop fails the story); `--stall-timeout 0` watches nothing. A request run again is told
+//! what the stalled turn left uncommitted, and nothing is committed unless a turn replies. The
+//! silence is measured on a [`ManualClock`] the tests move once the watchdog waits on it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use epic_agents::{CommandSeat, Preset, Seat};
 use epic_executor::{Event, ManualClock, RunConfig};
 use jiff::Timestamp;
 
-use crate::epic_support::{EpicFixture, plan, reason, statuses};
+use crate::epic_support::{EpicFixture, KEEP_PROMPTS, LEFTOVERS_NOTE, plan, reason, statuses};
 use crate::limits::Ticks;
 use crate::support::Events;
 
@@ -133,6 +134,85 @@ async fn a_coder_stalled_twice_fails_the_story_with_the_stall() {
     let steps = events.steps();
     assert_eq!(stalls(&steps), [(600, true), (600, false)], "{steps:#?}");
     assert_eq!(outcome.report.stories[0].stalled_turns, 2);
+}
+
+/// After [`KEEP_PROMPTS`]: the first coder turn writes half a file, says it is at work, then
+/// prints nothing until killed; a later turn finishes the file when its prompt names it.
+const HALF_A_FILE_THEN_SILENCE: &str = r#"if [ "$n" = 1 ]; then
+  mkdir -p src/a && printf 'fn half(' > src/a/half.rs
+  echo "working on $EPIC_STORY"
+  exec sleep 1000
+fi
+case "$prompt" in *'- added `src/a/half.rs`'*) echo 'fn half() {}' > src/a/half.rs ;; esac
+"#;
+
+/// The hole this closes: the turn run again after a stall, in the worktree as the stalled turn
+/// left it, was asked the same as the first and not told of the half file; its "done" committed
+/// the half file, and it merged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turn_run_again_after_a_stall_is_told_the_half_file_the_stalled_one_left() {
+    let ep = EpicFixture::new();
+    ep.hook("a", &format!("{KEEP_PROMPTS}{HALF_A_FILE_THEN_SILENCE}"));
+    let manual = ManualClock::new(start());
+    let events = Events::default();
+    let plan = plan(&[("a", &[])]);
+    let (outcome, ()) = tokio::join!(
+        ep.run(&plan, on_clock(&ep, &manual), &events),
+        let_it_stall(&events, &manual, 1, start())
+    );
+    let outcome = outcome.expect("run");
+    assert_eq!(statuses(&outcome), ["a:done"]);
+    assert_eq!(stalls(&events.steps()), [(600, true)]);
+    let (first, again) = (ep.coder_prompt(1), ep.coder_prompt(2));
+    assert!(!first.contains(LEFTOVERS_NOTE), "{first}");
+    assert!(
+        again.contains(&format!(
+            "{LEFTOVERS_NOTE} (with anything earlier turns of this task changed):\n- added \
+             `src/a/half.rs`\n"
+        )),
+        "{again}"
+    );
+    // The note follows the request, which is the same as the first turn's.
+    let request = first.trim_end();
+    assert!(again.starts_with(request), "{again}");
+    // Told, the turn run again finished the file: what merged is whole.
+    assert_eq!(
+        ep.fx.git_in(&ep.fx.repo, &["show", "epic/e:src/a/half.rs"]),
+        "fn half() {}\n"
+    );
+}
+
+/// A request that stalls again is not confirmed by any turn: nothing of either attempt is
+/// committed, and what they wrote is kept aside as the failed task's rejected changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_that_stalls_again_leaves_nothing_of_either_attempt_committed() {
+    let ep = EpicFixture::new();
+    ep.hook(
+        "a",
+        &format!(
+            "{KEEP_PROMPTS}mkdir -p src/a && printf 'fn half(' > \"src/a/half-$n.rs\"\n\
+             {STALL_ALWAYS}"
+        ),
+    );
+    let manual = ManualClock::new(start());
+    let events = Events::default();
+    let plan = plan(&[("a", &[])]);
+    let (outcome, ()) = tokio::join!(ep.run(&plan, on_clock(&ep, &manual), &events), async {
+        let_it_stall(&events, &manual, 1, start()).await;
+        let_it_stall(&events, &manual, 2, start() + Duration::from_mins(10)).await;
+    });
+    let outcome = outcome.expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed"]);
+    let again = ep.coder_prompt(2);
+    assert!(again.contains("- added `src/a/half-1.rs`\n"), "{again}");
+    // The story branch is where the task started: the epic branch's head.
+    assert_eq!(ep.rev("story/e/a"), ep.rev("epic/e"));
+    let patch = std::fs::read_to_string(ep.dir().rejected_patch("a").expect("path"))
+        .expect("the stalled attempts' files are kept aside");
+    assert!(
+        patch.contains("src/a/half-1.rs") && patch.contains("src/a/half-2.rs"),
+        "{patch}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
