@@ -63,6 +63,18 @@ use super::task::TaskEnd;
 ///    naming the gate; unresolved reviewer issues do not block.
 /// 4. **Commit** `<story>: <task>` if the worktree is still on the story branch, then tick.
 ///
+/// **Nothing is committed that no coder turn confirmed.** epic commits a task's work only after
+/// a coder turn of that task that replied, and a turn replies on the worktree as it finds it: so
+/// every coder turn that takes up an attempt that never replied is told, after its prompt, what
+/// the worktree holds uncommitted ([`Chat::telling_leftovers`]): a request the chat runs again
+/// (after a stall, a loop, a usage limit or an outage, on this seat or the roster's next), an
+/// attempt the seat retries after a transient failure, and the first turn of a task on a
+/// worktree a killed run left changes in. A task whose turn fails puts the worktree back at its
+/// checkpoint (`Run::reject`), so a stopped attempt's changes are committed only after a
+/// later turn, told of them, replied. What the worktree still holds after the last task
+/// (a killed run's changes with no open task to take them up) is set aside the same way
+/// (`Run::set_aside_leftovers`); the story's catch-up never commits uncommitted changes.
+///
 /// A coder reply whose last non-empty line is `BLOCKED_ON: <need>` is checked against the plan
 /// (and, if the plan cannot settle it, by the verifier seat): a claim on the story's own path, a
 /// merged dependency's or a dependent's gets one pushback turn saying so, once per story; any
@@ -175,6 +187,13 @@ impl TaskLoop {
     }
 }
 
+/// Why [`Run::set_aside`] left the worktree as it was: the note saying so, and the patch if it
+/// was kept (only the rollback failed).
+struct NotSetAside {
+    kept: Option<PathBuf>,
+    problem: String,
+}
+
 /// One run of the loop on one story.
 pub(super) struct Run<'a> {
     pub(super) parts: &'a TaskLoop,
@@ -270,6 +289,7 @@ impl Run<'_> {
                 }
             }
         }
+        self.set_aside_leftovers().await?;
         Ok(TasksDone {
             plan,
             committed,
@@ -313,6 +333,67 @@ impl Run<'_> {
         {
             return None;
         }
+        let what = format!("the failed task \"{title}\"");
+        match self.set_aside(&what, start).await {
+            Ok(kept) => {
+                self.recorder.note(match &kept {
+                    Some(path) => format!(
+                        "the worktree is back at the checkpoint of {what}; its rejected changes \
+                         are kept in `{}`",
+                        path.display()
+                    ),
+                    None => format!("the worktree is back at the checkpoint of {what}"),
+                });
+                kept
+            }
+            Err(NotSetAside { kept, problem }) => {
+                self.recorder.note(problem);
+                kept
+            }
+        }
+    }
+
+    /// After the last task, what the worktree still holds uncommitted was confirmed by no
+    /// coder turn: a killed run's turn's changes when no open task was left to take them up
+    /// (the run was killed in a judge round's coder turn, say), or a gate's edits of tracked
+    /// files after a task that changed nothing. They are set aside like a failed task's
+    /// changes, a patch at [`StoryJob::rejected`], and the worktree put back at its head, so the
+    /// steps after the tasks (the catch-up, the perimeter's commit) never commit them.
+    pub(super) async fn set_aside_leftovers(&self) -> Result<(), StoryError> {
+        if self.dirty_paths().await?.is_empty() {
+            return Ok(());
+        }
+        let head = self.head().await?;
+        match self
+            .set_aside("the changes no coder turn confirmed", &head)
+            .await
+        {
+            Ok(kept) => {
+                self.recorder.note(format!(
+                    "the worktree held uncommitted changes that no coder turn confirmed (a \
+                     stopped turn's, with no open task left to take them up); they are set \
+                     aside{}, never committed",
+                    kept.map(|path| format!(" in `{}`", path.display()))
+                        .unwrap_or_default()
+                ));
+                Ok(())
+            }
+            Err(NotSetAside { problem, .. }) => Err(StoryError::Git {
+                action: "set aside the changes no coder turn confirmed".to_owned(),
+                source: problem.into(),
+            }),
+        }
+    }
+
+    /// Keeps what the worktree changed since `start` (commits and uncommitted files, new ones
+    /// included, ignored ones not) as a patch at [`StoryJob::rejected`], then puts the worktree
+    /// back at `start`. `what` names the changes in what goes wrong. Where the patch is, if
+    /// anything changed.
+    async fn set_aside(
+        &self,
+        what: &str,
+        start: &CommitId,
+    ) -> Result<Option<PathBuf>, NotSetAside> {
         let base = *start;
         let diff = match self
             .git("keep the failed task's changes", move |git, worktree| {
@@ -322,12 +403,14 @@ impl Run<'_> {
         {
             Ok(diff) => diff,
             Err(error) => {
-                self.recorder.note(format!(
-                    "the changes of the failed task \"{title}\" could not be kept, so the \
-                     worktree stays as it is: {}",
-                    error.reason()
-                ));
-                return None;
+                return Err(NotSetAside {
+                    kept: None,
+                    problem: format!(
+                        "the changes of {what} could not be kept, so the worktree stays as it \
+                         is: {}",
+                        error.reason()
+                    ),
+                });
             }
         };
         let kept = if diff.is_empty() {
@@ -350,12 +433,14 @@ impl Run<'_> {
                 Err(error) => Some(error.to_string()),
             };
             if let Some(problem) = problem {
-                self.recorder.note(format!(
-                    "the changes of the failed task \"{title}\" could not be kept in `{}`, so \
-                     the worktree stays as it is: {problem}",
-                    path.display()
-                ));
-                return None;
+                return Err(NotSetAside {
+                    kept: None,
+                    problem: format!(
+                        "the changes of {what} could not be kept in `{}`, so the worktree stays \
+                         as it is: {problem}",
+                        path.display()
+                    ),
+                });
             }
             Some(path)
         };
@@ -366,20 +451,12 @@ impl Run<'_> {
             )
             .await
         {
-            self.recorder.note(error.reason());
-            return kept;
+            return Err(NotSetAside {
+                kept,
+                problem: error.reason(),
+            });
         }
-        self.recorder.note(match &kept {
-            Some(path) => format!(
-                "the worktree is back at the checkpoint of the failed task \"{title}\"; its \
-                 rejected changes are kept in `{}`",
-                path.display()
-            ),
-            None => {
-                format!("the worktree is back at the checkpoint of the failed task \"{title}\"")
-            }
-        });
-        kept
+        Ok(kept)
     }
 
     /// Runs a git-ops call on the story's worktree off the async workers ([`offload::git`]).

@@ -60,9 +60,9 @@ impl Run<'_> {
             if !self.changed_since(&start).await? {
                 if reply.text.contains(NOOP_TOKEN) {
                     // "Already satisfied" holds only while the gates agree: a resumed story's
-                    // branch can carry earlier work (committed as work in progress before a
-                    // catch-up) that is still red. Then the claim is wrong and the review
-                    // rounds below, which start with the gates, take over.
+                    // branch can carry earlier work (committed as work in progress by a
+                    // catch-up of an older epic) that is still red. Then the claim is wrong and
+                    // the review rounds below, which start with the gates, take over.
                     if self.gate().await?.clean {
                         return Ok(TaskEnd::Noop);
                     }
@@ -82,10 +82,10 @@ impl Run<'_> {
                         }
                     }
                 }
-                // The task an interrupted run was in: its work may already be here (left
-                // uncommitted by the killed turn, or committed as work in progress by a
-                // catch-up), so an agent redoing it changes nothing. The review rounds, gates
-                // first, decide.
+                // The task an interrupted run was in: its work may already be here (committed
+                // as work in progress by a catch-up of an older epic; what the killed turn left
+                // uncommitted counts as a change, and its first turn was told of it), so an
+                // agent redoing it changes nothing. The review rounds, gates first, decide.
             }
         }
 

@@ -22,6 +22,7 @@ mod happy;
 mod hostile_agents;
 mod hostile_replies;
 mod in_place;
+mod leftovers;
 mod limits;
 mod merge_queue;
 mod merge_revisions;
