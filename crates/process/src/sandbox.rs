@@ -230,8 +230,8 @@ struct Mask {
     dir: bool,
 }
 
-/// The empty directory and file epic binds over the credential stores it hides, and the coder
-/// turns' own ref directories ([`StandIns::turns`]), in a temporary directory of the run's own.
+/// The empty directory and file epic binds over the credential stores it hides, in a temporary
+/// directory of the run's own.
 #[derive(Debug)]
 struct StandIns {
     /// The directory holding both, kept read-only inside every sandbox.
@@ -249,13 +249,6 @@ impl StandIns {
     /// The empty file.
     fn file(&self) -> PathBuf {
         self.root.join("empty-file")
-    }
-
-    /// Where coder turns get their story branch's own directories
-    /// ([`epic_git_ops::PrivateBranch`]): under the root, read-only in every sandbox, so no
-    /// turn writes another's.
-    fn turns(&self) -> PathBuf {
-        self.root.join("turns")
     }
 
     /// Makes the stand-ins in a new temporary directory.
@@ -353,6 +346,12 @@ impl Layout {
             .then_some(Mask { path, dir: false })
     }
 }
+
+/// Where, in the git common directory, coder turns get their story branch's own directories
+/// ([`epic_git_ops::PrivateBranch`]): the git directory is read-only in every sandbox of every
+/// epic of the repository, so no turn writes another's (a temporary directory elsewhere would be
+/// writable to the turns of any other run).
+const TURNS_DIR: &str = "epic-turns";
 
 /// epic's configuration file in the main checkout, hidden from agents, gates and setup
 /// commands ([`Layout::config_mask`]).
@@ -500,7 +499,7 @@ impl Sandbox {
                 &looked.layout.common_dir,
                 &group,
                 &story,
-                &looked.stand_ins.turns(),
+                &looked.layout.common_dir.join(TURNS_DIR),
             )?;
             let mut places = looked.places(&given);
             places.branches = branch.binds().to_vec();
@@ -599,9 +598,10 @@ impl Bwrap {
                 mask.path.clone().into(),
             ]);
         };
-        // Read-only in every sandbox, always: it holds the coder turns' own refs too.
-        let root = &stand_ins.root;
-        args.extend(["--ro-bind".into(), root.into(), root.into()]);
+        if !places.masks.is_empty() || places.config.is_some() {
+            let root = &stand_ins.root;
+            args.extend(["--ro-bind".into(), root.into(), root.into()]);
+        }
         for mask in &places.masks {
             hide(&mut args, mask);
         }
@@ -1041,20 +1041,14 @@ mod tests {
     }
 
     #[test]
-    fn nothing_to_hide_binds_only_the_read_only_root() {
+    fn nothing_to_hide_binds_no_stand_in() {
         let wrapped = hiding(&[]).wrap(
             spec(),
             &places("/src/shop.worktrees/e/a", None, &[]),
             Access::Worktree,
         );
         let words = words(&wrapped).join(" ");
-        assert!(
-            words.starts_with(
-                "--dev-bind / / --ro-bind /run/stand-ins /run/stand-ins --ro-bind-try"
-            ),
-            "{words}"
-        );
-        assert_eq!(words.matches("stand-ins").count(), 2, "{words}");
+        assert!(!words.contains("stand-ins"), "{words}");
     }
 
     #[test]

@@ -739,8 +739,8 @@ fn no_agent_reads_epic_toml() {
 }
 
 /// Two coders at once: a's looks for the directories b's turn holds its branch in (under the
-/// run's temporary directory) and writes b's branch there, which b's settling would otherwise
-/// have moved the real branch to. They are read-only to every turn but b's own.
+/// git directory's `epic-turns/`) and writes b's branch there, which b's settling would
+/// otherwise have moved the real branch to. They are read-only to every turn but b's own.
 #[test]
 fn a_turn_cannot_write_the_branch_another_turn_holds() {
     require_bwrap();
@@ -763,7 +763,7 @@ fn a_turn_cannot_write_the_branch_another_turn_holds() {
              if [ \"$EPIC_STORY\" = a ]; then\n\
                wait_for b-started\n\
                found=0\n\
-               for f in \"${{TMPDIR:-/tmp}}\"/epic-stand-ins-*/turns/*/refs/b; do\n\
+               for f in '{common}'/epic-turns/*/refs/b; do\n\
                  [ -e \"$f\" ] || continue; found=1\n\
                  if echo 0000000000000000000000000000000000000001 > \"$f\" 2>/dev/null; then echo WROTE >> '{log}'; else echo refused >> '{log}'; fi\n\
                done\n\
@@ -774,7 +774,8 @@ fn a_turn_cannot_write_the_branch_another_turn_holds() {
              fi\n\
              echo done\n",
             temp = temp.display(),
-            log = log.display()
+            log = log.display(),
+            common = repo.common_dir().display()
         ),
     );
     let output = repo
