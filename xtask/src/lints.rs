@@ -328,7 +328,7 @@ pub(crate) fn write(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Adds a problem for each banning crate whose `clippy.toml` is not what [`write`] would write.
+/// Adds a problem for each banning crate whose `clippy.toml` is not what [`write()`] would write.
 pub(crate) fn check(root: &Path, problems: &mut Vec<String>) {
     for banning in BANNING {
         let path = root.join("crates").join(banning.dir).join("clippy.toml");

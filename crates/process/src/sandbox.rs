@@ -296,9 +296,9 @@ pub struct Layout {
     /// `<repo-parent>/<repo-name>.worktrees`: the worktrees of every epic of the repository
     /// (this epic's `_epic` and stories', and those of an epic run beside it).
     pub worktrees: PathBuf,
-    /// The directory of the epic's story branches under `refs/heads/` (`story/<epic>`): the only
-    /// refs a coder's commit may move ([`Access::Commit`]). `None` for `epic plan`, whose
-    /// architect commits nothing.
+    /// The directory of the epic's story branches under `refs/heads/` (`story/<epic>`), over
+    /// which a coder's turn sees its own branch alone ([`Sandbox::wrap_commit`]). `None` for
+    /// `epic plan`, whose architect commits nothing.
     pub story_branches: Option<String>,
 }
 
@@ -452,8 +452,8 @@ impl Sandbox {
     }
 
     /// `spec` as it runs in the sandbox, with `worktree` (and its registered administrative
-    /// directory, and with [`Access::Commit`] the git directory's `objects`, `refs` and `logs`)
-    /// writable; `spec` unchanged when the sandbox is off.
+    /// directory, and with [`Access::Stage`] the git directory's `objects`) writable, and no ref;
+    /// `spec` unchanged when the sandbox is off.
     ///
     /// The administrative directory is looked up in the repository's registrations, not in the
     /// worktree's `.git` file, which the process itself may have rewritten.
@@ -473,9 +473,9 @@ impl Sandbox {
     /// `spec` as a coder's turn on story `story` runs in the sandbox: [`Access::Stage`], and
     /// the story's branch (`refs/heads/story/<epic>/<story>`) in directories of the turn's own
     /// bound over the story branches' ([`epic_git_ops::PrivateBranch`]), so its commits move
-    /// that branch and no other ref. Once the turn is over, [`PrivateBranch::settle`]
-    /// (`epic_git_ops::PrivateBranch::settle`) moves the real branch and names what else the
-    /// turn wrote. `spec` unchanged and no branch when the sandbox is off (or the layout has no
+    /// that branch and no other ref. Once the turn is over,
+    /// [`PrivateBranch::settle`](epic_git_ops::PrivateBranch::settle) moves the real branch and
+    /// names what else the turn wrote. `spec` unchanged and no branch when the sandbox is off (or the layout has no
     /// story branches: `epic plan`).
     ///
     /// # Errors
