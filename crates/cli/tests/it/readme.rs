@@ -1,10 +1,12 @@
-//! README.md stays true to the code: every agent preset's exact command line, per role, is documented.
+//! docs/seats.md stays true to the code: every agent preset's exact command line, per role, is
+//! documented.
 
 use crate::util::workspace_root;
 
 #[test]
-fn every_preset_command_line_is_in_the_readme() {
-    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
+fn every_preset_command_line_is_in_the_seats_guide() {
+    let seats =
+        std::fs::read_to_string(workspace_root().join("docs/seats.md")).expect("docs/seats.md");
     let roles = [
         epic_agents::Role::Coder,
         epic_agents::Role::Planner,
@@ -18,8 +20,8 @@ fn every_preset_command_line_is_in_the_readme() {
     {
         let line = preset.role_command_line(role);
         assert!(
-            readme.contains(&format!("`{line}`")),
-            "README.md does not show the {preset} preset's command line `{line}`"
+            seats.contains(&format!("`{line}`")),
+            "docs/seats.md does not show the {preset} preset's command line `{line}`"
         );
     }
 }
