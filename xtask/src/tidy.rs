@@ -12,7 +12,8 @@
 //!   name it, no crate's dependencies may, and it runs git as the tests' fixture.
 //! - Every Markdown document a `.md`, `.rs` or `.toml` file of the repository refers to is in
 //!   the repository ([`check_document_references`]; what counts as a reference is
-//!   [`document_references`]).
+//!   [`document_references`]); a link in a Markdown file leads to its target from the file's
+//!   own directory, as a reader on GitHub follows it ([`markdown_links`]).
 //! - No source file under `crates/*/src` or `xtask/src` holds more than [`MAX_LINES`] lines
 //!   before its `#[cfg(test)]` module ([`lines_before_tests`]): a longer file is split by concern.
 //! - A `mod.rs` only declares and re-exports ([`mod_rs_logic`]): its logic lives in a named file.
@@ -585,8 +586,36 @@ fn check_document_references(root: &Path, problems: &mut Vec<String>) {
                     ));
                 }
             }
+            if kind == Source::Markdown {
+                for path in markdown_links(line) {
+                    if root.join(path).exists() && !dir.join(path).exists() {
+                        problems.push(format!(
+                            "{shown}:{}: links to `{path}`, which is not there from the \
+                             file's own directory (a link is followed from there: from docs/, \
+                             a document at the root is one directory up, `../`)",
+                            n + 1
+                        ));
+                    }
+                }
+            }
         }
     }
+}
+
+/// The relative Markdown files `line` links to, `[the contract](docs/contract.md#section)`, each
+/// without its anchor.
+fn markdown_links(line: &str) -> Vec<&str> {
+    let mut links = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("](") {
+        rest = &rest[at + 2..];
+        let target = rest.split(')').next().unwrap_or_default();
+        let path = target.split('#').next().unwrap_or_default();
+        if is_markdown(path) && is_relative_path(path) {
+            links.push(path);
+        }
+    }
+    links
 }
 
 /// What kind of file a line comes from: which of its lines are prose.
@@ -660,14 +689,8 @@ fn document_references(line: &str, source: Source) -> Vec<Reference> {
             push(Reference::Path(token.to_owned()));
         }
     }
-    let mut rest = line;
-    while let Some(at) = rest.find("](") {
-        rest = &rest[at + 2..];
-        let target = rest.split(')').next().unwrap_or_default();
-        let path = target.split('#').next().unwrap_or_default();
-        if is_markdown(path) && is_relative_path(path) {
-            push(Reference::Path(path.to_owned()));
-        }
+    for path in markdown_links(line) {
+        push(Reference::Path(path.to_owned()));
     }
     if prose {
         for span in line.split('`').skip(1).step_by(2) {
@@ -942,13 +965,45 @@ mod tests {
         )
         .unwrap();
         check_document_references(&root, &mut problems);
-        fs::remove_dir_all(&root).unwrap();
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(
             problems[0].starts_with(&format!(
                 "crates/a/src/lib.rs:1: refers to `{}`",
                 doc("CONTRACT")
             )),
+            "{problems:?}"
+        );
+
+        // A guide under docs/ links to the root's documents from its own directory.
+        fs::write(root.join("crates/a/src/lib.rs"), "//! A crate.\n").unwrap();
+        let readme = doc("README");
+        fs::write(
+            root.join("docs/guide.md"),
+            format!(
+                "[Back](../{readme}), [the contract]({}#events).\n",
+                doc("contract")
+            ),
+        )
+        .unwrap();
+        problems.clear();
+        check_document_references(&root, &mut problems);
+        assert_eq!(problems, Vec::<String>::new());
+        fs::write(
+            root.join("docs/guide.md"),
+            format!("[Back]({readme}), [the contract](docs/contract.md).\n"),
+        )
+        .unwrap();
+        check_document_references(&root, &mut problems);
+        fs::remove_dir_all(&root).unwrap();
+        assert_eq!(
+            problems
+                .iter()
+                .map(|problem| problem.split(", which").next().unwrap_or_default())
+                .collect::<Vec<_>>(),
+            [
+                format!("docs/guide.md:1: links to `{readme}`"),
+                "docs/guide.md:1: links to `docs/contract.md`".to_owned()
+            ],
             "{problems:?}"
         );
     }
