@@ -3,9 +3,10 @@
 //! probe ([`Class::Outage`]), the run stopped ([`Class::NotLoggedIn`]), or the story's failure
 //! ([`Class::Other`]).
 //!
-//! The agents' wordings change between versions (see the README's troubleshooting): phrases are
-//! matched loosely and case-insensitively, a reset time is read where the text gives one, and a
-//! usage or quota limit whose reset cannot be read gets [`DEFAULT_LIMIT_WAIT`].
+//! The agents' wordings change between versions (docs/seats.md quotes those known, under
+//! "Limits, outages, stalls and loops"): phrases are matched loosely and case-insensitively, a
+//! reset time is read where the text gives one, and a usage or quota limit whose reset cannot be
+//! read gets [`DEFAULT_LIMIT_WAIT`].
 
 use std::time::Duration;
 

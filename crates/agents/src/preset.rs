@@ -65,7 +65,7 @@ pub enum PromptVia {
 }
 
 impl Preset {
-    /// Every preset, in the order the README lists them.
+    /// Every preset, in the order docs/seats.md lists them.
     pub const ALL: [Self; 5] = [
         Self::Claude,
         Self::Codex,
@@ -176,7 +176,7 @@ impl Preset {
         }
     }
 
-    /// The exact command line of a coder's turn, as the README lists it: `< prompt` for
+    /// The exact command line of a coder's turn, as docs/seats.md lists it: `< prompt` for
     /// standard input, `PROMPT_FILE` for the prompt's file, `REPLY_LOG` for the file the reply
     /// is read from.
     ///
@@ -199,7 +199,7 @@ impl Preset {
         self.role_command_line(Role::Coder)
     }
 
-    /// The exact command line of a `role`'s turn, as the README lists it.
+    /// The exact command line of a `role`'s turn, as docs/seats.md lists it.
     ///
     /// ```
     /// use epic_agents::{Preset, Role};

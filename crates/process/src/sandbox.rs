@@ -95,8 +95,9 @@ impl SandboxMode {
 /// the home: the keys and logins of ssh, GPG, the cloud CLIs (AWS, Azure), Kubernetes, Docker's
 /// registry logins, `.netrc` (curl, git over HTTP, pip), git's credential store, and the tokens
 /// that publish packages (cargo, `PyPI`, `RubyGems`, Terraform's registry). Not among them, as
-/// README.md says why: the agents' own configuration, gcloud's (Vertex logins read it), and the
-/// files that configure builds as well as holding tokens (`~/.npmrc`, Maven's and Gradle's).
+/// docs/sandbox.md says why: the agents' own configuration, gcloud's (Vertex logins read it),
+/// and the files that configure builds as well as holding tokens (`~/.npmrc`, Maven's and
+/// Gradle's).
 pub const CREDENTIAL_STORES: [&str; 13] = [
     ".ssh",
     ".gnupg",

@@ -162,7 +162,8 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # Default: none (such a claim fails its story).
 # verifier = "claude"
 # A command run with `sh -c` in the epic's worktree on every move of a story on the board, the
-# story's card as JSON on its standard input (README: "The board hook"), to sync a tracker.
+# story's card as JSON on its standard input (epic's docs/running.md: "The board hook"), to
+# sync a tracker.
 # board_hook = "./scripts/sync-tracker.sh"
 
 # Files of house rules whose text every agent's prompt carries, read when the run starts (a
