@@ -1,7 +1,7 @@
 //! One ban list for clippy. clippy.toml files do not merge or include one another, so each crate
 //! that bans methods (file I/O, `std::process::Command`) has a `clippy.toml` of its own, which
 //! repeats the workspace root's settings: those files are written from the lists here by `cargo
-//! xtask lints`, and tidy fails when one differs from what it would write ([`check`]). Edit a
+//! xtask gen`, and tidy fails when one differs from what it would write ([`check`]). Edit a
 //! list here, never a crate's `clippy.toml`.
 
 use std::fmt::Write as _;
@@ -318,7 +318,7 @@ const BANNING: &[Banning] = &[
     },
 ];
 
-/// Rewrites every banning crate's `clippy.toml` (`cargo xtask lints`).
+/// Rewrites every banning crate's `clippy.toml` (`cargo xtask gen`).
 pub(crate) fn write(root: &Path) -> Result<(), String> {
     for banning in BANNING {
         let path = root.join("crates").join(banning.dir).join("clippy.toml");
@@ -337,7 +337,7 @@ pub(crate) fn check(root: &Path, problems: &mut Vec<String>) {
             Ok(text) if text == found => {}
             Ok(_) => problems.push(format!(
                 "crates/{}/clippy.toml is not the one ban list's (xtask/src/lints.rs): run `cargo \
-                 xtask lints`",
+                 xtask gen`",
                 banning.dir
             )),
             Err(error) => problems.push(error),
@@ -351,7 +351,7 @@ fn expected(root: &Path, banning: &Banning) -> Result<String, String> {
     let base = std::fs::read_to_string(root.join("clippy.toml"))
         .map_err(|error| format!("clippy.toml: {error}"))?;
     let mut text = String::from(
-        "# Written by `cargo xtask lints` from the one ban list in xtask/src/lints.rs: edit it \
+        "# Written by `cargo xtask gen` from the one ban list in xtask/src/lints.rs: edit it \
          there.\n# clippy.toml files do not merge, so the workspace root's settings come first.\n",
     );
     text.push_str(base.trim_end());

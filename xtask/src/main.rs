@@ -9,8 +9,9 @@
 //!   bench tokens` (only when named) counts a story's model requests through the real CLIs
 //!   (see [`tokens`]).
 //! - `cargo xtask tidy`: the repository's own conventions (see [`tidy`]).
-//! - `cargo xtask lints`: each banning crate's `clippy.toml` written from the one ban list
-//!   (see [`lints`]), which tidy holds them to.
+//! - `cargo xtask gen`: what is generated, which tidy holds the repository to: each banning
+//!   crate's `clippy.toml` from the one ban list (see [`lints`]), and ARCHITECTURE.md's table of
+//!   crates, their arrows and which are async, from the manifests (see [`architecture`]).
 //! - `cargo xtask agents`: the presets proven against the real agent CLIs, installed with npm
 //!   and pip (see [`agents`]), offline and against the scripted model server (see [`served`]);
 //!   `cargo xtask agents capture` records their outputs of the server's failures.
@@ -24,9 +25,11 @@ use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 mod agents;
+mod architecture;
 mod bench;
 mod capture;
 mod cases;
+mod layers;
 mod lints;
 mod roles;
 mod rosters;
@@ -44,10 +47,10 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("bench") => bench::run(&args[1..]),
         Some("tidy") => tidy::check(&root()),
-        Some("lints") => lints::write(&root()),
+        Some("gen") => lints::write(&root()).and_then(|()| architecture::write(&root())),
         Some("agents") => agents::run(&args[1..]),
         _ => Err(
-            "usage: cargo xtask <ci | bench [--quick] | tidy | lints | agents>\n  ci      fmt, clippy, tests, doctests, docs, tidy\n  bench   run the benchmarks and rewrite BENCHMARKS.md (`bench tokens`: a story's model\n          requests through the real CLIs)\n  tidy    check the repository's conventions\n  lints   write each crate's clippy.toml from the one ban list (xtask/src/lints.rs)\n  agents  prove the presets against the real agent CLIs (npm and pip install them);\n          `agents capture` records their outputs of the model server's failures"
+            "usage: cargo xtask <ci | bench [--quick] | tidy | gen | agents>\n  ci      fmt, clippy, tests, doctests, docs, tidy\n  bench   run the benchmarks and rewrite BENCHMARKS.md (`bench tokens`: a story's model\n          requests through the real CLIs)\n  tidy    check the repository's conventions\n  gen     write what is generated: each crate's clippy.toml from the one ban list\n          (xtask/src/lints.rs), ARCHITECTURE.md's table of crates from the manifests\n  agents  prove the presets against the real agent CLIs (npm and pip install them);\n          `agents capture` records their outputs of the model server's failures"
                 .into(),
         ),
     };

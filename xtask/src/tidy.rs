@@ -26,6 +26,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::layers::{DEV_ONLY, LAYERS, normal_dependencies};
+
 use crate::Result;
 
 pub(crate) fn check(root: &Path) -> Result {
@@ -90,6 +92,7 @@ pub(crate) fn check(root: &Path) -> Result {
     check_layers(root, &files, &mut problems);
     check_document_references(root, &mut problems);
     crate::lints::check(root, &mut problems);
+    crate::architecture::check(root, &mut problems);
     problems.extend(crate_shares(&lines_by_top));
     check_module_cycles(root, &files, &mut problems);
     if problems.is_empty() {
@@ -324,107 +327,6 @@ fn mod_rs_logic(text: &str) -> Option<usize> {
     None
 }
 
-/// Each crate directory, its package, and the internal packages it may depend on (normal,
-/// build and target-specific dependencies; dev-dependencies are free). No arrow runs up.
-const LAYERS: &[(&str, &str, &[&str])] = &[
-    ("watch", "epic-watch", &[]),
-    ("story-plan", "epic-story-plan", &[]),
-    ("perimeter", "epic-perimeter", &["epic-story-plan"]),
-    ("report", "epic-report", &[]),
-    ("test-failures", "epic-test-failures", &[]),
-    ("state-store", "epic-state-store", &["epic-watch"]),
-    ("git-ops", "epic-git-ops", &["epic-watch"]),
-    ("process", "epic-process", &["epic-git-ops"]),
-    (
-        "guard",
-        "epic-guard",
-        &["epic-git-ops", "epic-process", "epic-state-store"],
-    ),
-    (
-        "agents",
-        "epic-agents",
-        &[
-            "epic-story-plan",
-            "epic-report",
-            "epic-git-ops",
-            "epic-process",
-            "epic-guard",
-        ],
-    ),
-    (
-        "protocol",
-        "epic-protocol",
-        &[
-            "epic-story-plan",
-            "epic-perimeter",
-            "epic-report",
-            "epic-git-ops",
-            "epic-agents",
-        ],
-    ),
-    (
-        "executor",
-        "epic-executor",
-        &[
-            "epic-story-plan",
-            "epic-perimeter",
-            "epic-report",
-            "epic-state-store",
-            "epic-git-ops",
-            "epic-process",
-            "epic-guard",
-            "epic-agents",
-            "epic-protocol",
-            "epic-test-failures",
-        ],
-    ),
-    (
-        "land",
-        "epic-land",
-        &[
-            "epic-story-plan",
-            "epic-perimeter",
-            "epic-report",
-            "epic-state-store",
-            "epic-git-ops",
-            "epic-process",
-            "epic-guard",
-            "epic-agents",
-            "epic-protocol",
-            "epic-test-failures",
-            "epic-executor",
-        ],
-    ),
-    (DEV_ONLY.0, DEV_ONLY.1, &[]),
-    // Test support beside `test-support`: the scripted model server `cargo xtask agents` points
-    // the real agent CLIs at; it speaks the model APIs and needs no epic crate.
-    ("model-server", "epic-model-server", &[]),
-    (
-        "cli",
-        "epic",
-        &[
-            "epic-story-plan",
-            "epic-perimeter",
-            "epic-report",
-            "epic-state-store",
-            "epic-git-ops",
-            "epic-process",
-            "epic-guard",
-            "epic-agents",
-            "epic-protocol",
-            "epic-test-failures",
-            "epic-executor",
-            "epic-land",
-        ],
-    ),
-];
-
-/// The dev-only crate, directory and package: the fixtures of every crate's tests and benches.
-/// Outside the layers: a `[dev-dependencies]` entry of any crate, named by no crate's
-/// `[dependencies]` (no code users run is built with it), depending on no epic crate itself, and
-/// free to name the `git` program in its sources (it builds the tests' repositories).
-const DEV_ONLY: (&str, &str) = ("test-support", "epic-test-support");
-
 /// The architecture's layering rules, checked on the manifests and sources: internal
 /// dependencies follow [`LAYERS`]; gix is a dependency of `epic-git-ops` alone; and the string
 /// `"git"` (a program to spawn) appears in no `src/` file outside `crates/git-ops`, so every git
@@ -503,35 +405,6 @@ fn check_layers(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
             }
         }
     }
-}
-
-/// The dependency names of a manifest's `[dependencies]`, `[build-dependencies]` and
-/// `[target.'…'.dependencies]` tables (not dev-dependencies).
-fn normal_dependencies(manifest: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut counted = false;
-    for line in manifest.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            let table = line.trim_matches(|c| c == '[' || c == ']');
-            counted = table == "dependencies"
-                || table == "build-dependencies"
-                || (table.starts_with("target.") && table.ends_with(".dependencies"));
-            continue;
-        }
-        if !counted || line.starts_with('#') {
-            continue;
-        }
-        if let Some(name) = line
-            .split(['=', '.'])
-            .next()
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
-        {
-            names.push(name.to_owned());
-        }
-    }
-    names
 }
 
 /// Names of a user's files that examples and test fixtures write or name (house rules, a style

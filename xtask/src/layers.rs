@@ -1,0 +1,133 @@
+//! The workspace's layers, as tidy holds the manifests to them and `cargo xtask gen` writes
+//! ARCHITECTURE.md's table of crates from them: which crate may depend on which, and the
+//! dependencies a manifest names.
+
+/// Each crate directory, its package, and the internal packages it may depend on (normal,
+/// build and target-specific dependencies; dev-dependencies are free). No arrow runs up.
+pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
+    ("watch", "epic-watch", &[]),
+    ("story-plan", "epic-story-plan", &[]),
+    ("perimeter", "epic-perimeter", &["epic-story-plan"]),
+    ("report", "epic-report", &[]),
+    ("test-failures", "epic-test-failures", &[]),
+    ("state-store", "epic-state-store", &["epic-watch"]),
+    ("git-ops", "epic-git-ops", &["epic-watch"]),
+    ("process", "epic-process", &["epic-git-ops"]),
+    (
+        "guard",
+        "epic-guard",
+        &["epic-git-ops", "epic-process", "epic-state-store"],
+    ),
+    (
+        "agents",
+        "epic-agents",
+        &[
+            "epic-story-plan",
+            "epic-report",
+            "epic-git-ops",
+            "epic-process",
+            "epic-guard",
+        ],
+    ),
+    (
+        "protocol",
+        "epic-protocol",
+        &[
+            "epic-story-plan",
+            "epic-perimeter",
+            "epic-report",
+            "epic-git-ops",
+            "epic-agents",
+        ],
+    ),
+    (
+        "executor",
+        "epic-executor",
+        &[
+            "epic-story-plan",
+            "epic-perimeter",
+            "epic-report",
+            "epic-state-store",
+            "epic-git-ops",
+            "epic-process",
+            "epic-guard",
+            "epic-agents",
+            "epic-protocol",
+            "epic-test-failures",
+        ],
+    ),
+    (
+        "land",
+        "epic-land",
+        &[
+            "epic-story-plan",
+            "epic-perimeter",
+            "epic-report",
+            "epic-state-store",
+            "epic-git-ops",
+            "epic-process",
+            "epic-guard",
+            "epic-agents",
+            "epic-protocol",
+            "epic-test-failures",
+            "epic-executor",
+        ],
+    ),
+    (DEV_ONLY.0, DEV_ONLY.1, &[]),
+    // Test support beside `test-support`: the scripted model server `cargo xtask agents` points
+    // the real agent CLIs at; it speaks the model APIs and needs no epic crate.
+    ("model-server", "epic-model-server", &[]),
+    (
+        "cli",
+        "epic",
+        &[
+            "epic-story-plan",
+            "epic-perimeter",
+            "epic-report",
+            "epic-state-store",
+            "epic-git-ops",
+            "epic-process",
+            "epic-guard",
+            "epic-agents",
+            "epic-protocol",
+            "epic-test-failures",
+            "epic-executor",
+            "epic-land",
+        ],
+    ),
+];
+
+/// The dependency names of a manifest's `[dependencies]`, `[build-dependencies]` and
+/// `[target.'…'.dependencies]` tables (not dev-dependencies).
+pub(crate) fn normal_dependencies(manifest: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut counted = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            let table = line.trim_matches(|c| c == '[' || c == ']');
+            counted = table == "dependencies"
+                || table == "build-dependencies"
+                || (table.starts_with("target.") && table.ends_with(".dependencies"));
+            continue;
+        }
+        if !counted || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line
+            .split(['=', '.'])
+            .next()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+        {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+/// The dev-only crate, directory and package: the fixtures of every crate's tests and benches.
+/// Outside the layers: a `[dev-dependencies]` entry of any crate, named by no crate's
+/// `[dependencies]` (no code users run is built with it), depending on no epic crate itself, and
+/// free to name the `git` program in its sources (it builds the tests' repositories).
+pub(crate) const DEV_ONLY: (&str, &str) = ("test-support", "epic-test-support");
