@@ -29,6 +29,7 @@ mod architecture;
 mod bench;
 mod capture;
 mod cases;
+mod citations;
 mod layers;
 mod lints;
 mod roles;

@@ -93,6 +93,7 @@ pub(crate) fn check(root: &Path) -> Result {
     check_document_references(root, &mut problems);
     crate::lints::check(root, &mut problems);
     crate::architecture::check(root, &mut problems);
+    crate::citations::check(root, &mut problems);
     problems.extend(crate_shares(&lines_by_top));
     check_module_cycles(root, &files, &mut problems);
     if problems.is_empty() {
