@@ -2,7 +2,8 @@
 //! with the crates of the workspace it depends on and whether it is async (depends on tokio),
 //! between two markers. `cargo xtask gen` writes it from `crates/*/Cargo.toml`, in the order of
 //! tidy's layer table; tidy fails when the document's table differs from what it would write
-//! ([`check`]), so the map never drifts from the code.
+//! ([`check`]), so the map never drifts from the code; README's layout and `crates/README.md`
+//! name every crate.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -30,8 +31,19 @@ pub(crate) fn write(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Adds a problem when ARCHITECTURE.md's table is not what [`write()`] would write.
+/// Adds a problem when ARCHITECTURE.md's table is not what [`write()`] would write, and for
+/// each crate that README's layout or `crates/README.md` does not name.
 pub(crate) fn check(root: &Path, problems: &mut Vec<String>) {
+    for listing in ["README.md", "crates/README.md"] {
+        let text = fs::read_to_string(root.join(listing)).unwrap_or_default();
+        for (dir, package, _) in LAYERS {
+            if !text.contains(&format!("`{package}`")) {
+                problems.push(format!(
+                    "{listing}: names no `{package}` (crates/{dir}): add it to the list of crates"
+                ));
+            }
+        }
+    }
     let text = fs::read_to_string(root.join(DOCUMENT)).unwrap_or_default();
     match table(root).and_then(|table| replaced(&text, &table)) {
         Ok(written) if written == text => {}
