@@ -35,10 +35,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod error;
 mod notifier;
+mod platform;
 mod read;
 mod snapshot;
+mod stamp;
 
+pub use error::GuardError;
 pub use notifier::{Notifier, SWEEP};
 pub use read::resolved;
-pub use snapshot::{Change, ChangeKind, Entry, GuardError, LARGEST, Snapshot, Watch};
+pub use snapshot::{Change, ChangeKind, Entry, LARGEST, Snapshot, Watch};

@@ -11,8 +11,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::error::GuardError;
 use super::notifier::{Notifier, SWEEP};
-use super::read::{RACY_NS, Read, Reader, Stamp, now_ns, read_watch, set_mode, symlink};
+use super::platform::{set_mode, symlink};
+use super::read::{Reader, read_watch};
+use super::stamp::{RACY_NS, Read, Stamp, now_ns};
 use crate::atomic::{sync_dir, write_atomic};
 
 /// Something to watch.
@@ -238,30 +241,6 @@ impl PartialEq for Snapshot {
 }
 
 impl Eq for Snapshot {}
-
-/// An error returned by [`Snapshot::take`] and [`Snapshot::restore`].
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum GuardError {
-    /// A watched path could not be read.
-    #[error("failed to read `{}`", path.display())]
-    Read {
-        /// The path.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: io::Error,
-    },
-    /// A path could not be put back as the snapshot has it.
-    #[error("failed to restore `{}`", path.display())]
-    Restore {
-        /// The path.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: io::Error,
-    },
-}
 
 impl Snapshot {
     /// What `watches` hold now. A watched path that is not there is simply absent from it.
@@ -556,7 +535,8 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::guard::read::{mode_of, resolved};
+    use crate::guard::platform::mode_of;
+    use crate::guard::read::resolved;
 
     /// Snapshots that stamp every file, however recent its change: what `take` and `take_again`
     /// do with files older than the racy margin, without waiting for one to be.
