@@ -4,7 +4,7 @@ use std::io;
 use std::path::PathBuf;
 
 #[cfg(doc)]
-use super::snapshot::Snapshot;
+use super::model::Snapshot;
 
 /// An error returned by [`Snapshot::take`] and [`Snapshot::restore`].
 #[derive(Debug, thiserror::Error)]

@@ -35,14 +35,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod changes;
 mod error;
+mod model;
 mod notifier;
 mod platform;
 mod read;
-mod snapshot;
+mod restore;
 mod stamp;
+mod take;
 
+pub use changes::{Change, ChangeKind};
 pub use error::GuardError;
+pub use model::{Entry, LARGEST, Snapshot, Watch};
 pub use notifier::{Notifier, SWEEP};
 pub use read::resolved;
-pub use snapshot::{Change, ChangeKind, Entry, LARGEST, Snapshot, Watch};

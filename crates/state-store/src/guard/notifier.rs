@@ -2,14 +2,14 @@
 //! a snapshot reads only what changed, with every path read all the same each [`SWEEP`].
 
 #[cfg(doc)]
-use super::snapshot::Snapshot;
+use super::model::Snapshot;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use epic_watch::{Change, WatchId};
 
-use super::snapshot::normalized;
+use super::model::normalized;
 
 /// How often [`Snapshot::take_notified`] reads every watched path all the same.
 pub const SWEEP: Duration = Duration::from_secs(2);

@@ -6,9 +6,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::error::GuardError;
+use super::model::{Entry, Held, Key, LARGEST, Snapshot, Watch, bytes_of, normalized};
 use super::notifier::Notifier;
 use super::platform::mode_of;
-use super::snapshot::{Entry, Held, Key, LARGEST, Snapshot, Watch, bytes_of, normalized};
 use super::stamp::{Read, Stamp};
 
 /// How a tree is read: the snapshot whose unchanged contents it reuses, and when.
@@ -17,7 +17,6 @@ pub(super) struct Reader<'a> {
     pub(super) previous: Option<&'a Snapshot>,
     pub(super) read_at: Read,
 }
-
 
 /// `path` with its symbolic links resolved, as far as it exists: its longest existing ancestor
 /// is resolved and the rest appended (git records worktree paths resolved, so a path of epic's
@@ -201,4 +200,27 @@ pub(super) fn read_tree(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::platform::symlink;
+
+    #[test]
+    fn resolved_resolves_what_exists_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        symlink(&real, &dir.path().join("link")).unwrap();
+        let real = fs::canonicalize(&real).unwrap();
+        assert_eq!(
+            resolved(&dir.path().join("link/not/yet")),
+            real.join("not/yet")
+        );
+        assert_eq!(
+            resolved(Path::new("relative/nowhere")),
+            Path::new("relative/nowhere")
+        );
+    }
 }

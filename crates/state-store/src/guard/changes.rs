@@ -1,0 +1,185 @@
+//! Comparing snapshots: every path that differs between two ([`Snapshot::changes`], each a
+//! [`Change`]), and a path's difference taken in, so that it no longer counts as a change
+//! ([`Snapshot::absorb`], [`Snapshot::absorb_tree`]).
+
+use std::path::{Path, PathBuf};
+
+use super::model::{Key, Snapshot, bytes_of, normalized};
+
+/// How a path differs from its snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// It was not there.
+    Added,
+    /// It is no longer there.
+    Removed,
+    /// Its contents, mode, link target or type changed.
+    Modified,
+}
+
+impl ChangeKind {
+    /// `added`, `removed`, `modified`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Removed => "removed",
+            Self::Modified => "modified",
+        }
+    }
+}
+
+/// One path that differs between two snapshots.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The path.
+    pub path: PathBuf,
+    /// How it differs.
+    pub kind: ChangeKind,
+}
+
+impl Snapshot {
+    /// Every path that differs between this snapshot and `now`, in order.
+    pub fn changes(&self, now: &Self) -> Vec<Change> {
+        let mut changes = Vec::new();
+        let mut before = self.entries.iter().peekable();
+        let mut after = now.entries.iter().peekable();
+        loop {
+            let (key, kind) = match (before.peek(), after.peek()) {
+                (None, None) => break,
+                (Some((key, _)), None) => {
+                    let change = (*key, ChangeKind::Removed);
+                    before.next();
+                    change
+                }
+                (None, Some((key, _))) => {
+                    let change = (*key, ChangeKind::Added);
+                    after.next();
+                    change
+                }
+                (Some((old_key, old)), Some((new_key, new))) => match old_key.cmp(new_key) {
+                    std::cmp::Ordering::Less => {
+                        let change = (*old_key, ChangeKind::Removed);
+                        before.next();
+                        change
+                    }
+                    std::cmp::Ordering::Greater => {
+                        let change = (*new_key, ChangeKind::Added);
+                        after.next();
+                        change
+                    }
+                    std::cmp::Ordering::Equal => {
+                        let (key, same) = (*old_key, old.entry == new.entry);
+                        before.next();
+                        after.next();
+                        if same {
+                            continue;
+                        }
+                        (key, ChangeKind::Modified)
+                    }
+                },
+            };
+            changes.push(Change {
+                path: key.0.clone(),
+                kind,
+            });
+        }
+        changes
+    }
+
+    /// Takes into this snapshot what `now` holds for `path` (there or not): how a caller records
+    /// its own write of a path, so that it does not count as a change.
+    pub fn absorb(&mut self, now: &Self, path: &Path) {
+        let path = normalized(path);
+        match now.entries.get(bytes_of(&path)) {
+            Some(held) => {
+                self.entries.insert(Key(path), held.clone());
+            }
+            None => {
+                self.entries.remove(bytes_of(&path));
+            }
+        }
+    }
+
+    /// Takes into this snapshot what `now` holds for `dir` and everything under it.
+    pub fn absorb_tree(&mut self, now: &Self, dir: &Path) {
+        self.forget(&normalized(dir));
+        self.absorb(now, dir);
+        for (key, held) in now.range_under(dir) {
+            self.entries.insert(key.clone(), held.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs;
+
+    use super::*;
+    use crate::guard::model::Watch;
+
+    #[test]
+    fn absorb_takes_only_the_selected_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        let b = dir.path().join("b");
+        let watches = [Watch::File(a.clone()), Watch::File(b.clone())];
+        let mut snapshot = Snapshot::take(&watches).unwrap();
+        fs::write(&a, "1").unwrap();
+        fs::write(&b, "2").unwrap();
+        let now = Snapshot::take(&watches).unwrap();
+        // Spelled otherwise, the same path.
+        snapshot.absorb(&now, &dir.path().join(".//a"));
+        let changes = snapshot.changes(&now);
+        assert_eq!(
+            changes,
+            [Change {
+                path: b,
+                kind: ChangeKind::Added
+            }]
+        );
+        assert!(snapshot.get(&a).is_some());
+    }
+
+    /// Everything under a directory is one range of keys, whatever sorts between the directory
+    /// and its first child (`d-x`, `d.x` come before `d/` byte for byte).
+    #[test]
+    fn absorb_tree_takes_a_directory_and_all_under_it_and_nothing_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        fs::create_dir_all(root.join("d/e")).unwrap();
+        fs::write(root.join("d-x"), "beside").unwrap();
+        fs::write(root.join("d.x"), "beside").unwrap();
+        fs::write(root.join("d/e/f"), "under").unwrap();
+        let watches = [Watch::Tree {
+            root: root.clone(),
+            keep: |_| true,
+        }];
+        let mut snapshot = Snapshot::take(&watches).unwrap();
+        fs::write(root.join("d-x"), "changed").unwrap();
+        fs::write(root.join("d.x"), "changed").unwrap();
+        fs::remove_file(root.join("d/e/f")).unwrap();
+        fs::write(root.join("d/g"), "added").unwrap();
+        fs::write(root.join("d0"), "added").unwrap();
+        let now = Snapshot::take(&watches).unwrap();
+        assert_eq!(
+            now.paths_under(&root.join("d"))
+                .map(|path| path.strip_prefix(&root).unwrap().to_owned())
+                .collect::<Vec<_>>(),
+            [PathBuf::from("d/e"), PathBuf::from("d/g")]
+        );
+        snapshot.absorb_tree(&now, &root.join("d"));
+        let changed: Vec<PathBuf> = snapshot
+            .changes(&now)
+            .into_iter()
+            .map(|change| change.path.strip_prefix(&root).unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            changed,
+            [
+                PathBuf::from("d-x"),
+                PathBuf::from("d.x"),
+                PathBuf::from("d0")
+            ]
+        );
+    }
+}
