@@ -4,18 +4,19 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{
-    AdvanceError, BranchError, CommitError, ConfigError, DiffError, GitCommandError, MergeError,
-    NoteError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
+    AdvanceError, BranchError, CommitError, ConfigError, DiffError, GitCommandError, LandGitError,
+    MergeError, NoteError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
 use crate::git::Git;
-use crate::land::{self, LandGitError};
 use crate::repo::GixGit;
-use crate::tree_file::{self, TreeFile};
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, LineCommit, MergeFavor, MergeOutcome, Packed,
-    Removal, Restored, Status, Symlink, Uncommitted, WorktreeInfo, WorktreeState,
+    Removal, Restored, Status, Symlink, TreeFile, Uncommitted, WorktreeInfo, WorktreeState,
 };
-use crate::{branch, commit, diff, links, maintain, merge, notes, reset, rev, status, worktree};
+use crate::{
+    branch, commit, diff, land, links, maintain, merge, notes, reset, rev, status, tree_file,
+    worktree,
+};
 
 impl Git for GixGit {
     fn common_dir(&self) -> &Path {

@@ -449,3 +449,31 @@ pub enum RestoreError {
         source: Cause,
     },
 }
+
+/// An error of one of the landing's git operations ([`Git::start_merge`](crate::Git::start_merge)
+/// and the others of the landing, `land.rs`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LandGitError {
+    /// The operation failed.
+    #[error("git failed to {action} in `{}`", worktree.display())]
+    Failed {
+        /// What was being done.
+        action: String,
+        /// Where.
+        worktree: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: Cause,
+    },
+    /// git refused the operation, saying why (local changes in the way, a push rejected).
+    #[error("git refused to {action} in `{}`: {detail}", worktree.display())]
+    Refused {
+        /// What was being done.
+        action: String,
+        /// Where.
+        worktree: PathBuf,
+        /// git's words.
+        detail: String,
+    },
+}

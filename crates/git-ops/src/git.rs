@@ -3,14 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{
-    AdvanceError, BranchError, CommitError, ConfigError, DiffError, GitCommandError, MergeError,
-    NoteError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
+    AdvanceError, BranchError, CommitError, ConfigError, DiffError, GitCommandError, LandGitError,
+    MergeError, NoteError, RestoreError, RevError, RollbackError, StatusError, WorktreeError,
 };
-use crate::land::LandGitError;
-use crate::tree_file::TreeFile;
 use crate::types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, LineCommit, MergeFavor, MergeOutcome, Packed,
-    Removal, Restored, Status, Symlink, Uncommitted, WorktreeInfo, WorktreeState,
+    Removal, Restored, Status, Symlink, TreeFile, Uncommitted, WorktreeInfo, WorktreeState,
 };
 
 /// The git operations epic needs, synchronous and shareable across threads.

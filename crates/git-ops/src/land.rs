@@ -15,39 +15,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::cli::{args, words};
-use crate::error::{Cause, GitCommandError};
+use crate::error::{Cause, GitCommandError, LandGitError};
 use crate::path_text::path_text;
 use crate::repo::GixGit;
 use crate::rev;
 use crate::types::{CommitId, MergeFavor, WorktreeState};
-
-/// An error of one of the landing's git operations ([`Git::start_merge`](crate::Git::start_merge)
-/// and the others of `land.rs`).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum LandGitError {
-    /// The operation failed.
-    #[error("git failed to {action} in `{}`", worktree.display())]
-    Failed {
-        /// What was being done.
-        action: String,
-        /// Where.
-        worktree: PathBuf,
-        /// What went wrong.
-        #[source]
-        source: Cause,
-    },
-    /// git refused the operation, saying why (local changes in the way, a push rejected).
-    #[error("git refused to {action} in `{}`: {detail}", worktree.display())]
-    Refused {
-        /// What was being done.
-        action: String,
-        /// Where.
-        worktree: PathBuf,
-        /// git's words.
-        detail: String,
-    },
-}
 
 fn failed(action: &str, worktree: &Path, source: impl Into<Cause>) -> LandGitError {
     LandGitError::Failed {

@@ -232,19 +232,17 @@ pub use confine::{
 };
 pub use error::{
     AdvanceError, BranchError, Cause, CommitError, ConfigError, DiffError, GitCommandError,
-    MergeError, NoteError, OpenError, RestoreError, RevError, RollbackError, StatusError,
-    WorktreeError,
+    LandGitError, MergeError, NoteError, OpenError, RestoreError, RevError, RollbackError,
+    StatusError, WorktreeError,
 };
 pub use git::Git;
 pub use init::{FirstCommit, init_repository};
-pub use land::LandGitError;
 pub use leftovers::{clear_stale_locks, clear_stale_ref_locks, remove_leftover_dir};
 pub use read::{FileHead, read_head};
 pub use repo::GixGit;
-pub use tree_file::TreeFile;
 pub use types::{
     BranchDiff, CommitId, CommitOutcome, FileChange, FileChangeKind, FileMode, LineCommit,
     MergeFavor, MergeOutcome, Packed, ParseCommitIdError, Removal, Restored, Status, Symlink,
-    Uncommitted, UncommittedKind, WorktreeInfo, WorktreeState,
+    TreeFile, Uncommitted, UncommittedKind, WorktreeInfo, WorktreeState,
 };
 pub use worktree::{add_interrupted, linked_elsewhere};

@@ -7,36 +7,7 @@ use std::path::Path;
 use crate::error::{Cause, RevError};
 use crate::repo::GixGit;
 use crate::rev;
-
-/// What the tree of a commit holds at a path ([`Git::tree_file`](crate::Git::tree_file)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TreeFile {
-    /// A file (plain or executable): its content.
-    File(Vec<u8>),
-    /// A symbolic link: its target.
-    Link(String),
-    /// A directory.
-    Directory,
-    /// A submodule's commit.
-    Submodule,
-    /// Nothing: no entry at that path, or a file or link on the way to it.
-    Missing,
-}
-
-impl TreeFile {
-    /// What it is, in a few words for a message: `a file`, `a symbolic link`, `a directory`,
-    /// `a submodule`, `no such path`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Self::File(_) => "a file",
-            Self::Link(_) => "a symbolic link",
-            Self::Directory => "a directory",
-            Self::Submodule => "a submodule",
-            Self::Missing => "no such path",
-        }
-    }
-}
+use crate::types::TreeFile;
 
 /// The entry at `path` (repo-relative, `/`-separated; empty and `.` segments skipped) of the
 /// tree of `rev`, resolved in `worktree`'s repository. The empty path is the root directory.
