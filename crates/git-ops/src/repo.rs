@@ -6,10 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::Cli;
-use crate::error::{Cause, OpenError, RevError};
-#[cfg(doc)]
-use crate::git::Git;
-use crate::rev;
+use crate::error::{Cause, OpenError};
 use crate::scan::Memo;
 
 /// `path` made absolute against the current directory, lexically (git and gix may run elsewhere).
@@ -107,8 +104,9 @@ const HANDLE_OVERRIDES: [&str; 2] = ["core.useReplaceRefs=false", "index.threads
 /// How many worktree handles to keep: more than the stories that run at once.
 const CACHED: usize = 64;
 
-/// The [`Git`] implementation: gix where it does the operation natively, the git command line
-/// where it does not (see the crate docs for which is which).
+/// The [`Git`](crate::Git) implementation: gix where it does the operation natively, the git
+/// command line where it does not (see the crate docs for which is which). The trait's methods
+/// are in `delegate.rs`, each handed to the module of its concern.
 ///
 /// It holds thread-safe gix handles, one for the main worktree and one for each linked worktree
 /// used, so reads do not reopen the repository. No global state: two handles on the same
@@ -127,13 +125,6 @@ pub struct GixGit {
 }
 
 impl GixGit {
-    /// The files tracked in the index of `worktree` (any directory of a worktree of this
-    /// repository), sorted, as repo-relative `/`-separated text; a name git can only show quoted
-    /// is shown as git quotes it. What `epic plan` shows the architect of the repository.
-    pub fn tracked_files(&self, worktree: &Path) -> Result<Vec<String>, RevError> {
-        rev::tracked_files(self, worktree)
-    }
-
     /// Opens the repository that contains `dir`, which may be any directory of any of its
     /// worktrees.
     pub fn discover(dir: impl AsRef<Path>) -> Result<Self, OpenError> {

@@ -13,19 +13,22 @@ pub(crate) fn open<'a>(git: &'a GixGit, worktree: &Path) -> Result<Handle<'a>, R
     })
 }
 
-/// The paths the index of `worktree` tracks, in the index's order (sorted), each as text: a name
-/// git can only show quoted is shown as git quotes it.
-pub(crate) fn tracked_files(git: &GixGit, worktree: &Path) -> Result<Vec<String>, RevError> {
-    let repo = open(git, worktree)?;
-    let index = repo.index_or_empty().map_err(|error| RevError::Read {
-        worktree: worktree.to_owned(),
-        source: Cause::gix(error),
-    })?;
-    Ok(index
-        .entries()
-        .iter()
-        .map(|entry| crate::path_text::path_text(entry.path(&index)))
-        .collect())
+impl GixGit {
+    /// The files tracked in the index of `worktree` (any directory of a worktree of this
+    /// repository), sorted, as repo-relative `/`-separated text; a name git can only show quoted
+    /// is shown as git quotes it. What `epic plan` shows the architect of the repository.
+    pub fn tracked_files(&self, worktree: &Path) -> Result<Vec<String>, RevError> {
+        let repo = open(self, worktree)?;
+        let index = repo.index_or_empty().map_err(|error| RevError::Read {
+            worktree: worktree.to_owned(),
+            source: Cause::gix(error),
+        })?;
+        Ok(index
+            .entries()
+            .iter()
+            .map(|entry| crate::path_text::path_text(entry.path(&index)))
+            .collect())
+    }
 }
 
 pub(crate) fn worktree_root(git: &GixGit, dir: &Path) -> Result<PathBuf, RevError> {
