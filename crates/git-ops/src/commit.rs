@@ -1,4 +1,4 @@
-//! Committing everything in a worktree, and the fallback identity.
+//! Committing everything in a worktree, and writing a commit object.
 //!
 //! What `git add -A` + `git commit` do, in git's plumbing: the changed paths come from this
 //! crate's status (whose quick pass reads each file at most once, see `scan`), `git update-index
@@ -18,53 +18,8 @@ use crate::error::{Cause, CommitError};
 use crate::path_text::path_bytes;
 use crate::repo::GixGit;
 use crate::rev;
+use crate::signature::plain_identity;
 use crate::types::{CommitId, CommitOutcome};
-
-/// The name epic commits as where no identity is configured.
-pub const FALLBACK_NAME: &str = "epic";
-/// The email epic commits as where no identity is configured.
-pub const FALLBACK_EMAIL: &str = "epic@localhost";
-
-/// The first of `user.name` and `user.email` that `git config --get`, run in `dir` with `env`
-/// over this process's environment (a variable set or, with `None`, removed), finds in no
-/// configuration: what a program that asks git for the identity would miss (aider then writes
-/// one into the repository's configuration). `None` when both are set, or when git cannot say.
-///
-/// ```
-/// let dir = tempfile::tempdir()?;
-/// std::process::Command::new("git").arg("init").arg("-q").arg(dir.path()).status()?;
-/// let env = [
-///     ("HOME".into(), Some(dir.path().as_os_str().to_owned())),
-///     ("GIT_CONFIG_NOSYSTEM".into(), Some("1".into())),
-///     ("GIT_CONFIG_GLOBAL".into(), None),
-/// ];
-/// assert_eq!(epic_git_ops::missing_identity(dir.path(), &env), Some("user.name"));
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub fn missing_identity(
-    dir: &Path,
-    env: &[(std::ffi::OsString, Option<std::ffi::OsString>)],
-) -> Option<&'static str> {
-    ["user.name", "user.email"].into_iter().find(|key| {
-        let mut command = std::process::Command::new("git");
-        command
-            .args(["config", "--get", key])
-            .current_dir(dir)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null());
-        for (name, value) in env {
-            match value {
-                Some(value) => command.env(name, value),
-                None => command.env_remove(name),
-            };
-        }
-        // `git config --get` exits 1 when the key is set nowhere.
-        command
-            .status()
-            .is_ok_and(|status| status.code() == Some(1))
-    })
-}
 
 pub(crate) fn commit_all(
     git: &GixGit,
@@ -179,19 +134,8 @@ pub(crate) fn clean_message(message: &str) -> String {
     out
 }
 
-/// The environment variables through which a person names who commits, and when. Where one is
-/// set, epic's commits go through `git commit-tree`, which reads it.
-pub const IDENTITY_VARIABLES: [&str; 6] = [
-    "GIT_AUTHOR_NAME",
-    "GIT_AUTHOR_EMAIL",
-    "GIT_AUTHOR_DATE",
-    "GIT_COMMITTER_NAME",
-    "GIT_COMMITTER_EMAIL",
-    "GIT_COMMITTER_DATE",
-];
-
 /// Writes the commit of `tree` on `parents` with `message` (as [`clean_message`] leaves it),
-/// what `git commit-tree` writes: in process, with the pinned identity (see `pin`) and the time
+/// what `git commit-tree` writes: in process, with the pinned identity (see `pin`, `signature`) and the time
 /// now in the local time zone. `git commit-tree` writes it where that could differ: epic's commits
 /// are signed, a `GIT_AUTHOR_*` or `GIT_COMMITTER_*` variable names an identity or a date, the
 /// configuration names an encoding for messages, or a name or an email has what git would trim
@@ -240,48 +184,6 @@ pub(crate) fn write_commit(
             "git commit-tree printed `{printed}`, not a commit id"
         )))
     })
-}
-
-/// The author's and the committer's name and email as `git commit-tree` would write them with
-/// the pinned configuration, where they come from it alone and need none of git's clean-up;
-/// `None` where git is to decide (see [`write_commit`]).
-pub(crate) fn plain_identity(git: &GixGit) -> Result<Option<[(String, String); 2]>, Cause> {
-    let Some(pin) = git.cli.pin()? else {
-        return Ok(None);
-    };
-    if pin.sign()
-        || pin.had("i18n.commitencoding")
-        || IDENTITY_VARIABLES
-            .iter()
-            .any(|variable| git.cli.env_var(variable).is_some())
-    {
-        return Ok(None);
-    }
-    let field = |key: &str| {
-        pin.pinned(key)
-            .filter(|value| plain_ident(value))
-            .map(str::to_owned)
-    };
-    let person = |role: &str| {
-        Some((
-            field(&format!("{role}.name"))?,
-            field(&format!("{role}.email"))?,
-        ))
-    };
-    Ok(person("author")
-        .zip(person("committer"))
-        .map(|(author, committer)| [author, committer]))
-}
-
-/// Whether git keeps `value` as it is in a commit's identity: not empty, nothing it trims at
-/// either end (whitespace and `.,:;<>"\'`), no `<`, `>` or line break inside.
-fn plain_ident(value: &str) -> bool {
-    // `.` too: older versions of git trim it, newer ones keep it; either way git decides.
-    let crud = |c: char| c <= ' ' || ".,:;<>\"\\'".contains(c);
-    !value.is_empty()
-        && !value.starts_with(crud)
-        && !value.ends_with(crud)
-        && !value.contains(['<', '>', '\n'])
 }
 
 /// Whether epic's commits are signed: `commit.gpgSign` as the configuration had it when the

@@ -200,6 +200,7 @@ mod delegate;
 mod diff;
 mod error;
 mod git;
+mod identity;
 mod init;
 mod kept_index;
 mod land;
@@ -218,6 +219,7 @@ mod reset;
 mod rev;
 mod scan;
 mod seed;
+mod signature;
 mod stage;
 mod status;
 mod tree_file;
@@ -225,7 +227,6 @@ mod types;
 mod worktree;
 
 pub use cli::MAINTENANCE_OFF;
-pub use commit::{FALLBACK_EMAIL, FALLBACK_NAME, IDENTITY_VARIABLES, missing_identity};
 pub use confine::{
     PrivateBranch, PrivateBranchError, Settled, ensure_branch_dirs, ensure_logs_dir,
     registered_admin_dir, resolved_path,
@@ -236,6 +237,7 @@ pub use error::{
     StatusError, WorktreeError,
 };
 pub use git::Git;
+pub use identity::{FALLBACK_EMAIL, FALLBACK_NAME, IDENTITY_VARIABLES, missing_identity};
 pub use init::{FirstCommit, init_repository};
 pub use leftovers::{clear_stale_locks, clear_stale_ref_locks, remove_leftover_dir};
 pub use read::{FileHead, read_head};

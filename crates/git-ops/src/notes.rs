@@ -85,7 +85,7 @@ fn in_process(
     notes_ref: &str,
     notes: &[(CommitId, String)],
 ) -> Result<bool, Cause> {
-    if crate::commit::plain_identity(git)?.is_none() {
+    if crate::signature::plain_identity(git)?.is_none() {
         return Ok(false);
     }
     // What `git notes add -F` keeps of a note (its clean-up); an empty one it would drop.

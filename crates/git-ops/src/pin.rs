@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 
 use gix::bstr::ByteSlice;
 
-use crate::commit::{FALLBACK_EMAIL, FALLBACK_NAME};
+use crate::identity::{FALLBACK_EMAIL, FALLBACK_NAME};
 
 /// Settings pinned for every git command: each to its value at the start, else to the neutral
 /// value given (`None`: left alone when absent at the start, git has no neutral value to give).

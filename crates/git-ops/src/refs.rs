@@ -11,7 +11,7 @@
 //! ref that moved meanwhile in git's words: a configuration that changes how refs or reflogs
 //! are written (another ref storage, `core.logAllRefUpdates`, `core.sharedRepository`,
 //! `core.preferSymlinkRefs`, `core.fsync`), an identity that is git's to work out (see
-//! [`commit::plain_identity`](crate::commit)), a lock someone holds, a value that is not the
+//! `signature::plain_identity`), a lock someone holds, a value that is not the
 //! expected one, a head that is detached or a symbolic link, a ref that is itself symbolic or
 //! not a branch or a note.
 
@@ -92,7 +92,7 @@ pub(crate) fn move_ref(
     if !logs_all || DECLINED_SETTINGS.iter().any(|key| pin.had(key)) {
         return Ok(Declined("a setting of how refs are written"));
     }
-    let Some([_, (committer, email)]) = crate::commit::plain_identity(git)? else {
+    let Some([_, (committer, email)]) = crate::signature::plain_identity(git)? else {
         return Ok(Declined("an identity git works out"));
     };
     let repo = git.repo_at(worktree)?;
