@@ -11,14 +11,8 @@
 use std::sync::{Arc, PoisonError};
 
 use crate::error::Cause;
+use crate::memo::Kept;
 use crate::repo::GixGit;
-
-/// An index epic wrote: its bytes on disk and the index they decode to.
-#[derive(Debug)]
-pub(crate) struct Kept {
-    bytes: Vec<u8>,
-    index: Arc<gix::index::File>,
-}
 
 /// A worktree's index, for reading: the kept one, or gix's own snapshot of the file.
 pub(crate) enum Index {
@@ -34,14 +28,6 @@ impl std::ops::Deref for Index {
             Self::Kept(index) => index,
             Self::Read(index) => index,
         }
-    }
-}
-
-impl Kept {
-    /// Whether `repo`'s index file holds exactly these bytes. Read with the memo held: a write
-    /// of this worktree's index by epic waits for it.
-    fn on_disk(&self, repo: &gix::Repository) -> bool {
-        std::fs::read(repo.index_path()).is_ok_and(|bytes| bytes == self.bytes)
     }
 }
 

@@ -110,7 +110,7 @@
 //! so do the handles' index reads, `index.threads=1`, and a status's walk once the monitor's
 //! listings serve it).
 //!
-//! A status's answer is kept per worktree (`status::Last`) with what it depended on beyond the
+//! A status's answer is kept per worktree (`memo::Last`) with what it depended on beyond the
 //! files: the index file, the head, `info/exclude` and the global excludes file, and the
 //! monitor's count of events. While all are the same, the next status gives it back without a
 //! walk; it is kept only where the monitor sees every change that could alter it (no untracked
@@ -207,6 +207,7 @@ mod land;
 mod leftovers;
 mod links;
 mod maintain;
+mod memo;
 mod merge;
 mod monitor;
 mod notes;

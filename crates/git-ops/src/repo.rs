@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cli::Cli;
 use crate::error::{Cause, OpenError};
-use crate::scan::Memo;
+use crate::memo::Memo;
 
 /// `path` made absolute against the current directory, lexically (git and gix may run elsewhere).
 fn absolute(path: &Path) -> PathBuf {
@@ -120,7 +120,7 @@ pub struct GixGit {
     handles: Mutex<Vec<Cached>>,
     main_idle: Mutex<Vec<gix::Repository>>,
     /// Per worktree root: the files a status read and found unchanged, and the monitor of its
-    /// directories (see `scan` and `monitor`).
+    /// directories (see `memo`).
     memos: Mutex<Vec<(PathBuf, Arc<Mutex<Memo>>)>>,
 }
 

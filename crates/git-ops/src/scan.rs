@@ -146,42 +146,9 @@ fn settled(ctime: stat::Time, began: std::time::SystemTime) -> bool {
     then + margin < now
 }
 
-/// What a worktree's statuses keep for the next one: the files read and found equal, and the
-/// monitor of its directories. Kept per worktree by the [`GixGit`](crate::GixGit) handle.
-#[derive(Debug, Default)]
-pub(crate) struct Memo {
-    pub(crate) verified: Verified,
-    pub(crate) watching: Watching,
-    /// The last status's paths, while they are still the answer (see `status`).
-    pub(crate) last: Option<crate::status::Last>,
-    /// The index epic last wrote here (see `kept_index`).
-    pub(crate) index: Option<crate::kept_index::Kept>,
-}
-
-impl Memo {
-    /// The last status's paths, if nothing a status depends on changed since: the same `stamp`
-    /// and no event taken in by the worktree's monitor.
-    pub(crate) fn reuse(
-        &mut self,
-        workdir: &Path,
-        stamp: &crate::status::Stamp,
-    ) -> Option<Vec<String>> {
-        if self.last.as_ref()?.stamp != *stamp {
-            return None;
-        }
-        // A kept answer was taken with the monitor on: it is there (or gone off).
-        if matches!(self.watching, Watching::Untried) {
-            return None;
-        }
-        let generation = monitor(&mut self.watching, workdir, 0)?.generation();
-        let last = self.last.as_ref()?;
-        (last.generation == generation).then(|| last.paths.clone())
-    }
-}
-
 /// The worktree's monitor, started at the first status and caught up with every change since
 /// the last; `None` where there is none.
-fn monitor<'a>(
+pub(crate) fn monitor<'a>(
     watching: &'a mut Watching,
     workdir: &Path,
     entries: usize,
@@ -204,9 +171,15 @@ fn monitor<'a>(
     }
 }
 
-/// Walks the worktree of `repo` against `index`; files in `memo`'s verified files with the
-/// same stat data and blob id are unchanged, and directories its monitor kept need not be read.
-pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State, memo: &mut Memo) -> Scanned {
+/// Walks the worktree of `repo` against `index`; files in `verified` with the same stat data
+/// and blob id are unchanged, and directories the monitor of `watching` kept need not be read
+/// (both of the worktree's [`Memo`](crate::memo::Memo)).
+pub(crate) fn scan(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+    verified: &Verified,
+    watching: &mut Watching,
+) -> Scanned {
     let declined = || Scanned {
         scan: Scan::Declined,
         candidates: Vec::new(),
@@ -227,14 +200,14 @@ pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State, memo: &mut
         let Some(tree) = Tree::of(index) else {
             return declined();
         };
-        let mut monitor = monitor(&mut memo.watching, workdir, index.entries().len());
+        let mut monitor = monitor(watching, workdir, index.entries().len());
         let cache = monitor.as_mut().map(|monitor| Mutex::new(monitor.take()));
         let walk = Walk {
             workdir,
             index,
             tree,
             options,
-            verified: &memo.verified,
+            verified,
             monitor: monitor.as_deref(),
             cache,
             seen: index
@@ -258,7 +231,7 @@ pub(crate) fn scan(repo: &gix::Repository, index: &gix::index::State, memo: &mut
     }
     #[cfg(not(unix))]
     {
-        let _ = (repo, index, memo);
+        let _ = (repo, index, verified, watching);
         declined()
     }
 }

@@ -8,11 +8,12 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::status::index_worktree::Item as WorktreeItem;
 
 use crate::error::{Cause, StatusError};
+use crate::memo::{Last, Memo, Stamp};
 use crate::path_text::path_text;
 use crate::repo::GixGit;
 use crate::reset::clean_path;
 use crate::rev;
-use crate::scan::{Memo, Scan};
+use crate::scan::Scan;
 use crate::types::{Status, Uncommitted, UncommittedKind};
 
 /// Whether `path` is one of `exclude` or lies under one of them.
@@ -149,7 +150,10 @@ fn changed(
         let began = std::time::SystemTime::now();
         let scanned = {
             let mut memo = memo.lock().unwrap_or_else(PoisonError::into_inner);
-            crate::scan::scan(repo, &index, &mut memo)
+            let Memo {
+                verified, watching, ..
+            } = &mut *memo;
+            crate::scan::scan(repo, &index, verified, watching)
         };
         // The answer can be kept while nothing changes only where the monitor sees every
         // change that could alter it: not inside an untracked directory or a submodule, which
@@ -217,69 +221,6 @@ fn changed(
         write_refreshed_stats(iter.outcome_mut());
     }
     Ok(paths)
-}
-
-/// A status's answer kept for the next (see `Memo::reuse`): what it depended on beyond the
-/// worktree's files, the monitor's count of events when it began, and the paths it found.
-#[derive(Debug)]
-pub(crate) struct Last {
-    pub(crate) stamp: Stamp,
-    pub(crate) generation: u64,
-    pub(crate) paths: Vec<String>,
-}
-
-/// What a status depends on beyond the worktree's files: the index file, the head, and the
-/// ignore files outside the worktree (`info/exclude`, the global one). Equal stamps, no change.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    files: Vec<Option<FileStamp>>,
-    head: Option<gix::ObjectId>,
-}
-
-/// A file's identity and last change, as an `lstat` gives them.
-#[derive(Debug, PartialEq, Eq)]
-struct FileStamp {
-    len: u64,
-    modified: Option<std::time::SystemTime>,
-    #[cfg(unix)]
-    inode: (u64, u64),
-    #[cfg(unix)]
-    changed: (i64, i64),
-}
-
-impl FileStamp {
-    fn of(path: &Path) -> Option<Self> {
-        #[cfg(unix)]
-        use std::os::unix::fs::MetadataExt as _;
-        let metadata = std::fs::symlink_metadata(path).ok()?;
-        Some(Self {
-            len: metadata.len(),
-            modified: metadata.modified().ok(),
-            #[cfg(unix)]
-            inode: (metadata.dev(), metadata.ino()),
-            #[cfg(unix)]
-            changed: (metadata.ctime(), metadata.ctime_nsec()),
-        })
-    }
-}
-
-impl Stamp {
-    pub(crate) fn of(repo: &gix::Repository) -> Self {
-        let mut files = vec![repo.index_path(), repo.common_dir().join("info/exclude")];
-        if let Ok(Some(global)) = repo.config_snapshot().trusted_path("core.excludesFile") {
-            files.push(global);
-        }
-        let xdg = std::env::var_os("XDG_CONFIG_HOME")
-            .map(std::path::PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".config")));
-        if let Some(xdg) = xdg {
-            files.push(xdg.join("git/ignore"));
-        }
-        Self {
-            files: files.iter().map(|path| FileStamp::of(path)).collect(),
-            head: repo.head_id().ok().map(gix::Id::detach),
-        }
-    }
 }
 
 /// Whether every one of `directories` is ignored.
