@@ -30,6 +30,7 @@ mod bench;
 mod capture;
 mod cases;
 mod citations;
+mod imports;
 mod layers;
 mod lints;
 mod roles;
