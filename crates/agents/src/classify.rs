@@ -11,8 +11,9 @@
 use std::time::Duration;
 
 use jiff::civil::{Date, DateTime, Time};
+use jiff::fmt::friendly::SpanParser;
 use jiff::tz::TimeZone;
-use jiff::{SignedDuration, Timestamp};
+use jiff::{SignedDuration, SpanRelativeTo, Timestamp};
 
 /// The pause after a usage or quota limit whose reset time the text does not give (Gemini's
 /// daily quota) or gives in a wording not recognised.
@@ -407,39 +408,49 @@ fn dated(text: &str, zone: &TimeZone) -> Option<Timestamp> {
         .map(|zoned| zoned.timestamp())
 }
 
-/// A span at the start of `text`: `2 hours 5 minutes`, `42.5s`, `42s`, `1h30m`, `90 seconds`.
+/// A duration in jiff's friendly format, a day counted as 24 hours: `90s`, `1h30m`, `2d`,
+/// `2 hours 5 minutes`, `42.5s`, `1 hour, 30 minutes`; `None` for anything else (a negative one,
+/// `5m ago`, months and years included). Units come largest first, each once: `30m1h` is none.
+///
+/// Both readings of a duration rest on it, so they agree on what a unit is: the CLI's durations
+/// (`--max-wait` and its kin) hold it to the contract's compact form (`90m`, `1h30m`: whole
+/// numbers with `s`, `m`, `h`, `d`), and [`classify`] finds where one ends in an agent's message
+/// (`try again in 2 hours 5 minutes.`) and reads it here.
+pub fn duration(text: &str) -> Option<Duration> {
+    static PARSER: SpanParser = SpanParser::new();
+    let span = PARSER.parse_span(text).ok()?;
+    let duration = span.to_duration(SpanRelativeTo::days_are_24_hours()).ok()?;
+    Duration::try_from(duration).ok()
+}
+
+/// The most words a span in an agent's message takes: `1 day, 2 hours, 3 minutes and 4
+/// seconds` is eight once `and` is dropped.
+const SPAN_WORDS: usize = 10;
+
+/// The span at the start of `text`, an agent's message: `2 hours 5 minutes`, `42.5s`, `42s`,
+/// `1h30m`, `90 seconds`, `1 hour and 30 minutes`, read by [`duration`].
+///
+/// Looser than the CLI's durations on purpose: the words are the agent's, so the span ends
+/// wherever its text goes on (`.`, `"}`, `To get more access…`): the candidate runs to the first
+/// character no span holds, words come off its end until [`duration`] reads it, and `and`
+/// joins two units as a space would.
 fn span(text: &str) -> Option<Duration> {
-    let mut total = Duration::ZERO;
-    let mut rest = text.trim_start();
-    let mut any = false;
-    loop {
-        let n = rest
-            .bytes()
-            .take_while(|b| b.is_ascii_digit() || *b == b'.')
-            .count();
-        if n == 0 {
-            break;
+    let text = text.trim_start();
+    let end = text
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, ' ' | '.' | ',')))
+        .unwrap_or(text.len());
+    let mut words: Vec<&str> = text[..end]
+        .split(' ')
+        .filter(|word| !word.is_empty() && *word != "and")
+        .take(SPAN_WORDS)
+        .collect();
+    while !words.is_empty() {
+        if let Some(wait) = duration(words.join(" ").trim_end_matches(['.', ','])) {
+            return Some(wait);
         }
-        let Ok(number) = rest[..n].parse::<f64>() else {
-            break;
-        };
-        let after = rest[n..].trim_start();
-        let unit_len = after.bytes().take_while(u8::is_ascii_alphabetic).count();
-        let unit = &after[..unit_len];
-        let seconds = match unit {
-            "d" | "day" | "days" => 86_400.0,
-            "h" | "hr" | "hrs" | "hour" | "hours" => 3600.0,
-            "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
-            "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
-            "ms" => 0.001,
-            _ => break,
-        };
-        total += Duration::try_from_secs_f64(number * seconds).ok()?;
-        any = true;
-        rest = after[unit_len..].trim_start_matches([' ', ',']);
-        rest = rest.strip_prefix("and ").unwrap_or(rest);
+        words.pop();
     }
-    any.then_some(total)
+    None
 }
 
 #[cfg(test)]
@@ -949,6 +960,107 @@ mod tests {
         assert_eq!(span("1h30m"), Some(Duration::from_mins(90)));
         assert_eq!(span("90 seconds"), Some(Duration::from_secs(90)));
         assert_eq!(span("later"), None);
+    }
+
+    #[test]
+    fn durations_are_jiffs_friendly_format() {
+        for (text, secs) in [
+            ("90s", 90),
+            ("90m", 90 * 60),
+            ("6h", 6 * 3600),
+            ("1h30m", 90 * 60),
+            ("1h 30m", 90 * 60),
+            ("2d", 2 * 86_400),
+            ("1w", 7 * 86_400),
+            ("2 hours 5 minutes", 2 * 3600 + 5 * 60),
+            ("1 hour, 30 minutes", 90 * 60),
+            ("4h 12m", 4 * 3600 + 12 * 60),
+            ("30 minutes", 30 * 60),
+            ("0s", 0),
+        ] {
+            assert_eq!(duration(text), Some(Duration::from_secs(secs)), "{text}");
+        }
+        assert_eq!(duration("42.5s"), Some(Duration::from_millis(42_500)));
+        assert_eq!(duration("1.5h"), Some(Duration::from_mins(90)));
+        assert_eq!(duration("250ms"), Some(Duration::from_millis(250)));
+        for text in [
+            "",
+            "later",
+            "6",
+            "h",
+            "30m1h",
+            "1h1h",
+            "-5m",
+            "5m ago",
+            "1mo",
+            "1y",
+            "1h and 30m",
+            "1 hour.",
+            "in 5 minutes",
+        ] {
+            assert_eq!(duration(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_span_ends_where_the_message_goes_on() {
+        for (text, wait) in [
+            ("2 hours 5 minutes.", Duration::from_mins(2 * 60 + 5)),
+            (
+                "2 hours 5 minutes. To get more access now, visit",
+                Duration::from_mins(2 * 60 + 5),
+            ),
+            ("42.5s.", Duration::from_millis(42_500)),
+            ("42s\"}]}}]", Duration::from_secs(42)),
+            ("1 hour and 30 minutes", Duration::from_mins(90)),
+            (
+                "1 day, 2 hours, 3 minutes and 4 seconds",
+                Duration::from_secs(93_784),
+            ),
+            ("  4h 12m (or so)", Duration::from_mins(4 * 60 + 12)),
+            ("30 minutes or so", Duration::from_mins(30)),
+            ("90 seconds", Duration::from_secs(90)),
+            ("5 minutes 2 hours", Duration::from_mins(5)),
+        ] {
+            assert_eq!(span(text), Some(wait), "{text}");
+        }
+        for text in ["", "later", "soon, in 5 minutes", "-5m", "(5m)", "a moment"] {
+            assert_eq!(span(text), None, "{text}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever jiff writes in its friendly format, in any of its designators, is read back
+        /// at the start of a message, whatever the message says after it.
+        #[test]
+        fn a_span_jiff_writes_is_read_back(
+            hours in 0_i64..1000,
+            minutes in 0_i64..60,
+            seconds in 0_i64..60,
+            designator in 0_usize..3,
+            after in "[\"');!\\]}][ -~]{0,40}",
+        ) {
+            use jiff::fmt::friendly::{Designator, SpanPrinter};
+            let written = jiff::Span::new()
+                .hours(hours)
+                .minutes(minutes)
+                .seconds(seconds);
+            let designator = [Designator::Compact, Designator::Short, Designator::Verbose][designator];
+            let text = SpanPrinter::new().designator(designator).span_to_string(&written);
+            let expected = u64::try_from(hours * 3600 + minutes * 60 + seconds).unwrap();
+            proptest::prop_assert_eq!(
+                span(&format!("{text}{after}")),
+                Some(Duration::from_secs(expected)),
+                "{}", text
+            );
+        }
+
+        /// No message makes the reading panic.
+        #[test]
+        fn any_text_is_read_without_panic(text in "\\PC{0,80}") {
+            let _ = span(&text);
+            let _ = duration(&text);
+        }
     }
 
     #[test]

@@ -266,7 +266,8 @@ impl JsonSchema for Seconds {
 }
 
 /// A wait of 1 second to [`MAX_TIMEOUT`]: whole seconds (`3600`), or numbers with units `s`,
-/// `m`, `h`, `d` (`90m`, `1h30m`); written back in the largest whole unit (`6h`).
+/// `m`, `h`, `d`, largest first (`90m`, `1h30m`, `1h 30m`); written back in the largest whole
+/// unit (`6h`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
 pub(crate) struct Wait(u64);
@@ -298,26 +299,35 @@ impl FromStr for Wait {
         if let Ok(secs) = trimmed.parse::<u64>() {
             return Self::new(Duration::from_secs(secs)).ok_or_else(invalid);
         }
-        let mut total: u64 = 0;
-        let mut rest = trimmed;
-        while !rest.is_empty() {
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            let n: u64 = rest[..digits].parse().map_err(|_| invalid())?;
-            let unit = match rest[digits..].chars().next() {
-                Some('s') => 1,
-                Some('m') => 60,
-                Some('h') => 3600,
-                Some('d') => 86_400,
-                _ => return Err(invalid()),
-            };
-            total = n
-                .checked_mul(unit)
-                .and_then(|secs| total.checked_add(secs))
-                .ok_or_else(invalid)?;
-            rest = rest[digits + 1..].trim_start();
+        if !compact(trimmed) {
+            return Err(invalid());
         }
-        Self::new(Duration::from_secs(total)).ok_or_else(invalid)
+        epic_agents::classify::duration(trimmed)
+            .and_then(Self::new)
+            .ok_or_else(invalid)
     }
+}
+
+/// The schema's pattern of a [`Wait`] (and a [`Silence`] other than `0`): whole seconds, or
+/// numbers with units largest first, each once ([`compact`], without the spaces it allows).
+const DURATION_PATTERN: &str = "^([0-9]+|[0-9]+d([0-9]+h)?([0-9]+m)?([0-9]+s)?|[0-9]+h([0-9]+m)?([0-9]+s)?|[0-9]+m([0-9]+s)?|[0-9]+s)$";
+
+/// Whether `text` is a duration in the contract's form with units: whole numbers, each right
+/// before one of `s`, `m`, `h`, `d` (`90m`, `1h30m`), spaces only between them (`1h 30m`).
+///
+/// The durations themselves are read by jiff's friendly format
+/// ([`epic_agents::classify::duration`], as agents' messages are), which also takes what the
+/// contract does not promise and `epic config` would not write back (`6 hours`, `1.5h`, `5m
+/// ago`, `1w`, `01:30:00`); this holds a flag and `epic.toml` to the documented form. jiff's
+/// format takes the units largest first, each once (`1h30m`, not `30m1h`).
+fn compact(text: &str) -> bool {
+    text.split_whitespace().all(|group| {
+        group.starts_with(|c: char| c.is_ascii_digit())
+            && group.ends_with(['s', 'm', 'h', 'd'])
+            && group
+                .split(|c: char| c.is_ascii_digit())
+                .all(|unit| matches!(unit, "" | "s" | "m" | "h" | "d"))
+    })
 }
 
 impl TryFrom<String> for Wait {
@@ -351,8 +361,8 @@ impl JsonSchema for Wait {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "string",
-            "pattern": "^([0-9]+|([0-9]+[smhd])+)$",
-            "description": "whole seconds, or numbers with units s, m, h, d (`90m`, `6h`, `1h30m`), from 1 second to 30 days"
+            "pattern": DURATION_PATTERN,
+            "description": "whole seconds, or numbers with units s, m, h, d, largest first (`90m`, `6h`, `1h30m`), from 1 second to 30 days"
         })
     }
 }
@@ -418,8 +428,8 @@ impl JsonSchema for Silence {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "string",
-            "pattern": "^([0-9]+|([0-9]+[smhd])+)$",
-            "description": "`0` (off), or whole seconds, or numbers with units s, m, h, d (`10m`, `90s`, `1h30m`), from 1 second to 30 days"
+            "pattern": DURATION_PATTERN,
+            "description": "`0` (off), or whole seconds, or numbers with units s, m, h, d, largest first (`10m`, `90s`, `1h30m`), from 1 second to 30 days"
         })
     }
 }
@@ -734,6 +744,97 @@ mod tests {
             String::from(Wait::new(Duration::from_hours(6)).unwrap()),
             "6h"
         );
+    }
+
+    #[test]
+    fn a_wait_is_held_to_the_contracts_form() {
+        let wait = |text: &str| text.parse::<Wait>().map(Wait::duration);
+        for (text, secs) in [
+            ("1", 1),
+            (" 90 ", 90),
+            ("+5", 5),
+            ("90s", 90),
+            ("90m", 90 * 60),
+            ("6h", 6 * 3600),
+            ("2d", 2 * 86_400),
+            ("30d", MAX_TIMEOUT),
+            ("1h30m", 90 * 60),
+            ("1h 30m", 90 * 60),
+            ("1d2h3m4s", 93_784),
+            ("0h30m", 30 * 60),
+            ("2592000", MAX_TIMEOUT),
+        ] {
+            assert_eq!(wait(text), Ok(Duration::from_secs(secs)), "{text}");
+        }
+        // What jiff's friendly format takes and the contract does not promise; units out of
+        // order or twice; nothing, no unit, out of range.
+        for text in [
+            "6 hours",
+            "90 s",
+            "1.5h",
+            "1h30",
+            "5m ago",
+            "-5m",
+            "1w",
+            "1mo",
+            "01:30:00",
+            "5ms",
+            "1s500ms",
+            "1h, 30m",
+            "30m1h",
+            "1h1h",
+            "0",
+            "0m",
+            "",
+            " ",
+            "h",
+            "m5",
+            "2592001",
+            "30d1s",
+            "31d",
+            "99999999999999999999",
+            "99999999999999999999d",
+        ] {
+            let refused = wait(text).expect_err(text).to_string();
+            assert!(
+                refused.starts_with("expected a duration such as `90m`"),
+                "{text}: {refused}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// A wait written back (`epic config`, the schema's defaults) reads as the same wait.
+        #[test]
+        fn a_wait_reads_back_as_written(secs in 1..=MAX_TIMEOUT) {
+            let wait = Wait::new(Duration::from_secs(secs)).unwrap();
+            proptest::prop_assert_eq!(String::from(wait).parse::<Wait>(), Ok(wait));
+        }
+
+        /// Any numbers with units, largest first, each once, with or without spaces between
+        /// them, are their sum, refused only out of range.
+        #[test]
+        fn units_largest_first_add_up(
+            parts in proptest::collection::vec(proptest::option::of(0_u64..100_000), 4),
+            spaced in proptest::bool::ANY,
+        ) {
+            let units = [("d", 86_400), ("h", 3600), ("m", 60), ("s", 1)];
+            let written: Vec<String> = parts
+                .iter()
+                .zip(units)
+                .filter_map(|(n, (unit, _))| n.map(|n| format!("{n}{unit}")))
+                .collect();
+            proptest::prop_assume!(!written.is_empty());
+            let text = written.join(if spaced { " " } else { "" });
+            let secs: u64 = parts
+                .iter()
+                .zip(units)
+                .map(|(n, (_, secs))| n.unwrap_or(0) * secs)
+                .sum();
+            let parsed = text.parse::<Wait>().map(Wait::duration).ok();
+            let expected = (1..=MAX_TIMEOUT).contains(&secs).then(|| Duration::from_secs(secs));
+            proptest::prop_assert_eq!(parsed, expected, "{}", text);
+        }
     }
 
     #[test]
