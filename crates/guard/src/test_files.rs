@@ -2,12 +2,15 @@
 //! gone, so a story's diff is read for test files deleted, renamed out of the way, replaced by a
 //! symbolic link or emptied, and for added skip markers, before it may merge.
 
+use std::cell::RefCell;
+
 use epic_git_ops::{FileChange, FileChangeKind, FileMode};
+use globset::{GlobBuilder, GlobMatcher};
 
 /// The default test-file patterns (`RunConfig::test_patterns` of `epic-executor`): a pattern
 /// ending in `/` matches a directory of that name anywhere in the path; any other pattern is a
-/// glob (`*` matches any run of characters but `/`) on the file name, or on the whole path when
-/// it holds a `/`.
+/// glob (`*` matches any run of characters but `/`; no other character is special) on the file
+/// name, or on the whole path when it holds a `/`.
 pub const DEFAULT_TEST_PATTERNS: &[&str] = &[
     "tests/",
     "test/",
@@ -47,46 +50,101 @@ pub const SKIP_MARKERS: &[&str] = &[
 
 /// Whether `path` (repo-relative, `/`-separated) is a test file under one of `patterns`.
 pub fn is_test_path(path: &str, patterns: &[String]) -> bool {
-    let segments: Vec<&str> = path.split('/').collect();
-    let (dirs, name) = segments.split_at(segments.len().saturating_sub(1));
-    let name = name.first().copied().unwrap_or_default();
-    patterns.iter().any(|pattern| {
-        if let Some(dir) = pattern.strip_suffix('/') {
-            if dir.contains('/') {
-                path.starts_with(pattern.as_str()) || path.contains(&format!("/{pattern}"))
-            } else {
-                dirs.iter().any(|segment| glob(dir, segment))
-            }
-        } else if pattern.contains('/') {
-            glob(pattern, path)
-        } else {
-            glob(pattern, name)
+    thread_local! {
+        /// The patterns last compiled on this thread. Callers ask path after path with the same
+        /// patterns (a diff's, through `file_changes_vs_base`, on one thread), and compiling
+        /// them costs a hundred times a match.
+        static LAST: RefCell<Option<(Vec<String>, TestPatterns)>> = const { RefCell::new(None) };
+    }
+    LAST.with_borrow_mut(|last| {
+        if last
+            .as_ref()
+            .is_none_or(|(seen, _)| seen.as_slice() != patterns)
+        {
+            *last = Some((patterns.to_vec(), TestPatterns::new(patterns)));
         }
+        last.as_ref()
+            .is_some_and(|(_, compiled)| compiled.matches(path))
     })
 }
 
-/// Whether `text` matches `pattern`, where `*` stands for any run of characters but `/`.
-fn glob(pattern: &str, text: &str) -> bool {
-    let Some((first, rest)) = pattern.split_once('*') else {
-        return pattern == text;
-    };
-    let Some(mut text) = text.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = rest.split('*').collect();
-    for (i, part) in parts.iter().enumerate() {
-        let last = i + 1 == parts.len();
-        if last {
-            return text.len() >= part.len()
-                && text.ends_with(part)
-                && !text[..text.len() - part.len()].contains('/');
-        }
-        match text.find(part) {
-            Some(at) if !text[..at].contains('/') => text = &text[at + part.len()..],
-            _ => return false,
-        }
+/// Test-file patterns ([`DEFAULT_TEST_PATTERNS`] and the user's), each compiled once.
+#[derive(Debug)]
+struct TestPatterns {
+    rules: Vec<Rule>,
+}
+
+/// One test-file pattern, compiled.
+#[derive(Debug)]
+enum Rule {
+    /// `tests/`: a directory whose name matches, anywhere in the path.
+    Directory(GlobMatcher),
+    /// `crates/a/tests/`: these directories, at the root or below any directory.
+    Directories(String),
+    /// `ci/*.sh`: the whole path.
+    Path(GlobMatcher),
+    /// `*_test.*`: the file name.
+    Name(GlobMatcher),
+}
+
+impl TestPatterns {
+    fn new(patterns: &[String]) -> Self {
+        let rules = patterns
+            .iter()
+            .filter_map(|pattern| {
+                Some(if let Some(dir) = pattern.strip_suffix('/') {
+                    if dir.contains('/') {
+                        Rule::Directories(pattern.clone())
+                    } else {
+                        Rule::Directory(glob(dir)?)
+                    }
+                } else if pattern.contains('/') {
+                    Rule::Path(glob(pattern)?)
+                } else {
+                    Rule::Name(glob(pattern)?)
+                })
+            })
+            .collect();
+        Self { rules }
     }
-    true
+
+    fn matches(&self, path: &str) -> bool {
+        let segments: Vec<&str> = path.split('/').collect();
+        let (dirs, name) = segments.split_at(segments.len().saturating_sub(1));
+        let name = name.first().copied().unwrap_or_default();
+        self.rules.iter().any(|rule| match rule {
+            Rule::Directory(glob) => dirs.iter().any(|segment| glob.is_match(segment)),
+            Rule::Directories(pattern) => {
+                path.starts_with(pattern.as_str()) || path.contains(&format!("/{pattern}"))
+            }
+            Rule::Path(glob) => glob.is_match(path),
+            Rule::Name(glob) => glob.is_match(name),
+        })
+    }
+}
+
+/// `pattern` compiled, where `*` stands for any run of characters but `/` and every other
+/// character for itself: globset's `*` with `literal_separator` (without it, `*` would cross
+/// directories), and what else globset would read escaped (`?`, `[`, `{`; `**`, which would
+/// cross directories, is one `*`; `\` is itself with `backslash_escape` off), since a test
+/// pattern promises none of them.
+///
+/// `None` only if globset refused what it was given, which escaped text never is.
+fn glob(pattern: &str) -> Option<GlobMatcher> {
+    // `**` is one `*` (`a**b` is `a*b`): no star is added after a star.
+    let mut glob = String::new();
+    for (i, part) in pattern.split('*').enumerate() {
+        if i > 0 && !glob.ends_with('*') {
+            glob.push('*');
+        }
+        glob.push_str(&globset::escape(part));
+    }
+    GlobBuilder::new(&glob)
+        .literal_separator(true)
+        .backslash_escape(false)
+        .build()
+        .ok()
+        .map(|glob| glob.compile_matcher())
 }
 
 /// The tests a diff deleted, disabled or skipped.
@@ -344,6 +402,73 @@ mod tests {
         assert!(is_test_path("a/b/qa/c/check.sh", &["b/qa/".to_owned()]));
         assert!(is_test_path("ci/x.sh", &["ci/*.sh".to_owned()]));
         assert!(!is_test_path("ci/y/x.sh", &["ci/*.sh".to_owned()]));
+    }
+
+    #[test]
+    fn only_a_star_is_special_and_it_stays_in_its_directory() {
+        let matches = |pattern: &str, path: &str| is_test_path(path, &[pattern.to_owned()]);
+        for pattern in [
+            "test[0].py",
+            "a?b.rs",
+            "{a,b}.rs",
+            "x\\y.rs",
+            "[!a].rs",
+            "a]b.rs",
+        ] {
+            assert!(matches(pattern, pattern), "{pattern}");
+        }
+        assert!(!matches("test[0].py", "test0.py"));
+        assert!(!matches("a?b.rs", "axb.rs"));
+        assert!(!matches("{a,b}.rs", "a.rs"));
+        assert!(!matches("[!a].rs", "b.rs"));
+        // `**` is one `*`: it crosses no directory either.
+        assert!(matches("ci/**.sh", "ci/x.sh"));
+        assert!(!matches("ci/**.sh", "ci/y/x.sh"));
+        assert!(matches("**/x.py", "a/x.py"));
+        assert!(!matches("**/x.py", "a/b/x.py"));
+        assert!(matches("a**b.rs", "axyb.rs"));
+        assert!(matches("*", "anything.rs"));
+        assert!(matches("lib/*", "lib/a.rs"));
+        assert!(!matches("lib/*", "lib/a/b.rs"));
+        assert!(matches("*/", "a/b.rs"));
+        assert!(!matches("*/", "b.rs"));
+    }
+
+    /// The matching as it was written by hand before globset: the reference the compiled
+    /// patterns are held to.
+    fn reference(pattern: &str, text: &str) -> bool {
+        let Some((first, rest)) = pattern.split_once('*') else {
+            return pattern == text;
+        };
+        let Some(mut text) = text.strip_prefix(first) else {
+            return false;
+        };
+        let parts: Vec<&str> = rest.split('*').collect();
+        for (i, part) in parts.iter().enumerate() {
+            if i + 1 == parts.len() {
+                return text.len() >= part.len()
+                    && text.ends_with(part)
+                    && !text[..text.len() - part.len()].contains('/');
+            }
+            match text.find(part) {
+                Some(at) if !text[..at].contains('/') => text = &text[at + part.len()..],
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    proptest::proptest! {
+        /// A pattern matches what it matched when `*` was matched by hand, whatever globset
+        /// would make of its other characters.
+        #[test]
+        fn patterns_match_as_they_did(
+            pattern in "[ab*/?\\[\\]{},.!\\\\]{0,8}",
+            text in "[ab/?\\[\\]{},.!\\\\]{0,10}",
+        ) {
+            let matched = glob(&pattern).is_some_and(|glob| glob.is_match(&text));
+            proptest::prop_assert_eq!(matched, reference(&pattern, &text));
+        }
     }
 
     #[test]
