@@ -187,19 +187,25 @@ fn write(seen: &Seen, files: &BTreeMap<String, String>) -> Vec<Part> {
     if seen.tool_results > 0 {
         return done();
     }
-    let command: Vec<String> = files
+    let command: Option<Vec<String>> = files
         .iter()
         .map(|(path, contents)| {
-            let dir = path.rsplit_once('/').map(|(dir, _)| dir);
-            let mkdir = dir.map(|dir| format!("mkdir -p {} && ", quote(dir)));
-            format!(
-                "{}printf '%s' {} > {}",
-                mkdir.unwrap_or_default(),
-                quote(contents),
-                quote(path)
-            )
+            let mkdir = match path.rsplit_once('/') {
+                Some((dir, _)) => format!("mkdir -p {} && ", quote(dir)?),
+                None => String::new(),
+            };
+            Some(format!(
+                "{mkdir}printf '%s' {} > {}",
+                quote(contents)?,
+                quote(path)?
+            ))
         })
         .collect();
+    let Some(command) = command else {
+        return vec![Part::Text(
+            "A file holds a NUL byte, which no shell command can write.".to_owned(),
+        )];
+    };
     shell_call(seen, &command.join(" && ")).map_or_else(
         || {
             vec![Part::Text(
@@ -254,9 +260,10 @@ fn shell_call(seen: &Seen, command: &str) -> Option<Part> {
     }
 }
 
-/// `text` quoted for a POSIX shell: in single quotes, each single quote closed, escaped, opened.
-fn quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', r"'\''"))
+/// `text` as one word for a POSIX shell, quoted by [`shlex`] where it needs quoting; `None` for
+/// a NUL byte, which no shell word can hold.
+fn quote(text: &str) -> Option<std::borrow::Cow<'_, str>> {
+    shlex::try_quote(text).ok()
 }
 
 /// The tokens a reply reports: the request's bytes and the reply's characters, four a token.
@@ -753,7 +760,7 @@ mod tests {
             parts,
             [Part::Call {
                 name: "exec_command".into(),
-                args: json!({"cmd": "mkdir -p 'src/a' && printf '%s' 'alpha\n' > 'src/a/a.txt'", "workdir": "/w/a"})
+                args: json!({"cmd": "mkdir -p src/a && printf '%s' 'alpha\n' > src/a/a.txt", "workdir": "/w/a"})
             }]
         );
         let Answer::Reply(parts) = answer(
@@ -788,6 +795,30 @@ mod tests {
 
     #[test]
     fn quoting() {
-        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote("it's").as_deref(), Some(r#""it's""#));
+        assert_eq!(quote("a b").as_deref(), Some("'a b'"));
+        assert_eq!(quote("src/a/a.txt").as_deref(), Some("src/a/a.txt"));
+        assert_eq!(quote("").as_deref(), Some("''"));
+        assert_eq!(quote("a\0b"), None);
+        // The shell reads each back as the one word it was.
+        for text in ["it's", "a 'b' \"c\" $d `e` \\f\n\tg", "^x", "-n", "é ü"] {
+            let quoted = quote(text).expect("no NUL");
+            assert_eq!(
+                shlex::split(&quoted),
+                Some(vec![text.to_owned()]),
+                "{quoted}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_no_shell_can_write_is_said_so() {
+        let files = BTreeMap::from([("a.txt".to_owned(), "a\0b".to_owned())]);
+        assert_eq!(
+            write(&seen(Api::Responses, &["exec_command"], 0), &files),
+            [Part::Text(
+                "A file holds a NUL byte, which no shell command can write.".into()
+            )]
+        );
     }
 }

@@ -481,7 +481,7 @@ mod tests {
         let args: Value =
             serde_json::from_str(done["item"]["arguments"].as_str().unwrap()).unwrap();
         assert_eq!(args["workdir"], "/w/a");
-        assert!(args["cmd"].as_str().unwrap().contains("> 'src/a/a.txt'"));
+        assert!(args["cmd"].as_str().unwrap().contains("> src/a/a.txt"));
         let completed = events.last().unwrap();
         assert_eq!(completed["type"], "response.completed");
         assert!(
