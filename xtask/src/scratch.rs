@@ -182,6 +182,17 @@ pub(crate) fn show(repo: &Path, home: &Path, spec: &str) -> Result<String> {
     }
 }
 
+/// How many stories of `report` (a `report.json` as epic writes it) ended with `status` (`done`,
+/// `failed`, `skipped`).
+///
+/// Read as text, xtask being std only: epic writes its documents pretty-printed
+/// (`serde_json::to_vec_pretty`), a space after each key's colon, so this is the one place that
+/// spells a story's status as the file has it. (A match without the space, `"status":"failed"`,
+/// is what the server's and the event log's compact lines hold, never the report's.)
+pub(crate) fn stories_with(report: &str, status: &str) -> usize {
+    report.matches(&format!("\"status\": \"{status}\"")).count()
+}
+
 /// The number right after `key` in `text`.
 pub(crate) fn number_after(text: &str, key: &str) -> Option<u64> {
     let at = text.find(key)? + key.len();
@@ -191,4 +202,44 @@ pub(crate) fn number_after(text: &str, key: &str) -> Option<u64> {
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stories_with;
+
+    #[test]
+    fn stories_are_counted_by_status_as_the_report_spells_it() {
+        // The shape of `report.json` (`epic_report::to_json` in its envelope), abridged.
+        let report = r#"{
+  "version": 1,
+  "data": {
+    "epic_id": "e",
+    "stories": [
+      {
+        "id": "a",
+        "status": "done"
+      },
+      {
+        "id": "b",
+        "status": "failed",
+        "flaky_gates": [
+          {
+            "command": "make test",
+            "status": "exit code 1"
+          }
+        ]
+      },
+      {
+        "id": "c",
+        "status": "done"
+      }
+    ]
+  }
+}
+"#;
+        assert_eq!(stories_with(report, "done"), 2);
+        assert_eq!(stories_with(report, "failed"), 1);
+        assert_eq!(stories_with(report, "skipped"), 0);
+    }
 }

@@ -54,7 +54,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::cases::{files_under, indent, run_with_deadline};
-use crate::scratch::{FILES, epic_run, number_after, served_scratch, show};
+use crate::scratch::{FILES, epic_run, number_after, served_scratch, show, stories_with};
 use crate::server::StallClock;
 use crate::{Result, say};
 
@@ -460,7 +460,7 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
                     "expected the run stopped as not logged in (exit 2) with `{words}`"
                 ));
             }
-            if report.contains("\"status\":\"failed\"") {
+            if stories_with(&report, "failed") > 0 {
                 return failed("a story failed on a refused key".into());
             }
         }
@@ -605,7 +605,7 @@ fn check_recovered(
 
 /// Every story done in `report`, and each one's file on the epic branch.
 pub(crate) fn check_stories(repo: &Path, home: &Path, report: &str) -> Result {
-    let done = report.matches("\"status\": \"done\"").count();
+    let done = stories_with(report, "done");
     if done != FILES.len() {
         return Err(format!(
             "{done} of {} stories done in the report",

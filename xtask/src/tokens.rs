@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use crate::agents::{VERSIONS, cache_dir, install, pypi_bin, read_versions, target_dir};
 use crate::cases::run_with_deadline;
-use crate::scratch::{epic_run, number_after, served_scratch};
+use crate::scratch::{epic_run, number_after, served_scratch, stories_with};
 use crate::{Result, root, run_cargo, say};
 
 /// How the default keeps a small story to three requests, under the table.
@@ -83,7 +83,9 @@ fn large_steps(turn: u32) -> String {
     steps
 }
 
-/// `text` as a JSON string.
+/// `text` as a JSON string: a quote, a backslash and every control character (U+0000 to
+/// U+001F, which JSON refuses raw in a string) escaped. By hand: xtask is std only (its
+/// Cargo.toml), so it has no `serde_json`.
 fn json_string(text: &str) -> String {
     let mut out = String::from('"');
     for c in text.chars() {
@@ -91,6 +93,11 @@ fn json_string(text: &str) -> String {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c < ' ' => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
             c => out.push(c),
         }
     }
@@ -231,7 +238,7 @@ fn measure(
     let logged = server.logged();
     drop(server);
     let report = fs::read_to_string(repo.join(".git/epic/t/report.json")).unwrap_or_default();
-    if code != Some(0) || report.matches("\"status\": \"done\"").count() != 1 {
+    if code != Some(0) || stories_with(&report, "done") != 1 {
         return Err(format!("exit {code:?}, the story not done:\n{printed}"));
     }
     let mut count = Count::default();
@@ -249,4 +256,21 @@ fn measure(
         }
     }
     Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_string;
+
+    #[test]
+    fn a_json_string_escapes_every_control_character() {
+        assert_eq!(json_string("a\tb"), r#""a\tb""#);
+        assert_eq!(
+            json_string("\"q\" \\ \n\r\u{0}\u{1f} é"),
+            r#""\"q\" \\ \n\r\u0000\u001f é""#
+        );
+        // Nothing below U+0020 is left raw.
+        let all: String = ('\u{0}'..' ').collect();
+        assert!(json_string(&all).chars().all(|c| c >= ' '));
+    }
 }
