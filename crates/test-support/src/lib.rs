@@ -2,8 +2,9 @@
 //! temporary directories ([`Repo`], built with [`Builder`]), git processes cut off from the
 //! machine ([`Isolation`]), the stand-in agents the tests write (a script answering by role,
 //! [`RoleAgent`]; stand-ins for the agent CLIs the presets run, [`StandIns`]; any [`script`])
-//! and one seeded generator ([`Rng`]); also how long a test waits for what must come
-//! ([`PATIENCE`]) and whether a child process died ([`wait_dead`]). Dev-only: a
+//! and one seeded generator ([`Rng`]); also the one way a test waits for what a child process
+//! makes true ([`wait_until`], [`wait_for`], [`poll`]: a look every [`POLL`], bounded by
+//! [`PATIENCE`] or [`RUN_PATIENCE`]) and whether a child process died ([`wait_dead`]). Dev-only: a
 //! `[dev-dependencies]` entry of the crates whose tests use it, named by no crate's
 //! `[dependencies]` (`cargo xtask tidy` holds that).
 //!
@@ -53,11 +54,13 @@ mod processes;
 mod repo;
 mod rng;
 mod stand_ins;
+mod wait;
 
 pub use agent::{CLEAN, ONE_TASK, RoleAgent};
 pub use files::{executable, script, sorted_lines, write, write_in};
 pub use isolation::{CLEARED, EMAIL, IDENTITY_VARIABLES, Isolation, NAME};
-pub use processes::{PATIENCE, is_dead, pid_written, wait_dead};
+pub use processes::{is_dead, pid_written, wait_dead};
 pub use repo::{Builder, Identity, Repo};
 pub use rng::Rng;
 pub use stand_ins::{AGENTS, AgentError, Behaviour, Call, StandIns};
+pub use wait::{PATIENCE, POLL, RUN_PATIENCE, poll, wait_for, wait_until};

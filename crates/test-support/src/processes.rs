@@ -1,13 +1,9 @@
-//! Waiting on child processes in tests: whether one died, the pid one wrote, and how long a test
-//! waits for either before it fails.
+//! Child processes in tests: whether one died ([`is_dead`], [`wait_dead`]) and the pid one
+//! wrote.
 
 use std::path::Path;
-use std::time::Duration;
 
-/// How long a test waits for something that must happen soon (a killed process dying, a child
-/// writing its marker file or an event) before it fails: only ever reached when the behaviour
-/// under test is broken, so it is generous enough that no load on the machine reaches it.
-pub const PATIENCE: Duration = Duration::from_mins(1);
+use crate::wait::{PATIENCE, poll};
 
 /// Whether the process `pid` is gone (or a zombie nobody reaped, which runs no code). Linux:
 /// reads `/proc/<pid>/stat`.
@@ -23,14 +19,7 @@ pub fn is_dead(pid: u32) -> bool {
 
 /// Waits (up to [`PATIENCE`]) for `pid` to die; whether it did.
 pub fn wait_dead(pid: u32) -> bool {
-    let deadline = std::time::Instant::now() + PATIENCE;
-    while std::time::Instant::now() < deadline {
-        if is_dead(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    is_dead(pid)
+    poll(PATIENCE, || is_dead(pid).then_some(())).is_some()
 }
 
 /// The pid a script wrote to `path` (one line, `echo $$ > path`); `None` while the file is

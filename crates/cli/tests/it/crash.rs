@@ -17,13 +17,13 @@
 
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::{Child, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use epic_state_store::{StoryStage, StoryState};
 use epic_test_support::Rng;
 
-use crate::util::Repo;
+use crate::util::{PATIENCE, RUN_PATIENCE, Repo, wait_for};
 
 const EPIC: &str = "crash";
 const KILLS: usize = 30;
@@ -125,18 +125,10 @@ pub(crate) fn spawn(repo: &Repo, args: &[String]) -> Child {
         .expect("spawn epic run")
 }
 
-/// Waits for `child` to exit, up to `limit`; how it exited, `None` while it still runs.
-pub(crate) fn wait(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("poll") {
-            return Some(status);
-        }
-        if start.elapsed() > limit {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+/// Waits for `child` to exit (`what`: the run ends, a killed run dies), failing the test after
+/// `limit`: how it exited.
+pub(crate) fn wait(child: &mut Child, what: &str, limit: Duration) -> ExitStatus {
+    wait_for(what, limit, || child.try_wait().expect("poll"))
 }
 
 /// The events of the log at `path` (complete lines), none before it exists.
@@ -161,20 +153,11 @@ struct Stop {
 
 /// Waits until the run `child`, whose log at `log` held `before` events when it started, has
 /// reached `stop`, or exits: how it exited, `None` while it still runs (then it has reached
-/// `stop`). Polls every few milliseconds; the time limit only ends a run that makes no
+/// `stop`). Looks every few milliseconds; the time limit only ends a run that makes no
 /// progress.
-fn wait_for_stop(
-    child: &mut Child,
-    log: &Path,
-    before: usize,
-    stop: Stop,
-) -> Option<std::process::ExitStatus> {
-    let start = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(5));
-        if let Some(status) = child.try_wait().expect("poll") {
-            return Some(status);
-        }
+fn wait_for_stop(child: &mut Child, log: &Path, before: usize, stop: Stop) -> Option<ExitStatus> {
+    wait_for("the run reaches its stop or ends", RUN_PATIENCE, || {
+        let exited = child.try_wait().expect("poll");
         let all = events(log);
         let new = &all[before.min(all.len())..];
         let marks: Vec<usize> = new
@@ -187,22 +170,16 @@ fn wait_for_stop(
             0 => Some(0),
             n => marks.get(n - 1).map(|at| at + 1),
         };
-        if marks.len() > stop.marks || from.is_some_and(|from| new.len() >= from + stop.then) {
-            return None;
-        }
-        assert!(
-            start.elapsed() < Duration::from_mins(5),
-            "the run did not progress in minutes"
-        );
-    }
+        let reached =
+            marks.len() > stop.marks || from.is_some_and(|from| new.len() >= from + stop.then);
+        (exited.is_some() || reached).then_some(exited)
+    })
 }
 
 fn run_to_end(repo: &Repo, args: &[String]) -> (Option<i32>, Duration) {
     let start = Instant::now();
     let mut child = spawn(repo, args);
-    let code = wait(&mut child, Duration::from_mins(5))
-        .expect("the run ends")
-        .code();
+    let code = wait(&mut child, "the run ends", RUN_PATIENCE).code();
     let mut stderr = String::new();
     if let Some(mut pipe) = child.stderr.take() {
         std::io::Read::read_to_string(&mut pipe, &mut stderr).ok();
@@ -374,9 +351,7 @@ fn sigkill_at_thirty_instants_loses_nothing_and_proves_everything() {
             None => {
                 let phase = phase(&log);
                 kill_group(&child);
-                let code = wait(&mut child, Duration::from_secs(30))
-                    .expect("killed")
-                    .code();
+                let code = wait(&mut child, "the killed run dies", PATIENCE).code();
                 // `Some(0)`: the run finished between the look at its log and the kill.
                 assert!(
                     matches!(code, None | Some(0)),
@@ -560,7 +535,7 @@ fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
         let ended = wait_for_events(&mut child, &log, before + kill);
         if ended.is_none() {
             kill_group(&child);
-            wait(&mut child, Duration::from_secs(30)).expect("killed");
+            wait(&mut child, "the killed landing dies", PATIENCE);
         }
         let now = repo.git_output(&["rev-parse", "main"]).trim().to_owned();
         if now == main {
@@ -591,25 +566,15 @@ fn sigkill_during_a_landing_leaves_the_target_untouched_or_landed_once() {
 
 /// Waits until the log at `log` holds `count` events or `child` exits: how it exited, `None`
 /// while it still runs.
-fn wait_for_events(
-    child: &mut Child,
-    log: &Path,
-    count: usize,
-) -> Option<std::process::ExitStatus> {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().expect("poll") {
-            return Some(status);
-        }
-        if events(log).len() >= count {
-            return None;
-        }
-        assert!(
-            start.elapsed() < Duration::from_mins(2),
-            "the landing did not progress in minutes"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+fn wait_for_events(child: &mut Child, log: &Path, count: usize) -> Option<ExitStatus> {
+    wait_for(
+        &format!("the landing logs {count} events or ends"),
+        RUN_PATIENCE,
+        || {
+            let exited = child.try_wait().expect("poll");
+            (exited.is_some() || events(log).len() >= count).then_some(exited)
+        },
+    )
 }
 
 /// The batch scenario's agent: one task; the coder waits (up to 5 s: a fallback, the outcome
@@ -716,9 +681,7 @@ fn reset_barrier(repo: &Repo) {
 fn run_once(repo: &Repo, args: &[String]) -> Option<i32> {
     reset_barrier(repo);
     let mut child = spawn(repo, args);
-    wait(&mut child, Duration::from_mins(5))
-        .expect("the run ends")
-        .code()
+    wait(&mut child, "the run ends", RUN_PATIENCE).code()
 }
 
 /// Each story's status in the epic's state.
@@ -760,23 +723,21 @@ fn sigkill_inside_a_batch_and_its_bisection_leaves_nothing_unproven() {
         let before = events(&log).len();
         reset_barrier(&repo);
         let mut child = spawn(&repo, &args);
-        let start = Instant::now();
-        let killed = loop {
-            std::thread::sleep(Duration::from_millis(5));
+        // `false`: the run ended first.
+        let killed = wait_for(&format!("{kind} or the run's end"), RUN_PATIENCE, || {
             if child.try_wait().expect("poll").is_some() {
-                break false;
+                return Some(false);
             }
             let all = events(&log);
-            if all[before.min(all.len())..]
+            all[before.min(all.len())..]
                 .iter()
                 .any(|event| event.contains(kind))
-            {
-                kill_group(&child);
-                wait(&mut child, Duration::from_secs(30)).expect("killed");
-                break true;
-            }
-            assert!(start.elapsed() < Duration::from_mins(5), "no progress");
-        };
+                .then_some(true)
+        });
+        if killed {
+            kill_group(&child);
+            wait(&mut child, "the killed run dies", PATIENCE);
+        }
         phases.push(format!("at {kind}: killed {killed}, then {}", phase(&log)));
     }
     // The last rerun, uninterrupted, finishes the epic: s03 fails again.

@@ -11,10 +11,9 @@
 //! `$MARKS/in-revision` and holds (a kill lands inside it). Every wait is on a file or an event.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use crate::crash::{KeepOnFailure, events, kill_group, spawn, wait};
-use crate::util::Repo;
+use crate::util::{PATIENCE, RUN_PATIENCE, Repo, wait_for};
 
 const EPIC: &str = "rev";
 
@@ -103,9 +102,7 @@ fn marks(repo: &Repo) -> std::path::PathBuf {
 /// Runs `epic run` to its end: its exit code.
 fn run_once(repo: &Repo, args: &[String]) -> Option<i32> {
     let mut child = spawn(repo, args);
-    wait(&mut child, Duration::from_mins(5))
-        .expect("the run ends")
-        .code()
+    wait(&mut child, "the run ends", RUN_PATIENCE).code()
 }
 
 /// Runs `epic run` until `reached` holds for the events it logged (those after `before`) or the
@@ -120,20 +117,23 @@ fn run_until(
 ) -> bool {
     let before = events(log).len();
     let mut child = spawn(repo, args);
-    let start = Instant::now();
-    loop {
-        std::thread::sleep(Duration::from_millis(5));
-        if child.try_wait().expect("poll").is_some() {
-            return false;
-        }
-        let all = events(log);
-        if reached(&all[before.min(all.len())..]) || mark.is_some_and(Path::exists) {
-            kill_group(&child);
-            wait(&mut child, Duration::from_secs(30)).expect("killed");
-            return true;
-        }
-        assert!(start.elapsed() < Duration::from_mins(5), "no progress");
+    let killed = wait_for(
+        "the point to kill the run at, or its end",
+        RUN_PATIENCE,
+        || {
+            if child.try_wait().expect("poll").is_some() {
+                return Some(false);
+            }
+            let all = events(log);
+            (reached(&all[before.min(all.len())..]) || mark.is_some_and(Path::exists))
+                .then_some(true)
+        },
+    );
+    if killed {
+        kill_group(&child);
+        wait(&mut child, "the killed run dies", PATIENCE);
     }
+    killed
 }
 
 /// The `merge_revision` events of the log: (story, revision).

@@ -4,11 +4,10 @@
 
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
 use epic_test_support::RoleAgent;
 
-use crate::util::{PATIENCE, Repo, file_plan};
+use crate::util::{PATIENCE, RUN_PATIENCE, Repo, file_plan, poll, wait_for, wait_until};
 
 /// Writes an `exec:` agent script to the repository's temporary directory: plans one task and,
 /// as coder, runs `coder` (shell, in the story's worktree) then writes `<story>/<story>.txt`.
@@ -65,14 +64,13 @@ fn an_agent_printing_200_mb_leaves_memory_bounded_and_the_transcript_truncated()
     );
     let pid = child.id();
     let mut peak = 0;
-    let start = Instant::now();
-    while child.try_wait().expect("poll").is_none() {
+    // Sampled at every look until the run ends.
+    wait_for("the loud run ends", RUN_PATIENCE, || {
         if let Some(kb) = peak_rss_kb(pid) {
             peak = peak.max(kb);
         }
-        assert!(start.elapsed() < Duration::from_mins(4), "the run hangs");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        child.try_wait().expect("poll")
+    });
     let (code, stdout, stderr) = finish(child);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(peak > 0, "the epic process was sampled");
@@ -112,26 +110,19 @@ fn waiting(repo: &Repo, name: &str) -> String {
     )
 }
 
-/// Whether event `kind` appears in `log` within [`PATIENCE`].
-fn wait_for(log: &Path, kind: &str) -> bool {
-    let start = Instant::now();
+/// Whether `log` holds an event `kind`.
+fn logged(log: &Path, kind: &str) -> bool {
     let needle = format!("\"kind\":\"{kind}\"");
-    while !std::fs::read_to_string(log).is_ok_and(|text| text.contains(&needle)) {
-        if start.elapsed() > PATIENCE {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
+    std::fs::read_to_string(log).is_ok_and(|text| text.contains(&needle))
+}
+
+/// Whether event `kind` appears in `log` within [`PATIENCE`].
+fn appears(log: &Path, kind: &str) -> bool {
+    poll(PATIENCE, || logged(log, kind).then_some(())).is_some()
 }
 
 fn wait_for_event(log: &Path, kind: &str) {
-    let start = Instant::now();
-    let needle = format!("\"kind\":\"{kind}\"");
-    while !std::fs::read_to_string(log).is_ok_and(|text| text.contains(&needle)) {
-        assert!(start.elapsed() < PATIENCE, "no {kind} event");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(&format!("a {kind} event"), || logged(log, kind));
 }
 
 #[test]
@@ -212,14 +203,7 @@ fn a_run_whose_lock_file_an_agent_deleted_still_holds_the_epic() {
         &repo.common_dir().join("epic/shop/events.jsonl"),
         "turn_started",
     );
-    let start = Instant::now();
-    while lock.exists() {
-        assert!(
-            start.elapsed() < PATIENCE,
-            "the agent never deleted the lock file"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until("the agent deletes the lock file", || !lock.exists());
     let status = repo.run(&["status", "shop"]);
     status.assert_code(0);
     assert!(
@@ -270,7 +254,7 @@ fn two_epics_on_one_repository_run_side_by_side() {
         repo.common_dir().join("epic/one/events.jsonl"),
         repo.common_dir().join("epic/two/events.jsonl"),
     ];
-    let started = both.iter().all(|log| wait_for(log, "turn_started"));
+    let started = both.iter().all(|log| appears(log, "turn_started"));
     std::fs::write(repo.temp().join("release"), "").expect("release");
     let ended = [finish(one), finish(two)];
     assert!(

@@ -3,13 +3,12 @@
 
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
 use epic_state_store::EpicLock;
 use insta::assert_snapshot;
 use serde_json::json;
 
-use crate::util::{PATIENCE, Repo, file_plan};
+use crate::util::{PATIENCE, Repo, file_plan, poll, wait_until};
 
 /// The options of a quick, deterministic run: the script seat, one story at a time, plain lines.
 const QUICK: &[&str] = &[
@@ -299,20 +298,16 @@ fn spawn(repo: &Repo, args: &[&str]) -> Child {
         .expect("spawn epic run")
 }
 
-/// Polls `epic status --format json` until `ready` holds for it (at most [`PATIENCE`]).
-fn wait_for(repo: &Repo, ready: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
-    let start = Instant::now();
-    loop {
+/// Looks at `epic status --format json` until `ready` holds for it (at most [`PATIENCE`]).
+fn wait_for_status(repo: &Repo, ready: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let mut last = None;
+    poll(PATIENCE, || {
         let run = repo.run(&["status", "--format", "json"]);
-        if run.code == Some(0) {
-            let status = run.json();
-            if ready(&status) {
-                return status;
-            }
-        }
-        assert!(start.elapsed() < PATIENCE, "status never got there: {run}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        let status = (run.code == Some(0)).then(|| run.json());
+        last = Some(run);
+        status.filter(|status| ready(status))
+    })
+    .unwrap_or_else(|| panic!("status never got there: {}", last.expect("a look")))
 }
 
 fn release(repo: &Repo) {
@@ -344,7 +339,7 @@ fn status_shows_a_run_in_progress() {
         &repo,
         &["run", "plan.json", "--coder", &agent, "--no-progress", "-v"],
     );
-    let status = wait_for(&repo, |status| is_running(status, "a"));
+    let status = wait_for_status(&repo, |status| is_running(status, "a"));
     assert_eq!(status["stories"][0]["status"], "started");
     assert_eq!(status["holder"]["pid"], child.id());
     let text = repo.run(&["status"]);
@@ -370,7 +365,7 @@ fn ctrl_c_is_exit_130_and_a_rerun_finishes() {
     let agent = waiting_agent(&repo);
     let args = ["run", "plan.json", "--coder", &agent, "--no-progress"];
     let child = spawn(&repo, &args);
-    wait_for(&repo, |status| is_running(status, "a"));
+    wait_for_status(&repo, |status| is_running(status, "a"));
     // Let the agent's turn begin before interrupting it.
     wait_for_event(
         &repo.common_dir().join("epic/shop/events.jsonl"),
@@ -402,10 +397,8 @@ fn ctrl_c_is_exit_130_and_a_rerun_finishes() {
 }
 
 fn wait_for_event(log: &Path, kind: &str) {
-    let start = Instant::now();
     let needle = format!("\"kind\":\"{kind}\"");
-    while !std::fs::read_to_string(log).is_ok_and(|text| text.contains(&needle)) {
-        assert!(start.elapsed() < PATIENCE, "no {kind} event");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(&format!("a {kind} event"), || {
+        std::fs::read_to_string(log).is_ok_and(|text| text.contains(&needle))
+    });
 }

@@ -8,19 +8,11 @@ use assert_cmd::Command;
 use tempfile::TempDir;
 
 /// How long a test waits for an event a child `epic` process must soon write before it fails
-/// (the shared bound of every crate's tests). Agents that wait for the test to release them give
-/// up after twice as long, so a test that died does not leave them behind for good.
-pub(crate) use epic_test_support::PATIENCE;
-
-/// Waits until `done` holds, what a process of the test (a file it writes, a process it
-/// starts) makes true; fails the test with `what` after [`PATIENCE`].
-pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let start = std::time::Instant::now();
-    while !done() {
-        assert!(start.elapsed() < PATIENCE, "never: {what}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-}
+/// (the shared bound of every crate's tests; [`RUN_PATIENCE`] for a whole run). Agents that wait
+/// for the test to release them give up after twice as long, so a test that died does not leave
+/// them behind for good. A test waits with [`wait_until`] (or [`wait_for`], [`poll`]): a look
+/// every few milliseconds, never a sleep.
+pub(crate) use epic_test_support::{PATIENCE, RUN_PATIENCE, poll, wait_for, wait_until};
 
 /// The clock an `epic` process times its pauses and stall watchdog on, set with
 /// `EPIC_TEST_CLOCK` ([`spawn`](Self::spawn)): a file holding a time that the test moves.

@@ -11,9 +11,8 @@
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
-use crate::util::{Repo, file_plan};
+use crate::util::{RUN_PATIENCE, Repo, file_plan, wait_for};
 
 /// Where a kill lands: `<before|after>-<command>-<nth call of it in the run>`.
 const STEPS: [&str; 4] = [
@@ -107,18 +106,16 @@ fn sigkill_at_each_step_of_a_switch_and_a_rerun_lose_nothing() {
             .process_group(0)
             .spawn()
             .expect("spawn epic run");
-        let start = Instant::now();
-        while !mark.exists() {
+        wait_for(&format!("{step}: a switch"), RUN_PATIENCE, || {
+            if mark.exists() {
+                return Some(());
+            }
             assert!(
                 child.try_wait().expect("poll").is_none(),
                 "{step}: the run ended before its first switch"
             );
-            assert!(
-                start.elapsed() < Duration::from_mins(2),
-                "{step}: no switch"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            None
+        });
         kill_group(child.id());
         child.wait().expect("killed");
 
