@@ -109,3 +109,49 @@ pub(crate) fn flaky(command: &str, runs: u32, status: &str, output: &str) -> Str
     };
     format!("gate `{command}` is flaky: red ({first}), green on run {runs}; passed")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pause_reads_in_local_time() {
+        let until = jiff::Timestamp::now()
+            .to_zoned_datetime(jiff::tz::TimeZone::system())
+            .with()
+            .hour(23)
+            .minute(59)
+            .build()
+            .unwrap();
+        assert_eq!(
+            paused_until("claude", "", &until.timestamp().to_string(), "usage limit"),
+            "paused until 23:59 (claude: usage limit)"
+        );
+        let since = until.with().hour(23).minute(41).build().unwrap();
+        assert_eq!(
+            paused_until(
+                "codex",
+                &since.timestamp().to_string(),
+                &until.timestamp().to_string(),
+                "outage"
+            ),
+            "paused: codex: API unreachable since 23:41, next probe 23:59"
+        );
+        assert_eq!(
+            paused_until("codex", "", "2020-01-02T03:04:05Z", "outage")
+                .split_once(" (")
+                .map(|(_, seat)| seat),
+            Some("codex: outage)")
+        );
+    }
+
+    #[test]
+    fn figures_for_people() {
+        assert_eq!(elapsed(Duration::from_secs(7)), "0:07");
+        assert_eq!(elapsed(Duration::from_secs(3723)), "1:02:03");
+        assert_eq!(thousands(950), "950");
+        assert_eq!(thousands(1234), "1.2k");
+        assert_eq!(thousands(3_400_000), "3.4M");
+        assert_eq!(first_line("a\nb"), "a …");
+    }
+}
