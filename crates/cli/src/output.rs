@@ -16,6 +16,14 @@ pub(crate) struct Output {
     verbose: u8,
 }
 
+#[cfg(test)]
+impl Output {
+    /// The output `-q` (`quiet`) and `-v` given `verbose` times ask for, without parsing them.
+    pub(crate) fn with(quiet: bool, verbose: u8) -> Self {
+        Self { quiet, verbose }
+    }
+}
+
 impl Output {
     /// The output the global options ask for.
     pub(crate) fn new(global: &GlobalArgs) -> Self {

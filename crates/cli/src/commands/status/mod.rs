@@ -9,9 +9,11 @@
 //!
 //! A file per concern: the model `--format json` prints (`model.rs`), the gathering of it from
 //! the epic's state directory (`gather.rs`), its rendering as text (`text.rs`), and the command
-//! that wires them (`command.rs`).
+//! that wires them (`command.rs`); the unit tests' hand-built models are `fixtures.rs`.
 
 mod command;
+#[cfg(test)]
+mod fixtures;
 mod gather;
 mod model;
 mod text;

@@ -304,3 +304,76 @@ fn table(w: &mut String, rows: &[Vec<String>]) -> std::fmt::Result {
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use insta::assert_snapshot;
+
+    use super::super::fixtures::{SINCE, UNTIL, bare, full, several, story};
+    use super::*;
+    use crate::progress::local;
+
+    /// `status` as text, its local times named (they depend on the machine's time zone).
+    fn shown(status: &StatusJson, out: Output) -> String {
+        text(status, out)
+            .replace(&local(UNTIL), "<until>")
+            .replace(&local(SINCE), "<since>")
+    }
+
+    #[test]
+    fn a_running_epic_with_everything() {
+        assert_snapshot!("everything", shown(&full(), Output::default()));
+    }
+
+    #[test]
+    fn verbose_adds_the_worktrees_and_quiet_drops_the_totals() {
+        assert_snapshot!("everything_verbose", shown(&full(), Output::with(false, 1)));
+        assert_snapshot!("everything_quiet", shown(&full(), Output::with(true, 0)));
+    }
+
+    #[test]
+    fn without_a_report_the_table_has_no_report_column() {
+        assert_snapshot!("bare", shown(&bare(), Output::default()));
+    }
+
+    #[test]
+    fn a_run_that_has_not_said_who_it_is_and_no_story_yet() {
+        let status = StatusJson {
+            running: true,
+            stories: Vec::new(),
+            ..bare()
+        };
+        assert_eq!(
+            shown(&status, Output::default()),
+            "epic checkout: running (its process has not recorded who it is)\n\nno story has \
+             started yet\n"
+        );
+    }
+
+    #[test]
+    fn a_reason_is_shown_on_one_line() {
+        let status = StatusJson {
+            stories: vec![StoryJson {
+                reason: Some("gates red:\n  pytest\texit code 1\n".to_owned()),
+                ..story("a")
+            }],
+            ..bare()
+        };
+        assert!(
+            shown(&status, Output::with(true, 0)).contains("\na: gates red: pytest exit code 1\n"),
+            "{}",
+            shown(&status, Output::default())
+        );
+    }
+
+    #[test]
+    fn several_epics_are_a_line_each() {
+        assert_snapshot!(
+            several_text(&several().epics),
+            @r"
+        checkout  running
+        search    not running
+        "
+        );
+    }
+}
