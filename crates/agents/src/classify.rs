@@ -513,8 +513,8 @@ mod tests {
     #[test]
     fn classifies_what_the_real_clis_printed() {
         use crate::agent_output;
-        use crate::command::failure_tail;
         use crate::preset::Preset;
+        use crate::tail::failure_tail;
         let table = [
             (
                 Preset::Claude,
@@ -625,8 +625,8 @@ mod tests {
     #[expect(clippy::too_many_lines, reason = "one table of real outputs")]
     fn classifies_what_the_real_clis_printed_against_the_model_server() {
         use crate::agent_output;
-        use crate::command::{ERROR_TAIL, failure_tail};
         use crate::preset::Preset;
+        use crate::tail::{ERROR_TAIL, failure_tail};
         let transient = Class::Transient;
         let table = [
             (Preset::Claude, served!("claude-2.1.332", "429"), transient),
@@ -726,7 +726,7 @@ mod tests {
             // aider gives up with exit 0 and no reply in its log: the turn reads it so.
             let error = decoded.error.clone().or_else(|| {
                 (preset == Preset::Aider && exit.trim() == "0")
-                    .then(|| crate::command::NO_LOGGED_REPLY.to_owned())
+                    .then(|| crate::tail::NO_LOGGED_REPLY.to_owned())
             });
             let (stdout, stderr) = (
                 &stdout[stdout.ceil_char_boundary(stdout.len().saturating_sub(ERROR_TAIL))..],
@@ -750,8 +750,8 @@ mod tests {
     #[test]
     fn a_refused_keys_line_is_the_clis_own_words() {
         use crate::agent_output;
-        use crate::command::{NO_LOGGED_REPLY, failure_tail};
         use crate::preset::Preset;
+        use crate::tail::{NO_LOGGED_REPLY, failure_tail};
         let table = [
             (
                 Preset::Claude,

@@ -18,11 +18,9 @@ use crate::role::Role;
 use crate::seat::{BoxFuture, Progress, ProgressFn, Reply, Seat, SeatError, TurnRequest};
 use crate::shell::shell_quote;
 use crate::stream::{LOOP_REPEATS, StreamWatch};
+use crate::tail::{ERROR_TAIL, NO_LOGGED_REPLY, failure_tail};
 use epic_process::sandbox::Access;
 use epic_process::{self as process, Ending, Limits, Spec};
-
-/// How many bytes of an error's output its message carries.
-pub(crate) const ERROR_TAIL: usize = 4000;
 
 /// Variables a seat process never inherits: they would point its git at another repository or
 /// index than its worktree's.
@@ -625,28 +623,6 @@ impl Seat for CommandSeat {
             }
         })
     }
-}
-
-/// The error of a turn whose agent logs its model's replies (aider) and logged none.
-pub(crate) const NO_LOGGED_REPLY: &str =
-    "it got no reply from its model: its log of the model's replies holds none";
-
-/// The text of a failed turn, what [`SeatError::Failed`] carries and what
-/// `classify.rs` reads: the agent's own error message (from its structured
-/// output) first, verbatim, then the end of its standard output and of its standard error,
-/// without terminal escapes (opencode colours its errors whatever `NO_COLOR` says).
-pub(crate) fn failure_tail(reported_error: Option<&str>, stdout: &str, stderr: &str) -> String {
-    let mut tail = reported_error
-        .map(|error| format!("{}\n--- output ---\n", error.trim()))
-        .unwrap_or_default();
-    tail.push_str(stdout);
-    if !stderr.trim().is_empty() {
-        if !tail.trim().is_empty() {
-            tail.push_str("\n--- stderr ---\n");
-        }
-        tail.push_str(stderr);
-    }
-    anstream::adapter::strip_str(&tail).to_string()
 }
 
 /// Settles a coder turn's own story branch ([`epic_git_ops::PrivateBranch::settle`]): the real

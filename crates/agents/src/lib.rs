@@ -33,6 +33,7 @@ mod script;
 mod seat;
 mod shell;
 mod stream;
+mod tail;
 
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use preflight::{SeatsNotReady, check_seats};

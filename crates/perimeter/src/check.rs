@@ -4,48 +4,9 @@ use std::fmt;
 
 use epic_story_plan::{Story, StoryPlan};
 
-use crate::{LinkViolation, safe_normalized, under_any};
-
-/// Where one changed path falls relative to a story's perimeter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Placement {
-    /// Inside one of the story's owned prefixes: the story may change it.
-    Owned,
-    /// Not owned, but inside one of the story's shared read-only prefixes: the story may read it
-    /// and must not change it. The worse offence, since another story relies on it as it is.
-    SharedReadOnly,
-    /// Neither owned nor shared: the story has no business changing it.
-    Outside,
-}
-
-/// Places one changed path relative to `story`'s perimeter.
-///
-/// The path is normalised first ([`normalize`](epic_story_plan::path::normalize)). A path that is not safe
-/// ([`check_safe`](epic_story_plan::path::check_safe)) is [`Outside`](Placement::Outside) whatever it starts
-/// with, and so is anything under an unsafe owned or shared prefix.
-///
-/// ```
-/// use epic_perimeter::{Placement, classify};
-/// use epic_story_plan::Story;
-///
-/// let story = Story::new("cart-api", "Cart API", ["src/cart"]).sharing(["src/lib.rs"]);
-/// assert_eq!(classify("./src/cart/mod.rs", &story), Placement::Owned);
-/// assert_eq!(classify("src/lib.rs", &story), Placement::SharedReadOnly);
-/// assert_eq!(classify("src/cart-old/mod.rs", &story), Placement::Outside);
-/// assert_eq!(classify("src/cart/../../etc/passwd", &story), Placement::Outside);
-/// ```
-pub fn classify(path: &str, story: &Story) -> Placement {
-    let Some(path) = safe_normalized(path) else {
-        return Placement::Outside;
-    };
-    if under_any(&path, &story.owned) {
-        Placement::Owned
-    } else if under_any(&path, &story.shared_read_only) {
-        Placement::SharedReadOnly
-    } else {
-        Placement::Outside
-    }
-}
+use crate::escaped::Escaped;
+use crate::links::LinkViolation;
+use crate::placement::{Placement, classify};
 
 /// The changed paths a story was not allowed to change, each list in the order the paths came in.
 ///
@@ -241,20 +202,4 @@ impl fmt::Display for PerimeterViolation {
 /// quotes, as git does) or one with a control character: never accepted, whatever its prefix.
 fn odd_name(path: &str) -> bool {
     path.starts_with('"') || path.chars().any(char::is_control)
-}
-
-/// A path written with its control characters escaped (`\n`, `\u{0}`, …).
-pub(crate) struct Escaped<'a>(pub(crate) &'a str);
-
-impl fmt::Display for Escaped<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for c in self.0.chars() {
-            if c.is_control() {
-                write!(f, "{}", c.escape_debug())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        Ok(())
-    }
 }

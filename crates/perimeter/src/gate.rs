@@ -2,7 +2,7 @@
 
 use epic_story_plan::Story;
 
-use crate::check::Escaped;
+use crate::escaped::Escaped;
 use crate::{Issue, PerimeterCheck, Review, Severity, check};
 
 /// Checks the paths a story changed and returns the verdict as a [`Review`].

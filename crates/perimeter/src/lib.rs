@@ -65,36 +65,18 @@
 #![warn(missing_docs)]
 
 mod check;
+mod escaped;
 mod gate;
 mod links;
 mod named;
+mod placement;
 mod review;
 mod stray;
 
-use epic_story_plan::path::{is_safe, normalize, within_normalized};
-
-pub use check::{PerimeterCheck, PerimeterViolation, Placement, check, classify, enforce};
+pub use check::{PerimeterCheck, PerimeterViolation, check, enforce};
 pub use gate::gate;
 pub use links::{LinkProblem, LinkViolation, check_links};
 pub use named::{owner_of, paths_named_in};
+pub use placement::{Placement, classify};
 pub use review::{Issue, Review, Severity};
 pub use stray::{StrayTask, Task, stray_tasks};
-
-/// The normalised form of `path`, or `None` when it is not a safe repo-relative path.
-///
-/// Every containment test of this crate goes through here first: [`within_normalized`] alone
-/// would count `src/a/../../etc` as inside `src/a`.
-fn safe_normalized(path: &str) -> Option<String> {
-    is_safe(path).then(|| normalize(path))
-}
-
-/// Whether the normalised `path` lies within any of the (raw) `prefixes`.
-///
-/// A prefix that is not safe grants nothing: a validated plan has none, and an unvalidated one
-/// must not widen a perimeter to the whole repository through an empty or `/` prefix.
-fn under_any(path: &str, prefixes: &[String]) -> bool {
-    prefixes
-        .iter()
-        .filter(|prefix| is_safe(prefix))
-        .any(|prefix| within_normalized(path, &normalize(prefix)))
-}

@@ -5,8 +5,8 @@ use std::fmt;
 use epic_story_plan::path::{LinkEscape, is_safe, normalize, overlaps_normalized, resolve_link};
 use epic_story_plan::{Story, StoryPlan};
 
-use crate::check::Escaped;
-use crate::{Placement, classify};
+use crate::escaped::Escaped;
+use crate::placement::{Placement, classify};
 
 /// Why a symbolic link is refused: see [`check_links`].
 #[derive(Debug, Clone, PartialEq, Eq)]

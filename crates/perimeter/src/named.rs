@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashSet};
 use epic_story_plan::path::normalize;
 use epic_story_plan::{Story, StoryPlan};
 
-use crate::{safe_normalized, under_any};
+use crate::placement::{safe_normalized, under_any};
 
 /// The first story of the plan that owns a prefix containing `path`.
 ///

@@ -5,7 +5,8 @@ use epic_story_plan::{Story, StoryPlan};
 use serde::{Deserialize, Serialize};
 
 use crate::named::looks_like_file;
-use crate::{paths_named_in, safe_normalized, under_any};
+use crate::named::paths_named_in;
+use crate::placement::{safe_normalized, under_any};
 
 /// One task of a story's task plan, as [`stray_tasks`] reads it.
 ///

@@ -9,13 +9,16 @@
 //!
 //! A file per concern: the model `--format json` prints (`model.rs`), the gathering of it from
 //! the epic's state directory (`gather.rs`), its rendering as text (`text.rs`), and the command
-//! that wires them (`command.rs`); the unit tests' hand-built models are `fixtures.rs`.
+//! that wires them (`command.rs`); the unit tests' hand-built models are `fixtures.rs`, and `shape.rs` holds the JSON to the
+//! contract's shape.
 
 mod command;
 #[cfg(test)]
 mod fixtures;
 mod gather;
 mod model;
+#[cfg(test)]
+mod shape;
 mod text;
 
 pub(crate) use command::run;
