@@ -16,7 +16,7 @@ use epic_agents::Roster;
 use epic_process::sandbox::Sandbox;
 
 #[cfg(doc)]
-use super::run::TaskLoop;
+use super::parts::TaskLoop;
 #[cfg(doc)]
 use crate::gates::Gates;
 

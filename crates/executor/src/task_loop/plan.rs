@@ -14,7 +14,7 @@ use crate::task_plan::TaskPlan;
 use epic_agents::Role;
 use epic_process::offload;
 
-use super::run::Run;
+use super::context::Run;
 
 /// Where a story's task plan came from ([`Run::load_or_plan`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use crate::read_only;
 use crate::replies::parse_verdict;
 use epic_agents::{Role, SeatError};
 
-use super::run::Run;
+use super::context::Run;
 
 impl Run<'_> {
     pub(super) fn review_round(&self, task: &str, round: u32, review: &Review) {

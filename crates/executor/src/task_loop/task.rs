@@ -13,8 +13,8 @@ use crate::task_plan::TaskPlan;
 use epic_agents::NOOP_TOKEN;
 use epic_agents::Role;
 
+use super::context::Run;
 use super::job::NoopPolicy;
-use super::run::Run;
 
 /// How one task ended.
 pub(super) enum TaskEnd {
