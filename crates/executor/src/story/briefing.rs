@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use epic_state_store::StoryState;
 
-use super::Work;
+use super::work::Work;
 use crate::prompts::{self, Briefing, Context, Dependency, READ_FIRST_FILE_CAP, ReadFirst, Shown};
 use epic_process::offload::{self, BoxError};
 

@@ -4,8 +4,9 @@
 
 use epic_git_ops::{MergeFavor, MergeOutcome};
 
-use super::{Failure, Stop, Work};
+use super::work::Work;
 use crate::event::Event;
+use crate::failure::{Failure, Stop};
 
 impl Work {
     /// Merges the proven epic head into the story branch (the epic side winning conflicting

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use epic_report::InPlace;
 use tokio::sync::oneshot;
 
-#[cfg(doc)]
-use super::Failure;
 use super::judge::Judgement;
-use super::{Stop, Work};
+use super::work::Work;
 use crate::event::Event;
+#[cfg(doc)]
+use crate::failure::Failure;
+use crate::failure::Stop;
 #[cfg(doc)]
 use crate::queue::MergeQueue;
 use crate::queue::Request;

@@ -21,11 +21,12 @@ use epic_perimeter::Review;
 use epic_report::{Evidence, InPlace};
 use epic_story_plan::Story;
 
-use super::{Failure, Stop, Work, turn_failed};
+use super::work::{Work, turn_failed};
 use crate::blocked::{self, Claim};
 use crate::chat::Recorder;
 use crate::event::Event;
 use crate::evidence::{self, Problem};
+use crate::failure::{Failure, Stop};
 use crate::gates::GateResult;
 use crate::gates::millis;
 use crate::prompts;

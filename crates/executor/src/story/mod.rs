@@ -13,29 +13,35 @@
 //!    steps again from 2 (`--merge-revisions`);
 //!
 //! and, as a cleanup of the run loop's once the story ended, [`cleanup`]: the removal of the
-//! merged story's worktree. `work.rs`: the story at work ([`Work`]) and how it ends
-//! ([`StoryEnd`]). What every story of a run shares ([`Shared`]) and why a story failed
-//! ([`Failure`]) are the crate's `shared.rs` and `failure.rs`: the merge queue and the run read
-//! them too.
+//! merged story's worktree.
+//!
+//! The files import one way. At the bottom: `work.rs`, the story at work (`Work`), the
+//! context every step takes; `end.rs`, how a story ended ([`Ending`], [`StoryEnd`]);
+//! `revision.rs`, the record of its merge revisions ([`Revisions`]). On them, each step in its
+//! own file. On top, `run.rs`: [`run_story`] and the order of the steps. What every story of a
+//! run shares ([`Shared`](crate::shared::Shared)) and why a story failed
+//! ([`Failure`](crate::failure::Failure)) are the crate's `shared.rs` and `failure.rs`: the
+//! merge queue and the run read them too.
 
 mod briefing;
 mod catch_up;
 mod cleanup;
+mod end;
 mod integrate;
 mod judge;
 mod perimeter;
 mod prepare;
 mod revise;
+mod revision;
+mod run;
 mod setup;
 mod slot;
 mod work;
 
-use crate::failure::{Failure, Stop, git_reason};
-use crate::shared::Shared;
 #[cfg(doc)]
 use crate::task_loop::TaskLoop;
 pub(crate) use cleanup::remove_merged_worktree;
-pub use revise::{Revisions, RevisionsUnreadable};
+pub(crate) use end::{Ending, StoryEnd};
+pub use revision::{Revisions, RevisionsUnreadable};
+pub(crate) use run::run_story;
 pub(crate) use slot::retire_slots;
-pub(crate) use work::{Ending, StoryEnd, run_story};
-use work::{Work, turn_failed};

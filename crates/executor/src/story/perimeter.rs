@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 
 use epic_git_ops::CommitId;
 
-use super::{Failure, Stop, Work};
+use super::work::Work;
 use crate::event::Event;
+use crate::failure::{Failure, Stop};
 use epic_process::offload::BoxError;
 
 impl Work {

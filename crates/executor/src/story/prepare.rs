@@ -9,9 +9,11 @@ use std::io;
 
 use epic_state_store::{StoryStage, StoryState};
 
-use super::{Failure, Stop, Work, slot};
+use super::slot;
+use super::work::Work;
 use crate::config::WorktreeMode;
 use crate::event::Event;
+use crate::failure::{Failure, Stop};
 use epic_process::offload::{self, BoxError};
 
 /// How [`Work::prepare`] found the story.

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use super::{Failure, Stop, Work};
+use super::work::Work;
 use crate::event::Event;
+use crate::failure::{Failure, Stop};
 use crate::gates::millis;
 use crate::gates::{GateResult, Gates};
 

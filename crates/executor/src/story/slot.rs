@@ -22,8 +22,10 @@ use std::sync::Arc;
 use epic_git_ops::Git;
 use epic_state_store::{EpicDir, StoryStage, StoryState};
 
-use super::{Ending, Stop, Work};
+use super::end::Ending;
+use super::work::Work;
 use crate::event::{Event, EventSink};
+use crate::failure::Stop;
 use epic_process::offload::{self, BoxError};
 
 /// How a slot worktree's directory name starts; story ids never start with `_`.
@@ -235,7 +237,7 @@ impl Work {
             .await
         };
         if let Err(error) = moved {
-            self.note(super::git_reason(&error));
+            self.note(crate::failure::git_reason(&error));
             return;
         }
         self.worktree.clone_from(&to);

@@ -1,8 +1,7 @@
-//! One story at work ([`Work`]): [`run_story`] takes it through its steps in order, each an
-//! `impl Work` block in the step's own file, and says how it ended ([`StoryEnd`]).
+//! One story at work ([`Work`]), the context every step of its lifecycle takes: its story,
+//! branch, worktree and slot, what the run shares, and the helpers every step uses (git off the
+//! async workers, the story's state, its commits and chats).
 
-#[cfg(doc)]
-use super::remove_merged_worktree;
 #[cfg(doc)]
 use epic_guard::TurnGuard;
 use std::path::PathBuf;
@@ -10,127 +9,20 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use epic_git_ops::{CommitId, CommitOutcome, Git};
-use epic_report::{InPlace, Timestamp, UsageMeter};
+use epic_report::UsageMeter;
 use epic_state_store::{StoryStage, StoryState};
 use epic_story_plan::Story;
 use tokio_util::sync::CancellationToken;
 
-use super::Shared;
-use super::judge::Judgement;
-use super::{Failure, Stop};
-use super::{integrate, prepare, slot};
+use super::revision::Revision;
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::Event;
+use crate::failure::{Failure, Stop};
 use crate::prompts::Briefing;
-use crate::shared::PreparingGuard;
-use crate::task_loop::StoryJob;
+use crate::shared::{PreparingGuard, Shared};
 use epic_agents::{Role, SeatError};
 use epic_process::offload;
-
-/// How a story ended.
-#[derive(Debug)]
-pub(crate) enum Ending {
-    /// Merged (now, or it already was; or found already in place); `proven_with`: the stories proven together with it by
-    /// one gate run of the merge queue, itself included (empty when alone).
-    Merged {
-        judge: Option<String>,
-        proven_with: Vec<String>,
-        /// Set when it merged nothing because its work was already in place, with the evidence
-        /// that showed it.
-        in_place: Option<InPlace>,
-    },
-    /// Failed; when [`Failure::halts`], new stories must not start (the epic worktree is dirty).
-    Failed(Failure),
-    /// Cancelled from outside; its state stays resumable.
-    Cancelled,
-}
-
-/// A story's result for the run loop.
-#[derive(Debug)]
-pub(crate) struct StoryEnd {
-    pub(crate) ending: Ending,
-    pub(crate) branch: Option<String>,
-    /// The worktree of a story that merged in this run, for the run loop to remove
-    /// ([`remove_merged_worktree`]); `None` with `keep_worktrees`.
-    pub(crate) merged_worktree: Option<PathBuf>,
-    pub(crate) usage: UsageMeter,
-    /// Its merge revisions so far, across runs (`--merge-revisions`).
-    pub(crate) revisions: u32,
-    pub(crate) started_at: Timestamp,
-    pub(crate) finished_at: Timestamp,
-}
-
-/// Runs story `index` of the plan in concurrency slot `slot` to its end: right after its merge
-/// is proven and recorded, so that its dependents can start; the removal of its worktree is left
-/// to the caller ([`StoryEnd::merged_worktree`]). `preparing` counts the story in
-/// [`Shared::preparing`] until its worktree is ready.
-///
-/// # Cancel safety
-///
-/// Meant to run to completion: cancel `cancel` and await it. Cancelled, it kills the running
-/// agent or gate, undoes a merge whose gates had not finished, and leaves the state resumable.
-/// Dropping it mid-merge could leave an unproven merge on the epic branch until the next run
-/// undoes it (from `merging.json`).
-pub(crate) async fn run_story(
-    shared: Arc<Shared>,
-    index: usize,
-    slot: usize,
-    preparing: PreparingGuard,
-    cancel: CancellationToken,
-) -> StoryEnd {
-    let started_at = Timestamp::now();
-    let story = Arc::new(shared.plan.stories[index].clone());
-    let branch = format!("story/{}/{}", shared.dir.epic_id(), story.id);
-    let mut work = Work {
-        shared: Arc::clone(&shared),
-        story: Arc::clone(&story),
-        branch: branch.clone(),
-        worktree: shared.worktree_root.join(&story.id),
-        slot,
-        cancel,
-        usage: UsageMeter::new(shared.config.prices.clone()),
-        has_state: false,
-        merged: false,
-        preparing: Some(preparing),
-        base: shared.proven().to_hex(),
-        briefing: Arc::new(Briefing::bare(shared.worktree_root.join(&story.id))),
-        pushed_back: AtomicBool::new(false),
-        ready: false,
-        revisions: 0,
-        revision: None,
-    };
-    let result = work.run().await;
-    let ending = match result {
-        Ok(integrated) => Ending::Merged {
-            judge: integrated.judge,
-            proven_with: integrated.proven_with,
-            in_place: integrated.in_place,
-        },
-        Err(Stop::Cancelled) => Ending::Cancelled,
-        Err(Stop::Failed(failure)) => Ending::Failed(failure),
-    };
-    // Before the state says `failed`: a slot taken out of the rotation records its new place.
-    work.leave_slot(&ending).await;
-    if matches!(ending, Ending::Failed(_)) && work.has_state {
-        work.mark_failed().await;
-    }
-    shared.sweep_orphans(Some(&story.id)).await;
-    // A slot worktree stays for the next story in its slot.
-    let merged_worktree = (work.merged
-        && !shared.config.keep_worktrees
-        && !slot::is_slot(&shared.worktree_root, &work.worktree))
-    .then(|| work.worktree.clone());
-    StoryEnd {
-        ending,
-        branch: work.has_state.then_some(branch),
-        merged_worktree,
-        usage: work.usage,
-        revisions: work.revisions,
-        started_at,
-        finished_at: Timestamp::now(),
-    }
-}
 
 /// One story at work. Its steps are `impl Work` blocks in the step's own file.
 pub(super) struct Work {
@@ -160,7 +52,7 @@ pub(super) struct Work {
     /// Its merge revisions so far, across runs (`revise.rs`).
     pub(super) revisions: u32,
     /// The merge revision in progress: its task is open in the checkpoint.
-    pub(super) revision: Option<super::revise::Revision>,
+    pub(super) revision: Option<Revision>,
 }
 
 impl Work {
@@ -248,104 +140,6 @@ impl Work {
             guard.epic_worktrees(&worktrees, || op(git))
         })
         .await
-    }
-
-    /// The steps, in order: the story's judge note once it merged, and the stories proven with
-    /// it. A merge red on the proven epic head goes back to the coder and through steps 2 to 7
-    /// again while merge revisions are left ([`revise`](super::revise)).
-    pub(super) async fn run(&mut self) -> Result<integrate::Integrated, Stop> {
-        let prepared = self.prepare().await;
-        // The worktree is ready (or never will be): removals of merged ones may go on.
-        drop(self.preparing.take());
-        let fresh = match prepared? {
-            // No judge spoke in this run: the report keeps what the run that merged it said.
-            prepare::Prepared::Merged => return Ok(integrate::Integrated::default()),
-            prepare::Prepared::Ready { fresh } => fresh,
-        };
-        self.ready = true;
-        let mut fresh = fresh;
-        loop {
-            self.check_cancel()?;
-            let judgement = match self.checked(fresh).await {
-                // A revision whose own gates stayed red on the combined tree is spent red:
-                // the next revision, while any are left.
-                Err(Stop::Failed(failure))
-                    if self.revision.is_some() && failure.is_gates_never_green() =>
-                {
-                    fresh = false;
-                    self.revise(failure).await?;
-                    continue;
-                }
-                checked => checked?,
-            };
-            fresh = false;
-            self.check_cancel()?;
-            match self.integrate(judgement).await {
-                // Red on the proven epic head: back to the coder while revisions are left.
-                Err(Stop::Failed(failure)) if failure.is_red_merge() => {
-                    self.revise(failure).await?;
-                }
-                integrated => return integrated,
-            }
-        }
-    }
-
-    /// Steps 2 to 6: the story caught up, set up, its open tasks done (a merge revision's
-    /// among them), its perimeter enforced, its tests guarded and the judge rounds; the
-    /// commit the judge cleared. `fresh`: its worktree was just made (setup must run).
-    async fn checked(&mut self, fresh: bool) -> Result<Judgement, Stop> {
-        let caught_up = self.catch_up().await?;
-        if fresh || caught_up {
-            self.setup().await?;
-        }
-        self.check_cancel()?;
-        self.briefing = self.gather_briefing().await;
-        self.resume_revision().await?;
-        let job = StoryJob::new(
-            &self.shared.dir,
-            Arc::clone(&self.shared.plan),
-            Arc::clone(&self.story),
-            self.worktree.clone(),
-            // The proven head the story caught up with, not the branch: the branch's tip may be
-            // a merge still being proven, or moved by something outside epic.
-            self.base.clone(),
-            self.slot,
-        )
-        .map_err(Failure::UnsafeId)?
-        .with_briefing(Arc::clone(&self.briefing));
-        let run = self.shared.tasks.run(&job, &self.cancel).await;
-        self.usage.absorb(&run.usage);
-        match run.result {
-            Ok(done) => self.pushed_back = AtomicBool::new(done.pushed_back),
-            Err(error) => {
-                return Err(match Stop::from(error) {
-                    Stop::Failed(failure) => {
-                        Stop::Failed(self.revision_failure(failure.rejected(run.rejected)))
-                    }
-                    Stop::Cancelled => Stop::Cancelled,
-                });
-            }
-        }
-        self.check_cancel()?;
-        self.catch_up().await?;
-        if self.repair_perimeter().await? {
-            self.commit(format!(
-                "{}: put paths outside the perimeter back",
-                self.id()
-            ))
-            .await?;
-        }
-        // From here on every check, and the merge, takes the commit the perimeter checked:
-        // the branch may still move (a commit in the judge turn, a process an agent left), and
-        // what moved it is never merged unchecked.
-        let checked = self.enforce_perimeter().await?;
-        self.guard_tests(&checked).await?;
-        let judgement = self.judge(checked).await?;
-        if judgement.note.is_some() && judgement.cleared != checked {
-            // A judge round's feedback turn may have touched the tests too.
-            self.guard_tests(&judgement.cleared).await?;
-        }
-        Ok(judgement)
     }
 
     // The story's state, read and written by every step that changes it.
