@@ -9,10 +9,11 @@ use std::sync::Arc;
 use epic_git_ops::CommitId;
 use epic_report::{Landing, PutBack, Timestamp};
 
-use super::{
-    DryRun, Halt, LANDING, LandError, LandJob, LandOutcome, Lander, LandingJournal, NotLanded,
-    Proven, RETRIES, Turns, Unmerged, state_error,
-};
+use crate::error::{Halt, LandError, state_error};
+use crate::job::{LANDING, LandJob};
+use crate::lander::{Lander, Proven, Turns};
+use crate::outcome::{DryRun, LandOutcome, NotLanded, Unmerged};
+use crate::record::LandingJournal;
 use epic_executor::Budget;
 use epic_executor::Gates;
 use epic_executor::Recorder;
@@ -24,6 +25,9 @@ use epic_guard::TurnGuard;
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
 use epic_process::sandbox::{self, Layout};
+
+/// How many times the landing goes back to the merge when the target moved meanwhile.
+const RETRIES: u32 = 2;
 
 impl Lander {
     pub(super) async fn dry_run(

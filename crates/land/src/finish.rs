@@ -7,7 +7,11 @@ use std::sync::Arc;
 use epic_git_ops::CommitId;
 use epic_report::{EpicReport, Landing};
 
-use super::{LandError, LandJob, LandOutcome, Landed, Lander, Turns, state_error};
+use crate::error::{LandError, state_error};
+use crate::job::LandJob;
+use crate::lander::{Lander, Turns};
+use crate::outcome::LandOutcome;
+use crate::record::Landed;
 use epic_executor::ReportDocument;
 use epic_guard::TurnGuard;
 use epic_process::chain;

@@ -17,7 +17,8 @@ use epic_git_ops::{CommitId, WorktreeState};
 use epic_report::PutBack;
 use epic_story_plan::Story;
 
-use super::{Halt, Lander};
+use crate::error::Halt;
+use crate::lander::Lander;
 use epic_process::offload::BoxError;
 
 /// What one lander turn may change.

@@ -14,10 +14,10 @@ use epic_story_plan::Story;
 
 use super::perimeter::Reach;
 use super::prompt::{self as land_prompt, Sides};
-use super::{
-    Halt, LandError, LandOutcome, Lander, LandingJournal, NotLanded, Proven, Turns, first_line,
-    has_markers,
-};
+use crate::error::{Halt, LandError};
+use crate::lander::{Lander, Proven, Turns};
+use crate::outcome::{LandOutcome, NotLanded};
+use crate::record::LandingJournal;
 use epic_agents::{Role, SeatError};
 use epic_executor::Event;
 use epic_executor::GateResult;
@@ -25,6 +25,25 @@ use epic_executor::attest::AttestedGate;
 use epic_executor::{Chat, ChatContext};
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
+
+fn first_line(text: &str) -> String {
+    text.lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Whether `text` holds a conflict marker line.
+fn has_markers(text: &str) -> bool {
+    text.lines().any(|line| {
+        line.starts_with("<<<<<<< ")
+            || line == "<<<<<<<"
+            || line.starts_with(">>>>>>> ")
+            || line == ">>>>>>>"
+            || line == "======="
+            || line.starts_with("||||||| ")
+    })
+}
 
 impl Lander {
     /// Merges the target into the epic branch, has the conflicts resolved and the gates made
@@ -552,5 +571,22 @@ impl Lander {
             Halt::Cancelled => Ok(LandOutcome::Interrupted),
             Halt::Error(error) => Err(error),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflict_markers_are_whole_lines() {
+        assert!(has_markers(
+            "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> main\n"
+        ));
+        assert!(has_markers("x\n=======\n"));
+        assert!(!has_markers(
+            "a heading\n=======  \nnot a marker: `<<<<<<<` inline\n"
+        ));
+        assert!(!has_markers("resolved\n"));
     }
 }

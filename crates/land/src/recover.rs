@@ -5,8 +5,18 @@
 use epic_git_ops::CommitId;
 use epic_report::{Landing, Timestamp};
 
-use super::{LandError, LandJob, LandOutcome, Landed, Lander, LandingJournal, parse, state_error};
+use crate::error::{LandError, state_error};
+use crate::job::LandJob;
+use crate::lander::Lander;
+use crate::outcome::LandOutcome;
+use crate::record::{Landed, LandingJournal};
 use epic_process::offload::{self, BoxError};
+
+/// A commit id the landing journal names.
+fn parse(hex: &str) -> Result<CommitId, LandError> {
+    hex.parse()
+        .map_err(|error| state_error("read the landing journal", error))
+}
 
 impl Lander {
     /// What a landing that died left: its lock files cleared, and its journal honoured (the
