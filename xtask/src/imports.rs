@@ -15,15 +15,27 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Crates whose files, not only their top-level modules, import one another one way. git-ops
-/// alone for now (issue 47): the other crates are not held to it yet, and some (agents, executor,
-/// perimeter, state-store) still have circles of files inside a module.
-pub(crate) const ONE_WAY_FILES: &[&str] = &["crates/git-ops"];
+/// Every crate of the workspace, and xtask: each whose files must import one another one way
+/// (`crates/<dir>` for each directory with a manifest, then `xtask`).
+pub(crate) fn owners(root: &Path) -> Vec<String> {
+    let mut owners: Vec<String> = fs::read_dir(root.join("crates"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|entry| entry.path().join("Cargo.toml").is_file())
+                .filter_map(|entry| entry.file_name().to_str().map(|name| format!("crates/{name}")))
+                .collect()
+        })
+        .unwrap_or_default();
+    owners.sort();
+    owners.push("xtask".to_owned());
+    owners
+}
 
-/// A problem for each crate of [`ONE_WAY_FILES`] whose files import one another in a circle.
+/// A problem for each crate (every one: [`owners`]) whose files import one another in a circle.
 pub(crate) fn check(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
-    for owner in ONE_WAY_FILES {
-        let src = root.join(owner).join("src");
+    for owner in owners(root) {
+        let src = root.join(&owner).join("src");
         let texts: Vec<(PathBuf, String)> = files
             .iter()
             .filter_map(|file| {
@@ -514,7 +526,7 @@ mod tests {
         assert_eq!(cycle(&edges).map(|circle| circle.len()), Some(3));
     }
 
-    /// The rule holds for the crates of [`ONE_WAY_FILES`] as they are: git-ops' file graph has
+    /// The rule holds for the crates as they are: git-ops' file graph has
     /// every file, and the edges it must (and must not) have.
     #[test]
     fn git_ops_files_import_one_another_one_way() {

@@ -18,9 +18,8 @@
 //!   before its `#[cfg(test)]` module ([`lines_before_tests`]): a longer file is split by concern.
 //! - A `mod.rs` only declares and re-exports ([`mod_rs_logic`]): its logic lives in a named file.
 //! - The top-level modules of a crate import one another one way ([`module_cycle`]): no circle
-//!   of `crate::` imports outside the crates of [`CIRCLES_ALLOWED`]. In the crates of
-//!   [`ONE_WAY_FILES`](crate::imports::ONE_WAY_FILES) (git-ops) the files do too, whatever
-//!   module they are in ([`crate::imports`]).
+//!   of `crate::` imports, in any crate; and so do its files, whatever module they are in
+//!   ([`crate::imports`]), in every crate and in xtask.
 //! - No crate holds more than [`MAX_SHARE`] percent of the workspace's source lines (those
 //!   before each file's unit tests, under `crates/*/src` and `xtask/src`): a crate that grows
 //!   past it has become more than one concern ([`crate_shares`]).
@@ -113,20 +112,12 @@ pub(crate) fn check(root: &Path) -> Result {
 /// The most lines a source file holds before its `#[cfg(test)]` module.
 const MAX_LINES: usize = 1_000;
 
-/// Crates whose top-level modules may import one another in a circle, with why. None: git-ops,
-/// the last, was brought to the rule (issue 47).
-const CIRCLES_ALLOWED: &[(&str, &str)] = &[];
-
-/// A problem for each crate (outside [`CIRCLES_ALLOWED`]) whose top-level modules import one
-/// another in a circle.
+/// A problem for each crate whose top-level modules import one another in a circle.
 fn check_module_cycles(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
     let mut by_crate: std::collections::BTreeMap<String, Vec<(String, String)>> =
         std::collections::BTreeMap::new();
     for file in files.iter().filter(|file| is_source(root, file)) {
         let owner = owner(root, file);
-        if CIRCLES_ALLOWED.iter().any(|(name, _)| *name == owner) {
-            continue;
-        }
         let Ok(inner) = file.strip_prefix(root.join(&owner).join("src")) else {
             continue;
         };
