@@ -23,7 +23,12 @@ pub(crate) fn owners(root: &Path) -> Vec<String> {
             entries
                 .filter_map(Result::ok)
                 .filter(|entry| entry.path().join("Cargo.toml").is_file())
-                .filter_map(|entry| entry.file_name().to_str().map(|name| format!("crates/{name}")))
+                .filter_map(|entry| {
+                    entry
+                        .file_name()
+                        .to_str()
+                        .map(|name| format!("crates/{name}"))
+                })
                 .collect()
         })
         .unwrap_or_default();
