@@ -45,7 +45,7 @@
 //!   into another story's owned paths or a shared read-only path is a violation.
 //!
 //! Paths are compared through the path primitives of `epic-story-plan`
-//! ([`normalize`], [`within`](epic_story_plan::path::within),
+//! ([`normalize`](epic_story_plan::path::normalize), [`within`](epic_story_plan::path::within),
 //! [`check_safe`](epic_story_plan::path::check_safe), …), the one definition of what two
 //! spellings of a path have in common; import them from [`epic_story_plan::path`].
 //!

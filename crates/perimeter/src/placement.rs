@@ -19,7 +19,7 @@ pub enum Placement {
 
 /// Places one changed path relative to `story`'s perimeter.
 ///
-/// The path is normalised first ([`normalize`](epic_story_plan::path::normalize)). A path that is not safe
+/// The path is normalised first ([`normalize`]). A path that is not safe
 /// ([`check_safe`](epic_story_plan::path::check_safe)) is [`Outside`](Placement::Outside) whatever it starts
 /// with, and so is anything under an unsafe owned or shared prefix.
 ///
