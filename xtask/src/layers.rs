@@ -19,6 +19,17 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
         &["epic-git-ops", "epic-process", "epic-state-store"],
     ),
     (
+        "attest",
+        "epic-attest",
+        &[
+            "epic-report",
+            "epic-state-store",
+            "epic-git-ops",
+            "epic-process",
+            "epic-guard",
+        ],
+    ),
+    (
         "agents",
         "epic-agents",
         &[
@@ -51,6 +62,7 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-git-ops",
             "epic-process",
             "epic-guard",
+            "epic-attest",
             "epic-agents",
             "epic-protocol",
             "epic-test-failures",
@@ -67,6 +79,7 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-git-ops",
             "epic-process",
             "epic-guard",
+            "epic-attest",
             "epic-agents",
             "epic-protocol",
             "epic-test-failures",
@@ -88,6 +101,7 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-git-ops",
             "epic-process",
             "epic-guard",
+            "epic-attest",
             "epic-agents",
             "epic-protocol",
             "epic-test-failures",

@@ -312,6 +312,11 @@ const BANNING: &[Banning] = &[
         bans: NO_IO,
     },
     Banning {
+        dir: "attest",
+        why: "ARCHITECTURE.md: only state-store writes the epic's state directory, and git-ops is the only crate that runs git (or touches a repository's files). An attestation's copy in the state is written and read through epic-state-store (through the turn guard), its note and the epic branch through epic-git-ops: the crate does no file I/O of its own.",
+        bans: NO_IO,
+    },
+    Banning {
         dir: "cli",
         why: "ARCHITECTURE.md: only epic-state-store writes the epic's state directory, and only epic-git-ops runs git. The CLI reads what the user gives it (plans, epic.toml, report.md) but writes and removes nothing itself: state goes through epic-state-store, repositories and worktrees through epic-git-ops. The few writes that are the user's own files (`epic init`'s epic.toml, `epic demo`'s throwaway project) say so with `#[expect(clippy::disallowed_methods, reason = \"...\")]`.",
         bans: NO_WRITES,

@@ -97,6 +97,20 @@ impl GateResult {
                 .is_some_and(|tests| tests.charged.is_empty())
     }
 
+    /// The gate as an attestation keeps it ([`epic_attest::AttestedGate`]): its command and exit
+    /// code, flaky when it passed on a rerun (its runs and how the red one ended, not its
+    /// output); `known_red` when the run allowed it to fail.
+    pub fn attested(&self, known_red: bool) -> epic_attest::AttestedGate {
+        epic_attest::AttestedGate {
+            known_red,
+            flaky: self.flaky.as_ref().map(|flake| epic_attest::AttestedFlake {
+                runs: flake.runs,
+                status: flake.status.clone(),
+            }),
+            ..epic_attest::AttestedGate::from_status(&self.command, &self.status, self.passed)
+        }
+    }
+
     /// The event telling that this command was red, then green when run again, if it was:
     /// what each caller emits beside its passed event, naming `story` when there is one.
     pub fn flaky_event(&self, story: Option<&str>) -> Option<crate::Event> {
@@ -690,6 +704,37 @@ mod tests {
 
     use super::*;
     use crate::test_processes::{PATIENCE, pid_written, wait_dead, wait_for_pid};
+
+    fn passed(command: &str, flaky: Option<Flake>) -> GateResult {
+        GateResult {
+            command: command.to_owned(),
+            passed: true,
+            duration: Duration::from_millis(5),
+            status: "passed".to_owned(),
+            leftovers: Vec::new(),
+            flaky,
+            tests: None,
+        }
+    }
+
+    #[test]
+    fn a_gate_green_only_on_a_rerun_is_attested_flaky_without_its_output() {
+        let first_run = Flake {
+            status: "exit code 1".to_owned(),
+            output: "port 8080 in use".to_owned(),
+            runs: 2,
+        };
+        let flaky = passed("pytest", Some(first_run)).attested(false);
+        let steady = passed("ruff check", None).attested(true);
+        assert_eq!(
+            serde_json::to_value([&flaky, &steady]).expect("JSON"),
+            serde_json::json!([
+                {"command": "pytest", "exit_code": 0,
+                 "flaky": {"runs": 2, "status": "exit code 1"}},
+                {"command": "ruff check", "exit_code": 0, "known_red": true},
+            ])
+        );
+    }
 
     async fn run(gates: &Gates, dir: &Path) -> (Review, Vec<GateResult>) {
         let results = Arc::new(Mutex::new(Vec::new()));

@@ -184,7 +184,6 @@
 #![warn(missing_docs)]
 
 mod architect;
-pub mod attest;
 mod baseline;
 mod blocked;
 mod budget;

@@ -14,13 +14,13 @@ use crate::job::{LANDING, LandJob};
 use crate::lander::{Lander, Proven, Turns};
 use crate::outcome::{DryRun, LandOutcome, NotLanded, Unmerged};
 use crate::record::LandingJournal;
+use epic_attest::{Attestation, AttestedKind, LanderPerimeter};
 use epic_executor::Budget;
 use epic_executor::Gates;
 use epic_executor::Recorder;
 use epic_executor::ReportDocument;
 use epic_executor::RunError;
 use epic_executor::SeatPauses;
-use epic_executor::attest::{Attestation, AttestedKind, LanderPerimeter};
 use epic_guard::TurnGuard;
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
@@ -243,7 +243,7 @@ impl Lander {
             self.epic_branch.clone(),
         );
         let verified = offload::blocking(move || {
-            epic_executor::attest::verify(git.as_ref(), &dir, &main, Some(&branch))
+            epic_attest::verify(git.as_ref(), &dir, &main, Some(&branch))
         })
         .await;
         match verified {

@@ -61,7 +61,7 @@ pub(crate) struct Proven {
     pub(crate) rounds: u32,
     /// The gates' results on the proven head, for the attestation of the landing's commits
     /// ([`Lander::attest_landing`]).
-    pub(crate) gates: Vec<epic_executor::attest::AttestedGate>,
+    pub(crate) gates: Vec<epic_attest::AttestedGate>,
     /// The tree the gates passed on (the proven head's).
     pub(crate) tree: String,
     /// What the lander's turns changed outside their perimeter, put back.

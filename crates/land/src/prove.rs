@@ -19,9 +19,9 @@ use crate::lander::{Lander, Proven, Turns};
 use crate::outcome::{LandOutcome, NotLanded};
 use crate::record::LandingJournal;
 use epic_agents::{Role, SeatError};
+use epic_attest::AttestedGate;
 use epic_executor::Event;
 use epic_executor::GateResult;
-use epic_executor::attest::AttestedGate;
 use epic_executor::{Chat, ChatContext};
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
@@ -384,7 +384,7 @@ impl Lander {
         let on_result = move |result: &GateResult| {
             kept.lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(AttestedGate::from_result(result, false));
+                .push(result.attested(false));
             events(Event::EpicGate {
                 story: None,
                 command: result.command.clone(),

@@ -35,7 +35,7 @@ impl Lander {
             let mut cleared = epic_git_ops::clear_stale_locks(&common, &worktree, &branch);
             cleared.extend(epic_git_ops::clear_stale_ref_locks(
                 &common,
-                &[epic_executor::attest::NOTES_REF],
+                &[epic_attest::NOTES_REF],
             ));
             cleared
         })

@@ -1,5 +1,5 @@
 //! `epic verify [EPIC]`: every commit of the epic branch checked against the attestation `epic
-//! run` recorded when it proved the merge (see [`epic_executor::attest`]).
+//! run` recorded when it proved the merge (see [`epic_attest`]).
 //!
 //! Text: one line per commit of the epic branch's first-parent line after its base, oldest
 //! first, `ok` or `FAIL`, then the gates its attestation says passed only on a rerun (flaky) and
@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use epic_executor::attest::{self, AttestedKind, Verification, VerifyError};
+use epic_attest::{AttestedKind, Verification, VerifyError};
 
 use crate::args::{EpicArgs, Format, GlobalArgs};
 use crate::commands::{json, render};
@@ -26,7 +26,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &EpicArgs, out: Output) -> Result<(
         .ok()
         .flatten()
         .map(|report| report.epic_branch);
-    let verification = attest::verify(repo.git.as_ref(), &dir, &repo.root, branch.as_deref())
+    let verification = epic_attest::verify(repo.git.as_ref(), &dir, &repo.root, branch.as_deref())
         .map_err(|error| match error {
             VerifyError::NoBranch { .. } => {
                 CommandError::new(Kind::Repository, error).hint(format!(
@@ -128,7 +128,7 @@ mod tests {
             branch: "epic/e".into(),
             base: "a".repeat(40),
             base_from: "origin.json".into(),
-            commits: vec![attest::CommitCheck {
+            commits: vec![epic_attest::CommitCheck {
                 commit: "b".repeat(40),
                 summary: "hand edit".into(),
                 author: "Ada <ada@example.invalid>".into(),
@@ -160,13 +160,13 @@ mod tests {
             branch: "epic/e".into(),
             base: "a".repeat(40),
             base_from: "origin.json".into(),
-            commits: vec![attest::CommitCheck {
+            commits: vec![epic_attest::CommitCheck {
                 commit: "c".repeat(40),
                 summary: "e: merge a".into(),
                 author: "epic <epic@example.invalid>".into(),
                 story: Some("a".into()),
                 kind: Some(AttestedKind::Story),
-                flaky_gates: vec![attest::FlakyCommand {
+                flaky_gates: vec![epic_attest::FlakyCommand {
                     command: "pytest".into(),
                     runs: 2,
                     status: "exit code 1".into(),

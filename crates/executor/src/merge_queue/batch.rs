@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 use super::journal::{
     MergeJournal, ProvenCandidate, ProvenHead, ProvenMerge, names, remove_journal,
 };
-use crate::attest::{Attestation, AttestedGate, AttestedKind, JudgeVerdict};
 use crate::baseline::{GateBaseline, GateVerdict};
 use crate::event::Event;
 use crate::failure::{Failure, Stop, git_reason};
@@ -19,6 +18,7 @@ use crate::gates::GateResult;
 use crate::gates::millis;
 use crate::queue::{Merged, Request};
 use crate::shared::{EpicHead, Shared};
+use epic_attest::{Attestation, AttestedGate, AttestedKind, JudgeVerdict};
 use epic_process::chain;
 use epic_process::offload::{self, BoxError, GitFailed};
 
@@ -592,9 +592,7 @@ impl<'a> Batch<'a> {
         // only with tests red before it (inherited).
         let gates: Vec<AttestedGate> = results
             .iter()
-            .map(|result| {
-                AttestedGate::from_result(result, !result.passed || result.inherited_only())
-            })
+            .map(|result| result.attested(!result.passed || result.inherited_only()))
             .collect();
         let attestations: Vec<Attestation> = segment
             .iter()

@@ -9,8 +9,8 @@ use epic_git_ops::{CommitId, Git};
 use epic_state_store::EpicDir;
 use epic_story_plan::ValidPlan;
 
-use crate::attest::EpicOrigin;
 use crate::config::RunError;
+use epic_attest::EpicOrigin;
 use epic_process::offload::{self};
 
 /// Fails when an existing branch keeps git from creating the story branches

@@ -20,13 +20,13 @@ use super::epic_branch::{check_story_branches, prepare_epic_worktree};
 use super::recover::{
     check_merged_stories, check_proven_head, merged_on_earlier_runs, recover_merge,
 };
-use crate::attest::NOTES_REF;
 use crate::baseline::{GateBaseline, GateVerdict};
 use crate::config::{RunConfig, RunError};
 use crate::event::{Event, EventSink};
 use crate::gates::{GateResult, Gates};
 use crate::merge_queue::ProvenHead;
 use crate::record;
+use epic_attest::NOTES_REF;
 use epic_process::chain;
 use epic_process::offload::{self};
 use epic_process::sandbox::{self, Layout, Sandbox};
