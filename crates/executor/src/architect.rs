@@ -24,12 +24,12 @@ use tokio_util::sync::CancellationToken;
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::event::EventSink;
 use crate::pause::{SeatPauses, SeatStop};
-use crate::prompts;
-use crate::replies;
 use crate::run::worktrees_root;
 use epic_agents::{Role, Roster, SeatError, SeatsNotReady};
 use epic_process::sandbox::{self, Credentials, Layout, SandboxMode, SandboxUnavailable, UserHome};
 use epic_process::{Clock, offload};
+use epic_protocol::prompts;
+use epic_protocol::replies;
 
 /// What the architect is told about the epic and the repository.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -15,10 +15,10 @@ use epic_story_plan::{Story, StoryPlan};
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::{Event, RejectedBy};
-use crate::prompts;
-use crate::replies::{blocked_on, parse_blocked_answer};
 use epic_agents::Roster;
 use epic_agents::{Reply, Role, SeatError};
+use epic_protocol::prompts;
+use epic_protocol::replies::{blocked_on, parse_blocked_answer};
 
 /// How a claim was settled ([`settle`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

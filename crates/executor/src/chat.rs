@@ -18,7 +18,6 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::Budget;
 use crate::event::{Event, EventSink};
 use crate::pause::{After, SeatPauses};
-use crate::prompts;
 use epic_agents::{
     Exchange, Leftovers, Progress, Reply, Role, Roster, Seat, SeatError, TurnContext, TurnRequest,
 };
@@ -26,6 +25,7 @@ use epic_git_ops::Git;
 use epic_guard::{Tampered, TurnGuard};
 use epic_process::sandbox::Sandbox;
 use epic_process::{Clock, Watchdog, offload};
+use epic_protocol::prompts;
 
 /// What one story's chats share: where transcripts go, the turn counter, the usage meter, the
 /// event sink.

@@ -12,12 +12,12 @@ use epic_state_store::{LoadError, SaveError, UnsafeId};
 
 use crate::error::StoryError;
 use crate::evidence::Problem;
-use crate::prompts;
 use epic_agents::{Role, SeatError};
 use epic_guard::Tampered;
 use epic_guard::Tampering;
 use epic_process::chain;
 use epic_process::offload::{BoxError, GitFailed};
+use epic_protocol::prompts;
 
 /// Why a step stopped the story.
 #[derive(Debug)]

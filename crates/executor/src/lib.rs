@@ -237,5 +237,3 @@ pub use task_loop::{
     LoopConfig, NoopPolicy, PlannerPolicy, SMALL_STORY, Seats, StoryJob, StoryRun, TaskLoop,
     TasksDone,
 };
-// The protocol's modules under their old names: the executor's code reads `crate::prompts`.
-use epic_protocol::{prompts, replies, task_plan};

@@ -14,8 +14,10 @@ use std::sync::Arc;
 use epic_state_store::StoryState;
 
 use super::work::Work;
-use crate::prompts::{self, Briefing, Context, Dependency, READ_FIRST_FILE_CAP, ReadFirst, Shown};
 use epic_process::offload::{self, BoxError};
+use epic_protocol::prompts::{
+    self, Briefing, Context, Dependency, READ_FIRST_FILE_CAP, ReadFirst, Shown,
+};
 
 /// How many other stories' worktrees a prompt names one by one; past it, their directory.
 const SIBLINGS_NAMED: usize = 12;

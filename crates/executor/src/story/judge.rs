@@ -29,10 +29,10 @@ use crate::evidence::{self, Problem};
 use crate::failure::{Failure, Stop};
 use crate::gates::GateResult;
 use crate::gates::millis;
-use crate::prompts;
 use crate::read_only;
-use crate::replies::parse_judged;
 use epic_agents::Role;
+use epic_protocol::prompts;
+use epic_protocol::replies::parse_judged;
 
 /// What the judge step leaves for the merge.
 #[derive(Debug)]

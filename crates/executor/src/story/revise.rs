@@ -29,8 +29,8 @@ use super::revision::{MetStory, Revision, Revisions};
 use super::work::Work;
 use crate::event::Event;
 use crate::failure::{Failure, Stop};
-use crate::task_plan::TaskPlan;
 use epic_process::offload;
+use epic_protocol::TaskPlan;
 
 impl Work {
     /// The story's merge failed with `red`, or the revision in progress did (its task's gates

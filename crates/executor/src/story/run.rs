@@ -17,9 +17,9 @@ use super::revise;
 use super::slot;
 use super::work::Work;
 use crate::failure::{Failure, Stop};
-use crate::prompts::Briefing;
 use crate::shared::{PreparingGuard, Shared};
 use crate::task_loop::StoryJob;
+use epic_protocol::prompts::Briefing;
 
 /// Runs story `index` of the plan in concurrency slot `slot` to its end: right after its merge
 /// is proven and recorded, so that its dependents can start; the removal of its worktree is left

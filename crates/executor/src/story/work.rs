@@ -19,10 +19,10 @@ use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::Event;
 use crate::failure::{Failure, Stop};
-use crate::prompts::Briefing;
 use crate::shared::{PreparingGuard, Shared};
 use epic_agents::{Role, SeatError};
 use epic_process::offload;
+use epic_protocol::prompts::Briefing;
 
 /// One story at work. Its steps are `impl Work` blocks in the step's own file.
 pub(super) struct Work {

@@ -15,9 +15,9 @@ use crate::blocked::{self, Claim};
 use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
 use crate::event::Event;
-use crate::prompts::{self};
 use epic_agents::{Reply, Role, SeatError};
 use epic_process::offload;
+use epic_protocol::prompts;
 
 use super::job::StoryJob;
 use super::parts::TaskLoop;

@@ -10,10 +10,10 @@ use epic_state_store::{EpicDir, UnsafeId};
 use epic_story_plan::{Story, StoryPlan};
 
 use crate::error::StoryError;
-use crate::prompts::Briefing;
-use crate::task_plan::TaskPlan;
 use epic_agents::Roster;
 use epic_process::sandbox::Sandbox;
+use epic_protocol::TaskPlan;
+use epic_protocol::prompts::Briefing;
 
 #[cfg(doc)]
 use super::parts::TaskLoop;

@@ -8,11 +8,11 @@ use epic_perimeter::{Task, stray_tasks};
 
 use crate::chat::Chat;
 use crate::error::StoryError;
-use crate::prompts::{self};
-use crate::replies::parse_task_list;
-use crate::task_plan::TaskPlan;
 use epic_agents::Role;
 use epic_process::offload;
+use epic_protocol::TaskPlan;
+use epic_protocol::prompts;
+use epic_protocol::replies::parse_task_list;
 
 use super::context::Run;
 

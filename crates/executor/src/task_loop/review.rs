@@ -10,10 +10,10 @@ use crate::chat::Chat;
 use crate::error::StoryError;
 use crate::event::Event;
 use crate::gates::GateResult;
-use crate::prompts::{self};
 use crate::read_only;
-use crate::replies::parse_verdict;
 use epic_agents::{Role, SeatError};
+use epic_protocol::prompts;
+use epic_protocol::replies::parse_verdict;
 
 use super::context::Run;
 

@@ -8,10 +8,10 @@ use epic_git_ops::{CommitId, CommitOutcome};
 use crate::chat::Chat;
 use crate::error::StoryError;
 use crate::event::Event;
-use crate::prompts::{self};
-use crate::task_plan::TaskPlan;
 use epic_agents::NOOP_TOKEN;
 use epic_agents::Role;
+use epic_protocol::TaskPlan;
+use epic_protocol::prompts;
 
 use super::context::Run;
 use super::job::NoopPolicy;
