@@ -24,13 +24,24 @@
 //!
 //! - `drain`: a batch taken out of the line of stories waiting (the crate's `queue.rs`,
 //!   [`MergeQueue`](crate::queue::MergeQueue)) under the merge lock;
-//! - `batch`: one batch merged into a candidate, gated, bisected, proven or undone, attested;
+//! - `batch`: one batch ([`Batch`](batch::Batch)), what it holds and its course: integrated,
+//!   its candidate gated whole and, red, bisected;
+//! - `candidate`: the candidate made: the epic checked, each story merged in turn onto the
+//!   proven head, the epic worktree moved to it;
+//! - `proof`: the gates run once on a candidate, and their verdict;
+//! - `verdict`: a green candidate accepted (its merges proven), a culprit pinned, an
+//!   interrupted batch undone, and the rollback they share;
+//! - `attestation`: the proof each accepted merge carries;
 //! - `journal`: `merging.json` ([`MergeJournal`]) and the proven head (`proven.json`,
 //!   [`ProvenHead`]).
 
+mod attestation;
 mod batch;
+mod candidate;
 mod drain;
 mod journal;
+mod proof;
+mod verdict;
 
 pub(crate) use drain::drain;
 pub use journal::ProvenHead;
