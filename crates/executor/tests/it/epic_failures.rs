@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use epic_executor::{Event, RunError};
 use epic_state_store::{EpicLock, StoryStage, StoryState};
+use epic_test_support::{RUN_PATIENCE, poll};
 use tokio_util::sync::CancellationToken;
 
 use crate::epic_support::{EpicFixture, diamond, lock_as_if_adding, plan, statuses};
@@ -350,11 +351,11 @@ async fn an_interrupted_run_keeps_resumable_state_and_a_rerun_finishes() {
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     let marker = ep.fx.root.join("b-started");
-    tokio::spawn(async move {
-        while !marker.exists() {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    // A thread of its own: `poll` sleeps between looks, which no runtime worker may do.
+    std::thread::spawn(move || {
+        if poll(RUN_PATIENCE, || marker.exists().then_some(())).is_some() {
+            trigger.cancel();
         }
-        trigger.cancel();
     });
     let events = Events::default();
     let began = std::time::Instant::now();

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use epic_executor::{ReportDocument, RunOutcome};
 use epic_report::{EpicReport, OutcomeStatus, StoryOutcome};
+use epic_test_support::{RUN_PATIENCE, poll};
 use tokio_util::sync::CancellationToken;
 
 use crate::epic_support::{EpicFixture, plan, statuses};
@@ -162,11 +163,11 @@ async fn an_interrupted_run_and_its_resume_leave_one_report_of_the_whole_epic() 
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
     let marker = ep.fx.root.join("b-started");
-    tokio::spawn(async move {
-        while !marker.exists() {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    // A thread of its own: `poll` sleeps between looks, which no runtime worker may do.
+    std::thread::spawn(move || {
+        if poll(RUN_PATIENCE, || marker.exists().then_some(())).is_some() {
+            trigger.cancel();
         }
-        trigger.cancel();
     });
     let first = ep
         .run_with(&plan, config, &Events::default(), cancel)
@@ -218,11 +219,11 @@ async fn a_run_interrupted_before_any_story_keeps_the_stories_merged_before() {
     config.gates = vec![format!("touch '{}'; sleep 100", marker.display())];
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    tokio::spawn(async move {
-        while !marker.exists() {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    // A thread of its own: `poll` sleeps between looks, which no runtime worker may do.
+    std::thread::spawn(move || {
+        if poll(RUN_PATIENCE, || marker.exists().then_some(())).is_some() {
+            trigger.cancel();
         }
-        trigger.cancel();
     });
     let second = ep
         .run_with(&plan, config, &Events::default(), cancel)

@@ -5,9 +5,10 @@
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use crate::support::{Events, Fixture, PATIENCE, Run, task_list};
+use epic_test_support::wait_until;
+
+use crate::support::{Events, Fixture, Run, task_list};
 
 /// Tells [`child_runner`] where the fixture is.
 const ROOT_VAR: &str = "EXECUTOR_IT_RESUME_ROOT";
@@ -67,17 +68,15 @@ async fn a_run_killed_mid_task_reruns_only_that_task() {
         .expect("spawn the first run");
     // Until its agent hangs in task two; a child that ends first (the helper did not run, or
     // failed) fails the test at once.
-    let started = Instant::now();
-    while !fixture.root.join("hanging").exists() {
+    wait_until("the first run reaching task two", || {
+        if fixture.root.join("hanging").exists() {
+            return true;
+        }
         if let Some(status) = child.try_wait().expect("poll the first run") {
             panic!("the first run ended ({status}) before its agent reached task two");
         }
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the first run never reached task two"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        false
+    });
     child.kill().expect("SIGKILL the first run");
     child.wait().expect("reap it");
     // The killed run could not kill its agent's group: do what a person (or the OS) would.

@@ -7,10 +7,10 @@
 //! These tests need `bwrap` and fail, saying so, where it is missing: CI installs it.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use epic_executor::{Event, RunConfig, WorktreeMode};
 use epic_process::sandbox::SandboxMode;
+use epic_test_support::poll;
 
 use crate::epic_support::{EpicFixture, merges, plan, statuses};
 use crate::support::{Events, PATIENCE};
@@ -226,14 +226,12 @@ fn processes_with(marker: &str) -> Vec<u32> {
 
 /// Waits (up to [`PATIENCE`]) until no process's command line holds `marker`; those left.
 fn wait_none_with(marker: &str) -> Vec<u32> {
-    let deadline = std::time::Instant::now() + PATIENCE;
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() || std::time::Instant::now() >= deadline {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut left = Vec::new();
+    poll(PATIENCE, || {
+        left = processes_with(marker);
+        left.is_empty().then_some(())
+    });
+    left
 }
 
 /// The hook of a coder that starts a daemon with an empty environment (no tag) in a session of
