@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use epic_executor::{Event, RunError};
 use epic_state_store::{EpicLock, StoryStage, StoryState};
-use epic_test_support::{RUN_PATIENCE, poll};
-use tokio_util::sync::CancellationToken;
 
-use crate::epic_support::{EpicFixture, diamond, lock_as_if_adding, plan, statuses};
+use crate::epic_support::{
+    EpicFixture, cancelled_once, diamond, lock_as_if_adding, plan, statuses,
+};
 use crate::support::Events;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -348,15 +348,8 @@ async fn an_interrupted_run_keeps_resumable_state_and_a_rerun_finishes() {
     let mut config = ep.config();
     config.turn_timeout = Duration::from_mins(2);
     let deadline = config.turn_timeout;
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
     let marker = ep.fx.root.join("b-started");
-    // A thread of its own: `poll` sleeps between looks, which no runtime worker may do.
-    std::thread::spawn(move || {
-        if poll(RUN_PATIENCE, || marker.exists().then_some(())).is_some() {
-            trigger.cancel();
-        }
-    });
+    let cancel = cancelled_once(marker);
     let events = Events::default();
     let began = std::time::Instant::now();
     let outcome = ep

@@ -352,3 +352,22 @@ pub(crate) fn commit_on_main(ep: &EpicFixture, files: &[(&str, &str)]) {
     ep.fx
         .git_in(&ep.fx.repo, &["commit", "-q", "-m", "fixture files"]);
 }
+
+/// A token cancelled once `marker` exists (a file the run's agent or gate writes), as Ctrl-C
+/// cancels a run at that point; never, if it does not come within `RUN_PATIENCE` (the test then
+/// fails on the run not being interrupted). Watched from a thread of its own: `poll` sleeps
+/// between looks, which no runtime worker may do.
+pub(crate) fn cancelled_once(marker: PathBuf) -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    std::thread::spawn(move || {
+        if epic_test_support::poll(epic_test_support::RUN_PATIENCE, || {
+            marker.exists().then_some(())
+        })
+        .is_some()
+        {
+            trigger.cancel();
+        }
+    });
+    cancel
+}

@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use epic_executor::{Event, ManualClock, RunOutcome};
 use jiff::Timestamp;
-use tokio_util::sync::CancellationToken;
 
-use crate::epic_support::{EpicFixture, KEEP_PROMPTS, LEFTOVERS_NOTE, plan, statuses};
+use crate::epic_support::{
+    EpicFixture, KEEP_PROMPTS, LEFTOVERS_NOTE, cancelled_once, plan, statuses,
+};
 use crate::support::Events;
 
 /// After [`KEEP_PROMPTS`]: the first coder turn of a writes half a file, says so in a marker,
@@ -31,14 +32,7 @@ case "$prompt" in *'- added `src/a/half.rs`'*) echo 'fn half() {}' > src/a/half.
 /// merges, so the epic branch moves on before a resumes.
 async fn stop_a_half_way_then_merge_b(ep: &EpicFixture) {
     ep.hook("a", &format!("{KEEP_PROMPTS}{HALF_A_FILE_THEN_STOPPED}"));
-    let cancel = CancellationToken::new();
-    let (trigger, marker) = (cancel.clone(), ep.fx.root.join("a-half-written"));
-    tokio::spawn(async move {
-        while !marker.exists() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        trigger.cancel();
-    });
+    let cancel = cancelled_once(ep.fx.root.join("a-half-written"));
     let outcome = ep
         .run_with(
             &plan(&[("a", &[])]),

@@ -7,10 +7,8 @@ use std::time::Duration;
 
 use epic_executor::{ReportDocument, RunOutcome};
 use epic_report::{EpicReport, OutcomeStatus, StoryOutcome};
-use epic_test_support::{RUN_PATIENCE, poll};
-use tokio_util::sync::CancellationToken;
 
-use crate::epic_support::{EpicFixture, plan, statuses};
+use crate::epic_support::{EpicFixture, cancelled_once, plan, statuses};
 use crate::support::Events;
 
 /// `report.json` as the run left it.
@@ -160,15 +158,8 @@ async fn an_interrupted_run_and_its_resume_leave_one_report_of_the_whole_epic() 
     );
     let mut config = ep.config();
     config.turn_timeout = Duration::from_mins(2);
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
     let marker = ep.fx.root.join("b-started");
-    // A thread of its own: `poll` sleeps between looks, which no runtime worker may do.
-    std::thread::spawn(move || {
-        if poll(RUN_PATIENCE, || marker.exists().then_some(())).is_some() {
-            trigger.cancel();
-        }
-    });
+    let cancel = cancelled_once(marker);
     let first = ep
         .run_with(&plan, config, &Events::default(), cancel)
         .await
@@ -217,14 +208,7 @@ async fn a_run_interrupted_before_any_story_keeps_the_stories_merged_before() {
     let marker = ep.fx.root.join("baseline-started");
     let mut config = ep.config();
     config.gates = vec![format!("touch '{}'; sleep 100", marker.display())];
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    // A thread of its own: `poll` sleeps between looks, which no runtime worker may do.
-    std::thread::spawn(move || {
-        if poll(RUN_PATIENCE, || marker.exists().then_some(())).is_some() {
-            trigger.cancel();
-        }
-    });
+    let cancel = cancelled_once(marker);
     let second = ep
         .run_with(&plan, config, &Events::default(), cancel)
         .await
