@@ -752,25 +752,33 @@ fn a_turn_cannot_write_the_branch_another_turn_holds() {
     commit_all(&repo, "the plan");
     let temp = repo.temp();
     let log = temp.join("writes.log");
+    // The two turns meet on named pipes: each open waits for the other side, no clock involved
+    // (a turn whose other side never comes is ended by `--turn-timeout`).
+    for pipe in ["b-started", "a-tried"] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(temp.join(pipe))
+            .status()
+            .expect("run mkfifo");
+        assert!(made.success(), "mkfifo {pipe}");
+    }
     let coder = script(
         &repo,
         "coder.sh",
         &format!(
             "cat > /dev/null\n\
              t='{temp}'\n\
-             wait_for() {{ n=0; until [ -e \"$t/$1\" ]; do n=$((n+1)); [ $n -gt 600 ] && exit 9; sleep 0.05; done; }}\n\
              mkdir -p \"$EPIC_STORY\"; echo \"$EPIC_STORY\" > \"$EPIC_STORY/$EPIC_STORY.txt\"\n\
              if [ \"$EPIC_STORY\" = a ]; then\n\
-               wait_for b-started\n\
+               read _ < \"$t/b-started\"\n\
                found=0\n\
                for f in '{common}'/epic-turns/*/refs/b; do\n\
                  [ -e \"$f\" ] || continue; found=1\n\
                  if echo 0000000000000000000000000000000000000001 > \"$f\" 2>/dev/null; then echo WROTE >> '{log}'; else echo refused >> '{log}'; fi\n\
                done\n\
                echo \"found $found\" >> '{log}'\n\
-               touch \"$t/a-tried\"\n\
+               echo tried > \"$t/a-tried\"\n\
              else\n\
-               touch \"$t/b-started\"; wait_for a-tried\n\
+               echo started > \"$t/b-started\"; read _ < \"$t/a-tried\"\n\
              fi\n\
              echo done\n",
             temp = temp.display(),
@@ -786,6 +794,8 @@ fn a_turn_cannot_write_the_branch_another_turn_holds() {
             &format!("exec:{}", coder.display()),
             "--concurrency",
             "2",
+            "--turn-timeout",
+            "120",
             "--sandbox",
             "on",
             "--no-progress",
@@ -793,7 +803,8 @@ fn a_turn_cannot_write_the_branch_another_turn_holds() {
         .output()
         .expect("run epic");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let log = std::fs::read_to_string(&log).expect("a's log");
+    let log =
+        std::fs::read_to_string(&log).unwrap_or_else(|error| panic!("a's log: {error}\n{stderr}"));
     assert_eq!(output.status.code(), Some(0), "{log}\n{stderr}");
     assert!(
         log.contains("refused") && log.contains("found 1") && !log.contains("WROTE"),
