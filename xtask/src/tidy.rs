@@ -94,7 +94,7 @@ pub(crate) fn check(root: &Path) -> Result {
     check_document_references(root, &mut problems);
     crate::lints::check(root, &mut problems);
     crate::architecture::check(root, &mut problems);
-    crate::citations::check(root, &mut problems);
+    crate::citations::check(root, &files, &mut problems);
     problems.extend(crate_shares(&lines_by_top));
     check_module_cycles(root, &files, &mut problems);
     crate::imports::check(root, &files, &mut problems);
@@ -155,7 +155,7 @@ fn check_module_cycles(root: &Path, files: &[PathBuf], problems: &mut Vec<String
 fn module_cycle(modules: &[(String, String)]) -> Option<Vec<String>> {
     use std::collections::{BTreeMap, BTreeSet};
     let names: BTreeSet<&str> = modules.iter().map(|(name, _)| name.as_str()).collect();
-    let mut edges: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (name, text) in modules {
         let code: Vec<&str> = text.lines().take(lines_before_tests(text)).collect();
         for (n, line) in code.iter().enumerate() {
@@ -171,46 +171,14 @@ fn module_cycle(modules: &[(String, String)]) -> Option<Vec<String>> {
                 let target = &rest[..end];
                 if target != name && names.contains(target) {
                     edges
-                        .entry(name.as_str())
+                        .entry(name.clone())
                         .or_default()
-                        .insert(names.get(target).copied().unwrap_or(target));
+                        .insert(target.to_owned());
                 }
             }
         }
     }
-    let mut done = BTreeSet::new();
-    names
-        .iter()
-        .find_map(|name| visit(name, &edges, &mut Vec::new(), &mut done))
-}
-
-/// Depth first from `at` along `edges`: a module on the current `path` met again closes a
-/// circle; `done` holds the modules already searched.
-fn visit<'a>(
-    at: &'a str,
-    edges: &std::collections::BTreeMap<&'a str, std::collections::BTreeSet<&'a str>>,
-    path: &mut Vec<&'a str>,
-    done: &mut std::collections::BTreeSet<&'a str>,
-) -> Option<Vec<String>> {
-    if let Some(start) = path.iter().position(|step| *step == at) {
-        let mut circle: Vec<String> = path[start..]
-            .iter()
-            .map(|step| (*step).to_owned())
-            .collect();
-        circle.push(at.to_owned());
-        return Some(circle);
-    }
-    if !done.insert(at) {
-        return None;
-    }
-    path.push(at);
-    for next in edges.get(at).into_iter().flatten() {
-        if let Some(circle) = visit(next, edges, path, done) {
-            return Some(circle);
-        }
-    }
-    path.pop();
-    None
+    crate::imports::cycle(&edges)
 }
 
 /// The largest share of the workspace's source lines one crate may hold, in percent.
