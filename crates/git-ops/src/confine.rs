@@ -172,7 +172,11 @@ impl PrivateBranch {
             std::fs::write(dir.path().join("refs").join(name), bytes)?;
         }
         let full = format!("refs/heads/{group}/{name}");
-        let at = commit_of(common_dir, &full)?;
+        // A loose branch names its commit in its file: git is asked only for a packed one.
+        let at = match started.as_deref().and_then(commit_id) {
+            Some(id) => Some(id),
+            None => commit_of(common_dir, &full)?,
+        };
         Ok(Self {
             name: full,
             file: name.to_owned(),
@@ -226,8 +230,7 @@ impl PrivateBranch {
             return Ok(settled);
         };
         let text = String::from_utf8_lossy(&now).trim().to_owned();
-        let is_id = matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit());
-        if !is_id {
+        if commit_id(&now).is_none() {
             settled.refused.push(format!(
                 "`{}` was made to hold `{}`, not a commit id: left where it was",
                 self.name,
@@ -261,6 +264,14 @@ impl PrivateBranch {
         }
         Ok(settled)
     }
+}
+
+/// The object id a loose ref's file holds (40 or 64 hexadecimal digits and a newline), or
+/// `None` for anything else (a symbolic ref, junk).
+fn commit_id(file: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(file).ok()?.trim();
+    (matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| text.to_owned())
 }
 
 /// The commit `name` is on in the repository of `common_dir`, if it exists.
