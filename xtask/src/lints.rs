@@ -297,6 +297,16 @@ const BANNING: &[Banning] = &[
         bans: NO_IO,
     },
     Banning {
+        dir: "chat",
+        why: "ARCHITECTURE.md: only state-store writes the epic's state directory, and git-ops is the only crate that runs git (or touches a repository's files). A chat writes its transcripts through epic-state-store and does no other file I/O of its own, through `offload` off the async workers. Agents are spawned by epic-agents, never here.",
+        bans: NO_IO,
+    },
+    Banning {
+        dir: "events",
+        why: "ARCHITECTURE.md: only state-store writes the epic's state directory, and git-ops is the only crate that runs git (or touches a repository's files). The event log, the report and the board are written through epic-state-store, off the async workers; the board hook is spawned with tokio's Command (epic-process), never std's.",
+        bans: NO_IO,
+    },
+    Banning {
         dir: "executor",
         why: "ARCHITECTURE.md: only state-store writes the epic's state directory, and git-ops is the only crate that runs git (or touches a repository's files). So the executor does no file I/O of its own: it calls epic-state-store (documents, checkpoints, transcripts, removals) and epic-git-ops (lock files, leftover worktree directories), through `offload` off the async workers. What is the agent's own work in its worktree (the script seat's files) or a seat's private temp file says so with `#[expect(clippy::disallowed_methods, reason = \"...\")]`. Agents and gates are spawned with tokio's Command (process.rs), never std's.",
         bans: NO_IO,
@@ -304,6 +314,11 @@ const BANNING: &[Banning] = &[
     Banning {
         dir: "land",
         why: "ARCHITECTURE.md: only state-store writes the epic's state directory, and git-ops is the only crate that runs git (or touches a repository's files). A landing, like the run it is built from, does no file I/O of its own: it calls epic-state-store (the landing journal, the report) and epic-git-ops (the merge, the target's move), through `offload` off the async workers. Lander turns are spawned with tokio's Command (epic-process), never std's.",
+        bans: NO_IO,
+    },
+    Banning {
+        dir: "gates",
+        why: "ARCHITECTURE.md: only state-store writes the epic's state directory, and git-ops is the only crate that runs git (or touches a repository's files). The gates read a JUnit file and write the baseline through epic-state-store, put back what a gate left through epic-git-ops, and spawn gates with tokio's Command (epic-process), never std's.",
         bans: NO_IO,
     },
     Banning {

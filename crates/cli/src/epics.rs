@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use epic_executor::ReportDocument;
+use epic_events::ReportDocument;
 use epic_state_store::EpicDir;
 
 use crate::error::{CommandError, Kind, Message};

@@ -1,7 +1,7 @@
 //! A merge revision in words (`merge_revision`): a story whose merge was red on the epic head,
 //! undone, goes back to its coder (`--merge-revisions`). The live view's line.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 /// The live view's line for a `merge_revision` event (empty for any other): its story, its
 /// number of at most how many, and the stories whose work it meets.

@@ -21,11 +21,11 @@ use epic_story_plan::{Story, ValidPlan, Violation};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::chat::{Chat, ChatContext, Recorder};
-use crate::event::EventSink;
-use crate::pause::{SeatPauses, SeatStop};
 use crate::run::worktrees_root;
 use epic_agents::{Role, Roster, SeatError, SeatsNotReady};
+use epic_chat::{Chat, ChatContext, Recorder};
+use epic_chat::{SeatPauses, SeatStop};
+use epic_events::EventSink;
 use epic_process::sandbox::{self, Credentials, Layout, SandboxMode, SandboxUnavailable, UserHome};
 use epic_process::{Clock, offload};
 use epic_protocol::prompts;

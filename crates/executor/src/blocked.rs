@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use epic_perimeter::{owner_of, paths_named_in};
 use epic_story_plan::{Story, StoryPlan};
 
-use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
-use crate::event::{Event, RejectedBy};
 use epic_agents::Roster;
 use epic_agents::{Reply, Role, SeatError};
+use epic_chat::{Chat, ChatContext, Recorder};
+use epic_events::{Event, RejectedBy};
 use epic_protocol::prompts;
 use epic_protocol::replies::{blocked_on, parse_blocked_answer};
 

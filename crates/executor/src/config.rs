@@ -291,7 +291,7 @@ pub struct RunOutcome {
     pub state_dir: PathBuf,
     /// Why a seat stopped the run, when one did: a pause past `--max-wait` (then `interrupted`
     /// is set too), or a seat that is not logged in (docs/contract.md: exit 2).
-    pub stopped: Option<crate::pause::SeatStop>,
+    pub stopped: Option<epic_chat::SeatStop>,
 }
 
 impl RunOutcome {

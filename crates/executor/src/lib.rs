@@ -15,7 +15,8 @@
 //! use std::sync::Arc;
 //!
 //! use epic_agents::ScriptSeat;
-//! use epic_executor::{Event, RunConfig, run_epic};
+//! use epic_events::Event;
+//! use epic_executor::{RunConfig, run_epic};
 //! use epic_git_ops::{FirstCommit, GixGit, init_repository};
 //! use epic_report::OutcomeStatus;
 //! use epic_story_plan::{Story, StoryPlan};
@@ -117,7 +118,9 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use epic_agents::{CommandSeat, Preset};
-//! use epic_executor::{Gates, LoopConfig, Seats, StoryJob, TaskLoop, discard_events};
+//! use epic_gates::Gates;
+//! use epic_executor::{LoopConfig, Seats, StoryJob, TaskLoop};
+//! use epic_events::discard_events;
 //! use epic_git_ops::GixGit;
 //!
 //! # async fn run(plan: epic_story_plan::StoryPlan) -> Result<(), Box<dyn std::error::Error>> {
@@ -184,48 +187,26 @@
 #![warn(missing_docs)]
 
 mod architect;
-mod baseline;
 mod blocked;
-mod budget;
-mod chat;
 mod config;
 mod error;
-mod event;
 mod evidence;
 mod failure;
-mod gate_tests;
-mod gates;
 mod merge_queue;
-mod pause;
 mod queue;
-mod read_only;
-mod record;
 mod run;
 mod schedule;
 mod shared;
 mod story;
 mod task_loop;
-#[cfg(test)]
-mod test_processes;
 
 pub use architect::{
     ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
 };
 pub use epic_process::{Clock, ManualClock};
-pub use error::StoryError;
-pub use event::RejectedBy;
-pub use event::{Event, EventSink, LoggedEvent, discard_events, events_schema};
-pub use gates::Gates;
-pub use pause::{SeatPauses, SeatStop};
-// What `epic-land` builds a landing from: the run's lock, log and epic worktree, a chat and its
-// bookkeeping, the gates' results, the report's writer.
-pub use budget::Budget;
-pub use chat::{Chat, ChatContext, Recorder};
 pub use epic_protocol::TaskPlan;
-pub use gates::{Flake, GateResult, GateTests, GatesCancelled};
+pub use error::StoryError;
 pub use merge_queue::ProvenHead;
-pub use record::ReportDocument;
-pub use record::{logging_sink, write_report};
 pub use run::{
     DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, EPIC_WORKTREE_NAME, RunConfig,
     RunError, RunOutcome, WorktreeMode, run_epic, worktrees_root,

@@ -11,10 +11,10 @@ use epic_story_plan::StoryPlan;
 use tokio::sync::{Mutex, watch};
 
 use crate::config::RunConfig;
-use crate::event::{Event, EventSink};
-use crate::gates::Gates;
 use crate::queue::MergeQueue;
 use crate::task_loop::TaskLoop;
+use epic_events::{Event, EventSink};
+use epic_gates::Gates;
 use epic_guard::TurnGuard;
 use epic_process::offload::{self, BoxError, GitFailed};
 use epic_process::sandbox::Sandbox;
@@ -50,10 +50,10 @@ pub(crate) struct Shared {
     /// The guard on epic's own files around every agent turn; epic's own writes to them go
     /// through it ([`Shared::write`], the story's `admin`).
     /// The run's seat pauses: a usage limit or an outage pauses its seat for every story.
-    pub(crate) pauses: Arc<crate::pause::SeatPauses>,
+    pub(crate) pauses: Arc<epic_chat::SeatPauses>,
     pub(crate) guard: Arc<TurnGuard>,
     /// The run's budget (`--budget-usd`), checked before every agent turn.
-    pub(crate) budget: Arc<crate::budget::Budget>,
+    pub(crate) budget: Arc<epic_chat::Budget>,
     /// The run's number (as the report numbers runs), for the merges' attestations.
     pub(crate) run: u32,
 }
@@ -137,7 +137,7 @@ impl Shared {
 pub(crate) struct EpicHead {
     pub(crate) green: BTreeSet<String>,
     /// The tests red on the epic head, by command: a merge is not charged with them.
-    pub(crate) inherited: crate::gate_tests::Inherited,
+    pub(crate) inherited: epic_gates::Inherited,
 }
 
 /// How many stories are between their launch and their worktree being ready.

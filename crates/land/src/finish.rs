@@ -12,7 +12,7 @@ use crate::job::LandJob;
 use crate::lander::{Lander, Turns};
 use crate::outcome::LandOutcome;
 use crate::record::Landed;
-use epic_executor::ReportDocument;
+use epic_events::ReportDocument;
 use epic_guard::TurnGuard;
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
@@ -110,7 +110,7 @@ impl Lander {
                 );
             let mut report = report;
             report.landing = Some(landed.0);
-            epic_executor::write_report(&dir, &report).map_err(BoxError::from)
+            epic_events::write_report(&dir, &report).map_err(BoxError::from)
         })
         .await
         .map_err(|error| state_error("record the landing", error))?

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use epic_executor::{EPIC_WORKTREE_NAME, EventSink, RunConfig, RunError, worktrees_root};
+use epic_events::EventSink;
+use epic_executor::{EPIC_WORKTREE_NAME, RunConfig, RunError, worktrees_root};
 use epic_git_ops::Git;
 use epic_process::offload::{self, BoxError};
 use epic_state_store::{EpicDir, StoryStage, StoryState};
@@ -88,7 +89,7 @@ pub async fn land_epic(
     let lock = epic_executor::take_lock(&lander.dir).await?;
     let log = epic_executor::open_log(&lander.dir).await?;
     let lander = Lander {
-        events: epic_executor::logging_sink(log, Arc::clone(&lander.events)),
+        events: epic_events::logging_sink(log, Arc::clone(&lander.events)),
         ..lander
     };
     let outcome = lander.land(&job, unmerged).await;

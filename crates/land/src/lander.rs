@@ -5,7 +5,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use epic_executor::{Event, EventSink, Gates, Recorder, RunConfig, SeatPauses};
+use epic_chat::{Recorder, SeatPauses};
+use epic_events::{Event, EventSink};
+use epic_executor::RunConfig;
+use epic_gates::Gates;
 use epic_git_ops::{CommitId, Git};
 use epic_guard::TurnGuard;
 use epic_process::offload::{self, BoxError, GitFailed};

@@ -20,9 +20,9 @@ use crate::outcome::{LandOutcome, NotLanded};
 use crate::record::LandingJournal;
 use epic_agents::{Role, SeatError};
 use epic_attest::AttestedGate;
-use epic_executor::Event;
-use epic_executor::GateResult;
-use epic_executor::{Chat, ChatContext};
+use epic_chat::{Chat, ChatContext};
+use epic_events::Event;
+use epic_gates::GateResult;
 use epic_process::chain;
 use epic_process::offload::{self, BoxError};
 

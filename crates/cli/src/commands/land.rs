@@ -13,7 +13,9 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use epic_executor::{Event, EventSink, RunConfig, SeatStop};
+use epic_chat::SeatStop;
+use epic_events::{Event, EventSink};
+use epic_executor::RunConfig;
 use epic_git_ops::Git as _;
 use epic_land::{
     DryRun, LandError, LandJob, LandOutcome, PullRequest, PullRequestError, PullRequestOpened,

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use epic_agents::SeatError;
-use epic_executor::{
-    ArchitectBrief, ArchitectError, ArchitectJob, Event, EventSink, Rejection, SeatStop,
-};
+use epic_chat::SeatStop;
+use epic_events::{Event, EventSink};
+use epic_executor::{ArchitectBrief, ArchitectError, ArchitectJob, Rejection};
 use epic_story_plan::{PlanFormat, StoryPlan, ValidPlan, Violation};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;

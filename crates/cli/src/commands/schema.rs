@@ -5,7 +5,7 @@ use crate::commands::json;
 use crate::config::RunOptions;
 use crate::error::CommandError;
 use crate::output;
-use epic_executor::ReportDocument;
+use epic_events::ReportDocument;
 
 /// Prints the schema `args` names as pretty JSON (the same for `--format text` and `json`).
 pub(crate) fn run(global: &GlobalArgs, args: &SchemaArgs) -> Result<(), CommandError> {
@@ -16,7 +16,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &SchemaArgs) -> Result<(), CommandE
         SchemaName::Report => epic_state_store::envelope_schema::<ReportDocument>(),
         SchemaName::Config => serde_json::to_value(schemars::schema_for!(RunOptions))
             .expect("a JSON Schema is a JSON value"),
-        SchemaName::Events => epic_executor::events_schema(),
+        SchemaName::Events => epic_events::events_schema(),
     };
     output::data(&json(&schema))
 }

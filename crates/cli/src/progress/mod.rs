@@ -1,4 +1,4 @@
-//! The view of a run as it goes, drawn from the executor's [`Event`](epic_executor::Event)s.
+//! The view of a run as it goes, drawn from the executor's [`Event`](epic_events::Event)s.
 //!
 //! Progress goes to **stderr**, as cargo's does: stdout carries only the command's result (the
 //! summary, or the report's JSON), so `epic run … > summary.txt` keeps it clean.

@@ -7,7 +7,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use epic_executor::{Event, EventSink};
+use epic_events::{Event, EventSink};
 use epic_story_plan::ValidPlan;
 
 use super::describe::describe;

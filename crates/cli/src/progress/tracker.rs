@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use epic_executor::Event;
+use epic_events::Event;
 use epic_story_plan::ValidPlan;
 
 use crate::plan_file::count;

@@ -416,7 +416,7 @@ fn assert_sound(repo: &Repo, reference_tree: &str, phases: &[String]) {
             "{id}: {merge} is not its merge on the first-parent line"
         );
     }
-    let report: epic_executor::ReportDocument = epic_state_store::load(dir.report_json())
+    let report: epic_events::ReportDocument = epic_state_store::load(dir.report_json())
         .expect("the report parses")
         .expect("the report exists");
     assert!(report.0.all_done());

@@ -372,7 +372,7 @@ impl Repo {
         );
         epic_state_store::save(
             epic.report_json(),
-            &epic_executor::ReportDocument(report.clone()),
+            &epic_events::ReportDocument(report.clone()),
         )
         .expect("save report.json");
         if markdown {

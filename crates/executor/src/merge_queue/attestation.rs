@@ -7,9 +7,9 @@ use epic_git_ops::CommitId;
 use epic_process::{chain, offload};
 
 use super::batch::{Batch, Entry};
-use crate::event::Event;
-use crate::gates::GateResult;
 use epic_attest::{Attestation, AttestedGate, AttestedKind, JudgeVerdict};
+use epic_events::Event;
+use epic_gates::GateResult;
 
 impl Batch<'_> {
     /// Records the attestation of each merge of `segment` ([`Attestation`]), proven by the

@@ -13,10 +13,10 @@ use epic_process::offload::{BoxError, GitFailed};
 use tokio_util::sync::CancellationToken;
 
 use super::journal::{MergeJournal, ProvenCandidate, remove_journal};
-use crate::event::Event;
 use crate::failure::{Failure, Stop};
 use crate::queue::Request;
 use crate::shared::{EpicHead, Shared};
+use epic_events::Event;
 
 /// A story of a batch merged into the candidate: the head before and after its merge.
 #[derive(Debug)]

@@ -8,9 +8,9 @@ use epic_process::offload::{self, BoxError, GitFailed};
 
 use super::batch::{Batch, Entry, copy_git_failed};
 use super::journal::names;
-use crate::event::Event;
 use crate::failure::{Failure, Stop};
 use crate::queue::Request;
+use epic_events::Event;
 
 impl Batch<'_> {
     /// Puts the epic branch back at the proven head if something other than epic moved it,

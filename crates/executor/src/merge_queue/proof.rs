@@ -8,10 +8,10 @@ use epic_process::chain;
 
 use super::batch::{Batch, Entry};
 use super::journal::names;
-use crate::baseline::{GateBaseline, GateVerdict};
-use crate::event::Event;
 use crate::failure::{Failure, Stop};
-use crate::gates::{GateResult, millis};
+use epic_events::Event;
+use epic_gates::{GateBaseline, GateVerdict};
+use epic_gates::{GateResult, millis};
 
 impl Batch<'_> {
     /// Runs the gates on the candidate `segment` ends in. Strict: every gate must pass. With a

@@ -9,11 +9,11 @@ use epic_state_store::{StoryStage, StoryState};
 
 use super::batch::{Batch, Entry};
 use super::journal::{ProvenCandidate, ProvenHead, ProvenMerge};
-use crate::event::Event;
 use crate::failure::{Failure, Stop, git_reason};
-use crate::gates::GateResult;
 use crate::queue::{Merged, Request};
 use crate::shared::Shared;
+use epic_events::Event;
+use epic_gates::GateResult;
 
 impl Batch<'_> {
     /// The one place a story's merge is known proven: the candidate `segment` ends in passed

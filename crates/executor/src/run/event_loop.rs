@@ -16,13 +16,13 @@ use tokio_util::sync::CancellationToken;
 use super::flakes::Flakes;
 use super::report::{History, build_report};
 use crate::config::RunOutcome;
-use crate::event::Event;
 use crate::failure::Failure;
-use crate::pause::SeatStop;
-use crate::record::{self, Board, Column, Move};
 use crate::schedule::Schedule;
 use crate::shared::Shared;
 use crate::story::{self, Ending, StoryEnd};
+use epic_chat::SeatStop;
+use epic_events::Event;
+use epic_events::{Board, Column, Move};
 use epic_process::offload;
 
 /// The scheduler loop's state.
@@ -603,7 +603,7 @@ impl Loop {
             Some(epic_report::Timestamp::now()),
         );
         let (dir, copy) = (self.shared.dir.clone(), report.clone());
-        let written = offload::blocking(move || record::write_report(&dir, &copy))
+        let written = offload::blocking(move || epic_events::write_report(&dir, &copy))
             .await
             .unwrap_or_else(|error| Err(error.to_string()));
         self.report_written(written);
@@ -621,7 +621,7 @@ impl Loop {
             None,
         );
         let dir = self.shared.dir.clone();
-        offload::spawn(move || record::write_report(&dir, &report))
+        offload::spawn(move || epic_events::write_report(&dir, &report))
     }
 
     /// Notes a report that could not be written.

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use epic_report::{FlakyGate, InheritedTests};
 
-use crate::event::{Event, EventSink};
-use crate::gate_tests::Inherited;
+use epic_events::{Event, EventSink};
+use epic_gates::Inherited;
 
 /// What the report tells of one story's troubles so far.
 #[derive(Debug, Default)]

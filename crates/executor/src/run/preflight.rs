@@ -20,12 +20,12 @@ use super::epic_branch::{check_story_branches, prepare_epic_worktree};
 use super::recover::{
     check_merged_stories, check_proven_head, merged_on_earlier_runs, recover_merge,
 };
-use crate::baseline::{GateBaseline, GateVerdict};
 use crate::config::{RunConfig, RunError};
-use crate::event::{Event, EventSink};
-use crate::gates::{GateResult, Gates};
 use crate::merge_queue::ProvenHead;
-use crate::record;
+use epic_events::{Event, EventSink};
+use epic_gates::{GateBaseline, GateVerdict};
+use epic_gates::{GateResult, Gates};
+
 use epic_attest::NOTES_REF;
 use epic_process::chain;
 use epic_process::offload::{self};
@@ -138,7 +138,7 @@ pub(super) async fn preflight(
         check_seats(config, &main).await?;
     }
     let lock = take_lock(&dir).await?;
-    let events = record::logging_sink(open_log(&dir).await?, events);
+    let events = epic_events::logging_sink(open_log(&dir).await?, events);
     let epic_branch = config
         .epic_branch
         .clone()

@@ -11,8 +11,8 @@ use epic_state_store::{EpicDir, StoryStage, StoryState};
 use epic_story_plan::ValidPlan;
 
 use crate::config::RunError;
-use crate::event::{Event, EventSink};
 use crate::merge_queue::{MergeJournal, ProvenCandidate, ProvenHead};
+use epic_events::{Event, EventSink};
 use epic_process::offload::{self, BoxError};
 
 /// The stories whose state says merged under their current plan entry (a story whose entry

@@ -12,8 +12,8 @@ use epic_state_store::EpicDir;
 use epic_story_plan::{Story, ValidPlan};
 
 use crate::config::RunConfig;
-use crate::event::{Event, EventSink};
-use crate::record;
+use epic_events::{Event, EventSink};
+
 use epic_process::offload;
 
 /// What the report knows beyond this run: the report the last run left (its stories' outcomes,
@@ -141,7 +141,7 @@ pub(super) async fn report_unstarted(
     );
     let written = {
         let (dir, report) = (dir.clone(), report.clone());
-        offload::blocking(move || record::write_report(&dir, &report))
+        offload::blocking(move || epic_events::write_report(&dir, &report))
             .await
             .unwrap_or_else(|error| Err(error.to_string()))
     };

@@ -5,8 +5,8 @@
 use epic_git_ops::{MergeFavor, MergeOutcome};
 
 use super::work::Work;
-use crate::event::Event;
 use crate::failure::{Failure, Stop};
+use epic_events::Event;
 
 impl Work {
     /// Merges the proven epic head into the story branch (the epic side winning conflicting

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::event::Event;
 use crate::failure::git_reason;
 use crate::shared::Shared;
+use epic_events::Event;
 use epic_process::offload;
 
 /// Removes the worktree of `story`, merged in this run (its branch stays), once no story is

@@ -9,13 +9,13 @@ use tokio::sync::oneshot;
 
 use super::judge::Judgement;
 use super::work::Work;
-use crate::event::Event;
 #[cfg(doc)]
 use crate::failure::Failure;
 use crate::failure::Stop;
 #[cfg(doc)]
 use crate::queue::MergeQueue;
 use crate::queue::Request;
+use epic_events::Event;
 
 impl Work {
     /// Integrates the story through the merge queue: enqueues exactly commit `checked` (the

@@ -23,14 +23,13 @@ use epic_story_plan::Story;
 
 use super::work::{Work, turn_failed};
 use crate::blocked::{self, Claim};
-use crate::chat::Recorder;
-use crate::event::Event;
 use crate::evidence::{self, Problem};
 use crate::failure::{Failure, Stop};
-use crate::gates::GateResult;
-use crate::gates::millis;
-use crate::read_only;
 use epic_agents::Role;
+use epic_chat::Recorder;
+use epic_events::Event;
+use epic_gates::GateResult;
+use epic_gates::millis;
 use epic_protocol::prompts;
 use epic_protocol::replies::parse_judged;
 
@@ -249,7 +248,7 @@ impl Work {
     }
 
     /// Puts the worktree back to `before` if a `role` turn changed it (files, commits, the
-    /// branch checked out), with a warning naming what it changed ([`read_only`]).
+    /// branch checked out), with a warning naming what it changed ([`epic_chat::discarded`]).
     async fn discard_changes(&self, role: Role, before: WorktreeState) -> Result<(), Stop> {
         let worktree = self.worktree.clone();
         let changed = self
@@ -260,7 +259,7 @@ impl Work {
         if let Some(files) = changed {
             self.emit(Event::Note {
                 story: self.id().to_owned(),
-                message: read_only::discarded(role, &files),
+                message: epic_chat::discarded(role, &files),
             });
         }
         Ok(())

@@ -10,8 +10,8 @@ use std::collections::BTreeSet;
 use epic_git_ops::CommitId;
 
 use super::work::Work;
-use crate::event::Event;
 use crate::failure::{Failure, Stop};
+use epic_events::Event;
 use epic_process::offload::BoxError;
 
 impl Work {

@@ -12,8 +12,8 @@ use epic_state_store::{StoryStage, StoryState};
 use super::slot;
 use super::work::Work;
 use crate::config::WorktreeMode;
-use crate::event::Event;
 use crate::failure::{Failure, Stop};
+use epic_events::Event;
 use epic_process::offload::{self, BoxError};
 
 /// How [`Work::prepare`] found the story.

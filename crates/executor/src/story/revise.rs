@@ -27,8 +27,8 @@ use epic_story_plan::Story;
 
 use super::revision::{MetStory, Revision, Revisions};
 use super::work::Work;
-use crate::event::Event;
 use crate::failure::{Failure, Stop};
+use epic_events::Event;
 use epic_process::offload;
 use epic_protocol::TaskPlan;
 

@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use super::work::Work;
-use crate::event::Event;
 use crate::failure::{Failure, Stop};
-use crate::gates::millis;
-use crate::gates::{GateResult, Gates};
+use epic_events::Event;
+use epic_gates::millis;
+use epic_gates::{GateResult, Gates};
 
 impl Work {
     /// Runs the setup commands in the story's worktree; the first that fails fails the story.

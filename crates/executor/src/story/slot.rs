@@ -24,8 +24,8 @@ use epic_state_store::{EpicDir, StoryStage, StoryState};
 
 use super::end::Ending;
 use super::work::Work;
-use crate::event::{Event, EventSink};
 use crate::failure::Stop;
+use epic_events::{Event, EventSink};
 use epic_process::offload::{self, BoxError};
 
 /// How a slot worktree's directory name starts; story ids never start with `_`.

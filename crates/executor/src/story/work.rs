@@ -15,12 +15,12 @@ use epic_story_plan::Story;
 use tokio_util::sync::CancellationToken;
 
 use super::revision::Revision;
-use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
-use crate::event::Event;
 use crate::failure::{Failure, Stop};
 use crate::shared::{PreparingGuard, Shared};
 use epic_agents::{Role, SeatError};
+use epic_chat::{Chat, ChatContext, Recorder};
+use epic_events::Event;
 use epic_process::offload;
 use epic_protocol::prompts::Briefing;
 

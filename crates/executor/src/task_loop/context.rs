@@ -12,10 +12,10 @@ use epic_git_ops::{CommitId, Git};
 use tokio_util::sync::CancellationToken;
 
 use crate::blocked::{self, Claim};
-use crate::chat::{Chat, ChatContext, Recorder};
 use crate::error::StoryError;
-use crate::event::Event;
 use epic_agents::{Reply, Role, SeatError};
+use epic_chat::{Chat, ChatContext, Recorder};
+use epic_events::Event;
 use epic_process::offload;
 use epic_protocol::prompts;
 

@@ -18,7 +18,7 @@ use epic_protocol::prompts::Briefing;
 #[cfg(doc)]
 use super::parts::TaskLoop;
 #[cfg(doc)]
-use crate::gates::Gates;
+use epic_gates::Gates;
 
 /// One story's place and identity: what [`TaskLoop::run`] works on.
 #[derive(Debug, Clone)]

@@ -6,20 +6,20 @@ use std::sync::Arc;
 
 use epic_git_ops::Git;
 
-use crate::event::EventSink;
-use crate::gates::Gates;
-use crate::pause::SeatPauses;
+use epic_chat::SeatPauses;
+use epic_events::EventSink;
+use epic_gates::Gates;
 use epic_guard::TurnGuard;
 
 #[cfg(doc)]
 use super::job::StoryJob;
 use super::job::{LoopConfig, Seats};
 #[cfg(doc)]
-use crate::chat::Chat;
-#[cfg(doc)]
 use crate::error::StoryError;
 #[cfg(doc)]
-use crate::event::Event;
+use epic_chat::Chat;
+#[cfg(doc)]
+use epic_events::Event;
 
 /// The inner loop of one story: seats, gates and git, reused for every story of a run.
 ///
@@ -87,7 +87,7 @@ pub struct TaskLoop {
     /// The guard on epic's files, checked after every turn; none for a loop run on its own.
     pub(super) guard: Option<Arc<TurnGuard>>,
     /// The run's budget, checked before every turn; none for a loop run on its own.
-    pub(super) budget: Option<Arc<crate::budget::Budget>>,
+    pub(super) budget: Option<Arc<epic_chat::Budget>>,
     /// The run's seat pauses around every turn; none for a loop run on its own.
     pub(super) pauses: Option<Arc<SeatPauses>>,
 }
@@ -125,7 +125,7 @@ impl TaskLoop {
 
     /// This loop with the run's `budget` checked before every agent turn.
     #[must_use]
-    pub(crate) fn with_budget(mut self, budget: Arc<crate::budget::Budget>) -> Self {
+    pub(crate) fn with_budget(mut self, budget: Arc<epic_chat::Budget>) -> Self {
         self.budget = Some(budget);
         self
     }

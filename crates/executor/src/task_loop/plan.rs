@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use epic_perimeter::{Task, stray_tasks};
 
-use crate::chat::Chat;
 use crate::error::StoryError;
 use epic_agents::Role;
+use epic_chat::Chat;
 use epic_process::offload;
 use epic_protocol::TaskPlan;
 use epic_protocol::prompts;

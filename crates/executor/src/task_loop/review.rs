@@ -6,12 +6,11 @@ use std::sync::Arc;
 use epic_git_ops::CommitId;
 use epic_perimeter::{Review, Task};
 
-use crate::chat::Chat;
 use crate::error::StoryError;
-use crate::event::Event;
-use crate::gates::GateResult;
-use crate::read_only;
 use epic_agents::{Role, SeatError};
+use epic_chat::Chat;
+use epic_events::Event;
+use epic_gates::GateResult;
 use epic_protocol::prompts;
 use epic_protocol::replies::parse_verdict;
 
@@ -168,7 +167,7 @@ impl Run<'_> {
             .await?;
         if let Some(files) = changed {
             self.recorder
-                .note(read_only::discarded(Role::Reviewer, &files));
+                .note(epic_chat::discarded(Role::Reviewer, &files));
         }
         if let Some(stop) = stop {
             return Err(stop);

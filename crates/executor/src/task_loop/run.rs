@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::chat::Recorder;
 use crate::error::StoryError;
-use crate::event::Event;
+use epic_chat::Recorder;
+use epic_events::Event;
 
 use super::context::Run;
 use super::job::{StoryJob, StoryRun, TasksDone};

@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use epic_git_ops::{CommitId, CommitOutcome};
 
-use crate::chat::Chat;
 use crate::error::StoryError;
-use crate::event::Event;
 use epic_agents::NOOP_TOKEN;
 use epic_agents::Role;
+use epic_chat::Chat;
+use epic_events::Event;
 use epic_protocol::TaskPlan;
 use epic_protocol::prompts;
 

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use epic_agents::ScriptSeat;
-use epic_executor::{Gates, LoopConfig, Seats, StoryJob, TaskLoop, discard_events};
+use epic_events::discard_events;
+use epic_executor::{LoopConfig, Seats, StoryJob, TaskLoop};
+use epic_gates::Gates;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::{Fixture, plan};

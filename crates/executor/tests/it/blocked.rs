@@ -1,7 +1,8 @@
 //! `BLOCKED_ON:` is checked against the plan (and by a verifier): a claim the plan settles gets
 //! one pushback turn; one that stands ends the story as a missing dependency.
 
-use epic_executor::{Event, RejectedBy, StoryError};
+use epic_events::{Event, RejectedBy};
+use epic_executor::StoryError;
 use epic_story_plan::{Story, StoryPlan};
 
 use crate::epic_support::{EpicFixture, plan, reason, statuses};

@@ -4,7 +4,7 @@
 //! journal never moves the epic branch; a story state edited to say "merged" does not make the
 //! story merged.
 
-use epic_executor::Event;
+use epic_events::Event;
 use epic_process::sandbox::SandboxMode;
 use epic_state_store::{StoryStage, StoryState};
 

@@ -2,7 +2,8 @@
 //! `concurrency` coders at once, the files a run leaves, a rerun that does nothing, and a changed
 //! plan entry that restarts only its story.
 
-use epic_executor::{Event, Policy, ReportDocument};
+use epic_events::{Event, ReportDocument};
+use epic_executor::Policy;
 use epic_story_plan::{Story, StoryPlan};
 
 use crate::epic_support::{EpicFixture, diamond, merged, plan, position, started, statuses};

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use epic_agents::Seat;
+use epic_events::Event;
 use epic_executor::{
-    Event, PlannerPolicy, Policy, RunConfig, RunError, RunOutcome, WorktreeMode, run_epic,
+    PlannerPolicy, Policy, RunConfig, RunError, RunOutcome, WorktreeMode, run_epic,
 };
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, StoryPlan, ValidPlan};

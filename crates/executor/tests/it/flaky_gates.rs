@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::epic_support::{EpicFixture, epic_files, plan, reason, statuses};
 use crate::support::Events;

@@ -2,7 +2,7 @@
 //! removed after each command, named in an event, never the story's work. Before, a Python
 //! gate's `__pycache__` failed every story on its perimeter, three rounds each.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::epic_support::{EpicFixture, epic_files, plan, statuses};
 use crate::support::Events;

@@ -10,7 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use epic_executor::{Event, RunConfig, RunOutcome};
+use epic_events::Event;
+use epic_executor::{RunConfig, RunOutcome};
 use epic_process::sandbox::SandboxMode;
 
 use crate::epic_support::{EpicFixture, merges, plan, reason, statuses};

@@ -1,7 +1,7 @@
 //! The happy path: several tasks planned, each committed in order, the checkpoint all ticked,
 //! transcripts and usage recorded.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::support::{Events, Fixture, Run, task_list};
 

@@ -3,7 +3,8 @@
 //! each must be a file on the proven epic head, inside the story's owned paths, holding each of
 //! the story's `provides`. A bare "clean" is an opinion, and fails the story.
 
-use epic_executor::{Event, ReportDocument, RunConfig};
+use epic_events::{Event, ReportDocument};
+use epic_executor::RunConfig;
 use epic_report::{EpicReport, Evidence, InPlace};
 use epic_story_plan::{Story, StoryPlan, ValidPlan};
 

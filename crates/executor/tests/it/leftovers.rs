@@ -7,7 +7,8 @@
 
 use std::time::Duration;
 
-use epic_executor::{Event, ManualClock, RunOutcome};
+use epic_events::Event;
+use epic_executor::{ManualClock, RunOutcome};
 use jiff::Timestamp;
 
 use crate::epic_support::{

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use epic_executor::{Event, ManualClock, SeatStop};
+use epic_chat::SeatStop;
+use epic_events::Event;
+use epic_executor::ManualClock;
 use epic_state_store::{StoryStage, StoryState};
 use jiff::Timestamp;
 

@@ -33,6 +33,7 @@ mod per_test;
 mod planner;
 mod planted_config;
 mod presets;
+mod processes;
 mod rejected;
 mod report_runs;
 mod resume;

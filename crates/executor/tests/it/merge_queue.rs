@@ -12,7 +12,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use epic_executor::{Event, EventSink, RunOutcome, run_epic};
+use epic_events::{Event, EventSink};
+use epic_executor::{RunOutcome, run_epic};
 use tokio_util::sync::CancellationToken;
 
 use crate::epic_support::{EpicFixture, epic_files, plan, position, started, statuses};

@@ -1,6 +1,7 @@
 //! Agents that break the rules: committing on their own, switching branches.
 
-use epic_executor::{Event, StoryError};
+use epic_events::Event;
+use epic_executor::StoryError;
 
 use crate::support::{Events, Fixture, Run, task_list};
 

@@ -1,7 +1,8 @@
 //! A task whose turn changes nothing: confirmed as already satisfied, or not (the no-op policy,
 //! `--noop`); a story whose tasks changed nothing at all (more in `in_place.rs`).
 
-use epic_executor::{Event, NoopPolicy, StoryError};
+use epic_events::Event;
+use epic_executor::{NoopPolicy, StoryError};
 
 use crate::epic_support::{EpicFixture, commit_on_main, merges, plan, reason, statuses};
 use crate::support::{Events, Fixture, Run, task_list};

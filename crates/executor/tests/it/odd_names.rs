@@ -5,7 +5,7 @@
 
 use crate::epic_support::{EpicFixture, epic_files, plan, reason, statuses};
 use crate::support::Events;
-use epic_executor::Event;
+use epic_events::Event;
 
 /// The hook that writes both odd names under `dir`.
 fn odd_names_under(dir: &str) -> String {

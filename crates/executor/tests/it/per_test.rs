@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use epic_executor::{Event, RunConfig, RunOutcome};
+use epic_events::Event;
+use epic_executor::{RunConfig, RunOutcome};
 
 use crate::epic_support::{EpicFixture, commit_on_main, epic_files, plan, reason, statuses};
 use crate::support::Events;

@@ -1,6 +1,6 @@
 //! Planning: an unreadable task list asked again once, then one task; stray tasks re-planned.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::support::{Events, Fixture, Run, task_list};
 

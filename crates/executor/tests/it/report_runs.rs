@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use epic_executor::{ReportDocument, RunOutcome};
+use epic_events::ReportDocument;
+use epic_executor::RunOutcome;
 use epic_report::{EpicReport, OutcomeStatus, StoryOutcome};
 
 use crate::epic_support::{EpicFixture, cancelled_once, plan, statuses};

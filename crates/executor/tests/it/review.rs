@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use epic_executor::{Event, StoryError};
+use epic_events::Event;
+use epic_executor::StoryError;
 
 use crate::support::{Events, Fixture, Run, task_list};
 

@@ -7,7 +7,9 @@
 use std::time::Duration;
 
 use epic_agents::{Role, Roster, Seat};
-use epic_executor::{Event, ManualClock, RunConfig, SeatStop};
+use epic_chat::SeatStop;
+use epic_events::Event;
+use epic_executor::{ManualClock, RunConfig};
 use jiff::Timestamp;
 
 use crate::epic_support::{EpicFixture, KEEP_PROMPTS, LEFTOVERS_NOTE, plan, statuses};

@@ -8,7 +8,8 @@
 
 use std::fmt::Write as _;
 
-use epic_executor::{Event, RunConfig, WorktreeMode};
+use epic_events::Event;
+use epic_executor::{RunConfig, WorktreeMode};
 use epic_process::sandbox::SandboxMode;
 use epic_test_support::poll;
 

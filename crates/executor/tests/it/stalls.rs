@@ -9,7 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use epic_agents::{CommandSeat, Preset, Seat};
-use epic_executor::{Event, ManualClock, RunConfig};
+use epic_events::Event;
+use epic_executor::{ManualClock, RunConfig};
 use jiff::Timestamp;
 
 use crate::epic_support::{EpicFixture, KEEP_PROMPTS, LEFTOVERS_NOTE, plan, reason, statuses};

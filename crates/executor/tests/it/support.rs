@@ -10,10 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use epic_agents::{CommandSeat, RetryPolicy, Seat};
-use epic_executor::{
-    Event, EventSink, Gates, LoopConfig, NoopPolicy, PlannerPolicy, Seats, StoryJob, StoryRun,
-    TaskLoop,
-};
+use epic_events::{Event, EventSink};
+use epic_executor::{LoopConfig, NoopPolicy, PlannerPolicy, Seats, StoryJob, StoryRun, TaskLoop};
+use epic_gates::Gates;
 use epic_git_ops::GixGit;
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, StoryPlan};
@@ -362,7 +361,4 @@ pub(crate) fn task_list(titles: &[&str]) -> String {
     format!(r#"{{"tasks":[{}]}}"#, tasks.join(","))
 }
 
-// The same helpers as the library's unit tests use: one file, compiled into both.
-#[path = "../../src/test_processes.rs"]
-mod test_processes;
-pub(crate) use test_processes::{PATIENCE, pid_written, wait_dead, wait_for_pid};
+pub(crate) use crate::processes::{PATIENCE, pid_written, wait_dead, wait_for_pid};

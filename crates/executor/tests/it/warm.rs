@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use epic_executor::{Event, WorktreeMode};
+use epic_events::Event;
+use epic_executor::WorktreeMode;
 use epic_state_store::StoryState;
 
 use crate::epic_support::{EpicFixture, merges, plan, statuses};

@@ -1,7 +1,7 @@
 //! The gates' events: the baseline, the gates on the epic branch and in a story's worktree, a flaky
 //! gate, what a gate left behind.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::plan_file::count;
 use crate::progress::words::{flaky, short};

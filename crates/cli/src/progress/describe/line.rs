@@ -1,7 +1,7 @@
 //! The line an event is shown as, if it is shown: each family of events is asked in turn, and
 //! an event belongs to one family alone.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use super::{gate, merge, run, story, task, turn, worktree};
 

@@ -1,7 +1,7 @@
 //! Merges: one story's (started, queued, conflicted, undone, merged) and a batch's (merged
 //! together, gated, bisected, proven, its culprit pinned), a merge revision.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::plan_file::count;
 use crate::progress::words::{first_line, short};

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::plan_file::count;
 use crate::progress::words::{first_line, paused_until};

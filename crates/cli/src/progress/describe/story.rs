@@ -1,7 +1,7 @@
 //! A story's own events: started, merged before, blocked, noted, its perimeter put back, judged,
 //! failed or skipped, the board hook.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::plan_file::count;
 use crate::progress::words::first_line;

@@ -1,6 +1,6 @@
 //! A story's tasks: planned, started, committed, found already done, reviewed.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::plan_file::count;
 

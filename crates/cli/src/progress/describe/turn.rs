@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::progress::words::{first_line, silence, thousands};
 

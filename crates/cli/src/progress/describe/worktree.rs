@@ -1,7 +1,7 @@
 //! A story's worktree: prepared, switched or retired in its slot, seeded, caught up, set up,
 //! removed.
 
-use epic_executor::Event;
+use epic_events::Event;
 
 use crate::progress::words::short;
 

@@ -26,7 +26,7 @@ use epic_process::{self as process, Ending, Limits, Spec};
 /// `{"version":1,"data":…}`.
 ///
 /// ```
-/// use epic_executor::ReportDocument;
+/// use epic_events::ReportDocument;
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("report.json");
@@ -121,11 +121,16 @@ pub fn write_report(dir: &EpicDir, report: &EpicReport) -> Result<(), String> {
 /// Where a story stands on the board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Column {
+pub enum Column {
+    /// Not started yet.
     Planned,
+    /// Being worked.
     Active,
+    /// Merged into the epic branch.
     Done,
+    /// Failed.
     Failed,
+    /// Not run: a dependency failed, or the run stopped first.
     Skipped,
 }
 
@@ -161,7 +166,7 @@ impl Column {
 
 /// One story on the board, and the JSON a hook reads on its standard input.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Card {
+pub struct Card {
     epic: String,
     story: String,
     title: String,
@@ -179,17 +184,25 @@ pub(crate) struct Card {
 
 /// A transition to record.
 #[derive(Debug, Default)]
-pub(crate) struct Move {
-    pub(crate) branch: Option<String>,
-    pub(crate) detail: Option<String>,
-    pub(crate) estimated_tokens: Option<u64>,
-    pub(crate) estimated_cost_usd: Option<f64>,
+pub struct Move {
+    /// The story's branch, once it has one.
+    pub branch: Option<String>,
+    /// A line on what happened (a failure's reason).
+    pub detail: Option<String>,
+    /// The story's tokens so far, estimated where the agents did not report them.
+    pub estimated_tokens: Option<u64>,
+    /// The story's cost so far, in US dollars.
+    pub estimated_cost_usd: Option<f64>,
 }
 
 /// The board: `board.md`, rewritten on every transition, and the optional hook that gets each
 /// transition as JSON. Owned by the run loop alone; one writer task writes `board.md`, so its
 /// writes are serialised and the latest rendering is the last one written.
-pub(crate) struct Board {
+#[expect(
+    missing_debug_implementations,
+    reason = "holds a writer task and channels, nothing worth printing"
+)]
+pub struct Board {
     title: String,
     cards: Vec<Card>,
     hook: Option<mpsc::UnboundedSender<Card>>,
@@ -205,7 +218,7 @@ pub(crate) struct Board {
 
 impl Board {
     /// A board of every story, all planned.
-    pub(crate) fn new(
+    pub fn new(
         dir: &EpicDir,
         plan: &epic_story_plan::ValidPlan,
         hook: Option<(String, Duration)>,
@@ -258,7 +271,7 @@ impl Board {
     }
 
     /// Sends every card to the hook and writes the file: the start of a run.
-    pub(crate) fn publish_all(&mut self) {
+    pub fn publish_all(&mut self) {
         if let Some(hook) = &self.hook {
             for card in &self.cards {
                 hook.send(card.clone()).ok();
@@ -270,7 +283,7 @@ impl Board {
 
     /// Moves story `index` to `column`: at once for the hook, in `board.md` at the next
     /// [`flush`](Self::flush).
-    pub(crate) fn set(&mut self, index: usize, column: Column, change: Move) {
+    pub fn set(&mut self, index: usize, column: Column, change: Move) {
         let Some(card) = self.cards.get_mut(index) else {
             return;
         };
@@ -294,7 +307,7 @@ impl Board {
     /// stories are launched, and the write (and its fsync) happens off the loop, in
     /// [`write_boards`]: it never delays a story's start, and a burst of moves, or of flushes
     /// while a write is under way, costs one write.
-    pub(crate) fn flush(&mut self) {
+    pub fn flush(&mut self) {
         if std::mem::take(&mut self.dirty) {
             self.write();
         }
@@ -307,7 +320,7 @@ impl Board {
     ///
     /// Dropping the future leaves the writer and the hook worker running until their queues are
     /// empty.
-    pub(crate) async fn close(mut self) {
+    pub async fn close(mut self) {
         self.flush();
         self.file = None;
         if let Some(writer) = self.writer.take() {
@@ -327,7 +340,7 @@ impl Board {
     }
 
     /// `board.md`: a count line, then one section per non-empty column.
-    pub(crate) fn render(&self) -> String {
+    pub fn render(&self) -> String {
         let mut out = format!("# Board: {}\n\n", self.title);
         let counts: Vec<String> = Column::ORDER
             .iter()

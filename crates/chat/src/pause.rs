@@ -29,16 +29,16 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{Event, EventSink};
 use epic_agents::classify::{self, Class, DEFAULT_LIMIT_WAIT};
 use epic_agents::{Reply, Seat, SeatError};
+use epic_events::{Event, EventSink};
 use epic_process::{Clock, Watchdog};
 
 /// The first wait of an outage; each next probe doubles it.
-pub(crate) const OUTAGE_FIRST: Duration = Duration::from_secs(30);
+pub const OUTAGE_FIRST: Duration = Duration::from_secs(30);
 
 /// The longest wait between two probes of an outage.
-pub(crate) const OUTAGE_CAP: Duration = Duration::from_mins(10);
+pub const OUTAGE_CAP: Duration = Duration::from_mins(10);
 
 /// The shortest pause on a usage limit: a reset already past (a clock behind the service's)
 /// must not turn into a loop of turns that fail at once.
@@ -88,7 +88,7 @@ impl fmt::Display for SeatStop {
 
 /// What the turn's caller does next ([`SeatPauses::after_turn_of`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum After {
+pub enum After {
     /// The result stands (a reply, or a failure of the story).
     Done,
     /// The seat is paused: the same turn runs again once [`SeatPauses::before_turn`] lets it.
@@ -202,12 +202,12 @@ impl SeatPauses {
     }
 
     /// The clock the run's pauses are timed on, which a turn's retries wait on too.
-    pub(crate) fn clock(&self) -> Clock {
+    pub fn clock(&self) -> Clock {
         self.clock.clone()
     }
 
     /// The watchdog of a turn of the run, if turns are watched for silence.
-    pub(crate) fn watchdog(&self) -> Option<Watchdog> {
+    pub fn watchdog(&self) -> Option<Watchdog> {
         self.stall_timeout.map(|silence| Watchdog {
             silence,
             clock: self.clock.clone(),
@@ -220,7 +220,7 @@ impl SeatPauses {
 
     /// A watch over one turn's output, ending the turn (`cancel`) once it has streamed only
     /// "cannot reach the service" lines for the outage wait.
-    pub(crate) fn watch(&self, cancel: CancellationToken) -> OutageWatch {
+    pub fn watch(&self, cancel: CancellationToken) -> OutageWatch {
         OutageWatch {
             wait: self.outage_wait,
             clock: self.clock.clone(),
@@ -240,7 +240,7 @@ impl SeatPauses {
     /// # Cancel safety
     ///
     /// Cancel safe: it only waits.
-    pub(crate) async fn stopped(&self) {
+    pub async fn stopped(&self) {
         self.stopped.cancelled().await;
     }
 
@@ -253,7 +253,7 @@ impl SeatPauses {
     /// # Cancel safety
     ///
     /// Cancel safe: it only waits.
-    pub(crate) async fn before_turn(
+    pub async fn before_turn(
         &self,
         roster: &[&str],
         start: usize,
@@ -346,7 +346,7 @@ impl SeatPauses {
     }
 
     /// What follows a turn on `seat` of `story` that ended with `result` (see [`After`]).
-    pub(crate) fn after_turn_of(
+    pub fn after_turn_of(
         &self,
         seat: &dyn Seat,
         story: &str,
@@ -506,7 +506,7 @@ struct Watched {
 /// cancelled, and [`ended`](Self::ended) gives the failure that makes it an outage of its seat
 /// (a pause with probes) rather than a turn that burns its whole deadline.
 #[derive(Debug)]
-pub(crate) struct OutageWatch {
+pub struct OutageWatch {
     wait: Duration,
     clock: Clock,
     cancel: CancellationToken,
@@ -515,7 +515,7 @@ pub(crate) struct OutageWatch {
 
 impl OutageWatch {
     /// Looks at a chunk of the turn's output.
-    pub(crate) fn chunk(&self, text: &str) {
+    pub fn chunk(&self, text: &str) {
         self.chunk_at(text, self.clock.now());
     }
 
@@ -558,7 +558,7 @@ impl OutageWatch {
 
     /// The turn's result as the watch leaves it: a turn it ended is a failure whose output is
     /// the agent's last outage line.
-    pub(crate) fn ended(
+    pub fn ended(
         &self,
         program: &str,
         result: Result<Reply, SeatError>,

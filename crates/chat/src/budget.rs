@@ -24,11 +24,11 @@ pub struct Budget {
 
 /// The budget is reached: `spent` of `limit` dollars.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct BudgetReached {
+pub struct BudgetReached {
     /// The epic's spend so far, in US dollars.
-    pub(crate) spent: f64,
+    pub spent: f64,
     /// The limit, in US dollars.
-    pub(crate) limit: f64,
+    pub limit: f64,
 }
 
 impl fmt::Display for BudgetReached {
@@ -55,25 +55,25 @@ impl Budget {
 
     /// No limit: never reached (a task loop or an architect run on its own).
     #[cfg(test)]
-    pub(crate) fn unlimited() -> Self {
+    pub fn unlimited() -> Self {
         Self::new(None, 0.0)
     }
 
     /// Adds the cost of a turn that ended (a cost that is not a finite, non-negative number
     /// adds nothing).
-    pub(crate) fn spend(&self, cost_usd: f64) {
+    pub fn spend(&self, cost_usd: f64) {
         if cost_usd.is_finite() && cost_usd > 0.0 {
             *self.spent.lock().unwrap_or_else(PoisonError::into_inner) += cost_usd;
         }
     }
 
     /// The spend so far.
-    pub(crate) fn spent(&self) -> f64 {
+    pub fn spent(&self) -> f64 {
         *self.spent.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Whether the spend has reached the limit: then no new turn starts.
-    pub(crate) fn reached(&self) -> Option<BudgetReached> {
+    pub fn reached(&self) -> Option<BudgetReached> {
         let limit = self.limit?;
         let spent = self.spent();
         (spent >= limit).then_some(BudgetReached { spent, limit })

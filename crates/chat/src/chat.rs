@@ -16,11 +16,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::budget::Budget;
-use crate::event::{Event, EventSink};
 use crate::pause::{After, SeatPauses};
 use epic_agents::{
     Exchange, Leftovers, Progress, Reply, Role, Roster, Seat, SeatError, TurnContext, TurnRequest,
 };
+use epic_events::{Event, EventSink};
 use epic_git_ops::Git;
 use epic_guard::{Tampered, TurnGuard};
 use epic_process::sandbox::Sandbox;
@@ -117,7 +117,7 @@ impl Recorder {
     /// set one: a run stores 8 MiB per reply).
     #[cfg(test)]
     #[must_use]
-    pub(crate) fn with_file_limit(mut self, bytes: u64) -> Self {
+    pub fn with_file_limit(mut self, bytes: u64) -> Self {
         self.file_limit = bytes;
         self
     }
@@ -133,7 +133,7 @@ impl Recorder {
     /// `Ok` while the run's budget is not reached; past it no turn starts: the story stops as
     /// a cancelled one does ([`SeatError::Cancelled`]: its state kept, a rerun resumes it),
     /// and the run says why.
-    pub(crate) fn within_budget(&self) -> Result<(), SeatError> {
+    pub fn within_budget(&self) -> Result<(), SeatError> {
         match &self.budget {
             Some(budget) if budget.reached().is_some() => Err(SeatError::Cancelled),
             _ => Ok(()),
@@ -141,12 +141,12 @@ impl Recorder {
     }
 
     /// Sends an event to the sink.
-    pub(crate) fn emit(&self, event: Event) {
+    pub fn emit(&self, event: Event) {
         (self.events)(event);
     }
 
     /// Sends a [`Event::Note`] about this story.
-    pub(crate) fn note(&self, message: impl Into<String>) {
+    pub fn note(&self, message: impl Into<String>) {
         self.emit(Event::Note {
             story: self.story.clone(),
             message: message.into(),
@@ -293,7 +293,7 @@ impl Chat {
 
     /// The name of the seat of the chat's last turn (its roster's first before any turn): with
     /// a roster, the seat that answered.
-    pub(crate) fn seat_name(&self) -> &str {
+    pub fn seat_name(&self) -> &str {
         self.seat.name()
     }
 
@@ -696,9 +696,9 @@ mod tests {
     use epic_story_plan::Story;
 
     use super::*;
-    use crate::event::discard_events;
     use epic_agents::ScriptSeat;
     use epic_agents::{CommandSeat, ReplyLimits};
+    use epic_events::discard_events;
 
     fn is_send<T: Send>(_: &T) {}
     fn is_send_sync<T: Send + Sync>() {}

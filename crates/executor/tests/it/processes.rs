@@ -1,7 +1,6 @@
 //! Waiting on child processes in tests: whether one died and the pid one wrote are
 //! `epic-test-support`'s; waiting for the pid without blocking the runtime is here, where tokio
-//! is. One definition for the crate's unit tests (a `#[cfg(test)]` module of the library) and
-//! its integration tests (`tests/it/support.rs` includes this file).
+//! is.
 
 use std::path::Path;
 use std::time::Duration;

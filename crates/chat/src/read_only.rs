@@ -8,7 +8,7 @@ use epic_agents::Role;
 
 /// The warning for a `role` turn whose changes were discarded: the files it changed (empty when
 /// it only committed or checked out a branch).
-pub(crate) fn discarded(role: Role, files: &[String]) -> String {
+pub fn discarded(role: Role, files: &[String]) -> String {
     const SHOWN: usize = 5;
     let what = if files.is_empty() {
         "made commits or checked out another branch".to_owned()

@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 use epic_git_ops::FileHead;
 use epic_guard::{Tampered, TurnGuard};
 
-pub use crate::gate_tests::GateTests;
-use crate::gate_tests::{Inherited, JunitFile, TestsUnread, failing_tests};
+use crate::charged::GateTests;
+use crate::charged::{Inherited, JunitFile, TestsUnread, failing_tests};
 use epic_process::offload;
 use epic_process::sandbox::{Access, Sandbox};
 use epic_process::{self as process, Ending, Limits, Spec};
@@ -68,8 +68,8 @@ pub struct Flake {
 
 impl GateResult {
     /// The event telling that this command left files behind (removed since), if it did.
-    pub fn leftovers_event(&self, story: Option<&str>) -> Option<crate::Event> {
-        (!self.leftovers.is_empty()).then(|| crate::Event::GateLeftovers {
+    pub fn leftovers_event(&self, story: Option<&str>) -> Option<epic_events::Event> {
+        (!self.leftovers.is_empty()).then(|| epic_events::Event::GateLeftovers {
             story: story.map(str::to_owned),
             command: self.command.clone(),
             paths: self.leftovers.clone(),
@@ -79,13 +79,15 @@ impl GateResult {
     /// The event naming the failing tests of this red command, charged and inherited, if it
     /// named them: what each caller emits beside its passed or failed event, naming `story`
     /// when there is one.
-    pub fn tests_event(&self, story: Option<&str>) -> Option<crate::Event> {
-        self.tests.as_ref().map(|tests| crate::Event::GateTests {
-            story: story.map(str::to_owned),
-            command: self.command.clone(),
-            charged: tests.charged.clone(),
-            inherited: tests.inherited.clone(),
-        })
+    pub fn tests_event(&self, story: Option<&str>) -> Option<epic_events::Event> {
+        self.tests
+            .as_ref()
+            .map(|tests| epic_events::Event::GateTests {
+                story: story.map(str::to_owned),
+                command: self.command.clone(),
+                charged: tests.charged.clone(),
+                inherited: tests.inherited.clone(),
+            })
     }
 
     /// Whether it passed with every failing test inherited (red, but not charged).
@@ -113,14 +115,16 @@ impl GateResult {
 
     /// The event telling that this command was red, then green when run again, if it was:
     /// what each caller emits beside its passed event, naming `story` when there is one.
-    pub fn flaky_event(&self, story: Option<&str>) -> Option<crate::Event> {
-        self.flaky.as_ref().map(|flake| crate::Event::GateFlaky {
-            story: story.map(str::to_owned),
-            command: self.command.clone(),
-            runs: flake.runs,
-            status: flake.status.clone(),
-            output: flake.output.clone(),
-        })
+    pub fn flaky_event(&self, story: Option<&str>) -> Option<epic_events::Event> {
+        self.flaky
+            .as_ref()
+            .map(|flake| epic_events::Event::GateFlaky {
+                story: story.map(str::to_owned),
+                command: self.command.clone(),
+                runs: flake.runs,
+                status: flake.status.clone(),
+                output: flake.output.clone(),
+            })
     }
 }
 
@@ -129,8 +133,8 @@ impl GateResult {
 #[error("the gates were cancelled")]
 pub struct GatesCancelled;
 
-/// The project's gates: shell commands that must all pass for work to go on, what a
-/// [`TaskLoop`](crate::TaskLoop) runs in a story's worktree each review round (and a run, on
+/// The project's gates: shell commands that must all pass for work to go on, which
+/// the executor's task loop runs in a story's worktree each review round (and a run, on
 /// the epic branch before it starts and after each merge).
 ///
 /// Each runs as `sh -c COMMAND` in that directory, in its own process group, with standard
@@ -142,7 +146,7 @@ pub struct GatesCancelled;
 /// runs in (and that worktree's administrative directory) writable ([`Sandbox`]).
 ///
 /// ```
-/// use epic_executor::Gates;
+/// use epic_gates::Gates;
 ///
 /// let gates = Gates::new(["cargo fmt --check", "cargo test"], std::time::Duration::from_secs(600));
 /// assert_eq!(gates.commands(), ["cargo fmt --check", "cargo test"]);
@@ -204,7 +208,7 @@ impl Gates {
     /// These gates not charging the tests in `inherited` (by command): a command red only with
     /// those passes, its result naming them ([`GateResult::tests`]).
     #[must_use]
-    pub(crate) fn with_inherited(mut self, inherited: Inherited) -> Self {
+    pub fn with_inherited(mut self, inherited: Inherited) -> Self {
         self.inherited = Arc::new(inherited);
         self
     }
@@ -292,7 +296,7 @@ impl Gates {
     /// # Cancel safety
     ///
     /// As [`run`](Self::run).
-    pub(crate) async fn run_each(
+    pub async fn run_each(
         &self,
         dir: &Path,
         env: &[(String, String)],
@@ -310,7 +314,7 @@ impl Gates {
 
     /// This set of gates keeping only the commands `keep` accepts (the same timeout).
     #[must_use]
-    pub(crate) fn only(&self, keep: impl Fn(&str) -> bool) -> Self {
+    pub fn only(&self, keep: impl Fn(&str) -> bool) -> Self {
         Self {
             commands: self
                 .commands
@@ -691,7 +695,7 @@ fn tampered_result(
 }
 
 /// A gate run's duration in whole milliseconds, as events carry it.
-pub(crate) fn millis(result: &GateResult) -> u64 {
+pub fn millis(result: &GateResult) -> u64 {
     u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -703,7 +707,7 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::test_processes::{PATIENCE, pid_written, wait_dead, wait_for_pid};
+    use epic_test_support::{PATIENCE, pid_written, wait_dead, wait_for};
 
     fn passed(command: &str, flaky: Option<Flake>) -> GateResult {
         GateResult {
@@ -832,7 +836,11 @@ mod tests {
         let pid_file = dir.path().join("gate.pid");
         // Cancel once the gate runs (it wrote its pid), not after a guess at how long it takes.
         let running = tokio::spawn(async move {
-            let pid = wait_for_pid(&pid_file).await;
+            let pid = tokio::task::spawn_blocking(move || {
+                wait_for("the gate's pid", PATIENCE, || pid_written(&pid_file))
+            })
+            .await
+            .expect("the wait");
             trigger.cancel();
             pid
         });
@@ -889,7 +897,7 @@ mod tests {
         );
         let event = results[0].flaky_event(Some("s")).expect("the flaky event");
         assert!(
-            matches!(event, crate::Event::GateFlaky { ref story, runs: 2, .. } if story.as_deref() == Some("s"))
+            matches!(event, epic_events::Event::GateFlaky { ref story, runs: 2, .. } if story.as_deref() == Some("s"))
         );
         assert!(results[1].flaky.is_none() && results[1].flaky_event(None).is_none());
         assert!(dir.path().join("after").exists(), "the gates went on");

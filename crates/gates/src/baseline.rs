@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::gate_tests::Inherited;
+use crate::charged::Inherited;
 use crate::gates::GateResult;
 use std::path::PathBuf;
 
@@ -13,30 +13,30 @@ use serde::{Deserialize, Serialize};
 
 /// `gates/baseline.json`: which gate commands passed on which epic head.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct GateBaseline {
+pub struct GateBaseline {
     /// The epic head the gates ran on.
-    pub(crate) commit: String,
+    pub commit: String,
     /// Every gate command, in order, with whether it passed.
-    pub(crate) gates: Vec<GateVerdict>,
+    pub gates: Vec<GateVerdict>,
 }
 
 /// One gate command's verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct GateVerdict {
+pub struct GateVerdict {
     /// The command.
-    pub(crate) command: String,
+    pub command: String,
     /// Whether it passed (with no test red).
-    pub(crate) passed: bool,
+    pub passed: bool,
     /// When it was red and named its failing tests: those tests. A story is then charged
     /// only with the tests it turns red; absent (red), the command is judged whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) failing: Option<BTreeSet<String>>,
+    pub failing: Option<BTreeSet<String>>,
 }
 
 impl GateVerdict {
     /// The verdict of `result`: passed only when no test of it was red; the failing tests it
     /// named, charged or inherited.
-    pub(crate) fn of(result: &GateResult) -> Self {
+    pub fn of(result: &GateResult) -> Self {
         Self {
             command: result.command.clone(),
             passed: result.passed && result.tests.is_none(),
@@ -53,12 +53,12 @@ impl epic_state_store::Document for GateBaseline {
 
 impl GateBaseline {
     /// The path of the cache file in the epic's state directory.
-    pub(crate) fn path(dir: &EpicDir) -> PathBuf {
+    pub fn path(dir: &EpicDir) -> PathBuf {
         dir.root().join("gates").join("baseline.json")
     }
 
     /// The cached verdict for `commit` and exactly these `commands`, if there is one.
-    pub(crate) fn cached(dir: &EpicDir, commit: &str, commands: &[String]) -> Option<Self> {
+    pub fn cached(dir: &EpicDir, commit: &str, commands: &[String]) -> Option<Self> {
         let baseline = epic_state_store::load::<Self>(Self::path(dir)).ok()??;
         let same_commands = baseline
             .gates
@@ -69,12 +69,12 @@ impl GateBaseline {
     }
 
     /// Saves it; a failure only costs the cache.
-    pub(crate) fn save(&self, dir: &EpicDir) -> Result<(), epic_state_store::SaveError> {
+    pub fn save(&self, dir: &EpicDir) -> Result<(), epic_state_store::SaveError> {
         epic_state_store::save(Self::path(dir), self)
     }
 
     /// The commands that passed.
-    pub(crate) fn passed(&self) -> BTreeSet<String> {
+    pub fn passed(&self) -> BTreeSet<String> {
         self.gates
             .iter()
             .filter(|gate| gate.passed)
@@ -84,7 +84,7 @@ impl GateBaseline {
 
     /// The commands that failed naming their failing tests, with those tests: what a story is
     /// not charged with.
-    pub(crate) fn inherited(&self) -> Inherited {
+    pub fn inherited(&self) -> Inherited {
         self.gates
             .iter()
             .filter(|gate| !gate.passed)
@@ -93,7 +93,7 @@ impl GateBaseline {
     }
 
     /// The commands that failed, in order.
-    pub(crate) fn failed(&self) -> Vec<String> {
+    pub fn failed(&self) -> Vec<String> {
         self.gates
             .iter()
             .filter(|gate| !gate.passed)

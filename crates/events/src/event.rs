@@ -14,7 +14,7 @@ use epic_agents::Role;
 /// scheduler adds its own kinds, hence `#[non_exhaustive]`.
 ///
 /// ```
-/// use epic_executor::Event;
+/// use epic_events::Event;
 ///
 /// let event = Event::TaskCommitted {
 ///     story: "cart-api".into(),
@@ -637,7 +637,7 @@ pub enum Event {
 /// this type, so [`events_schema`] describes exactly what is written.
 ///
 /// ```
-/// use epic_executor::{Event, LoggedEvent};
+/// use epic_events::{Event, LoggedEvent};
 ///
 /// let line = r#"{"at":"2026-12-01T10:00:00.000Z","kind":"seat_resumed","seat":"claude"}"#;
 /// let logged: LoggedEvent = serde_json::from_str(line)?;
@@ -659,7 +659,7 @@ pub struct LoggedEvent {
 /// variant per `kind`.
 ///
 /// ```
-/// let schema = epic_executor::events_schema();
+/// let schema = epic_events::events_schema();
 /// assert_eq!(schema["title"], "events.jsonl line");
 /// assert!(schema.to_string().contains(r#""const":"run_finished""#));
 /// ```

@@ -14,7 +14,7 @@ use epic_test_failures::{JunitError, Unreadable, read_junit, read_output};
 
 /// Each gate command red on the epic head with the failing tests it named there: what a story
 /// is not charged with.
-pub(crate) type Inherited = BTreeMap<String, BTreeSet<String>>;
+pub type Inherited = BTreeMap<String, BTreeSet<String>>;
 
 /// The failing tests of a red gate command, as charged ([`GateResult::tests`]).
 ///
@@ -41,7 +41,7 @@ impl GateTests {
 
     /// `failing` split against `before`, the tests red before (none when the command passed
     /// before).
-    pub(crate) fn charge(failing: BTreeSet<String>, before: Option<&BTreeSet<String>>) -> Self {
+    pub fn charge(failing: BTreeSet<String>, before: Option<&BTreeSet<String>>) -> Self {
         let (inherited, charged) = failing
             .into_iter()
             .partition(|test| before.is_some_and(|before| before.contains(test)));
@@ -50,7 +50,7 @@ impl GateTests {
 
     /// The words a red command's issue opens with: the tests it turned red, and those it
     /// inherited.
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let mut text = format!(
             "it turned {} red: {}",
             plural(self.charged.len(), "test"),
@@ -77,7 +77,7 @@ fn plural(n: usize, word: &str) -> String {
 
 /// Why a red command's failing tests could not be told apart: it is judged whole.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum TestsUnread {
+pub enum TestsUnread {
     /// Its output does not say for sure.
     #[error("its output cannot be read test by test: {0}")]
     Output(#[from] Unreadable),
@@ -112,7 +112,7 @@ pub(crate) enum TestsUnread {
 
 /// A JUnit file read at a gate's path, before or after it ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum JunitFile {
+pub enum JunitFile {
     /// Its text.
     Text(String),
     /// Nothing there.
@@ -124,7 +124,7 @@ pub(crate) enum JunitFile {
 /// The failing tests a red command named: from its JUnit file when one is configured (`junit`:
 /// its path, and the file before and after the run), else from `output` (`complete` when
 /// nothing of its beginning was cut).
-pub(crate) fn failing_tests(
+pub fn failing_tests(
     output: &str,
     complete: bool,
     junit: Option<(&str, &JunitFile, &JunitFile)>,
