@@ -207,7 +207,7 @@ pub struct Board {
     cards: Vec<Card>,
     hook: Option<mpsc::UnboundedSender<Card>>,
     worker: Option<JoinHandle<()>>,
-    /// The latest rendering of `board.md`, for [`write_boards`] to write off the loop; `None`
+    /// The latest rendering of `board.md`, for `write_boards` to write off the loop; `None`
     /// once closed.
     file: Option<watch::Sender<String>>,
     /// The task that writes `board.md`.
@@ -305,7 +305,7 @@ impl Board {
 
     /// Has `board.md` written if a move is not in it yet. The run loop calls it once its ready
     /// stories are launched, and the write (and its fsync) happens off the loop, in
-    /// [`write_boards`]: it never delays a story's start, and a burst of moves, or of flushes
+    /// `write_boards`: it never delays a story's start, and a burst of moves, or of flushes
     /// while a write is under way, costs one write.
     pub fn flush(&mut self) {
         if std::mem::take(&mut self.dirty) {
@@ -332,7 +332,7 @@ impl Board {
         }
     }
 
-    /// Hands the board as it stands to [`write_boards`].
+    /// Hands the board as it stands to `write_boards`.
     fn write(&self) {
         if let Some(file) = &self.file {
             file.send_replace(self.render());

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use epic_git_ops::CommitId;
 use epic_perimeter::{Issue, PerimeterViolation, Review};
@@ -446,7 +446,7 @@ impl Failure {
                 worktree,
                 paths,
                 story,
-            } => dirty_message(worktree, paths, Some(story)),
+            } => epic_branch::dirty_message(worktree, paths, Some(story)),
             Self::BranchMovedAfterChecks {
                 branch,
                 checked,
@@ -673,27 +673,10 @@ fn tampered(story: &str, found: &Tampering) -> String {
     reason
 }
 
-/// The message of a dirty epic worktree, found after story `after` finished or (`None`) before
-/// any story ran.
-pub(crate) fn dirty_message(worktree: &Path, paths: &[String], after: Option<&str>) -> String {
-    let found = after
-        .map(|story| format!(" (found after story '{story}' finished)"))
-        .unwrap_or_default();
-    let mut out = format!(
-        "the epic worktree `{}` has uncommitted changes{found}; something worked outside its \
-         own worktree:",
-        worktree.display()
-    );
-    for path in paths {
-        out.push_str("\n- ");
-        out.push_str(path);
-    }
-    out.push_str("\nMove each change into the owning story's worktree or discard it, then rerun.");
-    out
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
 
     /// Each reason is exactly the text the story lifecycle wrote before failures were typed:

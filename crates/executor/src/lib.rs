@@ -83,33 +83,21 @@
 //! # The building blocks
 //!
 //! - **The run** ([`run_epic`] with a [`RunConfig`]): the epic's lock, the epic branch in its own
-//!   worktree (under [`worktrees_root`], named [`EPIC_WORKTREE_NAME`]), the gates' baseline,
-//!   then the scheduler starting ready stories in free slots (in the [`Policy`]'s order); a
-//!   [`RunOutcome`] with the report, or a [`RunError`] when the run cannot start. Every step is
-//!   an [`Event`], sent to a caller-supplied [`EventSink`] ([`discard_events`] for none).
+//!   worktree (`epic-branch`), the gates' baseline (`epic-gates`), then the scheduler
+//!   (`epic-schedule`) starting ready stories in free slots; a [`RunOutcome`] with the report,
+//!   or an `epic_branch::RunError` when the run cannot start. Every step is an
+//!   `epic_events::Event`, sent to a caller-supplied sink.
 //! - **One story**, inside the run: prepare its worktree (hash-guarded resume), catch up with
 //!   the epic head, set up, the task loop, strays put back, the judge rounds, and the merge under
 //!   the merge lock with the gates re-run on the epic worktree (red: the merge is undone).
 //! - **What a run leaves** under `<git-common-dir>/epic/<epic>/`: `stories/<id>.json`,
 //!   `stories/<id>.plan.md` (each story's task checkpoint), `transcripts/<id>/` (every agent
-//!   turn), `events.jsonl`, `report.json` ([`ReportDocument`]) and `report.md`, `board.md`,
-//!   `gates/baseline.json` (the gates' verdict per epic head), `proven.json` (the last epic head
-//!   a run proved, the only one an unproven merge is undone to), and `merging.json` only while a
-//!   merge is being proven.
-//! - **Seats** ([`Seat`](epic_agents::Seat)): one agent turn in ([`TurnRequest`](epic_agents::TurnRequest)), a streamed reply out
-//!   ([`Reply`](epic_agents::Reply), or a [`SeatError`](epic_agents::SeatError)). [`CommandSeat`](epic_agents::CommandSeat) runs any agent CLI per turn, a [`Preset`](epic_agents::Preset)
-//!   (`claude`, `codex`, `gemini`, `aider`, `opencode`) or a shell command, in the worktree, in
-//!   its own process group that dies with the turn. [`ScriptSeat`](epic_agents::ScriptSeat) is deterministic and offline:
-//!   it applies the `file <path>` blocks ([`file_blocks`](epic_agents::file_blocks)) of the story's description. Write your
-//!   own by implementing [`Seat`](epic_agents::Seat): its docs say what each [`Role`](epic_agents::Role) must reply.
-//! - **The architect** ([`plan_epic`] with an [`ArchitectJob`]): a seat of [`Role::Architect`](epic_agents::Role::Architect)
-//!   splits an epic into a plan from an [`ArchitectBrief`] (the epic, the repository's files, its
-//!   README), round after round until the plan validates; every violation of a round goes back
-//!   to it. What `epic plan` runs.
-//! - **The scheduler** ([`Schedule`]): which stories may start now, and what a finished or
-//!   failed one changes, as a synchronous state machine with no runtime and no I/O; the run is a
-//!   thin async loop around it, and a simulation or a benchmark can drive it alone.
-//! - **The task loop of one story** ([`TaskLoop`], on a [`StoryJob`] with [`Seats`], [`Gates`]
+//!   turn), `events.jsonl`, `report.json` and `report.md`, `board.md`, `gates/baseline.json`,
+//!   `proven.json` (the last epic head a run proved, the only one an unproven merge is undone
+//!   to), and `merging.json` only while a merge is being proven.
+//! - **Seats** are `epic-agents`' ([`Seat`](epic_agents::Seat)), their turns taken through
+//!   `epic-chat`'s chats; `epic plan`'s architect is `epic-architect`.
+//! - **The task loop of one story** ([`TaskLoop`], on a [`StoryJob`] with [`Seats`], [`Gates`](epic_gates::Gates)
 //!   and a [`LoopConfig`]): plan, then per task a coder turn, review rounds, a commit
 //!   `<story>: <task>` and a tick in the checkpoint; [`TasksDone`] (with the final [`TaskPlan`]),
 //!   or a typed [`StoryError`]. The run uses one for every story; it also runs alone, in a
@@ -118,9 +106,9 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use epic_agents::{CommandSeat, Preset};
-//! use epic_gates::Gates;
-//! use epic_executor::{LoopConfig, Seats, StoryJob, TaskLoop};
 //! use epic_events::discard_events;
+//! use epic_executor::{LoopConfig, Seats, StoryJob, TaskLoop};
+//! use epic_gates::Gates;
 //! use epic_git_ops::GixGit;
 //!
 //! # async fn run(plan: epic_story_plan::StoryPlan) -> Result<(), Box<dyn std::error::Error>> {
@@ -143,27 +131,18 @@
 //! # Design
 //!
 //! - **Side effects behind seams.** Agents are [`Seat`](epic_agents::Seat)s, git is `epic_git_ops::Git` (called in
-//!   `spawn_blocking`: it blocks), the checks are [`Gates`], progress is an [`EventSink`]. Files
-//!   are `epic_state_store`'s (the state directory) and `epic_git_ops`'s (a repository's lock
-//!   files and leftovers), their blocking I/O run in `spawn_blocking` too: the crate's
-//!   `clippy.toml` forbids `std::fs`, `tokio::fs` and `std::process::Command` here. There is no
-//!   global state: no statics, no signal handlers, no change to the process environment, so the
-//!   scheduler can run many stories at once, each future `Send`.
-//! - **Processes die with their turn.** Every agent and gate process leads its own process
-//!   group, and the group is killed with `SIGKILL` when the turn ends: at its deadline, on
-//!   cancellation, when the future is dropped, and after a normal exit (a forked `sleep 1000 &`
-//!   must not outlive the turn). Standard input is written concurrently with reading the output,
-//!   so an agent that never reads its prompt cannot deadlock.
-//! - **Bounded memory.** A reply keeps its first and last 256 KiB in memory ([`ReplyLimits`](epic_agents::ReplyLimits));
-//!   a transcript stores at most 8 MiB of a reply and notes the rest; a gate keeps the last
-//!   4000 bytes of its output. Usage is still counted over all of it.
-//! - **A failed turn is classified once** (`classify.rs`): output that looks transient (rate
-//!   limit, overload, 429/5xx, a reset connection) is retried with exponential backoff and
-//!   jitter ([`RetryPolicy`](epic_agents::RetryPolicy), 3 attempts), each retry an event; a usage limit pauses its seat
-//!   until the reset and an outage with growing probes, both bounded by `RunConfig::max_wait`
-//!   and timed on `RunConfig::clock` ([`Clock`]; a test moves a [`ManualClock`]); a
-//!   seat not logged in stops the run; only a failure of the story's own fails the story. A turn
-//!   killed at its deadline used its budget and is not retried.
+//!   `spawn_blocking`: it blocks), the checks are `epic_gates::Gates`, progress is an
+//!   `epic_events::EventSink`. Files are `epic_state_store`'s (the state directory) and
+//!   `epic_git_ops`'s (a repository's lock files and leftovers), their blocking I/O run in
+//!   `spawn_blocking` too: the crate's `clippy.toml` forbids `std::fs`, `tokio::fs` and
+//!   `std::process::Command` here. There is no global state: no statics, no signal handlers, no
+//!   change to the process environment, so the scheduler can run many stories at once, each
+//!   future `Send`.
+//! - **Turns are `epic-chat`'s, processes `epic-process`'s.** Every agent and gate process leads
+//!   its own process group, killed when its turn ends, its output kept bounded; a failed turn is
+//!   classified once (`epic-agents`), retried, or pauses its seat until a reset, timed on
+//!   `RunConfig::clock` ([`Clock`]; a test moves a [`ManualClock`]); only a failure of the
+//!   story's own fails the story.
 //! - **A stalled or looping turn is ended early.** A turn that prints nothing for
 //!   `RunConfig::stall_timeout` (measured on the same clock) or whose stream shows one tool call
 //!   five times in a row is killed as at its deadline and its request runs again once (after a
@@ -179,14 +158,9 @@
 //!   later run only while the merge commit its state records is on the epic branch's
 //!   first-parent line. Stories are cut from, and catch up with, the last proven epic head,
 //!   never a merge still being gated.
-//! - **Reported where the agent reports, estimated where not.** A preset's structured output
-//!   gives the tokens and cost the agent reported; other turns are estimated from character
-//!   counts (`epic_report::estimate_tokens`), priced from a `epic_report::PriceTable`, per seat
-//!   name; failed turns count too, since their output was produced. Every figure says which.
 
 #![warn(missing_docs)]
 
-mod architect;
 mod blocked;
 mod config;
 mod error;
@@ -195,24 +169,17 @@ mod failure;
 mod merge_queue;
 mod queue;
 mod run;
-mod schedule;
 mod shared;
 mod story;
 mod task_loop;
 
-pub use architect::{
-    ArchitectBrief, ArchitectError, ArchitectJob, ArchitectOutcome, Rejection, plan_epic,
-};
 pub use epic_process::{Clock, ManualClock};
 pub use epic_protocol::TaskPlan;
 pub use error::StoryError;
-pub use merge_queue::ProvenHead;
 pub use run::{
-    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, EPIC_WORKTREE_NAME, RunConfig,
-    RunError, RunOutcome, WorktreeMode, run_epic, worktrees_root,
+    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, RunConfig, RunOutcome,
+    WorktreeMode, run_epic,
 };
-pub use run::{open_log, prepare_epic_worktree, take_lock};
-pub use schedule::{Policy, Schedule, Standing};
 pub use story::{Revisions, RevisionsUnreadable};
 pub use task_loop::{
     LoopConfig, NoopPolicy, PlannerPolicy, SMALL_STORY, Seats, StoryJob, StoryRun, TaskLoop,

@@ -3,7 +3,7 @@
 //!
 //! - **Running them** ([`Gates`], `gates.rs`): each command as `sh -c` in a directory, in its
 //!   own process group, in the sandbox, under a deadline and a cancellation token, its output
-//!   kept bounded; the first red one is the round's critical issue ([`Gates::review`]), a red
+//!   kept bounded; the first red one is the round's critical issue ([`Gates::run`]), a red
 //!   one that passes on a rerun is a [`Flake`], what a gate left in the worktree is put back.
 //! - **Charging tests** (`charged.rs`, [`GateTests`]): the failing tests a red command named
 //!   (its output, or its JUnit file, read by `epic-test-failures`), split into those the story

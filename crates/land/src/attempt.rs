@@ -15,11 +15,11 @@ use crate::lander::{Lander, Proven, Turns};
 use crate::outcome::{DryRun, LandOutcome, NotLanded, Unmerged};
 use crate::record::LandingJournal;
 use epic_attest::{Attestation, AttestedKind, LanderPerimeter};
+use epic_branch::RunError;
 use epic_chat::Budget;
 use epic_chat::Recorder;
 use epic_chat::SeatPauses;
 use epic_events::ReportDocument;
-use epic_executor::RunError;
 use epic_gates::Gates;
 use epic_guard::TurnGuard;
 use epic_process::chain;
@@ -86,7 +86,7 @@ impl Lander {
         if let Some(refused) = self.dirty_checkout(&checkpoint).await? {
             return Ok(LandOutcome::NotLanded(refused));
         }
-        epic_executor::prepare_epic_worktree(
+        epic_branch::prepare_epic_worktree(
             &self.git,
             &self.dir,
             &self.main,

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use epic_branch::RunError;
 use epic_chat::SeatStop;
-use epic_executor::RunError;
 use epic_process::offload::GitFailed;
 use epic_process::sandbox::SandboxUnavailable;
 

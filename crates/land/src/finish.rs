@@ -83,7 +83,7 @@ impl Lander {
     /// later `epic run` must not take the branch at it for one something else moved. Best
     /// effort, a note when it fails.
     pub(super) async fn record_proven(&self, head: CommitId, guard: Option<&Arc<TurnGuard>>) {
-        if let Err(error) = epic_executor::ProvenHead::record(&self.dir, head, guard).await {
+        if let Err(error) = epic_branch::ProvenHead::record(&self.dir, head, guard).await {
             self.note(format!(
                 "the proven epic head could not be recorded: {}",
                 chain(error.as_ref())

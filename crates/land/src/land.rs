@@ -5,8 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::config::LandConfig;
+use epic_branch::{EPIC_WORKTREE_NAME, RunError, worktrees_root};
 use epic_events::EventSink;
-use epic_executor::{EPIC_WORKTREE_NAME, RunConfig, RunError, worktrees_root};
 use epic_git_ops::Git;
 use epic_process::offload::{self, BoxError};
 use epic_state_store::{EpicDir, StoryStage, StoryState};
@@ -29,7 +30,7 @@ use crate::outcome::{LandOutcome, Unmerged};
 pub async fn land_epic(
     git: Arc<dyn Git>,
     job: LandJob,
-    config: RunConfig,
+    config: LandConfig,
     events: EventSink,
     cancel: CancellationToken,
 ) -> Result<LandOutcome, LandError> {
@@ -86,8 +87,8 @@ pub async fn land_epic(
             .await
             .map(LandOutcome::DryRun);
     }
-    let lock = epic_executor::take_lock(&lander.dir).await?;
-    let log = epic_executor::open_log(&lander.dir).await?;
+    let lock = epic_branch::take_lock(&lander.dir).await?;
+    let log = epic_branch::open_log(&lander.dir).await?;
     let lander = Lander {
         events: epic_events::logging_sink(log, Arc::clone(&lander.events)),
         ..lander

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::config::LandConfig;
 use epic_chat::{Recorder, SeatPauses};
 use epic_events::{Event, EventSink};
-use epic_executor::RunConfig;
 use epic_gates::Gates;
 use epic_git_ops::{CommitId, Git};
 use epic_guard::TurnGuard;
@@ -33,7 +33,7 @@ pub(crate) struct Lander {
     pub(crate) git: Arc<dyn Git>,
     pub(crate) dir: EpicDir,
     pub(crate) plan: StoryPlan,
-    pub(crate) config: RunConfig,
+    pub(crate) config: LandConfig,
     pub(crate) epic_branch: String,
     pub(crate) epic_worktree: PathBuf,
     pub(crate) worktree_root: PathBuf,

@@ -44,6 +44,7 @@
 //! ```
 
 mod attempt;
+mod config;
 mod error;
 mod finish;
 mod job;
@@ -57,6 +58,7 @@ mod pull_request;
 mod record;
 mod recover;
 
+pub use config::LandConfig;
 pub use error::LandError;
 pub use job::{LANDING, LandJob};
 pub use land::land_epic;

@@ -269,12 +269,12 @@ impl Lander {
                 .seats_checked
                 .swap(true, std::sync::atomic::Ordering::Relaxed)
         {
-            epic_agents::check_seats(self.config.coder.seats(), &self.main)
+            epic_agents::check_seats(self.config.lander.seats(), &self.main)
                 .await
                 .map_err(|not_ready| Halt::Error(not_ready.into()))?;
         }
         let mut chat = Chat::new(
-            self.config.coder.clone(),
+            self.config.lander.clone(),
             Role::Lander,
             land_prompt::system(
                 self.dir.epic_id(),

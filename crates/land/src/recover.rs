@@ -147,7 +147,7 @@ impl Lander {
         if self.is_ancestor(&journal.checkpoint, &epic_ref).await? {
             // The branch back at the checkpoint, and the worktree with it: the merge the dead
             // landing left open aborted, what its turns and gates wrote removed.
-            epic_executor::prepare_epic_worktree(
+            epic_branch::prepare_epic_worktree(
                 &self.git,
                 &self.dir,
                 &self.main,

@@ -4,7 +4,7 @@
 //! It takes the epic's lock for as long as it works, so it refuses (exit 3) while a run holds
 //! it, and no run can start meanwhile. It removes every registered worktree under
 //! `<repo-parent>/<repo-name>.worktrees/<epic>/` (the story worktrees and the epic branch's
-//! `_epic`, located by the executor's own [`epic_executor::worktrees_root`]) and any other worktree a
+//! `_epic`, located by the executor's own [`epic_branch::worktrees_root`]) and any other worktree a
 //! story's state names, then prunes stale registrations. The epic branch is never touched.
 //!
 //! The state is kept, so merged stories stay merged. With `--branches`, the story branches named
@@ -44,7 +44,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &CleanArgs, out: Output) -> Result<
             Message::new("the repository is bare: it has no worktrees to clean"),
         ));
     };
-    let root = epic_executor::worktrees_root(&main, &epic);
+    let root = epic_branch::worktrees_root(&main, &epic);
     let states = states(&dir)?;
     let listed = git.worktrees().map_err(git_error)?;
 

@@ -441,7 +441,7 @@ fn what_happened(outcome: &epic_executor::RunOutcome, root: &Path, kept: bool) -
         4 => "Four".to_owned(),
         n => n.to_string(),
     };
-    let worktrees = epic_executor::worktrees_root(root, "demo");
+    let worktrees = epic_branch::worktrees_root(root, "demo");
     let text = render(|w| {
         writeln!(w, "\nWhat just happened")?;
         write!(

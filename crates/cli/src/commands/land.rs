@@ -17,6 +17,7 @@ use epic_chat::SeatStop;
 use epic_events::{Event, EventSink};
 use epic_executor::RunConfig;
 use epic_git_ops::Git as _;
+use epic_land::LandConfig;
 use epic_land::{
     DryRun, LandError, LandJob, LandOutcome, PullRequest, PullRequestError, PullRequestOpened,
     RunPlan,
@@ -190,7 +191,7 @@ fn options(
     dir: &EpicDir,
     args: &LandArgs,
     out: Output,
-) -> Result<RunConfig, CommandError> {
+) -> Result<LandConfig, CommandError> {
     let reads = &ForLanding::KEYS;
     let file = RunOptions::load(&repo.root)?.map(|(_, file)| file.only(reads));
     let last = epic_state_store::load::<LastRun>(dir.run_options())
@@ -213,14 +214,40 @@ fn options(
     let mut config = rerun.resolved.run_config();
     config.extra_rules = rules;
     config.guarded_files = vec![repo.root.join(config::FILE_NAME)];
-    Ok(config)
+    Ok(land_config(config))
+}
+
+/// Of the resolved run options, those a landing reads.
+fn land_config(run: RunConfig) -> LandConfig {
+    LandConfig {
+        epic_branch: run.epic_branch,
+        lander: run.coder,
+        max_rounds: run.max_rounds,
+        turn_timeout: run.turn_timeout,
+        extra_rules: run.extra_rules,
+        preflight: run.preflight,
+        gates: run.gates,
+        gate_timeout: run.gate_timeout,
+        gate_reruns: run.gate_reruns,
+        test_patterns: run.test_patterns,
+        sandbox: run.sandbox,
+        home: run.home,
+        expose: run.expose,
+        guarded_files: run.guarded_files,
+        budget_usd: run.budget_usd,
+        prices: run.prices,
+        max_wait: run.max_wait,
+        outage_wait: run.outage_wait,
+        stall_timeout: run.stall_timeout,
+        clock: run.clock,
+    }
 }
 
 /// Runs the landing, its events as lines on stderr (not with `-q`).
 fn execute(
     repo: &Repo,
     job: LandJob,
-    mut config: RunConfig,
+    mut config: LandConfig,
     pull_request: Option<PullRequest>,
     out: Output,
 ) -> Result<(LandOutcome, Option<PullRequestOpened>), CommandError> {
@@ -260,7 +287,7 @@ enum Failed {
 async fn land_and_propose(
     git: std::sync::Arc<dyn epic_git_ops::Git>,
     job: LandJob,
-    config: RunConfig,
+    config: LandConfig,
     events: EventSink,
     cancel: CancellationToken,
     pull_request: Option<PullRequest>,

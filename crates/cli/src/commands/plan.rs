@@ -5,7 +5,7 @@
 //! any turn when it exists without `--force` (exit 2); the architect (`--architect`, else
 //! `architect` in `epic.toml`, else its `coder`) with the file's sandbox mode, turn timeout and
 //! prices; the brief (the repository's tracked files, the head of its README); then the rounds,
-//! run by the executor ([`epic_executor::plan_epic`]) on a tokio runtime, with SIGINT and
+//! run by the executor ([`epic_architect::plan_epic`]) on a tokio runtime, with SIGINT and
 //! SIGTERM ending the turn in flight. A plan still invalid after the rounds prints its violations
 //! and writes nothing (exit 1).
 //!
@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use epic_agents::SeatError;
+use epic_architect::{ArchitectBrief, ArchitectError, ArchitectJob, Rejection};
 use epic_chat::SeatStop;
 use epic_events::{Event, EventSink};
-use epic_executor::{ArchitectBrief, ArchitectError, ArchitectJob, Rejection};
 use epic_story_plan::{PlanFormat, StoryPlan, ValidPlan, Violation};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -145,7 +145,7 @@ pub(crate) fn run(
 /// read) as data, and exit 1 saying nothing was written.
 fn rejected(
     rejection: &Rejection,
-    outcome: &epic_executor::ArchitectOutcome,
+    outcome: &epic_architect::ArchitectOutcome,
     format: Format,
 ) -> Result<(), CommandError> {
     let (violations, unreadable) = match rejection {
@@ -309,7 +309,7 @@ fn execute(
     mut job: ArchitectJob,
     rounds: u32,
     out: Output,
-) -> Result<epic_executor::ArchitectOutcome, CommandError> {
+) -> Result<epic_architect::ArchitectOutcome, CommandError> {
     let runtime = super::runtime("epic-plan")?;
     job.clock = super::clock(&runtime)?;
     let quiet = out.quiet();
@@ -327,7 +327,7 @@ fn execute(
     let result = runtime.block_on(async move {
         let cancel = CancellationToken::new();
         let signals = tokio::spawn(watch_signals(cancel.clone()));
-        let result = epic_executor::plan_epic(job, events, cancel).await;
+        let result = epic_architect::plan_epic(job, events, cancel).await;
         signals.abort();
         result
     });

@@ -18,8 +18,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use epic_branch::RunError;
 use epic_chat::SeatStop;
-use epic_executor::{RunConfig, RunError, RunOutcome};
+use epic_executor::{RunConfig, RunOutcome};
 use epic_land::RunPlan;
 use epic_report::{EpicReport, OutcomeStatus};
 use epic_state_store::{EpicDir, EpicLock};

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use epic_agents::ScriptSeat;
-use epic_executor::{NoopPolicy, PlannerPolicy, Policy, RunConfig, WorktreeMode};
+use epic_executor::{NoopPolicy, PlannerPolicy, RunConfig, WorktreeMode};
 use epic_process::sandbox::SandboxMode;
+use epic_schedule::Policy;
 use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
@@ -680,8 +681,9 @@ mod tests {
     use std::time::Duration;
 
     use epic_agents::ScriptSeat;
-    use epic_executor::{NoopPolicy, PlannerPolicy, Policy, RunConfig, WorktreeMode};
+    use epic_executor::{NoopPolicy, PlannerPolicy, RunConfig, WorktreeMode};
     use epic_process::sandbox::SandboxMode;
+    use epic_schedule::Policy;
 
     use epic_report::Price;
 

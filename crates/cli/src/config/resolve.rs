@@ -474,8 +474,8 @@ mod tests {
 
     use std::time::Duration;
 
-    use epic_executor::Policy;
     use epic_process::sandbox::UserHome;
+    use epic_schedule::Policy;
 
     use epic_report::Price;
 

@@ -33,7 +33,7 @@
 //!   interrupted batch undone, and the rollback they share;
 //! - `attestation`: the proof each accepted merge carries;
 //! - `journal`: `merging.json` ([`MergeJournal`]) and the proven head (`proven.json`,
-//!   [`ProvenHead`]).
+//!   [`ProvenHead`](epic_branch::ProvenHead)).
 
 mod attestation;
 mod batch;
@@ -44,5 +44,4 @@ mod proof;
 mod verdict;
 
 pub(crate) use drain::drain;
-pub use journal::ProvenHead;
 pub(crate) use journal::{MergeJournal, ProvenCandidate, names};

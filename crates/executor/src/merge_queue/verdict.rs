@@ -8,10 +8,11 @@ use epic_process::{chain, offload};
 use epic_state_store::{StoryStage, StoryState};
 
 use super::batch::{Batch, Entry};
-use super::journal::{ProvenCandidate, ProvenHead, ProvenMerge};
+use super::journal::{ProvenCandidate, ProvenMerge};
 use crate::failure::{Failure, Stop, git_reason};
 use crate::queue::{Merged, Request};
 use crate::shared::Shared;
+use epic_branch::ProvenHead;
 use epic_events::Event;
 use epic_gates::GateResult;
 

@@ -16,12 +16,11 @@ use super::event_loop::Loop;
 use super::flakes::Flakes;
 use super::preflight::{Ready, check_baseline, preflight};
 use super::report::{History, report_unstarted};
-use crate::config::{RunConfig, RunError, RunOutcome};
+use crate::config::{RunConfig, RunOutcome};
 use crate::queue::MergeQueue;
-#[cfg(doc)]
-use crate::schedule::Schedule;
 use crate::shared::{EpicHead, Preparing, Shared};
 use crate::task_loop::{LoopConfig, Seats, TaskLoop};
+use epic_branch::RunError;
 use epic_chat::Budget;
 use epic_chat::SeatPauses;
 use epic_events::ReportDocument;
@@ -31,6 +30,8 @@ use epic_gates::Gates;
 use epic_guard::TurnGuard;
 use epic_process::offload;
 use epic_process::sandbox::Sandbox;
+#[cfg(doc)]
+use epic_schedule::Schedule;
 
 /// Runs the epic: every story of `plan`, in parallel up to `config.concurrency`, each merged
 /// into the epic branch only when proven good. Events go to `events` and to `events.jsonl`.

@@ -17,13 +17,13 @@ use super::flakes::Flakes;
 use super::report::{History, build_report};
 use crate::config::RunOutcome;
 use crate::failure::Failure;
-use crate::schedule::Schedule;
 use crate::shared::Shared;
 use crate::story::{self, Ending, StoryEnd};
 use epic_chat::SeatStop;
 use epic_events::Event;
 use epic_events::{Board, Column, Move};
 use epic_process::offload;
+use epic_schedule::Schedule;
 
 /// The scheduler loop's state.
 pub(super) struct Loop {

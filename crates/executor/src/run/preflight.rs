@@ -10,18 +10,20 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use epic_branch::{EPIC_WORKTREE_NAME, open_log, take_lock, worktrees_root};
 use epic_git_ops::{CommitId, Git};
-use epic_state_store::{EpicDir, EpicLock, EventLog, LockError};
+use epic_state_store::{EpicDir, EpicLock};
 use epic_story_plan::ValidPlan;
 use epic_story_plan::path::{normalize, within_normalized};
 use tokio_util::sync::CancellationToken;
 
-use super::epic_branch::{check_story_branches, prepare_epic_worktree};
 use super::recover::{
     check_merged_stories, check_proven_head, merged_on_earlier_runs, recover_merge,
 };
-use crate::config::{RunConfig, RunError};
-use crate::merge_queue::ProvenHead;
+use crate::config::RunConfig;
+use epic_branch::ProvenHead;
+use epic_branch::RunError;
+use epic_branch::{check_story_branches, prepare_epic_worktree};
 use epic_events::{Event, EventSink};
 use epic_gates::{GateBaseline, GateVerdict};
 use epic_gates::{GateResult, Gates};
@@ -30,30 +32,6 @@ use epic_attest::NOTES_REF;
 use epic_process::chain;
 use epic_process::offload::{self};
 use epic_process::sandbox::{self, Layout, Sandbox};
-
-/// The directory under which the epic branch's own worktree lives, beside the story worktrees.
-pub const EPIC_WORKTREE_NAME: &str = "_epic";
-
-/// Where the worktrees of epic `epic` live, for a repository whose main worktree is `main`:
-/// `<repo-parent>/<repo-name>.worktrees/<epic>` (docs/contract.md). Each story's worktree is the
-/// story id under it, the epic branch's is [`EPIC_WORKTREE_NAME`].
-///
-/// ```
-/// use std::path::Path;
-///
-/// let root = epic_executor::worktrees_root(Path::new("/src/shop"), "checkout");
-/// assert_eq!(root, Path::new("/src/shop.worktrees/checkout"));
-/// ```
-pub fn worktrees_root(main: &Path, epic: &str) -> PathBuf {
-    let name = main.file_name().map_or_else(
-        || "repo".to_owned(),
-        |name| name.to_string_lossy().into_owned(),
-    );
-    main.parent()
-        .unwrap_or(main)
-        .join(format!("{name}.worktrees"))
-        .join(epic)
-}
 
 /// What the preflight leaves ready.
 pub(super) struct Ready {
@@ -69,19 +47,6 @@ pub(super) struct Ready {
     /// The stories merged on an earlier run under their current plan entry: plan index and
     /// branch, in plan order.
     pub(super) merged: Vec<(usize, String)>,
-}
-
-/// The epic's event log, opened for appending.
-pub async fn open_log(dir: &EpicDir) -> Result<EventLog, RunError> {
-    let path = dir.events();
-    let failed = |source: Box<dyn std::error::Error + Send + Sync>| RunError::State {
-        action: "open the event log".to_owned(),
-        source,
-    };
-    offload::blocking(move || EventLog::open(path))
-        .await
-        .map_err(|error| failed(Box::new(error)))?
-        .map_err(|error| failed(Box::new(error)))
 }
 
 /// Ends what a dead run of the epic left running in its worktrees (a gate, a setup command or an
@@ -334,23 +299,6 @@ pub(super) async fn record_proven(dir: &EpicDir, head: CommitId) -> Result<(), R
             action: "record the proven epic head".to_owned(),
             source,
         })
-}
-/// Takes the epic's lock (another run or landing holding it: [`RunError::Locked`]).
-pub async fn take_lock(dir: &EpicDir) -> Result<EpicLock, RunError> {
-    let dir = dir.clone();
-    let taken = offload::blocking(move || EpicLock::acquire(&dir))
-        .await
-        .map_err(|error| RunError::State {
-            action: "take the epic's lock".to_owned(),
-            source: Box::new(error),
-        })?;
-    taken.map_err(|error| match error {
-        LockError::Held { ref holder, .. } => RunError::Locked {
-            holder: holder.clone(),
-            source: error,
-        },
-        error => RunError::Lock(error),
-    })
 }
 /// The gates' verdict on the epic head, per command, from the cache or by running them;
 /// `None` when cancelled.

@@ -10,8 +10,9 @@ use epic_git_ops::{CommitId, Git};
 use epic_state_store::{EpicDir, StoryStage, StoryState};
 use epic_story_plan::ValidPlan;
 
-use crate::config::RunError;
-use crate::merge_queue::{MergeJournal, ProvenCandidate, ProvenHead};
+use crate::merge_queue::{MergeJournal, ProvenCandidate};
+use epic_branch::ProvenHead;
+use epic_branch::RunError;
 use epic_events::{Event, EventSink};
 use epic_process::offload::{self, BoxError};
 

@@ -252,7 +252,7 @@ async fn a_journal_epic_cannot_have_written_is_refused_and_the_branch_stays() {
         .expect_err("refused");
     let message = error.to_string();
     assert!(
-        matches!(error, epic_executor::RunError::MergeJournalRefused { .. }),
+        matches!(error, epic_branch::RunError::MergeJournalRefused { .. }),
         "{message}"
     );
     assert!(
@@ -362,7 +362,7 @@ async fn an_epic_branch_moved_between_runs_is_refused_with_what_to_run() {
         .expect_err("refused");
     let message = error.to_string();
     assert!(
-        matches!(error, epic_executor::RunError::EpicBranchMoved { .. }),
+        matches!(error, epic_branch::RunError::EpicBranchMoved { .. }),
         "{message}"
     );
     let put_back = format!("git -C {} reset --hard {proven}", epic.display());

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use epic_branch::RunError;
 use epic_events::Event;
-use epic_executor::RunError;
 use epic_state_store::{EpicLock, StoryStage, StoryState};
 
 use crate::epic_support::{

@@ -3,7 +3,7 @@
 //! plan entry that restarts only its story.
 
 use epic_events::{Event, ReportDocument};
-use epic_executor::Policy;
+use epic_schedule::Policy;
 use epic_story_plan::{Story, StoryPlan};
 
 use crate::epic_support::{EpicFixture, diamond, merged, plan, position, started, statuses};

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use epic_agents::Seat;
+use epic_branch::RunError;
 use epic_events::Event;
-use epic_executor::{
-    PlannerPolicy, Policy, RunConfig, RunError, RunOutcome, WorktreeMode, run_epic,
-};
+use epic_executor::{PlannerPolicy, RunConfig, RunOutcome, WorktreeMode, run_epic};
+use epic_schedule::Policy;
 use epic_state_store::EpicDir;
 use epic_story_plan::{Story, StoryPlan, ValidPlan};
 use epic_test_support::{CLEAN, RoleAgent};

@@ -8,8 +8,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use epic_branch::RunError;
 use epic_events::Event;
-use epic_executor::RunError;
 use epic_process::sandbox::SandboxMode;
 use epic_story_plan::ValidPlan;
 

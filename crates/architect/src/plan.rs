@@ -21,8 +21,8 @@ use epic_story_plan::{Story, ValidPlan, Violation};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::run::worktrees_root;
 use epic_agents::{Role, Roster, SeatError, SeatsNotReady};
+use epic_branch::worktrees_root;
 use epic_chat::{Chat, ChatContext, Recorder};
 use epic_chat::{SeatPauses, SeatStop};
 use epic_events::EventSink;
@@ -46,18 +46,7 @@ pub struct ArchitectBrief {
 impl ArchitectBrief {
     /// The brief as the architect reads it: the epic, the repository's files, the head of its
     /// README, the plan format with every field, every validation rule, what makes a split good,
-    /// the plan's JSON Schema and the reply expected.
-    ///
-    /// ```
-    /// let brief = epic_executor::ArchitectBrief {
-    ///     epic: "Add a cart to the shop.".into(),
-    ///     files: vec!["src/lib.rs".into()],
-    ///     readme: Some("# shop\n".into()),
-    /// };
-    /// let prompt = brief.prompt();
-    /// assert!(prompt.contains("Add a cart to the shop."));
-    /// assert!(prompt.contains("owned_overlap"));
-    /// ```
+    /// the plan's JSON Schema and the reply expected (the crate docs show one).
     pub fn prompt(&self) -> String {
         prompts::architect(&self.epic, &self.files, self.readme.as_deref())
     }
@@ -84,10 +73,10 @@ pub struct ArchitectJob {
     /// Whether the turns run in the sandbox.
     pub sandbox: SandboxMode,
     /// The user's home, whose credential stores the sandbox hides
-    /// ([`RunConfig::home`](crate::RunConfig::home)); none: nothing hidden.
+    /// (`epic run`'s `--home`); none: nothing hidden.
     pub home: Option<UserHome>,
     /// Credential stores shown to the architect after all
-    /// ([`RunConfig::expose`](crate::RunConfig::expose)).
+    /// (`epic run`'s `--expose`).
     pub expose: Vec<PathBuf>,
     /// The prices usage is estimated at.
     pub prices: PriceTable,

@@ -9,13 +9,13 @@ use epic_git_ops::{CommitId, Git};
 use epic_state_store::EpicDir;
 use epic_story_plan::ValidPlan;
 
-use crate::config::RunError;
+use crate::error::RunError;
 use epic_attest::EpicOrigin;
 use epic_process::offload::{self};
 
 /// Fails when an existing branch keeps git from creating the story branches
 /// `story/<epic>/<id>`.
-pub(super) async fn check_story_branches(
+pub async fn check_story_branches(
     git: &Arc<dyn Git>,
     plan: &ValidPlan,
     epic: &str,
@@ -54,10 +54,7 @@ pub(super) async fn check_story_branches(
 /// The existing branch, if any, that keeps git from creating the branch `name`: one named like
 /// one of its directories (`story` and `story/e` for `story/e/a`), or one under it (`story/e/a/x`).
 /// A trailing `/` makes `name` a directory: only the branches above it count.
-pub(super) async fn blocking_branch(
-    git: &Arc<dyn Git>,
-    name: &str,
-) -> Result<Option<String>, RunError> {
+pub async fn blocking_branch(git: &Arc<dyn Git>, name: &str) -> Result<Option<String>, RunError> {
     let directories: Vec<String> = name
         .match_indices('/')
         .map(|(at, _)| name[..at].to_owned())
@@ -84,7 +81,7 @@ pub(super) async fn blocking_branch(
 /// Records where the epic branch starts ([`EpicOrigin`], `origin.json`), before the branch is
 /// created: `start`, the commit `base` names, and the branch it names (the main checkout's for
 /// `HEAD`).
-pub(super) async fn record_origin(
+pub async fn record_origin(
     git: &Arc<dyn Git>,
     main: &Path,
     dir: &EpicDir,
@@ -232,7 +229,7 @@ pub async fn prepare_epic_worktree(
 }
 
 /// Whether two paths name the same directory (canonically, when both exist).
-pub(super) fn same_path(a: &Path, b: &Path) -> bool {
+pub fn same_path(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,

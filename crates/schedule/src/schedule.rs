@@ -70,7 +70,7 @@ impl Standing {
 /// The scheduling state of one run over a valid plan: which stories may start now, and what a
 /// finished or failed story changes.
 ///
-/// A synchronous state machine: no runtime, no I/O. [`run_epic`](crate::run_epic) is a thin
+/// A synchronous state machine: no runtime, no I/O. The executor's `run_epic` is a thin
 /// async loop around it that starts what [`start_ready`](Self::start_ready) hands out and
 /// reports back ([`done`](Self::done), [`fail`](Self::fail), [`cancelled`](Self::cancelled));
 /// a simulation or a benchmark drives it the same way, with a clock of its own.
@@ -91,7 +91,7 @@ impl Standing {
 /// ```
 /// use std::collections::HashSet;
 ///
-/// use epic_executor::{Policy, Schedule};
+/// use epic_schedule::{Policy, Schedule};
 /// use epic_story_plan::{Story, StoryPlan};
 ///
 /// // `b` stands alone; `a` heads the chain a -> c.
