@@ -16,7 +16,8 @@
 //!   own directory, as a reader on GitHub follows it ([`markdown_links`]).
 //! - No source file under `crates/*/src` or `xtask/src` holds more than [`MAX_LINES`] lines
 //!   before its `#[cfg(test)]` module ([`lines_before_tests`]): a longer file is split by concern.
-//! - A `mod.rs` only declares and re-exports ([`mod_rs_logic`]): its logic lives in a named file.
+//! - A `mod.rs` or `lib.rs` only declares and re-exports ([`mod_rs_logic`]): its logic lives in a
+//!   named file.
 //! - The top-level modules of a crate import one another one way ([`module_cycle`]): no circle
 //!   of `crate::` imports, in any crate; and so do its files, whatever module they are in
 //!   ([`crate::imports`]), in every crate and in xtask.
@@ -73,11 +74,14 @@ pub(crate) fn check(root: &Path) -> Result {
                      it into files by concern"
                 ));
             }
-            if file.file_name().is_some_and(|name| name == "mod.rs")
+            if let Some(name) = file
+                .file_name()
+                .and_then(|name| name.to_str())
+                .filter(|name| *name == "mod.rs" || *name == "lib.rs")
                 && let Some(line) = mod_rs_logic(&text)
             {
                 problems.push(format!(
-                    "{shown}:{line}: a `mod.rs` only declares and re-exports; move this into a \
+                    "{shown}:{line}: a `{name}` only declares and re-exports; move this into a \
                      named file of the module"
                 ));
             }
@@ -280,7 +284,11 @@ fn mod_rs_logic(text: &str) -> Option<usize> {
             open_use = !code.ends_with(';');
             continue;
         }
-        if code.is_empty() || code.starts_with("//") || code.starts_with("#[") {
+        if code.is_empty()
+            || code.starts_with("//")
+            || code.starts_with("#[")
+            || code.starts_with("#![")
+        {
             continue;
         }
         let item = code
@@ -914,7 +922,7 @@ mod tests {
     }
 
     #[test]
-    fn a_mod_rs_may_only_declare_and_re_export() {
+    fn a_mod_rs_or_lib_rs_may_only_declare_and_re_export() {
         let clean = "//! The module.\n\nmod a;\n#[cfg(test)]\nmod test_support;\npub(crate) mod b;\n\nuse std::fmt;\npub use a::{\n    One,\n    Two,\n};\n// why\npub(crate) use b::Three;\n";
         assert_eq!(mod_rs_logic(clean), None);
         assert_eq!(
@@ -924,6 +932,10 @@ mod tests {
         assert_eq!(mod_rs_logic("//! M.\npub struct S;\n"), Some(2));
         assert_eq!(mod_rs_logic("//! M.\nmod inline {\n}\n"), Some(2));
         assert_eq!(mod_rs_logic("//! M.\nconst N: u8 = 1;\n"), Some(2));
+        // A `lib.rs` opens with its crate's inner attributes.
+        let lib = "//! The crate.\n\n#![warn(missing_docs)]\n\nmod a;\n\npub use a::A;\n";
+        assert_eq!(mod_rs_logic(lib), None);
+        assert_eq!(mod_rs_logic(&format!("{lib}pub fn b() {{}}\n")), Some(8));
     }
 
     #[test]

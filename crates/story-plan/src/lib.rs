@@ -73,12 +73,7 @@ mod validate;
 
 pub use graph::{CriticalPath, ValidPlan};
 pub use hash::story_hash;
-pub use model::{Story, StoryPlan};
+pub use model::{Story, StoryPlan, plan_schema};
 pub use parse::{ParseError, ParseErrorKind, PlanFormat, line_column};
 pub use read_first::{PruneReason, PrunedAnchor};
 pub use validate::{PlanErrors, Violation, ViolationKind};
-
-/// The JSON Schema of the plan document (what `epic schema plan` prints).
-pub fn plan_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(StoryPlan)).unwrap_or_default()
-}

@@ -145,3 +145,8 @@ pub(crate) fn parse_estimate(text: &str) -> Result<std::time::Duration, &'static
     }
     std::time::Duration::try_from(duration).map_err(|_| "is out of range")
 }
+
+/// The JSON Schema of the plan document (what `epic schema plan` prints).
+pub fn plan_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(StoryPlan)).unwrap_or_default()
+}

@@ -7,7 +7,7 @@ use quick_xml::Reader;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
 
-use crate::{Failing, Runner};
+use crate::failing::{Failing, Runner};
 
 /// A JUnit XML file that does not say for sure which tests failed.
 #[derive(Debug, thiserror::Error)]

@@ -1,8 +1,8 @@
 //! [`read_output`]: a gate's output read by every runner's reader, the verdicts checked and
 //! joined.
 
+use crate::failing::{Failing, Unreadable};
 use crate::runners;
-use crate::{Failing, Unreadable};
 
 /// The failing tests `output` names, read by each runner's reader (colours stripped first).
 /// `complete` says whether `output` is the whole output: when its beginning was cut, only a
@@ -64,7 +64,7 @@ mod tests {
     //! output is unreadable.
 
     use super::*;
-    use crate::Runner;
+    use crate::failing::Runner;
 
     fn names(failing: &Failing) -> Vec<&str> {
         failing.tests.iter().map(String::as_str).collect()

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::Runner;
+use crate::failing::Runner;
 
 /// What one runner's reader found in an output.
 #[derive(Debug)]
