@@ -93,6 +93,20 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
     ),
     ("schedule", "epic-schedule", &["epic-story-plan"]),
     (
+        "claims",
+        "epic-claims",
+        &[
+            "epic-story-plan",
+            "epic-perimeter",
+            "epic-report",
+            "epic-git-ops",
+            "epic-agents",
+            "epic-protocol",
+            "epic-events",
+            "epic-chat",
+        ],
+    ),
+    (
         "branch",
         "epic-branch",
         &[
@@ -139,6 +153,7 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-gates",
             "epic-chat",
             "epic-branch",
+            "epic-claims",
             "epic-schedule",
         ],
     ),

@@ -196,3 +196,23 @@ impl StoryError {
         }
     }
 }
+
+impl From<epic_claims::ClaimError> for StoryError {
+    fn from(error: epic_claims::ClaimError) -> Self {
+        match error {
+            epic_claims::ClaimError::Blocked {
+                story,
+                need,
+                verifier,
+            } => Self::Blocked {
+                story,
+                need,
+                verifier,
+            },
+            epic_claims::ClaimError::Cancelled => Self::Cancelled,
+            epic_claims::ClaimError::Agent { role, task, source } => {
+                Self::Agent { role, task, source }
+            }
+        }
+    }
+}

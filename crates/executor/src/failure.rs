@@ -11,8 +11,8 @@ use epic_perimeter::{Issue, PerimeterViolation, Review};
 use epic_state_store::{LoadError, SaveError, UnsafeId};
 
 use crate::error::StoryError;
-use crate::evidence::Problem;
 use epic_agents::{Role, SeatError};
+use epic_claims::Problem;
 use epic_guard::Tampered;
 use epic_guard::Tampering;
 use epic_process::chain;
@@ -138,7 +138,7 @@ pub(crate) enum Failure {
     },
     /// The story's tasks changed nothing, and the judge's confirmation that its work is
     /// already on the epic branch did not hold in its last round: it named no evidence, or
-    /// evidence that is false on the proven epic head ([`crate::evidence`]). Nothing was merged.
+    /// evidence that is false on the proven epic head ([`epic_claims::check`]). Nothing was merged.
     InPlaceUnproven {
         /// The epic branch.
         epic_branch: String,

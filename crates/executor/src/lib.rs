@@ -161,10 +161,8 @@
 
 #![warn(missing_docs)]
 
-mod blocked;
 mod config;
 mod error;
-mod evidence;
 mod failure;
 mod merge_queue;
 mod queue;

@@ -5,7 +5,7 @@
 //!
 //! A story whose tasks changed nothing (an empty diff) ends done with nothing to merge, "already
 //! in place", only when a judge, asked whether the story's work is already on the epic branch,
-//! confirms it with evidence that holds on the proven epic head ([`crate::evidence`]): the files
+//! confirms it with evidence that holds on the proven epic head ([`epic_claims::check`]): the files
 //! inside the story's owned paths that hold its work, and for each name the story provides, the
 //! file that provides it. A confirmation without evidence, or with evidence that does not hold,
 //! clears nothing: the next judge round is told what did not hold (no coder round: there is
@@ -22,11 +22,11 @@ use epic_report::{Evidence, InPlace};
 use epic_story_plan::Story;
 
 use super::work::{Work, turn_failed};
-use crate::blocked::{self, Claim};
-use crate::evidence::{self, Problem};
 use crate::failure::{Failure, Stop};
 use epic_agents::Role;
 use epic_chat::Recorder;
+use epic_claims::Claim;
+use epic_claims::Problem;
 use epic_events::Event;
 use epic_gates::GateResult;
 use epic_gates::millis;
@@ -240,7 +240,7 @@ impl Work {
             self.base.clone(),
         );
         self.git("read the judge's evidence on the epic head", move |git| {
-            evidence::check(&story, claimed.as_deref().map_err(String::as_str), |path| {
+            epic_claims::check(&story, claimed.as_deref().map_err(String::as_str), |path| {
                 git.tree_file(&worktree, &head, path)
             })
         })
@@ -284,7 +284,9 @@ impl Work {
             recorder,
             pushed_back: &self.pushed_back,
         };
-        blocked::checked(claim, &mut chat, reply).await?;
+        epic_claims::checked(claim, &mut chat, reply)
+            .await
+            .map_err(crate::error::StoryError::from)?;
         self.repair_perimeter().await?;
         let story = self.id().to_owned();
         let events = Arc::clone(&self.shared.events);

@@ -11,10 +11,10 @@ use std::sync::atomic::AtomicBool;
 use epic_git_ops::{CommitId, Git};
 use tokio_util::sync::CancellationToken;
 
-use crate::blocked::{self, Claim};
 use crate::error::StoryError;
 use epic_agents::{Reply, Role, SeatError};
 use epic_chat::{Chat, ChatContext, Recorder};
+use epic_claims::Claim;
 use epic_events::Event;
 use epic_process::offload;
 use epic_protocol::prompts;
@@ -179,7 +179,7 @@ impl Run<'_> {
     }
 
     /// Asks the coder of task `task`. A reply ending with `BLOCKED_ON:` is checked
-    /// ([`blocked::checked`]): rejected, and the story's one pushback not yet used, the coder is
+    /// ([`epic_claims::checked`]): rejected, and the story's one pushback not yet used, the coder is
     /// told why in the same chat and its reply to that is the turn's; else the story ends.
     pub(super) async fn ask_coder(
         &self,
@@ -197,6 +197,8 @@ impl Run<'_> {
             recorder: &self.recorder,
             pushed_back: &self.pushed_back,
         };
-        blocked::checked(claim, chat, reply).await
+        epic_claims::checked(claim, chat, reply)
+            .await
+            .map_err(StoryError::from)
     }
 }

@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use epic_perimeter::{owner_of, paths_named_in};
 use epic_story_plan::{Story, StoryPlan};
 
-use crate::error::StoryError;
 use epic_agents::Roster;
 use epic_agents::{Reply, Role, SeatError};
 use epic_chat::{Chat, ChatContext, Recorder};
@@ -224,33 +223,58 @@ async fn settle(
 }
 
 /// What checking a coder's reply for a claim needs ([`checked`]).
-pub(crate) struct Claim<'a> {
+#[expect(
+    missing_debug_implementations,
+    reason = "borrows the story's chat context and recorder for one check"
+)]
+pub struct Claim<'a> {
     /// The plan.
-    pub(crate) plan: &'a StoryPlan,
+    pub plan: &'a StoryPlan,
     /// The coder's story.
-    pub(crate) story: &'a Arc<Story>,
+    pub story: &'a Arc<Story>,
     /// The coder's task, for the error of a failed turn.
-    pub(crate) task: Option<&'a str>,
+    pub task: Option<&'a str>,
     /// The verifier seat, if any.
-    pub(crate) verifier: Option<&'a Roster>,
+    pub verifier: Option<&'a Roster>,
     /// Where the verifier's turn runs: the story's worktree.
-    pub(crate) context: ChatContext,
+    pub context: ChatContext,
     /// The story's recorder: the verifier's turn, the events and notes.
-    pub(crate) recorder: &'a Arc<Recorder>,
+    pub recorder: &'a Arc<Recorder>,
     /// Whether the story's one pushback turn was used; set when it is.
-    pub(crate) pushed_back: &'a AtomicBool,
+    pub pushed_back: &'a AtomicBool,
+}
+
+/// Why a claim ended a story's turn: it stands, or a turn that settled it failed.
+#[derive(Debug)]
+pub enum ClaimError {
+    /// The claim stands: the story needs what the coder named.
+    Blocked {
+        /// The story.
+        story: String,
+        /// What it needs, in the coder's words.
+        need: String,
+        /// The verifier's reason, when a verifier (`--verifier`) confirmed the claim.
+        verifier: Option<String>,
+    },
+    /// The turn was cancelled.
+    Cancelled,
+    /// A turn that settled the claim (the verifier's, the coder's pushback) failed.
+    Agent {
+        /// Whose turn.
+        role: Role,
+        /// The task, for the coder's.
+        task: Option<String>,
+        /// Why.
+        source: SeatError,
+    },
 }
 
 /// The coder's `reply` in `chat`, checked for a `BLOCKED_ON:` claim: without one, the reply. A
-/// claim is recorded ([`Event::Blocked`]) and [settled](settle): rejected, with the story's one
+/// claim is recorded ([`Event::Blocked`]) and settled (`settle`): rejected, with the story's one
 /// pushback unused, the coder is told why in `chat` ([`Event::BlockedRejected`],
-/// [`pushback`]) and its answer is the reply; a claim that stands, a claim after the pushback,
-/// or a second claim in answer to it, is [`StoryError::Blocked`].
-pub(crate) async fn checked(
-    claim: Claim<'_>,
-    chat: &mut Chat,
-    reply: Reply,
-) -> Result<Reply, StoryError> {
+/// `pushback`) and its answer is the reply; a claim that stands, a claim after the pushback,
+/// or a second claim in answer to it, is [`ClaimError::Blocked`].
+pub async fn checked(claim: Claim<'_>, chat: &mut Chat, reply: Reply) -> Result<Reply, ClaimError> {
     let Some(need) = blocked_on(&reply.text) else {
         return Ok(reply);
     };
@@ -261,14 +285,14 @@ pub(crate) async fn checked(
             need: need.to_owned(),
         });
     };
-    let blocked = |need: String, verifier: Option<String>| StoryError::Blocked {
+    let blocked = |need: String, verifier: Option<String>| ClaimError::Blocked {
         story: story.clone(),
         need,
         verifier,
     };
     let failed = |role: Role, task: Option<&str>, source: SeatError| match source {
-        SeatError::Cancelled => StoryError::Cancelled,
-        source => StoryError::Agent {
+        SeatError::Cancelled => ClaimError::Cancelled,
+        source => ClaimError::Agent {
             role,
             task: task.map(str::to_owned),
             source,

@@ -28,7 +28,7 @@ use epic_story_plan::path::{self, UnsafePath};
 
 /// Why a judge's evidence does not hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Problem {
+pub enum Problem {
     /// The confirmation names no evidence at all.
     NoEvidence,
     /// Its `evidence` could not be read as a list of `{"path","provides"}` objects.
@@ -63,7 +63,7 @@ pub(crate) enum Problem {
     NameMissing {
         /// The name.
         name: String,
-        /// The word looked for ([`word_of`]).
+        /// The word looked for (`word_of`).
         word: String,
         /// The file.
         path: String,
@@ -118,7 +118,7 @@ impl fmt::Display for Problem {
 /// proven epic head): the evidence normalised (paths as the plan spells paths, names trimmed)
 /// when it holds, else every problem found, in the evidence's order then the story's
 /// `provides`. `read` is called once for each path that is safe and inside the owned paths.
-pub(crate) fn check<E>(
+pub fn check<E>(
     story: &Story,
     claimed: Result<&[Evidence], &str>,
     mut read: impl FnMut(&str) -> Result<TreeFile, E>,
