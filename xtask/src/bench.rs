@@ -5,13 +5,14 @@
 //! noisy. xtask adds the command that produced it and the machine, and replaces the section
 //! between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`, leaving the rest of the file alone.
 //!
-//! `cargo xtask bench tokens` is xtask's own ([`crate::tokens`]): it needs the real agent CLIs
-//! and the model server, so it runs only when named.
+//! `cargo xtask bench tokens` is the real-CLI tier's (`crates/tier`, run as `cargo run -p
+//! epic-tier -- tokens`, whose standard output is the section's figures): it needs the real
+//! agent CLIs and the model server, so it runs only when named.
 
 use std::fs;
 use std::process::{Command, Stdio};
 
-use crate::{Result, cargo, root, say};
+use crate::{Result, cargo, root, say, tier_cargo_args};
 
 struct Bench {
     name: &'static str,
@@ -77,11 +78,10 @@ pub(crate) fn run(args: &[String]) -> Result {
             .to_owned()
     });
     if only.iter().any(|name| *name == "tokens") {
-        let figures = crate::tokens::run()?;
+        let figures = tokens()?;
         let section = format!(
-            "<!-- bench:tokens -->\n{figures}\n\n{how}\n\nCommand: `cargo xtask bench tokens` (the CLIs of `xtask/agents.txt`, against `epic-model-server`).\nMachine: {machine}.\n<!-- /bench:tokens -->",
+            "<!-- bench:tokens -->\n{figures}\n\nCommand: `cargo xtask bench tokens` (the CLIs of `xtask/agents.txt`, against `epic-model-server`).\nMachine: {machine}.\n<!-- /bench:tokens -->",
             figures = figures.trim_end(),
-            how = crate::tokens::HOW,
             machine = machine(),
         );
         document = replace_section(&document, "tokens", &section);
@@ -128,6 +128,23 @@ pub(crate) fn run(args: &[String]) -> Result {
     }
     fs::write(&path, document)
         .map_err(|error| format!("failed to write {}: {error}", path.display()))
+}
+
+/// The tokens bench's figures and how to read them: the tier's standard output (its progress
+/// goes to the terminal).
+fn tokens() -> Result<String> {
+    let cargo_args = tier_cargo_args("tokens", &[]);
+    say(&format!("$ cargo {}", cargo_args.join(" ")));
+    let output = Command::new(cargo())
+        .args(&cargo_args)
+        .current_dir(root())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|error| format!("failed to start cargo: {error}"))?;
+    if !output.status.success() {
+        return Err(format!("benchmark `tokens` failed ({})", output.status));
+    }
+    String::from_utf8(output.stdout).map_err(|error| format!("the tokens bench printed {error}"))
 }
 
 fn replace_section(document: &str, name: &str, section: &str) -> String {

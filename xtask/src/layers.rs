@@ -183,6 +183,10 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
     // Test support beside `test-support`: the scripted model server `cargo xtask agents` points
     // the real agent CLIs at; it speaks the model APIs and needs no epic crate.
     ("model-server", "epic-model-server", &[]),
+    // Test support beside them: the real-CLI tier (`cargo xtask agents`, `cargo xtask bench
+    // tokens`), a binary xtask runs; it drives the `epic` and model-server binaries, not their
+    // code, and needs no epic crate.
+    (TIER, "epic-tier", &[]),
     (
         "cli",
         "epic",
@@ -244,3 +248,8 @@ pub(crate) fn normal_dependencies(manifest: &str) -> Vec<String> {
 /// `[dependencies]` (no code users run is built with it), depending on no epic crate itself, and
 /// free to name the `git` program in its sources (it builds the tests' repositories).
 pub(crate) const DEV_ONLY: (&str, &str) = ("test-support", "epic-test-support");
+
+/// The real-CLI tier's crate directory (`epic-tier`, test support like the model server): free,
+/// like [`DEV_ONLY`], to name the `git` program in its sources (it builds each case's scratch
+/// repository); named by no crate's dependencies (xtask runs it with `cargo run`).
+pub(crate) const TIER: &str = "tier";

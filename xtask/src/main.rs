@@ -7,14 +7,16 @@
 //!   Benchmarks are linted but not run here: they take minutes, and `cargo xtask bench` runs them.
 //! - `cargo xtask bench`: the benchmarks; rewrites the figures in `BENCHMARKS.md`. `cargo xtask
 //!   bench tokens` (only when named) counts a story's model requests through the real CLIs
-//!   (see [`tokens`]).
+//!   (`crates/tier`, run as `cargo run -p epic-tier -- tokens`).
 //! - `cargo xtask tidy`: the repository's own conventions (see [`tidy`]).
 //! - `cargo xtask gen`: what is generated, which tidy holds the repository to: each banning
 //!   crate's `clippy.toml` from the one ban list (see [`lints`]), and ARCHITECTURE.md's table of
 //!   crates, their arrows and which are async, from the manifests (see [`architecture`]).
 //! - `cargo xtask agents`: the presets proven against the real agent CLIs, installed with npm
-//!   and pip (see [`agents`]), offline and against the scripted model server (see [`served`]);
-//!   `cargo xtask agents capture` records their outputs of the server's failures.
+//!   and pip, offline and against the scripted model server; `cargo xtask agents capture`
+//!   records their outputs of the server's failures. The tier is a crate of its own,
+//!   `crates/tier` (it reads JSON with `serde_json`), which this runs with `cargo run -p
+//!   epic-tier -- agents ARGS` ([`tier`]).
 //!
 //! std only, so it builds in seconds on a fresh machine.
 
@@ -24,22 +26,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-mod agents;
 mod architecture;
 mod bench;
-mod capture;
-mod cases;
 mod citations;
 mod imports;
 mod layers;
 mod lints;
-mod roles;
-mod rosters;
-mod scratch;
-mod served;
-mod server;
 mod tidy;
-mod tokens;
 
 type Result<T = (), E = String> = std::result::Result<T, E>;
 
@@ -50,7 +43,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("tidy") => tidy::check(&root()),
         Some("gen") => lints::write(&root()).and_then(|()| architecture::write(&root())),
-        Some("agents") => agents::run(&args[1..]),
+        Some("agents") => tier("agents", &args[1..]),
         _ => Err(
             "usage: cargo xtask <ci | bench [--quick] | tidy | gen | agents>\n  ci      fmt, clippy, tests, doctests, docs, tidy\n  bench   run the benchmarks and rewrite BENCHMARKS.md (`bench tokens`: a story's model\n          requests through the real CLIs)\n  tidy    check the repository's conventions\n  gen     write what is generated: each crate's clippy.toml from the one ban list\n          (xtask/src/lints.rs), ARCHITECTURE.md's table of crates from the manifests\n  agents  prove the presets against the real agent CLIs (npm and pip install them);\n          `agents capture` records their outputs of the model server's failures"
                 .into(),
@@ -107,6 +100,28 @@ fn say(line: &str) {
     {
         eprintln!("{line}");
     }
+}
+
+/// The cargo arguments that run the real-CLI tier (`crates/tier`) with its `command` and `args`:
+/// built with the dev profile, as the `epic` it drives is.
+fn tier_cargo_args<'a>(command: &'a str, args: &'a [String]) -> Vec<&'a str> {
+    let mut cargo_args = vec![
+        "run",
+        "--quiet",
+        "--locked",
+        "-p",
+        "epic-tier",
+        "--",
+        command,
+    ];
+    cargo_args.extend(args.iter().map(String::as_str));
+    cargo_args
+}
+
+/// Runs the real-CLI tier's `command` with `args` (`cargo xtask agents`), its output the
+/// terminal's.
+fn tier(command: &str, args: &[String]) -> Result {
+    run_cargo(&tier_cargo_args(command, args), &[])
 }
 
 fn has_nextest() -> bool {

@@ -9,7 +9,8 @@
 //!   crates below it, only `epic-git-ops` depends on gix, and no library or binary source outside
 //!   `crates/git-ops` names the `git` program (tests and benches may: they build repositories).
 //!   `epic-test-support` ([`DEV_ONLY`]) is the tests' layer: any crate's dev-dependencies may
-//!   name it, no crate's dependencies may, and it runs git as the tests' fixture.
+//!   name it, no crate's dependencies may, and it runs git as the tests' fixture. The real-CLI
+//!   tier ([`TIER`]) runs git too: it builds each case's scratch repository, as the tests do.
 //! - Every Markdown document a `.md`, `.rs` or `.toml` file of the repository refers to is in
 //!   the repository ([`check_document_references`]; what counts as a reference is
 //!   [`document_references`]); a link in a Markdown file leads to its target from the file's
@@ -30,7 +31,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::layers::{DEV_ONLY, LAYERS, normal_dependencies};
+use crate::layers::{DEV_ONLY, LAYERS, TIER, normal_dependencies};
 
 use crate::Result;
 
@@ -364,6 +365,7 @@ fn check_layers(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
     }
     let git_layer = crates.join("git-ops");
     let fixtures = crates.join(DEV_ONLY.0);
+    let tier = crates.join(TIER);
     for file in files {
         let in_src = file.strip_prefix(&crates).is_ok_and(|inner| {
             inner
@@ -371,7 +373,11 @@ fn check_layers(root: &Path, files: &[PathBuf], problems: &mut Vec<String>) {
                 .nth(1)
                 .is_some_and(|c| c.as_os_str() == "src")
         });
-        if !in_src || file.starts_with(&git_layer) || file.starts_with(&fixtures) {
+        if !in_src
+            || file.starts_with(&git_layer)
+            || file.starts_with(&fixtures)
+            || file.starts_with(&tier)
+        {
             continue;
         }
         let Ok(text) = fs::read_to_string(file) else {

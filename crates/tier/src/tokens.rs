@@ -129,8 +129,8 @@ pub(crate) fn run() -> Result<String> {
     let packages = read_versions(&root.join(VERSIONS))?;
     let cache = cache_dir(&packages);
     install(&cache, &packages)?;
-    run_cargo(&["build", "--locked", "-p", "epic"], &[])?;
-    run_cargo(&["build", "--locked", "-p", "epic-model-server"], &[])?;
+    run_cargo(&["build", "--locked", "-p", "epic"])?;
+    run_cargo(&["build", "--locked", "-p", "epic-model-server"])?;
     let debug = target_dir(&root).join("debug");
     let bins = [cache.join("node_modules").join(".bin"), pypi_bin(&cache)];
     let scratch = target_dir(&root).join(format!("epic-tokens-{}", std::process::id()));

@@ -279,8 +279,8 @@ pub(crate) fn run(args: &[String]) -> Result {
     install(&cache, &packages)?;
     // Two builds, not one: built together, the server's tokio features would reach `epic`'s
     // build and rebuild it unlike everyone else's.
-    run_cargo(&["build", "--locked", "-p", "epic"], &[])?;
-    run_cargo(&["build", "--locked", "-p", "epic-model-server"], &[])?;
+    run_cargo(&["build", "--locked", "-p", "epic"])?;
+    run_cargo(&["build", "--locked", "-p", "epic-model-server"])?;
     let debug = target_dir(&root).join("debug");
     let epic = debug.join("epic");
     let model_server = debug.join("epic-model-server");
