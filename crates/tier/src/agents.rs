@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use crate::cases::{KEYS, files_under, indent, run_with_deadline};
 use crate::scratch::{path_with, scratch_repo_with};
 use crate::served::Served;
+use crate::server::GEMINI_SETTINGS;
 use crate::{Result, root, run_cargo, say};
 
 /// The file naming the pinned versions, from the workspace root.
@@ -254,10 +255,7 @@ fn signed_in_cases() -> Vec<Case> {
                 ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"),
             ],
             // Read in the sandbox: without it Gemini CLI exits 41 at once.
-            home: vec![(
-                ".gemini/settings.json",
-                r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#,
-            )],
+            home: vec![(".gemini/settings.json", GEMINI_SETTINGS)],
             // Gemini retries for minutes: a turn still trying at its deadline got past its
             // sign-in, which fails at once; a short deadline, so the case does not wait out
             // the default one.

@@ -9,9 +9,10 @@
 //!   [`tokens`]); prints the `BENCHMARKS.md` section's figures, which `cargo xtask bench tokens`
 //!   writes there.
 //!
-//! A crate of its own rather than part of xtask, which stays std only, so that what `epic` and
-//! the model server write (the server's request log, the run's events and report) can be read
-//! with `serde_json`, and the JSON it writes written with it.
+//! A crate of its own rather than part of xtask, which stays std only: what `epic` and the model
+//! server write (the server's request log, the run's events and report) is read here typed with
+//! `serde_json`, and the JSON it writes (the server's steps, plans, the CLIs' settings) is
+//! written with it ([`json`]).
 
 use std::env;
 use std::ffi::OsString;
@@ -22,6 +23,7 @@ use std::time::Instant;
 mod agents;
 mod capture;
 mod cases;
+mod json;
 mod roles;
 mod rosters;
 mod scratch;

@@ -21,8 +21,11 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
+use serde_json::json;
+
 use crate::Result;
 use crate::cases::run_with_deadline;
+use crate::json::{Report, Request, read_events, requests, steps};
 use crate::scratch::{FILES, epic_command, epic_run, served_scratch, show};
 use crate::served::{CASE_DEADLINE, PRESETS, Served, Tools, api_of, check_stories};
 use crate::server::ModelServer;
@@ -92,7 +95,16 @@ impl Served for Case {
 
 /// The lander's answer: the conflicted file with both sides kept, and a file no lander may
 /// write.
-const LAND_STEPS: &str = r#"{"when": "land", "do": "write", "files": {"src/a/a.txt": "alpha\nalpha from main\n", "HOSTILE.txt": "not the lander's to write\n"}}"#;
+fn land_steps() -> String {
+    steps(&[json!({
+        "when": "land",
+        "do": "write",
+        "files": {
+            "src/a/a.txt": "alpha\nalpha from main\n",
+            "HOSTILE.txt": "not the lander's to write\n",
+        },
+    })])
+}
 
 /// What `main` says in the file story `a` wrote, so that landing conflicts there.
 const ON_MAIN: &str = "alpha from main\n";
@@ -111,14 +123,10 @@ fn expect(command: Command, code: i32, what: &str) -> Result<String> {
 }
 
 /// The requests of `preset`'s API the server logged of `kind`.
-fn logged_of(server: &ModelServer, preset: &str, kind: &str) -> Vec<String> {
-    let api = format!("\"api\":\"{}", api_of(preset));
-    let kind = format!("\"kind\":\"{kind}\"");
-    server
-        .logged()
-        .lines()
-        .filter(|line| line.contains(&api) && line.contains(&kind))
-        .map(str::to_owned)
+fn logged_of(server: &ModelServer, preset: &str, kind: &str) -> Vec<Request> {
+    requests(&server.logged())
+        .into_iter()
+        .filter(|request| request.of_api(api_of(preset)) && request.is(kind))
         .collect()
 }
 
@@ -183,7 +191,8 @@ fn planned(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
 
 /// `epic land` with `preset` as the lander of a conflict: see the module's docs.
 fn landed(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
-    let (server, repo, home) = served_scratch(tools.server, preset, LAND_STEPS, tools.bins, dir)?;
+    let (server, repo, home) =
+        served_scratch(tools.server, preset, &land_steps(), tools.bins, dir)?;
     let mut run = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
     run.args(["--coder", "script"]);
     expect(run, 0, "`epic run` with the script coder")?;
@@ -231,13 +240,10 @@ fn landed(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
         .iter()
         .find(|(name, ..)| *name == preset)
         .ok_or("an unknown preset")?;
-    let wrote = asked.iter().any(|line| {
-        line.contains("\"answer\":\"write\"")
+    let wrote = asked.iter().any(|request| {
+        request.answer == "write"
             && (file_tools.is_empty()
-                || (line.contains("src/a/a.txt")
-                    && file_tools
-                        .iter()
-                        .any(|tool| line.contains(&format!("\"name\":\"{tool}\"")))))
+                || (request.calls_mention("src/a/a.txt") && request.called_one_of(file_tools)))
     });
     if !wrote {
         return Err(format!(
@@ -252,12 +258,20 @@ fn landed(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
 
 /// The coder's first answer: a claim that the story is blocked on what no story of the plan
 /// owns or provides, which only a verifier can settle.
-const BLOCKED_STEPS: &str = r#"{"when": "code", "do": "text", "text": "The story needs a configuration service that is not here.\nBLOCKED_ON: the configuration service", "times": 1}"#;
+fn blocked_steps() -> String {
+    steps(&[json!({
+        "when": "code",
+        "do": "text",
+        "text": "The story needs a configuration service that is not here.\n\
+                 BLOCKED_ON: the configuration service",
+        "times": 1,
+    })])
+}
 
 /// `epic run` with Claude Code as coder and `preset` as verifier: see the module's docs.
 fn verified(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
     let (server, repo, home) =
-        served_scratch(tools.server, preset, BLOCKED_STEPS, tools.bins, dir)?;
+        served_scratch(tools.server, preset, &blocked_steps(), tools.bins, dir)?;
     let mut run = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
     run.args([
         "--coder",
@@ -268,12 +282,11 @@ fn verified(preset: &str, tools: &Tools<'_>, dir: &Path) -> Result {
         "1",
     ]);
     let printed = expect(run, 0, "`epic run` with a verifier")?;
-    let report = fs::read_to_string(repo.join(".git/epic/e/report.json")).unwrap_or_default();
+    let report = Report::read(&repo.join(".git/epic/e/report.json"));
     check_stories(&repo, &home, &report)?;
-    let events = fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
-    let rejected = events.lines().any(|line| {
-        line.contains("\"kind\":\"blocked_rejected\"") && line.contains("\"by\":\"verifier\"")
-    });
+    let rejected = read_events(&repo.join(".git/epic/e/events.jsonl"))
+        .iter()
+        .any(|event| event.is("blocked_rejected") && event.text("by") == Some("verifier"));
     if !rejected {
         return Err(format!(
             "no `blocked_rejected` event by the verifier; the run printed:\n{printed}"

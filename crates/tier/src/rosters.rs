@@ -20,10 +20,15 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
 use crate::Result;
 use crate::cases::run_with_deadline;
+use crate::json::{Event, Report, Request, read_events, requests, steps};
 use crate::scratch::{FILES, epic_run, served_scratch};
-use crate::served::{CASE_DEADLINE, NO_WAIT, Served, Tools, check_stories, check_written_by};
+use crate::served::{
+    CASE_DEADLINE, NO_WAIT, Served, Tools, check_stories, check_written_by, paused_for_limit,
+};
 
 /// What a case plays.
 #[derive(Clone, Copy)]
@@ -92,21 +97,12 @@ seat = "claude"
 env = { CLAUDE_CONFIG_DIR = "~/.claude-home", ANTHROPIC_API_KEY = "${HOME_KEY}" }
 "#;
 
-/// Whether `events` show `seat` paused for a usage limit.
-fn paused(events: &str, seat: &str) -> bool {
-    events.lines().any(|line| {
-        line.contains("\"kind\":\"seat_paused\"")
-            && line.contains(&format!("\"seat\":\"{seat}\""))
-            && line.contains("\"reason\":\"usage limit\"")
-    })
-}
-
 /// The run's events and report.
-fn state(repo: &Path) -> (String, String) {
+fn state(repo: &Path) -> (Vec<Event>, Report) {
     let epic = repo.join(".git/epic/e");
     (
-        fs::read_to_string(epic.join("events.jsonl")).unwrap_or_default(),
-        fs::read_to_string(epic.join("report.json")).unwrap_or_default(),
+        read_events(&epic.join("events.jsonl")),
+        Report::read(&epic.join("report.json")),
     )
 }
 
@@ -119,7 +115,7 @@ fn accounts(tools: &Tools<'_>, dir: &Path) -> Result {
     let (server, repo, home) = served_scratch(
         tools.server,
         "claude",
-        r#"{"key": "sk-work", "do": "limit", "hours": 3}"#,
+        &steps(&[json!({"key": "sk-work", "do": "limit", "hours": 3})]),
         tools.bins,
         dir,
     )?;
@@ -137,25 +133,24 @@ fn accounts(tools: &Tools<'_>, dir: &Path) -> Result {
     }
     let (events, report) = state(&repo);
     check_stories(&repo, &home, &report)?;
-    if !paused(&events, "claude-work") {
+    if !paused_for_limit(&events, "claude-work") {
         return Err("no `seat_paused` event of `claude-work` for a usage limit".into());
     }
-    let logged = server.logged();
-    let call = |key: &str, line: &str| {
-        line.contains(&format!("\"key\":\"{key}\"")) && line.contains("\"calls\":[{")
-    };
+    let logged = requests(&server.logged());
+    let signed = |key: &str, request: &Request| request.key.as_deref() == Some(key);
+    let call = |key: &str, request: &Request| signed(key, request) && request.called();
     for (path, _) in FILES {
         if !logged
-            .lines()
-            .any(|line| call("sk-home", line) && line.contains(path))
+            .iter()
+            .any(|request| call("sk-home", request) && request.calls_mention(path))
         {
             return Err(format!("the second account was not seen writing {path}"));
         }
     }
-    if logged.lines().any(|line| call("sk-work", line)) {
+    if logged.iter().any(|request| call("sk-work", request)) {
         return Err("the first account, at its limit, was answered with a tool call".into());
     }
-    if !logged.contains("\"key\":\"sk-work\"") {
+    if !logged.iter().any(|request| signed("sk-work", request)) {
         return Err("the first account never reached the server".into());
     }
     if took > NO_WAIT {
@@ -171,8 +166,10 @@ fn all_paused(tools: &Tools<'_>, dir: &Path) -> Result {
     let (server, repo, home) = served_scratch(
         tools.server,
         "claude,codex",
-        "{\"api\": \"anthropic\", \"do\": \"limit\", \"hours\": 3}\n\
-         {\"api\": \"responses\", \"do\": \"limit\", \"hours\": 3}\n",
+        &steps(&[
+            json!({"api": "anthropic", "do": "limit", "hours": 3}),
+            json!({"api": "responses", "do": "limit", "hours": 3}),
+        ]),
         tools.bins,
         dir,
     )?;
@@ -188,13 +185,13 @@ fn all_paused(tools: &Tools<'_>, dir: &Path) -> Result {
     }
     let (events, _) = state(&repo);
     for seat in ["claude", "codex"] {
-        if !paused(&events, seat) {
+        if !paused_for_limit(&events, seat) {
             return Err(format!(
                 "no `seat_paused` event of `{seat}` for a usage limit"
             ));
         }
     }
-    if events.contains("\"kind\":\"story_failed\"") {
+    if events.iter().any(|event| event.is("story_failed")) {
         return Err("a story failed: a paused roster fails none".into());
     }
     Ok(())
@@ -204,7 +201,7 @@ fn killed(tools: &Tools<'_>, dir: &Path) -> Result {
     let (server, repo, home) = served_scratch(
         tools.server,
         "claude,codex",
-        r#"{"api": "anthropic", "do": "limit", "hours": 3}"#,
+        &steps(&[json!({"api": "anthropic", "do": "limit", "hours": 3})]),
         tools.bins,
         dir,
     )?;
@@ -224,8 +221,10 @@ fn killed(tools: &Tools<'_>, dir: &Path) -> Result {
     let events = repo.join(".git/epic/e/events.jsonl");
     let started = Instant::now();
     let merged = loop {
-        let text = fs::read_to_string(&events).unwrap_or_default();
-        if text.contains("\"kind\":\"story_merged\"") {
+        if read_events(&events)
+            .iter()
+            .any(|event| event.is("story_merged"))
+        {
             break true;
         }
         if started.elapsed() > CASE_DEADLINE
@@ -256,20 +255,22 @@ fn killed(tools: &Tools<'_>, dir: &Path) -> Result {
     }
     let (events, report) = state(&repo);
     check_stories(&repo, &home, &report)?;
-    if events.matches("\"kind\":\"run_started\"").count() != 2 {
+    if events
+        .iter()
+        .filter(|event| event.is("run_started"))
+        .count()
+        != 2
+    {
         return Err("expected two `run_started` events: the killed run and the rerun".into());
     }
     for story in ["a", "b", "c"] {
         let times = events
-            .lines()
-            .filter(|line| {
-                line.contains("\"kind\":\"story_merged\"")
-                    && line.contains(&format!("\"story\":\"{story}\""))
-            })
+            .iter()
+            .filter(|event| event.is("story_merged") && event.text("story") == Some(story))
             .count();
         if times != 1 {
             return Err(format!("story {story} merged {times} times"));
         }
     }
-    check_written_by("claude", "codex", &server.logged())
+    check_written_by("claude", "codex", &requests(&server.logged()))
 }

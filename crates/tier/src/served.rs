@@ -53,8 +53,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
 use crate::cases::{files_under, indent, run_with_deadline};
-use crate::scratch::{FILES, epic_run, number_after, served_scratch, show, stories_with};
+use crate::json::{Event, Report, Request, read_events, requests, steps, steps_do};
+use crate::scratch::{FILES, epic_run, served_scratch, show};
 use crate::server::StallClock;
 use crate::{Result, say};
 
@@ -213,7 +216,7 @@ fn failures() -> Vec<Case> {
             ),
             preset,
             args: ["--coder", preset].map(str::to_owned).to_vec(),
-            steps: r#"{"do": "status", "status": 401}"#.into(),
+            steps: steps(&[json!({"do": "status", "status": 401})]),
             expect: Expect::KeyRefused(words),
         });
     }
@@ -222,7 +225,7 @@ fn failures() -> Vec<Case> {
             name: format!("served: {preset} on a stream cut once is retried and done"),
             preset,
             args: ["--coder", preset].map(str::to_owned).to_vec(),
-            steps: r#"{"when": "code", "do": "cut", "times": 1}"#.into(),
+            steps: steps(&[json!({"when": "code", "do": "cut", "times": 1})]),
             // Claude Code asks again itself (even with no retries of its own configured for
             // errors); Codex and Gemini CLI fail the turn, and epic runs it again.
             expect: Expect::CutOnce {
@@ -233,7 +236,7 @@ fn failures() -> Vec<Case> {
             name: format!("served: {preset} stalls once, is run again and done"),
             preset,
             args: stalling(preset),
-            steps: r#"{"when": "code", "do": "silent", "times": 1}"#.into(),
+            steps: steps(&[json!({"when": "code", "do": "silent", "times": 1})]),
             expect: Expect::StalledOnce,
         });
         cases.push(Case {
@@ -247,7 +250,9 @@ fn failures() -> Vec<Case> {
             args: ["--coder", preset, "--concurrency", "1"]
                 .map(str::to_owned)
                 .to_vec(),
-            steps: LOOP_STEPS.into(),
+            // The coder's first requests the same shell call, as many as make a loop
+            // (`epic_agents`' `LOOP_REPEATS`), then the success path.
+            steps: steps(&[json!({"when": "code", "do": "repeat", "times": 5})]),
             expect: if preset == "gemini" {
                 Expect::LoopCaughtByCli
             } else {
@@ -259,7 +264,7 @@ fn failures() -> Vec<Case> {
         name: "served: claude on a silent stream is ended as stalled".into(),
         preset: "claude",
         args: stalling("claude"),
-        steps: r#"{"when": "code", "do": "silent"}"#.into(),
+        steps: steps(&[json!({"when": "code", "do": "silent"})]),
         expect: Expect::Stalled,
     });
     cases.extend(rosters());
@@ -275,7 +280,7 @@ fn paused(preset: &'static str, status: u16, words: &'static str) -> Case {
         args: ["--coder", preset, "--max-wait", "20s"]
             .map(str::to_owned)
             .to_vec(),
-        steps: format!(r#"{{"do": "status", "status": {status}}}"#),
+        steps: steps(&[json!({"do": "status", "status": status})]),
         expect: Expect::Paused(words),
     }
 }
@@ -292,7 +297,7 @@ fn at_limit(first: &'static str, second: &'static str, api: &str) -> Case {
             "--max-wait".into(),
             "1h".into(),
         ],
-        steps: format!(r#"{{"api": "{api}", "do": "limit", "hours": 3}}"#),
+        steps: steps(&[json!({"api": api, "do": "limit", "hours": 3})]),
         expect: Expect::Rostered { first },
     }
 }
@@ -306,15 +311,11 @@ fn rosters() -> Vec<Case> {
             name: "served: claude stalls on every story, codex takes each turn over".into(),
             preset: "codex",
             args: stalling("claude,codex"),
-            steps: r#"{"api": "anthropic", "when": "code", "do": "silent"}"#.into(),
+            steps: steps(&[json!({"api": "anthropic", "when": "code", "do": "silent"})]),
             expect: Expect::StalledOver { first: "claude" },
         },
     ]
 }
-
-/// The loop cases' steps: the coder's first requests the same shell call, as many as make a
-/// loop (`epic_agents`' `LOOP_REPEATS`), then the success path.
-const LOOP_STEPS: &str = r#"{"when": "code", "do": "repeat", "times": 5}"#;
 
 /// The stall cases' `--stall-timeout`, in minutes. The run's clock is a file the case moves
 /// (`EPIC_TEST_CLOCK`, [`StallClock`]), so a CLI slow to start on a loaded machine is never
@@ -405,7 +406,7 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
     let mut command = epic_run(tools.epic, &repo, &home, tools.bins, &server)?;
     command.args(&case.args);
     // A case that holds a stream silent runs on a clock it moves once the server holds one.
-    let clock = if case.steps.contains("\"silent\"") {
+    let clock = if steps_do(&case.steps, "silent") {
         let clock = StallClock::start(
             dir,
             &server.log,
@@ -421,15 +422,15 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
     let (code, printed) = run_with_deadline(command, CASE_DEADLINE)?;
     let took = started.elapsed();
     drop(clock);
-    let logged = server.logged();
+    let logged = requests(&server.logged());
     drop(server);
     let failed = |why: String| {
         Err(format!(
             "{why}\n--- the run printed (exit {code:?}):\n{printed}\n--- the server logged {} request(s)",
-            logged.lines().count()
+            logged.len()
         ))
     };
-    let report = fs::read_to_string(repo.join(".git/epic/e/report.json")).unwrap_or_default();
+    let report = Report::read(&repo.join(".git/epic/e/report.json"));
     match case.expect {
         Expect::Done(role) => {
             if code != Some(0) {
@@ -460,7 +461,7 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
                     "expected the run stopped as not logged in (exit 2) with `{words}`"
                 ));
             }
-            if stories_with(&report, "failed") > 0 {
+            if report.stories_with("failed") > 0 {
                 return failed("a story failed on a refused key".into());
             }
         }
@@ -481,7 +482,7 @@ fn run_case(case: &Case, tools: &Tools<'_>, dir: &Path) -> Result {
             if code != Some(1) || !printed.contains("ended as stalled") {
                 return failed("expected the stories failed as stalled (exit 1)".into());
             }
-            if !logged.contains("\"answer\":\"silent\"") {
+            if !logged.iter().any(|request| request.answer == "silent") {
                 return failed("the server never went silent".into());
             }
         }
@@ -495,8 +496,8 @@ fn check_done(
     role: Role,
     repo: &Path,
     home: &Path,
-    logged: &str,
-    report: &str,
+    logged: &[Request],
+    report: &Report,
 ) -> Result {
     let (_, api, file_tools, reports) = PRESETS
         .iter()
@@ -505,30 +506,34 @@ fn check_done(
     check_stories(repo, home, report)?;
     // Every verdict the CLI gave was read: none fell back to "unreadable verdict", and a judge
     // cleared each story in its first round.
-    let events = fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
+    let events = read_events(&repo.join(".git/epic/e/events.jsonl"));
     // The coder's stream was read as it went: its tool calls are `turn_activity` events (the
     // streaming presets; opencode's `run` and aider print text, read when the turn ends).
     if role == Role::Coder && STREAMING.contains(&case.preset) {
-        let active = events.lines().any(|line| {
-            line.contains("\"kind\":\"turn_activity\"") && line.contains("\"role\":\"coder\"")
-        });
+        let active = events
+            .iter()
+            .any(|event| event.is("turn_activity") && event.text("role") == Some("coder"));
         if !active {
             return Err("no `turn_activity` event of the coder: its stream was not read".into());
         }
     }
-    if events.contains("unreadable verdict") {
+    if events
+        .iter()
+        .any(|event| event.mentions("unreadable verdict"))
+    {
         return Err("a verdict of the CLI was unreadable (events.jsonl)".into());
     }
     let cleared = report
-        .matches("\"judge\": \"judge cleared (round 1)\"")
+        .stories
+        .iter()
+        .filter(|story| story.judge.as_deref() == Some("judge cleared (round 1)"))
         .count();
     if role == Role::Judge && cleared != FILES.len() {
         return Err(format!("the judge cleared {cleared} stories in round 1"));
     }
-    let api_field = format!("\"api\":\"{api}");
-    let ours: Vec<&str> = logged
-        .lines()
-        .filter(|line| line.contains(&api_field))
+    let ours: Vec<&Request> = logged
+        .iter()
+        .filter(|request| request.of_api(api))
         .collect();
     match role {
         Role::Coder if file_tools.is_empty() => {
@@ -536,9 +541,7 @@ fn check_done(
             // checked above, as aider's editor wrote them).
             let written = ours
                 .iter()
-                .filter(|line| {
-                    line.contains("\"kind\":\"code\"") && line.contains("\"answer\":\"write\"")
-                })
+                .filter(|request| request.is("code") && request.answer == "write")
                 .count();
             if written < FILES.len() {
                 return Err(format!(
@@ -548,12 +551,8 @@ fn check_done(
         }
         Role::Coder => {
             for (path, _) in FILES {
-                let called = ours.iter().any(|line| {
-                    line.contains(path)
-                        && line.contains("\"calls\":[{")
-                        && file_tools
-                            .iter()
-                            .any(|tool| line.contains(&format!("\"name\":\"{tool}\"")))
+                let called = ours.iter().any(|request| {
+                    request.calls_mention(path) && request.called_one_of(file_tools)
                 });
                 if !called {
                     return Err(format!(
@@ -565,14 +564,14 @@ fn check_done(
         }
         Role::Judge | Role::Reviewer => {
             let kind = if role == Role::Judge {
-                "\"kind\":\"judge\""
+                "judge"
             } else {
-                "\"kind\":\"review\""
+                "review"
             };
-            let asked = ours.iter().filter(|line| line.contains(kind)).count();
+            let asked = ours.iter().filter(|request| request.is(kind)).count();
             if asked < FILES.len() {
                 return Err(format!(
-                    "the CLI asked the server {asked} time(s) for {kind}"
+                    "the CLI asked the server {asked} time(s) for `{kind}`"
                 ));
             }
         }
@@ -586,12 +585,12 @@ fn check_recovered(
     case: &Case,
     repo: &Path,
     home: &Path,
-    report: &str,
-    logged: &str,
+    report: &Report,
+    logged: &[Request],
     took: Duration,
 ) -> Result {
     check_stories(repo, home, report)?;
-    let events = fs::read_to_string(repo.join(".git/epic/e/events.jsonl")).unwrap_or_default();
+    let events = read_events(&repo.join(".git/epic/e/events.jsonl"));
     match case.expect {
         Expect::CutOnce { by_cli } => check_cut_once(by_cli, &events, logged),
         Expect::StalledOnce => check_stalled_once(&events, logged),
@@ -604,8 +603,8 @@ fn check_recovered(
 }
 
 /// Every story done in `report`, and each one's file on the epic branch.
-pub(crate) fn check_stories(repo: &Path, home: &Path, report: &str) -> Result {
-    let done = stories_with(report, "done");
+pub(crate) fn check_stories(repo: &Path, home: &Path, report: &Report) -> Result {
+    let done = report.stories_with("done");
     if done != FILES.len() {
         return Err(format!(
             "{done} of {} stories done in the report",
@@ -624,18 +623,16 @@ pub(crate) fn check_stories(repo: &Path, home: &Path, report: &str) -> Result {
 /// A cut stream, then the story done: the server cut one stream, and the turn it broke was
 /// tried again by the CLI itself (`by_cli`: the request after the cut one is the same request
 /// again, with as many tool results, and epic saw no failure) or by epic (`turn_retried`).
-fn check_cut_once(by_cli: bool, events: &str, logged: &str) -> Result {
-    let lines: Vec<&str> = logged.lines().collect();
-    let cut = lines
+fn check_cut_once(by_cli: bool, events: &[Event], logged: &[Request]) -> Result {
+    let cut = logged
         .iter()
-        .position(|line| line.contains("\"answer\":\"cut\""))
+        .position(|request| request.answer == "cut")
         .ok_or("the server never cut a stream")?;
-    let results = |line: &str| number_after(line, "\"tool_results\":");
-    let asked_again = lines[cut + 1..]
+    let asked_again = logged[cut + 1..]
         .iter()
-        .find(|line| line.contains("\"kind\":\"code\""))
-        .is_some_and(|next| results(next) == results(lines[cut]));
-    let retried = events.contains("\"kind\":\"turn_retried\"");
+        .find(|request| request.is("code"))
+        .is_some_and(|next| next.tool_results == logged[cut].tool_results);
+    let retried = events.iter().any(|event| event.is("turn_retried"));
     match (by_cli, asked_again, retried) {
         (true, true, false) | (false, _, true) => Ok(()),
         (true, _, _) => Err(format!(
@@ -649,16 +646,16 @@ fn check_cut_once(by_cli: bool, events: &str, logged: &str) -> Result {
 }
 
 /// A stall, then the story done: the server went silent once, epic said `turn_stalled` and
-/// ran the request again (`"again":true`).
-fn check_stalled_once(events: &str, logged: &str) -> Result {
-    if !logged.contains("\"answer\":\"silent\"") {
+/// ran the request again (`"again": true`).
+fn check_stalled_once(events: &[Event], logged: &[Request]) -> Result {
+    if !logged.iter().any(|request| request.answer == "silent") {
         return Err("the server never went silent".into());
     }
-    let stalled: Vec<&str> = events
-        .lines()
-        .filter(|line| line.contains("\"kind\":\"turn_stalled\""))
+    let stalled: Vec<&Event> = events
+        .iter()
+        .filter(|event| event.is("turn_stalled"))
         .collect();
-    if stalled.len() != 1 || !stalled[0].contains("\"again\":true") {
+    if stalled.len() != 1 || !stalled[0].flag("again") {
         return Err(format!(
             "expected one `turn_stalled` event, run again; events.jsonl has {}",
             stalled.len()
@@ -669,26 +666,26 @@ fn check_stalled_once(events: &str, logged: &str) -> Result {
 
 /// A loop, then the story done: the server answered the same call five times, epic said
 /// `turn_looping` and asked again, and the request after it held epic's note.
-fn check_looped_once(preset: &str, events: &str, logged: &str) -> Result {
-    let looping: Vec<&str> = events
-        .lines()
-        .filter(|line| line.contains("\"kind\":\"turn_looping\""))
+fn check_looped_once(preset: &str, events: &[Event], logged: &[Request]) -> Result {
+    let looping: Vec<&Event> = events
+        .iter()
+        .filter(|event| event.is("turn_looping"))
         .collect();
-    if looping.len() != 1 || !looping[0].contains("\"again\":true") {
+    if looping.len() != 1 || !looping[0].flag("again") {
         return Err(format!(
             "expected one `turn_looping` event, run again; events.jsonl has {} ({preset})",
             looping.len()
         ));
     }
-    let lines: Vec<&str> = logged.lines().collect();
-    let last_repeat = lines
+    let last_repeat = logged
         .iter()
-        .rposition(|line| line.contains("\"answer\":\"repeat\""))
+        .rposition(|request| request.answer == "repeat")
         .ok_or("the server never repeated a call")?;
-    let noted = lines[last_repeat + 1..]
+    let noted = logged[last_repeat + 1..]
         .iter()
-        .find(|line| line.contains("\"kind\":\"code\""))
-        .is_some_and(|line| line.contains("\"note\":\"Note: your previous attempt"));
+        .find(|request| request.is("code"))
+        .and_then(|request| request.note.as_deref())
+        .is_some_and(|note| note.starts_with("Note: your previous attempt"));
     if !noted {
         return Err("the coding request after the loop did not hold epic's note".into());
     }
@@ -697,14 +694,17 @@ fn check_looped_once(preset: &str, events: &str, logged: &str) -> Result {
 
 /// Gemini CLI's own loop detection: the server repeated the call five times, epic never saw
 /// a loop (the CLI did not print the fifth call), and the turn ended on its own.
-fn check_loop_caught(events: &str, logged: &str) -> Result {
-    let repeated = logged.matches("\"answer\":\"repeat\"").count();
+fn check_loop_caught(events: &[Event], logged: &[Request]) -> Result {
+    let repeated = logged
+        .iter()
+        .filter(|request| request.answer == "repeat")
+        .count();
     if repeated != 5 {
         return Err(format!(
             "the server repeated the call {repeated} times, not 5"
         ));
     }
-    if events.contains("\"kind\":\"turn_looping\"") {
+    if events.iter().any(|event| event.is("turn_looping")) {
         return Err(
             "epic ended a turn as looping: Gemini CLI no longer stops its own loop first \
              (then it is proven like the others: move it to `LoopedOnce`)"
@@ -724,33 +724,41 @@ pub(crate) fn api_of(preset: &str) -> &'static str {
 
 /// Every story's file written by `second`'s CLI (its API's log shows the call naming it),
 /// and no tool call ever answered to `first`'s.
-pub(crate) fn check_written_by(first: &str, second: &str, logged: &str) -> Result {
-    let called = |api: &str, line: &str| {
-        line.contains(&format!("\"api\":\"{api}")) && line.contains("\"calls\":[{")
-    };
+pub(crate) fn check_written_by(first: &str, second: &str, logged: &[Request]) -> Result {
+    let called = |api: &str, request: &Request| request.of_api(api) && request.called();
     for (path, _) in FILES {
         let written = logged
-            .lines()
-            .any(|line| called(api_of(second), line) && line.contains(path));
+            .iter()
+            .any(|request| called(api_of(second), request) && request.calls_mention(path));
         if !written {
             return Err(format!("{second} was not seen writing {path}"));
         }
     }
-    if logged.lines().any(|line| called(api_of(first), line)) {
+    if logged.iter().any(|request| called(api_of(first), request)) {
         return Err(format!("{first} was answered with a tool call"));
     }
     Ok(())
 }
 
+/// Whether `events` show `seat` paused for a usage limit.
+pub(crate) fn paused_for_limit(events: &[Event], seat: &str) -> bool {
+    events.iter().any(|event| {
+        event.is("seat_paused")
+            && event.text("seat") == Some(seat)
+            && event.text("reason") == Some("usage limit")
+    })
+}
+
 /// The roster: `first`'s seat paused for its usage limit, every coding request it made
 /// answered with the limit, `second`'s with the files, and the run never waited on the reset.
-fn check_rostered(first: &str, second: &str, events: &str, logged: &str, took: Duration) -> Result {
-    let paused = events.lines().any(|line| {
-        line.contains("\"kind\":\"seat_paused\"")
-            && line.contains(&format!("\"seat\":\"{first}\""))
-            && line.contains("\"reason\":\"usage limit\"")
-    });
-    if !paused {
+fn check_rostered(
+    first: &str,
+    second: &str,
+    events: &[Event],
+    logged: &[Request],
+    took: Duration,
+) -> Result {
+    if !paused_for_limit(events, first) {
         return Err(format!(
             "no `seat_paused` event of `{first}` for a usage limit"
         ));
@@ -766,13 +774,14 @@ fn check_rostered(first: &str, second: &str, events: &str, logged: &str, took: D
 }
 
 /// The roster past a stall: each story's coding turn on `first` held silent, ended as stalled
-/// and run again (`turn_stalled`, `"again":true`, one per story), and `second` wrote every file.
-fn check_stalled_over(first: &str, second: &str, events: &str, logged: &str) -> Result {
-    let stalled = events
-        .lines()
-        .filter(|line| line.contains("\"kind\":\"turn_stalled\""))
-        .collect::<Vec<_>>();
-    if stalled.len() != FILES.len() || !stalled.iter().all(|line| line.contains("\"again\":true")) {
+/// and run again (`turn_stalled`, `"again": true`, one per story), and `second` wrote every
+/// file.
+fn check_stalled_over(first: &str, second: &str, events: &[Event], logged: &[Request]) -> Result {
+    let stalled: Vec<&Event> = events
+        .iter()
+        .filter(|event| event.is("turn_stalled"))
+        .collect();
+    if stalled.len() != FILES.len() || !stalled.iter().all(|event| event.flag("again")) {
         return Err(format!(
             "expected one `turn_stalled` event per story, each run again; events.jsonl has {}",
             stalled.len()
@@ -781,13 +790,18 @@ fn check_stalled_over(first: &str, second: &str, events: &str, logged: &str) -> 
     check_written_by(first, second, logged)
 }
 
-/// The usage of `preset` in `report` against the server's log lines of its requests (`ours`):
-/// see the module's docs.
-fn check_usage(preset: &str, reports: Reports, ours: &[&str], report: &str) -> Result {
+/// The usage of `preset` in `report` against the server's log of its requests (`ours`): see
+/// the module's docs.
+fn check_usage(preset: &str, reports: Reports, ours: &[&Request], report: &Report) -> Result {
     // The server's usage, summed, is what the CLI reported to epic, and what the report holds.
-    let sum = |key: &str| -> u64 { ours.iter().filter_map(|line| number_after(line, key)).sum() };
-    let (input, output) = (sum("\"usage\":{\"input\":"), sum(",\"output\":"));
-    let seat = seat_usage(report, preset)
+    let (input, output) = ours
+        .iter()
+        .filter_map(|request| request.usage.as_ref())
+        .fold((0, 0), |(input, output), usage| {
+            (input + usage.input, output + usage.output)
+        });
+    let seat = report
+        .seat_usage(preset)
         .ok_or_else(|| format!("the report has no usage of the seat `{preset}`"))?;
     if reports == Reports::Nothing {
         return if seat.source == "estimated" {
@@ -799,55 +813,23 @@ fn check_usage(preset: &str, reports: Reports, ours: &[&str], report: &str) -> R
             ))
         };
     }
-    if seat.input != input || seat.output != output {
+    if seat.input_tokens != input || seat.output_tokens != output {
         return Err(format!(
             "the report's tokens for `{}` ({} in, {} out) are not the server's ({input} in, \
              {output} out): the CLI's figures did not reach it",
-            preset, seat.input, seat.output
+            preset, seat.input_tokens, seat.output_tokens
         ));
     }
     let cost_reported = reports == Reports::TokensAndCost;
-    // Codex and Gemini CLI report tokens, not cost: the cost is priced.
+    // Codex and Gemini CLI report tokens, not cost: the cost is priced. No cost where no price
+    // is known (opencode's model): none, then.
+    let cost = seat.cost_usd.unwrap_or(0.0);
     let expected_source = if cost_reported { "reported" } else { "mixed" };
-    if seat.source != expected_source || (cost_reported && seat.cost <= 0.0) {
+    if seat.source != expected_source || (cost_reported && cost <= 0.0) {
         return Err(format!(
-            "the report's usage of `{}` is `{}` at ${}; expected `{expected_source}`",
-            preset, seat.source, seat.cost
+            "the report's usage of `{}` is `{}` at ${cost}; expected `{expected_source}`",
+            preset, seat.source
         ));
     }
     Ok(())
-}
-
-/// A seat's usage as `report.json` has it.
-struct SeatUsage {
-    input: u64,
-    output: u64,
-    cost: f64,
-    source: String,
-}
-
-/// The usage of `seat` in the report's `seats`, the epic's (read as text: xtask is std only).
-fn seat_usage(report: &str, seat: &str) -> Option<SeatUsage> {
-    // The epic's `seats`, after the stories' own (each story lists the seats it used).
-    let epic = &report[report.rfind("\"seats\": [")?..];
-    let at = epic.find(&format!("\"seat\": \"{seat}\""))?;
-    let rest = &epic[at..];
-    let usage = &rest[rest.find("\"usage\"")?..];
-    let usage = &usage[..usage.find('}')?];
-    // No cost where no price is known (opencode's model): none, then.
-    let cost: String = usage
-        .find("\"cost_usd\":")
-        .map_or("0", |at| &usage[at + "\"cost_usd\":".len()..])
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == '-')
-        .collect();
-    let source_at = usage.find("\"source\": \"")? + "\"source\": \"".len();
-    let source = usage[source_at..].split('"').next()?.to_owned();
-    Some(SeatUsage {
-        input: number_after(usage, "\"input_tokens\":")?,
-        output: number_after(usage, "\"output_tokens\":")?,
-        cost: cost.parse().ok()?,
-        source,
-    })
 }

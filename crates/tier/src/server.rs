@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
 use crate::Result;
+use crate::json::{read_events, requests};
 
 /// The clock of a stall case's run: a file holding a time (`EPIC_TEST_CLOCK`), moved by a
 /// step longer than `--stall-timeout` while the server holds a request silent that epic has not yet ended as
@@ -44,13 +47,16 @@ impl StallClock {
                 std::sync::Arc::clone(&stop),
             );
             std::thread::spawn(move || {
-                let count = |path: &Path, what: &str| {
-                    fs::read_to_string(path).map_or(0, |text| text.matches(what).count())
-                };
                 let (mut minutes, mut moved): (u64, Option<Instant>) = (0, None);
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let silent = count(&log, "\"answer\":\"silent\"");
-                    let stalled = count(&events, "\"kind\":\"turn_stalled\"");
+                    let silent = requests(&fs::read_to_string(&log).unwrap_or_default())
+                        .iter()
+                        .filter(|request| request.answer == "silent")
+                        .count();
+                    let stalled = read_events(&events)
+                        .iter()
+                        .filter(|event| event.is("turn_stalled"))
+                        .count();
                     if stalled < silent {
                         if moved.is_none_or(|at| at.elapsed() >= STALL_CLOCK_AGAIN) {
                             minutes += minutes_each;
@@ -90,6 +96,11 @@ fn clock_time(minutes: u64) -> String {
         minutes % 60
     )
 }
+
+/// Gemini CLI's settings that sign it in with a key (`GEMINI_API_KEY`): without them it exits
+/// 41 at once.
+pub(crate) const GEMINI_SETTINGS: &str =
+    r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#;
 
 /// A running `epic-model-server`, killed when dropped.
 pub(crate) struct ModelServer {
@@ -170,10 +181,7 @@ impl ModelServer {
                     self.addr
                 ),
             ),
-            (
-                ".gemini/settings.json",
-                r#"{"security": {"auth": {"selectedType": "gemini-api-key"}}}"#.into(),
-            ),
+            (".gemini/settings.json", GEMINI_SETTINGS.into()),
             // Who commits, as a user's machine has it: without one aider writes it into the
             // repository's `.git/config`, which epic's sandbox keeps read-only, and crashes.
             (
@@ -184,9 +192,14 @@ impl ModelServer {
             (
                 ".config/opencode/opencode.json",
                 format!(
-                    "{{\"model\": \"anthropic/claude-sonnet-4-5\", \"provider\": {{\"anthropic\": \
-                     {{\"options\": {{\"baseURL\": \"http://{}/v1\", \"apiKey\": \"sk-local\"}}}}}}}}\n",
-                    self.addr
+                    "{}\n",
+                    json!({
+                        "model": "anthropic/claude-sonnet-4-5",
+                        "provider": {"anthropic": {"options": {
+                            "baseURL": format!("http://{}/v1", self.addr),
+                            "apiKey": "sk-local",
+                        }}},
+                    })
                 ),
             ),
         ]

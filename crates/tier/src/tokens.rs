@@ -21,9 +21,12 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
+use serde_json::json;
+
 use crate::agents::{VERSIONS, cache_dir, install, pypi_bin, read_versions, target_dir};
 use crate::cases::run_with_deadline;
-use crate::scratch::{epic_run, number_after, served_scratch, stories_with};
+use crate::json::{Report, requests, steps};
+use crate::scratch::{epic_run, served_scratch};
 use crate::{Result, root, run_cargo, say};
 
 /// How the default keeps a small story to three requests, under the table.
@@ -58,51 +61,39 @@ fn large_plan() -> String {
         "{prose}\n\n```file src/s/one.txt\none\n```\n\n```file src/s/two.txt\ntwo\n```\n\n\
          ```file src/s/three.txt\nthree\n```\n"
     );
-    format!(
-        "{{\n  \"epic_id\": \"t\",\n  \"epic\": \"What a story costs in model requests.\",\n  \
-         \"stories\": [\n    {{\"id\": \"s\", \"title\": \"Write three files\", \"description\": \
-         {}, \"owned\": [\"src/s\"]}}\n  ]\n}}\n",
-        json_string(&description)
-    )
+    plan_of("Write three files", &description)
+}
+
+/// The plan of one story, `s`, titled `title`, with `description`, owning `src/s`.
+fn plan_of(title: &str, description: &str) -> String {
+    let plan = json!({
+        "epic_id": "t",
+        "epic": "What a story costs in model requests.",
+        "stories": [
+            {"id": "s", "title": title, "description": description, "owned": ["src/s"]},
+        ],
+    });
+    format!("{plan:#}\n")
 }
 
 /// The large story's steps: three tasks planned, each task's coder writing its own file:
 /// `turn` requests a task (a tool call and the reply after it: 2; aider, which writes from
 /// its one reply: 1).
 fn large_steps(turn: u32) -> String {
-    let mut steps = String::from(
-        r#"{"when": "plan", "do": "plan", "tasks": ["Write one.txt", "Write two.txt", "Write three.txt"]}"#,
-    );
+    let mut all = vec![json!({
+        "when": "plan",
+        "do": "plan",
+        "tasks": ["Write one.txt", "Write two.txt", "Write three.txt"],
+    })];
     for name in ["one", "two", "three"] {
-        let _ = write!(
-            steps,
-            "\n{{\"when\": \"code\", \"do\": \"write\", \"files\": {{\"src/s/{name}.txt\": \"{name}\\n\"}}, \"times\": {turn}}}"
-        );
+        all.push(json!({
+            "when": "code",
+            "do": "write",
+            "files": {format!("src/s/{name}.txt"): format!("{name}\n")},
+            "times": turn,
+        }));
     }
-    steps.push('\n');
-    steps
-}
-
-/// `text` as a JSON string: a quote, a backslash and every control character (U+0000 to
-/// U+001F, which JSON refuses raw in a string) escaped. By hand: xtask is std only (its
-/// Cargo.toml), so it has no `serde_json`.
-fn json_string(text: &str) -> String {
-    let mut out = String::from('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c < ' ' => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    steps(&all)
 }
 
 /// One measurement: a story, a planner policy.
@@ -237,19 +228,19 @@ fn measure(
     let (code, printed) = run_with_deadline(command, Duration::from_mins(5))?;
     let logged = server.logged();
     drop(server);
-    let report = fs::read_to_string(repo.join(".git/epic/t/report.json")).unwrap_or_default();
-    if code != Some(0) || stories_with(&report, "done") != 1 {
+    let report = Report::read(&repo.join(".git/epic/t/report.json"));
+    if code != Some(0) || report.stories_with("done") != 1 {
         return Err(format!("exit {code:?}, the story not done:\n{printed}"));
     }
     let mut count = Count::default();
-    for line in logged.lines() {
+    for request in requests(&logged) {
         count.requests += 1;
-        count.bytes += number_after(line, "\"bytes\":").unwrap_or(0);
-        if line.contains("\"kind\":\"plan\"") {
+        count.bytes += request.bytes;
+        if request.is("plan") {
             count.plan += 1;
-        } else if line.contains("\"kind\":\"code\"") {
+        } else if request.is("code") {
             count.code += 1;
-        } else if line.contains("\"kind\":\"judge\"") {
+        } else if request.is("judge") {
             count.judge += 1;
         } else {
             count.other += 1;
@@ -260,17 +251,39 @@ fn measure(
 
 #[cfg(test)]
 mod tests {
-    use super::json_string;
+    use serde_json::Value;
+
+    use super::{SMALL, large_plan, large_steps, plan_of};
 
     #[test]
-    fn a_json_string_escapes_every_control_character() {
-        assert_eq!(json_string("a\tb"), r#""a\tb""#);
-        assert_eq!(
-            json_string("\"q\" \\ \n\r\u{0}\u{1f} é"),
-            r#""\"q\" \\ \n\r\u0000\u001f é""#
-        );
-        // Nothing below U+0020 is left raw.
-        let all: String = ('\u{0}'..' ').collect();
-        assert!(json_string(&all).chars().all(|c| c >= ' '));
+    fn a_plan_with_a_tab_and_control_characters_is_valid_json() {
+        // The hand-written escape this replaced let a tab through raw, which JSON refuses in a
+        // string.
+        let description =
+            "Write\tthe file \"q\" \\ \r\u{0}\u{1f} é\n\n```file src/s/one.txt\none\n```\n";
+        let plan = plan_of("Write one file", description);
+        assert!(plan.chars().all(|c| c >= ' ' || c == '\n'));
+        let parsed: Value = serde_json::from_str(&plan).expect("valid JSON");
+        assert_eq!(parsed["stories"][0]["description"], description);
+        assert_eq!(parsed["stories"][0]["owned"][0], "src/s");
+    }
+
+    #[test]
+    fn the_plans_and_steps_are_what_the_bench_describes() {
+        let small: Value = serde_json::from_str(SMALL).expect("valid JSON");
+        let large: Value = serde_json::from_str(&large_plan()).expect("valid JSON");
+        assert_eq!(small["epic_id"], large["epic_id"]);
+        let description = large["stories"][0]["description"].as_str().expect("text");
+        // Past the 800 characters under which a story is one task with no planner turn.
+        assert!(description.len() > 800);
+        assert_eq!(description.matches("```file src/s/").count(), 3);
+        let steps: Vec<Value> = large_steps(2)
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a step a line"))
+            .collect();
+        assert_eq!(steps.len(), 4);
+        assert_eq!(steps[0]["tasks"].as_array().map(Vec::len), Some(3));
+        assert_eq!(steps[3]["files"]["src/s/three.txt"], "three\n");
+        assert_eq!(steps[3]["times"], 2);
     }
 }
