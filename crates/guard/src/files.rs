@@ -69,13 +69,16 @@ use epic_state_store::{ChangeKind, EpicDir, GuardError, Notifier, Snapshot, Watc
 const REGISTRATION_FILES: &[&str] = &["HEAD", "gitdir", "commondir", "config.worktree", "locked"];
 
 /// The entries of the state directory epic writes while turns run without the guard: the event
-/// log, transcripts and the report and board, rewritten in the background.
+/// log, transcripts and the report and board, rewritten in the background; and the inbox, which
+/// people write while turns run (`epic tell`, `epic stop`), and which the sandbox keeps
+/// read-only to every turn.
 const UNGUARDED_STATE: &[&str] = &[
     "events.jsonl",
     "transcripts",
     "report.json",
     "report.md",
     "board.md",
+    epic_state_store::inbox::INBOX,
 ];
 
 /// A change an agent turn made to a guarded file, undone.

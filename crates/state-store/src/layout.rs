@@ -298,7 +298,7 @@ pub enum UnsafeId {
     },
 }
 
-fn check_id(kind: IdKind, id: &str) -> Result<(), UnsafeId> {
+pub(crate) fn check_id(kind: IdKind, id: &str) -> Result<(), UnsafeId> {
     let owned = || id.to_owned();
     if id.is_empty() {
         Err(UnsafeId::Empty { kind })

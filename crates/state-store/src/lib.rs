@@ -125,6 +125,7 @@ mod document;
 mod events;
 mod files;
 mod guard;
+pub mod inbox;
 mod layout;
 mod lock;
 mod story;
@@ -143,4 +144,4 @@ pub use guard::{
 };
 pub use layout::{EpicDir, IdKind, ListError, UnsafeId};
 pub use lock::{EpicLock, Holder, LockError, rfc3339};
-pub use story::{StoryStage, StoryState, state_schema};
+pub use story::{Hold, StoryStage, StoryState, state_schema};

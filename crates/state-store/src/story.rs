@@ -34,6 +34,32 @@ pub struct StoryState {
     /// files that have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merge: Option<String>,
+    /// Where a person holds the story, if anywhere: it waits for their answer, or they stopped
+    /// it. Absent from files that have none; an older build, which does not know it, runs the
+    /// story again as its `status` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<Hold>,
+}
+
+/// Where a person holds a story.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "hold", rename_all = "snake_case")]
+pub enum Hold {
+    /// Its coder asked a question the plan and the verifier could not settle (`--on-blocked
+    /// ask`): the story waits for `epic answer`, its slot given to others.
+    Waiting {
+        /// The question, in the coder's words.
+        question: String,
+        /// Since when it waits (RFC 3339, UTC).
+        since: String,
+    },
+    /// A person stopped it (`epic stop`): it runs again only after `epic retry`.
+    Stopped {
+        /// The user id of who stopped it.
+        uid: u32,
+        /// When (RFC 3339, UTC).
+        at: String,
+    },
 }
 
 /// How far a story got.

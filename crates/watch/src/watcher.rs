@@ -140,6 +140,24 @@ impl Watcher {
         }
     }
 
+    /// Waits until an event is queued or `limit` passes (`None`: no limit), without reading it;
+    /// whether one is queued. Interrupted by a signal, it says none is, and the caller looks
+    /// again.
+    #[cfg(target_os = "linux")]
+    pub fn wait(&self, limit: Option<std::time::Duration>) -> bool {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let mut fds = [PollFd::new(&self.fd, PollFlags::IN)];
+        let timeout = limit.and_then(|limit| Timespec::try_from(limit).ok());
+        poll(&mut fds, timeout.as_ref()).is_ok_and(|ready| ready > 0)
+    }
+
+    /// Nothing ever comes, on a platform without a watcher: waits out `limit`.
+    #[cfg(not(target_os = "linux"))]
+    pub fn wait(&self, limit: Option<std::time::Duration>) -> bool {
+        std::thread::sleep(limit.unwrap_or(std::time::Duration::MAX));
+        false
+    }
+
     /// Nothing to drain, on a platform without a watcher.
     #[cfg(not(target_os = "linux"))]
     pub fn drain(&self) -> Option<Vec<Event>> {
@@ -267,6 +285,23 @@ mod tests {
             events.iter().all(|event| event.change == Change::Unwatched),
             "{events:?}"
         );
+    }
+
+    #[test]
+    fn a_wait_ends_when_a_change_is_queued() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let watcher = Watcher::new().expect("inotify");
+        watcher.watch(dir.path()).expect("watch");
+        assert!(
+            !watcher.wait(Some(std::time::Duration::ZERO)),
+            "nothing queued yet"
+        );
+        let path = dir.path().join("order.json");
+        let writer = std::thread::spawn(move || std::fs::write(path, "{}").expect("write"));
+        // No limit: only the change can end this wait.
+        assert!(watcher.wait(None));
+        writer.join().expect("the writer");
+        assert!(!watcher.drain().expect("readable").is_empty());
     }
 
     #[test]

@@ -350,6 +350,7 @@ impl Repo {
             worktree: self.worktree_of(epic, id),
             status,
             merge: None,
+            hold: None,
         };
         if status == epic_state_store::StoryStage::Started {
             // A started story's worktree is there; a merged one's was removed after its merge.

@@ -186,6 +186,7 @@ async fn save_merged(shared: &Shared, request: &Request, holds: CommitId) -> Res
         worktree: request.worktree.clone(),
         status: StoryStage::Merged,
         merge: Some(holds.to_hex()),
+        hold: None,
     };
     let saved = shared
         .write(path, move |path| epic_state_store::save(path, &state))

@@ -192,6 +192,7 @@ pub(super) async fn check_merged_stories(
         let reset = StoryState {
             status: StoryStage::Started,
             merge: None,
+            hold: None,
             ..state
         };
         let saved = offload::blocking(move || epic_state_store::save(&path, &reset))

@@ -171,6 +171,7 @@ impl Work {
             worktree: self.worktree.clone(),
             status,
             merge: merge.map(|commit| commit.to_hex()),
+            hold: None,
         };
         let saved = self
             .shared

@@ -18,6 +18,7 @@ pub(crate) fn story(id: &str, status: StoryStage) -> StoryState {
         worktree: PathBuf::from(format!("/src/shop.worktrees/checkout/{id}")),
         status,
         merge: None,
+        hold: None,
     }
 }
 
