@@ -596,6 +596,84 @@ pub enum Event {
         /// Why.
         reason: String,
     },
+    /// A story's coder asked what only a person can answer (`--on-blocked ask`): the story
+    /// waits for `epic answer`, its slot given to others, until `--max-wait` passes.
+    StoryWaiting {
+        /// The story.
+        story: String,
+        /// The question, in the coder's words.
+        question: String,
+    },
+    /// A person stopped the story (`epic stop`): it ended, its dependents are skipped, and it
+    /// runs again only after `epic retry`.
+    StoryStopped {
+        /// The story.
+        story: String,
+    },
+    /// The run took `epic answer`'s command: the story runs again, its coder's next turn
+    /// reading the answer.
+    Answered {
+        /// The story.
+        story: String,
+        /// The command's id (its file in `inbox/`).
+        command: String,
+        /// The user id of who gave it.
+        uid: u32,
+        /// When it was given (RFC 3339).
+        given_at: String,
+    },
+    /// The run took `epic tell`'s command: the story's next coder turn reads the note.
+    Told {
+        /// The story.
+        story: String,
+        /// The command's id.
+        command: String,
+        /// The user id of who gave it.
+        uid: u32,
+        /// When it was given (RFC 3339).
+        given_at: String,
+    },
+    /// The run took `epic stop`'s command: the story (none: the whole run, `--all`) stops.
+    Stopped {
+        /// The story; none for `epic stop --all`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        story: Option<String>,
+        /// The command's id.
+        command: String,
+        /// The user id of who gave it.
+        uid: u32,
+        /// When it was given (RFC 3339).
+        given_at: String,
+    },
+    /// The run took `epic retry`'s command: the story runs again in this run.
+    Retried {
+        /// The story.
+        story: String,
+        /// Whether it starts over from the epic head (`--fresh`) rather than its checkpoint.
+        fresh: bool,
+        /// The command's id.
+        command: String,
+        /// The user id of who gave it.
+        uid: u32,
+        /// When it was given (RFC 3339).
+        given_at: String,
+    },
+    /// A coder turn read the notes and answers people gave the story (`epic tell`, `epic
+    /// answer`), each once.
+    NotesRead {
+        /// The story.
+        story: String,
+        /// The commands' ids, in the order given.
+        commands: Vec<String>,
+    },
+    /// A command the run could not apply: an unknown story, a story in another state than the
+    /// command needs, an unreadable file. Nothing changed.
+    CommandRefused {
+        /// The command's id, or its file's name when unreadable.
+        command: String,
+        /// Why, and what to do.
+        reason: String,
+    },
     /// The board hook command failed on a transition; the story is not affected.
     HookFailed {
         /// The story of the transition.

@@ -441,6 +441,8 @@ pub enum OutcomeStatus {
     Failed,
     /// Not run because a story it depends on failed (or the run stopped first).
     Skipped,
+    /// Stopped by a person (`epic stop`); it runs again only after `epic retry`.
+    Stopped,
 }
 
 /// Usage of one seat over the epic's runs, as the report carries it: reported by the agent
@@ -881,12 +883,13 @@ impl RunRecord {
 }
 
 impl OutcomeStatus {
-    /// The status as the report writes it: `done`, `failed` or `skipped`.
+    /// The status as the report writes it: `done`, `failed`, `skipped` or `stopped`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Done => "done",
             Self::Failed => "failed",
             Self::Skipped => "skipped",
+            Self::Stopped => "stopped",
         }
     }
 }

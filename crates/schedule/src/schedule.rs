@@ -51,6 +51,9 @@ pub enum Standing {
     /// Cancelled while it ran (an interrupt, or fail-fast: [`Schedule::cancelled`]); its state
     /// stays resumable, and a rerun resumes it.
     Cancelled,
+    /// Held by a person: it waits for their answer (`epic answer`), its slot given to others;
+    /// its dependents wait with it.
+    Held,
     /// On hold: a story it depends on failed.
     Skipped {
         /// The failed story that holds it back.
@@ -337,6 +340,37 @@ impl Schedule {
         skipped
     }
 
+    /// Story `i`, running, now waits for a person's answer ([`Standing::Held`]): nothing that
+    /// depends on it starts, and nothing is skipped.
+    pub fn hold(&mut self, i: usize) {
+        self.standings[i] = Standing::Held;
+    }
+
+    /// Story `i` runs again (`epic retry`, or an answer to a held story): failed, cancelled,
+    /// held or skipped, it is ready again once its dependencies are done, and every story skipped
+    /// because of it waits again. Returns those un-skipped, in plan order; nothing when `i` is
+    /// running, done, or not started.
+    pub fn retry(&mut self, i: usize) -> Vec<usize> {
+        if matches!(
+            self.standings[i],
+            Standing::Waiting | Standing::Running | Standing::Done
+        ) {
+            return Vec::new();
+        }
+        self.standings[i] = Standing::Waiting;
+        let id = &self.ids[i];
+        let mut freed: Vec<usize> = (0..self.standings.len())
+            .filter(|&d| {
+                matches!(&self.standings[d], Standing::Skipped { blocked_by } if blocked_by == id)
+            })
+            .collect();
+        for &d in &freed {
+            self.standings[d] = Standing::Waiting;
+        }
+        freed.sort_unstable();
+        freed
+    }
+
     /// Story `i`, running, was cancelled (after [`interrupt`](Self::interrupt) or
     /// [`cancel_running`](Self::cancel_running)): it stops running, and stays resumable for a
     /// rerun.
@@ -394,7 +428,15 @@ impl Schedule {
 
     /// Whether the run is over: nothing running, and nothing more will start.
     pub fn is_finished(&self) -> bool {
-        self.running() == 0 && self.ready().is_empty()
+        self.running() == 0 && self.ready().is_empty() && self.held() == 0
+    }
+
+    /// How many stories wait for a person's answer ([`Standing::Held`]).
+    pub fn held(&self) -> usize {
+        self.standings
+            .iter()
+            .filter(|s| **s == Standing::Held)
+            .count()
     }
 }
 
@@ -419,6 +461,32 @@ mod tests {
         }
         .validate()
         .unwrap()
+    }
+
+    #[test]
+    fn a_retried_story_runs_again_and_frees_what_it_skipped() {
+        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new(), 2);
+        assert_eq!(s.start_ready(2), [0, 1]);
+        assert_eq!(s.fail(0), [2, 3], "c and d skipped behind a");
+        s.done(1);
+        assert!(s.start_ready(2).is_empty());
+        assert_eq!(s.retry(0), [2, 3]);
+        assert_eq!(s.start_ready(2), [0]);
+        assert!(s.retry(0).is_empty(), "running: nothing to retry");
+        s.done(0);
+        assert_eq!(s.start_ready(2), [2]);
+    }
+
+    #[test]
+    fn a_held_story_keeps_its_dependents_waiting_until_it_runs_again() {
+        let mut s = Schedule::new(&diamond(), Policy::PlanOrder, |_| 1, &HashSet::new(), 2);
+        assert_eq!(s.start_ready(2), [0, 1]);
+        s.hold(0);
+        s.done(1);
+        assert!(s.start_ready(2).is_empty(), "c waits for a, held");
+        assert!(!s.is_finished());
+        assert!(s.retry(0).is_empty(), "nothing was skipped");
+        assert_eq!(s.start_ready(2), [0]);
     }
 
     #[test]

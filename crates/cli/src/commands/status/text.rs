@@ -44,11 +44,7 @@ impl fmt::Display for DoingJson {
 }
 
 fn outcome_name(status: epic_report::OutcomeStatus) -> &'static str {
-    match status {
-        epic_report::OutcomeStatus::Done => "done",
-        epic_report::OutcomeStatus::Failed => "failed",
-        epic_report::OutcomeStatus::Skipped => "skipped",
-    }
+    status.as_str()
 }
 
 /// One line on the run, a table of the stories, reasons, and (unless `-q`) totals.
