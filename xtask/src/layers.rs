@@ -138,6 +138,7 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
         "executor",
         "epic-executor",
         &[
+            "epic-watch",
             "epic-story-plan",
             "epic-perimeter",
             "epic-report",

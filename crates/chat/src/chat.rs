@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use epic_report::{PriceTable, UsageMeter};
+use epic_state_store::EpicDir;
+use epic_state_store::inbox::{self, Action};
 use epic_story_plan::Story;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -198,6 +200,9 @@ pub struct Chat {
     /// Reads what the worktree holds uncommitted, for a turn that takes up an attempt that
     /// never replied; `None`: such a turn is told nothing.
     leftovers: Option<Leftovers>,
+    /// The epic whose people's notes for the story the next turn reads
+    /// ([`reading_notes`](Self::reading_notes)); `None`: it reads none.
+    notes: Option<EpicDir>,
 }
 
 /// What already went wrong with one request ([`Chat::ask`]): each runs it again only once.
@@ -262,7 +267,19 @@ impl Chat {
             context,
             recorder,
             leftovers: None,
+            notes: None,
         }
+    }
+
+    /// This chat, giving each request the notes and answers people gave the story (`epic
+    /// tell`, `epic answer`) that the run holds for it in `dir`'s inbox, before the request, in
+    /// the order given (`prompts::person_notes`); each is read once: discarded once a turn
+    /// that read it replied ([`Event::NotesRead`]), kept for the next request otherwise. For a
+    /// run's coder chats.
+    #[must_use]
+    pub fn reading_notes(mut self, dir: EpicDir) -> Self {
+        self.notes = Some(dir);
+        self
     }
 
     /// This chat, telling a turn that takes up an attempt that never replied what that attempt
@@ -337,8 +354,52 @@ impl Chat {
     /// Dropping the future ends the turn as [`Seat::turn`] documents (a command seat's process
     /// group is killed); the exchange is then not added to the history.
     pub async fn ask(&mut self, prompt: impl Into<String>) -> Result<Reply, SeatError> {
-        self.recorder.within_budget()?;
         let prompt = prompt.into();
+        let Some(dir) = self.notes.clone() else {
+            return self.ask_seats(prompt).await;
+        };
+        let story = self.recorder.story.clone();
+        let held = {
+            let (dir, story) = (dir.clone(), story.clone());
+            offload::blocking(move || inbox::held(&dir, &story))
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .unwrap_or_default()
+        };
+        let notes: Vec<(bool, &str)> = held
+            .iter()
+            .filter_map(|sent| match &sent.command.action {
+                Action::Answer { text } => Some((true, text.as_str())),
+                Action::Tell { text } => Some((false, text.as_str())),
+                _ => None,
+            })
+            .collect();
+        let prompt = match prompts::person_notes(&notes) {
+            Some(notes) => notes + &prompt,
+            None => prompt,
+        };
+        let result = self.ask_seats(prompt).await;
+        if result.is_ok() && !held.is_empty() {
+            let paths: Vec<PathBuf> = held.iter().map(|sent| sent.path.clone()).collect();
+            offload::blocking(move || {
+                for path in paths {
+                    inbox::discard(&path).ok();
+                }
+            })
+            .await
+            .ok();
+            self.recorder.emit(Event::NotesRead {
+                story,
+                commands: held.into_iter().map(|sent| sent.id).collect(),
+            });
+        }
+        result
+    }
+
+    /// [`ask`](Self::ask) without the people's notes: the turn on the roster's seats.
+    async fn ask_seats(&mut self, prompt: String) -> Result<Reply, SeatError> {
+        self.recorder.within_budget()?;
         let pauses = self.recorder.pauses.clone();
         let mut asked = prompt.clone();
         let mut troubles = Troubles::default();

@@ -154,6 +154,37 @@ pub struct RunConfig {
     /// system's, or a [`ManualClock`](crate::ManualClock) a test
     /// moves. Not an option of the CLI.
     pub clock: Clock,
+    /// What a coder's `BLOCKED_ON:` that the plan and the verifier do not settle does
+    /// (`--on-blocked`): fail the story, or leave it waiting for a person's `epic answer`.
+    pub on_blocked: OnBlocked,
+    /// The command run whenever a story needs a person (`--notify`): waiting for an answer,
+    /// failed, stopped, every seat of a roster paused.
+    pub notify: Option<String>,
+}
+
+/// What a `BLOCKED_ON:` claim that stands does (`--on-blocked`, `on_blocked`).
+// The doc comments of the variants are `epic run --help`'s text.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "kebab-case")]
+#[schemars(rename = "OnBlocked")]
+pub enum OnBlocked {
+    /// The story fails as missing a dependency
+    #[default]
+    Fail,
+    /// The story waits for `epic answer STORY TEXT`, its slot given to others, at most
+    /// `--max-wait`; the answer is its coder's next turn
+    Ask,
 }
 
 /// Where stories work (`--worktrees`). Either way, `.worktreeinclude` at the repository root
@@ -255,6 +286,8 @@ impl RunConfig {
             stall_timeout: DEFAULT_STALL_TIMEOUT,
             worktrees: WorktreeMode::Warm,
             clock: Clock::system(),
+            on_blocked: OnBlocked::Fail,
+            notify: None,
         }
     }
 }

@@ -78,6 +78,15 @@ pub(crate) enum Failure {
         /// The verifier's reason, when a verifier confirmed the claim.
         verifier: Option<String>,
     },
+    /// The story waited for a person's answer (`--on-blocked ask`) longer than `--max-wait`.
+    Unanswered {
+        /// The story.
+        story: String,
+        /// The question it asked.
+        question: String,
+        /// How long it waited.
+        waited: std::time::Duration,
+    },
     /// A git call failed.
     Git(GitFailed),
     /// The story's id cannot name a file of the state directory.
@@ -318,6 +327,19 @@ impl Failure {
     pub(crate) fn reason(&self) -> String {
         match self {
             Self::Tasks(error) => error.reason(),
+            Self::Unanswered {
+                story,
+                question,
+                waited,
+            } => format!(
+                "no answer came: story '{story}' asked \"{question}\" and waited {} \
+                 (--max-wait) for `epic answer {story} TEXT`. Put the answer in the story's \
+                 description and rerun, or `epic retry {story}` and answer when it asks again",
+                jiff::SignedDuration::try_from(*waited).map_or_else(
+                    |_| format!("{}s", waited.as_secs()),
+                    |span| format!("{span:#}")
+                )
+            ),
             Self::Blocked {
                 story,
                 need,

@@ -175,7 +175,7 @@ pub use epic_process::{Clock, ManualClock};
 pub use epic_protocol::TaskPlan;
 pub use error::StoryError;
 pub use run::{
-    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, RunConfig, RunOutcome,
+    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, OnBlocked, RunConfig, RunOutcome,
     WorktreeMode, run_epic,
 };
 pub use story::{Revisions, RevisionsUnreadable};

@@ -958,6 +958,31 @@ pub fn architect_feedback(
     out
 }
 
+/// What a person running the epic gave a story's coder (`epic tell`, `epic answer`), as the
+/// next coder turn reads it before its request: each in the order given, marked as the
+/// person's own words. `answers` says which of `notes` answer the question the coder asked.
+pub fn person_notes(notes: &[(bool, &str)]) -> Option<String> {
+    if notes.is_empty() {
+        return None;
+    }
+    let mut out = String::from(
+        "The person running this epic wrote to you. Their words come first; they outrank the \
+         plan where the two differ, but not the rules of your perimeter.\n",
+    );
+    for (answer, text) in notes {
+        let heading = if *answer {
+            "Their answer to the question you stopped on (BLOCKED_ON)"
+        } else {
+            "A note from them"
+        };
+        let _ = write!(out, "\n{heading}:\n> ");
+        out.push_str(&text.trim().replace('\n', "\n> "));
+        out.push('\n');
+    }
+    out.push_str("\nNow carry on with the request below.\n\n");
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -177,6 +177,11 @@ pub fn send(dir: &EpicDir, command: &Command) -> Result<Sent, SaveError> {
     })
 }
 
+/// Makes the inbox directory, so that it can be watched before the first command comes.
+pub fn prepare(dir: &EpicDir) -> io::Result<()> {
+    fs::create_dir_all(dir.inbox())
+}
+
 /// The commands waiting in the inbox, in the order they were given; a file that cannot be
 /// read is there as its error, in its place.
 pub fn waiting(dir: &EpicDir) -> Result<Vec<Result<Sent, Unreadable>>, ListError> {
@@ -357,7 +362,7 @@ mod tests {
         let held_note = hold(&dir, &sent).expect("held");
         assert!(!sent.path.exists());
         assert!(waiting(&dir).expect("listed").is_empty());
-        assert_eq!(held(&dir, "a").expect("listed"), [held_note.clone()]);
+        assert_eq!(held(&dir, "a").expect("listed"), std::slice::from_ref(&held_note));
         assert!(held(&dir, "b").expect("listed").is_empty());
         assert!(discard(&held_note.path).expect("removed"));
         assert!(held(&dir, "a").expect("listed").is_empty());

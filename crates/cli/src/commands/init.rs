@@ -166,6 +166,14 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # sync a tracker.
 # board_hook = "./scripts/sync-tracker.sh"
 
+# What a coder's BLOCKED_ON that the plan and the verifier do not settle does: "fail" fails the
+# story; "ask" leaves it waiting for `epic answer STORY TEXT` (at most max_wait).
+# on_blocked = "fail"
+# A command run with `sh -c` in the sandbox whenever a story needs a person (waiting, failed,
+# stopped, every seat paused): EPIC_EPIC, EPIC_STORY, EPIC_ATTENTION set, the question or the
+# reason on its standard input.
+# notify = "notify-send epic \"$EPIC_STORY: $EPIC_ATTENTION\""
+
 # Files of house rules whose text every agent's prompt carries, read when the run starts (a
 # relative path is from the repository root).
 # rules = ["CONTRIBUTING.md"]
@@ -358,6 +366,7 @@ mod tests {
             prices: options.prices.clone(),
             seats: options.seats.clone(),
             board_hook: options.board_hook.clone(),
+            notify: options.notify.clone(),
             rules: options.rules.clone(),
             ..defaults
         };

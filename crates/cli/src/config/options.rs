@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use epic_agents::ScriptSeat;
-use epic_executor::{NoopPolicy, PlannerPolicy, RunConfig, WorktreeMode};
+use epic_executor::{NoopPolicy, OnBlocked, PlannerPolicy, RunConfig, WorktreeMode};
 use epic_process::sandbox::SandboxMode;
 use epic_schedule::Policy;
 use schemars::{JsonSchema, Schema};
@@ -303,6 +303,20 @@ pub(crate) struct RunOptions {
     #[arg(long, value_name = "CMD")]
     pub(crate) board_hook: Option<NonBlank>,
 
+    /// What a coder's `BLOCKED_ON:` that the plan and the verifier do not settle does: `fail`
+    /// fails the story as a missing dependency; `ask` leaves it waiting for `epic answer STORY
+    /// TEXT`, its slot given to other stories, at most `--max-wait`, and the answer is its
+    /// coder's next turn.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub(crate) on_blocked: Option<OnBlocked>,
+
+    /// A command run with `sh -c` in the sandbox whenever a story needs a person (waiting for an
+    /// answer, failed, stopped, every seat of a roster paused), with `EPIC_EPIC`, `EPIC_STORY`
+    /// and `EPIC_ATTENTION` set and the question or reason on its standard input; one that
+    /// fails or runs past 30 s is an event, never a failed story; unset, nothing is run.
+    #[arg(long, value_name = "CMD")]
+    pub(crate) notify: Option<NonBlank>,
+
     /// Files of house rules (`CONTRIBUTING.md`, a style guide) whose text every agent's prompt
     /// carries under the heading "House rules"; read when the run starts, a relative path from
     /// the repository root. A file that cannot be read stops the run before it starts.
@@ -443,6 +457,8 @@ impl RunOptions {
             noop: Some(config.noop),
             planner: Some(config.planner),
             board_hook: config.board_hook.and_then(NonBlank::new),
+            on_blocked: Some(config.on_blocked),
+            notify: config.notify.and_then(NonBlank::new),
             // No files: `RunConfig::new` has no house rules (`extra_rules` is empty; a unit test
             // holds it to that). The CLI reads the files into it ([`house_rules`]).
             rules: Some(Vec::new()),
@@ -681,7 +697,7 @@ mod tests {
     use std::time::Duration;
 
     use epic_agents::ScriptSeat;
-    use epic_executor::{NoopPolicy, PlannerPolicy, RunConfig, WorktreeMode};
+    use epic_executor::{NoopPolicy, OnBlocked, PlannerPolicy, RunConfig, WorktreeMode};
     use epic_process::sandbox::SandboxMode;
     use epic_schedule::Policy;
 
@@ -752,6 +768,7 @@ mod tests {
                 expose: Some(vec![]),
                 noop: Some(NoopPolicy::Complete),
                 planner: Some(PlannerPolicy::Auto),
+                on_blocked: Some(OnBlocked::Fail),
                 rules: Some(vec![]),
                 worktrees: Some(WorktreeMode::Warm),
                 preflight: Some(true),
@@ -813,8 +830,8 @@ mod tests {
             }
         }
         // All but those without a default: epic_branch, coder, judge, architect, budget_usd,
-        // verifier, board_hook.
-        assert_eq!(checked, keys().len() - 7);
+        // verifier, board_hook, notify.
+        assert_eq!(checked, keys().len() - 8);
     }
 
     #[test]
@@ -846,7 +863,7 @@ mod tests {
                 switches += 1;
             }
         }
-        assert_eq!((valued, switches), (19, 4));
+        assert_eq!((valued, switches), (20, 4));
     }
 
     #[test]
@@ -885,6 +902,8 @@ mod tests {
                 "noop",
                 "verifier",
                 "board_hook",
+                "on_blocked",
+                "notify",
                 "rules",
                 "worktrees",
                 "outage_wait",

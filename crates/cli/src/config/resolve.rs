@@ -435,6 +435,14 @@ impl Resolved {
                 .as_ref()
                 .map(|command| Some(command.to_string())),
         );
+        set(&mut config.on_blocked, options.on_blocked);
+        set(
+            &mut config.notify,
+            options
+                .notify
+                .as_ref()
+                .map(|command| Some(command.to_string())),
+        );
         set(&mut config.max_wait, options.max_wait.map(Wait::duration));
         set(
             &mut config.outage_wait,

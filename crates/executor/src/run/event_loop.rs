@@ -3,7 +3,9 @@
 //! report, events), spawns the removal of a merged story's worktree, carries out fail-fast and
 //! interrupts (the schedule records them and says why), and writes the final report.
 
-use std::collections::{BTreeSet, HashSet};
+mod people;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,6 +42,18 @@ pub(super) struct Loop {
     removals: Vec<(String, PathBuf)>,
     /// The stories' flaky gates, for their outcomes.
     flakes: Flakes,
+    /// Each running story's own cancellation (`epic stop`), by plan index.
+    tokens: HashMap<usize, CancellationToken>,
+    /// The stops that wait for their running story to end, by plan index.
+    stopping: HashMap<usize, epic_state_store::inbox::Sent>,
+    /// The question each story waiting for an answer asked, by plan index.
+    questions: HashMap<usize, String>,
+    /// Waits for an answer begun so far, to tell a wait from the one before it.
+    wait_count: u64,
+    /// Waits begun whose timers the loop has not started yet.
+    waits_due: Vec<people::Wait>,
+    /// The latest wait of each story.
+    waits_due_count: HashMap<usize, u64>,
 }
 
 impl fmt::Debug for Loop {
@@ -130,6 +144,12 @@ impl Loop {
             free_slots: (0..concurrency).collect(),
             removals: Vec::new(),
             flakes,
+            tokens: HashMap::new(),
+            stopping: HashMap::new(),
+            questions: HashMap::new(),
+            wait_count: 0,
+            waits_due: Vec::new(),
+            waits_due_count: HashMap::new(),
         }
     }
 
@@ -154,6 +174,9 @@ impl Loop {
         // Set once a seat stopped the run (a pause past --max-wait, a seat not logged in).
         let mut seat_stopped = false;
         let pauses = Arc::clone(&self.shared.pauses);
+        let mut inbox = self.open_inbox(&stories).await;
+        // The waits for an answer, each ending at `--max-wait` on the run's clock.
+        let mut waits: JoinSet<people::Wait> = JoinSet::new();
         loop {
             self.check_budget();
             if !self.schedule.is_halted() {
@@ -166,7 +189,9 @@ impl Loop {
             if report_writer.is_none() && std::mem::take(&mut report_due) {
                 report_writer = Some(self.spawn_report_write());
             }
-            if set.is_empty() && cleanups.is_empty() {
+            self.time_waits(&mut waits);
+            let held = self.schedule.held() > 0 && !self.schedule.is_interrupted();
+            if set.is_empty() && cleanups.is_empty() && !held {
                 break;
             }
             tokio::select! {
@@ -187,7 +212,17 @@ impl Loop {
                     self.seat_stopped(&stories);
                 }
                 Some(joined) = set.join_next_with_id() => {
-                    self.joined(joined, &mut running, &stories);
+                    if let Some((index, outcome)) = self.joined(joined, &mut running, &stories) {
+                        self.settle_stop(index, outcome).await;
+                    }
+                    report_due = true;
+                }
+                taken = inbox.next() => {
+                    self.take(taken, &stories).await;
+                    report_due = true;
+                }
+                Some(Ok(wait)) = waits.join_next(), if !waits.is_empty() => {
+                    self.wait_ended(wait).await;
                     report_due = true;
                 }
                 written = async {
@@ -210,6 +245,12 @@ impl Loop {
         if let Some(writer) = report_writer {
             self.report_written(writer.await.unwrap_or_else(|error| Err(error.to_string())));
         }
+        self.wind_up(left).await
+    }
+
+    /// Everything after the last story: the notes, the epic head checked, the last sweeps, the
+    /// final report and the run's end.
+    async fn wind_up(mut self, left: Vec<(String, PathBuf)>) -> RunOutcome {
         self.note_left(left);
         self.note_config_changes().await;
         let reason = self
@@ -328,12 +369,15 @@ impl Loop {
                 slot,
             });
             self.board.set(index, Column::Active, Move::default());
+            // Its own token, under the run's: `epic stop` ends this story alone.
+            let token = stories.child_token();
+            self.tokens.insert(index, token.clone());
             let handle = set.spawn(story::run_story(
                 Arc::clone(&self.shared),
                 index,
                 slot,
                 self.shared.preparing.enter(),
-                stories.clone(),
+                token,
             ));
             running.push((handle.id(), index, slot));
         }
@@ -398,22 +442,22 @@ impl Loop {
 
     /// Records a story task that ended (a panic or abort is the story's failure) and queues the
     /// removal of its worktree when it merged; the caller rewrites the report and spawns the
-    /// removal.
+    /// removal. A story a person stopped is the caller's to record: its index and outcome so
+    /// far.
     fn joined(
         &mut self,
         joined: Result<(tokio::task::Id, StoryEnd), tokio::task::JoinError>,
         running: &mut Vec<(tokio::task::Id, usize, usize)>,
         stories: &CancellationToken,
-    ) {
+    ) -> Option<(usize, StoryOutcome)> {
         let (id, end) = match joined {
             Ok((id, end)) => (id, Ok(end)),
             Err(error) => (error.id(), Err(error)),
         };
-        let Some(at) = running.iter().position(|(task, _, _)| *task == id) else {
-            return;
-        };
+        let at = running.iter().position(|(task, _, _)| *task == id)?;
         let (_, index, slot) = running.swap_remove(at);
         self.free_slots.insert(slot);
+        self.tokens.remove(&index);
         let mut end = end.unwrap_or_else(|error| StoryEnd {
             ending: Ending::Failed(if error.is_panic() {
                 Failure::Panicked
@@ -431,7 +475,8 @@ impl Loop {
             let story = self.plan.plan().stories[index].id.clone();
             self.removals.push((story, worktree));
         }
-        self.finish(index, end, stories);
+        self.finish(index, end, stories)
+            .map(|outcome| (index, outcome))
     }
 
     fn skip(&mut self, index: usize, reason: &str) {
@@ -480,8 +525,14 @@ impl Loop {
         outcome
     }
 
-    /// Records how story `index` ended and what that changes for the others.
-    fn finish(&mut self, index: usize, end: StoryEnd, stories: &CancellationToken) {
+    /// Records how story `index` ended and what that changes for the others; a story a person
+    /// stopped, cancelled, is left to the caller with its outcome so far.
+    fn finish(
+        &mut self,
+        index: usize,
+        end: StoryEnd,
+        stories: &CancellationToken,
+    ) -> Option<StoryOutcome> {
         self.usage.absorb(&end.usage);
         let story = &self.plan.plan().stories[index];
         let totals = end.usage.totals();
@@ -510,6 +561,8 @@ impl Loop {
                 self.board
                     .set(index, Column::Done, Move { detail, ..change });
             }
+            Ending::Cancelled if self.is_stopping(index) => return Some(outcome),
+            Ending::Waiting { question } => self.waiting(index, question),
             Ending::Cancelled => {
                 self.schedule.cancelled(index);
                 let interrupted = self.schedule.is_interrupted();
@@ -576,6 +629,7 @@ impl Loop {
                 }
             }
         }
+        None
     }
 
     /// The guard's last check of the run, reading every guarded path: a change no turn's check

@@ -8,12 +8,13 @@
 mod epic;
 mod event_loop;
 mod flakes;
+mod inbox;
 mod preflight;
 mod recover;
 mod report;
 
 pub use crate::config::{
-    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, RunConfig, RunOutcome,
+    DEFAULT_MAX_WAIT, DEFAULT_MERGE_BATCH, DEFAULT_STALL_TIMEOUT, OnBlocked, RunConfig, RunOutcome,
     WorktreeMode,
 };
 pub use epic::run_epic;

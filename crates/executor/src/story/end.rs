@@ -24,6 +24,12 @@ pub(crate) enum Ending {
     Failed(Failure),
     /// Cancelled from outside; its state stays resumable.
     Cancelled,
+    /// Its coder asked what only a person can answer (`--on-blocked ask`); its state says it
+    /// waits, and stays resumable.
+    Waiting {
+        /// The question, in the coder's words.
+        question: String,
+    },
 }
 
 /// A story's result for the run loop.

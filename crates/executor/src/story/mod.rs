@@ -45,3 +45,4 @@ pub(crate) use end::{Ending, StoryEnd};
 pub use revision::{Revisions, RevisionsUnreadable};
 pub(crate) use run::run_story;
 pub(crate) use slot::retire_slots;
+pub(crate) use work::{record_failed, record_hold, record_retry, record_stop};

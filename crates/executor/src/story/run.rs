@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use epic_report::{Timestamp, UsageMeter};
+use epic_state_store::Hold;
 use tokio_util::sync::CancellationToken;
 
 use super::end::{Ending, StoryEnd};
@@ -16,6 +17,7 @@ use super::prepare::Prepared;
 use super::revise;
 use super::slot;
 use super::work::Work;
+use crate::config::OnBlocked;
 use crate::failure::{Failure, Stop};
 use crate::shared::{PreparingGuard, Shared};
 use crate::task_loop::StoryJob;
@@ -68,12 +70,25 @@ pub(crate) async fn run_story(
             in_place: integrated.in_place,
         },
         Err(Stop::Cancelled) => Ending::Cancelled,
+        Err(Stop::Failed(Failure::Blocked { need, .. }))
+            if shared.config.on_blocked == OnBlocked::Ask && work.has_state =>
+        {
+            Ending::Waiting { question: need }
+        }
         Err(Stop::Failed(failure)) => Ending::Failed(failure),
     };
     // Before the state says `failed`: a slot taken out of the rotation records its new place.
     work.leave_slot(&ending).await;
     if matches!(ending, Ending::Failed(_)) && work.has_state {
         work.mark_failed().await;
+    }
+    if let Ending::Waiting { question } = &ending {
+        let since = epic_state_store::rfc3339(std::time::SystemTime::now());
+        work.mark_hold(Some(Hold::Waiting {
+            question: question.clone(),
+            since,
+        }))
+        .await;
     }
     shared.sweep_orphans(Some(&story.id)).await;
     // A slot worktree stays for the next story in its slot.
@@ -155,7 +170,8 @@ impl Work {
             self.slot,
         )
         .map_err(Failure::UnsafeId)?
-        .with_briefing(Arc::clone(&self.briefing));
+        .with_briefing(Arc::clone(&self.briefing))
+        .with_notes(self.shared.dir.clone());
         let run = self.shared.tasks.run(&job, &self.cancel).await;
         self.usage.absorb(&run.usage);
         match run.result {

@@ -206,7 +206,7 @@ impl Work {
         }
         let keep = match ending {
             Ending::Merged { .. } => self.shared.config.keep_worktrees && self.merged,
-            Ending::Failed(_) | Ending::Cancelled => true,
+            Ending::Failed(_) | Ending::Cancelled | Ending::Waiting { .. } => true,
         };
         if !keep {
             return;

@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 
 use epic_git_ops::{CommitId, CommitOutcome, Git};
 use epic_report::UsageMeter;
-use epic_state_store::{StoryStage, StoryState};
+use epic_state_store::{Hold, StoryStage, StoryState};
 use epic_story_plan::Story;
 use tokio_util::sync::CancellationToken;
 
@@ -205,6 +205,13 @@ impl Work {
             .ok();
     }
 
+    /// Records where a person holds the story (`None`: nowhere) in its state file.
+    pub(super) async fn mark_hold(&mut self, hold: Option<Hold>) {
+        if let Ok(path) = self.state_path() {
+            record_hold(&self.shared, path, hold).await;
+        }
+    }
+
     /// Commits everything in the story's worktree: the commit, `None` when nothing changed.
     pub(super) async fn commit(&self, message: String) -> Result<Option<String>, Stop> {
         let worktree = self.worktree.clone();
@@ -245,6 +252,7 @@ impl Work {
         );
         if role == Role::Coder {
             chat.telling_leftovers(Arc::clone(&self.shared.git))
+                .reading_notes(self.shared.dir.clone())
         } else {
             chat
         }
@@ -275,4 +283,75 @@ pub(super) fn turn_failed(role: Role, error: SeatError) -> Stop {
         }
         .into(),
     }
+}
+
+/// Records `hold` in the story state file at `path`, if the story has one and has not merged,
+/// through the run's guard.
+pub(crate) async fn record_hold(shared: &Shared, path: std::path::PathBuf, hold: Option<Hold>) {
+    shared
+        .write(path, move |path| {
+            if let Ok(Some(mut state)) = epic_state_store::load::<StoryState>(path)
+                && state.status != StoryStage::Merged
+            {
+                state.hold = hold;
+                epic_state_store::save(path, &state).ok();
+            }
+        })
+        .await
+        .ok();
+}
+
+/// Records a retry in the story state file at `path`: no hold; `fresh`, a hash no plan entry
+/// has, so that the story starts over from the epic head (as after a changed plan entry).
+pub(crate) async fn record_retry(shared: &Shared, path: std::path::PathBuf, fresh: bool) {
+    shared
+        .write(path, move |path| {
+            if let Ok(Some(mut state)) = epic_state_store::load::<StoryState>(path)
+                && state.status != StoryStage::Merged
+            {
+                state.hold = None;
+                if fresh {
+                    "retried --fresh".clone_into(&mut state.hash);
+                }
+                epic_state_store::save(path, &state).ok();
+            }
+        })
+        .await
+        .ok();
+}
+
+/// Records in the story state file at `path` that the story failed, held nowhere.
+pub(crate) async fn record_failed(shared: &Shared, path: std::path::PathBuf) {
+    shared
+        .write(path, move |path| {
+            if let Ok(Some(mut state)) = epic_state_store::load::<StoryState>(path)
+                && state.status != StoryStage::Merged
+            {
+                state.status = StoryStage::Failed;
+                state.hold = None;
+                epic_state_store::save(path, &state).ok();
+            }
+        })
+        .await
+        .ok();
+}
+
+/// Records a stop in the story state file at `path`: its hold, or, for a story without a
+/// state, `fresh` (the state a stopped story that never ran has).
+pub(crate) async fn record_stop(shared: &Shared, path: std::path::PathBuf, fresh: StoryState) {
+    shared
+        .write(path, move |path| {
+            match epic_state_store::load::<StoryState>(path) {
+                Ok(Some(mut state)) if state.status != StoryStage::Merged => {
+                    state.hold = fresh.hold;
+                    epic_state_store::save(path, &state).ok();
+                }
+                Ok(None) => {
+                    epic_state_store::save(path, &fresh).ok();
+                }
+                _ => {}
+            }
+        })
+        .await
+        .ok();
 }

@@ -48,6 +48,9 @@ pub struct StoryJob {
     /// What the prompts carry beyond the plan entry; a run gathers it
     /// ([`with_briefing`](Self::with_briefing)), [`new`](Self::new) names only the worktree.
     pub(crate) briefing: Arc<Briefing>,
+    /// The epic whose inbox holds what people gave the story for its coder (`epic tell`, `epic
+    /// answer`): a run's stories read them; a job of its own, none.
+    pub(crate) notes: Option<EpicDir>,
 }
 
 impl StoryJob {
@@ -74,7 +77,15 @@ impl StoryJob {
             worktree,
             epic_branch: epic_branch.into(),
             slot,
+            notes: None,
         })
+    }
+
+    /// This job, its coder turns reading what people gave the story in `dir`'s inbox.
+    #[must_use]
+    pub(crate) fn with_notes(mut self, dir: EpicDir) -> Self {
+        self.notes = Some(dir);
+        self
     }
 
     /// This job with the prompts' `briefing`, gathered by the run.

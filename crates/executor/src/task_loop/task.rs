@@ -47,6 +47,9 @@ impl Run<'_> {
             Arc::clone(&self.recorder),
         )
         .telling_leftovers(Arc::clone(&self.parts.git));
+        if let Some(dir) = &self.job.notes {
+            chat = chat.reading_notes(dir.clone());
+        }
         self.ask_coder(
             &mut chat,
             title,

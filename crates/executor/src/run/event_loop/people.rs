@@ -1,0 +1,502 @@
+//! What people do to a running epic, as the loop carries it out: each command of the inbox
+//! (`epic answer`, `tell`, `stop`, `retry`) applied to the schedule and the story's state, then
+//! its file removed (or, for a note or an answer, held for the coder); a story that waits for an
+//! answer, and its wait bounded by `--max-wait`; the stories a person held on an earlier run.
+//!
+//! Every effect is recorded before its command's file goes: a crash in between applies the
+//! command again on the next run, and each applies once: a stopped story stays stopped, a
+//! retried one runs, a held note is no longer in the inbox.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use epic_events::{Column, Event, Move};
+use epic_process::offload;
+use epic_report::{OutcomeStatus, StoryOutcome};
+use epic_schedule::Standing;
+use epic_state_store::inbox::{self, Action, Sent};
+use epic_state_store::{Hold, StoryStage, StoryState};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::Loop;
+use crate::failure::Failure;
+use crate::run::inbox::{self as inbox_reader, InboxReader, Taken};
+use crate::story;
+
+/// A wait for an answer under way: the story and the count of its waits, so a timer that
+/// outlived an answer finds a newer wait (or none) and does nothing.
+pub(super) type Wait = (usize, u64);
+
+impl Loop {
+    /// Carries out what the inbox gave: a command, or a file that is none (refused, removed).
+    pub(super) async fn take(&mut self, taken: Taken, stories: &CancellationToken) {
+        match taken {
+            Taken::Command(sent) => self.apply(sent, stories).await,
+            Taken::Unreadable(unreadable) => {
+                self.emit(Event::CommandRefused {
+                    command: unreadable
+                        .path
+                        .file_name()
+                        .map(|name| name.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    reason: format!(
+                        "{}: {}; it was removed, give the command again",
+                        unreadable,
+                        epic_process::chain(&unreadable.source)
+                    ),
+                });
+                discard(unreadable.path).await;
+            }
+        }
+    }
+
+    /// Applies one command, in the order the commands were given.
+    async fn apply(&mut self, sent: Sent, stories: &CancellationToken) {
+        if sent.command.action == Action::StopAll {
+            self.emit(Event::Stopped {
+                story: None,
+                command: sent.id.clone(),
+                uid: sent.command.uid,
+                given_at: sent.command.at.clone(),
+            });
+            if !self.schedule.is_interrupted() {
+                self.schedule.interrupt();
+                stories.cancel();
+                self.emit(Event::RunNote {
+                    message: format!(
+                        "stopped by `epic stop --all` (uid {}): stopping every running story; \
+                         their state is kept and a rerun resumes them",
+                        sent.command.uid
+                    ),
+                });
+            }
+            discard(sent.path).await;
+            return;
+        }
+        let story = sent.command.story.clone().unwrap_or_default();
+        let Some(index) = self.plan.index_of(&story) else {
+            return self
+                .refuse(sent, format!("the plan has no story `{story}`"))
+                .await;
+        };
+        match sent.command.action.clone() {
+            Action::Tell { .. } => self.tell(index, sent).await,
+            Action::Answer { .. } => self.answer(index, sent).await,
+            Action::Stop => self.stop(index, sent).await,
+            Action::Retry { fresh } => self.retry(index, sent, fresh).await,
+            Action::StopAll => {}
+        }
+    }
+
+    /// `epic tell`: the note held for the story's next coder turn.
+    async fn tell(&mut self, index: usize, sent: Sent) {
+        if self.is_done(index) {
+            let story = self.id(index);
+            return self
+                .refuse(
+                    sent,
+                    format!("story `{story}` is done: no coder turn of it is left to read a note"),
+                )
+                .await;
+        }
+        if self.hold_note(&sent).await {
+            self.emit(Event::Told {
+                story: self.id(index),
+                command: sent.id,
+                uid: sent.command.uid,
+                given_at: sent.command.at,
+            });
+        }
+    }
+
+    /// `epic answer`: the answer held for the coder, and the story, waiting, runs again; an
+    /// answer that finds the story not waiting (the wait ran out, or it was answered already)
+    /// is kept as a note for its next coder turn all the same: a person's words are not lost.
+    async fn answer(&mut self, index: usize, sent: Sent) {
+        if self.is_done(index) {
+            let story = self.id(index);
+            return self
+                .refuse(
+                    sent,
+                    format!("story `{story}` is done: nothing waits for an answer"),
+                )
+                .await;
+        }
+        if !self.hold_note(&sent).await {
+            return;
+        }
+        let story = self.id(index);
+        self.emit(Event::Answered {
+            story: story.clone(),
+            command: sent.id,
+            uid: sent.command.uid,
+            given_at: sent.command.at,
+        });
+        if *self.schedule.standing(index) == Standing::Held {
+            self.questions.remove(&index);
+            self.record_hold(index, None).await;
+            self.schedule.retry(index);
+            self.board.set(index, Column::Planned, Move::default());
+        } else {
+            self.emit(Event::RunNote {
+                message: format!(
+                    "story `{story}` was not waiting for an answer when it came: its next coder \
+                     turn reads it as a note"
+                ),
+            });
+        }
+    }
+
+    /// `epic stop`: a running story's turn ended now (its token cancelled; it is recorded
+    /// stopped when it ends), any other not finished stopped at once.
+    async fn stop(&mut self, index: usize, sent: Sent) {
+        let story = self.id(index);
+        let refused = match self.schedule.standing(index) {
+            Standing::Done => Some(format!("story `{story}` is done: nothing to stop")),
+            _ if self.is_stopped(index) => Some(format!("story `{story}` is stopped already")),
+            _ => None,
+        };
+        if let Some(reason) = refused {
+            return self.refuse(sent, reason).await;
+        }
+        self.emit(Event::Stopped {
+            story: Some(story),
+            command: sent.id.clone(),
+            uid: sent.command.uid,
+            given_at: sent.command.at.clone(),
+        });
+        if *self.schedule.standing(index) == Standing::Running {
+            if let Some(token) = self.tokens.get(&index) {
+                token.cancel();
+            }
+            self.stopping.insert(index, sent);
+            return;
+        }
+        self.questions.remove(&index);
+        self.stopped(index, None, &sent).await;
+        discard(sent.path).await;
+    }
+
+    /// `epic retry`: a failed or stopped story (or one skipped or waiting) runs again, its
+    /// dependents with it; `fresh`, from the epic head.
+    async fn retry(&mut self, index: usize, sent: Sent, fresh: bool) {
+        let story = self.id(index);
+        let can = matches!(
+            self.schedule.standing(index),
+            Standing::Failed | Standing::Cancelled | Standing::Held | Standing::Skipped { .. }
+        );
+        if !can {
+            let doing = match self.schedule.standing(index) {
+                Standing::Running => "running",
+                Standing::Done => "done",
+                _ => "not started yet",
+            };
+            return self
+                .refuse(
+                    sent,
+                    format!("story `{story}` is {doing}: there is nothing to retry"),
+                )
+                .await;
+        }
+        self.questions.remove(&index);
+        if let Ok(path) = self.shared.dir.story_state(&story) {
+            let shared = &self.shared;
+            story::record_retry(shared, path, fresh).await;
+        }
+        self.emit(Event::Retried {
+            story,
+            fresh,
+            command: sent.id.clone(),
+            uid: sent.command.uid,
+            given_at: sent.command.at.clone(),
+        });
+        self.outcomes[index] = None;
+        self.board.set(index, Column::Planned, Move::default());
+        for freed in self.schedule.retry(index) {
+            self.outcomes[freed] = None;
+            self.board.set(freed, Column::Planned, Move::default());
+        }
+        discard(sent.path).await;
+    }
+
+    /// Story `index` stopped by `sent`: its outcome, its dependents skipped, its state saying
+    /// so (it runs again only after `epic retry`). `outcome` is its outcome so far, when it ran.
+    pub(super) async fn stopped(
+        &mut self,
+        index: usize,
+        outcome: Option<StoryOutcome>,
+        sent: &Sent,
+    ) {
+        let story = self.plan.plan().stories[index].clone();
+        let reason = format!(
+            "stopped by a person (uid {}, {}); `epic retry {}` runs it again",
+            sent.command.uid, sent.command.at, story.id
+        );
+        self.emit(Event::StoryStopped {
+            story: story.id.clone(),
+        });
+        let mut outcome = outcome
+            .unwrap_or_else(|| StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Stopped))
+            .in_run(self.history.number())
+            .with_reason(&reason);
+        outcome.status = OutcomeStatus::Stopped;
+        self.outcomes[index] = Some(outcome);
+        self.board.set(
+            index,
+            Column::Failed,
+            Move {
+                detail: Some(reason),
+                ..Move::default()
+            },
+        );
+        for dependent in self.schedule.fail(index) {
+            self.skip(dependent, &format!("blocked by {} (stopped)", story.id));
+        }
+        let hold = Hold::Stopped {
+            uid: sent.command.uid,
+            at: sent.command.at.clone(),
+        };
+        self.record_stop(index, hold).await;
+    }
+
+    /// The stories a person held on an earlier run: stopped ones stay stopped, waiting ones
+    /// wait again (a new `--max-wait`).
+    pub(super) async fn restore_holds(&mut self) {
+        let paths: Vec<(usize, PathBuf)> = (0..self.outcomes.len())
+            .filter(|&index| self.outcomes[index].is_none())
+            .filter_map(|index| Some((index, self.shared.dir.story_state(&self.id(index)).ok()?)))
+            .collect();
+        let holds: Vec<(usize, Hold)> = offload::blocking(move || {
+            paths
+                .into_iter()
+                .filter_map(|(index, path)| {
+                    let state = epic_state_store::load::<StoryState>(&path).ok()??;
+                    (state.status != StoryStage::Merged).then_some((index, state.hold?))
+                })
+                .collect()
+        })
+        .await
+        .unwrap_or_default();
+        for (index, hold) in holds {
+            match hold {
+                Hold::Stopped { uid, at } => {
+                    let story = self.plan.plan().stories[index].clone();
+                    let reason = format!(
+                        "stopped by a person (uid {uid}, {at}); `epic retry {}` runs it again",
+                        story.id
+                    );
+                    let mut outcome =
+                        StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Stopped)
+                            .in_run(self.history.number())
+                            .with_reason(&reason);
+                    outcome.status = OutcomeStatus::Stopped;
+                    self.outcomes[index] = Some(outcome);
+                    self.board.set(
+                        index,
+                        Column::Failed,
+                        Move {
+                            detail: Some(reason),
+                            ..Move::default()
+                        },
+                    );
+                    for dependent in self.schedule.fail(index) {
+                        self.skip(dependent, &format!("blocked by {} (stopped)", story.id));
+                    }
+                }
+                Hold::Waiting { question, .. } => self.waiting(index, question),
+            }
+        }
+    }
+
+    /// Story `index` waits for an answer to `question`: held in the schedule, its wait timed.
+    pub(super) fn waiting(&mut self, index: usize, question: String) {
+        self.schedule.hold(index);
+        self.emit(Event::StoryWaiting {
+            story: self.id(index),
+            question: question.clone(),
+        });
+        self.board.set(
+            index,
+            Column::Active,
+            Move {
+                detail: Some(format!("waiting for an answer: {question}")),
+                ..Move::default()
+            },
+        );
+        self.questions.insert(index, question);
+        self.wait_count += 1;
+        self.waits_due.push((index, self.wait_count));
+    }
+
+    /// A wait's time ran out: the story, still waiting on that wait, fails.
+    pub(super) async fn wait_ended(&mut self, (index, count): Wait) {
+        let current = self
+            .waits_due_count
+            .get(&index)
+            .is_some_and(|latest| *latest == count);
+        if !current || *self.schedule.standing(index) != Standing::Held {
+            return;
+        }
+        let Some(question) = self.questions.remove(&index) else {
+            return;
+        };
+        let failure = Failure::Unanswered {
+            story: self.id(index),
+            question,
+            waited: self.shared.config.max_wait,
+        };
+        let reason = failure.reason();
+        let story = self.plan.plan().stories[index].clone();
+        self.emit(Event::StoryFailed {
+            story: story.id.clone(),
+            reason: reason.clone(),
+        });
+        self.outcomes[index] = Some(
+            StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Failed)
+                .in_run(self.history.number())
+                .with_reason(&reason),
+        );
+        self.board.set(
+            index,
+            Column::Failed,
+            Move {
+                detail: Some(reason),
+                ..Move::default()
+            },
+        );
+        for dependent in self.schedule.fail(index) {
+            self.skip(dependent, &format!("blocked by {}", story.id));
+        }
+        if let Ok(path) = self.shared.dir.story_state(&story.id) {
+            story::record_failed(&self.shared, path).await;
+        }
+    }
+
+    /// What people did before this run (the holds of earlier runs), then what they gave
+    /// while no run was going, applied before any story starts; then the reader that hands on
+    /// each command as it comes.
+    pub(super) async fn open_inbox(&mut self, stories: &CancellationToken) -> InboxReader {
+        self.restore_holds().await;
+        let dir = self.shared.dir.clone();
+        let given = offload::blocking(move || {
+            let mut seen = HashSet::new();
+            let taken = inbox_reader::new_commands(&dir, &mut seen);
+            (taken, seen)
+        })
+        .await;
+        let mut seen = HashSet::new();
+        if let Ok((taken, ids)) = given {
+            seen = ids;
+            for taken in taken {
+                self.take(taken, stories).await;
+            }
+        }
+        InboxReader::start(self.shared.dir.clone(), seen)
+    }
+
+    /// Starts the timer of each wait begun since the last call: `--max-wait` on the run's
+    /// clock.
+    pub(super) fn time_waits(&mut self, waits: &mut JoinSet<Wait>) {
+        let limit: Duration = self.shared.config.max_wait;
+        for wait in std::mem::take(&mut self.waits_due) {
+            self.waits_due_count.insert(wait.0, wait.1);
+            let clock = self.shared.config.clock.clone();
+            waits.spawn(async move {
+                let until = clock.now() + limit;
+                clock.wait_until(until).await;
+                wait
+            });
+        }
+    }
+
+    /// A stop that waited for its story's end: the story recorded stopped, the command gone.
+    pub(super) async fn settle_stop(&mut self, index: usize, outcome: StoryOutcome) {
+        if let Some(sent) = self.stopping.remove(&index) {
+            self.stopped(index, Some(outcome), &sent).await;
+            discard(sent.path).await;
+        }
+    }
+
+    /// Whether a stop waits for story `index` to end.
+    pub(super) fn is_stopping(&self, index: usize) -> bool {
+        self.stopping.contains_key(&index)
+    }
+
+    fn id(&self, index: usize) -> String {
+        self.plan.plan().stories[index].id.clone()
+    }
+
+    fn is_done(&self, index: usize) -> bool {
+        *self.schedule.standing(index) == Standing::Done
+    }
+
+    fn is_stopped(&self, index: usize) -> bool {
+        self.stopping.contains_key(&index)
+            || self.outcomes[index]
+                .as_ref()
+                .is_some_and(|outcome| outcome.status == OutcomeStatus::Stopped)
+    }
+
+    /// A command the run cannot apply: said so, its file removed.
+    async fn refuse(&mut self, sent: Sent, reason: String) {
+        self.emit(Event::CommandRefused {
+            command: sent.id,
+            reason,
+        });
+        discard(sent.path).await;
+    }
+
+    /// Moves a note or an answer aside for the story's next coder turn; whether it could.
+    async fn hold_note(&mut self, sent: &Sent) -> bool {
+        let (dir, held) = (self.shared.dir.clone(), sent.clone());
+        match offload::blocking(move || inbox::hold(&dir, &held)).await {
+            Ok(Ok(_)) => true,
+            Ok(Err(error)) => {
+                self.emit(Event::CommandRefused {
+                    command: sent.id.clone(),
+                    reason: format!(
+                        "could not keep it for the coder ({error}); it stays in the inbox for \
+                         the next run"
+                    ),
+                });
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    async fn record_hold(&self, index: usize, hold: Option<Hold>) {
+        if let Ok(path) = self.shared.dir.story_state(&self.id(index)) {
+            story::record_hold(&self.shared, path, hold).await;
+        }
+    }
+
+    /// Records a stop in the story's state, making one for a story that never started (so that
+    /// the next run keeps it stopped; its branch, not there, starts it afresh once retried).
+    async fn record_stop(&self, index: usize, hold: Hold) {
+        let story = &self.plan.plan().stories[index];
+        let Ok(path) = self.shared.dir.story_state(&story.id) else {
+            return;
+        };
+        let state = StoryState {
+            id: story.id.clone(),
+            hash: epic_story_plan::story_hash(story),
+            branch: format!("story/{}/{}", self.shared.dir.epic_id(), story.id),
+            worktree: self.shared.worktree_root.join(&story.id),
+            status: StoryStage::Failed,
+            merge: None,
+            hold: Some(hold),
+        };
+        story::record_stop(&self.shared, path, state).await;
+    }
+}
+
+/// Removes a command's file, best effort: one left behind is taken again by the next run, and
+/// each command applies once.
+async fn discard(path: PathBuf) {
+    offload::blocking(move || inbox::discard(&path).ok())
+        .await
+        .ok();
+}
