@@ -268,6 +268,17 @@ fn refusals_of_tell_stop_and_retry() {
     for (args, line) in cases {
         refused(&epic, &repo.run(args), line);
     }
+    refused(
+        &epic,
+        &repo.run(&["retry", "later"]),
+        "story `later` is not started, neither failed nor stopped: nothing to retry",
+    );
+    // A story or --all, not both, not neither: clap's usage errors.
+    let run = repo.run(&["stop"]);
+    run.assert_code(2);
+    assert!(run.stderr.contains("<STORY>"), "{run}");
+    repo.run(&["stop", "coding", "--all"]).assert_code(2);
+    assert!(inbox(&epic).is_empty());
 }
 
 #[test]
