@@ -34,6 +34,8 @@ Examples:
   epic report --format json             the last run's report, for scripts
   epic clean --branches                 remove the epic's worktrees and story branches
   epic land                             land the finished epic on the branch it started from
+  epic answer cart-api 'use port 8080'  answer the question a story waits on
+  epic stop cart-api                    stop a story of the running epic
   epic schema plan                      print the JSON Schema of a plan file";
 
 const EXIT_STATUS: &str = "\
@@ -358,6 +360,51 @@ pub(crate) enum Command {
     )]
     Land(LandArgs),
 
+    /// Answer the question a story waits on
+    #[command(
+        long_about = "Answer the question a story's coder asked (a story `epic status` shows \
+                      waiting on a person): the answer is the coder's next turn. The command is \
+                      queued in the epic's inbox (<git-common-dir>/epic/<epic>/inbox/), which \
+                      the running epic takes within a second, or the next `epic run`; it never \
+                      takes the epic's lock. Exits 2 when the story waits on no answer, saying \
+                      what it is doing instead.",
+        after_help = "Examples:\n  \
+                      epic answer cart-api 'use port 8080'\n  \
+                      epic answer cart-api \"$(cat answer.md)\" --epic checkout"
+    )]
+    Answer(MessageArgs),
+
+    /// Leave a note for a story's next coder turn
+    #[command(
+        long_about = "Leave a note for the story's next coder turn: it is in that turn's \
+                      prompt, marked as a person's words, once, after the notes given before \
+                      it. Queued in the epic's inbox like `epic answer`; never takes the lock. \
+                      Exits 2 for a story already merged.",
+        after_help = "Examples:\n  epic tell cart-api 'the prices are in cents'"
+    )]
+    Tell(MessageArgs),
+
+    /// Stop a story (or, with --all, the whole run as Ctrl-C does)
+    #[command(
+        long_about = "Stop a story: its current turn ends now, it is `stopped`, and the stories \
+                      that depend on it are skipped; `epic retry STORY` runs it again. --all \
+                      stops the whole run as Ctrl-C does (the state is kept; a rerun resumes). \
+                      Queued in the epic's inbox; never takes the lock. Exits 2 for a story \
+                      merged, failed or already stopped, and for --all when no run is going.",
+        after_help = "Examples:\n  epic stop cart-api\n  epic stop --all"
+    )]
+    Stop(StopArgs),
+
+    /// Run a failed or stopped story again
+    #[command(
+        long_about = "Run a failed or stopped story again: in the running epic at its \
+                      checkpoint, or at the next `epic run`; --fresh starts it over from the \
+                      epic head. Queued in the epic's inbox; never takes the lock. Exits 2 for a \
+                      story that is neither failed nor stopped.",
+        after_help = "Examples:\n  epic retry cart-api\n  epic retry cart-api --fresh"
+    )]
+    Retry(RetryArgs),
+
     /// Write a commented epic.toml and an example plan at the repository root
     #[command(
         long_about = "Write epic.toml (every option of `epic run`, commented out, with its default \
@@ -396,6 +443,60 @@ pub(crate) struct StatusArgs {
     /// List every story of this plan, in plan order, started or not
     #[arg(long, value_name = "PLAN", value_hint = clap::ValueHint::FilePath)]
     pub(crate) plan: Option<PathBuf>,
+}
+
+/// The epic a person's command is for (`--epic ID`).
+#[derive(Debug, Args)]
+pub(crate) struct EpicOption {
+    /// The epic's id [default: the only epic that has run in this repository]
+    #[arg(long, value_name = "ID")]
+    pub(crate) epic: Option<String>,
+}
+
+/// `epic answer STORY TEXT` and `epic tell STORY TEXT`.
+#[derive(Debug, Args)]
+pub(crate) struct MessageArgs {
+    /// The story's id
+    #[arg(value_name = "STORY")]
+    pub(crate) story: String,
+    /// The words for its coder
+    #[arg(value_name = "TEXT")]
+    pub(crate) text: String,
+    /// The epic.
+    #[command(flatten)]
+    pub(crate) epic: EpicOption,
+}
+
+/// `epic stop STORY | --all`.
+#[derive(Debug, Args)]
+pub(crate) struct StopArgs {
+    /// The story's id
+    #[arg(
+        value_name = "STORY",
+        required_unless_present = "all",
+        conflicts_with = "all"
+    )]
+    pub(crate) story: Option<String>,
+    /// Stop the whole run, as Ctrl-C does
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// The epic.
+    #[command(flatten)]
+    pub(crate) epic: EpicOption,
+}
+
+/// `epic retry STORY [--fresh]`.
+#[derive(Debug, Args)]
+pub(crate) struct RetryArgs {
+    /// The story's id
+    #[arg(value_name = "STORY")]
+    pub(crate) story: String,
+    /// Start over from the epic head instead of the story's checkpoint
+    #[arg(long)]
+    pub(crate) fresh: bool,
+    /// The epic.
+    #[command(flatten)]
+    pub(crate) epic: EpicOption,
 }
 
 /// `epic run PLAN [RUN OPTIONS]`.

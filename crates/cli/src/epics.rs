@@ -1,12 +1,14 @@
-//! Reading the epics' state for `epic status` and `epic report`: which epics have run in a
-//! repository, which one a command means, and its report.
+//! Reading the epics' state for `epic status`, `epic report` and the commands a person gives
+//! a run: which epics have run in a repository, which one a command means, whether a run holds
+//! its lock, and its report.
 //!
-//! Reads only, through state-store; the state directory is written by `epic run` alone.
+//! Reads only, through state-store; the state directory is written by `epic run` alone, but for
+//! its inbox, which the commands a person gives write.
 
 use std::path::PathBuf;
 
 use epic_events::ReportDocument;
-use epic_state_store::EpicDir;
+use epic_state_store::{EpicDir, EpicLock, Holder, LockError};
 
 use crate::error::{CommandError, Kind, Message};
 use crate::repo::Repo;
@@ -77,6 +79,16 @@ fn no_epics(message: &str) -> CommandError {
     CommandError::new(Kind::Repository, Message::new(message))
         .hint("`epic run PLAN` runs an epic; its state is kept in the repository's git directory")
         .hint("run epic in the repository the epic ran in, or name it with `--repo DIR`")
+}
+
+/// Whether a run holds `dir`'s lock, and who; the lock is probed, never taken, so this is safe
+/// while a run is going.
+pub(crate) fn lock_holder(dir: &EpicDir) -> Result<(bool, Option<Holder>), CommandError> {
+    match EpicLock::holder(dir) {
+        Ok(holder) => Ok((holder.is_some(), holder)),
+        Err(LockError::Held { holder, .. }) => Ok((true, holder)),
+        Err(error) => Err(CommandError::new(Kind::Repository, error)),
+    }
 }
 
 /// The epic's last report (`report.json`), if it has one.

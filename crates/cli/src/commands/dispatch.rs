@@ -5,8 +5,8 @@ use crate::error::CommandError;
 use crate::output::Output;
 
 use super::{
-    clean, completions, config, demo, graph, init, land, plan, report, schema, status, validate,
-    verify,
+    clean, completions, config, demo, graph, init, land, people, plan, report, schema, status,
+    validate, verify,
 };
 
 /// Runs the command `cli` names.
@@ -24,6 +24,10 @@ pub(crate) fn run(cli: &Cli, out: Output) -> Result<(), CommandError> {
         Command::Config(args) => config::run(&cli.global, args, out),
         Command::Plan(args) => plan::run(&cli.global, args, out),
         Command::Land(args) => land::run(&cli.global, args, out),
+        Command::Answer(args) => people::answer(&cli.global, args, out),
+        Command::Tell(args) => people::tell(&cli.global, args, out),
+        Command::Stop(args) => people::stop(&cli.global, args, out),
+        Command::Retry(args) => people::retry(&cli.global, args, out),
         Command::Init => init::run(&cli.global, out),
         Command::Completions(args) => completions::run(&cli.global, args),
     }

@@ -11,6 +11,7 @@ mod dispatch;
 pub(crate) mod graph;
 pub(crate) mod init;
 pub(crate) mod land;
+pub(crate) mod people;
 pub(crate) mod plan;
 pub(crate) mod report;
 pub(crate) mod run;

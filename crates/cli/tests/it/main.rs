@@ -25,6 +25,7 @@ mod limits;
 mod maintenance;
 mod merge_revisions;
 mod parse_errors;
+mod people;
 mod per_test;
 mod plan;
 mod plan_input;

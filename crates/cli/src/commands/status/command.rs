@@ -5,12 +5,12 @@ use epic_state_store::EpicDir;
 
 use crate::args::{Format, GlobalArgs, StatusArgs};
 use crate::commands::json;
-use crate::epics::{self, Selected};
+use crate::epics::{self, Selected, lock_holder};
 use crate::error::{CommandError, Kind};
 use crate::output::{self, Output};
 use crate::repo;
 
-use super::gather::{in_plan_order, lock_holder, status};
+use super::gather::{in_plan_order, status};
 use super::model::{EpicSummary, EpicsJson};
 use super::text::{several_text, text};
 

@@ -5,9 +5,9 @@
 //! It only reads `<git-common-dir>/epic/<epic>/`: state files are replaced atomically and the
 //! lock is probed without being taken, so it is safe (and live) while a run is going.
 
-use epic_state_store::{EpicDir, EpicLock, Holder, LockError, StoryState};
+use epic_state_store::{EpicDir, StoryState};
 
-use crate::epics;
+use crate::epics::{self, lock_holder};
 use crate::error::{CommandError, Kind};
 
 use super::model::{
@@ -26,15 +26,6 @@ pub(super) fn in_plan_order(status: &mut StatusJson, plan: &epic_story_plan::Sto
         });
     }
     status.stories.append(&mut known);
-}
-
-/// Whether a run holds `dir`'s lock, and who.
-pub(super) fn lock_holder(dir: &EpicDir) -> Result<(bool, Option<Holder>), CommandError> {
-    match EpicLock::holder(dir) {
-        Ok(holder) => Ok((holder.is_some(), holder)),
-        Err(LockError::Held { holder, .. }) => Ok((true, holder)),
-        Err(error) => Err(CommandError::new(Kind::Repository, error)),
-    }
 }
 
 /// Reads everything `epic status` shows about one epic.
