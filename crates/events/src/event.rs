@@ -674,6 +674,15 @@ pub enum Event {
         /// Why, and what to do.
         reason: String,
     },
+    /// The `--notify` command failed or ran past its deadline; the story is not affected.
+    NotifyFailed {
+        /// The story it was about.
+        story: String,
+        /// What called for a person: `waiting`, `failed`, `stopped` or `paused`.
+        attention: String,
+        /// What happened, in words.
+        status: String,
+    },
     /// The board hook command failed on a transition; the story is not affected.
     HookFailed {
         /// The story of the transition.

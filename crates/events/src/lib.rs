@@ -4,6 +4,8 @@
 //!   [`EventSink`] ([`discard_events`] for none). The live view draws them, and `events.jsonl`
 //!   records each as a [`LoggedEvent`] with its instant; [`events_schema`] is their JSON Schema
 //!   (`epic schema events`).
+//! - **Attention** (`attention.rs`, [`notifying`]): `--notify`'s command, run whenever a story
+//!   needs a person.
 //! - **The records** (`record.rs`): the sink that appends each event to the log before passing
 //!   it on ([`logging_sink`]), the report written as `report.json` ([`ReportDocument`]) and
 //!   `report.md` ([`write_report`]), and the [`Board`] (`board.md`, and a hook command fed every
@@ -33,8 +35,10 @@
 
 #![warn(missing_docs)]
 
+mod attention;
 mod event;
 mod record;
 
+pub use attention::{Attention, Notify, attention, notifying};
 pub use event::{Event, EventSink, LoggedEvent, RejectedBy, discard_events, events_schema};
 pub use record::{Board, Card, Column, Move, ReportDocument, logging_sink, write_report};

@@ -137,8 +137,13 @@ impl Tracker {
             Event::StoryAlreadyMerged { story, .. } | Event::StoryMerged { story, .. } => {
                 self.set(story, State::Done);
             }
-            Event::StoryFailed { story, .. } => self.set(story, State::Failed),
+            Event::StoryFailed { story, .. } | Event::StoryStopped { story } => {
+                self.set(story, State::Failed);
+            }
             Event::StorySkipped { story, .. } => self.set(story, State::Skipped),
+            Event::StoryWaiting { story, question } => {
+                self.step(story, format!("waiting for your answer: {question}"));
+            }
             Event::StoryPrepared { story, how, .. } => {
                 self.step(story, format!("worktree ready ({how})"));
             }

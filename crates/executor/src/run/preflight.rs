@@ -33,6 +33,30 @@ use epic_process::chain;
 use epic_process::offload::{self};
 use epic_process::sandbox::{self, Layout, Sandbox};
 
+/// `events`, with `--notify`'s command started for every event that calls for a person, in
+/// `sandbox`, in the epic worktree.
+fn notifying(
+    config: &RunConfig,
+    epic: &str,
+    epic_worktree: &Path,
+    sandbox: &Sandbox,
+    events: EventSink,
+) -> EventSink {
+    match &config.notify {
+        Some(command) => epic_events::notifying(
+            epic_events::Notify {
+                command: command.clone(),
+                epic: epic.to_owned(),
+                cwd: epic_worktree.to_path_buf(),
+                sandbox: sandbox.clone(),
+                timeout: config.hook_timeout,
+            },
+            events,
+        ),
+        None => events,
+    }
+}
+
 /// What the preflight leaves ready.
 pub(super) struct Ready {
     pub(super) dir: EpicDir,
@@ -120,6 +144,7 @@ pub(super) async fn preflight(
     });
     end_leftovers(&worktree_root, &events).await;
     let sandbox = start_sandbox(git, sandbox, &events).await?;
+    let events = notifying(config, epic, &epic_worktree, &sandbox, events);
 
     let cleared = {
         let (common, worktree, branch) = (

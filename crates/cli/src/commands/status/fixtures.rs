@@ -30,6 +30,7 @@ pub(super) fn story(id: &str) -> StoryJson {
         stalled_turns: 0,
         looping_turns: 0,
         merge_revisions: 0,
+        hold: None,
     }
 }
 

@@ -123,6 +123,11 @@ pub(super) struct StoryJson {
     /// never.
     #[serde(skip_serializing_if = "is_zero")]
     pub(super) merge_revisions: u32,
+    /// Where a person holds the story, per its state file: `{"hold":"waiting","question",
+    /// "since"}` (it waits for `epic answer`) or `{"hold":"stopped","uid","at"}` (`epic stop`;
+    /// `epic retry` runs it again). Left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) hold: Option<epic_state_store::Hold>,
 }
 
 /// Whether a count is zero (left out of the JSON).

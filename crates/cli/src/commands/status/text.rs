@@ -47,6 +47,34 @@ fn outcome_name(status: epic_report::OutcomeStatus) -> &'static str {
     status.as_str()
 }
 
+/// What waits for a person, first: each story waiting for an answer with its question and the
+/// command that answers it, and each stopped story with the one that runs it again.
+fn people_text(w: &mut dyn std::fmt::Write, status: &StatusJson) -> std::fmt::Result {
+    let held: Vec<(&str, &epic_state_store::Hold)> = status
+        .stories
+        .iter()
+        .filter_map(|story| Some((story.id.as_str(), story.hold.as_ref()?)))
+        .collect();
+    if held.is_empty() {
+        return Ok(());
+    }
+    writeln!(w)?;
+    for (id, hold) in held {
+        match hold {
+            epic_state_store::Hold::Waiting { question, .. } => writeln!(
+                w,
+                "{id}: waiting for your answer: {}  (epic answer {id} TEXT)",
+                one_line(question)
+            )?,
+            epic_state_store::Hold::Stopped { uid, at } => writeln!(
+                w,
+                "{id}: stopped by uid {uid} at {at}  (epic retry {id} runs it again)"
+            )?,
+        }
+    }
+    Ok(())
+}
+
 /// One line on the run, a table of the stories, reasons, and (unless `-q`) totals.
 pub(super) fn text(status: &StatusJson, out: Output) -> String {
     render(|w| {
@@ -80,6 +108,7 @@ pub(super) fn text(status: &StatusJson, out: Output) -> String {
         }
         writeln!(w)?;
         table(w, &rows)?;
+        people_text(w, status)?;
         let reasons: Vec<&StoryJson> = status
             .stories
             .iter()

@@ -3,13 +3,14 @@
 
 use epic_events::Event;
 
-use super::{gate, merge, run, story, task, turn, worktree};
+use super::{gate, merge, people, run, story, task, turn, worktree};
 
 /// The line an event is shown as, if it is shown (`-v` shows the minor steps).
 pub(in crate::progress) fn describe(event: &Event, verbose: bool) -> Option<String> {
     run::line(event, verbose)
         .or_else(|| gate::line(event, verbose))
         .or_else(|| story::line(event))
+        .or_else(|| people::line(event))
         .or_else(|| worktree::line(event, verbose))
         .or_else(|| task::line(event, verbose))
         .or_else(|| turn::line(event, verbose))

@@ -4,6 +4,7 @@
 mod gate;
 mod line;
 mod merge;
+mod people;
 mod run;
 mod story;
 mod task;

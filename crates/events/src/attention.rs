@@ -1,0 +1,189 @@
+//! `--notify`: a command run whenever a story needs a person, so that a run nobody watches still
+//! reaches them (`notify-send`, a chat webhook, a phone).
+//!
+//! [`notifying`] wraps a run's event sink: the events that call for a person ([`attention`]: a
+//! story waiting for an answer, failed, stopped; a seat paused) each start the command, one at a
+//! time in the order they came, off the run's path, in the run's sandbox with the epic worktree
+//! read-only, under a deadline. Its environment names the epic (`EPIC_EPIC`), the story
+//! (`EPIC_STORY`) and what happened (`EPIC_ATTENTION`: `waiting`, `failed`, `stopped`,
+//! `paused`); the question or the reason is its standard input. A command that fails or runs
+//! past its deadline is an event ([`Event::NotifyFailed`]), never a failed story.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use epic_process::sandbox::{Access, Sandbox};
+use epic_process::{self as process, Ending, Limits, Spec};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::{Event, EventSink};
+
+/// What calls for a person: the story, what happened, and the words they should read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attention {
+    /// The story; for a paused seat, the story whose turn met the pause.
+    pub story: String,
+    /// `waiting`, `failed`, `stopped` or `paused`.
+    pub kind: &'static str,
+    /// The question, the reason, or the pause's message.
+    pub text: String,
+}
+
+/// The attention `event` calls for, if any.
+pub fn attention(event: &Event) -> Option<Attention> {
+    let (story, kind, text) = match event {
+        Event::StoryWaiting { story, question } => (story, "waiting", question.clone()),
+        Event::StoryFailed { story, reason } => (story, "failed", reason.clone()),
+        Event::StoryStopped { story } => (story, "stopped", format!("story `{story}` stopped")),
+        Event::SeatPaused {
+            seat,
+            story,
+            until,
+            reason,
+            message,
+            ..
+        } => (
+            story,
+            "paused",
+            format!("the seat `{seat}` is paused ({reason}) until {until}: {message}"),
+        ),
+        _ => return None,
+    };
+    Some(Attention {
+        story: story.clone(),
+        kind,
+        text,
+    })
+}
+
+/// Where and how the notify command runs.
+#[derive(Debug, Clone)]
+pub struct Notify {
+    /// The command, run with `sh -c`.
+    pub command: String,
+    /// The epic's id (`EPIC_EPIC`).
+    pub epic: String,
+    /// The directory it runs in: the epic worktree, read-only to it.
+    pub cwd: PathBuf,
+    /// The sandbox it runs in.
+    pub sandbox: Sandbox,
+    /// How long it may run.
+    pub timeout: Duration,
+}
+
+/// `next`, with `notify`'s command started for each event that calls for a person; the
+/// commands run on a task of their own, which ends once every sink is dropped.
+pub fn notifying(notify: Notify, next: EventSink) -> EventSink {
+    let (sender, attentions) = mpsc::unbounded_channel();
+    tokio::spawn(run_notify(notify, attentions, Arc::clone(&next)));
+    Arc::new(move |event: Event| {
+        if let Some(attention) = attention(&event) {
+            sender.send(attention).ok();
+        }
+        next(event);
+    })
+}
+
+/// Runs the command for each attention, in order.
+async fn run_notify(
+    notify: Notify,
+    mut attentions: mpsc::UnboundedReceiver<Attention>,
+    events: EventSink,
+) {
+    let never = CancellationToken::new();
+    while let Some(attention) = attentions.recv().await {
+        let spec = Spec {
+            program: "sh".into(),
+            args: vec!["-c".into(), notify.command.clone().into()],
+            cwd: notify.cwd.clone(),
+            env: vec![
+                (
+                    OsString::from("EPIC_EPIC"),
+                    Some(notify.epic.clone().into()),
+                ),
+                (
+                    OsString::from("EPIC_STORY"),
+                    Some(attention.story.clone().into()),
+                ),
+                (
+                    OsString::from("EPIC_ATTENTION"),
+                    Some(attention.kind.into()),
+                ),
+            ],
+            stdin: Some(format!("{}\n", attention.text).into_bytes()),
+        };
+        let spec = notify
+            .sandbox
+            .wrap(spec, &notify.cwd, Access::ReadOnly)
+            .await;
+        let limits = Limits {
+            stdout_head: 0,
+            stdout_tail: 2000,
+            stderr_tail: 2000,
+        };
+        let deadline = Instant::now() + notify.timeout;
+        let ran = process::run(&spec, deadline, &never, limits, &|_| {}).await;
+        let status = match ran {
+            Err(error) => Some(format!("could not start: {error}")),
+            Ok(mut finished) => match finished.ending {
+                Ending::Exited(status) if status.success() => None,
+                Ending::Exited(status) => {
+                    let tail = finished.stderr.last(2000);
+                    Some(match tail.trim() {
+                        "" => process::describe_status(status),
+                        tail => format!("{}: {tail}", process::describe_status(status)),
+                    })
+                }
+                Ending::TimedOut | Ending::Stalled => {
+                    Some(format!("timed out after {}s", notify.timeout.as_secs()))
+                }
+                Ending::Cancelled => Some("cancelled".to_owned()),
+            },
+        };
+        if let Some(status) = status {
+            events(Event::NotifyFailed {
+                story: attention.story,
+                attention: attention.kind.to_owned(),
+                status,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_story_that_needs_a_person_calls_for_one() {
+        let waiting = Event::StoryWaiting {
+            story: "svc".into(),
+            question: "which port?".into(),
+        };
+        assert_eq!(
+            attention(&waiting),
+            Some(Attention {
+                story: "svc".into(),
+                kind: "waiting",
+                text: "which port?".into()
+            })
+        );
+        let failed = Event::StoryFailed {
+            story: "a".into(),
+            reason: "gate red".into(),
+        };
+        assert_eq!(attention(&failed).map(|a| a.kind), Some("failed"));
+        let stopped = Event::StoryStopped { story: "a".into() };
+        assert_eq!(attention(&stopped).map(|a| a.kind), Some("stopped"));
+        let merged = Event::TaskCommitted {
+            story: "a".into(),
+            task: "t".into(),
+            commit: None,
+        };
+        assert_eq!(attention(&merged), None);
+    }
+}
