@@ -78,8 +78,9 @@ pub use format::{format_usd, round_half_away};
 pub use json::{REPORT_VERSION, report_schema, to_json};
 pub use markdown::render_markdown;
 pub use model::{
-    EpicReport, Estimated, Evidence, FlakyGate, InPlace, InheritedTests, LandedConflict, Landing,
-    OutcomeStatus, PutBack, RunRecord, SeatUsage, StoryOutcome, UsageSummary,
+    EpicReport, Estimated, Evidence, FlakyGate, GivenCommand, InPlace, InheritedTests,
+    LandedConflict, Landing, OutcomeStatus, PutBack, RunRecord, SeatUsage, StoryOutcome,
+    UsageSummary,
 };
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
 pub use timeline::{Span, Timeline};

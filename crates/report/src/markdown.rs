@@ -173,11 +173,25 @@ fn note(story: &StoryOutcome) -> String {
         .then(|| format!("proven together: {}", story.proven_with.join(", ")));
     let revisions =
         (story.merge_revisions > 0).then(|| format!("merge revisions: {}", story.merge_revisions));
+    let people = (!story.commands.is_empty()).then(|| {
+        let each: Vec<String> = story
+            .commands
+            .iter()
+            .map(|command| {
+                format!(
+                    "{} by uid {} at {}",
+                    command.action, command.uid, command.at
+                )
+            })
+            .collect();
+        format!("from people: {}", each.join(", "))
+    });
     let parts: Vec<String> = [
         in_place,
         story.note().map(str::to_owned),
         together,
         revisions,
+        people,
     ]
     .into_iter()
     .flatten()

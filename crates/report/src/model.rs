@@ -270,6 +270,23 @@ pub struct StoryOutcome {
     /// what. Absent for a story with no turns (and in reports written before it existed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub seats: Vec<SeatUsage>,
+    /// The commands people gave the story that the run took (`epic answer`, `tell`, `stop`,
+    /// `retry`), in the order given. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<GivenCommand>,
+}
+
+/// A person's command a run took for a story.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct GivenCommand {
+    /// Its id (its file in the epic's inbox).
+    pub id: String,
+    /// `answer`, `tell`, `stop` or `retry`.
+    pub action: String,
+    /// The user id of who gave it.
+    pub uid: u32,
+    /// When it was given (RFC 3339, UTC).
+    pub at: String,
 }
 
 /// The failing tests of one gate command that a story inherited
@@ -679,7 +696,15 @@ impl StoryOutcome {
             merge_revisions: 0,
             inherited_tests: Vec::new(),
             seats: Vec::new(),
+            commands: Vec::new(),
         }
+    }
+
+    /// With the commands people gave it ([`StoryOutcome::commands`]).
+    #[must_use]
+    pub fn with_commands(mut self, commands: Vec<GivenCommand>) -> Self {
+        self.commands = commands;
+        self
     }
 
     /// With the seats that took its turns ([`StoryOutcome::seats`]).

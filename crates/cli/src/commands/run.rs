@@ -294,8 +294,9 @@ pub(crate) fn verdict(outcome: &RunOutcome) -> Result<(), CommandError> {
     }
 }
 
-/// The end of a run for people: counts, each story found already in place with its evidence,
-/// each failed and skipped story with its reason, the critical path, and where the report is.
+/// The end of a run for people: counts, what waits for a person first (each stopped, then each
+/// failed story with its reason), the skipped ones, each story found already in place with its
+/// evidence, the critical path, and where the report is.
 ///
 /// `rerun` is the command that resumes the run; `None` when the repository does not outlive the
 /// command (a throwaway demo), so there is no report to open and nothing to rerun.
@@ -315,6 +316,10 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
             "epic {} {verb}: {done}/{total} done, {failed} failed, {skipped} skipped",
             report.epic_id
         )?;
+        let stopped = report.count(OutcomeStatus::Stopped);
+        if stopped > 0 {
+            write!(w, ", {stopped} stopped")?;
+        }
         if let Some(tokens) = report.latest_run_estimated_tokens() {
             // The agents' own figures where they reported them (`report.md` says which).
             let (about, source) = match (report.has_reported(), report.has_estimates()) {
@@ -332,22 +337,12 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
         if report.all_done() && report.latest_run_settled_nothing() {
             writeln!(w, "nothing to do: every story merged on a previous run")?;
         }
-        let in_place: Vec<_> = report
-            .stories
-            .iter()
-            .filter_map(|story| story.in_place.as_ref().map(|in_place| (story, in_place)))
-            .collect();
-        if !in_place.is_empty() {
-            writeln!(
-                w,
-                "\nalready in place (done, nothing merged: the judge showed the work on the epic \
-                 branch, and epic checked the evidence):"
-            )?;
-            for (story, in_place) in in_place {
-                writeln!(w, "  {}: {}", story.id, evidence_text(in_place))?;
-            }
-        }
-        for status in [OutcomeStatus::Failed, OutcomeStatus::Skipped] {
+        // What waits for a person first: the stopped stories, then the failed ones.
+        for status in [
+            OutcomeStatus::Stopped,
+            OutcomeStatus::Failed,
+            OutcomeStatus::Skipped,
+        ] {
             let stories: Vec<_> = report
                 .stories
                 .iter()
@@ -368,6 +363,21 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
                 if rest.len() > 8 {
                     writeln!(w, "    … ({} more lines in the report)", rest.len() - 8)?;
                 }
+            }
+        }
+        let in_place: Vec<_> = report
+            .stories
+            .iter()
+            .filter_map(|story| story.in_place.as_ref().map(|in_place| (story, in_place)))
+            .collect();
+        if !in_place.is_empty() {
+            writeln!(
+                w,
+                "\nalready in place (done, nothing merged: the judge showed the work on the epic \
+                 branch, and epic checked the evidence):"
+            )?;
+            for (story, in_place) in in_place {
+                writeln!(w, "  {}: {}", story.id, evidence_text(in_place))?;
             }
         }
         if !report.critical_path.is_empty() {

@@ -261,6 +261,8 @@ fn the_schema_describes_every_key() {
         "merge_batch",
         "merge_revisions",
         "noop",
+        "notify",
+        "on_blocked",
         "preflight",
         "max_wait",
         "outage_wait",

@@ -54,6 +54,8 @@ pub(super) struct Loop {
     waits_due: Vec<people::Wait>,
     /// The latest wait of each story.
     waits_due_count: HashMap<usize, u64>,
+    /// The commands people gave each story that this run took, for its outcome.
+    given: HashMap<usize, Vec<epic_report::GivenCommand>>,
 }
 
 impl fmt::Debug for Loop {
@@ -150,6 +152,7 @@ impl Loop {
             wait_count: 0,
             waits_due: Vec::new(),
             waits_due_count: HashMap::new(),
+            given: HashMap::new(),
         }
     }
 
@@ -536,7 +539,9 @@ impl Loop {
         self.usage.absorb(&end.usage);
         let story = &self.plan.plan().stories[index];
         let totals = end.usage.totals();
-        let mut outcome = self.outcome_of(index, &end, &totals);
+        let mut outcome = self
+            .outcome_of(index, &end, &totals)
+            .with_commands(self.given_to(index));
         let change = Move {
             branch: end.branch.clone(),
             estimated_tokens: (totals.turns > 0).then_some(totals.usage.total),

@@ -29,6 +29,7 @@ mod merge_revisions;
 mod misbehaviour;
 mod noop;
 mod odd_names;
+mod people;
 mod per_test;
 mod planner;
 mod planted_config;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use epic_report::{Evidence, InPlace, OutcomeStatus};
-use epic_state_store::{Holder, StoryStage};
+use epic_state_store::{Hold, Holder, StoryStage};
 
 use super::model::{
     DoingJson, EpicSummary, EpicsJson, LandedJson, PausedJson, ReportJson, SeatJson, StatusJson,
@@ -35,7 +35,8 @@ pub(super) fn story(id: &str) -> StoryJson {
 }
 
 /// Epic `checkout` while a run goes on, with every field filled: its holder, a report (a story
-/// done in place and revised once, one failed with stalled and looping turns, one skipped), a
+/// done in place and revised once, one failed with stalled and looping turns, one skipped, one
+/// waiting for an answer, one stopped), a
 /// seat paused by an outage, an agent at work, the seats of the rosters, a landing.
 pub(super) fn full() -> StatusJson {
     StatusJson {
@@ -76,6 +77,26 @@ pub(super) fn full() -> StatusJson {
                 outcome: Some(OutcomeStatus::Skipped),
                 reason: Some("a dependency failed: payments".to_owned()),
                 ..story("search")
+            },
+            StoryJson {
+                status: Some(StoryStage::Started),
+                branch: Some("story/checkout/shipping".to_owned()),
+                hold: Some(Hold::Waiting {
+                    question: "which carrier, DHL or UPS?".to_owned(),
+                    since: SINCE.to_owned(),
+                }),
+                ..story("shipping")
+            },
+            StoryJson {
+                status: Some(StoryStage::Failed),
+                branch: Some("story/checkout/emails".to_owned()),
+                outcome: Some(OutcomeStatus::Stopped),
+                reason: Some("stopped by a person (uid 1000, 2030-01-02T03:04:05Z)".to_owned()),
+                hold: Some(Hold::Stopped {
+                    uid: 1000,
+                    at: SINCE.to_owned(),
+                }),
+                ..story("emails")
             },
         ],
         report: Some(ReportJson {

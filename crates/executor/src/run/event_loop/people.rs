@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use epic_events::{Column, Event, Move};
 use epic_process::offload;
-use epic_report::{OutcomeStatus, StoryOutcome};
+use epic_report::{GivenCommand, OutcomeStatus, StoryOutcome};
 use epic_schedule::Standing;
 use epic_state_store::inbox::{self, Action, Sent};
 use epic_state_store::{Hold, StoryStage, StoryState};
@@ -81,6 +81,12 @@ impl Loop {
                 .refuse(sent, format!("the plan has no story `{story}`"))
                 .await;
         };
+        self.given.entry(index).or_default().push(GivenCommand {
+            id: sent.id.clone(),
+            action: sent.command.action.as_str().to_owned(),
+            uid: sent.command.uid,
+            at: sent.command.at.clone(),
+        });
         match sent.command.action.clone() {
             Action::Tell { .. } => self.tell(index, sent).await,
             Action::Answer { .. } => self.answer(index, sent).await,
@@ -240,7 +246,8 @@ impl Loop {
         let mut outcome = outcome
             .unwrap_or_else(|| StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Stopped))
             .in_run(self.history.number())
-            .with_reason(&reason);
+            .with_reason(&reason)
+            .with_commands(self.given_to(index));
         outcome.status = OutcomeStatus::Stopped;
         self.outcomes[index] = Some(outcome);
         self.board.set(
@@ -356,7 +363,8 @@ impl Loop {
         self.outcomes[index] = Some(
             StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Failed)
                 .in_run(self.history.number())
-                .with_reason(&reason),
+                .with_reason(&reason)
+                .with_commands(self.given_to(index)),
         );
         self.board.set(
             index,
@@ -422,6 +430,11 @@ impl Loop {
     /// Whether a stop waits for story `index` to end.
     pub(super) fn is_stopping(&self, index: usize) -> bool {
         self.stopping.contains_key(&index)
+    }
+
+    /// The commands people gave story `index` that this run took, in order.
+    pub(super) fn given_to(&self, index: usize) -> Vec<GivenCommand> {
+        self.given.get(&index).cloned().unwrap_or_default()
     }
 
     fn id(&self, index: usize) -> String {
