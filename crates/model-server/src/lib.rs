@@ -14,10 +14,11 @@
 //! in its "file listing" edit format), a clean verdict, a 429 with the API's own limit body and
 //! headers, 529, 500, 401 (a key refused), a 429 in the API's usage-limit form with a reset hours away, a stream cut
 //! half way, a stream gone silent, the same tool call again and again; a step may answer one API
-//! only (one CLI of a roster failed, another served), or one API key (one account of a CLI).
+//! only (one CLI of a roster failed, another served), one API key (one account of a CLI), or
+//! the requests whose prompt holds some words (the turn a person's answer reached).
 //! Every request is logged (method, path, size, the tools offered, the kind recognised, the key,
-//! the answer, epic's note to a request asked again) as a JSON line, so a test can assert what
-//! the CLI sent.
+//! the answer, epic's note to a request asked again, a person's answer to a `BLOCKED_ON:`
+//! question) as a JSON line, so a test can assert what the CLI sent.
 //!
 //! The binary `epic-model-server` serves one case: `epic-model-server --steps FILE --log FILE
 //! [--port-file FILE]` prints `127.0.0.1:PORT` on its first line and serves until killed.

@@ -155,6 +155,17 @@ impl Seen {
         Some(rest.split('\n').next().unwrap_or(rest))
     }
 
+    /// A person's answer to the coder's `BLOCKED_ON:` question that epic put before the
+    /// request (`epic answer`: `Their answer to the question you stopped on (BLOCKED_ON):`,
+    /// then the answer quoted), its first line unquoted: logged, so a case sees the answer
+    /// reached the model.
+    pub(crate) fn person_answer(&self) -> Option<&str> {
+        const HEADING: &str = "Their answer to the question you stopped on (BLOCKED_ON):\n> ";
+        let at = self.prompt.find(HEADING)?;
+        let rest = &self.prompt[at + HEADING.len()..];
+        Some(rest.split('\n').next().unwrap_or(rest))
+    }
+
     /// Whether the request offers the tool `name`.
     pub(crate) fn offers(&self, name: &str) -> bool {
         self.tools.iter().any(|tool| tool == name)
@@ -325,6 +336,24 @@ mod tests {
         assert_eq!(seen.workdir(), Some("/w/a"));
         assert_eq!(seen.model, "claude-x");
         assert!(seen.stream);
+    }
+
+    #[test]
+    fn a_persons_answer_before_a_coders_request() {
+        let text = "The person running this epic wrote to you.\n\nTheir answer to the question \
+                    you stopped on (BLOCKED_ON):\n> 8080\n\nNow carry on with the request \
+                    below.\n\nDo this task only";
+        let body = json!({"tools": [{"name": "Write"}],
+            "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]});
+        let seen = Seen::read(Api::Anthropic, None, &body);
+        assert_eq!(seen.kind, Kind::Code);
+        assert_eq!(seen.person_answer(), Some("8080"));
+        let body = json!({"tools": [{"name": "Write"}],
+            "messages": [{"role": "user", "content": "Do this task only"}]});
+        assert_eq!(
+            Seen::read(Api::Anthropic, None, &body).person_answer(),
+            None
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! lines.
 //!
 //! Each request is matched against the steps in order: the first whose `when` is the request's
-//! kind (or `any`) and that has not used up its `times` answers it. A request no step answers
+//! kind (or `any`), whose `api`, `key` and `prompt_contains` (when given) fit it, and that has
+//! not used up its `times` answers it. A request no step answers
 //! gets the success path ([`Action::default_for`]): a planning request one task, a judge or a
 //! reviewer a clean verdict, a coding request (or a lander's) the files its prompt's file
 //! blocks name written with the CLI's own tool, then a short reply, an architect's request a
@@ -226,6 +227,10 @@ pub struct Step {
     /// serve another; every key when absent.
     #[serde(default)]
     pub key: Option<String>,
+    /// Only requests whose user messages hold these words, so a case can answer a turn by what
+    /// epic told it (a person's answer to a `BLOCKED_ON:` question); every request when absent.
+    #[serde(default)]
+    pub prompt_contains: Option<String>,
     /// What it answers.
     #[serde(flatten)]
     pub action: Action,
@@ -295,22 +300,27 @@ impl Script {
 
     /// The answer to the next request of `kind`, its step's use counted.
     pub fn next(&mut self, kind: Kind) -> Action {
-        self.next_of(kind, "", None)
+        self.next_of(kind, "", None, "")
     }
 
     /// The answer to the next request of `kind` in the API named `api` (as the log names it;
     /// empty: steps for one API do not answer it), signed with `key` (`None`: steps for one key
-    /// do not answer it), its step's use counted.
-    pub fn next_of(&mut self, kind: Kind, api: &str, key: Option<&str>) -> Action {
+    /// do not answer it), whose user messages read `prompt`, its step's use counted.
+    pub fn next_of(&mut self, kind: Kind, api: &str, key: Option<&str>, prompt: &str) -> Action {
         for (step, used) in &mut self.steps {
             let api_matches = step
                 .api
                 .as_deref()
                 .is_none_or(|wanted| !api.is_empty() && api.starts_with(wanted));
             let key_matches = step.key.as_deref().is_none_or(|wanted| key == Some(wanted));
+            let prompt_matches = step
+                .prompt_contains
+                .as_deref()
+                .is_none_or(|words| prompt.contains(words));
             if step.when.matches(kind)
                 && api_matches
                 && key_matches
+                && prompt_matches
                 && step.times.is_none_or(|times| *used < times)
             {
                 *used += 1;
@@ -390,11 +400,11 @@ mod tests {
         let mut script =
             Script::parse("{\"api\":\"responses\",\"do\":\"limit\",\"hours\":5}").unwrap();
         assert_eq!(
-            script.next_of(Kind::Code, "responses", None),
+            script.next_of(Kind::Code, "responses", None, ""),
             Action::Limit { hours: 5 }
         );
         assert_eq!(
-            script.next_of(Kind::Code, "anthropic", None),
+            script.next_of(Kind::Code, "anthropic", None, ""),
             Action::Write { files: None }
         );
         assert_eq!(script.next(Kind::Code), Action::Write { files: None });
@@ -405,16 +415,32 @@ mod tests {
         let mut script =
             Script::parse("{\"key\":\"sk-work\",\"do\":\"limit\",\"hours\":3}").unwrap();
         assert_eq!(
-            script.next_of(Kind::Code, "anthropic", Some("sk-work")),
+            script.next_of(Kind::Code, "anthropic", Some("sk-work"), ""),
             Action::Limit { hours: 3 }
         );
         assert_eq!(
-            script.next_of(Kind::Code, "anthropic", Some("sk-home")),
+            script.next_of(Kind::Code, "anthropic", Some("sk-home"), ""),
             Action::Write { files: None }
         );
         assert_eq!(
-            script.next_of(Kind::Code, "anthropic", None),
+            script.next_of(Kind::Code, "anthropic", None, ""),
             Action::Write { files: None }
+        );
+    }
+
+    #[test]
+    fn a_step_for_some_words_answers_only_the_requests_holding_them() {
+        let mut script = Script::parse(
+            "{\"when\":\"code\",\"prompt_contains\":\"Their answer\",\"do\":\"clean\"}",
+        )
+        .unwrap();
+        assert_eq!(
+            script.next_of(Kind::Code, "anthropic", None, "Do this task only"),
+            Action::Write { files: None }
+        );
+        assert_eq!(
+            script.next_of(Kind::Code, "anthropic", None, "Their answer:\n> 8080"),
+            Action::Clean
         );
     }
 

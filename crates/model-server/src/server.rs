@@ -222,7 +222,9 @@ async fn serve(
     let seen = Seen::read(api, model, &parsed);
     let (id, action) = {
         let mut shared = lock(&shared);
-        let action = shared.script.next_of(seen.kind, api.name(), key.as_deref());
+        let action = shared
+            .script
+            .next_of(seen.kind, api.name(), key.as_deref(), &seen.prompt);
         (shared.requests.len() as u64 + 1, action)
     };
     let answer = reply::answer(&seen, &action);
@@ -236,6 +238,9 @@ async fn serve(
     entry["answer"] = action.to_string().into();
     if let Some(note) = seen.note() {
         entry["note"] = note.into();
+    }
+    if let Some(answer) = seen.person_answer() {
+        entry["person_answer"] = answer.into();
     }
     if let Answer::Reply(parts) | Answer::Cut(parts) = &answer {
         let calls: Vec<Value> = parts

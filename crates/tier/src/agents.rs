@@ -318,6 +318,11 @@ pub(crate) fn run(args: &[String]) -> Result {
                 .into_iter()
                 .map(|case| Box::new(case) as Box<dyn Served>),
         )
+        .chain(
+            crate::person::cases()
+                .into_iter()
+                .map(|case| Box::new(case) as Box<dyn Served>),
+        )
         .filter(|case| case.name().contains(filter))
         .filter(|case| {
             let installed = pypi.join(case.preset()).exists() || case.preset() != "aider";

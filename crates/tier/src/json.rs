@@ -26,6 +26,9 @@ pub(crate) struct Request {
     pub(crate) answer: String,
     /// Epic's note to a turn run again, when the request held one.
     pub(crate) note: Option<String>,
+    /// A person's answer to the coder's `BLOCKED_ON:` question (`epic answer`), when epic put
+    /// one before the request.
+    pub(crate) person_answer: Option<String>,
     /// How many tool results the request carried.
     pub(crate) tool_results: u64,
     /// The size of its body, in bytes.
@@ -328,7 +331,7 @@ mod tests {
         // answered with a file tool, Gemini CLI's streamed turn, a request of no API, and a
         // last line cut short while the server writes it.
         let logged = concat!(
-            r#"{"method":"POST","path":"/v1/messages","bytes":2048,"api":"anthropic","model":"claude-sonnet-4-5","stream":true,"tools":["Bash","Write"],"kind":"code","key":"sk-home","tool_results":1,"answer":"write","note":"Note: your previous attempt looped","calls":[{"name":"Write","args":{"file_path":"/work/case/repo/src/a/a.txt","content":"alpha\n"}}],"usage":{"input":512,"output":40}}"#,
+            r#"{"method":"POST","path":"/v1/messages","bytes":2048,"api":"anthropic","model":"claude-sonnet-4-5","stream":true,"tools":["Bash","Write"],"kind":"code","key":"sk-home","tool_results":1,"answer":"write","note":"Note: your previous attempt looped","person_answer":"8080","calls":[{"name":"Write","args":{"file_path":"/work/case/repo/src/a/a.txt","content":"alpha\n"}}],"usage":{"input":512,"output":40}}"#,
             "\n",
             r#"{"method":"POST","path":"/v1beta/models/gemini-2.5-pro:streamGenerateContent","bytes":10,"api":"gemini-stream","kind":"judge","key":null,"tool_results":0,"answer":"text","calls":[],"usage":{"input":3,"output":7}}"#,
             "\n",
@@ -351,6 +354,8 @@ mod tests {
                 .as_deref()
                 .is_some_and(|note| note.starts_with("Note: your previous attempt"))
         );
+        assert_eq!(coder.person_answer.as_deref(), Some("8080"));
+        assert_eq!(requests[1].person_answer, None);
         let usage = coder.usage.as_ref().expect("usage");
         assert_eq!((usage.input, usage.output), (512, 40));
         // An API is a prefix: Gemini CLI's streamed turns are `gemini` requests too.

@@ -24,6 +24,7 @@ mod agents;
 mod capture;
 mod cases;
 mod json;
+mod person;
 mod roles;
 mod rosters;
 mod scratch;

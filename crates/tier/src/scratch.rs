@@ -79,9 +79,26 @@ pub(crate) fn served_scratch(
     bins: &[PathBuf],
     dir: &Path,
 ) -> Result<(ModelServer, PathBuf, PathBuf)> {
+    served_scratch_with(server_bin, presets, steps, bins, dir, PLAN)
+}
+
+/// [`served_scratch`] with the repository holding `plan` rather than the served cases' epic.
+pub(crate) fn served_scratch_with(
+    server_bin: &Path,
+    presets: &str,
+    steps: &str,
+    bins: &[PathBuf],
+    dir: &Path,
+    plan: &str,
+) -> Result<(ModelServer, PathBuf, PathBuf)> {
     fs::create_dir_all(dir).map_err(|error| error.to_string())?;
     let server = ModelServer::start(server_bin, dir, steps)?;
-    let (repo, home) = scratch_repo(dir, &server.home_files())?;
+    let home_files = server.home_files();
+    let files: Vec<(&str, &str)> = home_files
+        .iter()
+        .map(|(path, contents)| (*path, contents.as_str()))
+        .collect();
+    let (repo, home) = scratch_repo_with(dir, plan, &files)?;
     if presets.split(',').any(|preset| preset == "opencode") {
         warm_opencode(&repo, &home, bins)?;
     }

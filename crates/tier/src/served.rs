@@ -45,6 +45,9 @@
 //!   mid-roster), in [`crate::rosters`].
 //! - **the architect and the lander** (every preset): `epic plan` and `epic land` through the
 //!   real CLI, in [`crate::roles`].
+//! - **a person in the loop** (Claude Code as coder, `--on-blocked ask`): the coder's
+//!   `BLOCKED_ON:` question waits for `epic answer`, and the answer reaches its next request,
+//!   in [`crate::person`].
 //!
 //! `cargo xtask agents capture` records what each real CLI prints for each failure the server
 //! can play (see [`crate::capture`]).
