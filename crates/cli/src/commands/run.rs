@@ -337,34 +337,7 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
         if report.all_done() && report.latest_run_settled_nothing() {
             writeln!(w, "nothing to do: every story merged on a previous run")?;
         }
-        // What waits for a person first: the stopped stories, then the failed ones.
-        for status in [
-            OutcomeStatus::Stopped,
-            OutcomeStatus::Failed,
-            OutcomeStatus::Skipped,
-        ] {
-            let stories: Vec<_> = report
-                .stories
-                .iter()
-                .filter(|story| story.status == status)
-                .collect();
-            if stories.is_empty() {
-                continue;
-            }
-            writeln!(w, "\n{}:", status.as_str())?;
-            for story in stories {
-                let reason = story.reason.as_deref().unwrap_or("no reason recorded");
-                let mut lines = reason.trim().lines();
-                writeln!(w, "  {}: {}", story.id, lines.next().unwrap_or_default())?;
-                let rest: Vec<&str> = lines.collect();
-                for line in rest.iter().take(8) {
-                    writeln!(w, "    {}", line.trim_end())?;
-                }
-                if rest.len() > 8 {
-                    writeln!(w, "    … ({} more lines in the report)", rest.len() - 8)?;
-                }
-            }
-        }
+        needs_people_text(w, report)?;
         let in_place: Vec<_> = report
             .stories
             .iter()
@@ -424,6 +397,40 @@ pub(crate) fn evidence_text(in_place: &epic_report::InPlace) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The stopped stories, then the failed ones (what waits for a person first), then the
+/// skipped ones, each with its reason.
+fn needs_people_text(w: &mut dyn std::fmt::Write, report: &EpicReport) -> std::fmt::Result {
+    // What waits for a person first: the stopped stories, then the failed ones.
+    for status in [
+        OutcomeStatus::Stopped,
+        OutcomeStatus::Failed,
+        OutcomeStatus::Skipped,
+    ] {
+        let stories: Vec<_> = report
+            .stories
+            .iter()
+            .filter(|story| story.status == status)
+            .collect();
+        if stories.is_empty() {
+            continue;
+        }
+        writeln!(w, "\n{}:", status.as_str())?;
+        for story in stories {
+            let reason = story.reason.as_deref().unwrap_or("no reason recorded");
+            let mut lines = reason.trim().lines();
+            writeln!(w, "  {}: {}", story.id, lines.next().unwrap_or_default())?;
+            let rest: Vec<&str> = lines.collect();
+            for line in rest.iter().take(8) {
+                writeln!(w, "    {}", line.trim_end())?;
+            }
+            if rest.len() > 8 {
+                writeln!(w, "    … ({} more lines in the report)", rest.len() - 8)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Done, failed and skipped stories of `report`.
