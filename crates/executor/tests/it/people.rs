@@ -229,3 +229,50 @@ async fn a_command_for_no_story_is_refused_and_nothing_changes() {
     assert!(refused[1].contains("nothing to retry"), "{refused:?}");
     assert!(inbox::waiting(&ep.dir()).expect("listed").is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_retry_starts_a_failed_story_over_from_the_epic_head() {
+    let ep = EpicFixture::new();
+    let (only_b, _) = ep.fail_b_once().await;
+    give(&ep, Some("b"), Action::Retry { fresh: true });
+    let events = Events::default();
+    let outcome = ep.run(&only_b, ep.config(), &events).await.expect("run");
+    assert_eq!(statuses(&outcome), ["b:done"]);
+    let steps = events.steps();
+    assert!(
+        steps.iter().any(
+            |event| matches!(event, Event::Retried { story, fresh: true, .. } if story == "b")
+        )
+    );
+    assert!(
+        steps.iter().any(
+            |event| matches!(event, Event::StoryPrepared { story, how, .. } if story == "b" && how == "restarted")
+        ),
+        "{steps:#?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_notify_command_hears_of_each_story_that_needs_a_person() {
+    let ep = EpicFixture::new();
+    ep.hook("a", "exit 1\n");
+    let heard = ep.fx.root.join("heard");
+    let mut config = ep.config();
+    config.notify = Some(format!(
+        "printf '%s %s %s: ' \"$EPIC_EPIC\" \"$EPIC_STORY\" \"$EPIC_ATTENTION\" >> {heard}; head -1 >> {heard}",
+        heard = heard.display()
+    ));
+    let outcome = ep
+        .run(&plan(&[("a", &[]), ("b", &[])]), config, &Events::default())
+        .await
+        .expect("run");
+    assert_eq!(statuses(&outcome), ["a:failed", "b:done"]);
+    // The commands run off the run's path: wait for the line, not for a time.
+    epic_test_support::wait_until("the notify command ran", || {
+        std::fs::read_to_string(&heard).is_ok_and(|text| text.ends_with('\n'))
+    });
+    let text = std::fs::read_to_string(&heard).expect("heard");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(lines[0].starts_with("e a failed: "), "{text}");
+}

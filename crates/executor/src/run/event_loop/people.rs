@@ -189,15 +189,20 @@ impl Loop {
     /// dependents with it; `fresh`, from the epic head.
     async fn retry(&mut self, index: usize, sent: Sent, fresh: bool) {
         let story = self.id(index);
-        let can = matches!(
-            self.schedule.standing(index),
-            Standing::Failed | Standing::Cancelled | Standing::Held | Standing::Skipped { .. }
-        );
+        let can = match self.schedule.standing(index) {
+            Standing::Failed | Standing::Cancelled | Standing::Held | Standing::Skipped { .. } => {
+                true
+            }
+            // Not started in this run: one that failed on an earlier run (it would run again
+            // anyway; `--fresh` starts it over).
+            Standing::Waiting => self.failed_before(index).await,
+            Standing::Running | Standing::Done => false,
+        };
         if !can {
             let doing = match self.schedule.standing(index) {
                 Standing::Running => "running",
                 Standing::Done => "done",
-                _ => "not started yet",
+                _ => "not started yet, and it did not fail before",
             };
             return self
                 .refuse(
@@ -430,6 +435,19 @@ impl Loop {
     /// Whether a stop waits for story `index` to end.
     pub(super) fn is_stopping(&self, index: usize) -> bool {
         self.stopping.contains_key(&index)
+    }
+
+    /// Whether story `index`'s state says it failed (on an earlier run).
+    async fn failed_before(&self, index: usize) -> bool {
+        let Ok(path) = self.shared.dir.story_state(&self.id(index)) else {
+            return false;
+        };
+        offload::blocking(move || epic_state_store::load::<StoryState>(&path))
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .flatten()
+            .is_some_and(|state| state.status == StoryStage::Failed)
     }
 
     /// The commands people gave story `index` that this run took, in order.
