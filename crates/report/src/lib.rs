@@ -43,10 +43,13 @@
 //!
 //! An [`EpicReport`] lists every story of the plan in plan order with its outcome ([`done`,
 //! `failed` or `skipped`](OutcomeStatus)), branch, reason or judge note, estimated tokens and cost,
-//! and start and finish times. It renders two ways:
+//! and start and finish times. It renders three ways:
 //!
 //! - [`render_markdown`]: `report.md`, for people: a table of the stories, totals, usage by seat
 //!   and a timeline (makespan, parallelism, a Mermaid gantt chart);
+//! - [`render_html`]: one self-contained page for people, with pictures (the dependency graph
+//!   coloured by outcome, the timeline of turns, gates, merges and pauses from the caller's
+//!   [`Pictures`], tokens and cost as bars) and the same text as the Markdown;
 //! - [`to_json`]: `report.json`'s data, for scripts; [`report_schema`] is its JSON Schema and
 //!   [`REPORT_VERSION`] the version its envelope carries (the envelope itself is written by
 //!   `epic-state-store`).
@@ -65,16 +68,23 @@
 
 #![warn(missing_docs)]
 
+mod bars;
 mod format;
+mod gantt;
+mod graph;
+mod html;
 mod json;
 mod markdown;
+mod markup;
 mod model;
+mod pictures;
 mod price;
 mod timeline;
 mod tokens;
 mod usage;
 
 pub use format::{format_usd, round_half_away};
+pub use html::render_html;
 pub use json::{REPORT_VERSION, report_schema, to_json};
 pub use markdown::render_markdown;
 pub use model::{
@@ -82,6 +92,7 @@ pub use model::{
     LandedConflict, Landing, OutcomeStatus, PutBack, RunRecord, SeatUsage, StoryOutcome,
     UsageSummary,
 };
+pub use pictures::{Activity, ActivityKind, Lane, Node, Pictures};
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};
 pub use timeline::{Span, Timeline};
 pub use tokens::{Usage, count_chars, estimate_tokens};

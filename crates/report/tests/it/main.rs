@@ -1,5 +1,6 @@
 //! Integration tests of report: one binary, one module per concern.
 
+mod html;
 mod json;
 mod markdown;
 mod prices;
