@@ -265,6 +265,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &DemoArgs, out: Output) -> Result<(
     // The demo shows the planned loop: one task per file block of a story, each checked.
     config.planner = epic_executor::PlannerPolicy::Always;
     config.guarded_files = crate::commands::run::guarded_files(&repo, &repo.root.join(PLAN_FILE));
+    // Recorded as `epic run` records it: `epic report --format html` draws its dependencies, and
+    // `epic land` works on a kept demo.
+    let state = epic_state_store::EpicDir::new(&repo.common_dir, &plan.plan().epic_id)
+        .map_err(|error| CommandError::new(Kind::Input, error))?;
+    crate::commands::run::record_plan(&repo, &state, plan.plan(), &config.base);
     let mode = Mode::choose(global.no_progress, out.quiet());
     if mode == Mode::Live {
         // The script seat answers in microseconds; paced, the live view can be followed.

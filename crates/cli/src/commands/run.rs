@@ -98,7 +98,12 @@ fn record(state: &EpicDir, options: RunOptions) -> Result<(), CommandError> {
 /// Records the plan, and the branch the epic was started from when none is recorded yet, for
 /// `epic land` ([`RunPlan`]): the branch `base` names, or the branch checked out when `base` is
 /// `HEAD`. Best effort, and nothing while another run may hold the epic's lock.
-fn record_plan(repo: &Repo, state: &EpicDir, plan: &epic_story_plan::StoryPlan, base: &str) {
+pub(crate) fn record_plan(
+    repo: &Repo,
+    state: &EpicDir,
+    plan: &epic_story_plan::StoryPlan,
+    base: &str,
+) {
     use epic_git_ops::Git as _;
     if !matches!(EpicLock::holder(state), Ok(None)) {
         return;
