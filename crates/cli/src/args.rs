@@ -78,7 +78,7 @@ pub(crate) struct GlobalArgs {
     pub(crate) repo: Option<PathBuf>,
 
     /// How to print the command's data: text or json; `graph` also prints mermaid and dot,
-    /// `report` md
+    /// `report` md and html
     #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
     pub(crate) format: Format,
 
@@ -108,6 +108,8 @@ pub(crate) enum Format {
     Dot,
     /// Markdown (report only)
     Md,
+    /// One HTML page with pictures (report only)
+    Html,
 }
 
 impl Format {
@@ -118,6 +120,7 @@ impl Format {
             Self::Mermaid => "mermaid",
             Self::Dot => "dot",
             Self::Md => "md",
+            Self::Html => "html",
         }
     }
 }
@@ -267,13 +270,21 @@ pub(crate) enum Command {
     #[command(
         long_about = "Print the report the last run of an epic wrote: Markdown (report.md) by \
                       default or with --format md, the report's JSON data (report.json's \
-                      \"data\") with --format json. Token and cost figures are estimates. Exits 2 \
-                      when the epic has no report yet.",
+                      \"data\") with --format json, or one self-contained HTML page with \
+                      --format html: the dependency graph coloured by outcome with the critical \
+                      path, a timeline of the stories, their turns, gates, merges, pauses and \
+                      waits (from events.jsonl), tokens and cost as bars, then the report's text. \
+                      --open writes the page to report.html in the epic's state directory and \
+                      opens it in the browser (xdg-open, or open on macOS), printing its path. \
+                      Token and cost figures are the agents' own or estimates. Exits 2 when the \
+                      epic has no report yet.",
         after_help = "Examples:\n  \
                       epic report\n  \
-                      epic report checkout --format json | jq '.stories[] | select(.status != \"done\")'"
+                      epic report checkout --format json | jq '.stories[] | select(.status != \"done\")'\n  \
+                      epic report --format html > report.html\n  \
+                      epic report --open"
     )]
-    Report(EpicArgs),
+    Report(ReportArgs),
 
     /// Check that every merge on the epic branch carries its proof
     #[command(
@@ -431,6 +442,18 @@ pub(crate) struct EpicArgs {
     /// The epic's id [default: the only epic that has run in this repository]
     #[arg(value_name = "EPIC")]
     pub(crate) epic: Option<String>,
+}
+
+/// `epic report [EPIC] [--open]`.
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    #[command(flatten)]
+    pub(crate) epic: EpicArgs,
+
+    /// Write the HTML page to report.html in the epic's state directory and open it in the
+    /// browser (implies --format html)
+    #[arg(long)]
+    pub(crate) open: bool,
 }
 
 /// `epic status [EPIC] [--plan PLAN]`.

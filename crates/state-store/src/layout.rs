@@ -114,6 +114,12 @@ impl EpicDir {
         self.root.join("report.md")
     }
 
+    /// `report.html`, the report as one HTML page with pictures: written by `epic report
+    /// --open`, which opens it in the browser (a run does not write it).
+    pub fn report_html(&self) -> PathBuf {
+        self.root.join("report.html")
+    }
+
     /// `merging.json`, the journal of the merge being proven: written before a story is merged
     /// into the epic branch, removed once the merge is proven or undone.
     pub fn merge_journal(&self) -> PathBuf {

@@ -87,7 +87,7 @@ pub(crate) fn run(global: &GlobalArgs, args: &PlanArgs, out: Output) -> Result<(
         }
     };
     let text = match format {
-        Format::Text | Format::Md => text(&plan, out),
+        Format::Text | Format::Md | Format::Html => text(&plan, out),
         Format::Json => json(&GraphJson {
             waves: plan.waves(),
             critical_path: plan.critical_path().stories,
