@@ -61,7 +61,11 @@ pub(crate) fn render(report: &EpicReport, activities: &[Activity]) -> String {
             svg,
             "<line class=\"tick\" x1=\"{tx}\" y1=\"{AXIS_H}\" x2=\"{tx}\" y2=\"{height}\"/>\
              <text class=\"axis\" x=\"{tx}\" y=\"16\" text-anchor=\"{anchor}\">{}</text>",
-            clock(at_ms)
+            if tick == 0 {
+                clock(at_ms)
+            } else {
+                since(at_ms - axis.origin, axis.total)
+            }
         );
     }
     for (n, row) in rows.iter().enumerate() {
@@ -182,6 +186,22 @@ fn draw_row(svg: &mut String, axis: &Axis, top: i64, row: &Row<'_>, activities: 
     }
 }
 
+/// `elapsed` milliseconds since the axis's start as its tick says it, to a precision that
+/// tells the ticks of an axis of `total` milliseconds apart: `+0.25s`, `+42s`, `+3m20s`,
+/// `+1h05m`.
+fn since(elapsed: i64, total: i64) -> String {
+    let seconds = elapsed / 1000;
+    if total < 10_000 {
+        format!("+{}.{:02}s", seconds, elapsed % 1000 / 10)
+    } else if total < 100_000 {
+        format!("+{seconds}s")
+    } else if total < 6_000_000 {
+        format!("+{}m{:02}s", seconds / 60, seconds % 60)
+    } else {
+        format!("+{}h{:02}m", seconds / 3600, seconds / 60 % 60)
+    }
+}
+
 /// `HH:MM:SS` (UTC) of a millisecond since the epoch.
 fn clock(millisecond: i64) -> String {
     let seconds = millisecond.div_euclid(1000).rem_euclid(86_400);
@@ -201,5 +221,13 @@ mod tests {
     fn clock_is_utc_time_of_day() {
         let at: Timestamp = "2026-03-01T09:04:05.678Z".parse().expect("a time");
         assert_eq!(clock(at.as_millisecond()), "09:04:05");
+    }
+
+    #[test]
+    fn ticks_after_the_first_say_the_time_since_it() {
+        assert_eq!(since(250, 1_000), "+0.25s");
+        assert_eq!(since(42_300, 60_000), "+42s");
+        assert_eq!(since(200_000, 600_000), "+3m20s");
+        assert_eq!(since(3_900_000, 7_200_000), "+1h05m");
     }
 }
