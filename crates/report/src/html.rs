@@ -73,7 +73,7 @@ body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;pad
 h1{font-size:1.5em}h2{font-size:1.25em;margin-top:1.5em}h3{font-size:1.1em}
 svg{display:block;width:100%;height:auto;margin:8px 0}
 svg text{font-size:13px;fill:#1f2328}
-.table{overflow-x:auto}table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+.table{overflow-x:auto}table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f6f8fa}code{font-family:ui-monospace,monospace;font-size:.9em;background:#f6f8fa;padding:0 3px;border-radius:3px}
 pre{overflow-x:auto;background:#f6f8fa;padding:8px}blockquote{margin:8px 0;padding:4px 12px;border-left:4px solid #d4a72c;background:#fff8c5}
 .legend{font-size:.85em}.key{display:inline-block;padding:0 6px;margin:2px 0;border-radius:3px;border:1px solid #8c959f}
