@@ -22,7 +22,9 @@
 //!   in the sandbox, reads the CLI's own configuration and gets to the network; Codex's provider
 //!   with its key variable empty is refused, naming the variable.
 //!
-//! Then the served cases ([`crate::served`]): the same CLIs, opencode and aider doing an epic of
+//! First, needing no agent CLI, the HTML report drawn by headless Chromium
+//! ([`crate::report_html`]); a filter that selects only it installs nothing. Then the served
+//! cases ([`crate::served`]): the same CLIs, opencode and aider doing an epic of
 //! three stories against the scripted model server, and the failures it plays.
 //!
 //! Every case's home holds fake keys in the credential stores the sandbox hides (`~/.ssh`,
@@ -274,11 +276,17 @@ pub(crate) fn run(args: &[String]) -> Result {
     let root = root();
     let packages = read_versions(&root.join(VERSIONS))?;
     let cache = cache_dir(&packages);
-    install(&cache, &packages)?;
+    // The HTML report's case needs no agent CLI: a filter that selects it alone installs none.
+    let (html, clis) = selected(capture, filter);
+    if clis {
+        install(&cache, &packages)?;
+    }
     // Two builds, not one: built together, the server's tokio features would reach `epic`'s
     // build and rebuild it unlike everyone else's.
     run_cargo(&["build", "--locked", "-p", "epic"])?;
-    run_cargo(&["build", "--locked", "-p", "epic-model-server"])?;
+    if clis {
+        run_cargo(&["build", "--locked", "-p", "epic-model-server"])?;
+    }
     let debug = target_dir(&root).join("debug");
     let epic = debug.join("epic");
     let model_server = debug.join("epic-model-server");
@@ -300,6 +308,13 @@ pub(crate) fn run(args: &[String]) -> Result {
         return outcome;
     }
     let mut failed = Vec::new();
+    if html {
+        let keep = target_dir(&root).join("report-html.png");
+        failed.extend(crate::report_html::case(&epic, &scratch, &keep));
+    }
+    if !clis {
+        return finish(&failed, &scratch, &packages);
+    }
     let cases: Vec<Case> = cases()
         .into_iter()
         .filter(|case| case.name.contains(filter))
@@ -332,7 +347,7 @@ pub(crate) fn run(args: &[String]) -> Result {
             installed
         })
         .collect();
-    if cases.is_empty() && served.is_empty() {
+    if cases.is_empty() && served.is_empty() && !html {
         return Err(format!("no case's name contains `{filter}`"));
     }
     for (n, case) in cases.iter().enumerate() {
@@ -357,8 +372,37 @@ pub(crate) fn run(args: &[String]) -> Result {
         scratch: &scratch,
     };
     failed.extend(crate::served::run(&served, &tools));
+    finish(&failed, &scratch, &packages)
+}
+
+/// Whether `filter` selects the HTML report's case, and whether a case that needs the agent
+/// CLIs (or `capture`, which always does).
+fn selected(capture: bool, filter: &str) -> (bool, bool) {
+    let html = !capture && crate::report_html::NAME.contains(filter);
+    (html, capture || !html || selects_a_cli_case(filter))
+}
+
+/// Whether a case that needs the agent CLIs has a name containing `filter`.
+fn selects_a_cli_case(filter: &str) -> bool {
+    cases().iter().any(|case| case.name.contains(filter))
+        || crate::served::cases()
+            .iter()
+            .any(|case| case.name().contains(filter))
+        || crate::rosters::cases()
+            .iter()
+            .any(|case| case.name().contains(filter))
+        || crate::roles::cases()
+            .iter()
+            .any(|case| case.name().contains(filter))
+        || crate::person::cases()
+            .iter()
+            .any(|case| case.name().contains(filter))
+}
+
+/// The tier's verdict: `Ok` (and the scratch directory removed) when no case `failed`.
+fn finish(failed: &[String], scratch: &Path, packages: &[String]) -> Result {
     if failed.is_empty() {
-        fs::remove_dir_all(&scratch).ok();
+        fs::remove_dir_all(scratch).ok();
         say(&format!(
             "xtask agents: every preset proven against {}",
             packages.join(", ")

@@ -25,6 +25,7 @@ mod capture;
 mod cases;
 mod json;
 mod person;
+mod report_html;
 mod roles;
 mod rosters;
 mod scratch;
