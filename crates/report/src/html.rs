@@ -43,16 +43,29 @@ pub fn render_html(report: &EpicReport, pictures: &Pictures) -> String {
     let _ = writeln!(page, "<h1>{}</h1>", escape(&title));
     page.push_str("<section id=\"dependencies\"><h2>Dependencies</h2>\n");
     page.push_str(LEGEND);
-    page.push_str(&graph::render(report, &pictures.graph));
+    wide(&mut page, &graph::render(report, &pictures.graph));
     page.push_str("</section>\n<section id=\"when\"><h2>Timeline</h2>\n");
     page.push_str(TIMELINE_LEGEND);
-    page.push_str(&gantt::render(report, &pictures.activities));
+    wide(&mut page, &gantt::render(report, &pictures.activities));
     page.push_str("</section>\n<section id=\"cost\"><h2>Tokens and cost</h2>\n");
-    page.push_str(&bars::render(report));
+    wide(&mut page, &bars::render(report));
     page.push_str("</section>\n<section id=\"report\">\n");
-    page.push_str(&markup::to_html(&render_markdown(report)));
+    // The page's own heading already says what the Markdown's first line does.
+    let markdown = render_markdown(report);
+    let text = match markdown.split_once('\n') {
+        Some((first, rest)) if first.starts_with("# ") => rest,
+        _ => &markdown,
+    };
+    page.push_str(&markup::to_html(text));
     page.push_str("</section>\n</body>\n</html>\n");
     page
+}
+
+/// `picture` in a box that scrolls sideways when the screen is too narrow to read it whole.
+fn wide(page: &mut String, picture: &str) {
+    page.push_str("<div class=\"wide\">\n");
+    page.push_str(picture);
+    page.push_str("</div>\n");
 }
 
 const LEGEND: &str = "<p class=\"legend\"><span class=\"key done\">done</span> \
@@ -89,5 +102,6 @@ pre{overflow-x:auto;background:#f6f8fa;padding:8px}blockquote{margin:8px 0;paddi
 .revision{fill:#fb8f44;background:#fb8f44}.pause{fill:#6e7781;background:#6e7781}.waiting{fill:#d4a72c;background:#d4a72c}
 .key.turn-coder,.key.turn-judge,.key.turn-reviewer,.key.turn-planner,.key.gate-ok,.key.gate-red,.key.merge-ok,.key.pause{color:#fff}
 .bar{fill:#0969da}.chart{font-weight:600}
-@media (max-width:600px){body{padding:0 6px 16px}th,td{padding:2px 4px;font-size:.85em}}
+.wide{overflow-x:auto}
+@media (max-width:600px){body{padding:0 6px 16px}svg#timeline,svg#usage{min-width:720px}th,td{padding:2px 4px;font-size:.85em}}
 ";
