@@ -1,6 +1,7 @@
 //! What `epic report --format html` draws beyond the report: the plan's dependencies from
-//! `plan.json`, and the timeline's activities from `events.jsonl` (turns, gate runs, merges and
-//! batches, merge revisions, seat pauses, waits for a person), each start paired with its end.
+//! `plan.json`, and the timeline's activities from `events.jsonl` (turns, gate runs in the
+//! stories' worktrees and on the epic head, merges and batches, merge revisions, seat pauses,
+//! waits for a person), each start paired with its end.
 
 use std::collections::BTreeMap;
 
@@ -114,7 +115,8 @@ fn take(event: &Event, at: Timestamp, open: &mut Open, out: &mut Vec<Activity>) 
         Event::TurnStarted { .. }
         | Event::TurnEnded { .. }
         | Event::GatePassed { .. }
-        | Event::GateFailed { .. } => work(event, at, open, out),
+        | Event::GateFailed { .. }
+        | Event::EpicGate { .. } => work(event, at, open, out),
         Event::MergeStarted { .. }
         | Event::StoryMerged { .. }
         | Event::StoryRolledBack { .. }
@@ -131,7 +133,13 @@ fn story_lane(story: &str) -> Lane {
     Lane::Story(story.to_owned())
 }
 
-/// A turn or a gate run.
+/// When something that ended `at` after `duration_ms` began.
+fn started(at: Timestamp, duration_ms: u64) -> Timestamp {
+    let ran = jiff::SignedDuration::from_millis(i64::try_from(duration_ms).unwrap_or(i64::MAX));
+    at.checked_sub(ran).unwrap_or(at)
+}
+
+/// A turn or a gate run (in a story's worktree, or on the epic head).
 fn work(event: &Event, at: Timestamp, open: &mut Open, out: &mut Vec<Activity>) {
     match event {
         Event::TurnStarted {
@@ -164,8 +172,7 @@ fn work(event: &Event, at: Timestamp, open: &mut Open, out: &mut Vec<Activity>) 
             ..
         } => {
             let passed = matches!(event, Event::GatePassed { .. });
-            let ran = jiff::SignedDuration::from_millis(i64::try_from(*duration_ms).unwrap_or(0));
-            let start = at.checked_sub(ran).unwrap_or(at);
+            let start = started(at, *duration_ms);
             let kind = ActivityKind::Gate { passed };
             out.push(activity(
                 story_lane(story),
@@ -173,6 +180,28 @@ fn work(event: &Event, at: Timestamp, open: &mut Open, out: &mut Vec<Activity>) 
                 start,
                 at,
                 command.clone(),
+            ));
+        }
+        Event::EpicGate {
+            story,
+            command,
+            passed,
+            duration_ms,
+            ..
+        } => {
+            // On the epic head: the baseline, or after a story's merge. Drawn on the merge
+            // queue's row, beside the batches.
+            let label = match story {
+                Some(story) => format!("{command} (after {story})"),
+                None => format!("{command} (baseline)"),
+            };
+            let kind = ActivityKind::Gate { passed: *passed };
+            out.push(activity(
+                Lane::Merge,
+                kind,
+                started(at, *duration_ms),
+                at,
+                label,
             ));
         }
         _ => {}
@@ -303,6 +332,10 @@ mod tests {
                 r#"{"kind":"batch_proven","batch":1,"stories":["a","b"],"commit":"c1"}"#,
             ),
             logged(
+                "2026-12-01T10:01:30.000Z",
+                r#"{"kind":"epic_gate","story":"b","command":"make","passed":false,"duration_ms":5000,"status":"exit code 2"}"#,
+            ),
+            logged(
                 "2026-12-01T10:02:00.000Z",
                 r#"{"kind":"story_waiting","story":"b","question":"which <db>?"}"#,
             ),
@@ -333,14 +366,17 @@ mod tests {
                         role: "coder".into()
                     }
                 ),
+                (&Lane::Merge, &ActivityKind::Gate { passed: false }),
                 (&Lane::Seat("claude".into()), &ActivityKind::Pause),
                 (&story("b"), &ActivityKind::Waiting),
                 (&Lane::Merge, &ActivityKind::Batch { proven: true }),
             ]
         );
         assert_eq!(activities[0].start.to_string(), "2026-12-01T10:00:20Z");
-        assert_eq!(activities[2].start.to_string(), "2026-12-01T10:02:30Z");
-        assert_eq!(activities[4].label, "batch 1: a, b");
-        assert_eq!(activities[4].finish.to_string(), "2026-12-01T10:01:21Z");
+        assert_eq!(activities[2].label, "make (after b)");
+        assert_eq!(activities[2].start.to_string(), "2026-12-01T10:01:25Z");
+        assert_eq!(activities[3].start.to_string(), "2026-12-01T10:02:30Z");
+        assert_eq!(activities[5].label, "batch 1: a, b");
+        assert_eq!(activities[5].finish.to_string(), "2026-12-01T10:01:21Z");
     }
 }
