@@ -362,7 +362,10 @@ mod tests {
         let held_note = hold(&dir, &sent).expect("held");
         assert!(!sent.path.exists());
         assert!(waiting(&dir).expect("listed").is_empty());
-        assert_eq!(held(&dir, "a").expect("listed"), std::slice::from_ref(&held_note));
+        assert_eq!(
+            held(&dir, "a").expect("listed"),
+            std::slice::from_ref(&held_note)
+        );
         assert!(held(&dir, "b").expect("listed").is_empty());
         assert!(discard(&held_note.path).expect("removed"));
         assert!(held(&dir, "a").expect("listed").is_empty());
