@@ -273,18 +273,7 @@ fn an_answer_lets_a_waiting_story_finish() {
         "plan.json",
         file_plan(&[("a", &[], "alpha"), ("b", &[], "beta")]),
     );
-    let coder = format!(
-        "case \"$EPIC_STORY\" in\n\
-         a) if printf '%s' \"$prompt\" | grep -q 8080; then\n\
-              mkdir -p a && echo 8080 > a/port.txt && echo 'wrote a/port.txt'\n\
-            else\n\
-              echo 'I cannot pick the port myself.'\n\
-              echo 'BLOCKED_ON: which port should the service listen on?'\n\
-            fi ;;\n\
-         *) {WRITE} ;;\n\
-         esac"
-    );
-    let agent = agent(&repo, ONE_TASK, &coder);
+    let agent = agent(&repo, ONE_TASK, &asking_coder());
     let mut run = Running::start(
         &repo,
         &run_args(
@@ -654,3 +643,110 @@ fn retry_in_a_running_epic() {
     assert_eq!(prompts(&repo, "a").len(), 2, "a's coder ran again");
     assert!(inbox_files(&repo).is_empty());
 }
+
+/// The coder's lines for story `a` that ask which port unless the prompt says 8080, and write
+/// the port then; every other story writes its file.
+fn asking_coder() -> String {
+    format!(
+        "case \"$EPIC_STORY\" in\n\
+         a) if printf '%s' \"$prompt\" | grep -q 8080; then\n\
+              mkdir -p a && echo 8080 > a/port.txt && echo 'wrote a/port.txt'\n\
+            else\n\
+              echo 'BLOCKED_ON: which port should the service listen on?'\n\
+            fi ;;\n\
+         *) {WRITE} ;;\n\
+         esac"
+    )
+}
+
+/// `epic stop --all` while a story waits ends the run as an interrupt (exit 130) with the wait
+/// kept; an answer given with no run going waits in the inbox, and the next run, the story
+/// waiting again, takes it and finishes.
+#[test]
+fn stop_all_keeps_a_waiting_story_waiting_for_the_next_runs_answer() {
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("c", &[], "gamma")]),
+    );
+    let agent = agent(&repo, ONE_TASK, &asking_coder());
+    let args = run_args(
+        &agent,
+        &[
+            "--on-blocked",
+            "ask",
+            "--sandbox",
+            "off",
+            "--concurrency",
+            "2",
+        ],
+    );
+    let mut run = Running::start(&repo, &args);
+    wait_event(&repo, &mut run, "story_waiting", Some("a"));
+    wait_event(&repo, &mut run, "story_merged", Some("c"));
+    repo.run(&["stop", "--all"]).assert_code(0);
+    let ended = run.end();
+    assert_eq!(ended.code, Some(130), "{ended}");
+    let stopped = of_kind(&repo, "stopped", None);
+    assert_eq!(stopped.len(), 1, "{stopped:?}");
+    assert!(stopped[0].get("story").is_none(), "{:?}", stopped[0]);
+    assert!(of_kind(&repo, "story_stopped", None).is_empty());
+    assert_eq!(state(&repo, "a")["hold"]["hold"], "waiting");
+    assert!(inbox_files(&repo).is_empty(), "{:?}", inbox_files(&repo));
+    repo.run(&["stop", "--all"]).assert_code(2);
+
+    let answer = repo.run(&["answer", "a", "8080"]);
+    answer.assert_code(0);
+    assert!(answer.stdout.contains("no run is going"), "{answer}");
+    let rerun = Running::start(&repo, &args).end();
+    assert_eq!(rerun.code, Some(0), "{rerun}");
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/port.txt"]), "8080\n");
+    assert_eq!(of_kind(&repo, "answered", Some("a")).len(), 1);
+    assert_eq!(of_kind(&repo, "notes_read", Some("a")).len(), 1);
+    assert!(of_kind(&repo, "command_refused", None).is_empty());
+    let prompts = prompts(&repo, "a");
+    assert_eq!(prompts.len(), 2, "asked once, then answered");
+    assert!(prompts[1].contains("> 8080"), "{}", prompts[1]);
+    assert!(inbox_files(&repo).is_empty());
+}
+
+/// A story waiting on an answer can be stopped: it ends stopped at once, its dependent skipped,
+/// and an answer that comes after is refused; a retry runs it again, asking anew.
+#[test]
+fn a_waiting_story_can_be_stopped() {
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &["a"], "beta")]),
+    );
+    let agent = agent(&repo, ONE_TASK, &asking_coder());
+    let args = run_args(&agent, &["--on-blocked", "ask", "--sandbox", "off"]);
+    let mut run = Running::start(&repo, &args);
+    wait_event(&repo, &mut run, "story_waiting", Some("a"));
+    repo.run(&["stop", "a"]).assert_code(0);
+    let ended = run.end();
+    assert_eq!(ended.code, Some(1), "{ended}");
+    assert_eq!(of_kind(&repo, "story_stopped", Some("a")).len(), 1);
+    assert_eq!(outcome(&repo, "a"), "stopped");
+    assert_eq!(outcome(&repo, "b"), "skipped");
+    assert_eq!(state(&repo, "a")["hold"]["hold"], "stopped");
+    let late = repo.run(&["answer", "a", "8080"]);
+    late.assert_code(2);
+    assert!(late.stderr.contains("stopped"), "{late}");
+    assert!(inbox_files(&repo).is_empty());
+
+    repo.run(&["retry", "a"]).assert_code(0);
+    let mut rerun = Running::start(&repo, &args);
+    wait_event(&repo, &mut rerun, "retried", Some("a"));
+    wait_for("a asks again", RUN_PATIENCE, || {
+        (of_kind(&repo, "story_waiting", Some("a")).len() == 2).then_some(())
+    });
+    repo.run(&["answer", "a", "8080"]).assert_code(0);
+    let ended = rerun.end();
+    assert_eq!(ended.code, Some(0), "{ended}");
+    assert_eq!(outcome(&repo, "a"), "done");
+    assert_eq!(outcome(&repo, "b"), "done");
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/port.txt"]), "8080\n");
+    assert_eq!(prompts(&repo, "a").len(), 3, "asked, asked again, answered");
+}
+
