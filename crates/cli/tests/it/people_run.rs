@@ -750,3 +750,42 @@ fn a_waiting_story_can_be_stopped() {
     assert_eq!(prompts(&repo, "a").len(), 3, "asked, asked again, answered");
 }
 
+/// The coder's lines for story `s` that leave `<temp>/coding-s` and wait until the test
+/// removes `<temp>/hold-coder-s`, then write the story's file.
+fn held_coder(repo: &Repo) -> String {
+    let dir = repo.temp().display().to_string();
+    format!(
+        "touch '{dir}/coding-'\"$EPIC_STORY\"\n\
+         i=0\n\
+         while [ -e '{dir}/hold-coder-'\"$EPIC_STORY\" ] && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; i=$((i+1)); done\n\
+         {WRITE}"
+    )
+}
+
+/// A story not started yet can be stopped while the story it depends on runs, and retried in
+/// the same run: it then runs once that story merged.
+#[test]
+fn a_story_not_started_is_stopped_and_retried_in_the_running_epic() {
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("a", &[], "alpha"), ("b", &["a"], "beta")]),
+    );
+    let agent = agent(&repo, ONE_TASK, &held_coder(&repo));
+    let hold = repo.temp().join("hold-coder-a");
+    std::fs::write(&hold, "").expect("hold a's coder");
+    let mut run = Running::start(&repo, &run_args(&agent, &["--sandbox", "off"]));
+    wait_until("a's coder runs", || repo.temp().join("coding-a").exists());
+    repo.run(&["stop", "b"]).assert_code(0);
+    wait_event(&repo, &mut run, "story_stopped", Some("b"));
+    assert_eq!(state(&repo, "b")["hold"]["hold"], "stopped");
+    repo.run(&["retry", "b"]).assert_code(0);
+    wait_event(&repo, &mut run, "retried", Some("b"));
+    std::fs::remove_file(&hold).expect("release a's coder");
+    let ended = run.end();
+    assert_eq!(ended.code, Some(0), "{ended}");
+    assert_eq!(outcome(&repo, "a"), "done");
+    assert_eq!(outcome(&repo, "b"), "done");
+    assert_eq!(repo.git_output(&["show", "epic/shop:b/b.txt"]), "done\n");
+    assert!(of_kind(&repo, "command_refused", None).is_empty());
+}

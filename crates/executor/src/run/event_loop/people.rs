@@ -230,6 +230,12 @@ impl Loop {
         sent: &Sent,
     ) {
         let story = self.plan.plan().stories[index].clone();
+        // The state first: a person who reads the event may `epic retry` at once.
+        let hold = Hold::Stopped {
+            uid: sent.command.uid,
+            at: sent.command.at.clone(),
+        };
+        self.record_stop(index, hold).await;
         let reason = format!(
             "stopped by a person (uid {}, {}); `epic retry {}` runs it again",
             sent.command.uid, sent.command.at, story.id
@@ -254,11 +260,6 @@ impl Loop {
         for dependent in self.schedule.fail(index) {
             self.skip(dependent, &format!("blocked by {} (stopped)", story.id));
         }
-        let hold = Hold::Stopped {
-            uid: sent.command.uid,
-            at: sent.command.at.clone(),
-        };
-        self.record_stop(index, hold).await;
     }
 
     /// The stories a person held on an earlier run: stopped ones stay stopped, waiting ones
@@ -349,6 +350,10 @@ impl Loop {
         };
         let reason = failure.reason();
         let story = self.plan.plan().stories[index].clone();
+        // The state first: a person who reads the event may `epic retry` at once.
+        if let Ok(path) = self.shared.dir.story_state(&story.id) {
+            story::record_failed(&self.shared, path).await;
+        }
         self.emit(Event::StoryFailed {
             story: story.id.clone(),
             reason: reason.clone(),
@@ -368,9 +373,6 @@ impl Loop {
         );
         for dependent in self.schedule.fail(index) {
             self.skip(dependent, &format!("blocked by {}", story.id));
-        }
-        if let Ok(path) = self.shared.dir.story_state(&story.id) {
-            story::record_failed(&self.shared, path).await;
         }
     }
 
