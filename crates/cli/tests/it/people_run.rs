@@ -762,6 +762,43 @@ fn held_coder(repo: &Repo) -> String {
     )
 }
 
+/// A note given while the story's last coder turn runs is not in that turn's prompt; the story
+/// merges with no turn left to read it, and the note is not left held for a turn that never
+/// comes.
+#[test]
+fn a_note_given_during_the_last_turn_is_not_left_behind() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let agent = agent(&repo, ONE_TASK, &held_coder(&repo));
+    let hold = repo.temp().join("hold-coder-a");
+    std::fs::write(&hold, "").expect("hold a's coder");
+    let mut run = Running::start(&repo, &run_args(&agent, &["--sandbox", "off"]));
+    wait_until("a's coder runs", || repo.temp().join("coding-a").exists());
+    repo.run(&["tell", "a", "late note"]).assert_code(0);
+    wait_event(&repo, &mut run, "told", Some("a"));
+    std::fs::remove_file(&hold).expect("release a's coder");
+    let ended = run.end();
+    assert_eq!(ended.code, Some(0), "{ended}");
+    let prompts = prompts(&repo, "a");
+    assert_eq!(prompts.len(), 1);
+    assert!(!prompts[0].contains("late note"));
+    assert!(of_kind(&repo, "notes_read", None).is_empty());
+    let told = &of_kind(&repo, "told", Some("a"))[0]["command"];
+    let told = told.as_str().expect("a command id");
+    let said = of_kind(&repo, "note", Some("a")).into_iter().any(|note| {
+        note["message"]
+            .as_str()
+            .is_some_and(|text| text.contains(told))
+    });
+    assert!(
+        said,
+        "the log says the note was not read: {:?}",
+        events(&repo)
+    );
+    let left = walk(&repo.epic("shop").inbox().join("held"));
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// A story not started yet can be stopped while the story it depends on runs, and retried in
 /// the same run: it then runs once that story merged.
 #[test]

@@ -54,6 +54,8 @@ pub(super) struct Loop {
     waits_due: Vec<people::Wait>,
     /// The latest wait of each story.
     waits_due_count: HashMap<usize, u64>,
+    /// Stories merged whose notes no coder turn read the loop has yet to drop.
+    unread: Vec<usize>,
 }
 
 impl fmt::Debug for Loop {
@@ -147,6 +149,7 @@ impl Loop {
             tokens: HashMap::new(),
             stopping: HashMap::new(),
             questions: HashMap::new(),
+            unread: Vec::new(),
             wait_count: 0,
             waits_due: Vec::new(),
             waits_due_count: HashMap::new(),
@@ -215,6 +218,7 @@ impl Loop {
                     if let Some((index, outcome)) = self.joined(joined, &mut running, &stories) {
                         self.settle_stop(index, outcome).await;
                     }
+                    self.drop_unread_notes().await;
                     report_due = true;
                 }
                 taken = inbox.next() => {
@@ -550,6 +554,7 @@ impl Loop {
                 in_place,
             } => {
                 self.schedule.done(index);
+                self.unread.push(index);
                 if let Some(judge) = &judge {
                     outcome = outcome.with_judge(judge);
                 }

@@ -421,6 +421,36 @@ impl Loop {
         }
     }
 
+    /// The notes and answers held for stories that merged before a coder turn read them
+    /// (given while their last turn ran): removed, and said so, rather than left held for a
+    /// turn that never comes. The loop refuses notes for a merged story from then on.
+    pub(super) async fn drop_unread_notes(&mut self) {
+        for index in std::mem::take(&mut self.unread) {
+            let story = self.id(index);
+            let (dir, id) = (self.shared.dir.clone(), story.clone());
+            let dropped = offload::blocking(move || {
+                inbox::held(&dir, &id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|sent| inbox::discard(&sent.path).is_ok())
+                    .map(|sent| sent.id)
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .unwrap_or_default();
+            if !dropped.is_empty() {
+                self.emit(Event::Note {
+                    story,
+                    message: format!(
+                        "merged before a coder turn read what people gave it (command {}): \
+                         no turn of it is left to read it",
+                        dropped.join(", ")
+                    ),
+                });
+            }
+        }
+    }
+
     /// Whether a stop waits for story `index` to end.
     pub(super) fn is_stopping(&self, index: usize) -> bool {
         self.stopping.contains_key(&index)
