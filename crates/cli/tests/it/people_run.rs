@@ -299,6 +299,25 @@ fn an_answer_lets_a_waiting_story_finish() {
     let hold = &state(&repo, "a")["hold"];
     assert_eq!(hold["hold"], "waiting", "{hold}");
     assert_eq!(hold["question"], "which port should the service listen on?");
+    let status = repo.run(&["status", "shop"]);
+    status.assert_code(0);
+    assert!(
+        status.stdout.contains(
+            "\nheld for a person:\na: waiting for an answer since 2\
+             "
+        ) && status
+            .stdout
+            .contains(": which port should the service listen on? (`epic answer a TEXT`)\n"),
+        "{status}"
+    );
+    let json = repo.run(&["status", "shop", "--format", "json"]).json();
+    let stories = json["stories"].as_array().expect("stories");
+    let a = stories.iter().find(|story| story["id"] == "a").expect("a");
+    assert_eq!(a["hold"]["hold"], "waiting", "{json}");
+    assert_eq!(
+        a["hold"]["question"],
+        "which port should the service listen on?"
+    );
 
     let answer = repo.run(&["answer", "a", "8080"]);
     answer.assert_code(0);
@@ -730,6 +749,12 @@ fn a_waiting_story_can_be_stopped() {
     assert_eq!(outcome(&repo, "a"), "stopped");
     assert_eq!(outcome(&repo, "b"), "skipped");
     assert_eq!(state(&repo, "a")["hold"]["hold"], "stopped");
+    let status = repo.run(&["status", "shop"]);
+    assert!(
+        status.stdout.contains("\na: stopped by a person (uid ")
+            && status.stdout.contains("(`epic retry a` runs it again)\n"),
+        "{status}"
+    );
     let late = repo.run(&["answer", "a", "8080"]);
     late.assert_code(2);
     assert!(late.stderr.contains("stopped"), "{late}");

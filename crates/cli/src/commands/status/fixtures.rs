@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use epic_report::{Evidence, InPlace, OutcomeStatus};
-use epic_state_store::{Holder, StoryStage};
+use epic_state_store::{Hold, Holder, StoryStage};
 
 use super::model::{
     DoingJson, EpicSummary, EpicsJson, LandedJson, PausedJson, ReportJson, SeatJson, StatusJson,
@@ -30,6 +30,7 @@ pub(super) fn story(id: &str) -> StoryJson {
         stalled_turns: 0,
         looping_turns: 0,
         merge_revisions: 0,
+        hold: None,
     }
 }
 
@@ -69,11 +70,19 @@ pub(super) fn full() -> StatusJson {
                 reason: Some("gates red:\n  pytest    exit code 1".to_owned()),
                 stalled_turns: 1,
                 looping_turns: 2,
+                hold: Some(Hold::Waiting {
+                    question: "which currency do prices use?".to_owned(),
+                    since: SINCE.to_owned(),
+                }),
                 ..story("payments")
             },
             StoryJson {
                 outcome: Some(OutcomeStatus::Skipped),
                 reason: Some("a dependency failed: payments".to_owned()),
+                hold: Some(Hold::Stopped {
+                    uid: 1000,
+                    at: SINCE.to_owned(),
+                }),
                 ..story("search")
             },
         ],

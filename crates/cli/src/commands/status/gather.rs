@@ -5,7 +5,7 @@
 //! It only reads `<git-common-dir>/epic/<epic>/`: state files are replaced atomically and the
 //! lock is probed without being taken, so it is safe (and live) while a run is going.
 
-use epic_state_store::{EpicDir, StoryState};
+use epic_state_store::{EpicDir, StoryStage, StoryState};
 
 use crate::epics::{self, lock_holder};
 use crate::error::{CommandError, Kind};
@@ -240,14 +240,15 @@ fn story(
     state: Option<StoryState>,
     outcome: Option<&epic_report::StoryOutcome>,
 ) -> StoryJson {
-    let (status, branch, worktree) = match state {
+    let (status, branch, worktree, hold) = match state {
         // A merged story's worktree is removed after its merge: only one still there is shown.
         Some(state) => (
             Some(state.status),
             Some(state.branch),
             Some(state.worktree).filter(|worktree| worktree.exists()),
+            state.hold.filter(|_| state.status != StoryStage::Merged),
         ),
-        None => (None, None, None),
+        None => (None, None, None, None),
     };
     StoryJson {
         id: id.to_owned(),
@@ -260,5 +261,6 @@ fn story(
         merge_revisions: 0,
         stalled_turns: outcome.map_or(0, |outcome| outcome.stalled_turns),
         looping_turns: outcome.map_or(0, |outcome| outcome.looping_turns),
+        hold,
     }
 }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use epic_state_store::{Holder, StoryStage};
+use epic_state_store::{Hold, Holder, StoryStage};
 use serde::Serialize;
 
 /// `epic status --format json`: one epic.
@@ -123,6 +123,11 @@ pub(super) struct StoryJson {
     /// never.
     #[serde(skip_serializing_if = "is_zero")]
     pub(super) merge_revisions: u32,
+    /// Where a person holds it, from its state file: `{"hold":"waiting","question","since"}`
+    /// while it waits on `epic answer`, `{"hold":"stopped","uid","at"}` once `epic stop`
+    /// stopped it. Left out otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) hold: Option<Hold>,
 }
 
 /// Whether a count is zero (left out of the JSON).

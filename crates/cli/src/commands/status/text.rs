@@ -5,7 +5,7 @@
 
 use std::fmt::{self, Write as _};
 
-use epic_state_store::StoryStage;
+use epic_state_store::{Hold, StoryStage};
 
 use crate::commands::render;
 use crate::output::Output;
@@ -92,6 +92,7 @@ pub(super) fn text(status: &StatusJson, out: Output) -> String {
                 writeln!(w, "{}: {}", story.id, one_line(reason))?;
             }
         }
+        holds_text(w, status)?;
         ended_turns_text(w, status)?;
         in_place_text(w, status)?;
         revisions_text(w, status)?;
@@ -155,6 +156,35 @@ fn revisions_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
         "\nmerge revisions (red on the epic head, back to the coder): {}",
         revised.join(", ")
     )
+}
+
+/// The stories a person holds, per their state files: waiting on an answer (the question)
+/// or stopped, each with what to run; nothing when there are none.
+fn holds_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
+    let held: Vec<(&StoryJson, &Hold)> = status
+        .stories
+        .iter()
+        .filter_map(|story| Some((story, story.hold.as_ref()?)))
+        .collect();
+    if held.is_empty() {
+        return Ok(());
+    }
+    writeln!(w, "\nheld for a person:")?;
+    for (story, hold) in held {
+        let id = &story.id;
+        match hold {
+            Hold::Waiting { question, since } => writeln!(
+                w,
+                "{id}: waiting for an answer since {since}: {} (`epic answer {id} TEXT`)",
+                one_line(question)
+            )?,
+            Hold::Stopped { uid, at } => writeln!(
+                w,
+                "{id}: stopped by a person (uid {uid}, {at}) (`epic retry {id}` runs it again)"
+            )?,
+        }
+    }
+    Ok(())
 }
 
 /// The stories some of whose turns epic ended as stalled or looping, per the last report;
