@@ -851,3 +851,84 @@ fn a_story_not_started_is_stopped_and_retried_in_the_running_epic() {
     assert_eq!(repo.git_output(&["show", "epic/shop:b/b.txt"]), "done\n");
     assert!(of_kind(&repo, "command_refused", None).is_empty());
 }
+
+/// A note given while the story waits comes before the answer given after it, each marked as
+/// what it is, in the one coder turn that reads them both.
+#[test]
+fn notes_and_an_answer_are_read_in_the_order_given() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let agent = agent(&repo, ONE_TASK, &asking_coder());
+    let mut run = Running::start(
+        &repo,
+        &run_args(&agent, &["--on-blocked", "ask", "--sandbox", "off"]),
+    );
+    wait_event(&repo, &mut run, "story_waiting", Some("a"));
+    repo.run(&["tell", "a", "keep it small"]).assert_code(0);
+    wait_event(&repo, &mut run, "told", Some("a"));
+    repo.run(&["answer", "a", "8080"]).assert_code(0);
+    let ended = run.end();
+    assert_eq!(ended.code, Some(0), "{ended}");
+    let prompts = prompts(&repo, "a");
+    assert_eq!(
+        prompts.len(),
+        2,
+        "a note alone does not send a waiting story on"
+    );
+    let note = prompts[1].find("A note from them:\n> keep it small");
+    let answer =
+        prompts[1].find("Their answer to the question you stopped on (BLOCKED_ON):\n> 8080");
+    assert!(
+        note.zip(answer).is_some_and(|(note, answer)| note < answer),
+        "{}",
+        prompts[1]
+    );
+    let told = &of_kind(&repo, "told", Some("a"))[0]["command"];
+    let answered = &of_kind(&repo, "answered", Some("a"))[0]["command"];
+    let read = of_kind(&repo, "notes_read", Some("a"));
+    assert_eq!(read.len(), 1, "{read:?}");
+    assert_eq!(read[0]["commands"], serde_json::json!([told, answered]));
+}
+
+/// `epic stop --all` while a coder turn runs ends the turn's processes and the run (exit 130),
+/// the story kept as it was, not stopped: the next run resumes and finishes it.
+#[test]
+fn stop_all_ends_a_running_turn_and_a_rerun_resumes() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let dir = repo.temp().display().to_string();
+    let coder = format!(
+        "if [ ! -e '{dir}/a-may-finish' ]; then\n\
+           sleep 1000 &\n\
+           echo $! > '{dir}/a-sleep.pid'\n\
+           echo $$ > '{dir}/a.pid'\n\
+           wait\n\
+           exit 1\n\
+         fi\n\
+         {WRITE}"
+    );
+    let agent = agent(&repo, ONE_TASK, &coder);
+    let args = run_args(&agent, &["--sandbox", "off"]);
+    let run = Running::start(&repo, &args);
+    wait_until("a's coder turn is under way", || {
+        std::fs::read_to_string(repo.temp().join("a.pid")).is_ok_and(|pid| pid.ends_with('\n'))
+    });
+    let (shell, sleep) = (
+        read(&repo.temp().join("a.pid")),
+        read(&repo.temp().join("a-sleep.pid")),
+    );
+    repo.run(&["stop", "--all"]).assert_code(0);
+    let ended = run.end();
+    assert_eq!(ended.code, Some(130), "{ended}");
+    assert!(
+        !alive(&shell) && !alive(&sleep),
+        "the turn's processes are gone"
+    );
+    assert!(of_kind(&repo, "story_stopped", None).is_empty());
+    assert!(state(&repo, "a").get("hold").is_none_or(Value::is_null));
+    std::fs::write(repo.temp().join("a-may-finish"), "").expect("the marker");
+    let rerun = Running::start(&repo, &args).end();
+    assert_eq!(rerun.code, Some(0), "{rerun}");
+    assert_eq!(outcome(&repo, "a"), "done");
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
+}
