@@ -932,3 +932,96 @@ fn stop_all_ends_a_running_turn_and_a_rerun_resumes() {
     assert_eq!(outcome(&repo, "a"), "done");
     assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
 }
+
+/// Writes `text` as `name` in the epic's inbox whole, as `epic` writes a command (a temporary
+/// file, then a rename).
+fn drop_in_inbox(repo: &Repo, name: &str, text: &str) {
+    let inbox = repo.epic("shop").inbox();
+    let temp = inbox.join(format!(".{name}.tmp"));
+    std::fs::write(&temp, text).expect("write the command");
+    std::fs::rename(&temp, inbox.join(name)).expect("move the command in");
+}
+
+/// What the run cannot apply, a command for a story the plan does not have and a file that is
+/// no command, is refused in the log and removed; the run goes on unaffected.
+#[test]
+fn a_command_the_run_cannot_apply_is_refused_and_removed() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let agent = agent(&repo, ONE_TASK, WRITE);
+    let hold = repo.temp().join("hold-planner-a");
+    std::fs::write(&hold, "").expect("hold the planner");
+    let run = Running::start(&repo, &run_args(&agent, &["--sandbox", "off"]));
+    wait_until("a's planner runs", || {
+        repo.temp().join("planning-a").exists()
+    });
+    let command = serde_json::json!({"version": 1, "data": {
+        "action": "tell", "story": "zzz", "text": "hi", "uid": 0, "at": "2030-01-01T00:00:00Z"
+    }});
+    drop_in_inbox(&repo, "00000000000000000001-1-0.json", &command.to_string());
+    drop_in_inbox(&repo, "00000000000000000002-1-0.json", "not a command");
+    wait_for("both refused", RUN_PATIENCE, || {
+        let refused = of_kind(&repo, "command_refused", None);
+        (refused.len() == 2).then_some(refused)
+    });
+    std::fs::remove_file(&hold).expect("release the planner");
+    let ended = run.end();
+    assert_eq!(ended.code, Some(0), "{ended}");
+    let refused = of_kind(&repo, "command_refused", None);
+    assert_eq!(refused[0]["command"], "00000000000000000001-1-0");
+    assert!(
+        refused[0]["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains("the plan has no story `zzz`")),
+        "{refused:?}"
+    );
+    assert_eq!(refused[1]["command"], "00000000000000000002-1-0.json");
+    assert!(of_kind(&repo, "told", None).is_empty());
+    assert!(inbox_files(&repo).is_empty(), "{:?}", inbox_files(&repo));
+    assert_eq!(outcome(&repo, "a"), "done");
+}
+
+/// A note read by a coder attempt that failed (a transient error, tried again after its backoff
+/// on the run's clock) is read again by the attempt that replies, and only then taken as read.
+#[test]
+fn a_note_survives_an_attempt_that_failed() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let dir = repo.temp().display().to_string();
+    let coder = format!(
+        "if [ ! -e '{dir}/failed-once' ]; then\n\
+           touch '{dir}/failed-once'\n\
+           echo 'error: connection reset by peer' >&2\n\
+           exit 1\n\
+         fi\n\
+         {WRITE}"
+    );
+    let agent = agent(&repo, ONE_TASK, &coder);
+    let clock = TestClock::new(repo.temp(), "2030-01-01T09:00:00Z".parse().unwrap());
+    let hold = repo.temp().join("hold-planner-a");
+    std::fs::write(&hold, "").expect("hold the planner");
+    let mut run = Running::start_with(&repo, &run_args(&agent, &["--sandbox", "off"]), |c| {
+        c.env("EPIC_TEST_CLOCK", repo.temp().join("clock"));
+    });
+    wait_until("a's planner runs", || {
+        repo.temp().join("planning-a").exists()
+    });
+    repo.run(&["tell", "a", "use tabs"]).assert_code(0);
+    wait_event(&repo, &mut run, "told", Some("a"));
+    std::fs::remove_file(&hold).expect("release the planner");
+    wait_event(&repo, &mut run, "turn_retried", Some("a"));
+    // The backoff is timed on the run's clock: move it on until the attempt after it runs.
+    wait_for("the coder is asked again", RUN_PATIENCE, || {
+        clock.advance(Duration::from_mins(1));
+        (prompts(&repo, "a").len() == 2).then_some(())
+    });
+    let ended = run.end();
+    assert_eq!(ended.code, Some(0), "{ended}");
+    let prompts = prompts(&repo, "a");
+    for prompt in &prompts {
+        assert!(prompt.contains("A note from them:\n> use tabs"), "{prompt}");
+    }
+    let read = of_kind(&repo, "notes_read", Some("a"));
+    assert_eq!(read.len(), 1, "{read:?}");
+    assert!(walk(&repo.epic("shop").inbox().join("held")).is_empty());
+}
