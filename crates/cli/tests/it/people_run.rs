@@ -1025,3 +1025,51 @@ fn a_note_survives_an_attempt_that_failed() {
     assert_eq!(read.len(), 1, "{read:?}");
     assert!(walk(&repo.epic("shop").inbox().join("held")).is_empty());
 }
+
+/// A stop that comes while the story's merge is gated on the epic branch (no turn of it is
+/// going) undoes the merge: the story is stopped, the epic branch without its work, and no
+/// command is left in the inbox for the next run.
+#[test]
+fn a_stop_during_the_merge_leaves_nothing_behind() {
+    let repo = Repo::new();
+    repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
+    let agent = agent(&repo, ONE_TASK, WRITE);
+    let dir = repo.temp().display().to_string();
+    let gate = format!(
+        "case \"$PWD\" in *_epic) if [ \"$EPIC_STORY\" = a ]; then touch '{dir}/merging-a'; \
+         i=0; while [ -e '{dir}/hold-gate' ] && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; \
+         i=$((i+1)); done; fi ;; esac; true"
+    );
+    std::fs::write(repo.temp().join("hold-gate"), "").expect("hold the gate");
+    let mut args = run_args(&agent, &["--sandbox", "off"]);
+    let at = args
+        .iter()
+        .position(|arg| *arg == "true")
+        .expect("the gate");
+    args[at] = &gate;
+    let mut run = Running::start(&repo, &args);
+    wait_until("a's merge is gated", || {
+        repo.temp().join("merging-a").exists()
+    });
+    repo.run(&["stop", "a"]).assert_code(0);
+    wait_for("the stop is taken", RUN_PATIENCE, || {
+        let taken = !of_kind(&repo, "stopped", Some("a")).is_empty();
+        assert!(run.going() || taken, "the run ended before the stop");
+        taken.then_some(())
+    });
+    std::fs::remove_file(repo.temp().join("hold-gate")).expect("release the gate");
+    let ended = run.end();
+    assert_eq!(ended.code, Some(1), "{ended}");
+    assert_eq!(of_kind(&repo, "story_rolled_back", Some("a")).len(), 1);
+    assert_eq!(of_kind(&repo, "story_stopped", Some("a")).len(), 1);
+    assert!(of_kind(&repo, "story_merged", Some("a")).is_empty());
+    assert_eq!(outcome(&repo, "a"), "stopped");
+    assert_eq!(state(&repo, "a")["hold"]["hold"], "stopped");
+    assert!(
+        repo.git_output(&["ls-tree", "-r", "--name-only", "epic/shop"])
+            .lines()
+            .all(|path| !path.starts_with("a/")),
+        "the epic branch holds none of a's work"
+    );
+    assert!(inbox_files(&repo).is_empty(), "{:?}", inbox_files(&repo));
+}
