@@ -315,6 +315,11 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
             "epic {} {verb}: {done}/{total} done, {failed} failed, {skipped} skipped",
             report.epic_id
         )?;
+        // A story a person stopped (`epic stop`) is none of the three.
+        let stopped = report.count(OutcomeStatus::Stopped);
+        if stopped > 0 {
+            write!(w, ", {stopped} stopped")?;
+        }
         if let Some(tokens) = report.latest_run_estimated_tokens() {
             // The agents' own figures where they reported them (`report.md` says which).
             let (about, source) = match (report.has_reported(), report.has_estimates()) {
@@ -347,29 +352,7 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
                 writeln!(w, "  {}: {}", story.id, evidence_text(in_place))?;
             }
         }
-        for status in [OutcomeStatus::Failed, OutcomeStatus::Skipped] {
-            let stories: Vec<_> = report
-                .stories
-                .iter()
-                .filter(|story| story.status == status)
-                .collect();
-            if stories.is_empty() {
-                continue;
-            }
-            writeln!(w, "\n{}:", status.as_str())?;
-            for story in stories {
-                let reason = story.reason.as_deref().unwrap_or("no reason recorded");
-                let mut lines = reason.trim().lines();
-                writeln!(w, "  {}: {}", story.id, lines.next().unwrap_or_default())?;
-                let rest: Vec<&str> = lines.collect();
-                for line in rest.iter().take(8) {
-                    writeln!(w, "    {}", line.trim_end())?;
-                }
-                if rest.len() > 8 {
-                    writeln!(w, "    … ({} more lines in the report)", rest.len() - 8)?;
-                }
-            }
-        }
+        reasons_text(w, report)?;
         if !report.critical_path.is_empty() {
             writeln!(w, "\ncritical path: {}", report.critical_path.join(" -> "))?;
         }
@@ -398,6 +381,39 @@ pub(crate) fn summary(outcome: &RunOutcome, rerun: Option<&str>) -> String {
         }
         Ok(())
     })
+}
+
+/// The stories that failed, were stopped or were skipped, by status, each with its reason
+/// (the first line, then up to eight more).
+fn reasons_text(w: &mut String, report: &EpicReport) -> std::fmt::Result {
+    for status in [
+        OutcomeStatus::Failed,
+        OutcomeStatus::Stopped,
+        OutcomeStatus::Skipped,
+    ] {
+        let stories: Vec<_> = report
+            .stories
+            .iter()
+            .filter(|story| story.status == status)
+            .collect();
+        if stories.is_empty() {
+            continue;
+        }
+        writeln!(w, "\n{}:", status.as_str())?;
+        for story in stories {
+            let reason = story.reason.as_deref().unwrap_or("no reason recorded");
+            let mut lines = reason.trim().lines();
+            writeln!(w, "  {}: {}", story.id, lines.next().unwrap_or_default())?;
+            let rest: Vec<&str> = lines.collect();
+            for line in rest.iter().take(8) {
+                writeln!(w, "    {}", line.trim_end())?;
+            }
+            if rest.len() > 8 {
+                writeln!(w, "    … ({} more lines in the report)", rest.len() - 8)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A story's evidence on one line: each file, with the names it provides in parentheses.

@@ -391,6 +391,15 @@ fn stop_ends_one_story_and_skips_its_dependents_while_others_go_on() {
     repo.run(&["stop", "a"]).assert_code(0);
     let ended = run.end();
     assert_eq!(ended.code, Some(1), "{ended}");
+    assert!(
+        ended
+            .stdout
+            .contains("1/3 done, 0 failed, 1 skipped, 1 stopped")
+            && ended
+                .stdout
+                .contains("\nstopped:\n  a: stopped by a person (uid "),
+        "{ended}"
+    );
     assert!(!alive(&shell), "the coder's shell is gone");
     assert!(!alive(&sleep), "what the coder started is gone");
     assert_eq!(of_kind(&repo, "stopped", Some("a")).len(), 1);
