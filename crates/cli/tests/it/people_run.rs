@@ -409,6 +409,15 @@ fn stop_ends_one_story_and_skips_its_dependents_while_others_go_on() {
     assert_eq!(outcome(&repo, "c"), "done");
     assert_eq!(state(&repo, "a")["hold"]["hold"], "stopped");
     assert_eq!(prompts(&repo, "a").len(), 1);
+    let status = repo.run(&["status", "shop"]);
+    assert!(
+        status
+            .stdout
+            .contains("last report: 1 done, 0 failed, 1 skipped, 1 stopped on epic/shop"),
+        "{status}"
+    );
+    let json = repo.run(&["status", "shop", "--format", "json"]).json();
+    assert_eq!(json["report"]["stopped"], 1, "{json}");
 
     // The next run keeps a stopped: its coder, which would now finish, is not asked.
     std::fs::write(repo.temp().join("a-may-finish"), "").expect("the marker");

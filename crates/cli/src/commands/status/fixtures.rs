@@ -91,6 +91,7 @@ pub(super) fn full() -> StatusJson {
             done: 1,
             failed: 1,
             skipped: 1,
+            stopped: 1,
         }),
         paused: vec![PausedJson {
             seat: "codex".to_owned(),

@@ -89,6 +89,7 @@ pub(super) fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
             done: report.count(epic_report::OutcomeStatus::Done),
             failed: report.count(epic_report::OutcomeStatus::Failed),
             skipped: report.count(epic_report::OutcomeStatus::Skipped),
+            stopped: report.count(epic_report::OutcomeStatus::Stopped),
             epic_branch: report.epic_branch,
         }),
     })

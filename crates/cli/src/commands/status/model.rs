@@ -146,6 +146,18 @@ pub(super) struct ReportJson {
     pub(super) done: usize,
     pub(super) failed: usize,
     pub(super) skipped: usize,
+    /// The stories a person stopped (`epic stop`); left out when none.
+    #[serde(skip_serializing_if = "is_none_stopped")]
+    pub(super) stopped: usize,
+}
+
+/// Whether no story was stopped (left out of the JSON).
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
+fn is_none_stopped(count: &usize) -> bool {
+    *count == 0
 }
 
 /// `epic status --format json` without EPIC when several epics have run.

@@ -128,9 +128,15 @@ pub(super) fn text(status: &StatusJson, out: Output) -> String {
                 }
             )?;
             if let Some(report) = &status.report {
+                let stopped = if report.stopped > 0 {
+                    format!(", {} stopped", report.stopped)
+                } else {
+                    String::new()
+                };
                 writeln!(
                     w,
-                    "last report: {} done, {} failed, {} skipped on {} (`epic report {}` prints it)",
+                    "last report: {} done, {} failed, {} skipped{stopped} on {} (`epic report {}` \
+                     prints it)",
                     report.done, report.failed, report.skipped, report.epic_branch, status.epic_id
                 )?;
             }
