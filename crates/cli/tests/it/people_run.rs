@@ -1091,3 +1091,98 @@ fn a_stop_during_the_merge_leaves_nothing_behind() {
     );
     assert!(inbox_files(&repo).is_empty(), "{:?}", inbox_files(&repo));
 }
+
+/// A stop that comes while the story's merge is proven in a batch another story's task drives
+/// (the batch is not the stopped story's to cancel): the story merges, and the stop is refused
+/// in the log and removed, not left in the inbox for the next run. The batch is made by holding
+/// the gate of a first story's merge (`c`) until `b`, then `a`, wait to merge: b, first in
+/// line for the merge lock, drives the batch of both.
+#[test]
+fn a_stop_too_late_for_a_merge_batch_is_refused() {
+    let repo = Repo::new();
+    repo.write(
+        "plan.json",
+        file_plan(&[("c", &[], "gamma"), ("a", &[], "alpha"), ("b", &[], "beta")]),
+    );
+    let dir = repo.temp().display().to_string();
+    // c codes at once; b waits until c's merge is gated, a until b waits to merge.
+    let log = repo.epic("shop").events().display().to_string();
+    let coder = format!(
+        "case \"$EPIC_STORY\" in\n\
+         b) i=0; while [ ! -e '{dir}/gate-2' ] && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; i=$((i+1)); done ;;\n\
+         a) i=0; while ! grep -q '\"kind\":\"merge_queued\",\"story\":\"b\"' '{log}' && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; i=$((i+1)); done ;;\n\
+         esac\n\
+         {WRITE}"
+    );
+    let agent = agent(&repo, ONE_TASK, &coder);
+    // The gate on the epic worktree: its n-th run leaves `gate-n` and, while `hold-gate-n` is
+    // there, waits.
+    let gate = format!(
+        "case \"$PWD\" in *_epic) n=$(( $(cat '{dir}/gates' 2>/dev/null || echo 0) + 1 )); \
+         echo $n > '{dir}/gates'; touch '{dir}/gate-'$n; \
+         i=0; while [ -e '{dir}/hold-gate-'$n ] && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; \
+         i=$((i+1)); done ;; esac; true"
+    );
+    let mut args = run_args(
+        &agent,
+        &[
+            "--sandbox",
+            "off",
+            "--concurrency",
+            "3",
+            "--merge-batch",
+            "2",
+        ],
+    );
+    let at = args
+        .iter()
+        .position(|arg| *arg == "true")
+        .expect("the gate");
+    args[at] = &gate;
+    // The baseline runs the gate on the epic worktree first: c's merge is the second, a's and
+    // b's together the third.
+    for n in [2, 3] {
+        std::fs::write(repo.temp().join(format!("hold-gate-{n}")), "").expect("hold a gate");
+    }
+    let mut run = Running::start(&repo, &args);
+    wait_event(&repo, &mut run, "merge_queued", Some("a"));
+    wait_event(&repo, &mut run, "merge_queued", Some("b"));
+    std::fs::remove_file(repo.temp().join("hold-gate-2")).expect("release c's merge");
+    wait_until("a's and b's merge is gated", || {
+        repo.temp().join("gate-3").exists()
+    });
+    let batch = of_kind(&repo, "merge_batch", None);
+    assert!(
+        batch.iter().any(|batch| {
+            let mut stories: Vec<&str> = batch["stories"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            stories.sort_unstable();
+            stories == ["a", "b"]
+        }),
+        "a and b are proven together: {batch:?}"
+    );
+    repo.run(&["stop", "a"]).assert_code(0);
+    wait_event(&repo, &mut run, "stopped", Some("a"));
+    std::fs::remove_file(repo.temp().join("hold-gate-3")).expect("release the batch");
+    let ended = run.end();
+    assert_eq!(ended.code, Some(0), "{ended}");
+    for story in ["a", "b", "c"] {
+        assert_eq!(outcome(&repo, story), "done", "{story}");
+    }
+    assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
+    assert!(of_kind(&repo, "story_stopped", None).is_empty());
+    let refused = of_kind(&repo, "command_refused", None);
+    let stopped = &of_kind(&repo, "stopped", Some("a"))[0];
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0]["command"], stopped["command"]);
+    assert_eq!(
+        refused[0]["reason"],
+        "story `a` merged before the stop could end it: nothing to stop"
+    );
+    assert!(state(&repo, "a").get("hold").is_none_or(Value::is_null));
+    assert!(inbox_files(&repo).is_empty(), "{:?}", inbox_files(&repo));
+}

@@ -218,6 +218,7 @@ impl Loop {
                     if let Some((index, outcome)) = self.joined(joined, &mut running, &stories) {
                         self.settle_stop(index, outcome).await;
                     }
+                    self.settle_late_stops().await;
                     self.drop_unread_notes().await;
                     report_due = true;
                 }

@@ -451,6 +451,41 @@ impl Loop {
         }
     }
 
+    /// The stops whose story ended before they could end its turn: a story waiting on an
+    /// answer is stopped now; one that merged (its merge proven by a batch another story's task
+    /// drove, which the stop does not cancel) or failed meanwhile keeps its end, and the stop
+    /// is refused, its file removed rather than left for the next run.
+    pub(super) async fn settle_late_stops(&mut self) {
+        let late: Vec<usize> = self
+            .stopping
+            .keys()
+            .copied()
+            .filter(|&index| *self.schedule.standing(index) != Standing::Running)
+            .collect();
+        for index in late {
+            let Some(sent) = self.stopping.remove(&index) else {
+                continue;
+            };
+            let story = self.id(index);
+            let reason = match self.schedule.standing(index) {
+                Standing::Held => {
+                    self.questions.remove(&index);
+                    self.stopped(index, None, &sent).await;
+                    discard(sent.path).await;
+                    continue;
+                }
+                Standing::Done => {
+                    format!("story `{story}` merged before the stop could end it: nothing to stop")
+                }
+                _ => format!(
+                    "story `{story}` ended before the stop could end it (see its outcome); \
+                     `epic retry {story}` runs it again"
+                ),
+            };
+            self.refuse(sent, reason).await;
+        }
+    }
+
     /// Whether a stop waits for story `index` to end.
     pub(super) fn is_stopping(&self, index: usize) -> bool {
         self.stopping.contains_key(&index)
