@@ -1092,13 +1092,12 @@ fn a_stop_during_the_merge_leaves_nothing_behind() {
     assert!(inbox_files(&repo).is_empty(), "{:?}", inbox_files(&repo));
 }
 
-/// A stop that comes while the story's merge is proven in a batch another story's task drives
-/// (the batch is not the stopped story's to cancel): the story merges, and the stop is refused
-/// in the log and removed, not left in the inbox for the next run. The batch is made by holding
-/// the gate of a first story's merge (`c`) until `b`, then `a`, wait to merge: b, first in
-/// line for the merge lock, drives the batch of both.
-#[test]
-fn a_stop_too_late_for_a_merge_batch_is_refused() {
+/// Stops `stopped` while its merge is proven in a batch with another story's: the batch is not
+/// the stopped story's to cancel, whichever story's task drives it: every story merges, and the
+/// stop is refused in the log and removed, not left in the inbox for the next run. The batch is
+/// made by holding the gate of a first story's merge (`c`) until `b`, then `a`, wait to merge:
+/// b, first in line for the merge lock, drives the batch of both.
+fn stop_during_a_merge_batch(stopped: &str) {
     let repo = Repo::new();
     repo.write(
         "plan.json",
@@ -1165,8 +1164,8 @@ fn a_stop_too_late_for_a_merge_batch_is_refused() {
         }),
         "a and b are proven together: {batch:?}"
     );
-    repo.run(&["stop", "a"]).assert_code(0);
-    wait_event(&repo, &mut run, "stopped", Some("a"));
+    repo.run(&["stop", stopped]).assert_code(0);
+    wait_event(&repo, &mut run, "stopped", Some(stopped));
     std::fs::remove_file(repo.temp().join("hold-gate-3")).expect("release the batch");
     let ended = run.end();
     assert_eq!(ended.code, Some(0), "{ended}");
@@ -1176,13 +1175,26 @@ fn a_stop_too_late_for_a_merge_batch_is_refused() {
     assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "done\n");
     assert!(of_kind(&repo, "story_stopped", None).is_empty());
     let refused = of_kind(&repo, "command_refused", None);
-    let stopped = &of_kind(&repo, "stopped", Some("a"))[0];
+    let stop = &of_kind(&repo, "stopped", Some(stopped))[0];
     assert_eq!(refused.len(), 1, "{refused:?}");
-    assert_eq!(refused[0]["command"], stopped["command"]);
+    assert_eq!(refused[0]["command"], stop["command"]);
     assert_eq!(
         refused[0]["reason"],
-        "story `a` merged before the stop could end it: nothing to stop"
+        format!("story `{stopped}` merged before the stop could end it: nothing to stop")
     );
-    assert!(state(&repo, "a").get("hold").is_none_or(Value::is_null));
+    assert!(state(&repo, stopped).get("hold").is_none_or(Value::is_null));
     assert!(inbox_files(&repo).is_empty(), "{:?}", inbox_files(&repo));
+}
+
+#[test]
+fn a_stop_too_late_for_a_merge_batch_is_refused() {
+    stop_during_a_merge_batch("a");
+}
+
+/// The reproduced hole: the batch was cancelled by the token of the story whose task drove
+/// it, so stopping that story undid the merge of every story in the batch, each ended as
+/// "interrupted" and skipped though the run went on.
+#[test]
+fn stopping_the_story_that_drives_a_merge_batch_undoes_no_other_merge() {
+    stop_during_a_merge_batch("b");
 }

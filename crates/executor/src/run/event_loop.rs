@@ -383,6 +383,7 @@ impl Loop {
                 slot,
                 self.shared.preparing.enter(),
                 token,
+                stories.clone(),
             ));
             running.push((handle.id(), index, slot));
         }
