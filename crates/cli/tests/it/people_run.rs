@@ -1078,7 +1078,14 @@ fn a_stop_during_the_merge_leaves_nothing_behind() {
     std::fs::remove_file(repo.temp().join("hold-gate")).expect("release the gate");
     let ended = run.end();
     assert_eq!(ended.code, Some(1), "{ended}");
-    assert_eq!(of_kind(&repo, "story_rolled_back", Some("a")).len(), 1);
+    let rolled_back = of_kind(&repo, "story_rolled_back", Some("a"));
+    assert_eq!(rolled_back.len(), 1);
+    assert!(
+        ended
+            .stderr
+            .contains("merge undone: the run was interrupted, or the story stopped, before"),
+        "{ended}"
+    );
     assert_eq!(of_kind(&repo, "story_stopped", Some("a")).len(), 1);
     assert!(of_kind(&repo, "story_merged", Some("a")).is_empty());
     assert_eq!(outcome(&repo, "a"), "stopped");
