@@ -26,6 +26,7 @@ mod maintenance;
 mod merge_revisions;
 mod parse_errors;
 mod people;
+mod people_run;
 mod per_test;
 mod plan;
 mod plan_input;

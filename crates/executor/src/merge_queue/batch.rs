@@ -37,7 +37,8 @@ impl Entry {
 /// One batch of the merge queue, integrated under the merge lock by whichever story took it.
 pub(super) struct Batch<'a> {
     pub(super) shared: &'a Arc<Shared>,
-    /// The integrating story's token: the run's, so cancelled by an interrupt or fail-fast.
+    /// The integrating story's token when the batch is its own request alone, else the run's:
+    /// cancelled by an interrupt or fail-fast (and, alone, by `epic stop`).
     pub(super) cancel: &'a CancellationToken,
     pub(super) head: &'a mut EpicHead,
     pub(super) number: u64,

@@ -131,7 +131,7 @@ impl Batch<'_> {
         self.rollback(
             self.base,
             &stories,
-            "the run was interrupted before its gates finished",
+            "the run was interrupted, or the story stopped, before its gates finished",
         )
         .await;
         for entry in unproven {

@@ -56,6 +56,8 @@ pub(super) struct Loop {
     waits_due_count: HashMap<usize, u64>,
     /// The commands people gave each story that this run took, for its outcome.
     given: HashMap<usize, Vec<epic_report::GivenCommand>>,
+    /// Stories merged whose notes no coder turn read the loop has yet to drop.
+    unread: Vec<usize>,
 }
 
 impl fmt::Debug for Loop {
@@ -149,6 +151,7 @@ impl Loop {
             tokens: HashMap::new(),
             stopping: HashMap::new(),
             questions: HashMap::new(),
+            unread: Vec::new(),
             wait_count: 0,
             waits_due: Vec::new(),
             waits_due_count: HashMap::new(),
@@ -218,6 +221,8 @@ impl Loop {
                     if let Some((index, outcome)) = self.joined(joined, &mut running, &stories) {
                         self.settle_stop(index, outcome).await;
                     }
+                    self.settle_late_stops().await;
+                    self.drop_unread_notes().await;
                     report_due = true;
                 }
                 taken = inbox.next() => {
@@ -381,6 +386,7 @@ impl Loop {
                 slot,
                 self.shared.preparing.enter(),
                 token,
+                stories.clone(),
             ));
             running.push((handle.id(), index, slot));
         }
@@ -555,6 +561,7 @@ impl Loop {
                 in_place,
             } => {
                 self.schedule.done(index);
+                self.unread.push(index);
                 if let Some(judge) = &judge {
                     outcome = outcome.with_judge(judge);
                 }

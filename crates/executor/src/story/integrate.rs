@@ -64,7 +64,13 @@ impl Work {
                     break (&mut outcome).await.unwrap_or(Err(Stop::Cancelled));
                 }
                 mut head = shared.merge.lock() => {
-                    crate::merge_queue::drain(&shared, &self.cancel, &mut head).await;
+                    crate::merge_queue::drain(
+                        &shared,
+                        (&self.cancel, &self.batches),
+                        &self.story.id,
+                        &mut head,
+                    )
+                    .await;
                 }
             }
         }?;

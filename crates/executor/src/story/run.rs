@@ -40,6 +40,7 @@ pub(crate) async fn run_story(
     slot: usize,
     preparing: PreparingGuard,
     cancel: CancellationToken,
+    batches: CancellationToken,
 ) -> StoryEnd {
     let started_at = Timestamp::now();
     let story = Arc::new(shared.plan.stories[index].clone());
@@ -51,6 +52,7 @@ pub(crate) async fn run_story(
         worktree: shared.worktree_root.join(&story.id),
         slot,
         cancel,
+        batches,
         usage: UsageMeter::new(shared.config.prices.clone()),
         has_state: false,
         merged: false,

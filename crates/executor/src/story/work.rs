@@ -32,6 +32,9 @@ pub(super) struct Work {
     pub(super) worktree: PathBuf,
     pub(super) slot: usize,
     pub(super) cancel: CancellationToken,
+    /// The run's token, under which `cancel` is: a merge batch this story's task drives for
+    /// other stories too is cancelled by it, not by `cancel` (see `merge_queue::drain`).
+    pub(super) batches: CancellationToken,
     pub(super) usage: UsageMeter,
     pub(super) has_state: bool,
     /// Set once the story merged in this run and its state says so.

@@ -71,22 +71,28 @@ pub(super) fn full() -> StatusJson {
                 reason: Some("gates red:\n  pytest    exit code 1".to_owned()),
                 stalled_turns: 1,
                 looping_turns: 2,
+                hold: Some(Hold::Waiting {
+                    question: "which currency do prices use?".to_owned(),
+                    since: SINCE.to_owned(),
+                }),
                 ..story("payments")
             },
             StoryJson {
                 outcome: Some(OutcomeStatus::Skipped),
                 reason: Some("a dependency failed: payments".to_owned()),
+                hold: Some(Hold::Stopped {
+                    uid: 1000,
+                    at: SINCE.to_owned(),
+                }),
                 ..story("search")
             },
-        ]
-        .into_iter()
-        .chain(held())
-        .collect(),
+        ],
         report: Some(ReportJson {
             epic_branch: "epic/checkout".to_owned(),
             done: 1,
             failed: 1,
             skipped: 1,
+            stopped: 1,
         }),
         paused: vec![PausedJson {
             seat: "codex".to_owned(),
@@ -170,30 +176,4 @@ pub(super) fn several() -> EpicsJson {
             },
         ],
     }
-}
-
-/// The stories a person holds in [`full`]: one waiting for an answer, one stopped.
-fn held() -> [StoryJson; 2] {
-    [
-        StoryJson {
-            status: Some(StoryStage::Started),
-            branch: Some("story/checkout/shipping".to_owned()),
-            hold: Some(Hold::Waiting {
-                question: "which carrier, DHL or UPS?".to_owned(),
-                since: SINCE.to_owned(),
-            }),
-            ..story("shipping")
-        },
-        StoryJson {
-            status: Some(StoryStage::Failed),
-            branch: Some("story/checkout/emails".to_owned()),
-            outcome: Some(OutcomeStatus::Stopped),
-            reason: Some("stopped by a person (uid 1000, 2030-01-02T03:04:05Z)".to_owned()),
-            hold: Some(Hold::Stopped {
-                uid: 1000,
-                at: SINCE.to_owned(),
-            }),
-            ..story("emails")
-        },
-    ]
 }

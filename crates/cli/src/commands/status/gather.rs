@@ -89,6 +89,7 @@ pub(super) fn status(dir: &EpicDir) -> Result<StatusJson, CommandError> {
             done: report.count(epic_report::OutcomeStatus::Done),
             failed: report.count(epic_report::OutcomeStatus::Failed),
             skipped: report.count(epic_report::OutcomeStatus::Skipped),
+            stopped: report.count(epic_report::OutcomeStatus::Stopped),
             epic_branch: report.epic_branch,
         }),
     })
@@ -259,8 +260,8 @@ fn story(
         reason: outcome.and_then(|outcome| outcome.reason.clone()),
         in_place: outcome.and_then(|outcome| outcome.in_place.clone()),
         merge_revisions: 0,
-        hold,
         stalled_turns: outcome.map_or(0, |outcome| outcome.stalled_turns),
         looping_turns: outcome.map_or(0, |outcome| outcome.looping_turns),
+        hold,
     }
 }

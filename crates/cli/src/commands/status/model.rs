@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use epic_state_store::{Holder, StoryStage};
+use epic_state_store::{Hold, Holder, StoryStage};
 use serde::Serialize;
 
 /// `epic status --format json`: one epic.
@@ -123,11 +123,11 @@ pub(super) struct StoryJson {
     /// never.
     #[serde(skip_serializing_if = "is_zero")]
     pub(super) merge_revisions: u32,
-    /// Where a person holds the story, per its state file: `{"hold":"waiting","question",
-    /// "since"}` (it waits for `epic answer`) or `{"hold":"stopped","uid","at"}` (`epic stop`;
-    /// `epic retry` runs it again). Left out otherwise.
+    /// Where a person holds it, from its state file: `{"hold":"waiting","question","since"}`
+    /// while it waits on `epic answer`, `{"hold":"stopped","uid","at"}` once `epic stop`
+    /// stopped it. Left out otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) hold: Option<epic_state_store::Hold>,
+    pub(super) hold: Option<Hold>,
 }
 
 /// Whether a count is zero (left out of the JSON).
@@ -146,6 +146,18 @@ pub(super) struct ReportJson {
     pub(super) done: usize,
     pub(super) failed: usize,
     pub(super) skipped: usize,
+    /// The stories a person stopped (`epic stop`); left out when none.
+    #[serde(skip_serializing_if = "is_none_stopped")]
+    pub(super) stopped: usize,
+}
+
+/// Whether no story was stopped (left out of the JSON).
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's `skip_serializing_if` passes a reference"
+)]
+fn is_none_stopped(count: &usize) -> bool {
+    *count == 0
 }
 
 /// `epic status --format json` without EPIC when several epics have run.

@@ -5,7 +5,7 @@
 
 use std::fmt::{self, Write as _};
 
-use epic_state_store::StoryStage;
+use epic_state_store::{Hold, StoryStage};
 
 use crate::commands::render;
 use crate::output::Output;
@@ -47,34 +47,6 @@ fn outcome_name(status: epic_report::OutcomeStatus) -> &'static str {
     status.as_str()
 }
 
-/// What waits for a person, first: each story waiting for an answer with its question and the
-/// command that answers it, and each stopped story with the one that runs it again.
-fn people_text(w: &mut dyn std::fmt::Write, status: &StatusJson) -> std::fmt::Result {
-    let held: Vec<(&str, &epic_state_store::Hold)> = status
-        .stories
-        .iter()
-        .filter_map(|story| Some((story.id.as_str(), story.hold.as_ref()?)))
-        .collect();
-    if held.is_empty() {
-        return Ok(());
-    }
-    writeln!(w)?;
-    for (id, hold) in held {
-        match hold {
-            epic_state_store::Hold::Waiting { question, .. } => writeln!(
-                w,
-                "{id}: waiting for your answer: {}  (epic answer {id} TEXT)",
-                one_line(question)
-            )?,
-            epic_state_store::Hold::Stopped { uid, at } => writeln!(
-                w,
-                "{id}: stopped by uid {uid} at {at}  (epic retry {id} runs it again)"
-            )?,
-        }
-    }
-    Ok(())
-}
-
 /// One line on the run, a table of the stories, reasons, and (unless `-q`) totals.
 pub(super) fn text(status: &StatusJson, out: Output) -> String {
     render(|w| {
@@ -108,7 +80,6 @@ pub(super) fn text(status: &StatusJson, out: Output) -> String {
         }
         writeln!(w)?;
         table(w, &rows)?;
-        people_text(w, status)?;
         let reasons: Vec<&StoryJson> = status
             .stories
             .iter()
@@ -121,6 +92,7 @@ pub(super) fn text(status: &StatusJson, out: Output) -> String {
                 writeln!(w, "{}: {}", story.id, one_line(reason))?;
             }
         }
+        holds_text(w, status)?;
         ended_turns_text(w, status)?;
         in_place_text(w, status)?;
         revisions_text(w, status)?;
@@ -156,9 +128,15 @@ pub(super) fn text(status: &StatusJson, out: Output) -> String {
                 }
             )?;
             if let Some(report) = &status.report {
+                let stopped = if report.stopped > 0 {
+                    format!(", {} stopped", report.stopped)
+                } else {
+                    String::new()
+                };
                 writeln!(
                     w,
-                    "last report: {} done, {} failed, {} skipped on {} (`epic report {}` prints it)",
+                    "last report: {} done, {} failed, {} skipped{stopped} on {} (`epic report {}` \
+                     prints it)",
                     report.done, report.failed, report.skipped, report.epic_branch, status.epic_id
                 )?;
             }
@@ -184,6 +162,35 @@ fn revisions_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
         "\nmerge revisions (red on the epic head, back to the coder): {}",
         revised.join(", ")
     )
+}
+
+/// The stories a person holds, per their state files: waiting on an answer (the question)
+/// or stopped, each with what to run; nothing when there are none.
+fn holds_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
+    let held: Vec<(&StoryJson, &Hold)> = status
+        .stories
+        .iter()
+        .filter_map(|story| Some((story, story.hold.as_ref()?)))
+        .collect();
+    if held.is_empty() {
+        return Ok(());
+    }
+    writeln!(w, "\nheld for a person:")?;
+    for (story, hold) in held {
+        let id = &story.id;
+        match hold {
+            Hold::Waiting { question, since } => writeln!(
+                w,
+                "{id}: waiting for an answer since {since}: {} (`epic answer {id} TEXT`)",
+                one_line(question)
+            )?,
+            Hold::Stopped { uid, at } => writeln!(
+                w,
+                "{id}: stopped by a person (uid {uid}, {at}) (`epic retry {id}` runs it again)"
+            )?,
+        }
+    }
+    Ok(())
 }
 
 /// The stories some of whose turns epic ended as stalled or looping, per the last report;

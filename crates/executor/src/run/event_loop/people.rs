@@ -241,6 +241,12 @@ impl Loop {
         sent: &Sent,
     ) {
         let story = self.plan.plan().stories[index].clone();
+        // The state first: a person who reads the event may `epic retry` at once.
+        let hold = Hold::Stopped {
+            uid: sent.command.uid,
+            at: sent.command.at.clone(),
+        };
+        self.record_stop(index, hold).await;
         let reason = format!(
             "stopped by a person (uid {}, {}); `epic retry {}` runs it again",
             sent.command.uid, sent.command.at, story.id
@@ -266,11 +272,6 @@ impl Loop {
         for dependent in self.schedule.fail(index) {
             self.skip(dependent, &format!("blocked by {} (stopped)", story.id));
         }
-        let hold = Hold::Stopped {
-            uid: sent.command.uid,
-            at: sent.command.at.clone(),
-        };
-        self.record_stop(index, hold).await;
     }
 
     /// The stories a person held on an earlier run: stopped ones stay stopped, waiting ones
@@ -361,6 +362,10 @@ impl Loop {
         };
         let reason = failure.reason();
         let story = self.plan.plan().stories[index].clone();
+        // The state first: a person who reads the event may `epic retry` at once.
+        if let Ok(path) = self.shared.dir.story_state(&story.id) {
+            story::record_failed(&self.shared, path).await;
+        }
         self.emit(Event::StoryFailed {
             story: story.id.clone(),
             reason: reason.clone(),
@@ -381,9 +386,6 @@ impl Loop {
         );
         for dependent in self.schedule.fail(index) {
             self.skip(dependent, &format!("blocked by {}", story.id));
-        }
-        if let Ok(path) = self.shared.dir.story_state(&story.id) {
-            story::record_failed(&self.shared, path).await;
         }
     }
 
@@ -429,6 +431,71 @@ impl Loop {
         if let Some(sent) = self.stopping.remove(&index) {
             self.stopped(index, Some(outcome), &sent).await;
             discard(sent.path).await;
+        }
+    }
+
+    /// The notes and answers held for stories that merged before a coder turn read them
+    /// (given while their last turn ran): removed, and said so, rather than left held for a
+    /// turn that never comes. The loop refuses notes for a merged story from then on.
+    pub(super) async fn drop_unread_notes(&mut self) {
+        for index in std::mem::take(&mut self.unread) {
+            let story = self.id(index);
+            let (dir, id) = (self.shared.dir.clone(), story.clone());
+            let dropped = offload::blocking(move || {
+                inbox::held(&dir, &id)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|sent| inbox::discard(&sent.path).is_ok())
+                    .map(|sent| sent.id)
+                    .collect::<Vec<_>>()
+            })
+            .await
+            .unwrap_or_default();
+            if !dropped.is_empty() {
+                self.emit(Event::Note {
+                    story,
+                    message: format!(
+                        "merged before a coder turn read what people gave it (command {}): \
+                         no turn of it is left to read it",
+                        dropped.join(", ")
+                    ),
+                });
+            }
+        }
+    }
+
+    /// The stops whose story ended before they could end its turn: a story waiting on an
+    /// answer is stopped now; one that merged (its merge proven by a batch another story's task
+    /// drove, which the stop does not cancel) or failed meanwhile keeps its end, and the stop
+    /// is refused, its file removed rather than left for the next run.
+    pub(super) async fn settle_late_stops(&mut self) {
+        let late: Vec<usize> = self
+            .stopping
+            .keys()
+            .copied()
+            .filter(|&index| *self.schedule.standing(index) != Standing::Running)
+            .collect();
+        for index in late {
+            let Some(sent) = self.stopping.remove(&index) else {
+                continue;
+            };
+            let story = self.id(index);
+            let reason = match self.schedule.standing(index) {
+                Standing::Held => {
+                    self.questions.remove(&index);
+                    self.stopped(index, None, &sent).await;
+                    discard(sent.path).await;
+                    continue;
+                }
+                Standing::Done => {
+                    format!("story `{story}` merged before the stop could end it: nothing to stop")
+                }
+                _ => format!(
+                    "story `{story}` ended before the stop could end it (see its outcome); \
+                     `epic retry {story}` runs it again"
+                ),
+            };
+            self.refuse(sent, reason).await;
         }
     }
 
