@@ -524,6 +524,7 @@ pub(crate) fn reason(error: &serde_json::Error) -> String {
 ///     worktree: "/src/shop.worktrees/checkout/cart-api".into(),
 ///     status: StoryStage::Started,
 ///     merge: None,
+///     hold: None,
 /// };
 /// save(&path, &state)?;
 /// assert_eq!(load::<StoryState>(&path)?, Some(state));

@@ -87,6 +87,7 @@
 //!     worktree: "/src/shop.worktrees/checkout/cart-api".into(),
 //!     status: StoryStage::Started,
 //!     merge: None,
+//!     hold: None,
 //! };
 //! save(&path, &state)?;
 //! state.status = StoryStage::Merged;
