@@ -49,3 +49,4 @@ mod util;
 mod validate;
 mod verify;
 mod warm;
+mod watch;

@@ -1,0 +1,262 @@
+//! `epic watch [EPIC]`: the epic live on the whole terminal (`epic-view` reads and draws it),
+//! or, when standard output is not a terminal, its table once as plain text, or `--format
+//! json`. Read-only and lock-free like `epic status`; the keys that give a story a command
+//! queue it through [`people::queue`], as `epic answer`, `tell`, `stop` and `retry` do.
+//!
+//! The loop owns the terminal and only wires three things: keys and resizes from a thread
+//! that reads the terminal, changes of the state from a thread that follows it by kernel
+//! notification ([`epic_view::Follow`]), and the view's state, which draws itself. Raw mode and
+//! the alternate screen are given back on every way out: a guard on drop, and a panic hook.
+
+use std::io::IsTerminal as _;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
+use epic_land::RunPlan;
+use epic_state_store::EpicDir;
+use epic_view::{App, Board, Effect, Key, Known, Verb};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+use crate::args::{Format, GlobalArgs, WatchArgs};
+use crate::commands::json;
+use crate::commands::people::{self, Request};
+use crate::config::LastRun;
+use crate::epics;
+use crate::error::{CommandError, Kind};
+use crate::output::{self, Output};
+use crate::repo;
+
+/// How often the screen is drawn again with nothing changed, so elapsed times move.
+const TICK: Duration = Duration::from_secs(1);
+
+/// Runs `epic watch`.
+pub(crate) fn run(global: &GlobalArgs, args: &WatchArgs, _out: Output) -> Result<(), CommandError> {
+    let format = global.format_for("watch", &[Format::Text, Format::Json])?;
+    let repo = repo::discover(global.repo.as_deref())?;
+    let dir = epics::select_one(&repo, args.epic.as_deref(), "watch")?;
+    let board = read(&dir)?;
+    match format {
+        Format::Json => output::data(&json(&board)),
+        _ if !std::io::stdout().is_terminal() => output::data(&epic_view::plain(&board)),
+        _ => live(&dir, board),
+    }
+}
+
+/// The board of the epic `dir` now, with the plan and budget its last run recorded.
+fn read(dir: &EpicDir) -> Result<Board, CommandError> {
+    let repository = |error| CommandError::new(Kind::Repository, error);
+    // A recorded plan or options file that cannot be read only costs the view its order, waves
+    // and budget: the stories' own files still say where each is.
+    let plan = epic_state_store::load::<RunPlan>(dir.run_plan())
+        .ok()
+        .flatten()
+        .map(|recorded| recorded.plan);
+    let budget_usd = epic_state_store::load::<LastRun>(dir.run_options())
+        .ok()
+        .flatten()
+        .and_then(|last| last.0.budget_usd)
+        .map(crate::config::Dollars::get);
+    epic_view::read_board(
+        dir,
+        Known {
+            plan: plan.as_ref(),
+            budget_usd,
+            now: jiff::Timestamp::now(),
+        },
+    )
+    .map_err(repository)
+}
+
+/// What the loop waits on.
+#[derive(Debug)]
+enum Message {
+    /// A key.
+    Key(Key),
+    /// Ctrl-C: leave, as `q` does.
+    Interrupt,
+    /// The terminal changed size.
+    Resize,
+    /// The state changed.
+    Changed,
+}
+
+/// The terminal in raw mode on the alternate screen, given back when dropped.
+struct Screen {
+    terminal: Terminal<CrosstermBackend<std::io::Stdout>>,
+}
+
+impl std::fmt::Debug for Screen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Screen")
+    }
+}
+
+impl Screen {
+    /// Takes the terminal, and makes a panic give it back before its message is printed.
+    fn enter() -> Result<Self, CommandError> {
+        let terminal_error = |error| CommandError::new(Kind::Repository, error);
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+        crossterm::terminal::enable_raw_mode().map_err(terminal_error)?;
+        let mut screen = Self {
+            terminal: Terminal::new(CrosstermBackend::new(std::io::stdout()))
+                .map_err(terminal_error)?,
+        };
+        crossterm::execute!(
+            std::io::stdout(),
+            crossterm::terminal::EnterAlternateScreen,
+            crossterm::cursor::Hide
+        )
+        .map_err(terminal_error)?;
+        screen.terminal.clear().map_err(terminal_error)?;
+        Ok(screen)
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// The terminal given back: the main screen, the cursor, cooked mode. Done twice is harmless.
+fn restore() {
+    crossterm::execute!(
+        std::io::stdout(),
+        crossterm::terminal::LeaveAlternateScreen,
+        crossterm::cursor::Show
+    )
+    .ok();
+    crossterm::terminal::disable_raw_mode().ok();
+}
+
+/// The view's key for a terminal key; `None` for keys it has no use for.
+fn key(event: &crossterm::event::KeyEvent) -> Option<Message> {
+    if event.kind == KeyEventKind::Release {
+        return None;
+    }
+    let key = match event.code {
+        KeyCode::Char('c') if event.modifiers.contains(KeyModifiers::CONTROL) => {
+            return Some(Message::Interrupt);
+        }
+        KeyCode::Char(char) => Key::Char(char),
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        KeyCode::Backspace => Key::Backspace,
+        _ => return None,
+    };
+    Some(Message::Key(key))
+}
+
+/// The full-screen view until `q` (or Ctrl-C).
+fn live(dir: &EpicDir, board: Board) -> Result<(), CommandError> {
+    let color = std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let mut app = App::new(board, color);
+    select(dir, &mut app);
+    let (send, messages) = mpsc::channel();
+    let keys = send.clone();
+    // Both threads end with the process; each stops early once the loop is gone.
+    std::thread::spawn(move || {
+        while let Ok(event) = crossterm::event::read() {
+            let message = match event {
+                Event::Key(event) => key(&event),
+                Event::Resize(..) => Some(Message::Resize),
+                _ => None,
+            };
+            if let Some(message) = message
+                && keys.send(message).is_err()
+            {
+                break;
+            }
+        }
+    });
+    let followed = dir.clone();
+    std::thread::spawn(move || {
+        let follow = epic_view::Follow::new(&followed);
+        loop {
+            if follow.wait(TICK) && send.send(Message::Changed).is_err() {
+                break;
+            }
+        }
+    });
+    let mut screen = Screen::enter()?;
+    let terminal_error = |error| CommandError::new(Kind::Repository, error);
+    loop {
+        screen
+            .terminal
+            .draw(|frame| epic_view::draw(frame, &app))
+            .map_err(terminal_error)?;
+        let message = match messages.recv_timeout(TICK) {
+            Ok(message) => Some(message),
+            Err(mpsc::RecvTimeoutError::Timeout) => None,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        };
+        match message {
+            Some(Message::Interrupt) => return Ok(()),
+            Some(Message::Resize) => {
+                screen.terminal.autoresize().map_err(terminal_error)?;
+            }
+            Some(Message::Key(key)) => match app.key(key) {
+                Effect::Quit => return Ok(()),
+                Effect::Selected => select(dir, &mut app),
+                Effect::Send { verb, story, text } => {
+                    app.message = Some(give(dir, verb, &story, text));
+                    refresh(dir, &mut app);
+                }
+                Effect::None => {}
+            },
+            Some(Message::Changed) => refresh(dir, &mut app),
+            // Nothing changed: the clock moved, which only a run going on shows.
+            None if app.board.running => refresh(dir, &mut app),
+            None => {}
+        }
+    }
+}
+
+/// The board read again, and the selected story's detail; a read that fails keeps the last
+/// board and says why.
+fn refresh(dir: &EpicDir, app: &mut App) {
+    match read(dir) {
+        Ok(board) => app.set_board(board),
+        Err(error) => app.message = Some(said(&error)),
+    }
+    select(dir, app);
+}
+
+/// The selected story's detail read.
+fn select(dir: &EpicDir, app: &mut App) {
+    app.detail = app
+        .selected
+        .as_deref()
+        .map(|story| epic_view::read_detail(dir, story))
+        .unwrap_or_default();
+}
+
+/// A key's command queued as the `epic` command of its name would queue it: the line saying
+/// what was queued, or why not.
+fn give(dir: &EpicDir, verb: Verb, story: &str, text: String) -> String {
+    let request = match verb {
+        Verb::Answer => Request::Answer(text),
+        Verb::Tell => Request::Tell(text),
+        Verb::Stop => Request::Stop,
+        Verb::Retry => Request::Retry { fresh: false },
+    };
+    match people::queue(dir, Some(story), request) {
+        Ok(queued) => people::said(dir, &queued),
+        Err(error) => said(&error),
+    }
+}
+
+/// An error as one line.
+fn said(error: &CommandError) -> String {
+    error
+        .cause()
+        .unwrap_or_else(|| "the command failed".to_owned())
+}
