@@ -28,7 +28,8 @@ use crate::error::{CommandError, Kind};
 use crate::output::{self, Output};
 use crate::repo;
 
-/// How often the screen is drawn again with nothing changed, so elapsed times move.
+/// How often the state is read and drawn again with no change reported: elapsed times move,
+/// and a run's start or end shows (its lock is no file change).
 const TICK: Duration = Duration::from_secs(1);
 
 /// Runs `epic watch`.
@@ -212,10 +213,9 @@ fn live(dir: &EpicDir, board: Board) -> Result<(), CommandError> {
                 }
                 Effect::None => {}
             },
-            Some(Message::Changed) => refresh(dir, &mut app),
-            // Nothing changed: the clock moved, which only a run going on shows.
-            None if app.board.running => refresh(dir, &mut app),
-            None => {}
+            // A change, or a second gone by: the clock moves elapsed times, and a run that
+            // takes or leaves the lock changes no file the view is told about.
+            Some(Message::Changed) | None => refresh(dir, &mut app),
         }
     }
 }

@@ -1,12 +1,13 @@
 //! `epic watch`: piped, it prints the table once; `--format json` prints the board; on a
-//! terminal (tmux, 100×30) it shows the stories, moves with `j`, lists the keys with `?`,
-//! queues a stop in the epic's inbox with `s` and Enter, and leaves with `q`. The epic's
+//! terminal (tmux, 100×30) it shows the stories of a run going on, draws again at 80×24,
+//! shows the last run once the run ends, moves with `j`, lists the keys with `?`, queues a
+//! stop in the epic's inbox with `s` and Enter, and leaves with `q`. The epic's
 //! state is written by the test, as a run writes it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use epic_state_store::{EpicDir, Hold, StoryStage, StoryState};
+use epic_state_store::{EpicDir, EpicLock, Hold, StoryStage, StoryState};
 use epic_test_support::wait_until;
 use serde_json::json;
 
@@ -185,6 +186,19 @@ impl Tmux {
         assert!(status.success());
     }
 
+    /// The window made `width`×`height`.
+    fn resize(&self, width: u16, height: u16) {
+        let status = self
+            .command()
+            .args(["resize-window", "-t", "watch", "-x"])
+            .arg(width.to_string())
+            .arg("-y")
+            .arg(height.to_string())
+            .status()
+            .expect("resize the window");
+        assert!(status.success());
+    }
+
     /// Whether the session is still there.
     fn alive(&self) -> bool {
         self.command()
@@ -210,10 +224,21 @@ fn on_a_terminal_it_follows_keys_and_queues_a_stop() {
         repo.temp().display(),
         binary.display()
     );
+    // A run holds the lock: the view shows it running, `coding`'s turn and its seat.
+    let lock = EpicLock::acquire(&epic).expect("take the epic's lock");
     let tmux = Tmux::start(repo.temp(), 100, 30, &command);
     let screen = tmux.until("cart-ui");
-    assert!(screen.contains("epic checkout"), "{screen}");
+    assert!(screen.contains("epic checkout · running"), "{screen}");
     assert!(screen.contains("!payments"), "{screen}");
+    assert!(screen.contains("coder@claude"), "{screen}");
+    assert!(screen.contains("claude working (1)"), "{screen}");
+    // A smaller terminal draws again, the stories still there.
+    tmux.resize(80, 24);
+    tmux.until("claude working (1)");
+    // The run ends while watched: the view says so and shows the last run.
+    drop(lock);
+    let screen = tmux.until("no run going: the last run");
+    assert!(!screen.contains("coder@claude"), "{screen}");
     // The selection starts on the first row (`payments`); `j` moves it to `asking`, whose
     // question the detail pane shows.
     tmux.keys(&["j"]);
