@@ -14,6 +14,9 @@ use crate::figures::{TITLES, cells};
 use crate::model::Status;
 use crate::text::{NEEDS_PERSON, header};
 
+/// How many lines of a gate failure's output the detail pane shows below its first.
+const GATE_LINES: usize = 6;
+
 /// Draws `app` on `frame`.
 pub fn draw(frame: &mut Frame<'_>, app: &App) {
     let area = frame.area();
@@ -178,10 +181,16 @@ fn draw_detail(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }
     }
     if let Some(failure) = &detail.gate_failure {
+        // A merge revision's red gates come with their output: its first lines.
+        let mut said = failure.lines().filter(|line| !line.trim().is_empty());
         lines.push(Line::from(vec![
             Span::styled("last gate failure: ", bold),
-            Span::raw(failure.clone()),
+            Span::raw(said.next().unwrap_or_default().to_owned()),
         ]));
+        lines.extend(
+            said.take(GATE_LINES)
+                .map(|line| Line::raw(format!("  {line}"))),
+        );
     }
     for issue in &detail.judge_issues {
         lines.push(Line::from(vec![

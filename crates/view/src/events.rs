@@ -30,7 +30,8 @@ pub(crate) struct StoryEvents {
     pub(crate) revisions: u32,
     /// Tokens of its turns since its last start (`turn_ended`'s `estimated_tokens`).
     pub(crate) tokens: u64,
-    /// The last gate that failed for it: the command and its status.
+    /// The last gate that failed for it: the command, its status and the tests it charged
+    /// (`gate_failed`, `epic_gate`, `gate_tests`), or the red gates a merge revision was for.
     pub(crate) gate_failure: Option<String>,
     /// The issues of its last judge round that did not clear it.
     pub(crate) judge_issues: Vec<String>,
@@ -175,6 +176,25 @@ impl StoryEvents {
                 story.gate_failure = Some(format!("`{}`: {}", text("command"), text("status")));
                 story.doing = Some(format!("gate `{}` red", text("command")));
             }
+            "epic_gate" if !event["passed"].as_bool().unwrap_or(true) => {
+                story.gate_failure = Some(format!(
+                    "`{}` on the epic head after its merge: {}",
+                    text("command"),
+                    text("status")
+                ));
+            }
+            "gate_tests" => {
+                let charged = strings(&event["charged"]);
+                let command = format!("`{}`", text("command"));
+                if let Some(failure) = story
+                    .gate_failure
+                    .as_mut()
+                    .filter(|failure| failure.starts_with(&command) && !charged.is_empty())
+                {
+                    failure.push_str("; failing: ");
+                    failure.push_str(&charged.join(", "));
+                }
+            }
             "gate_passed" => story.doing = Some(format!("gate `{}` green", text("command"))),
             "story_judged" => {
                 story.rounds += 1;
@@ -189,6 +209,7 @@ impl StoryEvents {
                 story.revisions = story
                     .revisions
                     .max(u32::try_from(revision).unwrap_or(u32::MAX));
+                story.gate_failure = Some(text("reason"));
             }
             "merge_queued" => story.doing = Some("queued to merge".to_owned()),
             "task_started" => story.doing = Some(format!("task: {}", text("task"))),
@@ -252,5 +273,24 @@ mod tests {
         assert_eq!(a.tokens, 1200);
         assert_eq!(a.rounds, 1);
         assert_eq!(a.judge_issues, ["no test"]);
+    }
+
+    #[test]
+    fn a_gate_failure_with_the_tests_it_charged() {
+        let log = r#"{"at":"2026-12-07T10:00:00Z","kind":"gate_failed","story":"a","command":"cargo test","duration_ms":5,"status":"exit code 101"}
+{"at":"2026-12-07T10:00:01Z","kind":"gate_tests","story":"a","command":"cargo test","charged":["cart::total"],"inherited":[]}"#;
+        let folded = Folded::of(log);
+        assert_eq!(
+            folded.stories["a"].gate_failure.as_deref(),
+            Some("`cargo test`: exit code 101; failing: cart::total")
+        );
+        let later = format!(
+            "{log}\n{}",
+            r#"{"at":"2026-12-07T10:00:02Z","kind":"epic_gate","story":"a","command":"make lint","passed":false,"duration_ms":5,"status":"exit code 2"}"#
+        );
+        assert_eq!(
+            Folded::of(&later).stories["a"].gate_failure.as_deref(),
+            Some("`make lint` on the epic head after its merge: exit code 2")
+        );
     }
 }
