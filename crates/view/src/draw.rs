@@ -320,6 +320,23 @@ mod tests {
     }
 
     #[test]
+    fn without_colour_the_marker_and_bold_say_it() {
+        for color in [false, true] {
+            let mut app = app(true);
+            app.color = color;
+            let mut terminal = Terminal::new(TestBackend::new(100, 24)).expect("a terminal");
+            terminal.draw(|frame| draw(frame, &app)).expect("drawn");
+            let buffer = terminal.backend().buffer();
+            let coloured = buffer.content().iter().any(|cell| cell.fg != Color::Reset);
+            assert_eq!(coloured, color, "colour {color}");
+            // `billing` (failed) is the second story: its row, below the header and titles.
+            let row = 4 + 1;
+            assert_eq!(buffer[(0, row)].symbol(), "!");
+            assert!(buffer[(1, row)].modifier.contains(Modifier::BOLD));
+        }
+    }
+
+    #[test]
     fn tiny_and_empty_terminals_do_not_panic() {
         let app = app(true);
         for (width, height) in [(1, 1), (10, 3), (0, 0), (80, 2), (3, 40)] {
