@@ -4,7 +4,12 @@
 //! seats of the run and their pauses; the merge queue's batch being proven; the budget.
 //!
 //! Lines are read as JSON values, not as `epic_events::Event`, so that a kind this build does
-//! not know, or a torn last line, is skipped rather than ending the fold.
+//! not know, or a torn last line, is skipped rather than ending the fold. A [`LogTail`] folds
+//! the log as it grows: each read takes only the whole lines appended since the last, so a
+//! view that reads the state every second never reads a long run's log again.
+
+use std::io::{Read as _, Seek as _, SeekFrom};
+use std::path::Path;
 
 use std::collections::BTreeMap;
 
@@ -56,6 +61,7 @@ pub(crate) struct Folded {
 
 impl Folded {
     /// The events of `log` (the text of `events.jsonl`) folded.
+    #[cfg(test)]
     pub(crate) fn of(log: &str) -> Self {
         let mut folded = Self::default();
         for line in log.lines() {
@@ -227,6 +233,53 @@ impl StoryEvents {
     }
 }
 
+/// `events.jsonl` folded as it grows: what was read of it (through its last whole line) and
+/// what that says.
+#[derive(Debug, Clone, Default)]
+pub struct LogTail {
+    /// How many bytes of the log are folded: up to the end of its last whole line read.
+    offset: u64,
+    folded: Folded,
+}
+
+impl LogTail {
+    /// The log at `path` read on from where the last read stopped, its new whole lines folded
+    /// in; a log shorter than what was read (removed, started anew) is read from its start. A
+    /// log that cannot be read is none.
+    pub(crate) fn update(&mut self, path: &Path) -> &Folded {
+        let Ok(mut file) = std::fs::File::open(path) else {
+            *self = Self::default();
+            return &self.folded;
+        };
+        let length = file.metadata().map_or(0, |metadata| metadata.len());
+        if length < self.offset {
+            *self = Self::default();
+        }
+        let mut bytes = Vec::new();
+        if file.seek(SeekFrom::Start(self.offset)).is_err() || file.read_to_end(&mut bytes).is_err()
+        {
+            return &self.folded;
+        }
+        // A line still being written waits for its newline.
+        let whole = bytes
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .map_or(0, |last| last + 1);
+        for line in String::from_utf8_lossy(&bytes[..whole]).lines() {
+            if let Ok(event) = serde_json::from_str::<Value>(line) {
+                self.folded.take(&event);
+            }
+        }
+        self.offset += whole as u64;
+        &self.folded
+    }
+
+    /// What the log read so far says.
+    pub(crate) fn folded(&self) -> &Folded {
+        &self.folded
+    }
+}
+
 /// The strings of a JSON array (none when it is not one).
 fn strings(value: &Value) -> Vec<String> {
     value
@@ -273,6 +326,30 @@ mod tests {
         assert_eq!(a.tokens, 1200);
         assert_eq!(a.rounds, 1);
         assert_eq!(a.judge_issues, ["no test"]);
+    }
+
+    #[test]
+    fn a_tail_reads_only_whole_lines_and_starts_again_on_a_new_log() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("events.jsonl");
+        let started =
+            r#"{"at":"2026-12-07T10:00:01Z","kind":"story_started","story":"a","slot":0}"#;
+        let turn = r#"{"at":"2026-12-07T10:00:02Z","kind":"turn_started","story":"a","role":"coder","seat":"claude","turn":1}"#;
+        let mut tail = LogTail::default();
+        assert!(tail.update(&path).stories.is_empty(), "no log yet");
+        // The turn's line is half written: only the start is taken.
+        std::fs::write(&path, format!("{started}\n{}", &turn[..20])).expect("write");
+        assert_eq!(tail.update(&path).stories["a"].turn, None);
+        std::fs::write(&path, format!("{started}\n{turn}\n")).expect("write");
+        assert_eq!(
+            tail.update(&path).stories["a"].turn,
+            Some((1, "claude".to_owned(), "coder".to_owned()))
+        );
+        // Read again with nothing new: the same.
+        assert!(tail.update(&path).stories["a"].turn.is_some());
+        // A shorter log is a new one.
+        std::fs::write(&path, format!("{started}\n")).expect("write");
+        assert_eq!(tail.update(&path).stories["a"].turn, None);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use epic_state_store::{EpicDir, EpicLock, Hold, LockError, StoryStage, StoryStat
 use epic_story_plan::StoryPlan;
 use jiff::Timestamp;
 
-use crate::events::{Folded, StoryEvents};
+use crate::events::{Folded, LogTail, StoryEvents};
 #[cfg(test)]
 use crate::fixtures;
 use crate::model::{Board, Detail, Row, Seat, SeatState, Status};
@@ -44,8 +44,9 @@ impl ReadError {
     }
 }
 
-/// The board of the epic `dir`, as its state says now.
-pub fn read_board(dir: &EpicDir, known: Known<'_>) -> Result<Board, ReadError> {
+/// The board of the epic `dir`, as its state says now; `log` holds what was read of its event
+/// log before (a new [`LogTail`] for the first read), and takes in what was added since.
+pub fn read_board(dir: &EpicDir, known: Known<'_>, log: &mut LogTail) -> Result<Board, ReadError> {
     let running = match EpicLock::holder(dir) {
         Ok(holder) => holder.is_some(),
         Err(LockError::Held { .. }) => true,
@@ -66,15 +67,12 @@ pub fn read_board(dir: &EpicDir, known: Known<'_>) -> Result<Board, ReadError> {
             states.push(state);
         }
     }
-    let log = epic_state_store::read_if_exists(dir.events())
-        .map_err(|error| ReadError::of(dir, error))?
-        .unwrap_or_default();
     Ok(board(
         dir.epic_id(),
         running,
         &states,
         report.as_ref(),
-        &Folded::of(&log),
+        log.update(&dir.events()),
         known,
     ))
 }
@@ -288,15 +286,11 @@ fn status(
 /// How many lines of the latest transcript the detail pane keeps.
 const TRANSCRIPT_TAIL: usize = 40;
 
-/// The detail of story `id` of the epic `dir`: what its files and the events say. What cannot
-/// be read is left out (the pane shows what there is).
-pub fn read_detail(dir: &EpicDir, id: &str) -> Detail {
-    let log = epic_state_store::read_if_exists(dir.events())
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let folded = Folded::of(&log);
-    let events = folded.stories.get(id).cloned().unwrap_or_default();
+/// The detail of story `id` of the epic `dir`: what its files say, and its events as `log`
+/// (the board's last read) folded them. What cannot be read is left out (the pane shows what
+/// there is).
+pub fn read_detail(dir: &EpicDir, id: &str, log: &LogTail) -> Detail {
+    let events = log.folded().stories.get(id).cloned().unwrap_or_default();
     let checkpoint = dir
         .story_plan(id)
         .ok()

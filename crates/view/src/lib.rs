@@ -1,5 +1,5 @@
 //! `epic watch`'s live view of an epic: what it shows, read from the epic's state directory
-//! without its lock ([`read_board`], [`read_detail`]), the view's state and its keys ([`App`],
+//! without its lock ([`read_board`], [`read_detail`]; the event log read as it grows, [`LogTail`]), the view's state and its keys ([`App`],
 //! [`KEYS`]), changes to the state followed by kernel notification ([`Follow`]), the full screen drawn with ratatui from that state alone ([`draw()`]), and the same
 //! table as plain text for a pipe ([`plain`]). The CLI owns the terminal, the loop and the
 //! commands a key queues; nothing here writes.
@@ -30,6 +30,7 @@ mod text;
 
 pub use app::{Action, App, Effect, KEYS, Key, Mode, Verb};
 pub use draw::draw;
+pub use events::LogTail;
 pub use follow::Follow;
 pub use gather::{Known, ReadError, read_board, read_detail};
 pub use model::{Batch, Board, Detail, Row, Seat, SeatState, Status};

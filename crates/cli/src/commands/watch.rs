@@ -15,7 +15,7 @@ use std::time::Duration;
 use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
 use epic_land::RunPlan;
 use epic_state_store::EpicDir;
-use epic_view::{App, Board, Effect, Key, Known, Verb};
+use epic_view::{App, Board, Effect, Key, Known, LogTail, Verb};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
@@ -37,16 +37,18 @@ pub(crate) fn run(global: &GlobalArgs, args: &WatchArgs, _out: Output) -> Result
     let format = global.format_for("watch", &[Format::Text, Format::Json])?;
     let repo = repo::discover(global.repo.as_deref())?;
     let dir = epics::select_one(&repo, args.epic.as_deref(), "watch")?;
-    let board = read(&dir)?;
+    let mut log = LogTail::default();
+    let board = read(&dir, &mut log)?;
     match format {
         Format::Json => output::data(&json(&board)),
         _ if !std::io::stdout().is_terminal() => output::data(&epic_view::plain(&board)),
-        _ => live(&dir, board),
+        _ => live(&dir, board, log),
     }
 }
 
-/// The board of the epic `dir` now, with the plan and budget its last run recorded.
-fn read(dir: &EpicDir) -> Result<Board, CommandError> {
+/// The board of the epic `dir` now, with the plan and budget its last run recorded; `log`
+/// takes in what its event log gained since the last read.
+fn read(dir: &EpicDir, log: &mut LogTail) -> Result<Board, CommandError> {
     let repository = |error| CommandError::new(Kind::Repository, error);
     // A recorded plan or options file that cannot be read only costs the view its order, waves
     // and budget: the stories' own files still say where each is.
@@ -66,6 +68,7 @@ fn read(dir: &EpicDir) -> Result<Board, CommandError> {
             budget_usd,
             now: jiff::Timestamp::now(),
         },
+        log,
     )
     .map_err(repository)
 }
@@ -157,10 +160,10 @@ fn key(event: &crossterm::event::KeyEvent) -> Option<Message> {
 }
 
 /// The full-screen view until `q` (or Ctrl-C).
-fn live(dir: &EpicDir, board: Board) -> Result<(), CommandError> {
+fn live(dir: &EpicDir, board: Board, mut log: LogTail) -> Result<(), CommandError> {
     let color = std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let mut app = App::new(board, color);
-    select(dir, &mut app);
+    select(dir, &mut app, &log);
     let (send, messages) = mpsc::channel();
     let keys = send.clone();
     // Both threads end with the process; each stops early once the loop is gone.
@@ -206,36 +209,36 @@ fn live(dir: &EpicDir, board: Board) -> Result<(), CommandError> {
             }
             Some(Message::Key(key)) => match app.key(key) {
                 Effect::Quit => return Ok(()),
-                Effect::Selected => select(dir, &mut app),
+                Effect::Selected => select(dir, &mut app, &log),
                 Effect::Send { verb, story, text } => {
                     app.message = Some(give(dir, verb, &story, text));
-                    refresh(dir, &mut app);
+                    refresh(dir, &mut app, &mut log);
                 }
                 Effect::None => {}
             },
             // A change, or a second gone by: the clock moves elapsed times, and a run that
             // takes or leaves the lock changes no file the view is told about.
-            Some(Message::Changed) | None => refresh(dir, &mut app),
+            Some(Message::Changed) | None => refresh(dir, &mut app, &mut log),
         }
     }
 }
 
 /// The board read again, and the selected story's detail; a read that fails keeps the last
 /// board and says why.
-fn refresh(dir: &EpicDir, app: &mut App) {
-    match read(dir) {
+fn refresh(dir: &EpicDir, app: &mut App, log: &mut LogTail) {
+    match read(dir, log) {
         Ok(board) => app.set_board(board),
         Err(error) => app.message = Some(said(&error)),
     }
-    select(dir, app);
+    select(dir, app, log);
 }
 
 /// The selected story's detail read.
-fn select(dir: &EpicDir, app: &mut App) {
+fn select(dir: &EpicDir, app: &mut App, log: &LogTail) {
     app.detail = app
         .selected
         .as_deref()
-        .map(|story| epic_view::read_detail(dir, story))
+        .map(|story| epic_view::read_detail(dir, story, log))
         .unwrap_or_default();
 }
 
