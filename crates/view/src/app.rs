@@ -296,3 +296,95 @@ impl App {
         Effect::Selected
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gather::fixture_board;
+
+    #[test]
+    fn keys_select_prompt_send_and_cancel() {
+        let mut app = App::new(fixture_board(true), false);
+        // Needs-a-person stories first: `search` is selected.
+        assert_eq!(app.selected.as_deref(), Some("search"));
+        assert_eq!(
+            app.key(Key::Char('k')),
+            Effect::None,
+            "nothing above the first"
+        );
+        assert_eq!(app.key(Key::Down), Effect::Selected);
+        assert_eq!(app.selected.as_deref(), Some("billing"));
+        assert_eq!(app.key(Key::Char('j')), Effect::Selected);
+        assert_eq!(app.key(Key::Up), Effect::Selected);
+        // `r` asks to confirm; letters are no text for it; Enter sends.
+        app.key(Key::Char('r'));
+        assert!(matches!(
+            app.mode,
+            Mode::Prompt {
+                verb: Verb::Retry,
+                ..
+            }
+        ));
+        app.key(Key::Char('q'));
+        assert_eq!(
+            app.key(Key::Enter),
+            Effect::Send {
+                verb: Verb::Retry,
+                story: "billing".to_owned(),
+                text: String::new()
+            }
+        );
+        assert_eq!(app.mode, Mode::Board);
+        // `a` takes words, `q` and `j` among them; Backspace takes one back; Esc cancels.
+        app.key(Key::Char('a'));
+        for char in "8080qj".chars() {
+            assert_eq!(app.key(Key::Char(char)), Effect::None);
+        }
+        app.key(Key::Backspace);
+        assert!(matches!(&app.mode, Mode::Prompt { text, .. } if text == "8080q"));
+        app.key(Key::Esc);
+        assert_eq!(app.mode, Mode::Board);
+        assert_eq!(app.message.as_deref(), Some("cancelled"));
+        // `?` shows the keys, any other key hides them; `q` leaves.
+        app.key(Key::Char('?'));
+        assert_eq!(app.mode, Mode::Help);
+        app.key(Key::Char('x'));
+        assert_eq!(app.mode, Mode::Board);
+        assert_eq!(app.key(Key::Char('q')), Effect::Quit);
+    }
+
+    #[test]
+    fn the_selection_follows_its_story_as_the_rows_move() {
+        let mut app = App::new(fixture_board(true), false);
+        app.selected = Some("cart".to_owned());
+        let mut board = fixture_board(true);
+        board.stories.reverse();
+        app.set_board(board);
+        assert_eq!(app.selected.as_deref(), Some("cart"));
+        let mut board = fixture_board(true);
+        board.stories.retain(|row| row.id != "cart");
+        app.set_board(board);
+        assert_eq!(app.selected.as_deref(), Some("search"), "gone: the first");
+    }
+
+    #[test]
+    fn every_action_has_a_key_and_a_line() {
+        for action in [
+            Action::Up,
+            Action::Down,
+            Action::Give(Verb::Answer),
+            Action::Give(Verb::Tell),
+            Action::Give(Verb::Stop),
+            Action::Give(Verb::Retry),
+            Action::Help,
+            Action::Quit,
+        ] {
+            assert!(
+                KEYS.iter().any(|(keys, _, of, what)| *of == action
+                    && !keys.is_empty()
+                    && !what.is_empty()),
+                "{action:?}"
+            );
+        }
+    }
+}
