@@ -4,18 +4,19 @@
 //! queue it through [`people::queue`], as `epic answer`, `tell`, `stop` and `retry` do.
 //!
 //! The loop owns the terminal and only wires three things: keys and resizes from a thread
-//! that reads the terminal, changes of the state from a thread that follows it by kernel
-//! notification ([`epic_view::Follow`]), and the view's state, which draws itself. Raw mode and
+//! that reads the terminal, the state from a thread that reads it whenever it changes (kernel
+//! notification, [`epic_view::Follow`]) and each second, and the view's state, which draws
+//! itself. No file is read in the loop: a read arrives on the channel, as a key does. Raw mode and
 //! the alternate screen are given back on every way out: a guard on drop, and a panic hook.
 
 use std::io::IsTerminal as _;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEventKind, KeyModifiers};
 use epic_land::RunPlan;
 use epic_state_store::EpicDir;
-use epic_view::{App, Board, Effect, Key, Known, LogTail, Verb};
+use epic_view::{App, Board, Detail, Effect, Key, Known, LogTail, Verb};
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
@@ -82,8 +83,19 @@ enum Message {
     Interrupt,
     /// The terminal changed size.
     Resize,
-    /// The state changed.
-    Changed,
+    /// The state read: the board (or why it could not be), and the detail of `story`.
+    Read(Box<Read>),
+}
+
+/// One read of the state, from the reader thread.
+#[derive(Debug)]
+struct Read {
+    /// The board, or why it could not be read.
+    board: Result<Board, String>,
+    /// The story selected when it was read.
+    story: Option<String>,
+    /// That story's detail.
+    detail: Detail,
 }
 
 /// The terminal in raw mode on the alternate screen, given back when dropped.
@@ -160,10 +172,10 @@ fn key(event: &crossterm::event::KeyEvent) -> Option<Message> {
 }
 
 /// The full-screen view until `q` (or Ctrl-C).
-fn live(dir: &EpicDir, board: Board, mut log: LogTail) -> Result<(), CommandError> {
+fn live(dir: &EpicDir, board: Board, log: LogTail) -> Result<(), CommandError> {
     let color = std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let mut app = App::new(board, color);
-    select(dir, &mut app, &log);
+    app.detail = detail(dir, app.selected.as_deref(), &log);
     let (send, messages) = mpsc::channel();
     let keys = send.clone();
     // Both threads end with the process; each stops early once the loop is gone.
@@ -181,15 +193,13 @@ fn live(dir: &EpicDir, board: Board, mut log: LogTail) -> Result<(), CommandErro
             }
         }
     });
-    let followed = dir.clone();
-    std::thread::spawn(move || {
-        let follow = epic_view::Follow::new(&followed);
-        loop {
-            if follow.wait(TICK) && send.send(Message::Changed).is_err() {
-                break;
-            }
-        }
-    });
+    let (asks, asked) = mpsc::channel();
+    let reader = Reader {
+        dir: dir.clone(),
+        log,
+        selected: app.selected.clone(),
+    };
+    std::thread::spawn(move || reader.run(&asked, &send));
     let mut screen = Screen::enter()?;
     let terminal_error = |error| CommandError::new(Kind::Repository, error);
     loop {
@@ -197,49 +207,102 @@ fn live(dir: &EpicDir, board: Board, mut log: LogTail) -> Result<(), CommandErro
             .terminal
             .draw(|frame| epic_view::draw(frame, &app))
             .map_err(terminal_error)?;
-        let message = match messages.recv_timeout(TICK) {
-            Ok(message) => Some(message),
-            Err(mpsc::RecvTimeoutError::Timeout) => None,
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        let Ok(message) = messages.recv() else {
+            return Ok(());
         };
         match message {
-            Some(Message::Interrupt) => return Ok(()),
-            Some(Message::Resize) => {
+            Message::Interrupt => return Ok(()),
+            Message::Resize => {
                 screen.terminal.autoresize().map_err(terminal_error)?;
             }
-            Some(Message::Key(key)) => match app.key(key) {
+            Message::Key(key) => match app.key(key) {
                 Effect::Quit => return Ok(()),
-                Effect::Selected => select(dir, &mut app, &log),
+                Effect::Selected => {
+                    asks.send(app.selected.clone()).ok();
+                }
                 Effect::Send { verb, story, text } => {
                     app.message = Some(give(dir, verb, &story, text));
-                    refresh(dir, &mut app, &mut log);
+                    asks.send(app.selected.clone()).ok();
                 }
                 Effect::None => {}
             },
-            // A change, or a second gone by: the clock moves elapsed times, and a run that
-            // takes or leaves the lock changes no file the view is told about.
-            Some(Message::Changed) | None => refresh(dir, &mut app, &mut log),
+            Message::Read(read) => {
+                let Read {
+                    board,
+                    story,
+                    detail,
+                } = *read;
+                match board {
+                    Ok(board) => app.set_board(board),
+                    Err(error) => app.message = Some(error),
+                }
+                if app.selected == story {
+                    app.detail = detail;
+                } else {
+                    // Another story was selected meanwhile, or this one is gone.
+                    asks.send(app.selected.clone()).ok();
+                }
+            }
         }
     }
 }
 
-/// The board read again, and the selected story's detail; a read that fails keeps the last
-/// board and says why.
-fn refresh(dir: &EpicDir, app: &mut App, log: &mut LogTail) {
-    match read(dir, log) {
-        Ok(board) => app.set_board(board),
-        Err(error) => app.message = Some(said(&error)),
-    }
-    select(dir, app, log);
+/// How long the reader waits for a change at a time, so that a story selected meanwhile has
+/// its detail read soon.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// The thread that reads the state, off the loop that draws and takes keys: on each change
+/// the kernel reports, each second, and each time the loop asks (another story selected, a
+/// command given) it reads the board and the selected story's detail and sends them over.
+#[derive(Debug)]
+struct Reader {
+    dir: EpicDir,
+    log: LogTail,
+    selected: Option<String>,
 }
 
-/// The selected story's detail read.
-fn select(dir: &EpicDir, app: &mut App, log: &LogTail) {
-    app.detail = app
-        .selected
-        .as_deref()
+impl Reader {
+    /// Reads until the loop is gone: `asked` gives the story selected each time the loop wants
+    /// a read now, and every read goes to `send`.
+    fn run(mut self, asked: &mpsc::Receiver<Option<String>>, send: &mpsc::Sender<Message>) {
+        let follow = epic_view::Follow::new(&self.dir);
+        let mut due = Instant::now() + TICK;
+        loop {
+            let mut now = false;
+            loop {
+                match asked.try_recv() {
+                    Ok(selected) => {
+                        self.selected = selected;
+                        now = true;
+                    }
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => return,
+                }
+            }
+            // A change, a second gone by (the clock moves elapsed times, and a run that takes
+            // or leaves the lock changes no file the view is told about), or the loop's ask.
+            if !now && !follow.wait(SLICE) && Instant::now() < due {
+                continue;
+            }
+            let board = read(&self.dir, &mut self.log).map_err(|error| said(&error));
+            let message = Message::Read(Box::new(Read {
+                board,
+                detail: detail(&self.dir, self.selected.as_deref(), &self.log),
+                story: self.selected.clone(),
+            }));
+            if send.send(message).is_err() {
+                return;
+            }
+            due = Instant::now() + TICK;
+        }
+    }
+}
+
+/// The detail of `story`, if one is selected.
+fn detail(dir: &EpicDir, story: Option<&str>, log: &LogTail) -> Detail {
+    story
         .map(|story| epic_view::read_detail(dir, story, log))
-        .unwrap_or_default();
+        .unwrap_or_default()
 }
 
 /// A key's command queued as the `epic` command of its name would queue it: the line saying
