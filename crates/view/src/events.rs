@@ -44,6 +44,17 @@ pub(crate) struct StoryEvents {
     pub(crate) reason: Option<String>,
 }
 
+/// A seat's pause, as its `seat_paused` said it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Pause {
+    /// Until when (RFC 3339).
+    pub(crate) until: String,
+    /// Why: `usage limit`, `outage`.
+    pub(crate) reason: String,
+    /// The story whose turn met it.
+    pub(crate) story: String,
+}
+
 /// The events folded.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Folded {
@@ -51,8 +62,8 @@ pub(crate) struct Folded {
     pub(crate) stories: BTreeMap<String, StoryEvents>,
     /// The seats of the last run's rosters (`run_started`'s `seats`).
     pub(crate) roster: Vec<String>,
-    /// Each seat paused: until when and why.
-    pub(crate) paused: BTreeMap<String, (String, String)>,
+    /// Each seat paused, by name (until a time that may have passed: see [`Folded::pause`]).
+    pub(crate) paused: BTreeMap<String, Pause>,
     /// The batch of the merge queue being proven.
     pub(crate) merging: Option<Batch>,
     /// The last `budget_reached`'s message, and its budget.
@@ -70,6 +81,16 @@ impl Folded {
             }
         }
         folded
+    }
+
+    /// The pause of `seat` that lasts past `now`, if it has one.
+    pub(crate) fn pause(&self, seat: &str, now: Timestamp) -> Option<&Pause> {
+        self.paused.get(seat).filter(|pause| {
+            pause
+                .until
+                .parse::<Timestamp>()
+                .is_ok_and(|until| until > now)
+        })
     }
 
     /// The seats working: how many turns go on on each.
@@ -111,8 +132,12 @@ impl Folded {
         }
         match kind {
             "seat_paused" => {
-                self.paused
-                    .insert(text("seat"), (text("until"), text("reason")));
+                let pause = Pause {
+                    until: text("until"),
+                    reason: text("reason"),
+                    story: text("story"),
+                };
+                self.paused.insert(text("seat"), pause);
             }
             "seat_resumed" => {
                 self.paused.remove(&text("seat"));
@@ -311,7 +336,8 @@ mod tests {
         assert_eq!(a.turn, Some((1, "claude".to_owned(), "coder".to_owned())));
         assert_eq!(a.doing.as_deref(), Some("running `cargo test`"));
         assert_eq!(folded.roster, ["claude", "codex"]);
-        assert_eq!(folded.paused["codex"].1, "usage limit");
+        assert_eq!(folded.paused["codex"].reason, "usage limit");
+        assert_eq!(folded.paused["codex"].story, "b");
         assert_eq!(folded.merging.as_ref().map(|batch| batch.batch), Some(3));
         assert_eq!(folded.working().get("claude"), Some(&1));
 

@@ -134,10 +134,7 @@ pub(crate) fn board(
         .roster
         .iter()
         .map(|seat| {
-            let pause = folded
-                .paused
-                .get(seat)
-                .filter(|(until, _)| until.parse::<Timestamp>().is_ok_and(|until| until > now));
+            let pause = folded.pause(seat, now);
             let turns = if running {
                 working.get(seat.as_str()).copied().unwrap_or(0)
             } else {
@@ -151,8 +148,8 @@ pub(crate) fn board(
                     _ => SeatState::Working,
                 },
                 turns,
-                until: pause.filter(|_| running).map(|(until, _)| until.clone()),
-                reason: pause.filter(|_| running).map(|(_, reason)| reason.clone()),
+                until: pause.filter(|_| running).map(|pause| pause.until.clone()),
+                reason: pause.filter(|_| running).map(|pause| pause.reason.clone()),
             }
         })
         .collect();
@@ -191,7 +188,7 @@ fn row(
     running: bool,
     now: Timestamp,
 ) -> Row {
-    let status = status(state, outcome, events, folded, running);
+    let status = status(id, now, state, outcome, events, folded, running);
     let live = matches!(status, Status::Running | Status::Paused);
     let turn = events.turn.as_ref().filter(|_| live);
     let started = events
@@ -244,9 +241,11 @@ fn row(
     }
 }
 
-/// Where a story is: its state file first (a person's hold, merged, failed), then the report,
-/// then the events of the run going on.
+/// Where story `id` is at `now`: its state file first (a person's hold, merged, failed), then
+/// the report, then the events of the run going on.
 fn status(
+    id: &str,
+    now: Timestamp,
     state: Option<&StoryState>,
     outcome: Option<&StoryOutcome>,
     events: &StoryEvents,
@@ -261,10 +260,13 @@ fn status(
             (StoryStage::Failed, None) => Status::Failed,
             (StoryStage::Started, None) if !running => Status::Started,
             (StoryStage::Started, None) => {
-                let paused = events
-                    .turn
-                    .as_ref()
-                    .is_some_and(|(_, seat, _)| folded.paused.contains_key(seat));
+                // Its turn's seat is paused, or, between turns, a seat its last turn paused.
+                let paused = match &events.turn {
+                    Some((_, seat, _)) => folded.pause(seat, now).is_some(),
+                    None => folded.paused.iter().any(|(seat, pause)| {
+                        pause.story == id && folded.pause(seat, now).is_some()
+                    }),
+                };
                 if paused {
                     Status::Paused
                 } else {
@@ -430,6 +432,38 @@ mod tests {
         assert_eq!(board.merging.as_ref().map(|batch| batch.batch), Some(2));
         assert_eq!(board.budget_usd, Some(20.0));
         assert!(board.spent_usd.to_bits() == 0.0_f64.to_bits(), "not -0.0");
+    }
+
+    #[test]
+    fn a_story_whose_seat_is_paused_is_paused_until_it_resumes() {
+        let plan = fixtures::plan();
+        let known = Known {
+            plan: Some(&plan),
+            budget_usd: None,
+            now: fixtures::now(),
+        };
+        let cart = |log: &str| {
+            let board = board(
+                "shop",
+                true,
+                &fixtures::states(),
+                Some(&fixtures::report()),
+                &Folded::of(log),
+                known,
+            );
+            board
+                .stories
+                .into_iter()
+                .find(|row| row.id == "cart")
+                .expect("cart")
+                .status
+        };
+        let ended = r#"{"at":"2026-12-07T10:06:20Z","kind":"turn_ended","story":"cart","role":"coder","turn":2,"ok":false,"estimated_tokens":0,"reported":true}"#;
+        let paused = r#"{"at":"2026-12-07T10:06:21Z","kind":"seat_paused","seat":"claude","story":"cart","until":"2026-12-07T11:00:00Z","since":"2026-12-07T10:06:21Z","reason":"usage limit","message":"limit"}"#;
+        let resumed = r#"{"at":"2026-12-07T10:06:50Z","kind":"seat_resumed","seat":"claude"}"#;
+        let log = format!("{}{ended}\n{paused}\n", fixtures::EVENTS);
+        assert_eq!(cart(&log), Status::Paused);
+        assert_eq!(cart(&format!("{log}{resumed}\n")), Status::Running);
     }
 
     #[test]
