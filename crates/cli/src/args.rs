@@ -274,7 +274,7 @@ pub(crate) enum Command {
                       last gate failure, judge issues and rejected patch. It only reads the \
                       epic's state, never takes its lock, follows it as it changes, and shows \
                       the last run when none is going. Keys: up/down or j/k select, a answer, t \
-                      tell, s stop, r retry (as `epic answer`, `tell`, `stop`, `retry`: a prompt \
+                      tell, s stop, r retry (f there: --fresh) (as `epic answer`, `tell`, `stop`, `retry`: a prompt \
                       line, Enter sends, Esc cancels), ? the keys, q leaves (the run goes on). \
                       NO_COLOR draws without colour.\n\n\
                       When standard output is not a terminal it prints the table once as plain \

@@ -31,8 +31,10 @@ pub enum Verb {
     Tell,
     /// `epic stop`: the story stopped until a retry.
     Stop,
-    /// `epic retry`: a failed or stopped story run again.
+    /// `epic retry`: a failed or stopped story run again from its checkpoint.
     Retry,
+    /// `epic retry --fresh`: run again from the epic head (`f` in a retry's prompt).
+    RetryFresh,
 }
 
 impl Verb {
@@ -43,6 +45,7 @@ impl Verb {
             Self::Tell => "tell",
             Self::Stop => "stop",
             Self::Retry => "retry",
+            Self::RetryFresh => "retry --fresh",
         }
     }
 
@@ -103,7 +106,7 @@ pub const KEYS: &[(&[Key], &str, Action, &str)] = &[
         &[Key::Char('r')],
         "r",
         Action::Give(Verb::Retry),
-        "run a failed or stopped story again (epic retry)",
+        "run a failed or stopped story again (epic retry; f: --fresh)",
     ),
     (
         &[Key::Char('?')],
@@ -227,6 +230,15 @@ impl App {
                 }
                 Key::Backspace => {
                     text.pop();
+                    Effect::None
+                }
+                // A retry's prompt: `f` starts it over from the epic head, or not.
+                Key::Char('f') if matches!(verb, Verb::Retry | Verb::RetryFresh) => {
+                    *verb = if *verb == Verb::Retry {
+                        Verb::RetryFresh
+                    } else {
+                        Verb::Retry
+                    };
                     Effect::None
                 }
                 Key::Char(char) if verb.takes_text() => {

@@ -9,7 +9,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TableRow, Table, TableState};
 
-use crate::app::{App, KEYS, Mode};
+use crate::app::{App, KEYS, Mode, Verb};
 use crate::figures::{TITLES, cells};
 use crate::model::Status;
 use crate::text::{NEEDS_PERSON, header};
@@ -231,7 +231,13 @@ fn draw_footer(frame: &mut Frame<'_>, app: &App, area: Rect) {
             Span::raw("  (Enter sends, Esc cancels)"),
         ]),
         Mode::Prompt { verb, story, .. } => Line::styled(
-            format!("{} story {story}? Enter sends, Esc cancels", verb.name()),
+            match verb {
+                Verb::Retry | Verb::RetryFresh => format!(
+                    "{} story {story}? Enter sends, f fresh or not, Esc cancels",
+                    verb.name()
+                ),
+                _ => format!("{} story {story}? Enter sends, Esc cancels", verb.name()),
+            },
             Style::default().add_modifier(Modifier::BOLD),
         ),
         _ => match &app.message {
@@ -253,7 +259,7 @@ fn draw_help(frame: &mut Frame<'_>, area: Rect) {
     let height = u16::try_from(lines.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
-    let width = 60.min(area.width);
+    let width = 72.min(area.width);
     let popup = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height - height) / 2,

@@ -313,6 +313,7 @@ fn give(dir: &EpicDir, verb: Verb, story: &str, text: String) -> String {
         Verb::Tell => Request::Tell(text),
         Verb::Stop => Request::Stop,
         Verb::Retry => Request::Retry { fresh: false },
+        Verb::RetryFresh => Request::Retry { fresh: true },
     };
     match people::queue(dir, Some(story), request) {
         Ok(queued) => people::said(dir, &queued),
