@@ -180,6 +180,19 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-executor",
         ],
     ),
+    // `epic watch`'s view: it reads the state as `epic status` does and follows it by kernel
+    // notification; the CLI owns the terminal and queues the commands its keys give.
+    (
+        "view",
+        "epic-view",
+        &[
+            "epic-watch",
+            "epic-story-plan",
+            "epic-report",
+            "epic-state-store",
+            "epic-events",
+        ],
+    ),
     (DEV_ONLY.0, DEV_ONLY.1, &[]),
     // Test support beside `test-support`: the scripted model server `cargo xtask agents` points
     // the real agent CLIs at; it speaks the model APIs and needs no epic crate.
@@ -211,6 +224,7 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
             "epic-architect",
             "epic-executor",
             "epic-land",
+            "epic-view",
         ],
     ),
 ];

@@ -336,6 +336,11 @@ const BANNING: &[Banning] = &[
         why: "ARCHITECTURE.md: only epic-state-store writes the epic's state directory, and only epic-git-ops runs git. The CLI reads what the user gives it (plans, epic.toml, report.md) but writes and removes nothing itself: state goes through epic-state-store, repositories and worktrees through epic-git-ops. The few writes that are the user's own files (`epic init`'s epic.toml, `epic demo`'s throwaway project) say so with `#[expect(clippy::disallowed_methods, reason = \"...\")]`.",
         bans: NO_WRITES,
     },
+    Banning {
+        dir: "view",
+        why: "ARCHITECTURE.md: `epic watch` only reads the epic's state: it takes no lock and writes nothing, and the commands its keys give are queued by the CLI through epic-state-store's inbox.",
+        bans: NO_WRITES,
+    },
 ];
 
 /// Rewrites every banning crate's `clippy.toml` (`cargo xtask gen`).

@@ -266,6 +266,33 @@ pub(crate) enum Command {
     )]
     Status(StatusArgs),
 
+    /// Watch an epic live, full screen: its stories, seats, merge queue and spend
+    #[command(
+        long_about = "Show an epic live on the whole terminal: a line per story (status, wave, \
+                      the seat and role of its turn, elapsed time, the agent's latest action, \
+                      judge rounds and merge revisions, tokens and cost; stories that wait on \
+                      a person, failed or were stopped first and marked `!`), a header (the \
+                      epic, done/total, the batch being merged, the seats and their pauses, the \
+                      spend and --budget-usd) and the selected story's tasks, latest transcript, \
+                      last gate failure, judge issues and rejected patch. It only reads the \
+                      epic's state, never takes its lock, follows it as it changes, and shows \
+                      the last run when none is going. Keys: up/down or j/k select, a answer, t \
+                      tell, s stop, r retry (f there: --fresh) (as `epic answer`, `tell`, `stop`, `retry`: a prompt \
+                      line, Enter sends, Esc cancels), ? the keys, q leaves (the run goes on). \
+                      NO_COLOR draws without colour.\n\n\
+                      When standard output is not a terminal it prints the table once as plain \
+                      text; --format json prints it as JSON: {\"epic_id\", \"running\", \
+                      \"done\", \"total\", \"merging\", \"seats\", \"spent_usd\", \
+                      \"budget_usd\", \"stories\": [{\"id\", \"status\", \"wave\", \"seat\", \
+                      \"role\", \"elapsed_secs\", \"doing\", \"rounds\", \"revisions\", \
+                      \"tokens\", \"cost_usd\", \"reason\"}]}.",
+        after_help = "Examples:\n  \
+                      epic watch\n  \
+                      epic watch checkout | cat\n  \
+                      epic watch checkout --format json | jq '.stories[] | select(.status == \"waiting\")'"
+    )]
+    Watch(WatchArgs),
+
     /// Print the last report of an epic's run
     #[command(
         long_about = "Print the report the last run of an epic wrote: Markdown (report.md) by \
@@ -466,6 +493,14 @@ pub(crate) struct StatusArgs {
     /// List every story of this plan, in plan order, started or not
     #[arg(long, value_name = "PLAN", value_hint = clap::ValueHint::FilePath)]
     pub(crate) plan: Option<PathBuf>,
+}
+
+/// `epic watch [EPIC]`.
+#[derive(Debug, Args)]
+pub(crate) struct WatchArgs {
+    /// The epic's id [default: the only epic that has run in this repository]
+    #[arg(value_name = "EPIC")]
+    pub(crate) epic: Option<String>,
 }
 
 /// The epic a person's command is for (`--epic ID`).

@@ -6,7 +6,7 @@ use crate::output::Output;
 
 use super::{
     clean, completions, config, demo, graph, init, land, people, plan, report, schema, status,
-    validate, verify,
+    validate, verify, watch,
 };
 
 /// Runs the command `cli` names.
@@ -19,6 +19,7 @@ pub(crate) fn run(cli: &Cli, out: Output) -> Result<(), CommandError> {
         Command::Clean(args) => clean::run(&cli.global, args, out),
         Command::Demo(args) => demo::run(&cli.global, args, out),
         Command::Status(args) => status::run(&cli.global, args, out),
+        Command::Watch(args) => watch::run(&cli.global, args, out),
         Command::Report(args) => report::run(&cli.global, args, out),
         Command::Verify(args) => verify::run(&cli.global, args, out),
         Command::Config(args) => config::run(&cli.global, args, out),

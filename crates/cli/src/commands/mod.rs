@@ -19,6 +19,7 @@ pub(crate) mod schema;
 pub(crate) mod status;
 pub(crate) mod validate;
 pub(crate) mod verify;
+pub(crate) mod watch;
 
 pub(crate) use clock::clock;
 pub(crate) use common::{SKIP_PREFLIGHT, json, render, runtime, violations_text};

@@ -27,29 +27,13 @@ pub(crate) fn answer(
     args: &MessageArgs,
     out: Output,
 ) -> Result<(), CommandError> {
-    let text = words(&args.text, "answer", &args.story)?;
+    let request = Request::Answer(args.text.clone());
     give(
         global,
-        "answer",
         Some(&args.story),
         args.epic.epic.as_deref(),
+        request,
         out,
-        |story, doing| match doing {
-            Doing::Waiting => Ok(Action::Answer { text }),
-            Doing::Merged => Err(format!(
-                "story `{story}` waits on no answer: it is merged, nothing is left to tell it"
-            )),
-            Doing::Failed | Doing::Stopped => Err(format!(
-                "story `{story}` waits on no answer: it is {doing}; `epic retry {story}` runs it \
-                 again, `epic tell {story} TEXT` leaves a note for its next coder turn",
-                doing = doing.describe()
-            )),
-            Doing::NotStarted | Doing::Started { .. } => Err(format!(
-                "story `{story}` waits on no answer: it is {doing}; `epic tell {story} TEXT` \
-                 leaves a note for its next coder turn",
-                doing = doing.describe()
-            )),
-        },
     )
 }
 
@@ -59,19 +43,13 @@ pub(crate) fn tell(
     args: &MessageArgs,
     out: Output,
 ) -> Result<(), CommandError> {
-    let text = words(&args.text, "tell", &args.story)?;
+    let request = Request::Tell(args.text.clone());
     give(
         global,
-        "tell",
         Some(&args.story),
         args.epic.epic.as_deref(),
+        request,
         out,
-        |story, doing| match doing {
-            Doing::Merged => Err(format!(
-                "story `{story}` is merged: no coder turn of it is left to read a note"
-            )),
-            _ => Ok(Action::Tell { text }),
-        },
     )
 }
 
@@ -82,23 +60,7 @@ pub(crate) fn stop(global: &GlobalArgs, args: &StopArgs, out: Output) -> Result<
     } else {
         args.story.as_deref()
     };
-    give(
-        global,
-        "stop",
-        story,
-        args.epic.epic.as_deref(),
-        out,
-        |story, doing| match doing {
-            Doing::Merged => Err(format!("story `{story}` is merged: nothing to stop")),
-            Doing::Stopped => Err(format!(
-                "story `{story}` is already stopped; `epic retry {story}` runs it again"
-            )),
-            Doing::Failed => Err(format!(
-                "story `{story}` failed: nothing to stop; `epic retry {story}` runs it again"
-            )),
-            _ => Ok(Action::Stop),
-        },
-    )
+    give(global, story, args.epic.epic.as_deref(), Request::Stop, out)
 }
 
 /// Runs `epic retry STORY [--fresh]`.
@@ -107,29 +69,102 @@ pub(crate) fn retry(
     args: &RetryArgs,
     out: Output,
 ) -> Result<(), CommandError> {
-    let fresh = args.fresh;
+    let request = Request::Retry { fresh: args.fresh };
     give(
         global,
-        "retry",
         Some(&args.story),
         args.epic.epic.as_deref(),
+        request,
         out,
-        |story, doing| match doing {
-            Doing::Failed | Doing::Stopped => Ok(Action::Retry { fresh }),
-            Doing::Merged => Err(format!(
-                "story `{story}` is merged, neither failed nor stopped: nothing to retry"
-            )),
-            Doing::Waiting => Err(format!(
-                "story `{story}` is {}, neither failed nor stopped: `epic answer {story} TEXT` \
-                 answers it",
-                doing.describe()
-            )),
-            Doing::NotStarted | Doing::Started { .. } => Err(format!(
-                "story `{story}` is {}, neither failed nor stopped: nothing to retry",
-                doing.describe()
-            )),
-        },
     )
+}
+
+/// A person's command, before it is checked against the story and queued: what `epic
+/// answer`, `tell`, `stop` and `retry` give, and `epic watch`'s keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Request {
+    /// `epic answer`: the words.
+    Answer(String),
+    /// `epic tell`: the words.
+    Tell(String),
+    /// `epic stop` (of the whole run, without a story).
+    Stop,
+    /// `epic retry`, from the checkpoint or `fresh`.
+    Retry { fresh: bool },
+}
+
+impl Request {
+    /// The command's name, as `epic` spells it.
+    fn command(&self) -> &'static str {
+        match self {
+            Self::Answer(_) => "answer",
+            Self::Tell(_) => "tell",
+            Self::Stop => "stop",
+            Self::Retry { .. } => "retry",
+        }
+    }
+
+    /// The action for `story`, which is `doing` what it does, or the refusal's line.
+    fn decide(self, story: &str, doing: Doing) -> Result<Action, String> {
+        match self {
+            Self::Answer(text) => match doing {
+                Doing::Waiting => Ok(Action::Answer { text }),
+                Doing::Merged => Err(format!(
+                    "story `{story}` waits on no answer: it is merged, nothing is left to tell it"
+                )),
+                Doing::Failed | Doing::Stopped => Err(format!(
+                    "story `{story}` waits on no answer: it is {doing}; `epic retry {story}` runs \
+                     it again, `epic tell {story} TEXT` leaves a note for its next coder turn",
+                    doing = doing.describe()
+                )),
+                Doing::NotStarted | Doing::Started { .. } => Err(format!(
+                    "story `{story}` waits on no answer: it is {doing}; `epic tell {story} TEXT` \
+                     leaves a note for its next coder turn",
+                    doing = doing.describe()
+                )),
+            },
+            Self::Tell(text) => match doing {
+                Doing::Merged => Err(format!(
+                    "story `{story}` is merged: no coder turn of it is left to read a note"
+                )),
+                _ => Ok(Action::Tell { text }),
+            },
+            Self::Stop => match doing {
+                Doing::Merged => Err(format!("story `{story}` is merged: nothing to stop")),
+                Doing::Stopped => Err(format!(
+                    "story `{story}` is already stopped; `epic retry {story}` runs it again"
+                )),
+                Doing::Failed => Err(format!(
+                    "story `{story}` failed: nothing to stop; `epic retry {story}` runs it again"
+                )),
+                _ => Ok(Action::Stop),
+            },
+            Self::Retry { fresh } => match doing {
+                Doing::Failed | Doing::Stopped => Ok(Action::Retry { fresh }),
+                Doing::Merged => Err(format!(
+                    "story `{story}` is merged, neither failed nor stopped: nothing to retry"
+                )),
+                Doing::Waiting => Err(format!(
+                    "story `{story}` is {}, neither failed nor stopped: `epic answer {story} \
+                     TEXT` answers it",
+                    doing.describe()
+                )),
+                Doing::NotStarted | Doing::Started { .. } => Err(format!(
+                    "story `{story}` is {}, neither failed nor stopped: nothing to retry",
+                    doing.describe()
+                )),
+            },
+        }
+    }
+}
+
+/// A command queued by [`queue`].
+#[derive(Debug)]
+pub(crate) struct Queued {
+    /// The command as the inbox holds it.
+    pub(crate) sent: Sent,
+    /// Whether a run was going when it was queued.
+    pub(crate) running: bool,
 }
 
 /// What a story is doing, as its state file says (and whether a run is going).
@@ -178,8 +213,8 @@ impl Doing {
     }
 }
 
-/// `text` trimmed, or a usage error when nothing is left of it.
-fn words(text: &str, command: &str, story: &str) -> Result<String, CommandError> {
+/// `text`, or a usage error when nothing but blanks is in it.
+fn words(text: String, command: &str, story: &str) -> Result<String, CommandError> {
     if text.trim().is_empty() {
         return Err(CommandError::new(
             Kind::Usage,
@@ -188,29 +223,30 @@ fn words(text: &str, command: &str, story: &str) -> Result<String, CommandError>
             )),
         ));
     }
-    Ok(text.to_owned())
+    Ok(text)
 }
 
-/// Gives `command` for `story` (none: the whole run) of the epic `epic` names: the story is
-/// checked to exist, `decide` turns what it is doing into the action or the refusal's line,
-/// and the action is queued in the inbox.
-fn give(
-    global: &GlobalArgs,
-    command: &str,
+/// Checks `request` for `story` (none: the whole run) of the epic `dir` and queues it in the
+/// epic's inbox: the story is checked to exist, what it is doing turns the request into the
+/// action or the refusal (a usage error, its line saying what to run instead). The one way a
+/// person's command is given: `epic answer`, `tell`, `stop`, `retry` and `epic watch`'s keys.
+pub(crate) fn queue(
+    dir: &EpicDir,
     story: Option<&str>,
-    epic: Option<&str>,
-    out: Output,
-    decide: impl FnOnce(&str, Doing) -> Result<Action, String>,
-) -> Result<(), CommandError> {
-    let format = global.format_for(command, &[Format::Text, Format::Json])?;
-    let repo = repo::discover(global.repo.as_deref())?;
-    let usage = format!("{command} --epic");
-    let dir = epics::select_one(&repo, epic, &usage)?;
-    let (running, _) = lock_holder(&dir)?;
+    request: Request,
+) -> Result<Queued, CommandError> {
+    let command = request.command();
+    let request = match (request, story) {
+        (Request::Answer(text), Some(story)) => Request::Answer(words(text, command, story)?),
+        (Request::Tell(text), Some(story)) => Request::Tell(words(text, command, story)?),
+        (request, _) => request,
+    };
+    let (running, _) = lock_holder(dir)?;
     let action = match story {
         Some(story) => {
-            let state = story_state(&dir, story)?;
-            decide(story, Doing::of(state.as_ref(), running))
+            let state = story_state(dir, story)?;
+            request
+                .decide(story, Doing::of(state.as_ref(), running))
                 .map_err(|line| CommandError::new(Kind::Usage, Message::new(line)))?
         }
         None if running => Action::StopAll,
@@ -225,22 +261,41 @@ fn give(
         }
     };
     let uid = rustix::process::getuid().as_raw();
-    let sent = inbox::send(&dir, &Command::new(story, action, uid)).map_err(repository)?;
+    let sent = inbox::send(dir, &Command::new(story, action, uid)).map_err(repository)?;
+    Ok(Queued { sent, running })
+}
+
+/// Gives `request` for `story` (none: the whole run) of the epic `epic` names, and prints
+/// what was queued.
+fn give(
+    global: &GlobalArgs,
+    story: Option<&str>,
+    epic: Option<&str>,
+    request: Request,
+    out: Output,
+) -> Result<(), CommandError> {
+    let command = request.command();
+    let format = global.format_for(command, &[Format::Text, Format::Json])?;
+    let repo = repo::discover(global.repo.as_deref())?;
+    let usage = format!("{command} --epic");
+    let dir = epics::select_one(&repo, epic, &usage)?;
+    let queued = queue(&dir, story, request)?;
     match format {
         Format::Json => output::data(&json(&json!({
-            "id": sent.id,
+            "id": queued.sent.id,
             "epic": dir.epic_id(),
             "story": story,
-            "action": sent.command.action.as_str(),
-            "running": running,
+            "action": queued.sent.command.action.as_str(),
+            "running": queued.running,
         }))),
         _ if out.quiet() => Ok(()),
-        _ => output::data(&format!("{}\n", queued(&dir, &sent, running))),
+        _ => output::data(&format!("{}\n", said(&dir, &queued))),
     }
 }
 
 /// The line saying what was queued, for whom, and when a run takes it.
-fn queued(dir: &EpicDir, sent: &Sent, running: bool) -> String {
+pub(crate) fn said(dir: &EpicDir, queued: &Queued) -> String {
+    let (sent, running) = (&queued.sent, queued.running);
     let epic = dir.epic_id();
     let whom = match &sent.command.story {
         Some(story) => format!("story `{story}` of epic `{epic}`"),

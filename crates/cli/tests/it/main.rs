@@ -50,3 +50,4 @@ mod util;
 mod validate;
 mod verify;
 mod warm;
+mod watch;
