@@ -14,13 +14,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use epic_process::Spec;
 use epic_process::sandbox::{Access, Sandbox};
-use epic_process::{self as process, Ending, Limits, Spec};
 use tokio::sync::mpsc;
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 use crate::event::{Event, EventSink};
+use crate::record::run_hook;
 
 /// What calls for a person: the story, what happened, and the words they should read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +93,6 @@ async fn run_notify(
     mut attentions: mpsc::UnboundedReceiver<Attention>,
     events: EventSink,
 ) {
-    let never = CancellationToken::new();
     while let Some(attention) = attentions.recv().await {
         let spec = Spec {
             program: "sh".into(),
@@ -120,30 +118,7 @@ async fn run_notify(
             .sandbox
             .wrap(spec, &notify.cwd, Access::ReadOnly)
             .await;
-        let limits = Limits {
-            stdout_head: 0,
-            stdout_tail: 2000,
-            stderr_tail: 2000,
-        };
-        let deadline = Instant::now() + notify.timeout;
-        let ran = process::run(&spec, deadline, &never, limits, &|_| {}).await;
-        let status = match ran {
-            Err(error) => Some(format!("could not start: {error}")),
-            Ok(mut finished) => match finished.ending {
-                Ending::Exited(status) if status.success() => None,
-                Ending::Exited(status) => {
-                    let tail = finished.stderr.last(2000);
-                    Some(match tail.trim() {
-                        "" => process::describe_status(status),
-                        tail => format!("{}: {tail}", process::describe_status(status)),
-                    })
-                }
-                Ending::TimedOut | Ending::Stalled => {
-                    Some(format!("timed out after {}s", notify.timeout.as_secs()))
-                }
-                Ending::Cancelled => Some("cancelled".to_owned()),
-            },
-        };
+        let status = run_hook(&spec, notify.timeout).await;
         if let Some(status) = status {
             events(Event::NotifyFailed {
                 story: attention.story,

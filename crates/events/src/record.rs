@@ -407,7 +407,6 @@ async fn run_hooks(
     mut cards: mpsc::UnboundedReceiver<Card>,
     events: EventSink,
 ) {
-    let never = CancellationToken::new();
     while let Some(card) = cards.recv().await {
         let json = serde_json::to_string(&card).unwrap_or_default();
         let spec = Spec {
@@ -427,37 +426,42 @@ async fn run_hooks(
             ],
             stdin: Some(json.into_bytes()),
         };
-        let limits = Limits {
-            stdout_head: 0,
-            stdout_tail: 2000,
-            stderr_tail: 2000,
-        };
-        let ran = process::run(&spec, Instant::now() + timeout, &never, limits, &|_| {}).await;
-        let status = match ran {
-            Err(error) => Some(format!("could not start: {error}")),
-            Ok(mut finished) => match finished.ending {
-                Ending::Exited(status) if status.success() => None,
-                Ending::Exited(status) => {
-                    let tail = finished.stderr.last(2000);
-                    let tail = tail.trim();
-                    Some(if tail.is_empty() {
-                        process::describe_status(status)
-                    } else {
-                        format!("{}: {tail}", process::describe_status(status))
-                    })
-                }
-                // No watchdog here: a stall would read as the time-out it stands for.
-                Ending::TimedOut | Ending::Stalled => {
-                    Some(format!("timed out after {}s", timeout.as_secs()))
-                }
-                Ending::Cancelled => Some("cancelled".to_owned()),
-            },
-        };
+        let status = run_hook(&spec, timeout).await;
         if let Some(status) = status {
             events(Event::HookFailed {
                 story: card.story.clone(),
                 status,
             });
         }
+    }
+}
+
+/// Runs a hook's command (the board hook's, `--notify`'s) under `timeout`, never cancelled from
+/// outside: what went wrong, in words, or `None` when it exited 0.
+pub(crate) async fn run_hook(spec: &Spec, timeout: Duration) -> Option<String> {
+    let limits = Limits {
+        stdout_head: 0,
+        stdout_tail: 2000,
+        stderr_tail: 2000,
+    };
+    let never = CancellationToken::new();
+    let ran = process::run(spec, Instant::now() + timeout, &never, limits, &|_| {}).await;
+    match ran {
+        Err(error) => Some(format!("could not start: {error}")),
+        Ok(mut finished) => match finished.ending {
+            Ending::Exited(status) if status.success() => None,
+            Ending::Exited(status) => {
+                let tail = finished.stderr.last(2000);
+                Some(match tail.trim() {
+                    "" => process::describe_status(status),
+                    tail => format!("{}: {tail}", process::describe_status(status)),
+                })
+            }
+            // No watchdog here: a stall would read as the time-out it stands for.
+            Ending::TimedOut | Ending::Stalled => {
+                Some(format!("timed out after {}s", timeout.as_secs()))
+            }
+            Ending::Cancelled => Some("cancelled".to_owned()),
+        },
     }
 }

@@ -247,18 +247,22 @@ impl Loop {
             at: sent.command.at.clone(),
         };
         self.record_stop(index, hold).await;
-        let reason = format!(
-            "stopped by a person (uid {}, {}); `epic retry {}` runs it again",
-            sent.command.uid, sent.command.at, story.id
-        );
         self.emit(Event::StoryStopped {
             story: story.id.clone(),
         });
-        let mut outcome = outcome
+        let outcome = outcome
             .unwrap_or_else(|| StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Stopped))
-            .in_run(self.history.number())
-            .with_reason(&reason)
             .with_commands(self.given_to(index));
+        self.held_stopped(index, outcome, sent.command.uid, &sent.command.at);
+    }
+
+    /// Story `index`, stopped by user `uid` at `at`, as it stands in this run: its outcome
+    /// (`outcome` so far, made `stopped` with the reason), its card, its dependents skipped.
+    fn held_stopped(&mut self, index: usize, outcome: StoryOutcome, uid: u32, at: &str) {
+        let story = self.id(index);
+        let reason =
+            format!("stopped by a person (uid {uid}, {at}); `epic retry {story}` runs it again");
+        let mut outcome = outcome.in_run(self.history.number()).with_reason(&reason);
         outcome.status = OutcomeStatus::Stopped;
         self.outcomes[index] = Some(outcome);
         self.board.set(
@@ -270,7 +274,7 @@ impl Loop {
             },
         );
         for dependent in self.schedule.fail(index) {
-            self.skip(dependent, &format!("blocked by {} (stopped)", story.id));
+            self.skip(dependent, &format!("blocked by {story} (stopped)"));
         }
     }
 
@@ -295,28 +299,10 @@ impl Loop {
         for (index, hold) in holds {
             match hold {
                 Hold::Stopped { uid, at } => {
-                    let story = self.plan.plan().stories[index].clone();
-                    let reason = format!(
-                        "stopped by a person (uid {uid}, {at}); `epic retry {}` runs it again",
-                        story.id
-                    );
-                    let mut outcome =
-                        StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Stopped)
-                            .in_run(self.history.number())
-                            .with_reason(&reason);
-                    outcome.status = OutcomeStatus::Stopped;
-                    self.outcomes[index] = Some(outcome);
-                    self.board.set(
-                        index,
-                        Column::Failed,
-                        Move {
-                            detail: Some(reason),
-                            ..Move::default()
-                        },
-                    );
-                    for dependent in self.schedule.fail(index) {
-                        self.skip(dependent, &format!("blocked by {} (stopped)", story.id));
-                    }
+                    let story = &self.plan.plan().stories[index];
+                    let outcome =
+                        StoryOutcome::new(&story.id, &story.title, OutcomeStatus::Stopped);
+                    self.held_stopped(index, outcome, uid, &at);
                 }
                 Hold::Waiting { question, .. } => self.waiting(index, question),
             }
