@@ -39,6 +39,6 @@ mod attention;
 mod event;
 mod record;
 
-pub use attention::{Attention, Notify, attention, notifying};
+pub use attention::{Attention, Notify, Pauses, attention, notifying};
 pub use event::{Event, EventSink, LoggedEvent, RejectedBy, discard_events, events_schema};
 pub use record::{Board, Card, Column, Move, ReportDocument, logging_sink, write_report};

@@ -170,7 +170,7 @@ pub(crate) const CONFIG_TEMPLATE: &str = r#"# epic.toml: the options of `epic ru
 # story; "ask" leaves it waiting for `epic answer STORY TEXT` (at most max_wait).
 # on_blocked = "fail"
 # A command run with `sh -c` in the sandbox whenever a story needs a person (waiting, failed,
-# stopped, a seat paused): EPIC_EPIC, EPIC_STORY, EPIC_ATTENTION set, the question or the
+# stopped, every seat of a roster paused): EPIC_EPIC, EPIC_STORY, EPIC_ATTENTION set, the question or the
 # reason on its standard input.
 # notify = "notify-send epic \"$EPIC_STORY: $EPIC_ATTENTION\""
 

@@ -311,7 +311,7 @@ pub(crate) struct RunOptions {
     pub(crate) on_blocked: Option<OnBlocked>,
 
     /// A command run with `sh -c` in the sandbox whenever a story needs a person (waiting for an
-    /// answer, failed, stopped, a seat paused by a usage limit or an outage), with `EPIC_EPIC`,
+    /// answer, failed, stopped, every seat of a roster paused), with `EPIC_EPIC`,
     /// `EPIC_STORY` and `EPIC_ATTENTION` set and the question or reason on its standard input;
     /// one that fails or runs past 30 s is an event, never a failed story; unset, nothing is
     /// run.

@@ -50,6 +50,12 @@ fn notifying(
                 cwd: epic_worktree.to_path_buf(),
                 sandbox: sandbox.clone(),
                 timeout: config.hook_timeout,
+                rosters: std::iter::once(&config.coder)
+                    .chain(config.judge.as_ref())
+                    .chain(&config.reviewers)
+                    .chain(config.verifier.as_ref())
+                    .map(|roster| roster.names().into_iter().map(str::to_owned).collect())
+                    .collect(),
             },
             events,
         ),
