@@ -12,18 +12,52 @@ use serde_json::Value;
 
 use crate::util::{RUN_PATIENCE, Repo, TestClock, file_plan, wait_for, wait_until};
 
-/// How long an agent waits for the test to release it before it gives up (twice
-/// [`RUN_PATIENCE`], in twentieths of a second), so a test that died leaves no agent behind.
-const AGENT_PATIENCE: &str = "12000";
+/// How long an agent waits at a pipe for the test to release it before it gives up (twice
+/// [`RUN_PATIENCE`], in seconds), so a test that died leaves no agent behind.
+const AGENT_PATIENCE: &str = "600";
+
+/// Shell lines that wait, when `pipe` (a shell word naming a path) is a named pipe the test made
+/// ([`hold_at`]), until the test writes into it ([`release`]): a wait on the test, not on time.
+fn wait_on(pipe: &str) -> String {
+    format!("if [ -p {pipe} ]; then timeout {AGENT_PATIENCE} sh -c 'read _ < \"$0\"' {pipe}; fi")
+}
+
+/// Holds the agent that will wait on `path` ([`wait_on`]): the named pipe it waits at.
+fn hold_at(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("run mkfifo");
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// Lets the agent held at `path` go, once it waits there: a line into the pipe (opened without
+/// blocking, which fails until the agent has it open), then the pipe removed.
+fn release(path: &Path) {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let nonblock = i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).expect("a flag");
+    let mut pipe = wait_for("the held agent at its pipe", RUN_PATIENCE, || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(nonblock)
+            .open(path)
+            .ok()
+    });
+    writeln!(pipe).expect("release the agent");
+    drop(pipe);
+    std::fs::remove_file(path).expect("remove the pipe");
+}
 
 /// A scripted agent in `<temp>/agent.sh`, as `--coder exec:sh …`: plans `tasks` (a JSON list)
-/// as planner (once `<temp>/hold-planner-<story>` is gone, and having left
-/// `<temp>/planning-<story>`), clears everything as judge or reviewer, and runs `coder` (shell lines; the
+/// as planner (having left `<temp>/planning-<story>`, once released when the test holds it at
+/// `<temp>/hold-planner-<story>`: [`hold_at`]), clears everything as judge or reviewer, and runs `coder` (shell lines; the
 /// prompt is in `$prompt`) as coder, after keeping each coder prompt in
 /// `<temp>/prompts/<story>.<n>`.
 fn agent(repo: &Repo, tasks: &str, coder: &str) -> String {
     let dir = repo.temp().display().to_string();
     std::fs::create_dir_all(repo.temp().join("prompts")).expect("the prompts' directory");
+    let wait = wait_on("\"$dir/hold-planner-$EPIC_STORY\"");
     let script = format!(
         "#!/bin/sh\n\
          prompt=$(cat)\n\
@@ -31,8 +65,7 @@ fn agent(repo: &Repo, tasks: &str, coder: &str) -> String {
          case \"$EPIC_ROLE\" in\n\
          planner)\n\
            touch \"$dir/planning-$EPIC_STORY\"\n\
-           i=0\n\
-           while [ -e \"$dir/hold-planner-$EPIC_STORY\" ] && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; i=$((i+1)); done\n\
+           {wait}\n\
            echo '{{\"tasks\":{tasks}}}' ;;\n\
          coder)\n\
            n=$(ls \"$dir/prompts\" | grep -c \"^$EPIC_STORY\\.\")\n\
@@ -458,7 +491,7 @@ fn a_note_reaches_the_next_coder_turn_once() {
     let coder = "mkdir -p a && echo \"$EPIC_TASK\" >> a/a.txt && echo \"did $EPIC_TASK\"";
     let agent = agent(&repo, tasks, coder);
     let hold = repo.temp().join("hold-planner-a");
-    std::fs::write(&hold, "").expect("hold the planner");
+    hold_at(&hold);
     let mut run = Running::start(&repo, &run_args(&agent, &["--sandbox", "off"]));
     wait_until("a's planner runs", || {
         repo.temp().join("planning-a").exists()
@@ -466,7 +499,7 @@ fn a_note_reaches_the_next_coder_turn_once() {
     let tell = repo.run(&["tell", "a", "use tabs"]);
     tell.assert_code(0);
     wait_event(&repo, &mut run, "told", Some("a"));
-    std::fs::remove_file(&hold).expect("release the planner");
+    release(&hold);
     let ended = run.end();
     assert_eq!(ended.code, Some(0), "{ended}");
     let prompts = prompts(&repo, "a");
@@ -649,7 +682,7 @@ fn retry_in_a_running_epic() {
     );
     let agent = agent(&repo, ONE_TASK, &coder);
     let hold = repo.temp().join("hold-planner-c");
-    std::fs::write(&hold, "").expect("hold c's planner");
+    hold_at(&hold);
     let mut run = Running::start(
         &repo,
         &run_args(&agent, &["--sandbox", "off", "--concurrency", "2"]),
@@ -667,7 +700,7 @@ fn retry_in_a_running_epic() {
     );
     wait_event(&repo, &mut run, "retried", Some("a"));
     wait_event(&repo, &mut run, "story_merged", Some("b"));
-    std::fs::remove_file(&hold).expect("release c's planner");
+    release(&hold);
     let ended = run.end();
     assert_eq!(ended.code, Some(0), "{ended}");
     for story in ["a", "b", "c"] {
@@ -793,14 +826,15 @@ fn a_waiting_story_can_be_stopped() {
     assert_eq!(prompts(&repo, "a").len(), 3, "asked, asked again, answered");
 }
 
-/// The coder's lines for story `s` that leave `<temp>/coding-s` and wait until the test
-/// removes `<temp>/hold-coder-s`, then write the story's file.
+/// The coder's lines for story `s` that leave `<temp>/coding-s` and, held at
+/// `<temp>/hold-coder-s` ([`hold_at`]), wait until the test releases them, then write the story's
+/// file.
 fn held_coder(repo: &Repo) -> String {
     let dir = repo.temp().display().to_string();
+    let wait = wait_on(&format!("'{dir}/hold-coder-'\"$EPIC_STORY\""));
     format!(
         "touch '{dir}/coding-'\"$EPIC_STORY\"\n\
-         i=0\n\
-         while [ -e '{dir}/hold-coder-'\"$EPIC_STORY\" ] && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; i=$((i+1)); done\n\
+         {wait}\n\
          {WRITE}"
     )
 }
@@ -814,12 +848,12 @@ fn a_note_given_during_the_last_turn_is_not_left_behind() {
     repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
     let agent = agent(&repo, ONE_TASK, &held_coder(&repo));
     let hold = repo.temp().join("hold-coder-a");
-    std::fs::write(&hold, "").expect("hold a's coder");
+    hold_at(&hold);
     let mut run = Running::start(&repo, &run_args(&agent, &["--sandbox", "off"]));
     wait_until("a's coder runs", || repo.temp().join("coding-a").exists());
     repo.run(&["tell", "a", "late note"]).assert_code(0);
     wait_event(&repo, &mut run, "told", Some("a"));
-    std::fs::remove_file(&hold).expect("release a's coder");
+    release(&hold);
     let ended = run.end();
     assert_eq!(ended.code, Some(0), "{ended}");
     let prompts = prompts(&repo, "a");
@@ -853,7 +887,7 @@ fn a_story_not_started_is_stopped_and_retried_in_the_running_epic() {
     );
     let agent = agent(&repo, ONE_TASK, &held_coder(&repo));
     let hold = repo.temp().join("hold-coder-a");
-    std::fs::write(&hold, "").expect("hold a's coder");
+    hold_at(&hold);
     let mut run = Running::start(&repo, &run_args(&agent, &["--sandbox", "off"]));
     wait_until("a's coder runs", || repo.temp().join("coding-a").exists());
     repo.run(&["stop", "b"]).assert_code(0);
@@ -861,7 +895,7 @@ fn a_story_not_started_is_stopped_and_retried_in_the_running_epic() {
     assert_eq!(state(&repo, "b")["hold"]["hold"], "stopped");
     repo.run(&["retry", "b"]).assert_code(0);
     wait_event(&repo, &mut run, "retried", Some("b"));
-    std::fs::remove_file(&hold).expect("release a's coder");
+    release(&hold);
     let ended = run.end();
     assert_eq!(ended.code, Some(0), "{ended}");
     assert_eq!(outcome(&repo, "a"), "done");
@@ -968,7 +1002,7 @@ fn a_command_the_run_cannot_apply_is_refused_and_removed() {
     repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
     let agent = agent(&repo, ONE_TASK, WRITE);
     let hold = repo.temp().join("hold-planner-a");
-    std::fs::write(&hold, "").expect("hold the planner");
+    hold_at(&hold);
     let run = Running::start(&repo, &run_args(&agent, &["--sandbox", "off"]));
     wait_until("a's planner runs", || {
         repo.temp().join("planning-a").exists()
@@ -982,7 +1016,7 @@ fn a_command_the_run_cannot_apply_is_refused_and_removed() {
         let refused = of_kind(&repo, "command_refused", None);
         (refused.len() == 2).then_some(refused)
     });
-    std::fs::remove_file(&hold).expect("release the planner");
+    release(&hold);
     let ended = run.end();
     assert_eq!(ended.code, Some(0), "{ended}");
     let refused = of_kind(&repo, "command_refused", None);
@@ -1017,7 +1051,7 @@ fn a_note_survives_an_attempt_that_failed() {
     let agent = agent(&repo, ONE_TASK, &coder);
     let clock = TestClock::new(repo.temp(), "2030-01-01T09:00:00Z".parse().unwrap());
     let hold = repo.temp().join("hold-planner-a");
-    std::fs::write(&hold, "").expect("hold the planner");
+    hold_at(&hold);
     let mut run = Running::start_with(&repo, &run_args(&agent, &["--sandbox", "off"]), |c| {
         c.env("EPIC_TEST_CLOCK", repo.temp().join("clock"));
     });
@@ -1026,7 +1060,7 @@ fn a_note_survives_an_attempt_that_failed() {
     });
     repo.run(&["tell", "a", "use tabs"]).assert_code(0);
     wait_event(&repo, &mut run, "told", Some("a"));
-    std::fs::remove_file(&hold).expect("release the planner");
+    release(&hold);
     wait_event(&repo, &mut run, "turn_retried", Some("a"));
     // The backoff is timed on the run's clock: move it on until the attempt after it runs.
     wait_for("the coder is asked again", RUN_PATIENCE, || {
@@ -1053,12 +1087,12 @@ fn a_stop_during_the_merge_leaves_nothing_behind() {
     repo.write("plan.json", file_plan(&[("a", &[], "alpha")]));
     let agent = agent(&repo, ONE_TASK, WRITE);
     let dir = repo.temp().display().to_string();
+    let wait = wait_on(&format!("'{dir}/hold-gate'"));
     let gate = format!(
         "case \"$PWD\" in *_epic) if [ \"$EPIC_STORY\" = a ]; then touch '{dir}/merging-a'; \
-         i=0; while [ -e '{dir}/hold-gate' ] && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; \
-         i=$((i+1)); done; fi ;; esac; true"
+         {wait}; fi ;; esac; true"
     );
-    std::fs::write(repo.temp().join("hold-gate"), "").expect("hold the gate");
+    hold_at(&repo.temp().join("hold-gate"));
     let mut args = run_args(&agent, &["--sandbox", "off"]);
     let at = args
         .iter()
@@ -1075,7 +1109,8 @@ fn a_stop_during_the_merge_leaves_nothing_behind() {
         assert!(run.going() || taken, "the run ended before the stop");
         taken.then_some(())
     });
-    std::fs::remove_file(repo.temp().join("hold-gate")).expect("release the gate");
+    // The stop ends the gate that held a's lone merge: nothing waits at the pipe any more.
+    std::fs::remove_file(repo.temp().join("hold-gate")).expect("remove the pipe");
     let ended = run.end();
     assert_eq!(ended.code, Some(1), "{ended}");
     let rolled_back = of_kind(&repo, "story_rolled_back", Some("a"));
@@ -1111,23 +1146,18 @@ fn stop_during_a_merge_batch(stopped: &str) {
         file_plan(&[("c", &[], "gamma"), ("a", &[], "alpha"), ("b", &[], "beta")]),
     );
     let dir = repo.temp().display().to_string();
-    // c codes at once; b waits until c's merge is gated, a until b waits to merge.
-    let log = repo.epic("shop").events().display().to_string();
+    // c codes at once; b is held until c's merge is gated, a until b waits to merge.
     let coder = format!(
-        "case \"$EPIC_STORY\" in\n\
-         b) i=0; while [ ! -e '{dir}/gate-2' ] && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; i=$((i+1)); done ;;\n\
-         a) i=0; while ! grep -q '\"kind\":\"merge_queued\",\"story\":\"b\"' '{log}' && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; i=$((i+1)); done ;;\n\
-         esac\n\
-         {WRITE}"
+        "case \"$EPIC_STORY\" in a|b) {} ;; esac\n{WRITE}",
+        wait_on(&format!("'{dir}/hold-coder-'\"$EPIC_STORY\""))
     );
     let agent = agent(&repo, ONE_TASK, &coder);
-    // The gate on the epic worktree: its n-th run leaves `gate-n` and, while `hold-gate-n` is
-    // there, waits.
+    // The gate on the epic worktree: its n-th run leaves `gate-n` and, held at `hold-gate-n`,
+    // waits to be released.
     let gate = format!(
         "case \"$PWD\" in *_epic) n=$(( $(cat '{dir}/gates' 2>/dev/null || echo 0) + 1 )); \
-         echo $n > '{dir}/gates'; touch '{dir}/gate-'$n; \
-         i=0; while [ -e '{dir}/hold-gate-'$n ] && [ $i -lt {AGENT_PATIENCE} ]; do sleep 0.05; \
-         i=$((i+1)); done ;; esac; true"
+         echo $n > '{dir}/gates'; touch '{dir}/gate-'$n; {} ;; esac; true",
+        wait_on(&format!("'{dir}/hold-gate-'$n"))
     );
     let mut args = run_args(
         &agent,
@@ -1147,13 +1177,16 @@ fn stop_during_a_merge_batch(stopped: &str) {
     args[at] = &gate;
     // The baseline runs the gate on the epic worktree first: c's merge is the second, a's and
     // b's together the third.
-    for n in [2, 3] {
-        std::fs::write(repo.temp().join(format!("hold-gate-{n}")), "").expect("hold a gate");
+    for held in ["hold-gate-2", "hold-gate-3", "hold-coder-a", "hold-coder-b"] {
+        hold_at(&repo.temp().join(held));
     }
     let mut run = Running::start(&repo, &args);
-    wait_event(&repo, &mut run, "merge_queued", Some("a"));
+    wait_until("c's merge is gated", || repo.temp().join("gate-2").exists());
+    release(&repo.temp().join("hold-coder-b"));
     wait_event(&repo, &mut run, "merge_queued", Some("b"));
-    std::fs::remove_file(repo.temp().join("hold-gate-2")).expect("release c's merge");
+    release(&repo.temp().join("hold-coder-a"));
+    wait_event(&repo, &mut run, "merge_queued", Some("a"));
+    release(&repo.temp().join("hold-gate-2"));
     wait_until("a's and b's merge is gated", || {
         repo.temp().join("gate-3").exists()
     });
@@ -1173,7 +1206,7 @@ fn stop_during_a_merge_batch(stopped: &str) {
     );
     repo.run(&["stop", stopped]).assert_code(0);
     wait_event(&repo, &mut run, "stopped", Some(stopped));
-    std::fs::remove_file(repo.temp().join("hold-gate-3")).expect("release the batch");
+    release(&repo.temp().join("hold-gate-3"));
     let ended = run.end();
     assert_eq!(ended.code, Some(0), "{ended}");
     for story in ["a", "b", "c"] {
