@@ -8,6 +8,7 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
     ("watch", "epic-watch", &[]),
     ("story-plan", "epic-story-plan", &[]),
     ("perimeter", "epic-perimeter", &["epic-story-plan"]),
+    ("acp", "epic-acp", &["epic-story-plan", "epic-perimeter"]),
     ("report", "epic-report", &[]),
     ("test-failures", "epic-test-failures", &[]),
     ("state-store", "epic-state-store", &["epic-watch"]),
@@ -33,6 +34,7 @@ pub(crate) const LAYERS: &[(&str, &str, &[&str])] = &[
         "agents",
         "epic-agents",
         &[
+            "epic-acp",
             "epic-story-plan",
             "epic-report",
             "epic-git-ops",

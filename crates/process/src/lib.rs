@@ -6,6 +6,8 @@
 //!   ([`bounded`]), and kills the whole group (and every process carrying the run's tag) when
 //!   it ends, however it ends; [`run_watched`] also ends one that prints nothing for a while
 //!   ([`Watchdog`]), timed on a [`Clock`] a test can move ([`ManualClock`]).
+//! - [`spawn_interactive`]: the same process group and tag around a child whose stdio the
+//!   caller speaks a protocol over ([`Interactive`]).
 //! - [`sandbox`]: the bubblewrap sandbox a process runs in, which keeps the repository, the other
 //!   worktrees and epic's state read-only and hides the user's credential stores.
 //! - [`offload`]: the one way blocking work (git, file I/O) leaves the async workers; [`chain`]
@@ -43,12 +45,14 @@
 pub mod bounded;
 mod clock;
 mod error;
+mod interactive;
 pub mod offload;
 mod process;
 pub mod sandbox;
 
 pub use clock::{Clock, ManualClock};
 pub use error::chain;
+pub use interactive::{Interactive, spawn_interactive};
 pub use process::{
     Ending, Finished, Limits, Orphan, Spec, TAG_VARIABLE, Watchdog, adopt_orphans, describe_status,
     end_leftovers, kill_orphans, run, run_watched,

@@ -119,14 +119,14 @@ const TAG_SWEEPS: usize = 4;
 /// Kills a process group, and every process tagged as the run's, when told to, and when dropped
 /// if not told yet.
 #[derive(Debug)]
-struct GroupGuard {
-    group: Option<Pid>,
+pub(crate) struct GroupGuard {
+    pub(crate) group: Option<Pid>,
     /// `EPIC_PROCESS_TAG=<tag>`, as it appears in `/proc/<pid>/environ`; `None` once swept.
-    tag: Option<Vec<u8>>,
+    pub(crate) tag: Option<Vec<u8>>,
 }
 
 impl GroupGuard {
-    fn kill(&mut self) {
+    pub(crate) fn kill(&mut self) {
         if let Some(pgid) = self.group.take() {
             // ESRCH (the group is already gone) is the normal case after a clean exit.
             let _ = kill_process_group(pgid, Signal::KILL);
@@ -139,7 +139,7 @@ impl GroupGuard {
 
 /// A tag no other run of any process shares: this process's id, the time to the nanosecond,
 /// and the address of the run's spec (distinct among the runs alive at once in this process).
-fn new_tag(spec: &Spec) -> String {
+pub(crate) fn new_tag(spec: &Spec) -> String {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_nanos());
@@ -343,7 +343,7 @@ pub async fn run_watched(
 }
 
 /// The command of `spec`: piped stdio, its own process group, killed if dropped.
-fn command(spec: &Spec) -> Command {
+pub(crate) fn command(spec: &Spec) -> Command {
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)

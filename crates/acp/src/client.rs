@@ -1,0 +1,522 @@
+//! One turn of an ACP agent, from the client's side ([`run_turn`]): `initialize` (epic offers
+//! the `fs` capabilities, no terminal), `session/new` in the worktree, one `session/prompt`;
+//! meanwhile the agent's updates go out as [`Note`]s, its permission requests are answered by
+//! the policy ([`crate::decide`]), and its file reads and writes are done inside the perimeter
+//! or refused with a JSON-RPC error that carries the reason. When the caller asks it to stop
+//! (a stall, a stop, a deadline), it sends `session/cancel` and goes on reading until the agent
+//! ends the prompt or the caller gives up on it.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ClientCapabilities, ContentBlock, FileSystemCapabilities,
+    InitializeRequest, NewSessionRequest, PermissionOptionKind, PromptRequest, ReadTextFileRequest,
+    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
+    TextContent, ToolCallLocation, WriteTextFileRequest, WriteTextFileResponse,
+};
+use agent_client_protocol::{Agent, Client, Error as RpcError, ErrorCode};
+use epic_story_plan::Story;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::lines::{Broken, lines};
+use crate::policy::{Access, Ask, Decision, decide, decide_write, readable};
+
+/// The JSON-RPC error code of a file write or read epic refuses: the request was understood and
+/// is not allowed (ACP reserves no code for it; -32000 is `auth_required`).
+const REFUSED: i32 = -32001;
+
+/// The largest file epic reads for an agent (`fs/read_text_file`): a bigger one is refused, so
+/// an agent cannot make epic hold a huge file in memory.
+const READ_CAP: u64 = 8 * 1024 * 1024;
+
+/// One turn to take: where, for whom, what to ask.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    /// The story's worktree: the session's `cwd`, and the root of every file epic reads or
+    /// writes for the agent.
+    pub worktree: PathBuf,
+    /// The story, whose owned paths the agent may edit (with [`Access::Edit`]).
+    pub story: Arc<Story>,
+    /// What the turn's agent may do.
+    pub access: Access,
+    /// The prompt, sent as one text block.
+    pub prompt: String,
+}
+
+/// What the agent did while the turn ran, in order.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Note {
+    /// A piece of the agent's reply (`agent_message_chunk`).
+    Chunk(String),
+    /// A tool call it started (`tool_call`).
+    Tool {
+        /// The tool: its name where the agent gave one, else its kind.
+        tool: String,
+        /// Its input, as compact JSON (its raw input, else its title).
+        input: String,
+        /// What it does, in a few words (its title).
+        doing: String,
+    },
+    /// epic rejected a request (a permission, a file write or read).
+    Rejected {
+        /// What was asked: the path, the command, the title.
+        subject: String,
+        /// Why, as the agent was told.
+        reason: String,
+    },
+    /// The agent said something that is not the reply or a call, but shows it is alive (a
+    /// thought, a plan, a tool call's update).
+    Alive,
+}
+
+/// How a prompt ended, as the agent said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ended {
+    /// Its stop reason: `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled`.
+    pub stop_reason: String,
+    /// The tokens it reported for the turn, if it did: input (cached included) and output.
+    pub usage: Option<(u64, u64)>,
+}
+
+/// Why a turn failed in the protocol.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum AcpError {
+    /// The agent answered a request with a JSON-RPC error.
+    #[error("the agent answered `{method}` with error {code}: {message}")]
+    Answered {
+        /// The request (`initialize`, `session/new`, `session/prompt`).
+        method: &'static str,
+        /// The error's code.
+        code: i32,
+        /// Its message, and its data where it had any.
+        message: String,
+    },
+    /// The agent needs to be logged in (`auth_required`, or no session without
+    /// `authenticate`).
+    #[error(
+        "the agent is not logged in: it answered `{method}` with: {message} (its ways to log in: {methods})"
+    )]
+    NotLoggedIn {
+        /// The request it refused.
+        method: &'static str,
+        /// What it said.
+        message: String,
+        /// The `authMethods` it offered at `initialize`, by id.
+        methods: String,
+    },
+    /// The agent broke the protocol: a line that is not JSON, a line past the cap.
+    #[error("the agent broke the protocol: {0}")]
+    Broken(String),
+    /// The agent closed its output (it exited) before it ended the prompt.
+    #[error("the agent closed its output before it ended the turn")]
+    Closed,
+}
+
+/// What the handlers share with the turn.
+struct Shared {
+    turn: Turn,
+    notes: UnboundedSender<Note>,
+    /// The session, once made: requests of any other are refused.
+    session: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn note(&self, note: Note) {
+        // The turn stopped listening: nothing is left to tell.
+        drop(self.notes.send(note));
+    }
+
+    fn reject(&self, subject: String, reason: &str) {
+        self.note(Note::Rejected {
+            subject,
+            reason: reason.to_owned(),
+        });
+    }
+}
+
+/// Takes one turn with the agent at the other end of `reader` (its standard output) and `writer`
+/// (its standard input): see the module's docs. Notes go to `notes` as they happen; cancelling
+/// `stop` sends `session/cancel` once and goes on until the agent ends the prompt.
+///
+/// # Cancel safety
+///
+/// Dropping the future drops the connection: the caller kills the agent.
+pub async fn run_turn<R, W>(
+    reader: R,
+    writer: W,
+    turn: Turn,
+    notes: UnboundedSender<Note>,
+    stop: CancellationToken,
+) -> Result<Ended, AcpError>
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let broken = Broken::default();
+    let transport = lines(reader, writer, broken.clone());
+    let shared = Arc::new(Shared {
+        turn,
+        notes,
+        session: Mutex::new(None),
+    });
+    let on_update = Arc::clone(&shared);
+    let on_permission = Arc::clone(&shared);
+    let on_write = Arc::clone(&shared);
+    let on_read = Arc::clone(&shared);
+    let main = Arc::clone(&shared);
+    let outcome: Result<Result<Ended, AcpError>, RpcError> = Client
+        .v1()
+        .name("epic")
+        .on_receive_notification(
+            async move |notification: SessionNotification, _cx| {
+                update(&on_update, notification);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |request: RequestPermissionRequest, responder, _cx| {
+                responder.respond(permission(&on_permission, &request))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: WriteTextFileRequest, responder, _cx| match write(
+                &on_write, &request,
+            )
+            .await
+            {
+                Ok(()) => responder.respond(WriteTextFileResponse::new()),
+                Err(error) => responder.respond_with_error(error),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ReadTextFileRequest, responder, _cx| match read(&on_read, &request)
+                .await
+            {
+                Ok(content) => responder.respond(ReadTextFileResponse::new(content)),
+                Err(error) => responder.respond_with_error(error),
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            Ok(converse(&cx, &main, &stop).await)
+        })
+        .await;
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(error) => Err(failure("the connection", &error, "")),
+    };
+    // A line that broke the protocol ended the stream: that is the turn's failure, whatever
+    // the requests still waiting made of it.
+    if let Some(line) = broken.take() {
+        return Err(AcpError::Broken(line));
+    }
+    outcome
+}
+
+/// The requests of one turn, in order.
+async fn converse(
+    cx: &ConnectionTo<Agent>,
+    shared: &Shared,
+    stop: &CancellationToken,
+) -> Result<Ended, AcpError> {
+    let capabilities = ClientCapabilities::new().fs(FileSystemCapabilities::new()
+        .read_text_file(true)
+        .write_text_file(true));
+    let init = cx
+        .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities))
+        .block_task()
+        .await
+        .map_err(|error| failure("initialize", &error, ""))?;
+    let methods: Vec<String> = init
+        .auth_methods
+        .iter()
+        .map(|method| method.id().to_string())
+        .collect();
+    let methods = methods.join(", ");
+    let session = cx
+        .send_request(NewSessionRequest::new(shared.turn.worktree.clone()))
+        .block_task()
+        .await
+        .map_err(|error| failure("session/new", &error, &methods))?;
+    let session_id = session.session_id;
+    *shared
+        .session
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Some(session_id.to_string());
+    let prompt = PromptRequest::new(
+        session_id.clone(),
+        vec![ContentBlock::Text(TextContent::new(
+            shared.turn.prompt.clone(),
+        ))],
+    );
+    let answer = cx.send_request(prompt).block_task();
+    let mut answer = std::pin::pin!(answer);
+    let answered = tokio::select! {
+        answered = &mut answer => answered,
+        () = stop.cancelled() => {
+            // The agent ends the prompt with `cancelled`; the caller kills it if it does not.
+            drop(cx.send_notification(CancelNotification::new(session_id)));
+            answer.await
+        }
+    };
+    let answered = answered.map_err(|error| failure("session/prompt", &error, &methods))?;
+    let stop_reason = serde_json::to_value(answered.stop_reason)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned());
+    Ok(Ended {
+        stop_reason,
+        usage: answered
+            .usage
+            .map(|usage| (usage.input_tokens, usage.output_tokens)),
+    })
+}
+
+/// The turn's failure for an error `method` got: the transport closed, the agent not logged
+/// in (`methods`: what it offered), or its answer.
+fn failure(method: &'static str, error: &RpcError, methods: &str) -> AcpError {
+    if agent_client_protocol::is_incoming_transport_closed(error)
+        || agent_client_protocol::is_connection_terminated(error)
+    {
+        return AcpError::Closed;
+    }
+    let mut message = error.message.clone();
+    if let Some(data) = &error.data {
+        message.push_str(&format!(" ({data})"));
+    }
+    if error.code == ErrorCode::AUTH_REQUIRED {
+        return AcpError::NotLoggedIn {
+            method,
+            message,
+            methods: if methods.is_empty() {
+                "none named".to_owned()
+            } else {
+                methods.to_owned()
+            },
+        };
+    }
+    AcpError::Answered {
+        method,
+        code: error.code.value(),
+        message,
+    }
+}
+
+/// One `session/update`, told as a [`Note`].
+fn update(shared: &Shared, notification: SessionNotification) {
+    let note = match notification.update {
+        SessionUpdate::AgentMessageChunk(chunk) => match chunk.content {
+            ContentBlock::Text(text) => Note::Chunk(text.text),
+            _ => Note::Alive,
+        },
+        SessionUpdate::ToolCall(call) => {
+            let kind = kind_name(&call.kind);
+            let input = call
+                .raw_input
+                .as_ref()
+                .map_or_else(|| Value::String(call.title.clone()), Clone::clone);
+            Note::Tool {
+                tool: call.name.clone().unwrap_or(kind),
+                input: input.to_string(),
+                doing: call.title,
+            }
+        }
+        _ => Note::Alive,
+    };
+    shared.note(note);
+}
+
+/// A tool kind's name as the protocol spells it (`edit`, `execute`, …).
+fn kind_name(kind: &impl serde::Serialize) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "other".to_owned())
+}
+
+/// epic's answer to a permission request: the policy's decision, as the option of its kind
+/// (`allow_once`, `reject_once`; never an `_always` one). A rejection's reason goes in the
+/// answer's `_meta` (`{"epic": {"reason": …}}`) and to the notes; a request with no option of
+/// the kind needed is answered `cancelled`.
+fn permission(shared: &Shared, request: &RequestPermissionRequest) -> RequestPermissionResponse {
+    let fields = &request.tool_call.fields;
+    let kind = fields.kind.as_ref().map(kind_name);
+    let locations = fields
+        .locations
+        .iter()
+        .flatten()
+        .map(|location: &ToolCallLocation| location.path.clone());
+    let ask = Ask::new(
+        kind.as_deref(),
+        fields.title.as_deref(),
+        locations,
+        fields.raw_input.as_ref(),
+    );
+    let turn = &shared.turn;
+    let decision = decide(turn.access, &turn.story, &turn.worktree, &ask);
+    let wanted = match &decision {
+        Decision::Allow => PermissionOptionKind::AllowOnce,
+        Decision::Reject(reason) => {
+            shared.reject(ask.subject(), reason);
+            PermissionOptionKind::RejectOnce
+        }
+    };
+    let chosen = request
+        .options
+        .iter()
+        .find(|option| option.kind == wanted)
+        .map(|option| option.option_id.clone());
+    let outcome = match chosen {
+        Some(id) => RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
+        None => {
+            if decision.allows() {
+                shared.reject(
+                    ask.subject(),
+                    "the agent offered no `allow_once` answer, and epic never allows always",
+                );
+            }
+            RequestPermissionOutcome::Cancelled
+        }
+    };
+    let mut response = RequestPermissionResponse::new(outcome);
+    if let Decision::Reject(reason) = decision {
+        let mut meta = serde_json::Map::new();
+        meta.insert("epic".to_owned(), serde_json::json!({ "reason": reason }));
+        response = response.meta(meta);
+    }
+    response
+}
+
+/// The error an agent gets for a file request epic refuses.
+fn refused(reason: &str) -> RpcError {
+    RpcError::new(REFUSED, reason.to_owned())
+}
+
+/// Whether `session` is the turn's session.
+fn ours(shared: &Shared, session: &str) -> bool {
+    shared
+        .session
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_deref()
+        == Some(session)
+}
+
+/// `fs/write_text_file`: written when the policy allows it and the path leads nowhere else
+/// through a link ([`within_on_disk`]); else refused with the reason.
+async fn write(shared: &Shared, request: &WriteTextFileRequest) -> Result<(), RpcError> {
+    let turn = &shared.turn;
+    let subject = request.path.display().to_string();
+    let checked = if ours(shared, &request.session_id.to_string()) {
+        decide_write(turn.access, &turn.story, &turn.worktree, &request.path)
+    } else {
+        Err("no such session".to_owned())
+    };
+    let target = checked.and_then(|target| {
+        within_on_disk(&turn.worktree, &target)?;
+        Ok(target)
+    });
+    let target = match target {
+        Ok(target) => target,
+        Err(reason) => {
+            shared.reject(subject, &reason);
+            return Err(refused(&reason));
+        }
+    };
+    if let Some(parent) = target.parent() {
+        tokio::fs::create_dir_all(parent)
+            .await
+            .map_err(RpcError::into_internal_error)?;
+    }
+    tokio::fs::write(&target, &request.content)
+        .await
+        .map_err(RpcError::into_internal_error)
+}
+
+/// `fs/read_text_file`: read inside the worktree (no `..` or link that leads out), the lines
+/// asked for; else refused with the reason.
+async fn read(shared: &Shared, request: &ReadTextFileRequest) -> Result<String, RpcError> {
+    let turn = &shared.turn;
+    let target = if ours(shared, &request.session_id.to_string()) {
+        readable(&turn.worktree, &request.path)
+    } else {
+        Err("no such session".to_owned())
+    };
+    let target = target.and_then(|target| {
+        within_on_disk(&turn.worktree, &target)?;
+        Ok(target)
+    });
+    let target = match target {
+        Ok(target) => target,
+        Err(reason) => {
+            shared.reject(request.path.display().to_string(), &reason);
+            return Err(refused(&reason));
+        }
+    };
+    let size = tokio::fs::metadata(&target)
+        .await
+        .map_err(|error| refused(&format!("`{}`: {error}", request.path.display())))?
+        .len();
+    if size > READ_CAP {
+        return Err(refused(&format!(
+            "`{}` is {size} bytes; epic reads files of up to {READ_CAP} bytes for an agent",
+            request.path.display()
+        )));
+    }
+    let text = tokio::fs::read_to_string(&target)
+        .await
+        .map_err(|error| refused(&format!("`{}`: {error}", request.path.display())))?;
+    let first = request
+        .line
+        .map_or(0, |line| line.saturating_sub(1) as usize);
+    Ok(match request.limit {
+        None if first == 0 => text,
+        limit => text
+            .split_inclusive('\n')
+            .skip(first)
+            .take(limit.map_or(usize::MAX, |limit| limit as usize))
+            .collect(),
+    })
+}
+
+/// Whether `target` (inside `worktree` as spelled) stays inside it on disk: its deepest
+/// existing ancestor (itself, if it exists), with every link resolved, lies in the worktree as
+/// resolved. A link in the worktree that points out is not followed for the agent.
+fn within_on_disk(worktree: &Path, target: &Path) -> Result<(), String> {
+    let root = worktree
+        .canonicalize()
+        .map_err(|error| format!("the worktree cannot be read: {error}"))?;
+    let mut existing = target;
+    loop {
+        if existing.symlink_metadata().is_ok() {
+            break;
+        }
+        match existing.parent() {
+            Some(parent) => existing = parent,
+            None => break,
+        }
+    }
+    let resolved = existing
+        .canonicalize()
+        .map_err(|error| format!("`{}` cannot be resolved: {error}", target.display()))?;
+    if resolved.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{}` leads out of the story's worktree through a link",
+            target.display()
+        ))
+    }
+}

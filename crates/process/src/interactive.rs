@@ -1,0 +1,104 @@
+//! A child process epic talks to while it runs ([`spawn_interactive`]): the same process group,
+//! run tag and killing as [`run`](crate::run), with its standard input, output and error left to
+//! the caller, for an agent that speaks a protocol over its stdio (an `acp:` seat).
+
+use std::io;
+
+use rustix::process::Pid;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+
+use crate::process::{GroupGuard, Spec, TAG_VARIABLE, command, new_tag};
+
+/// A running child in its own process group, its pipes taken by the caller. Its whole group,
+/// and every process carrying its run's tag, is killed by [`kill`](Self::kill) or when this is
+/// dropped, however the conversation with it ended.
+#[derive(Debug)]
+pub struct Interactive {
+    /// The child (the group's leader): wait on it for its exit status.
+    pub child: Child,
+    /// Its standard input.
+    pub stdin: ChildStdin,
+    /// Its standard output.
+    pub stdout: ChildStdout,
+    /// Its standard error.
+    pub stderr: ChildStderr,
+    group: GroupGuard,
+}
+
+impl Interactive {
+    /// Kills the process group and every process tagged as this run's (again: a no-op).
+    pub fn kill(&mut self) {
+        self.group.kill();
+    }
+}
+
+/// Starts `spec` as the leader of a new process group with all three standard streams piped
+/// (`spec.stdin` is not written: the caller writes what it wants), tagged as one run
+/// ([`TAG_VARIABLE`]) so that what leaves the group dies with it too.
+///
+/// # Errors
+///
+/// The process could not be started, or a pipe is missing.
+pub fn spawn_interactive(spec: &Spec) -> io::Result<Interactive> {
+    let tag = new_tag(spec);
+    let mut child = command(spec)
+        .stdin(std::process::Stdio::piped())
+        .env(TAG_VARIABLE, &tag)
+        .spawn()?;
+    let group = GroupGuard {
+        group: child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(Pid::from_raw),
+        tag: Some(format!("{TAG_VARIABLE}={tag}").into_bytes()),
+    };
+    let missing = || io::Error::other("a piped stream of the child is missing");
+    let stdin = child.stdin.take().ok_or_else(missing)?;
+    let stdout = child.stdout.take().ok_or_else(missing)?;
+    let stderr = child.stderr.take().ok_or_else(missing)?;
+    Ok(Interactive {
+        child,
+        stdin,
+        stdout,
+        stderr,
+        group,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_child_answers_line_by_line_and_its_group_dies_with_it() {
+        let spec = Spec {
+            program: "sh".into(),
+            args: vec![
+                "-c".into(),
+                "sleep 1000 & echo $! > pid; while read line; do echo \"got $line\"; done".into(),
+            ],
+            cwd: tempfile::tempdir().expect("a directory").keep(),
+            env: Vec::new(),
+            stdin: None,
+        };
+        let mut child = spawn_interactive(&spec).expect("starts");
+        child.stdin.write_all(b"one\n").await.expect("writes");
+        let mut lines = BufReader::new(&mut child.stdout).lines();
+        assert_eq!(
+            lines.next_line().await.expect("reads").as_deref(),
+            Some("got one")
+        );
+        let pid: i32 = std::fs::read_to_string(spec.cwd.join("pid"))
+            .expect("the background pid")
+            .trim()
+            .parse()
+            .expect("a pid");
+        child.kill();
+        drop(child.child.wait().await);
+        // The background `sleep` was in the group: it is gone (or a zombie no one reaps).
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        assert!(state.is_empty() || state.contains(") Z"), "{state}");
+    }
+}
