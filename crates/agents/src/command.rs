@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use epic_report::ReportedUsage;
 
+use crate::acp::{self as acp_seat, AcpCommand, AcpPreset};
 use crate::agent_output;
 use crate::classify;
 use crate::preset::{Preset, PromptVia};
@@ -121,6 +122,8 @@ enum Invocation {
     Shell(String),
     /// A preset's argv.
     Preset(Preset),
+    /// An agent spoken to over ACP (`acp:COMMAND`, an ACP preset): `crate::acp`.
+    Acp(AcpCommand),
 }
 
 /// A seat that runs a command per turn: a preset agent CLI or any shell command.
@@ -171,6 +174,25 @@ impl CommandSeat {
     pub fn shell(command: impl Into<String>) -> Self {
         let command = command.into();
         Self::with_invocation(format!("exec:{command}"), Invocation::Shell(command))
+    }
+
+    /// A seat speaking the Agent Client Protocol to `sh -c COMMAND` over its stdio; named
+    /// `acp:COMMAND`. Each turn is one ACP session in the story's worktree, one prompt, the
+    /// reply the agent's message; what it asks to do is answered from the story's perimeter.
+    pub fn acp(command: impl Into<String>) -> Self {
+        let command = command.into();
+        Self::with_invocation(
+            format!("acp:{command}"),
+            Invocation::Acp(AcpCommand::Shell(command)),
+        )
+    }
+
+    /// A seat speaking ACP to a known agent ([`AcpPreset`]); named after the preset.
+    pub fn acp_preset(preset: AcpPreset) -> Self {
+        Self::with_invocation(
+            preset.name().to_owned(),
+            Invocation::Acp(AcpCommand::Preset(preset)),
+        )
     }
 
     /// A seat running a preset agent CLI, found on `PATH`; named after the preset.
@@ -230,6 +252,12 @@ impl CommandSeat {
         match &self.invocation {
             Invocation::Shell(command) => format!("sh -c {} < prompt", shell_quote(command)),
             Invocation::Preset(preset) => preset.command_line(),
+            Invocation::Acp(AcpCommand::Shell(command)) => {
+                format!("sh -c {} (ACP on stdio)", shell_quote(command))
+            }
+            Invocation::Acp(AcpCommand::Preset(preset)) => {
+                format!("{} (ACP on stdio)", preset.command_line())
+            }
         }
     }
 
@@ -267,6 +295,10 @@ impl CommandSeat {
                         }
                     };
                     (preset.program().into(), args, stdin)
+                }
+                Invocation::Acp(command) => {
+                    let (program, args) = command.argv();
+                    (program, args, None)
                 }
             };
         let mut env: Vec<(OsString, Option<OsString>)> = GIT_REDIRECTS
@@ -467,11 +499,31 @@ impl CommandSeat {
         })
     }
 
+    /// One turn of an ACP seat ([`acp_seat::turn`]), in the sandbox as any other, its story
+    /// branch settled after it. Not retried here: the chat decides.
+    async fn run_acp_turn(
+        &self,
+        request: &TurnRequest,
+        progress: ProgressFn<'_>,
+    ) -> Result<Reply, SeatError> {
+        let spec = self.spec(request, "", None);
+        let (spec, branch) = self.sandboxed(spec, request).await?;
+        let limits = (self.limits.head, self.limits.tail);
+        let turned = acp_seat::turn(&self.name, &spec, request, limits, progress).await;
+        if let Some(branch) = branch {
+            settle(branch, &self.name).await?;
+        }
+        turned
+    }
+
     async fn run_turn(
         &self,
         request: &TurnRequest,
         progress: ProgressFn<'_>,
     ) -> Result<Reply, SeatError> {
+        if matches!(self.invocation, Invocation::Acp(_)) {
+            return self.run_acp_turn(request, progress).await;
+        }
         let context = &request.context;
         let started = Instant::now();
         let mut prompt = request.render();
@@ -575,8 +627,10 @@ impl Seat for CommandSeat {
     /// configuration directory), with them: a directory's value shown, any other variable (a
     /// key) only named.
     fn login_fix(&self) -> String {
-        let Invocation::Preset(preset) = &self.invocation else {
-            return classify::login_fix(&self.name);
+        let preset = match &self.invocation {
+            Invocation::Preset(preset) => *preset,
+            Invocation::Acp(AcpCommand::Preset(acp)) => acp.login_preset(),
+            _ => return classify::login_fix(&self.name),
         };
         let fix = classify::login_fix(preset.name());
         let own: Vec<String> = self
@@ -616,7 +670,7 @@ impl Seat for CommandSeat {
     fn ready<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<(), NotReady>> {
         Box::pin(async move {
             match &self.invocation {
-                Invocation::Shell(_) => Ok(()),
+                Invocation::Shell(_) | Invocation::Acp(_) => Ok(()),
                 Invocation::Preset(preset) => {
                     readiness::check_preset(&self.name, *preset, &self.env, dir).await
                 }

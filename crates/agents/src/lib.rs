@@ -21,6 +21,7 @@
 
 #![warn(missing_docs)]
 
+mod acp;
 mod agent_output;
 pub mod classify;
 mod command;
@@ -35,6 +36,7 @@ mod shell;
 mod stream;
 mod tail;
 
+pub use acp::AcpPreset;
 pub use command::{CommandSeat, ReplyLimits, RetryPolicy};
 pub use preflight::{SeatsNotReady, check_seats};
 pub use preset::{Preset, UnknownPreset};

@@ -214,6 +214,14 @@ pub enum Progress<'a> {
     /// The agent's stream reported a tool call (a preset's structured stream): what it is
     /// doing now.
     Activity(&'a ToolCall),
+    /// epic rejected what an ACP agent asked (an edit outside the story's perimeter, of `.git`,
+    /// any edit in a read-only turn, a file write or read it may not make): nothing was done.
+    PermissionRejected {
+        /// What was asked: the path, the command, the call's title.
+        subject: &'a str,
+        /// Why, as the agent was told.
+        reason: &'a str,
+    },
 }
 
 /// The callback a seat reports [`Progress`] to.

@@ -571,6 +571,20 @@ impl Chat {
                 tool: call.tool.clone(),
                 doing: call.doing.clone(),
             }),
+            Progress::PermissionRejected { subject, reason } => {
+                transcript
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .append(&format!("\n\n[epic rejected {subject}: {reason}]\n\n"));
+                recorder.emit(Event::PermissionRejected {
+                    story: story.clone(),
+                    role: self.role,
+                    seat: self.seat.name().to_owned(),
+                    turn,
+                    subject: subject.to_owned(),
+                    reason: reason.to_owned(),
+                });
+            }
             // Progress a newer seat reports that this chat does not record.
             _ => {}
         };

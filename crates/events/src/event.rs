@@ -118,6 +118,25 @@ pub enum Event {
         /// Whether the request runs again (the first loop) or fails the story (the second).
         again: bool,
     },
+    /// epic rejected what an ACP agent asked during a turn (`acp:` seats): an edit outside the
+    /// story's owned paths, of `.git`, any edit or writing command in a read-only turn
+    /// (planner, judge, reviewer, architect, verifier), a file write or read outside what the
+    /// turn may touch. Nothing was done; the agent was told `reason`. The perimeter check after
+    /// the turn still proves what the turn changed.
+    PermissionRejected {
+        /// The story.
+        story: String,
+        /// The turn's role.
+        role: Role,
+        /// The seat's name.
+        seat: String,
+        /// The turn's number.
+        turn: u32,
+        /// What was asked: the path, the command, the call's title.
+        subject: String,
+        /// Why it was rejected, as the agent was told.
+        reason: String,
+    },
     /// An agent turn ended.
     TurnEnded {
         /// The story.

@@ -9,9 +9,9 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 
 use crate::process::{GroupGuard, Spec, TAG_VARIABLE, command, new_tag};
 
-/// A running child in its own process group, its pipes taken by the caller. Its whole group,
-/// and every process carrying its run's tag, is killed by [`kill`](Self::kill) or when this is
-/// dropped, however the conversation with it ended.
+/// A running child in its own process group, its pipes for the caller to take. Its whole group,
+/// and every process carrying its run's tag, is killed by [`Group::kill`] or when the
+/// [`group`](Self::group) is dropped, however the conversation with it ended.
 #[derive(Debug)]
 pub struct Interactive {
     /// The child (the group's leader): wait on it for its exit status.
@@ -22,13 +22,20 @@ pub struct Interactive {
     pub stdout: ChildStdout,
     /// Its standard error.
     pub stderr: ChildStderr,
-    group: GroupGuard,
+    /// Kills the group when told or dropped.
+    pub group: Group,
 }
 
-impl Interactive {
+/// The process group of an [`Interactive`] child: killed, with every process tagged as its
+/// run's, by [`kill`](Self::kill) or when dropped.
+#[derive(Debug)]
+#[must_use = "the process group dies when this is dropped"]
+pub struct Group(GroupGuard);
+
+impl Group {
     /// Kills the process group and every process tagged as this run's (again: a no-op).
     pub fn kill(&mut self) {
-        self.group.kill();
+        self.0.kill();
     }
 }
 
@@ -45,13 +52,13 @@ pub fn spawn_interactive(spec: &Spec) -> io::Result<Interactive> {
         .stdin(std::process::Stdio::piped())
         .env(TAG_VARIABLE, &tag)
         .spawn()?;
-    let group = GroupGuard {
+    let group = Group(GroupGuard {
         group: child
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .and_then(Pid::from_raw),
         tag: Some(format!("{TAG_VARIABLE}={tag}").into_bytes()),
-    };
+    });
     let missing = || io::Error::other("a piped stream of the child is missing");
     let stdin = child.stdin.take().ok_or_else(missing)?;
     let stdout = child.stdout.take().ok_or_else(missing)?;
@@ -95,7 +102,7 @@ mod tests {
             .trim()
             .parse()
             .expect("a pid");
-        child.kill();
+        child.group.kill();
         drop(child.child.wait().await);
         // The background `sleep` was in the group: it is gone (or a zombie no one reaps).
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();

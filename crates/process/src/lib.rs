@@ -52,7 +52,7 @@ pub mod sandbox;
 
 pub use clock::{Clock, ManualClock};
 pub use error::chain;
-pub use interactive::{Interactive, spawn_interactive};
+pub use interactive::{Group, Interactive, spawn_interactive};
 pub use process::{
     Ending, Finished, Limits, Orphan, Spec, TAG_VARIABLE, Watchdog, adopt_orphans, describe_status,
     end_leftovers, kill_orphans, run, run_watched,

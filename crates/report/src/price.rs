@@ -154,7 +154,7 @@ impl Default for PriceTable {
             ("gemini", 1.25, 10.0),
             ("script", 0.0, 0.0),
         ];
-        const UNPRICED_SEATS: &[&str] = &["aider", "opencode", "exec:"];
+        const UNPRICED_SEATS: &[&str] = &["aider", "opencode", "exec:", "acp:"];
 
         let priced = |&(prefix, input, output): &(&str, f64, f64)| Rate {
             prefix: prefix.to_owned(),

@@ -9,7 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use epic_agents::{CommandSeat, Preset, Roster, ScriptSeat, Seat};
+use epic_agents::{AcpPreset, CommandSeat, Preset, Roster, ScriptSeat, Seat};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
@@ -31,6 +31,11 @@ pub(crate) enum SeatSpec {
     Script,
     /// `exec:COMMAND`: the command, run with `sh -c`, never blank.
     Exec(String),
+    /// A known agent spoken to over the Agent Client Protocol (`gemini-acp`, `claude-acp`,
+    /// `codex-acp`).
+    AcpPreset(AcpPreset),
+    /// `acp:COMMAND`: the command, run with `sh -c` and spoken to over ACP, never blank.
+    Acp(String),
     /// A seat of `[seats]` in `epic.toml`, by name.
     Named(String),
 }
@@ -44,6 +49,8 @@ impl SeatSpec {
             Self::Preset(preset) => Arc::new(CommandSeat::preset(*preset)),
             Self::Script => Arc::new(ScriptSeat),
             Self::Exec(command) => Arc::new(CommandSeat::shell(command.clone())),
+            Self::AcpPreset(preset) => Arc::new(CommandSeat::acp_preset(*preset)),
+            Self::Acp(command) => Arc::new(CommandSeat::acp(command.clone())),
             Self::Named(name) => {
                 let Some(seat) = named.get(name) else {
                     return Err(unknown(name));
@@ -58,8 +65,8 @@ impl SeatSpec {
 /// seat of `[seats]` could have, or it is a preset's name misspelt (`claud`).
 fn not_a_seat(text: &str) -> ValueError {
     ValueError(format!(
-        "unknown seat `{text}`: expected claude, codex, gemini, aider, opencode, script or \
-         exec:COMMAND"
+        "unknown seat `{text}`: expected claude, codex, gemini, aider, opencode, gemini-acp, \
+         claude-acp, codex-acp, script, exec:COMMAND or acp:COMMAND"
     ))
 }
 
@@ -75,8 +82,8 @@ fn misspelt(name: &str) -> bool {
 /// What a name no seat of `[seats]` has is told, once the named seats are known.
 fn unknown(name: &str) -> ValueError {
     ValueError(format!(
-        "unknown seat `{name}`: expected claude, codex, gemini, aider, opencode, script, \
-         exec:COMMAND, or a seat named in epic.toml's [seats] (`[seats.{name}]` with \
+        "unknown seat `{name}`: expected claude, codex, gemini, aider, opencode, gemini-acp, \
+         claude-acp, codex-acp, script, exec:COMMAND, acp:COMMAND, or a seat named in epic.toml's [seats] (`[seats.{name}]` with \
          `seat = \"claude\"`)"
     ))
 }
@@ -87,6 +94,8 @@ impl fmt::Display for SeatSpec {
             Self::Preset(preset) => f.write_str(preset.name()),
             Self::Script => f.write_str("script"),
             Self::Exec(command) => write!(f, "exec:{command}"),
+            Self::AcpPreset(preset) => f.write_str(preset.name()),
+            Self::Acp(command) => write!(f, "acp:{command}"),
             Self::Named(name) => f.write_str(name),
         }
     }
@@ -114,8 +123,20 @@ impl FromStr for SeatSpec {
                 Ok(Self::Exec(command.to_owned()))
             };
         }
+        if let Some(command) = text.strip_prefix("acp:") {
+            return if command.trim().is_empty() {
+                Err(ValueError(
+                    "`acp:` needs a command after it, such as `acp:./my-agent --acp`".into(),
+                ))
+            } else {
+                Ok(Self::Acp(command.to_owned()))
+            };
+        }
         if text == "script" {
             return Ok(Self::Script);
+        }
+        if let Ok(preset) = text.parse() {
+            return Ok(Self::AcpPreset(preset));
         }
         if let Ok(preset) = text.parse() {
             return Ok(Self::Preset(preset));
@@ -149,9 +170,11 @@ impl JsonSchema for SeatSpec {
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "description": "An agent: a preset (claude, codex, gemini, aider, opencode, script), \
-                            `exec:COMMAND`, a shell command, or the name of a seat of [seats].",
+                            `exec:COMMAND`, a shell command, an ACP agent (gemini-acp, \
+                            claude-acp, codex-acp, or `acp:COMMAND`), or the name of a seat of \
+                            [seats].",
             "type": "string",
-            "pattern": "^(exec:.*\\S.*|[A-Za-z0-9][A-Za-z0-9._-]*)$"
+            "pattern": "^((exec|acp):.*\\S.*|[A-Za-z0-9][A-Za-z0-9._-]*)$"
         })
     }
 }
@@ -205,7 +228,7 @@ impl FromStr for RosterSpec {
         let mut rest = text;
         loop {
             let trimmed = rest.trim_start();
-            if trimmed.starts_with("exec:") {
+            if trimmed.starts_with("exec:") || trimmed.starts_with("acp:") {
                 seats.push(trimmed.parse()?);
                 break;
             }
@@ -326,6 +349,8 @@ impl NamedSeat {
         let command = match &self.seat {
             SeatSpec::Preset(preset) => CommandSeat::preset(*preset),
             SeatSpec::Exec(command) => CommandSeat::shell(command.clone()),
+            SeatSpec::AcpPreset(preset) => CommandSeat::acp_preset(*preset),
+            SeatSpec::Acp(command) => CommandSeat::acp(command.clone()),
             SeatSpec::Script if self.env.is_empty() => return Ok(None),
             SeatSpec::Script => {
                 return Err(ValueError(format!(
@@ -351,7 +376,7 @@ pub(crate) fn check_named(named: &NamedSeats) -> Result<(), ValueError> {
     for name in named.keys() {
         if matches!(
             name.parse::<SeatSpec>(),
-            Ok(SeatSpec::Preset(_) | SeatSpec::Script)
+            Ok(SeatSpec::Preset(_) | SeatSpec::AcpPreset(_) | SeatSpec::Script)
         ) {
             return Err(ValueError(format!(
                 "[seats.{name}]: `{name}` is already a preset's name; name the seat otherwise, \

@@ -7,6 +7,7 @@
               tests and benchmarks are the user here: they build repositories and write agents"
 )]
 
+mod acp;
 mod clean;
 mod completions;
 mod config;

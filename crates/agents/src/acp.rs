@@ -1,0 +1,395 @@
+//! The `acp:` seat's turn: an agent that speaks the Agent Client Protocol, started in the
+//! story's worktree in its sandbox and process group as any command seat's, and spoken to over
+//! its stdio through `epic-acp` (one `session/prompt` per turn, permission requests answered by
+//! the story's perimeter). The presets of the ACP agents epic knows ([`AcpPreset`]) are here,
+//! their command lines in one place ([`AcpPreset::program`], [`AcpPreset::args`]).
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt as _;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use epic_acp::{Access, AcpError, Note};
+use epic_process::bounded::{BoundedText, Utf8Decoder};
+use epic_process::{self as process, Spec};
+use epic_report::ReportedUsage;
+
+use crate::preset::Preset;
+use crate::role::Role;
+use crate::seat::{Progress, ProgressFn, Reply, SeatError, TurnRequest};
+use crate::stream::{LOOP_REPEATS, ToolCall};
+use crate::tail::ERROR_TAIL;
+
+/// How long an agent told to stop (`session/cancel`: a stall, a stop, a deadline, a loop) has
+/// to end its prompt before its process group is killed.
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// How long epic waits for an agent whose conversation failed to exit by itself, for its exit
+/// status, before it kills the group.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// An agent epic speaks ACP to by name (`--coder gemini-acp`): the program and arguments that
+/// start it in ACP mode, and the preset whose login it shares.
+///
+/// | preset | command line | the agent |
+/// | --- | --- | --- |
+/// | `gemini-acp` | `gemini --experimental-acp` | Gemini CLI, which speaks ACP itself |
+/// | `claude-acp` | `claude-agent-acp` | Claude Code through Zed's adapter (npm `@zed-industries/claude-agent-acp`) |
+/// | `codex-acp` | `codex-acp` | Codex through Zed's adapter (npm `@zed-industries/codex-acp`) |
+///
+/// Any other agent that speaks ACP on its stdio is `acp:COMMAND` (`--coder 'acp:copilot --acp
+/// --stdio'`). Every role runs the same command line: what a role may do is answered at each
+/// permission request (`epic-acp`'s policy), not chosen by a flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AcpPreset {
+    /// Gemini CLI (`gemini --experimental-acp`).
+    Gemini,
+    /// Claude Code through `claude-agent-acp`.
+    Claude,
+    /// Codex through `codex-acp`.
+    Codex,
+}
+
+impl AcpPreset {
+    /// Every ACP preset.
+    pub const ALL: [Self; 3] = [Self::Gemini, Self::Claude, Self::Codex];
+
+    /// The preset's name, as `--coder NAME` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Gemini => "gemini-acp",
+            Self::Claude => "claude-acp",
+            Self::Codex => "codex-acp",
+        }
+    }
+
+    /// The program, looked up on `PATH`.
+    pub fn program(self) -> &'static str {
+        match self {
+            Self::Gemini => "gemini",
+            Self::Claude => "claude-agent-acp",
+            Self::Codex => "codex-acp",
+        }
+    }
+
+    /// Its arguments.
+    pub fn args(self) -> &'static [&'static str] {
+        match self {
+            Self::Gemini => &["--experimental-acp"],
+            Self::Claude | Self::Codex => &[],
+        }
+    }
+
+    /// The preset whose service, and so whose login, this agent uses.
+    pub fn login_preset(self) -> Preset {
+        match self {
+            Self::Gemini => Preset::Gemini,
+            Self::Claude => Preset::Claude,
+            Self::Codex => Preset::Codex,
+        }
+    }
+
+    /// The command line, as the README's table lists it.
+    ///
+    /// ```
+    /// use epic_agents::AcpPreset;
+    ///
+    /// assert_eq!(AcpPreset::Gemini.command_line(), "gemini --experimental-acp");
+    /// assert_eq!("claude-acp".parse::<AcpPreset>()?.command_line(), "claude-agent-acp");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn command_line(self) -> String {
+        std::iter::once(self.program())
+            .chain(self.args().iter().copied())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+impl fmt::Display for AcpPreset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for AcpPreset {
+    type Err = crate::UnknownPreset;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|preset| preset.name() == name)
+            .ok_or_else(|| crate::UnknownPreset { name: name.into() })
+    }
+}
+
+/// How an ACP seat starts its agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum AcpCommand {
+    /// `acp:COMMAND`: `sh -c COMMAND`.
+    Shell(String),
+    /// A preset's program and arguments.
+    Preset(AcpPreset),
+}
+
+impl AcpCommand {
+    /// The program and arguments.
+    pub(crate) fn argv(&self) -> (std::ffi::OsString, Vec<std::ffi::OsString>) {
+        match self {
+            Self::Shell(command) => ("sh".into(), vec!["-c".into(), command.into()]),
+            Self::Preset(preset) => (
+                preset.program().into(),
+                preset.args().iter().map(Into::into).collect(),
+            ),
+        }
+    }
+}
+
+/// What a turn of `role` may do through its agent's requests.
+pub(crate) fn access(role: Role) -> Access {
+    match role {
+        Role::Coder | Role::Lander => Access::Edit,
+        Role::Planner | Role::Judge | Role::Reviewer | Role::Architect | Role::Verifier => {
+            Access::ReadOnly
+        }
+    }
+}
+
+/// Why the turn was told to stop.
+#[derive(Debug)]
+enum Stop {
+    TimedOut,
+    Stalled,
+    Cancelled,
+    Looping(ToolCall),
+}
+
+/// Takes one turn with the ACP agent `spec` starts (already in the turn's sandbox), named
+/// `name`, its reply kept within `limits` (head and tail bytes): see [`CommandSeat`]'s docs
+/// (crate::CommandSeat).
+pub(crate) async fn turn(
+    name: &str,
+    spec: &Spec,
+    request: &TurnRequest,
+    limits: (usize, usize),
+    progress: ProgressFn<'_>,
+) -> Result<Reply, SeatError> {
+    let context = &request.context;
+    let started = Instant::now();
+    let process::Interactive {
+        mut child,
+        stdin,
+        stdout,
+        mut stderr,
+        mut group,
+    } = process::spawn_interactive(spec).map_err(|source| SeatError::Spawn {
+        program: spec.program.to_string_lossy().into_owned(),
+        source,
+    })?;
+    let (notes, mut noted) = mpsc::unbounded_channel();
+    let stop = CancellationToken::new();
+    let turn = epic_acp::Turn {
+        worktree: context.worktree.clone(),
+        story: context.story.clone(),
+        access: access(request.role),
+        prompt: request.render(),
+    };
+    let client = epic_acp::run_turn(stdout, stdin, turn, notes, stop.clone());
+    let mut client = std::pin::pin!(client);
+
+    let mut reply = BoundedText::new(limits.0, limits.1);
+    let mut errors = BoundedText::new(0, ERROR_TAIL);
+    let mut decoder = Utf8Decoder::default();
+    let mut buffer = vec![0_u8; 4 * 1024];
+    let mut stderr_open = true;
+    let mut last_call: Option<(ToolCall, u32)> = None;
+    let mut stopping: Option<Stop> = None;
+    let watchdog = context.watchdog.as_ref();
+    let silent_at = || {
+        watchdog
+            .and_then(|watchdog| {
+                let silence = jiff::SignedDuration::try_from(watchdog.silence).ok()?;
+                watchdog.clock.now().checked_add(silence).ok()
+            })
+            .unwrap_or(jiff::Timestamp::MAX)
+    };
+    let quiet_clock =
+        watchdog.map_or_else(process::Clock::system, |watchdog| watchdog.clock.clone());
+    let mut silence = std::pin::pin!(quiet_clock.wait_until(silent_at()));
+    let deadline = tokio::time::sleep_until(context.deadline);
+    let mut deadline = std::pin::pin!(deadline);
+    let grace = tokio::time::sleep_until(context.deadline);
+    let mut grace = std::pin::pin!(grace);
+
+    let ended = loop {
+        let mut stop_for = None;
+        tokio::select! {
+            ended = &mut client => break Some(ended),
+            Some(note) = noted.recv() => {
+                silence.set(quiet_clock.wait_until(silent_at()));
+                if let Some(call) = take_note(note, &mut reply, &mut last_call, progress) {
+                    stop_for = Some(Stop::Looping(call));
+                }
+            }
+            read = stderr.read(&mut buffer), if stderr_open => match read {
+                Ok(0) | Err(_) => stderr_open = false,
+                Ok(n) => {
+                    silence.set(quiet_clock.wait_until(silent_at()));
+                    errors.push(&decoder.decode(&buffer[..n]));
+                }
+            },
+            () = &mut deadline, if stopping.is_none() => stop_for = Some(Stop::TimedOut),
+            () = context.cancel.cancelled(), if stopping.is_none() => {
+                stop_for = Some(Stop::Cancelled);
+            }
+            () = &mut silence, if stopping.is_none() && watchdog.is_some() => {
+                stop_for = Some(Stop::Stalled);
+            }
+            () = &mut grace, if stopping.is_some() => break None,
+        }
+        if let Some(why) = stop_for
+            && stopping.is_none()
+        {
+            stopping = Some(why);
+            stop.cancel();
+            grace.as_mut().reset(Instant::now() + CANCEL_GRACE);
+        }
+    };
+    // Whatever the agent said before the end is the turn's.
+    while let Ok(note) = noted.try_recv() {
+        take_note(note, &mut reply, &mut last_call, progress);
+    }
+    if let Some(why) = stopping {
+        group.kill();
+        drop(child.wait().await);
+        return Err(match why {
+            Stop::TimedOut => SeatError::TimedOut {
+                program: name.to_owned(),
+                after: context.deadline.saturating_duration_since(started),
+            },
+            Stop::Stalled => SeatError::Stalled {
+                program: name.to_owned(),
+                silent: watchdog.map_or(Duration::ZERO, |watchdog| watchdog.silence),
+            },
+            Stop::Cancelled => SeatError::Cancelled,
+            Stop::Looping(call) => SeatError::Looping {
+                program: name.to_owned(),
+                call: Box::new(call),
+                times: LOOP_REPEATS,
+            },
+        });
+    }
+    let failed = |status: String, what: String, errors: &mut BoundedText| SeatError::Failed {
+        program: name.to_owned(),
+        status,
+        attempts: 1,
+        tail: join_tail(&what, &errors.last(ERROR_TAIL)),
+        usage: None,
+    };
+    let Some(ended) = ended else {
+        // The loop ends without the client only once told to stop, handled above.
+        return Err(SeatError::Cancelled);
+    };
+    match ended {
+        Ok(ended) if ended.stop_reason == "end_turn" => {
+            group.kill();
+            let usage = ended.usage.map(|(input, output)| ReportedUsage {
+                input_tokens: input,
+                output_tokens: output,
+                cost_usd: None,
+            });
+            Ok(Reply {
+                chars: reply.total_chars(),
+                text: reply.text(),
+                attempts: 1,
+                usage,
+            })
+        }
+        Ok(ended) => {
+            group.kill();
+            let said = reply.last(ERROR_TAIL);
+            Err(failed(
+                format!("stop reason `{}`", ended.stop_reason),
+                format!(
+                    "the agent ended its turn with stop reason `{}` rather than `end_turn`; it \
+                     said:\n{said}",
+                    ended.stop_reason
+                ),
+                &mut errors,
+            ))
+        }
+        Err(error) => {
+            // The agent may be exiting: its status and last words tell why.
+            let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+                Ok(Ok(status)) => process::describe_status(status),
+                _ => "a broken conversation".to_owned(),
+            };
+            group.kill();
+            drop(child.wait().await);
+            while stderr_open {
+                match tokio::time::timeout(EXIT_GRACE, stderr.read(&mut buffer)).await {
+                    Ok(Ok(n)) if n > 0 => errors.push(&decoder.decode(&buffer[..n])),
+                    _ => stderr_open = false,
+                }
+            }
+            errors.push(&decoder.finish());
+            Err(failed(status, describe(&error), &mut errors))
+        }
+    }
+}
+
+/// One note of the turn: a chunk of the reply kept and shown, a tool call shown (and counted:
+/// the call it returns is the one repeated [`LOOP_REPEATS`] times in a row), a rejection told.
+fn take_note(
+    note: Note,
+    reply: &mut BoundedText,
+    last_call: &mut Option<(ToolCall, u32)>,
+    progress: ProgressFn<'_>,
+) -> Option<ToolCall> {
+    match note {
+        Note::Chunk(text) => {
+            reply.push(&text);
+            progress(Progress::Chunk(&text));
+        }
+        Note::Tool { tool, input, doing } => {
+            let call = ToolCall { tool, input, doing };
+            progress(Progress::Activity(&call));
+            let times = match last_call {
+                Some((last, times)) if last.tool == call.tool && last.input == call.input => {
+                    *times + 1
+                }
+                _ => 1,
+            };
+            *last_call = Some((call.clone(), times));
+            if times >= LOOP_REPEATS {
+                return Some(call);
+            }
+        }
+        Note::Rejected { subject, reason } => progress(Progress::PermissionRejected {
+            subject: &subject,
+            reason: &reason,
+        }),
+        _ => {}
+    }
+    None
+}
+
+/// The failure in words, as the classifier reads it: a login the agent lacks says "not logged
+/// in", so the run stops for it with the fix named.
+fn describe(error: &AcpError) -> String {
+    error.to_string()
+}
+
+/// The protocol's words, then the agent's standard error.
+fn join_tail(what: &str, errors: &str) -> String {
+    let errors = errors.trim();
+    if errors.is_empty() {
+        what.trim().to_owned()
+    } else {
+        format!("{}\n{errors}", what.trim())
+    }
+}
