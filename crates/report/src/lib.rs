@@ -73,6 +73,7 @@ mod format;
 mod gantt;
 mod graph;
 mod html;
+mod in_place;
 mod json;
 mod markdown;
 mod markup;
@@ -85,12 +86,12 @@ mod usage;
 
 pub use format::{format_usd, round_half_away};
 pub use html::render_html;
+pub use in_place::{Evidence, InPlace};
 pub use json::{REPORT_VERSION, report_schema, to_json};
 pub use markdown::render_markdown;
 pub use model::{
-    EpicReport, Estimated, Evidence, FlakyGate, GivenCommand, InPlace, InheritedTests,
-    LandedConflict, Landing, OutcomeStatus, PutBack, RunRecord, SeatUsage, StoryOutcome,
-    UsageSummary,
+    EpicReport, Estimated, FlakyGate, GivenCommand, InheritedTests, LandedConflict, Landing,
+    OutcomeStatus, PutBack, RunRecord, SeatUsage, StoryOutcome, UsageSummary,
 };
 pub use pictures::{Activity, ActivityKind, Lane, Node, Pictures};
 pub use price::{PRICES_AS_OF, Price, PriceError, PriceTable, Rate};

@@ -7,7 +7,8 @@ use jiff::fmt::strtime;
 use jiff::tz::Offset;
 
 use crate::format::{format_duration, format_usd, round_half_away};
-use crate::model::{EpicReport, InPlace, OutcomeStatus, StoryOutcome};
+use crate::in_place::InPlace;
+use crate::model::{EpicReport, OutcomeStatus, StoryOutcome};
 use crate::timeline::Timeline;
 use crate::tokens::CHARS_PER_TOKEN;
 use crate::usage::UsageSource;
@@ -111,6 +112,7 @@ pub fn render_markdown(report: &EpicReport) -> String {
     flaky_gates(report, &mut lines);
     inherited_tests(report, &mut lines);
     ended_turns(report, &mut lines);
+    rejected_requests(report, &mut lines);
     story_seats(report, &mut lines);
     totals(report, &mut lines);
     seats(report, &mut lines);
@@ -277,6 +279,33 @@ fn ended_turns(report: &EpicReport, lines: &mut Vec<String>) {
             ));
         }
         lines.push(format!("- {}: {}", inline(&story.id), parts.join(", ")));
+    }
+    lines.push(String::new());
+}
+
+/// `## Rejected requests`: each story's requests of its ACP agents epic rejected.
+fn rejected_requests(report: &EpicReport, lines: &mut Vec<String>) {
+    let counted: Vec<&StoryOutcome> = report
+        .stories
+        .iter()
+        .filter(|story| story.permission_rejections > 0)
+        .collect();
+    if counted.is_empty() {
+        return;
+    }
+    lines.push("## Rejected requests".into());
+    lines.push(String::new());
+    lines.push(
+        "Requests of ACP agents (`acp:` seats) epic rejected before anything was done: edits \
+         outside a story's perimeter or of `.git`, edits and writing commands in read-only \
+         turns. `permission_rejected` events name each one."
+            .into(),
+    );
+    lines.push(String::new());
+    for story in counted {
+        let count = story.permission_rejections;
+        let noun = if count == 1 { "request" } else { "requests" };
+        lines.push(format!("- {}: {count} rejected {noun}", inline(&story.id)));
     }
     lines.push(String::new());
 }
@@ -957,7 +986,7 @@ mod tests {
 
     #[test]
     fn a_story_already_in_place_says_so_with_its_evidence() {
-        use crate::model::Evidence;
+        use crate::in_place::Evidence;
 
         let report = EpicReport::new("e", "epic/e")
             .with_story(

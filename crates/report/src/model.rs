@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use jiff::Timestamp;
 
+use crate::in_place::InPlace;
 use crate::usage::{UsageMeter, UsageSource, UsageTotals};
 
 /// The report of an epic across its runs: every story of the plan, in plan order, with its
@@ -256,6 +257,11 @@ pub struct StoryOutcome {
     /// five times in a row and were ended as looping. Absent when none did.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub looping_turns: u32,
+    /// How many requests of its ACP agents (`acp:` seats), in the run that settled it, epic
+    /// rejected (`permission_rejected`: an edit outside its perimeter, of `.git`, any edit in a
+    /// read-only turn). Absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub permission_rejections: u32,
     /// How many times its merge was red on the proven epic head and it went back to its coder
     /// (`--merge-revisions`), across the runs that worked on it. Absent when never.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
@@ -339,63 +345,6 @@ impl FlakyGate {
             runs,
             status: status.into(),
             output: output.into(),
-        }
-    }
-}
-
-/// A story found already in place: its work was on the epic branch before it changed anything,
-/// as a judge confirmed with evidence epic checked ([`StoryOutcome::in_place`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
-pub struct InPlace {
-    /// The proven epic head the evidence was checked on (a full commit id).
-    pub commit: String,
-    /// The files that hold the story's work, each with the names of the story's `provides` it
-    /// provides; at least one.
-    pub evidence: Vec<Evidence>,
-}
-
-impl InPlace {
-    /// The evidence `evidence`, checked on commit `commit`.
-    pub fn new(commit: impl Into<String>, evidence: Vec<Evidence>) -> Self {
-        Self {
-            commit: commit.into(),
-            evidence,
-        }
-    }
-
-    /// The evidence's paths, in order, joined by `, `: `src/cart/mod.rs, src/cart/api.rs`.
-    pub fn paths(&self) -> String {
-        self.evidence
-            .iter()
-            .map(|evidence| evidence.path.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
-
-/// One file a judge names as holding a story's work: its JSON form is an entry of the judge's
-/// `evidence`, `{"path":"src/cart/mod.rs","provides":["cart::Cart"]}` (`provides` may be left
-/// out).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[non_exhaustive]
-pub struct Evidence {
-    /// The file, repo-relative with `/` separators.
-    pub path: String,
-    /// The names of the story's `provides` this file provides. May be left out of the input.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub provides: Vec<String>,
-}
-
-impl Evidence {
-    /// The file `path`, providing `provides`.
-    pub fn new(
-        path: impl Into<String>,
-        provides: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Self {
-        Self {
-            path: path.into(),
-            provides: provides.into_iter().map(Into::into).collect(),
         }
     }
 }
@@ -693,6 +642,7 @@ impl StoryOutcome {
             flaky_gates: Vec::new(),
             stalled_turns: 0,
             looping_turns: 0,
+            permission_rejections: 0,
             merge_revisions: 0,
             inherited_tests: Vec::new(),
             seats: Vec::new(),
@@ -734,6 +684,14 @@ impl StoryOutcome {
     pub fn with_ended_turns(mut self, stalled: u32, looping: u32) -> Self {
         self.stalled_turns = stalled;
         self.looping_turns = looping;
+        self
+    }
+
+    /// With the requests of its ACP agents epic rejected
+    /// ([`StoryOutcome::permission_rejections`]).
+    #[must_use]
+    pub fn with_permission_rejections(mut self, rejected: u32) -> Self {
+        self.permission_rejections = rejected;
         self
     }
 

@@ -522,6 +522,7 @@ impl Loop {
             .with_inherited_tests(troubles.inherited_tests())
             .with_flaky_gates(troubles.flaky_gates)
             .with_ended_turns(troubles.stalled_turns, troubles.looping_turns)
+            .with_permission_rejections(troubles.permission_rejections)
             .with_merge_revisions(end.revisions);
         if totals.turns > 0 {
             outcome = outcome

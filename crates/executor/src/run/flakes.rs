@@ -2,7 +2,8 @@
 //! gate commands that were red, then green when run again (`gate_flaky`,
 //! [`epic_report::FlakyGate`]), the failing tests it was not charged with (`gate_tests`,
 //! [`epic_report::InheritedTests`]), and the turns epic ended as stalled or looping
-//! (`turn_stalled`, `turn_looping`).
+//! (`turn_stalled`, `turn_looping`), and the requests of its ACP agents epic rejected
+//! (`permission_rejected`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,6 +24,8 @@ pub(super) struct Troubles {
     pub(super) stalled_turns: u32,
     /// Its turns ended as looping.
     pub(super) looping_turns: u32,
+    /// The requests of its ACP agents epic rejected.
+    pub(super) permission_rejections: u32,
 }
 
 impl Troubles {
@@ -83,6 +86,9 @@ impl Flakes {
                 }
                 Event::TurnLooping { story, .. } => {
                     note(story, &|troubles| troubles.looping_turns += 1);
+                }
+                Event::PermissionRejected { story, .. } => {
+                    note(story, &|troubles| troubles.permission_rejections += 1);
                 }
                 _ => {}
             }
