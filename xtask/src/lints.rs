@@ -287,6 +287,11 @@ const NO_WRITES: &[Ban] = &[
 /// Every crate with a ban list, in the order of `crates/`.
 const BANNING: &[Banning] = &[
     Banning {
+        dir: "acp",
+        why: "ARCHITECTURE.md: only state-store writes the epic's state directory, and git-ops is the only crate that runs git (or touches a repository's files). The ACP client does no file I/O of its own but the agent's reads and writes of its worktree, which the permission policy has allowed, each under an `#[expect(clippy::disallowed_methods, reason = \"...\")]`.",
+        bans: NO_IO,
+    },
+    Banning {
         dir: "agents",
         why: "ARCHITECTURE.md: only state-store writes the epic's state directory, and git-ops is the only crate that runs git (or touches a repository's files). The agents crate, like the executor that drives it, does no file I/O of its own but what each `#[expect(clippy::disallowed_methods, reason = \"...\")]` names (a seat's private prompt file, the script seat's writes of the agent's own work). Agents are spawned with tokio's Command (epic-process), never std's.",
         bans: NO_IO,

@@ -386,12 +386,12 @@ mod tests {
 
     const WORKTREE: &str = "/w/cart";
 
-    fn check(access: Access, kind: &str, paths: &[&str], input: Option<Value>) -> Decision {
+    fn check(access: Access, kind: &str, paths: &[&str], input: Option<&Value>) -> Decision {
         let ask = Ask::new(
             Some(kind),
             Some("a call"),
             paths.iter().map(PathBuf::from),
-            input.as_ref(),
+            input,
         );
         decide(access, &story(), Path::new(WORKTREE), &ask)
     }
@@ -421,7 +421,7 @@ mod tests {
             Access::Edit,
             "move",
             &["src/cart/a.rs"],
-            Some(json!({"destination": "src/b.rs"})),
+            Some(&json!({"destination": "src/b.rs"})),
         );
         assert!(reason(moved).contains("`src/b.rs`"));
     }
@@ -460,7 +460,7 @@ mod tests {
                 Access::Edit,
                 "edit",
                 &[],
-                Some(json!({"file_path": "/w/cart/src/cart/a.rs"}))
+                Some(&json!({"file_path": "/w/cart/src/cart/a.rs"}))
             )
             .allows()
         );
@@ -469,7 +469,7 @@ mod tests {
                 Access::Edit,
                 "other",
                 &[],
-                Some(json!({"path": "src/else.rs"}))
+                Some(&json!({"path": "src/else.rs"}))
             )
             .allows()
         );
@@ -479,7 +479,7 @@ mod tests {
     #[test]
     fn a_coder_runs_commands_and_a_read_only_turn_only_reading_ones() {
         let run = |access, command: &str| {
-            check(access, "execute", &[], Some(json!({"command": command})))
+            check(access, "execute", &[], Some(&json!({"command": command})))
         };
         assert!(run(Access::Edit, "cargo test").allows());
         assert!(run(Access::ReadOnly, "git log --oneline | head").allows());
@@ -490,7 +490,7 @@ mod tests {
                 Access::ReadOnly,
                 "execute",
                 &[],
-                Some(json!({"command": ["git", "status"]}))
+                Some(&json!({"command": ["git", "status"]}))
             )
             .allows()
         );

@@ -168,9 +168,64 @@ enum Stop {
     Looping(ToolCall),
 }
 
+/// The agent's standard error, kept (its tail) for a failure's words.
+struct Stderr {
+    pipe: tokio::process::ChildStderr,
+    open: bool,
+    text: BoundedText,
+    decoder: Utf8Decoder,
+    buffer: Vec<u8>,
+}
+
+impl Stderr {
+    fn new(pipe: tokio::process::ChildStderr) -> Self {
+        Self {
+            pipe,
+            open: true,
+            text: BoundedText::new(0, ERROR_TAIL),
+            decoder: Utf8Decoder::default(),
+            buffer: vec![0_u8; 4 * 1024],
+        }
+    }
+
+    /// Reads what comes next; `false` once the pipe is closed.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a read that did not complete took nothing.
+    async fn read(&mut self) -> bool {
+        match self.pipe.read(&mut self.buffer).await {
+            Ok(0) | Err(_) => self.open = false,
+            Ok(n) => {
+                let text = self.decoder.decode(&self.buffer[..n]);
+                self.text.push(&text);
+            }
+        }
+        self.open
+    }
+
+    /// Reads what is left, giving up after [`EXIT_GRACE`] without output; the tail.
+    async fn rest(&mut self) -> String {
+        while self.open {
+            if tokio::time::timeout(EXIT_GRACE, self.read()).await.is_err() {
+                self.open = false;
+            }
+        }
+        let tail = self.decoder.finish();
+        self.text.push(&tail);
+        self.text.last(ERROR_TAIL)
+    }
+}
+
+/// How the conversation ended: the client's result, or told to stop and given up on.
+enum Outcome {
+    Ended(Result<epic_acp::Ended, AcpError>),
+    Stopped(Stop),
+}
+
 /// Takes one turn with the ACP agent `spec` starts (already in the turn's sandbox), named
-/// `name`, its reply kept within `limits` (head and tail bytes): see [`CommandSeat`]'s docs
-/// (crate::CommandSeat).
+/// `name`, its reply kept within `limits` (head and tail bytes): see
+/// [`CommandSeat::acp`](crate::CommandSeat::acp).
 pub(crate) async fn turn(
     name: &str,
     spec: &Spec,
@@ -184,13 +239,14 @@ pub(crate) async fn turn(
         mut child,
         stdin,
         stdout,
-        mut stderr,
+        stderr,
         mut group,
     } = process::spawn_interactive(spec).map_err(|source| SeatError::Spawn {
         program: spec.program.to_string_lossy().into_owned(),
         source,
     })?;
-    let (notes, mut noted) = mpsc::unbounded_channel();
+    let mut stderr = Stderr::new(stderr);
+    let (notes, mut inbox) = mpsc::unbounded_channel();
     let stop = CancellationToken::new();
     let turn = epic_acp::Turn {
         worktree: context.worktree.clone(),
@@ -199,114 +255,48 @@ pub(crate) async fn turn(
         prompt: request.render(),
     };
     let client = epic_acp::run_turn(stdout, stdin, turn, notes, stop.clone());
-    let mut client = std::pin::pin!(client);
-
     let mut reply = BoundedText::new(limits.0, limits.1);
-    let mut errors = BoundedText::new(0, ERROR_TAIL);
-    let mut decoder = Utf8Decoder::default();
-    let mut buffer = vec![0_u8; 4 * 1024];
-    let mut stderr_open = true;
-    let mut last_call: Option<(ToolCall, u32)> = None;
-    let mut stopping: Option<Stop> = None;
-    let watchdog = context.watchdog.as_ref();
-    let silent_at = || {
-        watchdog
-            .and_then(|watchdog| {
-                let silence = jiff::SignedDuration::try_from(watchdog.silence).ok()?;
-                watchdog.clock.now().checked_add(silence).ok()
-            })
-            .unwrap_or(jiff::Timestamp::MAX)
-    };
-    let quiet_clock =
-        watchdog.map_or_else(process::Clock::system, |watchdog| watchdog.clock.clone());
-    let mut silence = std::pin::pin!(quiet_clock.wait_until(silent_at()));
-    let deadline = tokio::time::sleep_until(context.deadline);
-    let mut deadline = std::pin::pin!(deadline);
-    let grace = tokio::time::sleep_until(context.deadline);
-    let mut grace = std::pin::pin!(grace);
-
-    let ended = loop {
-        let mut stop_for = None;
-        tokio::select! {
-            ended = &mut client => break Some(ended),
-            Some(note) = noted.recv() => {
-                silence.set(quiet_clock.wait_until(silent_at()));
-                if let Some(call) = take_note(note, &mut reply, &mut last_call, progress) {
-                    stop_for = Some(Stop::Looping(call));
-                }
-            }
-            read = stderr.read(&mut buffer), if stderr_open => match read {
-                Ok(0) | Err(_) => stderr_open = false,
-                Ok(n) => {
-                    silence.set(quiet_clock.wait_until(silent_at()));
-                    errors.push(&decoder.decode(&buffer[..n]));
-                }
-            },
-            () = &mut deadline, if stopping.is_none() => stop_for = Some(Stop::TimedOut),
-            () = context.cancel.cancelled(), if stopping.is_none() => {
-                stop_for = Some(Stop::Cancelled);
-            }
-            () = &mut silence, if stopping.is_none() && watchdog.is_some() => {
-                stop_for = Some(Stop::Stalled);
-            }
-            () = &mut grace, if stopping.is_some() => break None,
-        }
-        if let Some(why) = stop_for
-            && stopping.is_none()
-        {
-            stopping = Some(why);
-            stop.cancel();
-            grace.as_mut().reset(Instant::now() + CANCEL_GRACE);
-        }
-    };
+    let mut calls = Calls::default();
+    let outcome = watch(
+        client,
+        &mut inbox,
+        &mut stderr,
+        &stop,
+        request,
+        &mut |note| calls.take(note, &mut reply, progress),
+    )
+    .await;
     // Whatever the agent said before the end is the turn's.
-    while let Ok(note) = noted.try_recv() {
-        take_note(note, &mut reply, &mut last_call, progress);
+    while let Ok(note) = inbox.try_recv() {
+        calls.take(note, &mut reply, progress);
     }
-    if let Some(why) = stopping {
-        group.kill();
-        drop(child.wait().await);
-        return Err(match why {
-            Stop::TimedOut => SeatError::TimedOut {
-                program: name.to_owned(),
-                after: context.deadline.saturating_duration_since(started),
-            },
-            Stop::Stalled => SeatError::Stalled {
-                program: name.to_owned(),
-                silent: watchdog.map_or(Duration::ZERO, |watchdog| watchdog.silence),
-            },
-            Stop::Cancelled => SeatError::Cancelled,
-            Stop::Looping(call) => SeatError::Looping {
-                program: name.to_owned(),
-                call: Box::new(call),
-                times: LOOP_REPEATS,
-            },
-        });
-    }
-    let failed = |status: String, what: String, errors: &mut BoundedText| SeatError::Failed {
+    let ended = match outcome {
+        Outcome::Stopped(why) => {
+            group.kill();
+            drop(child.wait().await);
+            return Err(stopped(name, why, request, started));
+        }
+        Outcome::Ended(ended) => ended,
+    };
+    let failed = |status: String, what: String, errors: String| SeatError::Failed {
         program: name.to_owned(),
         status,
         attempts: 1,
-        tail: join_tail(&what, &errors.last(ERROR_TAIL)),
+        tail: join_tail(&what, &errors),
         usage: None,
-    };
-    let Some(ended) = ended else {
-        // The loop ends without the client only once told to stop, handled above.
-        return Err(SeatError::Cancelled);
     };
     match ended {
         Ok(ended) if ended.stop_reason == "end_turn" => {
             group.kill();
-            let usage = ended.usage.map(|(input, output)| ReportedUsage {
-                input_tokens: input,
-                output_tokens: output,
-                cost_usd: None,
-            });
             Ok(Reply {
                 chars: reply.total_chars(),
                 text: reply.text(),
                 attempts: 1,
-                usage,
+                usage: ended.usage.map(|(input, output)| ReportedUsage {
+                    input_tokens: input,
+                    output_tokens: output,
+                    cost_usd: None,
+                }),
             })
         }
         Ok(ended) => {
@@ -319,7 +309,7 @@ pub(crate) async fn turn(
                      said:\n{said}",
                     ended.stop_reason
                 ),
-                &mut errors,
+                stderr.rest().await,
             ))
         }
         Err(error) => {
@@ -330,58 +320,141 @@ pub(crate) async fn turn(
             };
             group.kill();
             drop(child.wait().await);
-            while stderr_open {
-                match tokio::time::timeout(EXIT_GRACE, stderr.read(&mut buffer)).await {
-                    Ok(Ok(n)) if n > 0 => errors.push(&decoder.decode(&buffer[..n])),
-                    _ => stderr_open = false,
-                }
-            }
-            errors.push(&decoder.finish());
-            Err(failed(status, describe(&error), &mut errors))
+            let errors = stderr.rest().await;
+            Err(failed(status, error.to_string(), errors))
         }
     }
 }
 
-/// One note of the turn: a chunk of the reply kept and shown, a tool call shown (and counted:
-/// the call it returns is the one repeated [`LOOP_REPEATS`] times in a row), a rejection told.
-fn take_note(
-    note: Note,
-    reply: &mut BoundedText,
-    last_call: &mut Option<(ToolCall, u32)>,
-    progress: ProgressFn<'_>,
-) -> Option<ToolCall> {
-    match note {
-        Note::Chunk(text) => {
-            reply.push(&text);
-            progress(Progress::Chunk(&text));
-        }
-        Note::Tool { tool, input, doing } => {
-            let call = ToolCall { tool, input, doing };
-            progress(Progress::Activity(&call));
-            let times = match last_call {
-                Some((last, times)) if last.tool == call.tool && last.input == call.input => {
-                    *times + 1
+/// Runs the conversation `client` until it ends, passing each note of `inbox` to `take` (which
+/// returns the call a loop repeated) and keeping `stderr`; a stall, the deadline, a cancel or a
+/// loop cancels `stop` (`session/cancel`) and gives the agent [`CANCEL_GRACE`] to end.
+async fn watch(
+    client: impl Future<Output = Result<epic_acp::Ended, AcpError>>,
+    inbox: &mut mpsc::UnboundedReceiver<Note>,
+    stderr: &mut Stderr,
+    stop: &CancellationToken,
+    request: &TurnRequest,
+    take: &mut (dyn FnMut(Note) -> Option<ToolCall> + Send),
+) -> Outcome {
+    let context = &request.context;
+    let watchdog = context.watchdog.as_ref();
+    let silent_at = || {
+        watchdog
+            .and_then(|watchdog| {
+                let silence = jiff::SignedDuration::try_from(watchdog.silence).ok()?;
+                watchdog.clock.now().checked_add(silence).ok()
+            })
+            .unwrap_or(jiff::Timestamp::MAX)
+    };
+    let quiet_clock =
+        watchdog.map_or_else(process::Clock::system, |watchdog| watchdog.clock.clone());
+    let mut client = std::pin::pin!(client);
+    let mut silence = std::pin::pin!(quiet_clock.wait_until(silent_at()));
+    let mut deadline = std::pin::pin!(tokio::time::sleep_until(context.deadline));
+    let mut grace = std::pin::pin!(tokio::time::sleep_until(context.deadline));
+    let mut stopping: Option<Stop> = None;
+    loop {
+        let mut stop_for = None;
+        tokio::select! {
+            ended = &mut client => return Outcome::Ended(ended),
+            Some(note) = inbox.recv() => {
+                silence.set(quiet_clock.wait_until(silent_at()));
+                stop_for = take(note).map(Stop::Looping);
+            }
+            _ = stderr.read(), if stderr.open => {
+                silence.set(quiet_clock.wait_until(silent_at()));
+            }
+            () = &mut deadline, if stopping.is_none() => stop_for = Some(Stop::TimedOut),
+            () = context.cancel.cancelled(), if stopping.is_none() => {
+                stop_for = Some(Stop::Cancelled);
+            }
+            () = &mut silence, if stopping.is_none() && watchdog.is_some() => {
+                stop_for = Some(Stop::Stalled);
+            }
+            () = &mut grace, if stopping.is_some() => {
+                if let Some(why) = stopping {
+                    return Outcome::Stopped(why);
                 }
-                _ => 1,
-            };
-            *last_call = Some((call.clone(), times));
-            if times >= LOOP_REPEATS {
-                return Some(call);
             }
         }
-        Note::Rejected { subject, reason } => progress(Progress::PermissionRejected {
-            subject: &subject,
-            reason: &reason,
-        }),
-        _ => {}
+        if let Some(why) = stop_for
+            && stopping.is_none()
+        {
+            stopping = Some(why);
+            stop.cancel();
+            grace.as_mut().reset(Instant::now() + CANCEL_GRACE);
+        }
     }
-    None
 }
 
-/// The failure in words, as the classifier reads it: a login the agent lacks says "not logged
-/// in", so the run stops for it with the fix named.
-fn describe(error: &AcpError) -> String {
-    error.to_string()
+/// The error of a turn told to stop for `why`, started at `started`.
+fn stopped(name: &str, why: Stop, request: &TurnRequest, started: Instant) -> SeatError {
+    let context = &request.context;
+    match why {
+        Stop::TimedOut => SeatError::TimedOut {
+            program: name.to_owned(),
+            after: context.deadline.saturating_duration_since(started),
+        },
+        Stop::Stalled => SeatError::Stalled {
+            program: name.to_owned(),
+            silent: context
+                .watchdog
+                .as_ref()
+                .map_or(Duration::ZERO, |watchdog| watchdog.silence),
+        },
+        Stop::Cancelled => SeatError::Cancelled,
+        Stop::Looping(call) => SeatError::Looping {
+            program: name.to_owned(),
+            call: Box::new(call),
+            times: LOOP_REPEATS,
+        },
+    }
+}
+
+/// The turn's tool calls so far: the last one and how many times in a row it came.
+#[derive(Default)]
+struct Calls {
+    last: Option<(ToolCall, u32)>,
+}
+
+impl Calls {
+    /// One note of the turn: a chunk of the reply kept and shown, a tool call shown (and counted:
+    /// the call it returns is the one repeated [`LOOP_REPEATS`] times in a row), a rejection told.
+    fn take(
+        &mut self,
+        note: Note,
+        reply: &mut BoundedText,
+        progress: ProgressFn<'_>,
+    ) -> Option<ToolCall> {
+        let last_call = &mut self.last;
+        match note {
+            Note::Chunk(text) => {
+                reply.push(&text);
+                progress(Progress::Chunk(&text));
+            }
+            Note::Tool { tool, input, doing } => {
+                let call = ToolCall { tool, input, doing };
+                progress(Progress::Activity(&call));
+                let times = match last_call {
+                    Some((last, times)) if last.tool == call.tool && last.input == call.input => {
+                        *times + 1
+                    }
+                    _ => 1,
+                };
+                *last_call = Some((call.clone(), times));
+                if times >= LOOP_REPEATS {
+                    return Some(call);
+                }
+            }
+            Note::Rejected { subject, reason } => progress(Progress::PermissionRejected {
+                subject: &subject,
+                reason: &reason,
+            }),
+            _ => {}
+        }
+        None
+    }
 }
 
 /// The protocol's words, then the agent's standard error.

@@ -504,6 +504,10 @@ impl Chat {
     /// that never replied left), and its number; with the seat pauses, its output is
     /// watched for an agent that only says it cannot reach its service
     /// ([`crate::pause::OutageWatch`]) and its process for silence (a [`Watchdog`]).
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one turn from start to end: each kind of progress it reports, the guard around it"
+    )]
     async fn turn(
         &mut self,
         prompt: String,
