@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A story found already in place: its work was on the epic branch before it changed anything,
-/// as a judge confirmed with evidence epic checked ([`StoryOutcome::in_place`]).
+/// as a judge confirmed with evidence epic checked ([`StoryOutcome::in_place`](crate::StoryOutcome::in_place)).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct InPlace {
