@@ -26,7 +26,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use crate::lines::{Broken, lines};
-use crate::policy::{Access, Ask, Decision, decide, decide_write, readable};
+use crate::policy::{Access, Ask, Decision, decide, decide_write, readable, shown};
 
 /// The JSON-RPC error code of a file write or read epic refuses: the request was understood and
 /// is not allowed (ACP reserves no code for it; -32000 is `auth_required`).
@@ -369,7 +369,7 @@ fn permission(shared: &Shared, request: &RequestPermissionRequest) -> RequestPer
     let wanted = match &decision {
         Decision::Allow => PermissionOptionKind::AllowOnce,
         Decision::Reject(reason) => {
-            shared.reject(ask.subject(), reason);
+            shared.reject(ask.subject(&turn.worktree), reason);
             PermissionOptionKind::RejectOnce
         }
     };
@@ -383,7 +383,7 @@ fn permission(shared: &Shared, request: &RequestPermissionRequest) -> RequestPer
         None => {
             if decision.allows() {
                 shared.reject(
-                    ask.subject(),
+                    ask.subject(&turn.worktree),
                     "the agent offered no `allow_once` answer, and epic never allows always",
                 );
             }
@@ -423,7 +423,7 @@ fn ours(shared: &Shared, session: &str) -> bool {
 /// through a link ([`within_on_disk`]); else refused with the reason.
 async fn write(shared: &Shared, request: &WriteTextFileRequest) -> Result<(), RpcError> {
     let turn = &shared.turn;
-    let subject = request.path.display().to_string();
+    let subject = shown(&turn.worktree, &request.path);
     let checked = if ours(shared, &request.session_id.to_string()) {
         decide_write(turn.access, &turn.story, &turn.worktree, &request.path)
     } else {
@@ -470,7 +470,7 @@ async fn read(shared: &Shared, request: &ReadTextFileRequest) -> Result<String, 
     let target = match target {
         Ok(target) => target,
         Err(reason) => {
-            shared.reject(request.path.display().to_string(), &reason);
+            shared.reject(shown(&turn.worktree, &request.path), &reason);
             return Err(refused(&reason));
         }
     };

@@ -23,4 +23,4 @@ mod lines;
 mod policy;
 
 pub use client::{AcpError, Ended, Note, Turn, run_turn};
-pub use policy::{Access, Ask, Decision, decide, decide_write, inside, read_only, readable};
+pub use policy::{Access, Ask, Decision, decide, decide_write, inside, read_only, readable, shown};

@@ -80,11 +80,11 @@ impl Ask {
         }
     }
 
-    /// What the request is about, for an event: its first path, else its command, else its
-    /// title, else its kind.
-    pub fn subject(&self) -> String {
+    /// What the request is about, for an event: its first path (relative to `worktree` when
+    /// inside it), else its command, else its title, else its kind.
+    pub fn subject(&self, worktree: &Path) -> String {
         if let Some(path) = self.paths.first() {
-            return path.display().to_string();
+            return shown(worktree, path);
         }
         if let Some(command) = &self.command {
             return command.clone();
@@ -94,6 +94,14 @@ impl Ask {
         } else {
             self.title.clone()
         }
+    }
+}
+
+/// `path` as an event shows it: relative to `worktree` when it lies inside, as given otherwise.
+pub fn shown(worktree: &Path, path: &Path) -> String {
+    match inside(worktree, path) {
+        Ok(relative) if !relative.is_empty() => relative,
+        _ => path.display().to_string(),
     }
 }
 

@@ -357,7 +357,13 @@ async fn watch(
     loop {
         let mut stop_for = None;
         tokio::select! {
-            ended = &mut client => return Outcome::Ended(ended),
+            // An agent told to stop that ends its prompt (`cancelled`) ended as it was told.
+            ended = &mut client => {
+                return match stopping {
+                    Some(why) => Outcome::Stopped(why),
+                    None => Outcome::Ended(ended),
+                };
+            }
             Some(note) = inbox.recv() => {
                 silence.set(quiet_clock.wait_until(silent_at()));
                 stop_for = take(note).map(Stop::Looping);

@@ -195,6 +195,12 @@ fn writes_outside_the_perimeter_and_into_git_are_refused_and_nothing_is_written(
     let story = first_story(&repo);
     assert_eq!(story["status"], "done", "{story}");
     assert_eq!(story["permission_rejections"], 2, "{story}");
+    assert!(
+        run.stderr.contains(
+            "story a: coder turn 1 asked for .git/config; rejected: `.git/config` is git's own"
+        ),
+        "{run}"
+    );
     let markdown = std::fs::read_to_string(repo.epic("shop").report_md()).expect("report.md");
     assert!(
         markdown.contains("## Rejected requests") && markdown.contains("- a: 2 rejected requests"),

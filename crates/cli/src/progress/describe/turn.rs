@@ -1,4 +1,5 @@
-//! Agent turns: started, ended, retried, what the agent is doing, stalled or looping.
+//! Agent turns: started, ended, retried, what the agent is doing, stalled or looping, what an
+//! ACP agent asked that epic rejected.
 
 use std::time::Duration;
 
@@ -87,6 +88,18 @@ pub(super) fn line(event: &Event, verbose: bool) -> Option<String> {
             } else {
                 "a second time: the story fails"
             }
+        ),
+        Event::PermissionRejected {
+            story,
+            role,
+            turn,
+            subject,
+            reason,
+            ..
+        } => format!(
+            "story {story}: {role} turn {turn} asked for {}; rejected: {}",
+            first_line(subject),
+            first_line(reason)
         ),
         _ => return None,
     };
