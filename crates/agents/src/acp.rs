@@ -19,6 +19,7 @@ use epic_process::{self as process, Spec};
 use epic_report::ReportedUsage;
 
 use crate::preset::Preset;
+use crate::readiness::NotReady;
 use crate::role::Role;
 use crate::seat::{Progress, ProgressFn, Reply, SeatError, TurnRequest};
 use crate::stream::{LOOP_REPEATS, ToolCall};
@@ -84,6 +85,15 @@ impl AcpPreset {
         }
     }
 
+    /// What installs it.
+    pub fn install(self) -> &'static str {
+        match self {
+            Self::Gemini => "npm install -g @google/gemini-cli",
+            Self::Claude => "npm install -g @zed-industries/claude-agent-acp",
+            Self::Codex => "npm install -g @zed-industries/codex-acp",
+        }
+    }
+
     /// The preset whose service, and so whose login, this agent uses.
     pub fn login_preset(self) -> Preset {
         match self {
@@ -146,6 +156,37 @@ impl AcpCommand {
                 preset.args().iter().map(Into::into).collect(),
             ),
         }
+    }
+}
+
+/// The seat check of an ACP preset's seat `seat`: its program is on `PATH` (the seat's own,
+/// where `env` sets one). Its login shows at its first turn (`auth_required` stops the run with
+/// the preset's fix), since an ACP agent has no status command to ask without starting a
+/// session.
+pub(crate) fn check(
+    seat: &str,
+    preset: AcpPreset,
+    env: &[(std::ffi::OsString, Option<std::ffi::OsString>)],
+) -> Result<(), NotReady> {
+    let path = env
+        .iter()
+        .rev()
+        .find(|(key, _)| key == "PATH")
+        .map_or_else(|| std::env::var_os("PATH"), |(_, value)| value.clone())
+        .unwrap_or_default();
+    let found = std::env::split_paths(&path).any(|dir| dir.join(preset.program()).is_file());
+    if found {
+        Ok(())
+    } else {
+        Err(NotReady {
+            seat: seat.to_owned(),
+            problem: format!(
+                "`{}` is not installed (not found on PATH)",
+                preset.program()
+            ),
+            said: String::new(),
+            fix: preset.install().to_owned(),
+        })
     }
 }
 
@@ -470,5 +511,39 @@ fn join_tail(what: &str, errors: &str) -> String {
         what.trim().to_owned()
     } else {
         format!("{}\n{errors}", what.trim())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test writes a stand-in program"
+    )]
+    fn a_preset_whose_program_is_not_on_the_seats_path_is_not_ready() {
+        let empty = tempfile::tempdir().expect("a directory");
+        let env = vec![("PATH".into(), Some(empty.path().as_os_str().to_owned()))];
+        let not_ready = check("claude-acp", AcpPreset::Claude, &env).expect_err("not on PATH");
+        assert!(
+            not_ready
+                .problem
+                .contains("`claude-agent-acp` is not installed")
+                && not_ready.fix.contains("@zed-industries/claude-agent-acp"),
+            "{not_ready:?}"
+        );
+        std::fs::write(empty.path().join("claude-agent-acp"), "").expect("a program");
+        assert!(check("claude-acp", AcpPreset::Claude, &env).is_ok());
+    }
+
+    #[test]
+    fn the_presets_are_named_and_read_back() {
+        for preset in AcpPreset::ALL {
+            assert_eq!(preset.name().parse::<AcpPreset>(), Ok(preset));
+        }
+        assert_eq!(AcpPreset::Codex.command_line(), "codex-acp");
+        assert!("claude".parse::<AcpPreset>().is_err());
     }
 }

@@ -670,7 +670,10 @@ impl Seat for CommandSeat {
     fn ready<'a>(&'a self, dir: &'a Path) -> BoxFuture<'a, Result<(), NotReady>> {
         Box::pin(async move {
             match &self.invocation {
-                Invocation::Shell(_) | Invocation::Acp(_) => Ok(()),
+                Invocation::Shell(_) | Invocation::Acp(AcpCommand::Shell(_)) => Ok(()),
+                Invocation::Acp(AcpCommand::Preset(preset)) => {
+                    acp_seat::check(&self.name, *preset, &self.env)
+                }
                 Invocation::Preset(preset) => {
                     readiness::check_preset(&self.name, *preset, &self.env, dir).await
                 }

@@ -370,3 +370,24 @@ fn a_read_only_judge_may_not_edit_or_run_writing_commands_but_may_read() {
     );
     assert_eq!(first_story(&repo)["status"], "done");
 }
+
+#[test]
+fn an_acp_preset_whose_program_is_missing_stops_the_run_before_any_story() {
+    let repo = Repo::new();
+    one_story(&repo);
+    let mut command = command(&repo, "claude-acp", &[]);
+    let run = Run::of(
+        command
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .expect("run `epic`"),
+    );
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("`claude-agent-acp` is not installed")
+            && run
+                .stderr
+                .contains("npm install -g @zed-industries/claude-agent-acp"),
+        "{run}"
+    );
+}
