@@ -6,7 +6,7 @@
 //! (a stall, a stop, a deadline), it sends `session/cancel` and goes on reading until the agent
 //! ends the prompt or the caller gives up on it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_client_protocol::schema::ProtocolVersion;
@@ -25,8 +25,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use crate::disk;
 use crate::lines::{Broken, lines};
-use crate::policy::{Access, Ask, Decision, decide, decide_write, readable, shown};
+use crate::policy::{Access, Ask, Decision, decide, decide_write, inside, readable, shown};
 
 /// The JSON-RPC error code of a file write or read epic refuses: the request was understood and
 /// is not allowed (ACP reserves no code for it; -32000 is `auth_required`).
@@ -414,13 +415,8 @@ fn ours(shared: &Shared, session: &str) -> bool {
         == Some(session)
 }
 
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the agent's own file write, inside its story's owned paths in its worktree, which \
-              the permission policy allowed; never the state directory or `.git`"
-)]
-/// `fs/write_text_file`: written when the policy allows it and the path leads nowhere else
-/// through a link ([`within_on_disk`]); else refused with the reason.
+/// `fs/write_text_file`: written when the policy allows it, never through a link
+/// ([`disk::write`]); else refused with the reason.
 async fn write(shared: &Shared, request: &WriteTextFileRequest) -> Result<(), RpcError> {
     let turn = &shared.turn;
     let subject = shown(&turn.worktree, &request.path);
@@ -429,64 +425,50 @@ async fn write(shared: &Shared, request: &WriteTextFileRequest) -> Result<(), Rp
     } else {
         Err("no such session".to_owned())
     };
-    let target = checked.and_then(|target| {
-        within_on_disk(&turn.worktree, &target)?;
-        Ok(target)
-    });
-    let target = match target {
-        Ok(target) => target,
-        Err(reason) => {
-            shared.reject(subject, &reason);
-            return Err(refused(&reason));
+    let written = match checked.and_then(|target| inside(&turn.worktree, &target)) {
+        Ok(relative) => {
+            let (root, content) = (turn.worktree.clone(), request.content.clone());
+            tokio::task::spawn_blocking(move || disk::write(&root, &relative, content.as_bytes()))
+                .await
+                .map_err(|error| error.to_string())
+                .and_then(|written| {
+                    written.map_err(|error| {
+                        format!("`{subject}` could not be written (a link on the way?): {error}")
+                    })
+                })
         }
+        Err(reason) => Err(reason),
     };
-    if let Some(parent) = target.parent() {
-        tokio::fs::create_dir_all(parent)
-            .await
-            .map_err(RpcError::into_internal_error)?;
-    }
-    tokio::fs::write(&target, &request.content)
-        .await
-        .map_err(RpcError::into_internal_error)
+    written.map_err(|reason| {
+        shared.reject(subject.clone(), &reason);
+        refused(&reason)
+    })
 }
 
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the agent's own file read, inside its worktree, which the policy allowed"
-)]
-/// `fs/read_text_file`: read inside the worktree (no `..` or link that leads out), the lines
-/// asked for; else refused with the reason.
+/// `fs/read_text_file`: read inside the worktree (no `..`, no link), the lines asked for, at
+/// most [`READ_CAP`] bytes; else refused with the reason.
 async fn read(shared: &Shared, request: &ReadTextFileRequest) -> Result<String, RpcError> {
     let turn = &shared.turn;
+    let subject = shown(&turn.worktree, &request.path);
     let target = if ours(shared, &request.session_id.to_string()) {
         readable(&turn.worktree, &request.path)
     } else {
         Err("no such session".to_owned())
     };
-    let target = target.and_then(|target| {
-        within_on_disk(&turn.worktree, &target)?;
-        Ok(target)
-    });
-    let target = match target {
-        Ok(target) => target,
-        Err(reason) => {
-            shared.reject(shown(&turn.worktree, &request.path), &reason);
-            return Err(refused(&reason));
+    let text = match target.and_then(|target| inside(&turn.worktree, &target)) {
+        Ok(relative) => {
+            let root = turn.worktree.clone();
+            tokio::task::spawn_blocking(move || disk::read(&root, &relative, READ_CAP))
+                .await
+                .map_err(|error| error.to_string())
+                .and_then(|read| read.map_err(|error| format!("`{subject}`: {error}")))
         }
+        Err(reason) => Err(reason),
     };
-    let size = tokio::fs::metadata(&target)
-        .await
-        .map_err(|error| refused(&format!("`{}`: {error}", request.path.display())))?
-        .len();
-    if size > READ_CAP {
-        return Err(refused(&format!(
-            "`{}` is {size} bytes; epic reads files of up to {READ_CAP} bytes for an agent",
-            request.path.display()
-        )));
-    }
-    let text = tokio::fs::read_to_string(&target)
-        .await
-        .map_err(|error| refused(&format!("`{}`: {error}", request.path.display())))?;
+    let text = text.map_err(|reason| {
+        shared.reject(subject.clone(), &reason);
+        refused(&reason)
+    })?;
     let first = request
         .line
         .map_or(0, |line| line.saturating_sub(1) as usize);
@@ -500,32 +482,285 @@ async fn read(shared: &Shared, request: &ReadTextFileRequest) -> Result<String, 
     })
 }
 
-/// Whether `target` (inside `worktree` as spelled) stays inside it on disk: its deepest
-/// existing ancestor (itself, if it exists), with every link resolved, lies in the worktree as
-/// resolved. A link in the worktree that points out is not followed for the agent.
-fn within_on_disk(worktree: &Path, target: &Path) -> Result<(), String> {
-    let root = worktree
-        .canonicalize()
-        .map_err(|error| format!("the worktree cannot be read: {error}"))?;
-    let mut existing = target;
-    loop {
-        if existing.symlink_metadata().is_ok() {
-            break;
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream};
+    use tokio::sync::mpsc;
+
+    use super::*;
+
+    /// The agent's end of the pipes: lines in, lines out.
+    struct FakeAgent {
+        lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>,
+        out: tokio::io::WriteHalf<DuplexStream>,
+        next: u64,
+    }
+
+    impl FakeAgent {
+        async fn send(&mut self, message: Value) {
+            let mut line = message.to_string();
+            line.push('\n');
+            self.out.write_all(line.as_bytes()).await.expect("writes");
         }
-        match existing.parent() {
-            Some(parent) => existing = parent,
-            None => break,
+
+        async fn read(&mut self) -> Value {
+            let line = self
+                .lines
+                .next_line()
+                .await
+                .expect("reads")
+                .expect("a line");
+            serde_json::from_str(&line).expect("epic sends JSON")
+        }
+
+        /// Answers epic's next request, which must be `method`, with `result`.
+        async fn answer(&mut self, method: &str, result: Value) -> Value {
+            let request = self.read().await;
+            assert_eq!(request["method"], method, "{request}");
+            self.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+                .await;
+            request
+        }
+
+        /// Asks epic `method` and waits for its answer.
+        async fn ask(&mut self, method: &str, params: Value) -> Value {
+            self.next += 1;
+            let id = self.next;
+            self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+                .await;
+            loop {
+                let message = self.read().await;
+                if message["id"] == id && message.get("method").is_none() {
+                    return message;
+                }
+            }
+        }
+
+        async fn update(&mut self, update: Value) {
+            self.send(json!({"jsonrpc": "2.0", "method": "session/update",
+                "params": {"sessionId": "s", "update": update}}))
+                .await;
         }
     }
-    let resolved = existing
-        .canonicalize()
-        .map_err(|error| format!("`{}` cannot be resolved: {error}", target.display()))?;
-    if resolved.starts_with(&root) {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{}` leads out of the story's worktree through a link",
-            target.display()
-        ))
+
+    /// A turn on `cart`'s story in a fresh worktree, with the agent's end of the pipes.
+    fn start(
+        access: Access,
+    ) -> (
+        tempfile::TempDir,
+        FakeAgent,
+        impl Future<Output = Result<Ended, AcpError>>,
+        mpsc::UnboundedReceiver<Note>,
+        CancellationToken,
+    ) {
+        let worktree = tempfile::tempdir().expect("a worktree");
+        let (epic_side, agent_side) = tokio::io::duplex(64 * 1024);
+        let (epic_read, epic_write) = tokio::io::split(epic_side);
+        let (agent_read, agent_write) = tokio::io::split(agent_side);
+        let (notes, inbox) = mpsc::unbounded_channel();
+        let stop = CancellationToken::new();
+        let turn = Turn {
+            worktree: worktree.path().canonicalize().expect("a path"),
+            story: Arc::new(Story::new("cart", "Cart", ["src/cart"])),
+            access,
+            prompt: "Build the cart.".into(),
+        };
+        let client = run_turn(epic_read, epic_write, turn, notes, stop.clone());
+        let agent = FakeAgent {
+            lines: BufReader::new(agent_read).lines(),
+            out: agent_write,
+            next: 0,
+        };
+        (worktree, agent, client, inbox, stop)
+    }
+
+    /// `initialize` and `session/new` answered; the prompt's request returned.
+    async fn open(agent: &mut FakeAgent) -> Value {
+        let init = agent
+            .answer(
+                "initialize",
+                json!({"protocolVersion": 1, "authMethods": []}),
+            )
+            .await;
+        assert_eq!(
+            init["params"]["clientCapabilities"]["fs"]["writeTextFile"],
+            true
+        );
+        agent.answer("session/new", json!({"sessionId": "s"})).await;
+        agent.read().await
+    }
+
+    fn drain(mut inbox: mpsc::UnboundedReceiver<Note>) -> Vec<Note> {
+        std::iter::from_fn(|| inbox.try_recv().ok()).collect()
+    }
+
+    #[tokio::test]
+    #[expect(clippy::disallowed_methods, reason = "the test reads what epic wrote")]
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one agent's whole turn, request by request"
+    )]
+    async fn a_turn_answers_permissions_and_writes_from_the_perimeter() {
+        let (worktree, mut agent, client, inbox, _stop) = start(Access::Edit);
+        let root = worktree.path().canonicalize().expect("a path");
+        let agent_side = async move {
+            let prompt = open(&mut agent).await;
+            assert_eq!(prompt["method"], "session/prompt");
+            assert_eq!(prompt["params"]["prompt"][0]["text"], "Build the cart.");
+            let options = json!([
+                {"optionId": "ok", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "ever", "name": "Always", "kind": "allow_always"},
+                {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+            ]);
+            let outside = agent
+                .ask(
+                    "session/request_permission",
+                    json!({"sessionId": "s",
+                    "toolCall": {"toolCallId": "1", "kind": "edit", "title": "Edit",
+                        "locations": [{"path": root.join("src/other.rs")}]},
+                    "options": options}),
+                )
+                .await;
+            assert_eq!(outside["result"]["outcome"]["optionId"], "no", "{outside}");
+            let reason = outside["result"]["_meta"]["epic"]["reason"]
+                .as_str()
+                .unwrap_or("");
+            assert!(
+                reason.contains("`src/other.rs` is outside story `cart`"),
+                "{reason}"
+            );
+            let inside = agent
+                .ask(
+                    "session/request_permission",
+                    json!({"sessionId": "s",
+                    "toolCall": {"toolCallId": "2", "kind": "edit",
+                        "locations": [{"path": "src/cart/mod.rs"}]},
+                    "options": options}),
+                )
+                .await;
+            assert_eq!(inside["result"]["outcome"]["optionId"], "ok", "{inside}");
+            let refused = agent
+                .ask(
+                    "fs/write_text_file",
+                    json!({"sessionId": "s",
+                    "path": root.join(".git/config"), "content": "x"}),
+                )
+                .await;
+            assert_eq!(refused["error"]["code"], REFUSED, "{refused}");
+            let written = agent
+                .ask(
+                    "fs/write_text_file",
+                    json!({"sessionId": "s",
+                    "path": root.join("src/cart/mod.rs"), "content": "pub struct Cart;\n"}),
+                )
+                .await;
+            assert!(written.get("error").is_none(), "{written}");
+            let read = agent
+                .ask(
+                    "fs/read_text_file",
+                    json!({"sessionId": "s",
+                    "path": root.join("src/cart/mod.rs")}),
+                )
+                .await;
+            assert_eq!(read["result"]["content"], "pub struct Cart;\n");
+            agent
+                .update(json!({"sessionUpdate": "tool_call", "toolCallId": "3",
+                    "title": "Run tests", "kind": "execute", "rawInput": {"command": "cargo test"}}))
+                .await;
+            agent
+                .update(json!({"sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "Done."}}))
+                .await;
+            agent
+                .send(json!({"jsonrpc": "2.0", "id": prompt["id"], "result": {
+                    "stopReason": "end_turn",
+                    "usage": {"totalTokens": 15, "inputTokens": 10, "outputTokens": 5}}}))
+                .await;
+            agent
+        };
+        let (ended, _agent) = tokio::join!(client, agent_side);
+        let ended = ended.expect("the turn ends");
+        assert_eq!(ended.stop_reason, "end_turn");
+        assert_eq!(ended.usage, Some((10, 5)));
+        assert_eq!(
+            std::fs::read_to_string(worktree.path().join("src/cart/mod.rs")).expect("written"),
+            "pub struct Cart;\n"
+        );
+        assert!(!worktree.path().join(".git/config").exists());
+        let notes = drain(inbox);
+        let rejected: Vec<&str> = notes
+            .iter()
+            .filter_map(|note| match note {
+                Note::Rejected { subject, .. } => Some(subject.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rejected, ["src/other.rs", ".git/config"]);
+        assert!(notes.contains(&Note::Tool {
+            tool: "execute".into(),
+            input: r#"{"command":"cargo test"}"#.into(),
+            doing: "Run tests".into(),
+        }));
+        assert!(notes.contains(&Note::Chunk("Done.".into())));
+    }
+
+    #[tokio::test]
+    async fn told_to_stop_it_sends_session_cancel() {
+        let (_worktree, mut agent, client, _noted, stop) = start(Access::ReadOnly);
+        let agent_side = async move {
+            let prompt = open(&mut agent).await;
+            stop.cancel();
+            let cancel = agent.read().await;
+            assert_eq!(cancel["method"], "session/cancel", "{cancel}");
+            assert_eq!(cancel["params"]["sessionId"], "s");
+            agent
+                .send(json!({"jsonrpc": "2.0", "id": prompt["id"],
+                    "result": {"stopReason": "cancelled"}}))
+                .await;
+            agent
+        };
+        let (ended, _agent) = tokio::join!(client, agent_side);
+        assert_eq!(ended.expect("ends").stop_reason, "cancelled");
+    }
+
+    #[tokio::test]
+    async fn a_line_that_is_not_json_or_an_error_answer_fails_the_turn() {
+        let (_worktree, mut agent, client, _noted, _stop) = start(Access::Edit);
+        let agent_side = async move {
+            agent.read().await;
+            agent.out.write_all(b"{oops\n").await.expect("writes");
+            agent
+        };
+        let (ended, _agent) = tokio::join!(client, agent_side);
+        let error = ended.expect_err("broken");
+        assert!(
+            matches!(&error, AcpError::Broken(line) if line.contains("`{oops`")),
+            "{error}"
+        );
+
+        let (_worktree, mut agent, client, _noted, _stop) = start(Access::Edit);
+        let agent_side = async move {
+            agent
+                .answer(
+                    "initialize",
+                    json!({"protocolVersion": 1,
+                "authMethods": [{"id": "login", "name": "Log in"}]}),
+                )
+                .await;
+            let new = agent.read().await;
+            agent
+                .send(json!({"jsonrpc": "2.0", "id": new["id"],
+                    "error": {"code": -32000, "message": "Authentication required"}}))
+                .await;
+            agent
+        };
+        let (ended, _agent) = tokio::join!(client, agent_side);
+        let error = ended.expect_err("not logged in");
+        assert!(
+            matches!(&error, AcpError::NotLoggedIn { methods, .. } if methods == "login"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("not logged in"), "{error}");
     }
 }

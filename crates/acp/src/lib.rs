@@ -19,6 +19,7 @@
 //! ```
 
 mod client;
+mod disk;
 mod lines;
 mod policy;
 

@@ -52,12 +52,23 @@ impl Ask {
     ) -> Self {
         let mut paths: Vec<PathBuf> = locations.into_iter().collect();
         if let Some(Value::Object(input)) = raw_input {
-            for key in PATH_KEYS {
-                if let Some(Value::String(path)) = input.get(*key) {
-                    let path = PathBuf::from(path);
-                    if !paths.contains(&path) {
-                        paths.push(path);
-                    }
+            let mut named: Vec<&str> = PATH_KEYS
+                .iter()
+                .filter_map(|key| input.get(*key)?.as_str())
+                .collect();
+            // A patch's changes (Codex's `apply_patch`): keyed by path, or a list of `path`s.
+            match input.get("changes") {
+                Some(Value::Object(changes)) => named.extend(changes.keys().map(String::as_str)),
+                Some(Value::Array(changes)) => named.extend(
+                    changes
+                        .iter()
+                        .filter_map(|change| change.get("path")?.as_str()),
+                ),
+                _ => {}
+            }
+            for path in named.into_iter().map(PathBuf::from) {
+                if !paths.contains(&path) {
+                    paths.push(path);
                 }
             }
         }
@@ -482,6 +493,18 @@ mod tests {
             .allows()
         );
         assert!(check(Access::Edit, "other", &[], None).allows());
+        // Codex's patch names its files as the keys of `changes`: each must be owned.
+        let patch = |changes: Value| {
+            check(
+                Access::Edit,
+                "edit",
+                &[],
+                Some(&json!({"changes": changes})),
+            )
+        };
+        assert!(patch(json!({"/w/cart/src/cart/a.rs": {"add": {"content": "x"}}})).allows());
+        assert!(!patch(json!({"/w/cart/src/cart/a.rs": {}, "/w/cart/src/b.rs": {}})).allows());
+        assert!(!patch(json!([{"path": "src/b.rs"}])).allows());
     }
 
     #[test]
