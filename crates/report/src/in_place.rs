@@ -4,8 +4,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+// For the docs' links only: the schema takes the doc comments as they are written.
+#[cfg(doc)]
+use crate::StoryOutcome;
+
 /// A story found already in place: its work was on the epic branch before it changed anything,
-/// as a judge confirmed with evidence epic checked ([`StoryOutcome::in_place`](crate::StoryOutcome::in_place)).
+/// as a judge confirmed with evidence epic checked ([`StoryOutcome::in_place`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct InPlace {
