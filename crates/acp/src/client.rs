@@ -16,7 +16,8 @@ use agent_client_protocol::v1::schema::{
     InitializeRequest, NewSessionRequest, PermissionOptionKind, PromptRequest, ReadTextFileRequest,
     ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
-    TextContent, ToolCallLocation, WriteTextFileRequest, WriteTextFileResponse,
+    SetSessionModeRequest, TextContent, ToolCallLocation, WriteTextFileRequest,
+    WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, Client, Error as RpcError, ErrorCode};
 use epic_story_plan::Story;
@@ -49,6 +50,16 @@ pub struct Turn {
     pub access: Access,
     /// The prompt, sent as one text block.
     pub prompt: String,
+    /// Whether epic offers to read files for the agent (`fs.readTextFile`); it always offers to
+    /// write them. Gemini CLI's ACP mode reads a file through the client before it writes it
+    /// and takes any error of that read, "not found" included, for a failed write, so a new
+    /// file could never be made: its preset is offered writes only, and reads from its own
+    /// sandboxed process.
+    pub offer_reads: bool,
+    /// The session mode to set after `session/new` (`session/set_mode`), where the agent starts
+    /// in one that cannot do the role's work (Codex's adapter starts `read-only`); `None`: the
+    /// agent's own.
+    pub mode: Option<String>,
 }
 
 /// What the agent did while the turn ran, in order.
@@ -128,12 +139,41 @@ struct Shared {
     notes: UnboundedSender<Note>,
     /// The session, once made: requests of any other are refused.
     session: Mutex<Option<String>>,
+    /// The tool calls told so far, by id: an agent may announce a call (`tool_call`), ask
+    /// permission for it without announcing it (Gemini CLI, for the calls it asks about), or
+    /// both (Claude Code's adapter); each is one call of the turn's activity.
+    calls: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Shared {
     fn note(&self, note: Note) {
         // The turn stopped listening: nothing is left to tell.
         drop(self.notes.send(note));
+    }
+
+    /// Tells the tool call `id`: always when the agent announces it (`announced`: a
+    /// `tool_call`, which an agent that repeats a call sends each time), and when it asks
+    /// permission for a call it did not announce first.
+    fn call(
+        &self,
+        id: &str,
+        announced: bool,
+        (kind, title, input): (Option<String>, Option<&str>, Option<&Value>),
+    ) {
+        let first = self
+            .calls
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned());
+        if first || announced {
+            let doing = title.unwrap_or_default().to_owned();
+            let input = input.map_or_else(|| Value::String(doing.clone()), Clone::clone);
+            self.note(Note::Tool {
+                tool: kind.unwrap_or_else(|| "other".to_owned()),
+                input: input.to_string(),
+                doing,
+            });
+        }
     }
 
     fn reject(&self, subject: String, reason: &str) {
@@ -168,6 +208,7 @@ where
         turn,
         notes,
         session: Mutex::new(None),
+        calls: Mutex::default(),
     });
     let on_update = Arc::clone(&shared);
     let on_permission = Arc::clone(&shared);
@@ -233,7 +274,7 @@ async fn converse(
     stop: &CancellationToken,
 ) -> Result<Ended, AcpError> {
     let capabilities = ClientCapabilities::new().fs(FileSystemCapabilities::new()
-        .read_text_file(true)
+        .read_text_file(shared.turn.offer_reads)
         .write_text_file(true));
     let init = cx
         .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities))
@@ -252,6 +293,12 @@ async fn converse(
         .await
         .map_err(|error| failure("session/new", &error, &methods))?;
     let session_id = session.session_id;
+    if let Some(mode) = &shared.turn.mode {
+        cx.send_request(SetSessionModeRequest::new(session_id.clone(), mode.clone()))
+            .block_task()
+            .await
+            .map_err(|error| failure("session/set_mode", &error, &methods))?;
+    }
     *shared
         .session
         .lock()
@@ -323,16 +370,13 @@ fn update(shared: &Shared, notification: SessionNotification) {
             _ => Note::Alive,
         },
         SessionUpdate::ToolCall(call) => {
-            let kind = kind_name(&call.kind);
-            let input = call
-                .raw_input
-                .as_ref()
-                .map_or_else(|| Value::String(call.title.clone()), Clone::clone);
-            Note::Tool {
-                tool: call.name.clone().unwrap_or(kind),
-                input: input.to_string(),
-                doing: call.title,
-            }
+            let tool = call.name.clone().unwrap_or_else(|| kind_name(&call.kind));
+            shared.call(
+                &call.tool_call_id.to_string(),
+                true,
+                (Some(tool), Some(&call.title), call.raw_input.as_ref()),
+            );
+            return;
         }
         _ => Note::Alive,
     };
@@ -364,6 +408,15 @@ fn permission(shared: &Shared, request: &RequestPermissionRequest) -> RequestPer
         fields.title.as_deref(),
         locations,
         fields.raw_input.as_ref(),
+    );
+    shared.call(
+        &request.tool_call.tool_call_id.to_string(),
+        false,
+        (
+            kind.clone(),
+            fields.title.as_deref(),
+            fields.raw_input.as_ref(),
+        ),
     );
     let turn = &shared.turn;
     let decision = decide(turn.access, &turn.story, &turn.worktree, &ask);
@@ -458,10 +511,20 @@ async fn read(shared: &Shared, request: &ReadTextFileRequest) -> Result<String, 
     let text = match target.and_then(|target| inside(&turn.worktree, &target)) {
         Ok(relative) => {
             let root = turn.worktree.clone();
-            tokio::task::spawn_blocking(move || disk::read(&root, &relative, READ_CAP))
+            let read = tokio::task::spawn_blocking(move || disk::read(&root, &relative, READ_CAP))
                 .await
-                .map_err(|error| error.to_string())
-                .and_then(|read| read.map_err(|error| format!("`{subject}`: {error}")))
+                .unwrap_or_else(|error| Err(std::io::Error::other(error.to_string())));
+            match read {
+                // A file not made yet is no refusal: the protocol's own answer, which an agent
+                // about to make it expects.
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(
+                        agent_client_protocol::v1::schema::Error::resource_not_found(Some(subject))
+                            .into(),
+                    );
+                }
+                read => read.map_err(|error| format!("`{subject}`: {error}")),
+            }
         }
         Err(reason) => Err(reason),
     };
@@ -565,6 +628,8 @@ mod tests {
             story: Arc::new(Story::new("cart", "Cart", ["src/cart"])),
             access,
             prompt: "Build the cart.".into(),
+            offer_reads: true,
+            mode: None,
         };
         let client = run_turn(epic_read, epic_write, turn, notes, stop.clone());
         let agent = FakeAgent {
@@ -664,6 +729,13 @@ mod tests {
                 )
                 .await;
             assert_eq!(read["result"]["content"], "pub struct Cart;\n");
+            let missing = agent
+                .ask(
+                    "fs/read_text_file",
+                    json!({"sessionId": "s", "path": root.join("src/cart/new.rs")}),
+                )
+                .await;
+            assert_eq!(missing["error"]["code"], -32002, "{missing}");
             agent
                 .update(json!({"sessionUpdate": "tool_call", "toolCallId": "3",
                     "title": "Run tests", "kind": "execute", "rawInput": {"command": "cargo test"}}))
@@ -703,6 +775,58 @@ mod tests {
             doing: "Run tests".into(),
         }));
         assert!(notes.contains(&Note::Chunk("Done.".into())));
+        // A call asked about and never announced is the turn's activity too.
+        assert!(
+            notes
+                .iter()
+                .any(|note| matches!(note, Note::Tool { tool, doing, .. } if tool == "edit" && doing == "Edit")),
+            "{notes:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_turn_sets_the_mode_it_is_given_and_offers_reads_only_when_told() {
+        let (epic_side, agent_side) = tokio::io::duplex(64 * 1024);
+        let (epic_read, epic_write) = tokio::io::split(epic_side);
+        let (agent_read, agent_write) = tokio::io::split(agent_side);
+        let (notes, _inbox) = mpsc::unbounded_channel();
+        let worktree = tempfile::tempdir().expect("a worktree");
+        let turn = Turn {
+            worktree: worktree.path().canonicalize().expect("a path"),
+            story: Arc::new(Story::new("cart", "Cart", ["src/cart"])),
+            access: Access::Edit,
+            prompt: "Build the cart.".into(),
+            offer_reads: false,
+            mode: Some("auto".into()),
+        };
+        let client = run_turn(epic_read, epic_write, turn, notes, CancellationToken::new());
+        let mut agent = FakeAgent {
+            lines: BufReader::new(agent_read).lines(),
+            out: agent_write,
+            next: 0,
+        };
+        let agent_side = async move {
+            let init = agent
+                .answer(
+                    "initialize",
+                    json!({"protocolVersion": 1, "authMethods": []}),
+                )
+                .await;
+            let fs = &init["params"]["clientCapabilities"]["fs"];
+            assert_eq!(fs["readTextFile"], false, "{init}");
+            assert_eq!(fs["writeTextFile"], true, "{init}");
+            agent.answer("session/new", json!({"sessionId": "s"})).await;
+            let mode = agent.answer("session/set_mode", json!({})).await;
+            assert_eq!(mode["params"]["modeId"], "auto", "{mode}");
+            let prompt = agent.read().await;
+            assert_eq!(prompt["method"], "session/prompt", "{prompt}");
+            agent
+                .send(json!({"jsonrpc": "2.0", "id": prompt["id"],
+                    "result": {"stopReason": "end_turn"}}))
+                .await;
+        };
+        let (ended, ()) = tokio::join!(client, agent_side);
+        assert_eq!(ended.expect("the turn ends").stop_reason, "end_turn");
     }
 
     #[tokio::test]

@@ -94,6 +94,27 @@ impl AcpPreset {
         }
     }
 
+    /// Whether epic offers to read files for the agent (`fs.readTextFile`): not to Gemini CLI,
+    /// whose ACP mode reads a file through the client before writing it and takes the "not
+    /// found" of a file it is about to make for a failed write (google-gemini/gemini-cli#9280);
+    /// it reads from its own process, in the sandbox, instead. Writes are offered to every
+    /// agent.
+    pub fn offers_reads(self) -> bool {
+        !matches!(self, Self::Gemini)
+    }
+
+    /// The session mode a turn of `role` sets (`session/set_mode`) where the agent's own
+    /// cannot do the role's work: Codex's adapter starts `read-only`, in which its own sandbox
+    /// fails every write, so a coder or a lander sets `auto` (edits and commands in the
+    /// worktree; epic's sandbox and the perimeter check after the turn still hold). The other
+    /// agents start in a mode that asks epic before each edit, which is what the policy answers.
+    pub fn mode(self, role: Role) -> Option<&'static str> {
+        match (self, access(role)) {
+            (Self::Codex, Access::Edit) => Some("auto"),
+            _ => None,
+        }
+    }
+
     /// The preset whose service, and so whose login, this agent uses.
     pub fn login_preset(self) -> Preset {
         match self {
@@ -269,6 +290,7 @@ enum Outcome {
 /// [`CommandSeat::acp`](crate::CommandSeat::acp).
 pub(crate) async fn turn(
     name: &str,
+    preset: Option<AcpPreset>,
     spec: &Spec,
     request: &TurnRequest,
     limits: (usize, usize),
@@ -294,6 +316,10 @@ pub(crate) async fn turn(
         story: context.story.clone(),
         access: access(request.role),
         prompt: request.render(),
+        offer_reads: preset.is_none_or(AcpPreset::offers_reads),
+        mode: preset
+            .and_then(|preset| preset.mode(request.role))
+            .map(str::to_owned),
     };
     let client = epic_acp::run_turn(stdout, stdin, turn, notes, stop.clone());
     let mut reply = BoundedText::new(limits.0, limits.1);

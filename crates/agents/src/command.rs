@@ -509,7 +509,11 @@ impl CommandSeat {
         let spec = self.spec(request, "", None);
         let (spec, branch) = self.sandboxed(spec, request).await?;
         let limits = (self.limits.head, self.limits.tail);
-        let turned = acp_seat::turn(&self.name, &spec, request, limits, progress).await;
+        let preset = match &self.invocation {
+            Invocation::Acp(AcpCommand::Preset(preset)) => Some(*preset),
+            _ => None,
+        };
+        let turned = acp_seat::turn(&self.name, preset, &spec, request, limits, progress).await;
         if let Some(branch) = branch {
             settle(branch, &self.name).await?;
         }
