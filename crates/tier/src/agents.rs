@@ -320,24 +320,8 @@ pub(crate) fn run(args: &[String]) -> Result {
         .filter(|case| case.name.contains(filter))
         .collect();
     let pypi = pypi_bin(&cache);
-    let served: Vec<Box<dyn Served>> = crate::served::cases()
+    let served: Vec<Box<dyn Served>> = served_cases()
         .into_iter()
-        .map(|case| Box::new(case) as Box<dyn Served>)
-        .chain(
-            crate::rosters::cases()
-                .into_iter()
-                .map(|case| Box::new(case) as Box<dyn Served>),
-        )
-        .chain(
-            crate::roles::cases()
-                .into_iter()
-                .map(|case| Box::new(case) as Box<dyn Served>),
-        )
-        .chain(
-            crate::person::cases()
-                .into_iter()
-                .map(|case| Box::new(case) as Box<dyn Served>),
-        )
         .filter(|case| case.name().contains(filter))
         .filter(|case| {
             let installed = pypi.join(case.preset()).exists() || case.preset() != "aider";
@@ -385,18 +369,24 @@ fn selected(capture: bool, filter: &str) -> (bool, bool) {
 /// Whether a case that needs the agent CLIs has a name containing `filter`.
 fn selects_a_cli_case(filter: &str) -> bool {
     cases().iter().any(|case| case.name.contains(filter))
-        || crate::served::cases()
+        || served_cases()
             .iter()
             .any(|case| case.name().contains(filter))
-        || crate::rosters::cases()
-            .iter()
-            .any(|case| case.name().contains(filter))
-        || crate::roles::cases()
-            .iter()
-            .any(|case| case.name().contains(filter))
-        || crate::person::cases()
-            .iter()
-            .any(|case| case.name().contains(filter))
+}
+
+/// Every served case: against the model server, of every module.
+fn served_cases() -> Vec<Box<dyn Served>> {
+    fn boxed<C: Served + 'static>(cases: Vec<C>) -> impl Iterator<Item = Box<dyn Served>> {
+        cases
+            .into_iter()
+            .map(|case| Box::new(case) as Box<dyn Served>)
+    }
+    boxed(crate::served::cases())
+        .chain(boxed(crate::rosters::cases()))
+        .chain(boxed(crate::roles::cases()))
+        .chain(boxed(crate::person::cases()))
+        .chain(boxed(crate::acp::cases()))
+        .collect()
 }
 
 /// The tier's verdict: `Ok` (and the scratch directory removed) when no case `failed`.

@@ -175,8 +175,14 @@ struct Envelope {
 /// A story's outcome.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Story {
+    /// Its id.
+    #[serde(default)]
+    pub(crate) id: String,
     /// `done`, `failed`, `skipped`, …
     pub(crate) status: String,
+    /// The requests of an ACP agent epic rejected.
+    #[serde(default)]
+    pub(crate) permission_rejections: u32,
     /// What the judge said last (`judge cleared (round 1)`).
     #[serde(default)]
     pub(crate) judge: Option<String>,

@@ -48,6 +48,9 @@
 //! - **a person in the loop** (Claude Code as coder, `--on-blocked ask`): the coder's
 //!   `BLOCKED_ON:` question waits for `epic answer`, and the answer reaches its next request,
 //!   in [`crate::person`].
+//! - **ACP seats** (`gemini-acp`, `claude-acp`, `codex-acp`): the agents spoken to over the
+//!   Agent Client Protocol as coder and judge, an edit outside the perimeter rejected at the
+//!   agent's permission request, in [`crate::acp`].
 //!
 //! `cargo xtask agents capture` records what each real CLI prints for each failure the server
 //! can play (see [`crate::capture`]).
