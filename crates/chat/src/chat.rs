@@ -525,6 +525,9 @@ impl Chat {
         let request = self.request(prompt.clone(), note, cancel, watchdog, clock);
         let rendered = request.render();
         let transcript = Mutex::new(self.open_transcript(turn, &rendered));
+        // What epic rejected of an ACP agent's requests, each with its reason: an agent's
+        // protocol carries no reason with a rejection, so the chat's next turn is told them.
+        let rejected = Mutex::new(Vec::new());
 
         recorder.emit(Event::TurnStarted {
             story: story.clone(),
@@ -580,6 +583,10 @@ impl Chat {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .append(&format!("\n\n[epic rejected {subject}: {reason}]\n\n"));
+                rejected
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(format!("- {subject}: {reason}"));
                 recorder.emit(Event::PermissionRejected {
                     story: story.clone(),
                     role: self.role,
@@ -624,9 +631,12 @@ impl Chat {
             .unwrap_or_else(PoisonError::into_inner);
         self.finish(turn, transcript, &rendered, &result);
         if let Ok(reply) = &result {
+            let rejected = rejected
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner);
             self.history.push(Exchange {
                 prompt,
-                reply: reply.text.clone(),
+                reply: with_rejections(&reply.text, &rejected),
             });
         }
         (turn, result)
@@ -770,6 +780,20 @@ impl Chat {
     }
 }
 
+/// A reply as the chat's history keeps it: followed, when epic rejected requests of the turn,
+/// by each with its reason, so the next turn of the chat sees why (an ACP agent is shown a
+/// rejection, never its reason).
+fn with_rejections(reply: &str, rejected: &[String]) -> String {
+    if rejected.is_empty() {
+        return reply.to_owned();
+    }
+    format!(
+        "{reply}\n\n[epic rejected these requests of that turn before anything was done; \
+         say BLOCKED_ON: if the story needs one of them]\n{}",
+        rejected.join("\n")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use epic_story_plan::Story;
@@ -872,6 +896,20 @@ mod tests {
         assert!(
             usage.usage.completion >= 5_000_000,
             "usage counts all of it"
+        );
+    }
+
+    #[test]
+    fn the_history_tells_the_next_turn_what_epic_rejected_and_why() {
+        assert_eq!(with_rejections("Done.", &[]), "Done.");
+        let kept = with_rejections(
+            "Done.",
+            &["- src/b/b.txt: it belongs to story `b`".to_owned()],
+        );
+        assert!(kept.starts_with("Done.\n\n[epic rejected"), "{kept}");
+        assert!(
+            kept.ends_with("- src/b/b.txt: it belongs to story `b`"),
+            "{kept}"
         );
     }
 }

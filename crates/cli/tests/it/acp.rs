@@ -236,6 +236,19 @@ fn an_agent_that_ignores_a_rejection_is_caught_by_the_perimeter_check_and_put_ba
     let tree = repo.git_output(&["ls-tree", "-r", "--name-only", "epic/shop"]);
     assert!(!tree.contains("elsewhere"), "{tree}\n{run}");
     assert_eq!(repo.git_output(&["show", "epic/shop:a/a.txt"]), "a\n");
+    // Asked again after the perimeter check, the coder is told what was rejected and why: the
+    // protocol carried no reason with the rejection.
+    let prompted = agent.logged("prompted", "coder");
+    assert!(
+        prompted.len() >= 2 && prompted[0]["told_rejections"] == false,
+        "{prompted:?}"
+    );
+    assert!(
+        prompted[1..]
+            .iter()
+            .all(|prompt| prompt["told_rejections"] == true),
+        "{prompted:?}"
+    );
     let rejected = events(&repo, "permission_rejected").len();
     assert_eq!(
         first_story(&repo)["permission_rejections"],

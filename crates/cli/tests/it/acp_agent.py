@@ -186,6 +186,8 @@ def main():
             session = "s-" + STORY
             send({"id": ident, "result": {"sessionId": session}})
         elif method == "session/prompt":
+            text = "".join(block.get("text", "") for block in message["params"]["prompt"])
+            log(event="prompted", told_rejections="[epic rejected these requests" in text)
             stop = prompt(session)
             send({"id": ident, "result": {"stopReason": stop,
                                           "usage": {"totalTokens": 150, "inputTokens": 100,
