@@ -223,6 +223,7 @@ mod seed;
 mod signature;
 mod stage;
 mod status;
+mod tree_edit;
 mod tree_file;
 mod types;
 mod worktree;

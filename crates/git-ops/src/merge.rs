@@ -236,13 +236,11 @@ fn merged_tree(
         .map_err(Cause::gix)?
         .tree_id()
         .map_err(Cause::gix)?;
-    let mut editor = repo.edit_tree(tree).map_err(Cause::gix)?;
+    let mut editor = crate::tree_edit::TreeEdit::of(repo, tree.detach())?;
     for (path, (mode, id)) in changes {
-        editor
-            .upsert(path.as_bstr(), mode.kind(), *id)
-            .map_err(Cause::gix)?;
+        editor.upsert(path.as_bstr(), mode.kind(), *id)?;
     }
-    Ok(editor.write().map_err(Cause::gix)?.detach())
+    editor.write()
 }
 
 /// The paths the merge of `theirs` into `ours` leaves unmerged, computed in memory.
