@@ -199,6 +199,7 @@ mod confine;
 mod delegate;
 mod diff;
 mod error;
+mod generation;
 mod git;
 mod identity;
 mod init;

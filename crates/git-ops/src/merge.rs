@@ -78,10 +78,7 @@ fn decide(
     let bases: Vec<gix::ObjectId> = if theirs == ours {
         vec![theirs]
     } else {
-        repo.merge_bases_many(ours, &[theirs])?
-            .into_iter()
-            .map(gix::Id::detach)
-            .collect()
+        crate::rev::merge_bases(repo, ours, theirs)?
     };
     if bases.contains(&theirs) {
         return Ok(Decision::UpToDate);

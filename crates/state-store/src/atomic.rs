@@ -5,10 +5,10 @@
 //! it atomic), are flushed to disk, and only then renamed over the target; the directory is
 //! synced last so the rename itself survives a power cut. The temp file is removed on every
 //! failure path, and a process's first write into a directory removes the temp files that
-//! writers killed mid-write left there (once per directory and process: a directory of ten
-//! thousand story states is not listed again for every write into it).
+//! writers killed mid-write left there, as does its write of a file another process wrote since
+//! (not every write: a directory of ten thousand story states is not listed again for each).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::hash::{BuildHasher, RandomState};
@@ -92,8 +92,8 @@ pub enum WriteError {
 ///
 /// Creates the parent directory if needed. The temp file is `.<name>.<pid>.<random>.tmp` beside
 /// the target; it is removed on every failure path. Before this process's first write into a
-/// directory, the temp files there left by writers that died (their process is gone) are
-/// removed.
+/// directory, and before a write of a target another process wrote since this one did, the
+/// temp files there left by writers that died (their process is gone) are removed.
 ///
 /// ```
 /// let dir = tempfile::tempdir()?;
@@ -118,7 +118,7 @@ pub fn write_atomic(path: impl AsRef<Path>, contents: &[u8]) -> Result<(), Write
         dir: dir.to_path_buf(),
         source,
     })?;
-    if first_write_in(dir) {
+    if sweep_due(dir, path) {
         remove_stale_temps(dir);
     }
 
@@ -137,6 +137,7 @@ pub fn write_atomic(path: impl AsRef<Path>, contents: &[u8]) -> Result<(), Write
         });
     }
     guard.disarm();
+    remember_written(path);
     sync_dir(dir).map_err(|source| WriteError::SyncDir {
         dir: dir.to_path_buf(),
         path: path.to_path_buf(),
@@ -228,16 +229,68 @@ fn any_temp_pid(entry: &OsStr) -> Option<u32> {
     pid.parse().ok()
 }
 
-/// Whether this is the process's first write into `dir` (and so the time to remove what dead
-/// writers left there): the directories written so far are remembered for the process's life.
-fn first_write_in(dir: &Path) -> bool {
-    static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
-    let mut swept = SWEPT
+/// What this process knows of its own writes: the directories it has swept, and the file each
+/// target it wrote was left as (by a hash of its path: a collision costs at most a sweep).
+#[derive(Default)]
+struct Written {
+    swept: HashSet<PathBuf>,
+    files: HashMap<u64, u64>,
+}
+
+static WRITTEN: Mutex<Option<Written>> = Mutex::new(None);
+
+fn written() -> std::sync::MutexGuard<'static, Option<Written>> {
+    WRITTEN
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    swept
-        .get_or_insert_with(HashSet::new)
-        .insert(dir.to_path_buf())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn key_of(path: &Path) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    path.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Whether to look in `dir` for what dead writers left before writing `path`: at this
+/// process's first write into `dir`, and whenever `path` is no longer the file this process
+/// last wrote there (another process wrote it since, and may have died doing it again). A
+/// directory of ten thousand story states is not listed again for every write into it.
+fn sweep_due(dir: &Path, path: &Path) -> bool {
+    let mut written = written();
+    let written = written.get_or_insert_with(Written::default);
+    if written.swept.insert(dir.to_path_buf()) {
+        return true;
+    }
+    match (written.files.get(&key_of(path)), identity(path)) {
+        (Some(ours), Some(now)) => *ours != now,
+        _ => false,
+    }
+}
+
+/// Records that `path` is now the file this process wrote.
+fn remember_written(path: &Path) {
+    if let Some(now) = identity(path) {
+        let mut written = written();
+        written
+            .get_or_insert_with(Written::default)
+            .files
+            .insert(key_of(path), now);
+    }
+}
+
+/// Which file `path` is (its inode), where the platform tells.
+#[cfg(unix)]
+fn identity(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    fs::symlink_metadata(path)
+        .ok()
+        .map(|metadata| metadata.ino())
+}
+
+#[cfg(not(unix))]
+fn identity(_path: &Path) -> Option<u64> {
+    None
 }
 
 /// Removes the temp files in `dir` whose writer is gone. Best effort: a leftover temp file is
