@@ -33,12 +33,12 @@ struct Read {
 fn read(repo: &gix::Repository, id: gix::ObjectId) -> Result<Option<Read>, gix::Error> {
     // A parent that is not there (a shallow clone's boundary) is where the history ends, as a
     // graft makes it for git.
-    let Some(object) = repo.try_find_object(id).map_err(gix::Error::from)? else {
+    let Some(object) = repo.try_find_object(id)? else {
         return Ok(None);
     };
-    let commit = object.try_into_commit().map_err(gix::Error::from)?;
+    let commit = object.try_into_commit()?;
     let parents = commit.parent_ids().map(gix::Id::detach).collect();
-    let time = commit.time().map_err(gix::Error::from)?.seconds;
+    let time = commit.time()?.seconds;
     Ok(Some(Read { parents, time }))
 }
 
@@ -206,14 +206,13 @@ fn paint_down(
             push(&mut queue, &mut flags, parent, paint)?;
         }
     }
-    drop(push);
     // Found, then painted stale from a better one found later: not a merge base.
     let mut bases: Vec<(gix::ObjectId, i64)> = found
         .into_iter()
         .filter(|id| flags.get(id).is_none_or(|these| these & STALE == 0))
         .map(|id| (id, times.get(&id).copied().unwrap_or_default()))
         .collect();
-    bases.sort_by(|a, b| b.1.cmp(&a.1));
+    bases.sort_by_key(|base| std::cmp::Reverse(base.1));
     Ok(bases)
 }
 
