@@ -206,7 +206,7 @@ fn temp_pid(entry: &OsStr, name: &OsStr) -> Option<u32> {
     any_temp_pid(entry).filter(|_| {
         // The name is the whole part before `.<pid>.<unique>.tmp`.
         let tail = &rest[name.as_encoded_bytes().len()..];
-        tail.iter().filter(|byte| **byte == b'.').count() == 3
+        tail.split(|byte| *byte == b'.').count() == 4
     })
 }
 
