@@ -327,10 +327,8 @@ fn longest_backtick_run(text: &str) -> usize {
     text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
-/// How many other stories' paths a story's rules name, in plan order: an epic of ten thousand
-/// one-file stories would otherwise give each turn a prompt of ten thousand lines (and cost each
-/// story more the larger the epic); the rest are counted, and the perimeter is enforced all the
-/// same.
+/// How many other stories' paths a story's rules name, in plan order (the rest are counted): an
+/// epic of ten thousand stories would otherwise put ten thousand lines in every prompt.
 pub const OTHERS_NAMED: usize = 100;
 
 /// The standing rules of every coder or planner chat of a story: the epic, where it works and
@@ -360,10 +358,8 @@ pub fn story_rules(context: Context<'_>) -> String {
     bullets(&mut out, &story.provides);
     let before = reachable(plan, &story.id, true);
     let after = reachable(plan, &story.id, false);
-    let mut others = plan
-        .stories
-        .iter()
-        .filter(|other| other.id != story.id && !other.owned.is_empty());
+    let mut others =
+        (plan.stories.iter()).filter(|other| other.id != story.id && !other.owned.is_empty());
     let named: Vec<String> = others
         .by_ref()
         .take(OTHERS_NAMED)
