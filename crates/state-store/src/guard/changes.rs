@@ -39,7 +39,8 @@ pub struct Change {
 
 impl Snapshot {
     /// Every path that differs between this snapshot and `now`, in order. Where `now` was read
-    /// again only in part ([`partial`](Snapshot::partial)), only those parts are compared.
+    /// again only in part (by [`take_notified`](Snapshot::take_notified)), only those parts are
+    /// compared.
     pub fn changes(&self, now: &Self) -> Vec<Change> {
         let Some(roots) = now.roots() else {
             return compare(self.entries.iter(), now.entries.iter());
