@@ -66,6 +66,11 @@ const BENCHES: &[Bench] = &[
         package: "epic",
         target: "worktrees",
     },
+    Bench {
+        name: "scale",
+        package: "epic",
+        target: "scale",
+    },
 ];
 
 pub(crate) fn run(args: &[String]) -> Result {

@@ -41,4 +41,6 @@ mod record;
 
 pub use attention::{Attention, Notify, Pauses, attention, notifying};
 pub use event::{Event, EventSink, LoggedEvent, RejectedBy, discard_events, events_schema};
-pub use record::{Board, Card, Column, Move, ReportDocument, logging_sink, write_report};
+pub use record::{
+    Board, Card, Column, Move, RENDER_EVERY, ReportDocument, logging_sink, pace, write_report,
+};

@@ -5,8 +5,8 @@
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use epic_report::{EpicReport, format_usd};
@@ -75,14 +75,40 @@ pub fn logging_sink(log: EventLog, next: EventSink) -> EventSink {
     })
 }
 
-/// Writes each rendering of `board.md` sent on `texts`, the latest one when several came during a
-/// write, on the blocking pool; a write that fails is a [`Event::RunNote`]. Ends once the sender
-/// is dropped and its last rendering written.
-async fn write_boards(path: PathBuf, mut texts: watch::Receiver<String>, events: EventSink) {
-    while texts.changed().await.is_ok() {
-        let text = texts.borrow_and_update().clone();
-        let (path, events) = (path.clone(), Arc::clone(&events));
+/// The least time between two writes of `board.md`, or of the report (the executor's): each
+/// renders the whole epic, so on an epic of thousands of stories they are written at most once
+/// a second (and at most a twentieth of the time, [`pace`]), not once a story.
+pub const RENDER_EVERY: Duration = Duration::from_secs(1);
+
+/// How long to wait after a whole-epic write (`board.md`, the report) that took `took` before
+/// the next: [`RENDER_EVERY`], or twenty times the write where that is longer, so that such
+/// writes take at most a twentieth of the time however large the epic.
+pub fn pace(took: Duration) -> Duration {
+    RENDER_EVERY.max(took.saturating_mul(20))
+}
+
+/// Writes `board.md` as `cards` stand each time `moved` says they moved, on the blocking pool,
+/// then rests for [`pace`] (moves meanwhile are in the next write; `closing` ends the rest); a
+/// write that fails is a [`Event::RunNote`]. Ends once the sender is dropped and the last
+/// moves written.
+async fn write_boards(
+    path: PathBuf,
+    (title, cards): (String, Arc<Mutex<Vec<Card>>>),
+    mut moved: watch::Receiver<()>,
+    closing: CancellationToken,
+    events: EventSink,
+) {
+    while moved.changed().await.is_ok() {
+        moved.borrow_and_update();
+        let (path, events, title, cards) = (
+            path.clone(),
+            Arc::clone(&events),
+            title.clone(),
+            Arc::clone(&cards),
+        );
+        let started = std::time::Instant::now();
         offload::blocking(move || {
+            let text = render_board(&title, &lock_cards(&cards));
             if let Err(error) = epic_state_store::write_atomic(&path, text.as_bytes()) {
                 events(Event::RunNote {
                     message: format!(
@@ -95,7 +121,17 @@ async fn write_boards(path: PathBuf, mut texts: watch::Receiver<String>, events:
         })
         .await
         .ok();
+        tokio::select! {
+            () = tokio::time::sleep(pace(started.elapsed())) => {}
+            () = closing.cancelled() => {}
+        }
     }
+}
+
+fn lock_cards(cards: &Mutex<Vec<Card>>) -> std::sync::MutexGuard<'_, Vec<Card>> {
+    cards
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The event as a JSON object with its `"at"` timestamp ([`LoggedEvent`]): RFC 3339 in UTC, to
@@ -195,21 +231,24 @@ pub struct Move {
     pub estimated_cost_usd: Option<f64>,
 }
 
-/// The board: `board.md`, rewritten on every transition, and the optional hook that gets each
-/// transition as JSON. Owned by the run loop alone; one writer task writes `board.md`, so its
-/// writes are serialised and the latest rendering is the last one written.
+/// The board: `board.md`, rewritten as stories move (at most once every [`RENDER_EVERY`]: it
+/// lists every story), and the optional hook that gets each transition as JSON, at once. Owned
+/// by the run loop alone; one writer task renders and writes `board.md`, so its writes are
+/// serialised and the latest moves are in the last one written.
 #[expect(
     missing_debug_implementations,
     reason = "holds a writer task and channels, nothing worth printing"
 )]
 pub struct Board {
     title: String,
-    cards: Vec<Card>,
+    /// The cards, shared with the writer task, which renders them off the loop.
+    cards: Arc<Mutex<Vec<Card>>>,
     hook: Option<mpsc::UnboundedSender<Card>>,
     worker: Option<JoinHandle<()>>,
-    /// The latest rendering of `board.md`, for `write_boards` to write off the loop; `None`
-    /// once closed.
-    file: Option<watch::Sender<String>>,
+    /// Tells `write_boards` the cards moved; `None` once closed.
+    file: Option<watch::Sender<()>>,
+    /// Ends the writer's rest between writes: the run is over, the last write is due now.
+    closing: CancellationToken,
     /// The task that writes `board.md`.
     writer: Option<JoinHandle<()>>,
     /// Moves not yet in `board.md` (see [`flush`](Self::flush)).
@@ -257,14 +296,24 @@ impl Board {
             }
             None => (None, None),
         };
-        let (file, texts) = watch::channel(String::new());
-        let writer = tokio::spawn(write_boards(dir.board(), texts, events));
+        let title = format!("Epic: {}", dir.epic_id());
+        let cards = Arc::new(Mutex::new(cards));
+        let (file, moved) = watch::channel(());
+        let closing = CancellationToken::new();
+        let writer = tokio::spawn(write_boards(
+            dir.board(),
+            (title.clone(), Arc::clone(&cards)),
+            moved,
+            closing.clone(),
+            events,
+        ));
         Self {
-            title: format!("Epic: {}", dir.epic_id()),
+            title,
             cards,
             hook,
             worker,
             file: Some(file),
+            closing,
             writer: Some(writer),
             dirty: false,
         }
@@ -273,7 +322,7 @@ impl Board {
     /// Sends every card to the hook and writes the file: the start of a run.
     pub fn publish_all(&mut self) {
         if let Some(hook) = &self.hook {
-            for card in &self.cards {
+            for card in lock_cards(&self.cards).iter() {
                 hook.send(card.clone()).ok();
             }
         }
@@ -284,7 +333,8 @@ impl Board {
     /// Moves story `index` to `column`: at once for the hook, in `board.md` at the next
     /// [`flush`](Self::flush).
     pub fn set(&mut self, index: usize, column: Column, change: Move) {
-        let Some(card) = self.cards.get_mut(index) else {
+        let mut cards = lock_cards(&self.cards);
+        let Some(card) = cards.get_mut(index) else {
             return;
         };
         card.status = column;
@@ -304,9 +354,9 @@ impl Board {
     }
 
     /// Has `board.md` written if a move is not in it yet. The run loop calls it once its ready
-    /// stories are launched, and the write (and its fsync) happens off the loop, in
-    /// `write_boards`: it never delays a story's start, and a burst of moves, or of flushes
-    /// while a write is under way, costs one write.
+    /// stories are launched, and the rendering and the write (and its fsync) happen off the
+    /// loop, in `write_boards`: it never delays a story's start, and a burst of moves, or of
+    /// flushes while a write is under way or within [`pace`] of the last, costs one write.
     pub fn flush(&mut self) {
         if std::mem::take(&mut self.dirty) {
             self.write();
@@ -323,6 +373,7 @@ impl Board {
     pub async fn close(mut self) {
         self.flush();
         self.file = None;
+        self.closing.cancel();
         if let Some(writer) = self.writer.take() {
             writer.await.ok();
         }
@@ -332,70 +383,68 @@ impl Board {
         }
     }
 
-    /// Hands the board as it stands to `write_boards`.
+    /// Tells `write_boards` the board moved.
     fn write(&self) {
         if let Some(file) = &self.file {
-            file.send_replace(self.render());
+            file.send_replace(());
         }
     }
 
     /// `board.md`: a count line, then one section per non-empty column.
     pub fn render(&self) -> String {
-        let mut out = format!("# Board: {}\n\n", self.title);
-        let counts: Vec<String> = Column::ORDER
-            .iter()
-            .map(|column| {
-                let n = self
-                    .cards
-                    .iter()
-                    .filter(|card| card.status == *column)
-                    .count();
-                format!("{}: {n}", column.as_str())
-            })
-            .collect();
-        out.push_str(&counts.join(" · "));
-        out.push_str(
-            "\n\nAll token and cost figures are ESTIMATES (from character counts), not \
-             measurements.\n",
-        );
-        for column in Column::ORDER {
-            let cards: Vec<&Card> = self
-                .cards
-                .iter()
-                .filter(|card| card.status == column)
-                .collect();
-            if cards.is_empty() {
-                continue;
-            }
-            let _ = write!(out, "\n## {}\n\n", column.heading());
-            for card in cards {
-                let _ = write!(
-                    out,
-                    "- **{}** — {} (wave: {})",
-                    card.story, card.title, card.wave
-                );
-                if let Some(branch) = &card.branch {
-                    let _ = write!(out, " branch `{branch}`");
-                }
-                let mut usage = Vec::new();
-                if let Some(tokens) = card.estimated_tokens {
-                    usage.push(format!("~{tokens} tokens"));
-                }
-                if let Some(cost) = card.estimated_cost_usd {
-                    usage.push(format!("~${}", format_usd(cost)));
-                }
-                if !usage.is_empty() {
-                    let _ = write!(out, " ({} — estimated)", usage.join(", "));
-                }
-                if let Some(detail) = &card.detail {
-                    let detail: Vec<&str> = detail.split_whitespace().collect();
-                    let _ = write!(out, " — {}", detail.join(" "));
-                }
-                out.push('\n');
-            }
-        }
-        out
+        render_board(&self.title, &lock_cards(&self.cards))
     }
+}
+
+/// `board.md` of the epic `title` with `cards`: a count line, then one section per non-empty
+/// column.
+fn render_board(title: &str, cards: &[Card]) -> String {
+    let mut out = format!("# Board: {title}\n\n");
+    let counts: Vec<String> = Column::ORDER
+        .iter()
+        .map(|column| {
+            let n = cards.iter().filter(|card| card.status == *column).count();
+            format!("{}: {n}", column.as_str())
+        })
+        .collect();
+    out.push_str(&counts.join(" · "));
+    out.push_str(
+        "\n\nAll token and cost figures are ESTIMATES (from character counts), not \
+         measurements.\n",
+    );
+    for column in Column::ORDER {
+        let cards: Vec<&Card> = cards.iter().filter(|card| card.status == column).collect();
+        if cards.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "\n## {}\n\n", column.heading());
+        for card in cards {
+            let _ = write!(
+                out,
+                "- **{}** — {} (wave: {})",
+                card.story, card.title, card.wave
+            );
+            if let Some(branch) = &card.branch {
+                let _ = write!(out, " branch `{branch}`");
+            }
+            let mut usage = Vec::new();
+            if let Some(tokens) = card.estimated_tokens {
+                usage.push(format!("~{tokens} tokens"));
+            }
+            if let Some(cost) = card.estimated_cost_usd {
+                usage.push(format!("~${}", format_usd(cost)));
+            }
+            if !usage.is_empty() {
+                let _ = write!(out, " ({} — estimated)", usage.join(", "));
+            }
+            if let Some(detail) = &card.detail {
+                let detail: Vec<&str> = detail.split_whitespace().collect();
+                let _ = write!(out, " — {}", detail.join(" "));
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Runs the hook once per card, in order, each as `sh -c COMMAND` with the card's JSON on

@@ -78,10 +78,7 @@ fn decide(
     let bases: Vec<gix::ObjectId> = if theirs == ours {
         vec![theirs]
     } else {
-        repo.merge_bases_many(ours, &[theirs])?
-            .into_iter()
-            .map(gix::Id::detach)
-            .collect()
+        crate::rev::merge_bases(repo, ours, theirs)?
     };
     if bases.contains(&theirs) {
         return Ok(Decision::UpToDate);
@@ -236,13 +233,11 @@ fn merged_tree(
         .map_err(Cause::gix)?
         .tree_id()
         .map_err(Cause::gix)?;
-    let mut editor = repo.edit_tree(tree).map_err(Cause::gix)?;
+    let mut editor = crate::tree_edit::TreeEdit::of(repo, tree.detach())?;
     for (path, (mode, id)) in changes {
-        editor
-            .upsert(path.as_bstr(), mode.kind(), *id)
-            .map_err(Cause::gix)?;
+        editor.upsert(path.as_bstr(), mode.kind(), *id)?;
     }
-    Ok(editor.write().map_err(Cause::gix)?.detach())
+    editor.write()
 }
 
 /// The paths the merge of `theirs` into `ours` leaves unmerged, computed in memory.

@@ -5,7 +5,8 @@
 //! what `git notes add -f -F -` would keep of it. The attestations of a batch of merges (one or
 //! several) are written in process as one such change (`write_many`): the notes tree edited by
 //! gix, laid out as the tree found (flat, or fanned out by the first one or two bytes of the
-//! annotated id, as git lays out a notes tree that grew), the commit written as
+//! annotated id, as git lays out a notes tree that grew; a flat tree that grows past a few
+//! hundred notes is fanned out one level, as git would), the commit written as
 //! [`commit_all`](crate::commit) writes its own, the ref moved against the commit the notes were
 //! added to (`refs`); wherever that does not apply (an identity or signing that is git's to
 //! apply, a note git would not keep as given, a ref moved meanwhile), and for `write`, one
@@ -15,10 +16,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use gix::bstr::ByteSlice;
+
 use crate::cli::args;
 use crate::error::{Cause, NoteError, RevError};
 use crate::repo::GixGit;
 use crate::rev;
+use crate::tree_edit::TreeEdit;
 use crate::types::{CommitId, LineCommit};
 
 pub(crate) fn write(
@@ -104,28 +108,30 @@ fn in_process(
     let (mut editor, fanout) = match &parent {
         Some(commit) => {
             let tree = commit.tree().map_err(Cause::gix)?;
-            let fanout = fanout_of(&tree)?;
-            (tree.edit().map_err(Cause::gix)?, fanout)
+            let mut fanout = fanout_of(&tree)?;
+            let mut editor = TreeEdit::of(&repo, tree.id)?;
+            if fanout == 0 {
+                fanout = fan_out(&tree, &mut editor, notes.len())?;
+            }
+            (editor, fanout)
         }
-        None => (repo.empty_tree().edit().map_err(Cause::gix)?, 0),
+        None => (TreeEdit::empty(&repo), 0),
     };
     for ((commit, _), text) in notes.iter().zip(&texts) {
         let hex = commit.to_hex();
         // Wherever a note of it is (any layout), it goes: a second one would be read as one
         // note of both texts.
         for depth in 0..=2 {
-            editor.remove(note_path(&hex, depth)).map_err(Cause::gix)?;
+            editor.remove(note_path(&hex, depth).as_bytes().as_bstr())?;
         }
         let blob = repo.write_blob(text.as_bytes()).map_err(Cause::gix)?;
-        editor
-            .upsert(
-                note_path(&hex, fanout),
-                gix::object::tree::EntryKind::Blob,
-                blob.detach(),
-            )
-            .map_err(Cause::gix)?;
+        editor.upsert(
+            note_path(&hex, fanout).as_bytes().as_bstr(),
+            gix::object::tree::EntryKind::Blob,
+            blob.detach(),
+        )?;
     }
-    let tree = editor.write().map_err(Cause::gix)?.detach();
+    let tree = editor.write()?;
     let parent = parent.map(|commit| commit.id);
     drop(repo);
     let parents: Vec<gix::ObjectId> = parent.into_iter().collect();
@@ -133,6 +139,41 @@ fn in_process(
     let reason = format!("notes: {}", NOTES_MESSAGE.trim_end());
     // Moved meanwhile (another writer of notes): git adds them on top of what is there now.
     Ok(crate::refs::update(git, worktree, notes_ref, id, parent, &reason).is_ok())
+}
+
+/// How many notes a flat notes tree holds before it is fanned out one level: git fans a notes
+/// tree out once it holds a few hundred notes, so that adding one rewrites a tree of a few
+/// hundred entries and one of a few dozen, not one of every note.
+const FAN_OUT_AT: usize = 256;
+
+/// Fans the flat notes tree `tree`, being edited in `editor`, out one level (`ab/cdef…`) when
+/// it will hold more than [`FAN_OUT_AT`] notes with `adding` more: every note moves once, and
+/// from then on a batch's notes rewrite a subtree each. The fanout the notes are to be added
+/// at. Entries that are not notes (names other than an object id's hex) stay where they are.
+fn fan_out(tree: &gix::Tree<'_>, editor: &mut TreeEdit<'_>, adding: usize) -> Result<usize, Cause> {
+    let hex_len = tree.id.kind().len_in_hex();
+    let mut flat = Vec::new();
+    for entry in tree.iter() {
+        let entry = entry.map_err(Cause::gix)?;
+        let name = entry.filename();
+        if entry.mode().is_blob() && name.len() == hex_len && name.iter().all(u8::is_ascii_hexdigit)
+        {
+            flat.push((name.to_owned(), entry.object_id()));
+        }
+    }
+    if flat.len() + adding <= FAN_OUT_AT {
+        return Ok(0);
+    }
+    for (name, id) in flat {
+        let hex = name.to_str_lossy();
+        editor.remove(name.as_bstr())?;
+        editor.upsert(
+            note_path(&hex, 1).as_bytes().as_bstr(),
+            gix::object::tree::EntryKind::Blob,
+            id,
+        )?;
+    }
+    Ok(1)
 }
 
 /// How many directory levels the notes tree `tree` fans its notes out by: one for each level of

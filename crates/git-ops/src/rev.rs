@@ -54,6 +54,20 @@ pub(crate) fn resolve(
         rev: rev.to_owned(),
         source,
     };
+    // A whole object id is that object, as git reads it (before any ref of that name): gix
+    // would look it up as a prefix, listing a directory of loose objects that grows with
+    // every commit.
+    if rev.len() == repo.object_hash().len_in_hex()
+        && let Ok(id) = gix::ObjectId::from_hex(rev.as_bytes())
+    {
+        let object = repo
+            .find_object(id)
+            .map_err(|error| not_found(Cause::gix(error)))?;
+        let commit = object
+            .peel_to_commit()
+            .map_err(|error| not_found(Cause::gix(error)))?;
+        return Ok(commit.id);
+    }
     let id = repo.rev_parse_single(rev).map_err(|error| {
         if is_unborn(repo) && rev.starts_with("HEAD") {
             RevError::Unborn {
@@ -166,22 +180,18 @@ fn reaches(
     descendant: gix::ObjectId,
     ancestor: gix::ObjectId,
 ) -> Result<bool, gix::Error> {
-    if ancestor == descendant {
-        return Ok(true);
-    }
-    Ok(merge_bases(repo, ancestor, descendant)?.contains(&ancestor))
+    crate::generation::reaches(repo, descendant, ancestor)
 }
 
-/// gix's merge bases of `one` and `two`: every common ancestor it found, the best among them,
-/// but possibly with others that one of them reaches (see [`ancestor_of`]); empty for unrelated
-/// histories.
-fn merge_bases(
+/// The best merge bases of `one` and `two`, newest first (`generation.rs`: walked by
+/// generation, so commits that share their seconds do not send the walk down the whole
+/// history); empty for unrelated histories.
+pub(crate) fn merge_bases(
     repo: &gix::Repository,
     one: gix::ObjectId,
     two: gix::ObjectId,
 ) -> Result<Vec<gix::ObjectId>, gix::Error> {
-    let bases = repo.merge_bases_many(one, &[two])?;
-    Ok(bases.into_iter().map(gix::Id::detach).collect())
+    crate::generation::merge_bases(repo, one, two)
 }
 
 /// The merge base `git merge-base one two` gives: the first of gix's merge bases that no other

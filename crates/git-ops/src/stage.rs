@@ -60,7 +60,7 @@ pub(crate) fn write_tree(
         return Ok(None);
     }
     let mut reader = crate::scan::Reader::new(&repo);
-    let mut editor = repo.edit_tree(parent)?;
+    let mut editor = crate::tree_edit::TreeEdit::of(&repo, parent)?;
     let mut added = Vec::new();
     let mut removed = HashSet::new();
     for path in paths {
@@ -72,7 +72,7 @@ pub(crate) fn write_tree(
             OnDisk::Present(metadata) => metadata,
             OnDisk::Absent => {
                 if entry.is_some() {
-                    editor.remove(path)?;
+                    editor.remove(path.as_bstr())?;
                     removed.insert(path.as_bstr());
                 }
                 continue;
@@ -97,7 +97,7 @@ pub(crate) fn write_tree(
         } else {
             (EntryKind::Blob, Mode::FILE)
         };
-        editor.upsert(path, kind, id)?;
+        editor.upsert(path.as_bstr(), kind, id)?;
         match entry {
             Some(at) => {
                 let entry = &mut index.entries_mut()[at];
@@ -108,7 +108,7 @@ pub(crate) fn write_tree(
             None => added.push((path, id, mode, meta.stat)),
         }
     }
-    let tree = editor.write()?.detach();
+    let tree = editor.write()?;
     // Each pass over all the entries only where it has something to do.
     if !removed.is_empty() {
         index.remove_entries(|_, path, _| removed.contains(path));

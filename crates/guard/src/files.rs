@@ -337,7 +337,7 @@ impl TurnGuard {
         let changes = snapshot.changes(&now);
         if changes.is_empty() {
             // Equal throughout: `now`, with the stamps of what it read, is the snapshot.
-            *snapshot = now;
+            snapshot.take_in(now);
             return Ok(());
         }
         let mut tampered = Tampered {

@@ -327,6 +327,10 @@ fn longest_backtick_run(text: &str) -> usize {
     text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
+/// How many other stories' paths a story's rules name, in plan order (the rest are counted): an
+/// epic of ten thousand stories would otherwise put ten thousand lines in every prompt.
+pub const OTHERS_NAMED: usize = 100;
+
 /// The standing rules of every coder or planner chat of a story: the epic, where it works and
 /// what is off limits, its perimeter and the other stories' paths, its dependencies, the
 /// `BLOCKED_ON:` rule, that the runtime owns git, the house rules, the story, and the files to
@@ -354,10 +358,11 @@ pub fn story_rules(context: Context<'_>) -> String {
     bullets(&mut out, &story.provides);
     let before = reachable(plan, &story.id, true);
     let after = reachable(plan, &story.id, false);
-    let others: Vec<String> = plan
-        .stories
-        .iter()
-        .filter(|other| other.id != story.id && !other.owned.is_empty())
+    let mut others =
+        (plan.stories.iter()).filter(|other| other.id != story.id && !other.owned.is_empty());
+    let named: Vec<String> = others
+        .by_ref()
+        .take(OTHERS_NAMED)
         .map(|other| {
             let note = if before.contains(&other.id) {
                 "merged into the epic before you started: it is in your working tree, read it"
@@ -369,12 +374,20 @@ pub fn story_rules(context: Context<'_>) -> String {
             format!("{} (story {}: {note})", other.owned.join(", "), other.id)
         })
         .collect();
-    if !others.is_empty() {
+    let unnamed = others.count();
+    if !named.is_empty() {
         out.push_str(
             "\nPaths other stories own (never create or change them; none of them is a reason \
              to stop):\n",
         );
-        bullets(&mut out, &others);
+        bullets(&mut out, &named);
+        if unnamed > 0 {
+            let _ = writeln!(
+                out,
+                "- and the paths of {unnamed} more stories: every path you do not own is \
+                 another story's or no one's, so leave it alone"
+            );
+        }
     }
     push_dependencies(&mut out, briefing);
     out.push_str(
@@ -1008,6 +1021,36 @@ mod tests {
             Some("# shop\n\nA small web shop.\n"),
         );
         insta::assert_snapshot!(prompt);
+    }
+
+    /// A story of a large epic names the first [`OTHERS_NAMED`] other stories' paths and
+    /// counts the rest: its prompt does not grow with the epic.
+    #[test]
+    fn a_large_epics_other_paths_are_named_up_to_a_cap_and_counted() {
+        let mut fixture = Fixture::new();
+        for i in 0..OTHERS_NAMED + 20 {
+            let id = format!("more-{i}");
+            let owned = format!("more/{i}.txt");
+            fixture
+                .plan
+                .stories
+                .push(Story::new(&id, &id, [owned.as_str()]));
+        }
+        let rules = story_rules(fixture.context());
+        let named = rules
+            .lines()
+            .filter(|line| {
+                line.contains(" (story ")
+                    && (line.ends_with("leave it alone)") || line.ends_with("read it)"))
+            })
+            .count();
+        assert_eq!(named, OTHERS_NAMED);
+        // Four stories of the fixture, one of them this one's, then 120 more.
+        let more = 3 + OTHERS_NAMED + 20 - OTHERS_NAMED;
+        assert!(
+            rules.contains(&format!("- and the paths of {more} more stories:")),
+            "{rules}"
+        );
     }
 
     /// The one story every role's prompt is pinned for: `cart-api` of a four-story epic, after

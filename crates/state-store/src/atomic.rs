@@ -4,14 +4,17 @@
 //! to a temp file in the same directory (so the rename stays on one filesystem, where POSIX makes
 //! it atomic), are flushed to disk, and only then renamed over the target; the directory is
 //! synced last so the rename itself survives a power cut. The temp file is removed on every
-//! failure path, and a later write removes the temp files that writers killed mid-write left
-//! behind.
+//! failure path, and a process's first write into a directory removes the temp files that
+//! writers killed mid-write left there, as does its write of a file another process wrote since
+//! (not every write: a directory of ten thousand story states is not listed again for each).
 
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::hash::{BuildHasher, RandomState};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -88,8 +91,9 @@ pub enum WriteError {
 /// reader after a crash at any instant, sees the old file or the new one, never a torn one.
 ///
 /// Creates the parent directory if needed. The temp file is `.<name>.<pid>.<random>.tmp` beside
-/// the target; it is removed on every failure path. Before writing, temp files of the same target
-/// left by writers that died (their process is gone) are removed.
+/// the target; it is removed on every failure path. Before this process's first write into a
+/// directory, and before a write of a target another process wrote since this one did, the
+/// temp files there left by writers that died (their process is gone) are removed.
 ///
 /// ```
 /// let dir = tempfile::tempdir()?;
@@ -114,7 +118,9 @@ pub fn write_atomic(path: impl AsRef<Path>, contents: &[u8]) -> Result<(), Write
         dir: dir.to_path_buf(),
         source,
     })?;
-    remove_stale_temps(dir, name);
+    if sweep_due(dir, path) {
+        remove_stale_temps(dir);
+    }
 
     let (temp, mut file) = create_temp(dir, name)?;
     let guard = TempGuard(Some(temp.clone()));
@@ -131,6 +137,7 @@ pub fn write_atomic(path: impl AsRef<Path>, contents: &[u8]) -> Result<(), Write
         });
     }
     guard.disarm();
+    remember_written(path);
     sync_dir(dir).map_err(|source| WriteError::SyncDir {
         dir: dir.to_path_buf(),
         path: path.to_path_buf(),
@@ -192,29 +199,109 @@ fn temp_name(name: &OsStr, pid: u32, unique: u64) -> OsString {
 }
 
 /// The pid in a temp file name of the target `name`, or `None` if `entry` is not one.
+#[cfg(test)]
 fn temp_pid(entry: &OsStr, name: &OsStr) -> Option<u32> {
-    let entry = entry.as_encoded_bytes();
-    let name = name.as_encoded_bytes();
-    let rest = entry.strip_prefix(b".")?.strip_prefix(name)?;
-    let rest = rest.strip_prefix(b".")?.strip_suffix(b".tmp")?;
+    let rest = entry.as_encoded_bytes().strip_prefix(b".")?;
+    rest.strip_prefix(name.as_encoded_bytes())?;
+    any_temp_pid(entry).filter(|_| {
+        // The name is the whole part before `.<pid>.<unique>.tmp`.
+        let tail = &rest[name.as_encoded_bytes().len()..];
+        tail.split(|byte| *byte == b'.').count() == 4
+    })
+}
+
+/// The pid in a temp file name of any target (`.<name>.<pid>.<unique as hex>.tmp`), or `None`
+/// if `entry` is not one.
+fn any_temp_pid(entry: &OsStr) -> Option<u32> {
+    let rest = entry.as_encoded_bytes().strip_prefix(b".")?;
+    let rest = rest.strip_suffix(b".tmp")?;
     let rest = std::str::from_utf8(rest).ok()?;
-    let (pid, unique) = rest.split_once('.')?;
+    let (rest, unique) = rest.rsplit_once('.')?;
+    let (name, pid) = rest.rsplit_once('.')?;
     let is_hex = !unique.is_empty() && unique.bytes().all(|byte| byte.is_ascii_hexdigit());
-    if !is_hex || pid.is_empty() || !pid.bytes().all(|byte| byte.is_ascii_digit()) {
+    if name.is_empty()
+        || !is_hex
+        || pid.is_empty()
+        || !pid.bytes().all(|byte| byte.is_ascii_digit())
+    {
         return None;
     }
     pid.parse().ok()
 }
 
-/// Removes the temp files of the target `name` in `dir` whose writer is gone. Best effort: a
-/// leftover temp file is clutter, never a correctness problem, so errors are ignored.
-fn remove_stale_temps(dir: &Path, name: &OsStr) {
+/// What this process knows of its own writes: the directories it has swept, and the file each
+/// target it wrote was left as (by a hash of its path: a collision costs at most a sweep).
+#[derive(Default)]
+struct Written {
+    swept: HashSet<PathBuf>,
+    files: HashMap<u64, u64>,
+}
+
+static WRITTEN: Mutex<Option<Written>> = Mutex::new(None);
+
+fn written() -> std::sync::MutexGuard<'static, Option<Written>> {
+    WRITTEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn key_of(path: &Path) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::hash::DefaultHasher::new();
+    path.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Whether to look in `dir` for what dead writers left before writing `path`: at this
+/// process's first write into `dir`, and whenever `path` is no longer the file this process
+/// last wrote there (another process wrote it since, and may have died doing it again). A
+/// directory of ten thousand story states is not listed again for every write into it.
+fn sweep_due(dir: &Path, path: &Path) -> bool {
+    let mut written = written();
+    let written = written.get_or_insert_with(Written::default);
+    if written.swept.insert(dir.to_path_buf()) {
+        return true;
+    }
+    match (written.files.get(&key_of(path)), identity(path)) {
+        (Some(ours), Some(now)) => *ours != now,
+        _ => false,
+    }
+}
+
+/// Records that `path` is now the file this process wrote.
+fn remember_written(path: &Path) {
+    if let Some(now) = identity(path) {
+        let mut written = written();
+        written
+            .get_or_insert_with(Written::default)
+            .files
+            .insert(key_of(path), now);
+    }
+}
+
+/// Which file `path` is (its inode), where the platform tells.
+#[cfg(unix)]
+fn identity(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    fs::symlink_metadata(path)
+        .ok()
+        .map(|metadata| metadata.ino())
+}
+
+#[cfg(not(unix))]
+fn identity(_path: &Path) -> Option<u64> {
+    None
+}
+
+/// Removes the temp files in `dir` whose writer is gone. Best effort: a leftover temp file is
+/// clutter, never a correctness problem, so errors are ignored.
+fn remove_stale_temps(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };
     let own = std::process::id();
     for entry in entries.flatten() {
-        let Some(pid) = temp_pid(&entry.file_name(), name) else {
+        let Some(pid) = any_temp_pid(&entry.file_name()) else {
             continue;
         };
         if pid != own && writer_is_gone(pid, &entry.path()) {
@@ -265,5 +352,44 @@ mod tests {
         assert_eq!(temp_pid(OsStr::new(".cart.json.x.ff.tmp"), name), None);
         assert_eq!(temp_pid(OsStr::new(".cart.json.12.zz.tmp"), name), None);
         assert_eq!(temp_pid(OsStr::new(".cart.json.12.ff.tmp.bak"), name), None);
+    }
+
+    #[test]
+    fn any_targets_temp_names_are_recognised() {
+        let temp = temp_name(OsStr::new("s.json"), 77, 0xff);
+        assert_eq!(any_temp_pid(&temp), Some(77));
+        assert_eq!(any_temp_pid(OsStr::new(".a.b.json.12.ff.tmp")), Some(12));
+        assert_eq!(any_temp_pid(OsStr::new("..12.ff.tmp")), None);
+        assert_eq!(any_temp_pid(OsStr::new(".x.12.ff.tmp.bak")), None);
+        assert_eq!(any_temp_pid(OsStr::new(".x.12.zz.tmp")), None);
+    }
+
+    #[test]
+    fn the_first_write_into_a_directory_removes_what_dead_writers_left_there() {
+        let dir = tempfile::tempdir().unwrap();
+        // No process has this pid (above the kernel's limit), so its writer is gone.
+        let dead = dir
+            .path()
+            .join(temp_name(OsStr::new("other.json"), 4_194_305, 1));
+        let live = dir
+            .path()
+            .join(temp_name(OsStr::new("other.json"), std::process::id(), 2));
+        fs::write(&dead, "torn").unwrap();
+        fs::write(&live, "being written").unwrap();
+        write_atomic(dir.path().join("story.json"), b"{}").unwrap();
+        assert!(
+            !dead.exists(),
+            "a dead writer's temp file of another target is removed"
+        );
+        assert!(
+            live.exists(),
+            "this process's own temp files are left alone"
+        );
+        fs::write(&dead, "torn").unwrap();
+        write_atomic(dir.path().join("story.json"), b"{}").unwrap();
+        assert!(
+            dead.exists(),
+            "the directory is listed once per process, not per write"
+        );
     }
 }

@@ -174,9 +174,14 @@ impl Loop {
         let mut running: Vec<(tokio::task::Id, usize, usize)> = Vec::new();
         // Set when a story ended: the report is rewritten once the freed slots are filled, in
         // the background, so its writes (and their fsyncs) never hold up the loop; ends that
-        // come while a write is under way are in the next one.
+        // come while a write is under way, or before `report_at`, are in the next one. The
+        // report holds every story, so it is written at most once every `RENDER_EVERY` (and a
+        // twentieth of the time: `pace`), not once a story: on an epic of thousands of stories
+        // a write a story would cost each story more the more stories there are.
         let mut report_due = false;
         let mut report_writer: Option<tokio::task::JoinHandle<Result<(), String>>> = None;
+        let mut report_at = tokio::time::Instant::now();
+        let mut report_started = report_at;
         // Set once a seat stopped the run (a pause past --max-wait, a seat not logged in).
         let mut seat_stopped = false;
         let pauses = Arc::clone(&self.shared.pauses);
@@ -192,7 +197,9 @@ impl Loop {
             // their worktrees.
             self.spawn_removals(&mut cleanups, &cancel);
             self.board.flush();
-            if report_writer.is_none() && std::mem::take(&mut report_due) {
+            if report_writer.is_none() && report_due && tokio::time::Instant::now() >= report_at {
+                report_due = false;
+                report_started = tokio::time::Instant::now();
                 report_writer = Some(self.spawn_report_write());
             }
             self.time_waits(&mut waits);
@@ -240,8 +247,11 @@ impl Loop {
                     }
                 }, if report_writer.is_some() => {
                     report_writer = None;
+                    let now = tokio::time::Instant::now();
+                    report_at = now + epic_events::pace(now - report_started);
                     self.report_written(written.unwrap_or_else(|error| Err(error.to_string())));
                 }
+                () = tokio::time::sleep_until(report_at), if report_due && report_writer.is_none() => {}
                 Some(cleaned) = cleanups.join_next(), if !cleanups.is_empty() => {
                     // A panicked removal left its worktree too; `epic clean` removes it.
                     if let Ok(Some(kept)) = cleaned {

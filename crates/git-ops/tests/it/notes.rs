@@ -228,3 +228,46 @@ fn with_an_identity_in_the_environment_git_adds_each_note() {
         "Someone Else"
     );
 }
+
+/// A flat notes tree that grows past a few hundred notes is fanned out one level (`ab/cdef…`),
+/// as git fans out one, and every note stays readable by git, the moved ones and the new.
+#[test]
+fn a_flat_notes_tree_that_grows_large_is_fanned_out_and_every_note_stays() {
+    let repo = Repo::new();
+    let git = repo.handle();
+    // Notes annotate any object: 300 blobs stand for 300 merges.
+    let objects: Vec<CommitId> = (0..300)
+        .map(|i| {
+            let blob = repo.git_in_with_input(
+                &repo.path,
+                &["hash-object", "-w", "--stdin"],
+                &format!("{i}\n"),
+            );
+            blob.trim().parse().expect("an object id")
+        })
+        .collect();
+    let note = |id: &CommitId| (*id, format!("{{\"note\": \"{}\"}}\n", id.to_hex()));
+    let first: Vec<(CommitId, String)> = objects[..250].iter().map(note).collect();
+    git.write_notes(&repo.path, "refs/notes/epic", &first)
+        .unwrap();
+    let top = repo.git(&["ls-tree", "--name-only", "refs/notes/epic"]);
+    assert_eq!(top.lines().count(), 250, "250 notes stay flat");
+    let rest: Vec<(CommitId, String)> = objects[250..].iter().map(note).collect();
+    git.write_notes(&repo.path, "refs/notes/epic", &rest)
+        .unwrap();
+    let top = repo.git(&["ls-tree", "--name-only", "refs/notes/epic"]);
+    assert!(
+        top.lines().all(|name| name.len() == 2),
+        "fanned out one level: {top}"
+    );
+    let notes = git.notes(&repo.path, "refs/notes/epic").unwrap();
+    assert_eq!(notes.len(), 300);
+    for (id, text) in objects.iter().map(note) {
+        assert_eq!(notes[&id], text);
+        assert_eq!(
+            repo.git(&["notes", "--ref", "refs/notes/epic", "show", &id.to_hex()]),
+            text
+        );
+    }
+    repo.fsck();
+}

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::model::{Key, Snapshot, bytes_of, normalized};
+use super::model::{Held, Key, Snapshot, bytes_of, normalized};
 
 /// How a path differs from its snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,58 +38,69 @@ pub struct Change {
 }
 
 impl Snapshot {
-    /// Every path that differs between this snapshot and `now`, in order.
+    /// Every path that differs between this snapshot and `now`, in order. Where `now` was read
+    /// again only in part (by [`take_notified`](Snapshot::take_notified)), only those parts are
+    /// compared.
     pub fn changes(&self, now: &Self) -> Vec<Change> {
+        let Some(roots) = now.roots() else {
+            return compare(self.entries.iter(), now.entries.iter());
+        };
         let mut changes = Vec::new();
-        let mut before = self.entries.iter().peekable();
-        let mut after = now.entries.iter().peekable();
-        loop {
-            let (key, kind) = match (before.peek(), after.peek()) {
-                (None, None) => break,
-                (Some((key, _)), None) => {
-                    let change = (*key, ChangeKind::Removed);
-                    before.next();
-                    change
-                }
-                (None, Some((key, _))) => {
-                    let change = (*key, ChangeKind::Added);
-                    after.next();
-                    change
-                }
-                (Some((old_key, old)), Some((new_key, new))) => match old_key.cmp(new_key) {
-                    std::cmp::Ordering::Less => {
-                        let change = (*old_key, ChangeKind::Removed);
-                        before.next();
-                        change
-                    }
-                    std::cmp::Ordering::Greater => {
-                        let change = (*new_key, ChangeKind::Added);
-                        after.next();
-                        change
-                    }
-                    std::cmp::Ordering::Equal => {
-                        let (key, same) = (*old_key, old.entry == new.entry);
-                        before.next();
-                        after.next();
-                        if same {
-                            continue;
-                        }
-                        (key, ChangeKind::Modified)
-                    }
-                },
-            };
-            changes.push(Change {
-                path: key.0.clone(),
-                kind,
-            });
+        for root in roots {
+            changes.extend(compare(self.range_of(&root), now.range_of(&root)));
         }
         changes
     }
 
+    /// The roots of a partial snapshot's ranges in order, none under another; `None` for a
+    /// whole one.
+    fn roots(&self) -> Option<Vec<PathBuf>> {
+        let mut roots = self.partial.clone()?;
+        roots.sort_by(|a, b| bytes_of(a).cmp(bytes_of(b)));
+        let mut kept: Vec<PathBuf> = Vec::with_capacity(roots.len());
+        for root in roots {
+            if !kept.last().is_some_and(|last| root.starts_with(last)) {
+                kept.push(root);
+            }
+        }
+        Some(kept)
+    }
+
+    /// `path` and everything under it, in order.
+    fn range_of<'a>(&'a self, path: &Path) -> impl Iterator<Item = (&'a Key, &'a Held)> {
+        let own = self.entries.get_key_value(bytes_of(path));
+        own.into_iter().chain(self.range_under(path))
+    }
+
+    /// Whether `now` read `path` (normalized) again: a whole snapshot, or `path` is in one of
+    /// its parts.
+    fn covers(&self, path: &Path) -> bool {
+        self.partial
+            .as_ref()
+            .is_none_or(|roots| roots.iter().any(|root| path.starts_with(root)))
+    }
+
+    /// Takes `now`, a snapshot taken again from this one, as this one: all of it, or, for a
+    /// partial one, the parts it read again (everything else is as this one holds it).
+    pub fn take_in(&mut self, now: Self) {
+        let Some(roots) = now.roots() else {
+            *self = now;
+            return;
+        };
+        for root in &roots {
+            self.forget(root);
+        }
+        self.entries.extend(now.entries);
+    }
+
     /// Takes into this snapshot what `now` holds for `path` (there or not): how a caller records
-    /// its own write of a path, so that it does not count as a change.
+    /// its own write of a path, so that it does not count as a change. Nothing, where `now`
+    /// did not read `path` again.
     pub fn absorb(&mut self, now: &Self, path: &Path) {
         let path = normalized(path);
+        if !now.covers(&path) {
+            return;
+        }
         match now.entries.get(bytes_of(&path)) {
             Some(held) => {
                 self.entries.insert(Key(path), held.clone());
@@ -100,14 +111,75 @@ impl Snapshot {
         }
     }
 
-    /// Takes into this snapshot what `now` holds for `dir` and everything under it.
+    /// Takes into this snapshot what `now` holds for `dir` and everything under it (of a
+    /// partial `now`, the parts of it that it read again).
     pub fn absorb_tree(&mut self, now: &Self, dir: &Path) {
-        self.forget(&normalized(dir));
-        self.absorb(now, dir);
-        for (key, held) in now.range_under(dir) {
+        let dir = normalized(dir);
+        if !now.covers(&dir) {
+            for root in now.roots().unwrap_or_default() {
+                if root.starts_with(&dir) {
+                    self.absorb_tree(now, &root);
+                }
+            }
+            return;
+        }
+        self.forget(&dir);
+        self.absorb(now, &dir);
+        for (key, held) in now.range_under(&dir) {
             self.entries.insert(key.clone(), held.clone());
         }
     }
+}
+
+/// Every path that differs between `before` and `after` (each in order), in order.
+fn compare<'a>(
+    before: impl Iterator<Item = (&'a Key, &'a Held)>,
+    after: impl Iterator<Item = (&'a Key, &'a Held)>,
+) -> Vec<Change> {
+    let mut changes = Vec::new();
+    let mut before = before.peekable();
+    let mut after = after.peekable();
+    loop {
+        let (key, kind) = match (before.peek(), after.peek()) {
+            (None, None) => break,
+            (Some((key, _)), None) => {
+                let change = (*key, ChangeKind::Removed);
+                before.next();
+                change
+            }
+            (None, Some((key, _))) => {
+                let change = (*key, ChangeKind::Added);
+                after.next();
+                change
+            }
+            (Some((old_key, old)), Some((new_key, new))) => match old_key.cmp(new_key) {
+                std::cmp::Ordering::Less => {
+                    let change = (*old_key, ChangeKind::Removed);
+                    before.next();
+                    change
+                }
+                std::cmp::Ordering::Greater => {
+                    let change = (*new_key, ChangeKind::Added);
+                    after.next();
+                    change
+                }
+                std::cmp::Ordering::Equal => {
+                    let (key, same) = (*old_key, old.entry == new.entry);
+                    before.next();
+                    after.next();
+                    if same {
+                        continue;
+                    }
+                    (key, ChangeKind::Modified)
+                }
+            },
+        };
+        changes.push(Change {
+            path: key.0.clone(),
+            kind,
+        });
+    }
+    changes
 }
 
 #[cfg(test)]

@@ -118,9 +118,19 @@ impl fmt::Debug for Entry {
 /// The watched paths and what each held, in the byte order of the paths (so a directory comes
 /// before what it holds, and what it holds is one range of them). Two snapshots are equal when
 /// their entries are.
+///
+/// A snapshot taken again from kernel notifications ([`take_notified`](Self::take_notified))
+/// holds only what it read again: `partial` names those paths, each with everything under it.
+/// Comparing it with the snapshot it was taken from compares those ranges alone, and taking it
+/// in replaces them alone ([`take_in`](Self::take_in)), so a check costs what changed however
+/// many paths the snapshot holds (copying and comparing the whole snapshot at every check made
+/// each story of an epic cost more the more stories had written their state before it).
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub(super) entries: BTreeMap<Key, Held>,
+    /// The paths (normalized) read again, each with everything under it; `None` for a snapshot
+    /// of every watched path.
+    pub(super) partial: Option<Vec<PathBuf>>,
 }
 
 /// What a snapshot holds for one path: the entry and, for a regular file whose contents can be

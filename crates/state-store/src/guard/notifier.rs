@@ -27,6 +27,10 @@ pub struct Notifier {
     pub(super) trusted: Vec<PathBuf>,
     /// When every watched path was last read.
     pub(super) swept: Instant,
+    /// How long until the next read of every watched path: [`SWEEP`], or twenty times what the
+    /// last one took where that is longer, so that on a state directory of tens of thousands of
+    /// files (an epic of thousands of stories) sweeps take at most a twentieth of the time.
+    pub(super) sweep_every: Duration,
     /// Whether events were drained that no snapshot then took in (a read failed): the next
     /// snapshot reads everything.
     pub(super) lost: bool,
@@ -46,6 +50,7 @@ impl Notifier {
             dirs: HashMap::new(),
             trusted: trusted.iter().map(|path| normalized(path)).collect(),
             swept: Instant::now(),
+            sweep_every: SWEEP,
             lost: false,
         })
     }

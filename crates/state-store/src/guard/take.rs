@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::error::GuardError;
-use super::model::{Snapshot, Watch};
+use super::model::{Snapshot, Watch, normalized};
 use super::notifier::{Notifier, SWEEP};
 use super::read::{Reader, read_watch};
 use super::stamp::{RACY_NS, Read, now_ns};
@@ -40,8 +40,10 @@ impl Snapshot {
     /// however many files are guarded. The kernel queues an event for a change in the system
     /// call that makes it, so every change made before this call is among them. Taken whole
     /// ([`take_again`](Self::take_again)) when events were lost, and at least every
-    /// [`SWEEP`]: a write through a shared memory map of a file raises no event, only its
-    /// times change.
+    /// [`SWEEP`] (or twenty times the last whole read, where that is longer): a write through a
+    /// shared memory map of a file raises no event, only its times change. Otherwise the
+    /// snapshot returned is partial: it holds what was read again, and
+    /// [`changes`](Self::changes) and [`take_in`](Self::take_in) work on those parts alone.
     pub fn take_notified(
         &self,
         watches: &[Watch],
@@ -49,10 +51,13 @@ impl Snapshot {
     ) -> Result<Self, GuardError> {
         let dirty = notifier.drain();
         let lost = std::mem::take(&mut notifier.lost);
-        let Some(dirty) = dirty.filter(|_| !lost && notifier.swept.elapsed() < SWEEP) else {
+        let due = notifier.swept.elapsed() >= notifier.sweep_every;
+        let Some(dirty) = dirty.filter(|_| !lost && !due) else {
             // An event during the sweep is the next call's: the sweep may have read it already.
-            notifier.swept = Instant::now();
+            let started = Instant::now();
+            notifier.swept = started;
             let taken = Self::take_with(watches, Some(self), RACY_NS, Some(notifier));
+            notifier.sweep_every = SWEEP.max(started.elapsed().saturating_mul(20));
             notifier.lost = taken.is_err();
             return taken;
         };
@@ -72,7 +77,11 @@ impl Snapshot {
             at: now_ns(),
             racy_ns: RACY_NS,
         };
-        let mut now = self.clone();
+        let mut now = Self {
+            entries: std::collections::BTreeMap::new(),
+            partial: None,
+        };
+        let mut read_again: Vec<PathBuf> = Vec::new();
         let reader = Reader {
             previous: Some(self),
             read_at,
@@ -84,6 +93,7 @@ impl Snapshot {
         for (watch, target) in &others {
             now.forget(target);
             read_watch(watch, target, reader, &mut now, None)?;
+            read_again.push(target.clone());
         }
         // In order, so a directory comes before what it holds (read again with it).
         for path in dirty {
@@ -93,6 +103,7 @@ impl Snapshot {
                     now.forget(target);
                     notifier.watch_down_to(target);
                     read_watch(watch, target, reader, &mut now, Some(notifier))?;
+                    read_again.push(target.clone());
                 }
             }
             if let Some((watch, _)) = trusted
@@ -101,8 +112,10 @@ impl Snapshot {
             {
                 now.forget(&path);
                 read_watch(watch, &path, reader, &mut now, Some(notifier))?;
+                read_again.push(normalized(&path));
             }
         }
+        now.partial = Some(read_again);
         Ok(now)
     }
 
@@ -253,9 +266,13 @@ mod tests {
             };
         }
         let unread = snapshot.take_notified(&watches, &mut notifier).unwrap();
+        // What was read again is all the partial snapshot holds: taken in, the rest stays.
+        assert!(unread.get(&state).is_none() && unread.get(&config).is_some());
+        let mut unread_in = snapshot.clone();
+        unread_in.take_in(unread);
         let stored = |snapshot: &Snapshot, path: &Path| matches!(snapshot.get(path), Some(Entry::File { contents, .. }) if &contents[..] == b"as stored");
-        assert!(stored(&unread, &state));
-        assert!(!stored(&unread, &config));
+        assert!(stored(&unread_in, &state));
+        assert!(!stored(&unread_in, &config));
         let snapshot = Snapshot::take_watched(&watches, &mut notifier).unwrap();
 
         let modified = fs::metadata(&state).unwrap().modified().unwrap();
@@ -287,7 +304,10 @@ mod tests {
                 (state.clone(), ChangeKind::Modified),
             ]
         );
-        // What a full read finds, and the events of the new directory are watched too.
+        // Taken in, what a full read finds, and the events of the new directory are watched too.
+        let mut now_in = snapshot.clone();
+        now_in.take_in(now);
+        let now = now_in;
         assert_eq!(now, Snapshot::take(&watches).unwrap());
         fs::write(root.join("gates/deep/new"), "changed").unwrap();
         let later = now.take_notified(&watches, &mut notifier).unwrap();
