@@ -13,6 +13,7 @@ mod completions;
 mod config;
 mod contract;
 mod crash;
+mod crash_scale;
 mod demo;
 mod examples;
 mod flaky_gates;
