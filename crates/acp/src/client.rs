@@ -90,12 +90,16 @@ pub enum Note {
 }
 
 /// How a prompt ended, as the agent said.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Ended {
     /// Its stop reason: `end_turn`, `max_tokens`, `max_turn_requests`, `refusal`, `cancelled`.
     pub stop_reason: String,
     /// The tokens it reported for the turn, if it did: input (cached included) and output.
     pub usage: Option<(u64, u64)>,
+    /// What the turn cost in US dollars, if the agent said (`usage_update`'s cumulative
+    /// `cost` in `USD`; a turn is its session's only prompt, so the session's cost is the
+    /// turn's).
+    pub cost_usd: Option<f64>,
 }
 
 /// Why a turn failed in the protocol.
@@ -143,6 +147,8 @@ struct Shared {
     /// permission for it without announcing it (Gemini CLI, for the calls it asks about), or
     /// both (Claude Code's adapter); each is one call of the turn's activity.
     calls: Mutex<std::collections::HashSet<String>>,
+    /// The session's cost as the agent last told it, in US dollars.
+    cost_usd: Mutex<Option<f64>>,
 }
 
 impl Shared {
@@ -209,6 +215,7 @@ where
         notes,
         session: Mutex::new(None),
         calls: Mutex::default(),
+        cost_usd: Mutex::default(),
     });
     let on_update = Arc::clone(&shared);
     let on_permission = Arc::clone(&shared);
@@ -329,6 +336,10 @@ async fn converse(
         usage: answered
             .usage
             .map(|usage| (usage.input_tokens, usage.output_tokens)),
+        cost_usd: *shared
+            .cost_usd
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner),
     })
 }
 
@@ -377,6 +388,15 @@ fn update(shared: &Shared, notification: SessionNotification) {
                 (Some(tool), Some(&call.title), call.raw_input.as_ref()),
             );
             return;
+        }
+        SessionUpdate::UsageUpdate(usage) => {
+            if let Some(cost) = usage.cost.filter(|cost| cost.currency == "USD") {
+                *shared
+                    .cost_usd
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(cost.amount);
+            }
+            Note::Alive
         }
         _ => Note::Alive,
     };
@@ -745,6 +765,12 @@ mod tests {
                     "content": {"type": "text", "text": "Done."}}))
                 .await;
             agent
+                .update(
+                    json!({"sessionUpdate": "usage_update", "used": 15, "size": 1000,
+                    "cost": {"amount": 0.25, "currency": "USD"}}),
+                )
+                .await;
+            agent
                 .send(json!({"jsonrpc": "2.0", "id": prompt["id"], "result": {
                     "stopReason": "end_turn",
                     "usage": {"totalTokens": 15, "inputTokens": 10, "outputTokens": 5}}}))
@@ -755,6 +781,7 @@ mod tests {
         let ended = ended.expect("the turn ends");
         assert_eq!(ended.stop_reason, "end_turn");
         assert_eq!(ended.usage, Some((10, 5)));
+        assert_eq!(ended.cost_usd, Some(0.25));
         assert_eq!(
             std::fs::read_to_string(worktree.path().join("src/cart/mod.rs")).expect("written"),
             "pub struct Cart;\n"

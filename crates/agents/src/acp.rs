@@ -362,7 +362,7 @@ pub(crate) async fn turn(
                 usage: ended.usage.map(|(input, output)| ReportedUsage {
                     input_tokens: input,
                     output_tokens: output,
-                    cost_usd: None,
+                    cost_usd: ended.cost_usd,
                 }),
             })
         }

@@ -30,14 +30,34 @@ use crate::Result;
 use crate::cases::run_with_deadline;
 use crate::json::{Report, Request, read_events, requests, steps};
 use crate::scratch::{FILES, epic_run, served_scratch, show};
-use crate::served::{CASE_DEADLINE, Served, Tools, check_stories};
+use crate::served::{CASE_DEADLINE, Reports, Served, Tools, check_stories, check_usage};
 
 /// The ACP presets proven: each with the API its agent speaks (as the server logs it), the
-/// tools it writes files with, and whether it asks epic before each edit.
-const PRESETS: [(&str, &str, &[&str], bool); 3] = [
-    ("gemini-acp", "gemini", &["write_file"], true),
-    ("claude-acp", "anthropic", &["Write"], true),
-    ("codex-acp", "responses", &["exec_command", "shell"], false),
+/// tools it writes files with, whether it asks epic before each edit, and what it reports of
+/// its usage over ACP (Claude Code's adapter: the prompt's tokens and the session's cost; Gemini
+/// CLI its tokens only in its own `_meta`, Codex's adapter none: estimated).
+const PRESETS: [(&str, &str, &[&str], bool, Reports); 3] = [
+    (
+        "gemini-acp",
+        "gemini",
+        &["write_file"],
+        true,
+        Reports::Nothing,
+    ),
+    (
+        "claude-acp",
+        "anthropic",
+        &["Write"],
+        true,
+        Reports::TokensAndCost,
+    ),
+    (
+        "codex-acp",
+        "responses",
+        &["exec_command", "shell"],
+        false,
+        Reports::Nothing,
+    ),
 ];
 
 /// What story `a`'s coder is answered with: its own file, then one story `b` owns.
@@ -60,6 +80,7 @@ pub(crate) struct Case {
     preset: &'static str,
     api: &'static str,
     file_tools: &'static [&'static str],
+    reports: Reports,
     play: Play,
 }
 
@@ -67,7 +88,7 @@ pub(crate) struct Case {
 pub(crate) fn cases() -> Vec<Case> {
     PRESETS
         .iter()
-        .flat_map(|&(preset, api, file_tools, asks)| {
+        .flat_map(|&(preset, api, file_tools, asks, reports)| {
             let coder = if asks {
                 (
                     Play::Rejected,
@@ -83,6 +104,7 @@ pub(crate) fn cases() -> Vec<Case> {
                     preset,
                     api,
                     file_tools,
+                    reports,
                     play,
                 })
         })
@@ -194,7 +216,8 @@ impl Case {
                 ));
             }
         }
-        Ok(())
+        // What the agent reported of its usage over ACP is what the report holds.
+        check_usage(self.preset, self.reports, &ours, report)
     }
 
     /// Every story cleared by the agent in its first round, the agent asked for each verdict.

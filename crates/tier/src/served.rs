@@ -798,7 +798,12 @@ fn check_stalled_over(first: &str, second: &str, events: &[Event], logged: &[Req
 
 /// The usage of `preset` in `report` against the server's log of its requests (`ours`): see
 /// the module's docs.
-fn check_usage(preset: &str, reports: Reports, ours: &[&Request], report: &Report) -> Result {
+pub(crate) fn check_usage(
+    preset: &str,
+    reports: Reports,
+    ours: &[&Request],
+    report: &Report,
+) -> Result {
     // The server's usage, summed, is what the CLI reported to epic, and what the report holds.
     let (input, output) = ours
         .iter()
