@@ -4,7 +4,6 @@
 
 use std::io;
 
-use rustix::process::Pid;
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 
 use crate::process::{GroupGuard, Spec, TAG_VARIABLE, command, new_tag};
@@ -52,13 +51,7 @@ pub fn spawn_interactive(spec: &Spec) -> io::Result<Interactive> {
         .stdin(std::process::Stdio::piped())
         .env(TAG_VARIABLE, &tag)
         .spawn()?;
-    let group = Group(GroupGuard {
-        group: child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .and_then(Pid::from_raw),
-        tag: Some(format!("{TAG_VARIABLE}={tag}").into_bytes()),
-    });
+    let group = Group(GroupGuard::of(&child, &tag));
     let missing = || io::Error::other("a piped stream of the child is missing");
     let stdin = child.stdin.take().ok_or_else(missing)?;
     let stdout = child.stdout.take().ok_or_else(missing)?;

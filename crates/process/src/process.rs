@@ -126,6 +126,17 @@ pub(crate) struct GroupGuard {
 }
 
 impl GroupGuard {
+    /// The guard of `child`'s process group (it leads one), its processes marked with `tag`.
+    pub(crate) fn of(child: &tokio::process::Child, tag: &str) -> Self {
+        Self {
+            group: child
+                .id()
+                .and_then(|id| i32::try_from(id).ok())
+                .and_then(Pid::from_raw),
+            tag: Some(format!("{TAG_VARIABLE}={tag}").into_bytes()),
+        }
+    }
+
     pub(crate) fn kill(&mut self) {
         if let Some(pgid) = self.group.take() {
             // ESRCH (the group is already gone) is the normal case after a clean exit.
@@ -235,13 +246,7 @@ pub async fn run_watched(
     // run, can move a manual clock).
     let silent_at = Watchdog::silent_at(watchdog);
     let mut child = command(spec).env(TAG_VARIABLE, &tag).spawn()?;
-    let mut group = GroupGuard {
-        group: child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .and_then(Pid::from_raw),
-        tag: Some(format!("{TAG_VARIABLE}={tag}").into_bytes()),
-    };
+    let mut group = GroupGuard::of(&child, &tag);
     let missing = || io::Error::other("a piped stream of the child is missing");
     let mut stdout = child.stdout.take().ok_or_else(missing)?;
     let mut stderr = child.stderr.take().ok_or_else(missing)?;
