@@ -256,6 +256,12 @@ fn an_agent_that_ignores_a_rejection_is_caught_by_the_perimeter_check_and_put_ba
         "{run}"
     );
     assert!(rejected >= 1);
+    // `epic status` shows them from the report too.
+    let status = repo.run(&["status", "--format", "json"]).json();
+    assert_eq!(
+        status["stories"][0]["permission_rejections"], rejected,
+        "{status}"
+    );
 }
 
 #[test]

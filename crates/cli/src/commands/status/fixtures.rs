@@ -29,6 +29,7 @@ pub(super) fn story(id: &str) -> StoryJson {
         in_place: None,
         stalled_turns: 0,
         looping_turns: 0,
+        permission_rejections: 0,
         merge_revisions: 0,
         hold: None,
     }
@@ -71,6 +72,7 @@ pub(super) fn full() -> StatusJson {
                 reason: Some("gates red:\n  pytest    exit code 1".to_owned()),
                 stalled_turns: 1,
                 looping_turns: 2,
+                permission_rejections: 3,
                 hold: Some(Hold::Waiting {
                     question: "which currency do prices use?".to_owned(),
                     since: SINCE.to_owned(),

@@ -262,6 +262,7 @@ fn story(
         merge_revisions: 0,
         stalled_turns: outcome.map_or(0, |outcome| outcome.stalled_turns),
         looping_turns: outcome.map_or(0, |outcome| outcome.looping_turns),
+        permission_rejections: outcome.map_or(0, |outcome| outcome.permission_rejections),
         hold,
     }
 }

@@ -118,6 +118,10 @@ pub(super) struct StoryJson {
     /// How many of its turns epic ended as looping, per the last report; left out when none.
     #[serde(skip_serializing_if = "is_zero")]
     pub(super) looping_turns: u32,
+    /// How many requests of its ACP agents epic rejected (an edit outside its perimeter, a
+    /// write a read-only turn may not make), per the last report; left out when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(super) permission_rejections: u32,
     /// How many times its merge was red on the epic head and it went back to its coder
     /// (`--merge-revisions`), per its revisions file (so while a run goes on too). Left out when
     /// never.

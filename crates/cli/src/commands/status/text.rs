@@ -193,13 +193,15 @@ fn holds_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
     Ok(())
 }
 
-/// The stories some of whose turns epic ended as stalled or looping, per the last report;
-/// nothing when there are none.
+/// The stories some of whose turns epic ended as stalled or looping, or some of whose ACP
+/// agents' requests it rejected, per the last report; nothing when there are none.
 fn ended_turns_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
     let ended: Vec<&StoryJson> = status
         .stories
         .iter()
-        .filter(|story| story.stalled_turns > 0 || story.looping_turns > 0)
+        .filter(|story| {
+            story.stalled_turns > 0 || story.looping_turns > 0 || story.permission_rejections > 0
+        })
         .collect();
     if ended.is_empty() {
         return Ok(());
@@ -208,7 +210,7 @@ fn ended_turns_text(w: &mut String, status: &StatusJson) -> std::fmt::Result {
         w,
         "
 turns ended by epic (stalled: printed nothing for --stall-timeout; looping: the same \
-         tool call five times in a row):"
+         tool call five times in a row), requests of ACP agents it rejected:"
     )?;
     for story in ended {
         let mut parts = Vec::new();
@@ -222,6 +224,12 @@ turns ended by epic (stalled: printed nothing for --stall-timeout; looping: the 
             parts.push(format!(
                 "{} looping",
                 count(widen(story.looping_turns), "turn", "turns")
+            ));
+        }
+        if story.permission_rejections > 0 {
+            parts.push(format!(
+                "{} rejected",
+                count(widen(story.permission_rejections), "request", "requests")
             ));
         }
         writeln!(w, "{}: {}", story.id, parts.join(", "))?;
