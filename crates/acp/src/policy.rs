@@ -16,6 +16,7 @@ use std::path::{Component, Path, PathBuf};
 
 use epic_perimeter::{Placement, classify};
 use epic_story_plan::Story;
+use epic_story_plan::path::{UnsafePath, check_safe};
 use serde_json::Value;
 
 /// What a turn's agent may do to the worktree.
@@ -282,13 +283,19 @@ pub fn inside(worktree: &Path, path: &Path) -> Result<String, String> {
 /// The worktree-relative path of `path` when a turn that may edit may write it; else the reason.
 fn writable(story: &Story, worktree: &Path, path: &Path) -> Result<String, String> {
     let relative = inside(worktree, path)?;
-    if relative.is_empty() {
-        return Err("the worktree itself is not a file to write".to_owned());
-    }
-    if relative.split('/').any(|part| part == ".git") {
-        return Err(format!(
-            "`{relative}` is git's own; epic commits for the story, and no turn writes in .git"
-        ));
+    // The workspace's one safety check of a repository path: `.git` in any letter case (a
+    // case-insensitive file system opens `.GIT/config` as `.git/config`), control characters.
+    match check_safe(&relative) {
+        Ok(()) => {}
+        Err(UnsafePath::Empty) => {
+            return Err("the worktree itself is not a file to write".to_owned());
+        }
+        Err(UnsafePath::GitDir) => {
+            return Err(format!(
+                "`{relative}` is git's own; epic commits for the story, and no turn writes in .git"
+            ));
+        }
+        Err(other) => return Err(format!("`{relative}`: {other}")),
     }
     let owned = || {
         story
@@ -451,6 +458,7 @@ mod tests {
             ".git/config",
             "/w/cart/.git/hooks/pre-commit",
             "src/cart/.git/x",
+            "src/cart/.GIT/config",
         ] {
             let why = reason(check(Access::Edit, "edit", &[path], None));
             assert!(why.contains("git's own"), "{path}: {why}");
