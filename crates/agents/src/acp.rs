@@ -298,6 +298,8 @@ pub(crate) async fn turn(
 ) -> Result<Reply, SeatError> {
     let context = &request.context;
     let started = Instant::now();
+    // The silence starts before the agent does (a test that sees it start moves the clock).
+    let first_silence = process::Watchdog::silent_at(context.watchdog.as_ref());
     let process::Interactive {
         mut child,
         stdin,
@@ -326,6 +328,7 @@ pub(crate) async fn turn(
     let mut calls = Calls::default();
     let outcome = watch(
         client,
+        first_silence,
         &mut inbox,
         &mut stderr,
         &stop,
@@ -393,11 +396,13 @@ pub(crate) async fn turn(
     }
 }
 
-/// Runs the conversation `client` until it ends, passing each note of `inbox` to `take` (which
+/// Runs the conversation `client` until it ends (silent too long from `first_silence` on, or from
+/// its last note or line on stderr), passing each note of `inbox` to `take` (which
 /// returns the call a loop repeated) and keeping `stderr`; a stall, the deadline, a cancel or a
 /// loop cancels `stop` (`session/cancel`) and gives the agent [`CANCEL_GRACE`] to end.
 async fn watch(
     client: impl Future<Output = Result<epic_acp::Ended, AcpError>>,
+    first_silence: jiff::Timestamp,
     inbox: &mut mpsc::UnboundedReceiver<Note>,
     stderr: &mut Stderr,
     stop: &CancellationToken,
@@ -406,18 +411,11 @@ async fn watch(
 ) -> Outcome {
     let context = &request.context;
     let watchdog = context.watchdog.as_ref();
-    let silent_at = || {
-        watchdog
-            .and_then(|watchdog| {
-                let silence = jiff::SignedDuration::try_from(watchdog.silence).ok()?;
-                watchdog.clock.now().checked_add(silence).ok()
-            })
-            .unwrap_or(jiff::Timestamp::MAX)
-    };
+    let silent_at = || process::Watchdog::silent_at(watchdog);
     let quiet_clock =
         watchdog.map_or_else(process::Clock::system, |watchdog| watchdog.clock.clone());
     let mut client = std::pin::pin!(client);
-    let mut silence = std::pin::pin!(quiet_clock.wait_until(silent_at()));
+    let mut silence = std::pin::pin!(quiet_clock.wait_until(first_silence));
     let mut deadline = std::pin::pin!(tokio::time::sleep_until(context.deadline));
     let mut grace = std::pin::pin!(tokio::time::sleep_until(context.deadline));
     let mut stopping: Option<Stop> = None;

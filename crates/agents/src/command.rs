@@ -595,17 +595,19 @@ impl CommandSeat {
             if Instant::now() + delay >= context.deadline {
                 return Err(failed());
             }
-            progress(Progress::Retrying {
-                attempt,
-                delay,
-                reason: tail.trim(),
-            });
-            // On the run's clock, which a test moves; the deadline above is tokio's.
+            // On the run's clock, which a test moves; the deadline above is tokio's. Taken
+            // before the retry is told, so that a test that reads it and moves the clock moves it
+            // past this time.
             let until = context
                 .clock
                 .now()
                 .checked_add(jiff::SignedDuration::try_from(delay).unwrap_or_default())
                 .unwrap_or_else(|_| context.clock.now());
+            progress(Progress::Retrying {
+                attempt,
+                delay,
+                reason: tail.trim(),
+            });
             tokio::select! {
                 () = context.clock.wait_until(until) => {}
                 () = context.cancel.cancelled() => return Err(SeatError::Cancelled),

@@ -89,8 +89,10 @@ pub struct Watchdog {
 
 impl Watchdog {
     /// When a process that prints nothing from now on has been silent too long (never without
-    /// a watchdog).
-    fn silent_at(watchdog: Option<&Self>) -> jiff::Timestamp {
+    /// a watchdog). Taken before a process starts, so that a test that sees it run and moves a
+    /// manual clock moves it past this time.
+    #[must_use]
+    pub fn silent_at(watchdog: Option<&Self>) -> jiff::Timestamp {
         watchdog
             .and_then(|watchdog| {
                 let silence = jiff::SignedDuration::try_from(watchdog.silence).ok()?;

@@ -35,7 +35,7 @@
 //! 5. **works, stalls and loops as a streaming agent does**, where the behaviour says so: tool
 //!    calls reported in its stream as it goes ([`Behaviour::loops`]: the same command five
 //!    times, each failing, in the agent's own events), and silence ([`Behaviour::stalls`]: it
-//!    stops printing and waits until it is killed).
+//!    starts a command that never ends, stops printing and waits until it is killed).
 //!
 //! # Choosing behaviours
 //!
@@ -200,8 +200,10 @@ impl Behaviour {
         self
     }
 
-    /// This behaviour printing nothing after its first event (the stream's `init`; nothing at
-    /// all in the other formats) and waiting until it is killed: a stalled agent.
+    /// This behaviour starting a command that hangs (`npm test`, reported as a tool call in a
+    /// stream; nothing at all in the other formats), then printing nothing and waiting until it
+    /// is killed: a stalled agent. A test that sees the call's `turn_activity` event knows epic
+    /// has read all the turn printed, so the silence is measured from the clock's time then.
     #[must_use]
     pub fn stalls(mut self) -> Self {
         self.stalls = true;
@@ -515,17 +517,27 @@ if ! { [ -n "$B" ] && { [ -f "$B/error" ] || [ -f "$B/prose" ]; }; }; then strea
 if [ -n "$B" ] && [ -s "$B/script" ]; then
   sh "$B/script" || { echo "the behaviour's script failed" >&2; exit 1; }
 fi
-# A call of `$1` as tool call number `$2`, and its failed result, in the agent's own events.
-tool_call() {
+# The start of a call of `$1` as tool call number `$2`, in the agent's own events: one line,
+# written whole (a test that sees its activity knows epic has read all the turn printed so far).
+tool_started() {
   case "$AGENT.$FORMAT" in
     claude.stream-json)
-      printf '{"type":"assistant","message":{"id":"msg_%s","type":"message","role":"assistant","content":[{"type":"tool_use","id":"toolu_%s","name":"Bash","input":{"command":%s,"description":"Run it"}}]},"session_id":"s"}\n' "$2" "$2" "$(json_text "$1")"
+      printf '{"type":"assistant","message":{"id":"msg_%s","type":"message","role":"assistant","content":[{"type":"tool_use","id":"toolu_%s","name":"Bash","input":{"command":%s,"description":"Run it"}}]},"session_id":"s"}\n' "$2" "$2" "$(json_text "$1")" ;;
+    codex.json)
+      printf '{"type":"item.started","item":{"id":"item_%s","type":"command_execution","command":%s,"aggregated_output":"","exit_code":null,"status":"in_progress"}}\n' "$2" "$(json_text "bash -lc '$1'")" ;;
+    gemini.stream-json)
+      printf '{"type":"tool_use","timestamp":"2026-12-06T10:00:01.000Z","tool_name":"run_shell_command","tool_id":"call_%s","parameters":{"command":%s}}\n' "$2" "$(json_text "$1")" ;;
+  esac
+}
+# A call of `$1` as tool call number `$2`, and its failed result, in the agent's own events.
+tool_call() {
+  tool_started "$1" "$2"
+  case "$AGENT.$FORMAT" in
+    claude.stream-json)
       printf '{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_%s","type":"tool_result","content":"Error: exit code 1","is_error":true}]},"session_id":"s"}\n' "$2" ;;
     codex.json)
-      printf '{"type":"item.started","item":{"id":"item_%s","type":"command_execution","command":%s,"aggregated_output":"","exit_code":null,"status":"in_progress"}}\n' "$2" "$(json_text "bash -lc '$1'")"
       printf '{"type":"item.completed","item":{"id":"item_%s","type":"command_execution","command":%s,"aggregated_output":"error\\n","exit_code":1,"status":"failed"}}\n' "$2" "$(json_text "bash -lc '$1'")" ;;
     gemini.stream-json)
-      printf '{"type":"tool_use","timestamp":"2026-12-06T10:00:01.000Z","tool_name":"run_shell_command","tool_id":"call_%s","parameters":{"command":%s}}\n' "$2" "$(json_text "$1")"
       printf '{"type":"tool_result","timestamp":"2026-12-06T10:00:02.000Z","tool_id":"call_%s","status":"error","output":"exit code 1"}\n' "$2" ;;
   esac
 }
@@ -534,7 +546,11 @@ if [ -n "$B" ] && [ -f "$B/loops" ]; then
   for i in 1 2 3 4 5; do tool_call "$(cat "$B/loops")" "$CALLS$i"; done
   exec sleep 100000
 fi
-[ -n "$B" ] && [ -f "$B/stalls" ] && exec sleep 100000
+if [ -n "$B" ] && [ -f "$B/stalls" ]; then
+  [ "$AGENT" = codex ] && echo '{"type":"thread.started","thread_id":"0199a213-81c0-7800-8aa1-bbab2a035a53"}' && echo '{"type":"turn.started"}'
+  tool_started "npm test" "${CALLS}1"
+  exec sleep 100000
+fi
 REPLY_FILE="$STATE/log/$AGENT/$CALLS.reply"
 if [ -s "$REPLY_TO" ]; then cp "$REPLY_TO" "$REPLY_FILE"
 elif [ -n "$B" ] && [ -f "$B/reply" ]; then cp "$B/reply" "$REPLY_FILE"

@@ -42,6 +42,27 @@ fn first_story(repo: &Repo) -> Value {
     document["data"]["stories"][0].clone()
 }
 
+/// Waits until epic has read the stalling stand-in's hung `npm test` call (its `turn_activity`
+/// event): all the turn prints is read by then, so its silence is measured from the clock's
+/// time now, and moving the clock ten minutes on is a stall. (Waiting only for the turn to start
+/// raced the stream's first lines: read after the clock moved, they started the silence again
+/// from the later time, and the run waited for a stall that never came.)
+fn wait_for_the_hung_call(repo: &Repo) {
+    let events = repo.epic("shop").events();
+    wait_until("epic reads the coder's hung `npm test`", || {
+        std::fs::read_to_string(&events).is_ok_and(|text| {
+            text.lines()
+                .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+                .any(|event| {
+                    event["kind"] == "turn_activity"
+                        && event["doing"]
+                            .as_str()
+                            .is_some_and(|doing| doing.contains("npm test"))
+                })
+        })
+    });
+}
+
 /// The binary runs on a clock the test moves (`EPIC_TEST_CLOCK`): the silence is ten minutes
 /// once the test says so, and never while the second turn runs, however slow the machine.
 #[test]
@@ -58,14 +79,7 @@ fn a_silent_coder_is_ended_as_stalled_runs_again_and_the_report_counts_it() {
     let clock = TestClock::new(repo.temp(), "2030-01-01T09:00:00Z".parse().unwrap());
     let mut command = agents.command(&repo, &run_args("claude", &["--stall-timeout", "10m"]));
     let child = clock.spawn(&mut command);
-    let coders = || {
-        agents
-            .calls("claude")
-            .iter()
-            .filter(|call| call.role == "coder")
-            .count()
-    };
-    wait_until("the coder's first turn runs", || coders() == 1);
+    wait_for_the_hung_call(&repo);
     clock.advance(Duration::from_mins(10));
     let run = Run::of(child.wait_with_output().expect("`epic` ends"));
     run.assert_code(0);
@@ -124,15 +138,8 @@ fn the_turn_run_again_after_a_stall_is_told_the_half_file_the_silent_one_left() 
     let clock = TestClock::new(repo.temp(), "2030-01-01T09:00:00Z".parse().unwrap());
     let mut command = agents.command(&repo, &run_args("claude", &["--stall-timeout", "10m"]));
     let child = clock.spawn(&mut command);
-    // The stand-in writes the half file after its stream's first event, then goes silent: once
-    // the file is there, ten minutes later is a stall.
-    let worktrees = repo.worktree_of(&repo.epic("shop"), "a");
-    let worktrees = worktrees.parent().expect("the epic's worktrees").to_owned();
-    wait_until("the coder's first turn wrote half the file", || {
-        std::fs::read_dir(&worktrees).is_ok_and(|mut dirs| {
-            dirs.any(|dir| dir.is_ok_and(|dir| dir.path().join("a/a.txt").exists()))
-        })
-    });
+    // The stand-in writes the half file, starts a command that hangs and goes silent.
+    wait_for_the_hung_call(&repo);
     clock.advance(Duration::from_mins(10));
     let run = Run::of(child.wait_with_output().expect("`epic` ends"));
     run.assert_code(0);
