@@ -179,20 +179,23 @@ fn fan_out(tree: &gix::Tree<'_>, editor: &mut TreeEdit<'_>, adding: usize) -> Re
 /// How many directory levels the notes tree `tree` fans its notes out by: one for each level of
 /// two-hex-digit subtrees found (git fans a notes tree out once it holds a few hundred notes).
 fn fanout_of(tree: &gix::Tree<'_>) -> Result<usize, Cause> {
-    let mut fanout = 0;
-    let mut at = tree.clone();
-    while fanout < 2 {
-        let sub = at.iter().find_map(|entry| {
+    // The first two-hex-digit subtree of `tree`. Each tree is read into the handle's reused
+    // buffers (a clone would add a buffer to them for good).
+    let fanned = |tree: &gix::Tree<'_>| {
+        tree.iter().find_map(|entry| {
             let entry = entry.ok()?;
             let name = entry.filename();
             (entry.mode().is_tree() && name.len() == 2 && name.iter().all(u8::is_ascii_hexdigit))
                 .then(|| entry.object_id())
-        });
-        let Some(sub) = sub else {
-            break;
-        };
+        })
+    };
+    let mut fanout = 0;
+    let mut next = fanned(tree);
+    while let Some(sub) = next
+        && fanout < 2
+    {
         fanout += 1;
-        at = at.repo().find_tree(sub).map_err(Cause::gix)?;
+        next = fanned(&tree.repo().find_tree(sub).map_err(Cause::gix)?);
     }
     Ok(fanout)
 }

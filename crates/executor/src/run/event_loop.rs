@@ -680,7 +680,7 @@ impl Loop {
             Some(epic_report::Timestamp::now()),
         );
         let (dir, copy) = (self.shared.dir.clone(), report.clone());
-        let written = offload::blocking(move || epic_events::write_report(&dir, &copy))
+        let written = offload::blocking(move || epic_events::write_report(&dir, copy))
             .await
             .unwrap_or_else(|error| Err(error.to_string()));
         self.report_written(written);
@@ -698,7 +698,7 @@ impl Loop {
             None,
         );
         let dir = self.shared.dir.clone();
-        offload::spawn(move || epic_events::write_report(&dir, &report))
+        offload::spawn(move || epic_events::write_report(&dir, report))
     }
 
     /// Notes a report that could not be written.

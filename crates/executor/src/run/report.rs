@@ -141,7 +141,7 @@ pub(super) async fn report_unstarted(
     );
     let written = {
         let (dir, report) = (dir.clone(), report.clone());
-        offload::blocking(move || epic_events::write_report(&dir, &report))
+        offload::blocking(move || epic_events::write_report(&dir, report))
             .await
             .unwrap_or_else(|error| Err(error.to_string()))
     };
