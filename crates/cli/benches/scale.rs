@@ -6,8 +6,9 @@
 //! independent stories, on tmpfs and on the disk; per story = the run's wall time / stories.
 //! Each story writes `s/<hundreds>/<id>.txt`, a hundred to a directory, as a migration's files
 //! lie in a source tree. Peak RSS is the `VmHWM` of the `epic` process alone, polled every
-//! 5 ms. On the 10,000-story epic each run leaves, `epic status`, `epic report`, `epic verify`,
-//! `epic validate` and `epic graph` are timed (the median of three).
+//! 5 ms. On the 10,000-story epic each run leaves, `epic status`, `epic watch` (one frame, as
+//! text), `epic report`, `epic verify`, `epic validate` and `epic graph` are timed (the median
+//! of three).
 //!
 //! Prints a Markdown section for `cargo xtask bench scale`; measures only under `--bench`;
 //! `--quick` runs 50 and 200 stories on tmpfs alone.
@@ -133,8 +134,11 @@ fn commands(env: &Env, dir: &Path) -> Vec<(&'static str, f64)> {
     let repo = dir.join("repo");
     let plan = dir.join("plan.json");
     let plan = plan.to_str().expect("plan path");
-    let all: [(&str, Vec<&str>); 5] = [
+    let all: [(&str, Vec<&str>); 6] = [
         ("epic status", vec!["status"]),
+        // Not on a terminal, `epic watch` draws one frame as text: what it reads and renders
+        // each time the epic changes.
+        ("epic watch", vec!["watch"]),
         ("epic report", vec!["report"]),
         ("epic verify", vec!["verify"]),
         ("epic validate", vec!["validate", plan]),
