@@ -267,8 +267,8 @@ impl Reader {
     fn run(mut self, asked: &mpsc::Receiver<Option<String>>, send: &mpsc::Sender<Message>) {
         let follow = epic_view::Follow::new(&self.dir);
         let mut due = Instant::now() + TICK;
+        let mut now = false;
         loop {
-            let mut now = false;
             loop {
                 match asked.try_recv() {
                     Ok(selected) => {
@@ -284,6 +284,7 @@ impl Reader {
             if !now && !follow.wait(SLICE) && Instant::now() < due {
                 continue;
             }
+            let started = Instant::now();
             let board = read(&self.dir, &mut self.log).map_err(|error| said(&error));
             let message = Message::Read(Box::new(Read {
                 board,
@@ -292,6 +293,22 @@ impl Reader {
             }));
             if send.send(message).is_err() {
                 return;
+            }
+            now = false;
+            // A read of a large epic takes a while (half a second at 10,000 stories), and a
+            // busy run changes something all the time: the next read of a change waits as long
+            // as this one took, so that following the run takes at most half a core rather than
+            // all of one. The loop's ask is read at once.
+            let took = started.elapsed();
+            if took > SLICE {
+                match asked.recv_timeout(took) {
+                    Ok(selected) => {
+                        self.selected = selected;
+                        now = true;
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                }
             }
             due = Instant::now() + TICK;
         }
