@@ -25,9 +25,9 @@ mod common;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use common::{Env, epic_bin};
+use common::{Env, epic_bin, peak_until_exit};
 use epic_test_support::{executable as script, write};
 
 const GOAL_MB: f64 = 100.0;
@@ -58,16 +58,6 @@ fn plan_json(stories: usize) -> String {
     serde_json::json!({ "epic_id": "bench", "stories": stories }).to_string()
 }
 
-/// The `VmHWM` of process `pid` in KiB, while it exists.
-fn high_water_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
-}
-
 /// Runs the epic with agents printing `mb` MB each; the peak RSS in MB and the wall time.
 fn measure(env: &Env, base: &Path, stories: usize, mb: u64) -> (f64, f64) {
     let dir = tempfile::tempdir_in(base).expect("temporary directory");
@@ -95,16 +85,8 @@ fn measure(env: &Env, base: &Path, stories: usize, mb: u64) -> (f64, f64) {
         .stderr(Stdio::null())
         .spawn()
         .expect("start epic");
-    let mut peak = 0;
-    let status = loop {
-        if let Some(kib) = high_water_kib(child.id()) {
-            peak = peak.max(kib);
-        }
-        if let Some(status) = child.try_wait().expect("wait for epic") {
-            break status;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let peak = peak_until_exit(&mut child);
+    let status = child.wait().expect("wait for epic");
     let wall = start.elapsed().as_secs_f64();
     assert!(status.success(), "epic run failed ({status})");
     (peak as f64 / 1024.0, wall)

@@ -30,9 +30,9 @@ mod common;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use common::{Env, epic_bin, fs_type, median, places};
+use common::{Env, epic_bin, fs_type, median, peak_until_exit, places};
 use epic_test_support::write;
 
 /// Goals: per story at the most stories at most this times per story at the fewest; peak RSS
@@ -60,16 +60,6 @@ fn plan(stories: usize) -> String {
         })
         .collect();
     serde_json::json!({ "epic_id": "bench", "stories": stories }).to_string()
-}
-
-/// The `VmHWM` of process `pid` in KiB, while it exists.
-fn high_water_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
 }
 
 /// One run: per story in ms, peak RSS in MB.
@@ -102,16 +92,7 @@ fn run(env: &Env, base: &Path, stories: usize) -> (Run, tempfile::TempDir) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start epic run");
-    let mut peak = 0;
-    loop {
-        if let Some(kib) = high_water_kib(child.id()) {
-            peak = peak.max(kib);
-        }
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let peak = peak_until_exit(&mut child);
     let elapsed = start.elapsed().as_secs_f64();
     let output = child.wait_with_output().expect("epic run");
     assert!(

@@ -8,7 +8,8 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
+use std::time::Duration;
 
 use epic_test_support::Isolation;
 
@@ -111,4 +112,29 @@ pub(crate) fn places() -> Vec<(&'static str, PathBuf)> {
     }
     places.push(("disk", std::env::temp_dir()));
     places
+}
+
+/// The `VmHWM` of process `pid` in KiB, while it exists.
+fn high_water_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+}
+
+/// The peak resident set of `child` alone (its `VmHWM`, not its children's) in KiB, polled
+/// every 5 ms until it exits; its exit status is left for `wait`.
+pub(crate) fn peak_until_exit(child: &mut Child) -> u64 {
+    let mut peak = 0;
+    loop {
+        if let Some(kib) = high_water_kib(child.id()) {
+            peak = peak.max(kib);
+        }
+        if child.try_wait().expect("wait for epic").is_some() {
+            return peak;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
