@@ -78,7 +78,7 @@ fn decide(
     let bases: Vec<gix::ObjectId> = if theirs == ours {
         vec![theirs]
     } else {
-        crate::rev::merge_bases(repo, ours, theirs)?
+        crate::generation::merge_bases(repo, ours, theirs)?
     };
     if bases.contains(&theirs) {
         return Ok(Decision::UpToDate);

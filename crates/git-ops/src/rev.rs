@@ -154,71 +154,33 @@ pub(crate) fn on_first_parent_line(
     }
 }
 
-/// Whether `ancestor` is reachable from `descendant` (or is it).
-///
-/// An ancestor is a common ancestor of the two, so it is among gix's merge bases of the pair; the
-/// whole list is searched, not its first entry alone. gix's merge bases can keep a common
-/// ancestor that another one reaches, and put it first, when commits share a timestamp (commits
-/// made within one second, as epic's are: a story's last commit, the epic's merge of it); its
-/// single `merge_base` then names that older commit, and an ancestor looked like none. The test
-/// `merge_bases_of_commits_made_within_one_second_are_gits` builds such a history.
+/// Whether `ancestor` is reachable from `descendant` (or is it), walked by generation
+/// (`generation.rs`). gix's own merge bases could keep a common ancestor that another one
+/// reaches, and put it first, when commits share a timestamp (commits made within one second, as
+/// epic's are: a story's last commit, the epic's merge of it), so an ancestor looked like none;
+/// the test `merge_bases_of_commits_made_within_one_second_are_gits` builds such a history.
 pub(crate) fn ancestor_of(
     repo: &gix::Repository,
     worktree: &Path,
     ancestor: gix::ObjectId,
     descendant: gix::ObjectId,
 ) -> Result<bool, RevError> {
-    reaches(repo, descendant, ancestor).map_err(|source| RevError::Read {
+    crate::generation::reaches(repo, descendant, ancestor).map_err(|source| RevError::Read {
         worktree: worktree.to_owned(),
         source: Cause::Gix(source),
     })
 }
 
-/// Whether `ancestor` is reachable from `descendant`, as [`ancestor_of`] finds it.
-fn reaches(
-    repo: &gix::Repository,
-    descendant: gix::ObjectId,
-    ancestor: gix::ObjectId,
-) -> Result<bool, gix::Error> {
-    crate::generation::reaches(repo, descendant, ancestor)
-}
-
-/// The best merge bases of `one` and `two`, newest first (`generation.rs`: walked by
-/// generation, so commits that share their seconds do not send the walk down the whole
-/// history); empty for unrelated histories.
-pub(crate) fn merge_bases(
-    repo: &gix::Repository,
-    one: gix::ObjectId,
-    two: gix::ObjectId,
-) -> Result<Vec<gix::ObjectId>, gix::Error> {
-    crate::generation::merge_bases(repo, one, two)
-}
-
-/// The merge base `git merge-base one two` gives: the first of gix's merge bases that no other
-/// one reaches, so never an older common ancestor of the best one (see [`ancestor_of`]); `None`
-/// for unrelated histories.
+/// The merge base `git merge-base one two` gives: the newest of the best common ancestors (none
+/// of which reaches another, see `generation.rs`); `None` for unrelated histories.
 pub(crate) fn merge_base(
     repo: &gix::Repository,
     one: gix::ObjectId,
     two: gix::ObjectId,
 ) -> Result<Option<gix::ObjectId>, gix::Error> {
-    let bases = merge_bases(repo, one, two)?;
-    if bases.len() < 2 {
-        return Ok(bases.first().copied());
-    }
-    for &candidate in &bases {
-        let mut reached = false;
-        for &other in &bases {
-            if other != candidate && reaches(repo, other, candidate)? {
-                reached = true;
-                break;
-            }
-        }
-        if !reached {
-            return Ok(Some(candidate));
-        }
-    }
-    Ok(bases.first().copied())
+    Ok(crate::generation::merge_bases(repo, one, two)?
+        .first()
+        .copied())
 }
 
 pub(crate) fn current_branch(git: &GixGit, worktree: &Path) -> Result<Option<String>, RevError> {
