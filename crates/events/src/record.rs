@@ -144,15 +144,14 @@ fn stamped(event: &Event) -> Result<serde_json::Value, serde_json::Error> {
 }
 
 /// Writes `report.json` and `report.md`.
-pub fn write_report(dir: &EpicDir, report: EpicReport) -> Result<(), String> {
-    // Taken by value: a copy of a report of thousands of stories, made at each rewrite, was a
-    // large transient allocation of its own.
-    let document = ReportDocument(report);
-    epic_state_store::save(dir.report_json(), &document)
+pub fn write_report(dir: &EpicDir, report: &ReportDocument) -> Result<(), String> {
+    // Taken by reference to the document: a copy of a report of thousands of stories, made at
+    // each rewrite, was a large transient allocation of its own.
+    epic_state_store::save(dir.report_json(), report)
         .map_err(|error| epic_process::chain(&error))?;
     epic_state_store::write_atomic(
         dir.report_md(),
-        epic_report::render_markdown(&document.0).as_bytes(),
+        epic_report::render_markdown(&report.0).as_bytes(),
     )
     .map_err(|error| epic_process::chain(&error))
 }

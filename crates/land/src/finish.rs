@@ -110,7 +110,7 @@ impl Lander {
                 );
             let mut report = report;
             report.landing = Some(landed.0);
-            epic_events::write_report(&dir, report).map_err(BoxError::from)
+            epic_events::write_report(&dir, &ReportDocument(report)).map_err(BoxError::from)
         })
         .await
         .map_err(|error| state_error("record the landing", error))?

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, OpenOptions};
 use std::hash::{BuildHasher, RandomState};
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +21,9 @@ use std::time::{Duration, SystemTime};
 /// A temp file of a process that no longer exists is removed; where liveness cannot be told
 /// (no `/proc`), only one older than this.
 const STALE_AGE: Duration = Duration::from_hours(1);
+
+/// The buffer between a document's encoder and its temp file.
+const WRITE_BUFFER: usize = 64 * 1024;
 
 /// How often a temp name is drawn again if it already exists (it never should).
 const TEMP_ATTEMPTS: u32 = 16;
@@ -104,7 +107,16 @@ pub enum WriteError {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_atomic(path: impl AsRef<Path>, contents: &[u8]) -> Result<(), WriteError> {
-    let path = path.as_ref();
+    write_atomic_with(path.as_ref(), |out| out.write_all(contents))
+}
+
+/// [`write_atomic`], the new contents written by `write` into the temp file (through a buffer)
+/// as they are made: a document of thousands of stories is never held whole in memory first.
+/// An error `write` returns is a [`WriteError::WriteTemp`], the target untouched.
+pub(crate) fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), WriteError> {
     let Some(name) = path.file_name() else {
         return Err(WriteError::NoFileName {
             path: path.to_path_buf(),
@@ -122,9 +134,13 @@ pub fn write_atomic(path: impl AsRef<Path>, contents: &[u8]) -> Result<(), Write
         remove_stale_temps(dir);
     }
 
-    let (temp, mut file) = create_temp(dir, name)?;
+    let (temp, file) = create_temp(dir, name)?;
     let guard = TempGuard(Some(temp.clone()));
-    let written = file.write_all(contents).and_then(|()| file.sync_all());
+    let mut out = BufWriter::with_capacity(WRITE_BUFFER, &file);
+    let written = write(&mut out)
+        .and_then(|()| out.flush())
+        .and_then(|()| file.sync_all());
+    drop(out);
     drop(file);
     if let Err(source) = written {
         return Err(WriteError::WriteTemp { temp, source });
@@ -266,6 +282,15 @@ fn sweep_due(dir: &Path, path: &Path) -> bool {
         (Some(ours), Some(now)) => *ours != now,
         _ => false,
     }
+}
+
+/// Whether `path` is still the file this process last wrote there: no other process has
+/// replaced it since (every writer replaces, never rewrites in place).
+pub(crate) fn still_ours(path: &Path) -> bool {
+    let ours = written()
+        .as_ref()
+        .and_then(|written| written.files.get(&key_of(path)).copied());
+    ours.is_some_and(|ours| identity(path) == Some(ours))
 }
 
 /// Records that `path` is now the file this process wrote.

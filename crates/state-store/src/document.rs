@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::atomic::{WriteError, write_atomic};
+use crate::atomic::{self, WriteError};
 
 /// A JSON document kept on disk inside the `{"version":N,"data":…}` envelope.
 ///
@@ -475,12 +475,12 @@ fn split_envelope(value: Value) -> Result<(u64, Value), EnvelopeProblem> {
 }
 
 /// The version of whatever envelope `bytes` hold, if they hold one.
-fn existing_version(bytes: &[u8]) -> Option<u64> {
+fn existing_version(reader: impl io::Read) -> Option<u64> {
     #[derive(Deserialize)]
     struct VersionOnly {
         version: u64,
     }
-    serde_json::from_slice::<VersionOnly>(bytes)
+    serde_json::from_reader::<_, VersionOnly>(reader)
         .ok()
         .map(|envelope| envelope.version)
 }
@@ -532,49 +532,71 @@ pub(crate) fn reason(error: &serde_json::Error) -> String {
 /// ```
 pub fn save<T: Document>(path: impl AsRef<Path>, document: &T) -> Result<(), SaveError> {
     let path = path.as_ref();
-    match fs::read(path) {
-        Ok(existing) => {
-            if let Some(found) = existing_version(&existing)
-                && found > u64::from(T::VERSION)
-            {
-                return Err(SaveError::TooNew {
-                    path: path.to_path_buf(),
-                    document: kind::<T>(),
-                    found,
-                    supported: T::VERSION,
-                });
-            }
-        }
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {}
-        Err(source) => {
-            return Err(SaveError::ReadExisting {
-                path: path.to_path_buf(),
-                document: kind::<T>(),
-                source,
-            });
-        }
+    // A file this process wrote and no one replaced since has this build's version: it is not
+    // read again (a report of ten thousand stories is megabytes, rewritten as stories finish).
+    if !atomic::still_ours(path) {
+        refuse_newer::<T>(path)?;
     }
-    let bytes = encode(document).map_err(|source| SaveError::Encode {
-        path: path.to_path_buf(),
-        document: kind::<T>(),
-        source,
-    })?;
-    write_atomic(path, &bytes).map_err(|source| SaveError::Write {
-        path: path.to_path_buf(),
-        document: kind::<T>(),
-        source,
+    let mut encoding = None;
+    atomic::write_atomic_with(path, |out| {
+        encode_into(out, document).map_err(|error| {
+            if error.is_io() {
+                io::Error::from(error)
+            } else {
+                let message = error.to_string();
+                encoding = Some(error);
+                io::Error::other(message)
+            }
+        })
+    })
+    .map_err(|source| match encoding.take() {
+        Some(source) => SaveError::Encode {
+            path: path.to_path_buf(),
+            document: kind::<T>(),
+            source,
+        },
+        None => SaveError::Write {
+            path: path.to_path_buf(),
+            document: kind::<T>(),
+            source,
+        },
     })
 }
 
-/// The bytes [`save`] writes for `document`: its envelope as pretty JSON with a trailing newline.
-pub(crate) fn encode<T: Document>(document: &T) -> Result<Vec<u8>, serde_json::Error> {
+/// Refuses to replace a file at `path` that a newer build wrote (its version is above `T`'s).
+/// The file is read as a stream: only its version is kept.
+fn refuse_newer<T: Document>(path: &Path) -> Result<(), SaveError> {
+    match fs::File::open(path) {
+        Ok(file) => match existing_version(io::BufReader::new(file)) {
+            Some(found) if found > u64::from(T::VERSION) => Err(SaveError::TooNew {
+                path: path.to_path_buf(),
+                document: kind::<T>(),
+                found,
+                supported: T::VERSION,
+            }),
+            _ => Ok(()),
+        },
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(SaveError::ReadExisting {
+            path: path.to_path_buf(),
+            document: kind::<T>(),
+            source,
+        }),
+    }
+}
+
+/// Writes what [`save`] writes for `document` to `out`: its envelope as pretty JSON with a
+/// trailing newline.
+pub(crate) fn encode_into<T: Document>(
+    out: &mut dyn io::Write,
+    document: &T,
+) -> Result<(), serde_json::Error> {
     let envelope = Envelope {
         version: T::VERSION,
         data: document,
     };
-    let mut bytes = serde_json::to_vec_pretty(&envelope)?;
-    bytes.push(b'\n');
-    Ok(bytes)
+    serde_json::to_writer_pretty(&mut *out, &envelope)?;
+    out.write_all(b"\n").map_err(serde_json::Error::io)
 }
 
 /// The JSON Schema of `T`'s file: the envelope, with `version` fixed to `T::VERSION` and `data`

@@ -22,8 +22,8 @@ use crate::failure::Failure;
 use crate::shared::Shared;
 use crate::story::{self, Ending, StoryEnd};
 use epic_chat::SeatStop;
-use epic_events::Event;
 use epic_events::{Board, Column, Move};
+use epic_events::{Event, ReportDocument};
 use epic_process::offload;
 use epic_schedule::Schedule;
 
@@ -671,34 +671,44 @@ impl Loop {
 
     /// Rewrites `report.json` and `report.md` with the outcomes so far; returns the report.
     async fn write_report(&self) -> EpicReport {
-        let report = build_report(
+        let report = self.report(Some(epic_report::Timestamp::now()));
+        let (dir, document) = (self.shared.dir.clone(), ReportDocument(report));
+        let (document, written) = offload::blocking(move || {
+            let written = epic_events::write_report(&dir, &document);
+            (document, written)
+        })
+        .await
+        .map_err(|error| error.to_string())
+        .map_or_else(
+            |error| (None, Err(error)),
+            |(document, written)| (Some(document), written),
+        );
+        self.report_written(written);
+        // The report went to the blocking thread and back, not copied; only a thread that died
+        // writing it loses it, and then it is built again.
+        document.map_or_else(
+            || self.report(Some(epic_report::Timestamp::now())),
+            |document| document.0,
+        )
+    }
+
+    /// The report of the outcomes so far; `finished` when the run is over.
+    fn report(&self, finished: Option<epic_report::Timestamp>) -> EpicReport {
+        build_report(
             &self.plan,
             &self.shared.epic_branch,
             &self.outcomes,
             &self.usage,
             &self.history,
-            Some(epic_report::Timestamp::now()),
-        );
-        let (dir, copy) = (self.shared.dir.clone(), report.clone());
-        let written = offload::blocking(move || epic_events::write_report(&dir, copy))
-            .await
-            .unwrap_or_else(|error| Err(error.to_string()));
-        self.report_written(written);
-        report
+            finished,
+        )
     }
 
     /// Starts rewriting the report with the outcomes so far, in the background.
     fn spawn_report_write(&self) -> tokio::task::JoinHandle<Result<(), String>> {
-        let report = build_report(
-            &self.plan,
-            &self.shared.epic_branch,
-            &self.outcomes,
-            &self.usage,
-            &self.history,
-            None,
-        );
+        let report = self.report(None);
         let dir = self.shared.dir.clone();
-        offload::spawn(move || epic_events::write_report(&dir, report))
+        offload::spawn(move || epic_events::write_report(&dir, &ReportDocument(report)))
     }
 
     /// Notes a report that could not be written.

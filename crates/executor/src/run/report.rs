@@ -12,7 +12,7 @@ use epic_state_store::EpicDir;
 use epic_story_plan::{Story, ValidPlan};
 
 use crate::config::RunConfig;
-use epic_events::{Event, EventSink};
+use epic_events::{Event, EventSink, ReportDocument};
 
 use epic_process::offload;
 
@@ -141,7 +141,7 @@ pub(super) async fn report_unstarted(
     );
     let written = {
         let (dir, report) = (dir.clone(), report.clone());
-        offload::blocking(move || epic_events::write_report(&dir, report))
+        offload::blocking(move || epic_events::write_report(&dir, &ReportDocument(report)))
             .await
             .unwrap_or_else(|error| Err(error.to_string()))
     };

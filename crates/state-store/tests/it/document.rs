@@ -321,6 +321,25 @@ fn newer_file_is_never_overwritten() {
 }
 
 #[test]
+fn a_file_this_process_wrote_is_checked_again_once_another_writer_replaced_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cart-api.json");
+    save(&path, &story("cart-api", StoryStage::Started)).unwrap();
+    save(&path, &story("cart-api", StoryStage::Failed)).unwrap();
+    // A newer build replaces it the way every writer does: a new file renamed over the old.
+    let newer = r#"{"version":7,"data":{"future":true}}"#;
+    let staged = dir.path().join("staged");
+    fs::write(&staged, newer).unwrap();
+    fs::rename(&staged, &path).unwrap();
+    let error = save(&path, &story("cart-api", StoryStage::Merged)).unwrap_err();
+    assert!(
+        matches!(error, SaveError::TooNew { found: 7, .. }),
+        "{error:?}"
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), newer);
+}
+
+#[test]
 fn unparseable_or_same_or_older_files_are_overwritten() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("counter.json");
@@ -456,5 +475,12 @@ fn unencodable_document_writes_nothing() {
     let error = save(&path, &Keys([(vec![1], 1)].into())).unwrap_err();
     assert!(matches!(error, SaveError::Encode { .. }), "{error:?}");
     assert!(!path.exists());
+    assert_eq!(temp_files(&path), Vec::<String>::new());
+    // Written as it is encoded: a document that fails halfway leaves the last one whole.
+    save(&path, &Keys(std::collections::BTreeMap::new())).unwrap();
+    let written = fs::read_to_string(&path).unwrap();
+    let error = save(&path, &Keys([(vec![1], 1)].into())).unwrap_err();
+    assert!(matches!(error, SaveError::Encode { .. }), "{error:?}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), written);
     assert_eq!(temp_files(&path), Vec::<String>::new());
 }
