@@ -505,12 +505,14 @@ pub(crate) fn reason(error: &serde_json::Error) -> String {
     }
 }
 
-/// Saves `document` to `path` atomically (see [`write_atomic`]) as pretty JSON (two-space
-/// indent, trailing newline) inside the `{"version":N,"data":…}` envelope.
+/// Saves `document` to `path` atomically (see [`write_atomic`](crate::write_atomic)) as pretty
+/// JSON (two-space indent, trailing newline) inside the `{"version":N,"data":…}` envelope.
 ///
 /// Refuses ([`SaveError::TooNew`]) to overwrite a file whose envelope has a newer version than
 /// `T::VERSION`, leaving it byte for byte as it was; a file that is not a readable envelope
-/// (corrupt, torn, empty) is overwritten.
+/// (corrupt, torn, empty) is overwritten. A file this process wrote, and no other writer
+/// replaced since, is not read again. The document is encoded straight into the temp file,
+/// never whole in memory.
 ///
 /// ```
 /// use epic_state_store::{StoryState, StoryStage, load, save};
