@@ -487,8 +487,9 @@ impl Walk<'_> {
         };
         let mut subdirs = Vec::new();
         let mut at = 0;
-        // The listing's names and the directory's tracked files are both sorted by their bytes:
-        // one pass through each finds every name's entry, a comparison or two a name.
+        // The listing's names and the directory's tracked files are both sorted by their bytes,
+        // and each is unique in both: one pass through each finds every name's entry, and a
+        // file found is passed, so a clean directory costs one comparison a name.
         let mut next_file = 0;
         while at < listing.slots.len() {
             let slot = &mut listing.slots[at];
@@ -507,7 +508,10 @@ impl Walk<'_> {
                 };
                 match (*file).cmp(name) {
                     std::cmp::Ordering::Less => next_file += 1,
-                    std::cmp::Ordering::Equal => break Some(*position),
+                    std::cmp::Ordering::Equal => {
+                        next_file += 1;
+                        break Some(*position);
+                    }
                     std::cmp::Ordering::Greater => break None,
                 }
             };
