@@ -673,23 +673,23 @@ impl Loop {
     async fn write_report(&self) -> EpicReport {
         let report = self.report(Some(epic_report::Timestamp::now()));
         let (dir, document) = (self.shared.dir.clone(), ReportDocument(report));
-        let (document, written) = offload::blocking(move || {
+        // The report goes to the blocking thread and back, not copied; only a thread that died
+        // writing it loses it, and then it is built again.
+        let joined = offload::blocking(move || {
             let written = epic_events::write_report(&dir, &document);
             (document, written)
         })
-        .await
-        .map_err(|error| error.to_string())
-        .map_or_else(
-            |error| (None, Err(error)),
-            |(document, written)| (Some(document), written),
-        );
-        self.report_written(written);
-        // The report went to the blocking thread and back, not copied; only a thread that died
-        // writing it loses it, and then it is built again.
-        document.map_or_else(
-            || self.report(Some(epic_report::Timestamp::now())),
-            |document| document.0,
-        )
+        .await;
+        match joined {
+            Ok((document, written)) => {
+                self.report_written(written);
+                document.0
+            }
+            Err(died) => {
+                self.report_written(Err(died.to_string()));
+                self.report(Some(epic_report::Timestamp::now()))
+            }
+        }
     }
 
     /// The report of the outcomes so far; `finished` when the run is over.
