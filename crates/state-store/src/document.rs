@@ -474,7 +474,8 @@ fn split_envelope(value: Value) -> Result<(u64, Value), EnvelopeProblem> {
     Ok((version, data))
 }
 
-/// The version of whatever envelope `bytes` hold, if they hold one.
+/// The version of whatever envelope `reader` reads, if it reads one: streamed, so only the
+/// version is kept.
 fn existing_version(reader: impl io::Read) -> Option<u64> {
     #[derive(Deserialize)]
     struct VersionOnly {
@@ -589,7 +590,7 @@ fn refuse_newer<T: Document>(path: &Path) -> Result<(), SaveError> {
 
 /// Writes what [`save`] writes for `document` to `out`: its envelope as pretty JSON with a
 /// trailing newline.
-pub(crate) fn encode_into<T: Document>(
+fn encode_into<T: Document>(
     out: &mut dyn io::Write,
     document: &T,
 ) -> Result<(), serde_json::Error> {

@@ -34,7 +34,6 @@ pub(crate) fn violations_text(violations: &[Violation], file: &std::path::Path) 
     })
 }
 
-/// A value as pretty JSON with a final newline.
 /// The most threads the runtime's blocking pool starts; more blocking calls wait their turn.
 const BLOCKING_THREADS: usize = 8;
 
@@ -62,6 +61,7 @@ pub(crate) fn runtime(name: &str) -> Result<tokio::runtime::Runtime, CommandErro
         })
 }
 
+/// A value as pretty JSON with a final newline.
 pub(crate) fn json(value: &impl serde::Serialize) -> String {
     let mut text = serde_json::to_string_pretty(value)
         .expect("the documents epic prints hold only strings, numbers, lists and maps");
