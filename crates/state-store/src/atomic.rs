@@ -250,7 +250,7 @@ fn any_temp_pid(entry: &OsStr) -> Option<u32> {
 #[derive(Default)]
 struct Written {
     swept: HashSet<PathBuf>,
-    files: HashMap<u64, u64>,
+    files: HashMap<u64, Identity>,
 }
 
 static WRITTEN: Mutex<Option<Written>> = Mutex::new(None);
@@ -278,19 +278,24 @@ fn sweep_due(dir: &Path, path: &Path) -> bool {
     if written.swept.insert(dir.to_path_buf()) {
         return true;
     }
-    match (written.files.get(&key_of(path)), identity(path)) {
-        (Some(ours), Some(now)) => *ours != now,
-        _ => false,
-    }
+    written.ours(path) == Some(false)
 }
 
 /// Whether `path` is still the file this process last wrote there: no other process has
 /// replaced it since (every writer replaces, never rewrites in place).
 pub(crate) fn still_ours(path: &Path) -> bool {
-    let ours = written()
+    written()
         .as_ref()
-        .and_then(|written| written.files.get(&key_of(path)).copied());
-    ours.is_some_and(|ours| identity(path) == Some(ours))
+        .is_some_and(|written| written.ours(path) == Some(true))
+}
+
+impl Written {
+    /// Whether `path` is the file this process last wrote there; `None` when it wrote none
+    /// there, or the file's identity cannot be told.
+    fn ours(&self, path: &Path) -> Option<bool> {
+        let ours = self.files.get(&key_of(path))?;
+        identity(path).map(|now| now == *ours)
+    }
 }
 
 /// Records that `path` is now the file this process wrote.
@@ -304,17 +309,28 @@ fn remember_written(path: &Path) {
     }
 }
 
-/// Which file `path` is (its inode), where the platform tells.
+/// Which file a path is, and when it last changed: its device and inode, change time and size.
+/// The inode alone is not enough: a file system reuses a freed inode number, so a file another
+/// process renamed over this one's (freeing it) can get the same one.
+type Identity = (u64, u64, i64, i64, u64);
+
+/// The [`Identity`] of the file at `path`, where the platform tells.
 #[cfg(unix)]
-fn identity(path: &Path) -> Option<u64> {
+fn identity(path: &Path) -> Option<Identity> {
     use std::os::unix::fs::MetadataExt as _;
-    fs::symlink_metadata(path)
-        .ok()
-        .map(|metadata| metadata.ino())
+    fs::symlink_metadata(path).ok().map(|metadata| {
+        (
+            metadata.dev(),
+            metadata.ino(),
+            metadata.ctime(),
+            metadata.ctime_nsec(),
+            metadata.len(),
+        )
+    })
 }
 
 #[cfg(not(unix))]
-fn identity(_path: &Path) -> Option<u64> {
+fn identity(_path: &Path) -> Option<Identity> {
     None
 }
 
