@@ -103,10 +103,15 @@ fn time(secs: i64, nsecs: i64) -> gix::index::entry::stat::Time {
     }
 }
 
+/// A directory entry's name, kept inline when short (most are): a status compares every name
+/// of a listing with the index's, and names each on the heap of its own had the walk wait on
+/// memory at every comparison.
+pub(crate) type Name = smallvec::SmallVec<[u8; 24]>;
+
 /// One name of a directory.
 #[derive(Clone, Debug)]
 pub(crate) struct Slot {
-    pub(crate) name: BString,
+    pub(crate) name: Name,
     /// `None`: created since the read, not looked at yet.
     pub(crate) kind: Option<Kind>,
     /// Kept for tracked files only; `None` when never statted or touched since.
@@ -141,7 +146,7 @@ impl Listing {
     /// `name` appeared (created, or moved here), a directory or of a kind still unknown.
     fn appeared(&mut self, name: &BStr, dir: bool) {
         let slot = Slot {
-            name: name.to_owned(),
+            name: Name::from_slice(name),
             kind: dir.then_some(Kind::Dir),
             meta: None,
         };
@@ -319,11 +324,11 @@ mod tests {
 
     use gix::bstr::{BStr, BString, ByteSlice};
 
-    use super::{Kind, Listing, Meta, Monitor, Slot};
+    use super::{Kind, Listing, Meta, Monitor, Name, Slot};
 
     fn file(name: &str) -> Slot {
         Slot {
-            name: name.into(),
+            name: Name::from_slice(name.as_bytes()),
             kind: Some(Kind::File),
             meta: Some(Meta {
                 kind: Kind::File,
@@ -335,7 +340,7 @@ mod tests {
 
     fn dir(name: &str) -> Slot {
         Slot {
-            name: name.into(),
+            name: Name::from_slice(name.as_bytes()),
             kind: Some(Kind::Dir),
             meta: None,
         }

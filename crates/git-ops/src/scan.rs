@@ -40,7 +40,7 @@ use std::sync::{Condvar, Mutex, PoisonError};
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Stat, stat};
 
-use crate::monitor::{Kind, Listing, Meta, Monitor, Slot, Watched, Watching, join};
+use crate::monitor::{Kind, Listing, Meta, Monitor, Name, Slot, Watched, Watching, join};
 
 /// More suspects than this and a pathspec-limited status costs more than the full one.
 const MAX_SUSPECTS: usize = 128;
@@ -693,7 +693,7 @@ fn read(path: &Path, tracked: &dyn Fn(&BStr) -> Option<usize>) -> std::io::Resul
     let mut slots = Vec::new();
     for dirent in std::fs::read_dir(path)? {
         let dirent = dirent?;
-        let name = BString::from(dirent.file_name().as_bytes());
+        let name = Name::from_slice(dirent.file_name().as_bytes());
         let kind = crate::monitor::kind(dirent.file_type()?);
         let mut meta = None;
         if kind != Kind::Dir && tracked(name.as_bstr()).is_some() {
