@@ -169,15 +169,15 @@ fn rewrite_entries(
     if tree.num_entries != u32::try_from(index.entries().len()).ok() {
         return Some("the new tree does not count the new index's entries");
     }
-    let written: HashSet<&BStr> = changes
-        .written
-        .iter()
-        .map(|(path, ..)| path.as_bstr())
-        .collect();
-    for (entry, path) in index.entries_mut_with_paths() {
-        if !written.contains(path) {
-            // Checkout writes every entry it is given but these.
-            entry.flags.insert(Flags::SKIP_WORKTREE);
+    // Checkout writes every entry it is given but these: all marked, then the written ones
+    // found by path (a set of the written paths would hash every entry's path).
+    for entry in index.entries_mut() {
+        entry.flags.insert(Flags::SKIP_WORKTREE);
+    }
+    for (path, ..) in &changes.written {
+        if let Some(entry) = index.entry_mut_by_path_and_stage(path.as_bstr(), Stage::Unconflicted)
+        {
+            entry.flags.remove(Flags::SKIP_WORKTREE);
         }
     }
     None
