@@ -114,7 +114,68 @@ pub(crate) struct Kept {
 impl Kept {
     /// Whether `repo`'s index file holds exactly these bytes. Read with the memo held: a write
     /// of this worktree's index by epic waits for it.
+    ///
+    /// Compared a piece at a time through one small buffer: reading the file whole allocated a
+    /// fresh buffer of its size (a megabyte at 10,000 entries) at every check.
     pub(crate) fn on_disk(&self, repo: &gix::Repository) -> bool {
-        std::fs::read(repo.index_path()).is_ok_and(|bytes| bytes == self.bytes)
+        same_bytes(&repo.index_path(), &self.bytes).unwrap_or(false)
+    }
+}
+
+/// Whether the file at `path` holds exactly `expected`.
+fn same_bytes(path: &Path, expected: &[u8]) -> std::io::Result<bool> {
+    use std::io::Read as _;
+
+    let mut file = std::fs::File::open(path)?;
+    if file.metadata()?.len() != u64::try_from(expected.len()).unwrap_or(u64::MAX) {
+        return Ok(false);
+    }
+    let mut buffer = vec![0_u8; 64 << 10];
+    let mut rest = expected;
+    loop {
+        let read = match file.read(&mut buffer) {
+            Ok(0) => return Ok(rest.is_empty()),
+            Ok(read) => read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        let Some((head, tail)) = rest.split_at_checked(read) else {
+            // Longer than when its size was read: not ours.
+            return Ok(false);
+        };
+        if buffer[..read] != *head {
+            return Ok(false);
+        }
+        rest = tail;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_bytes;
+
+    #[test]
+    fn a_file_is_the_same_only_with_every_byte_equal() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("index");
+        // More than one piece of the comparison's buffer.
+        let ours: Vec<u8> = (0..200_000_u32).flat_map(u32::to_le_bytes).collect();
+        std::fs::write(&path, &ours).expect("write");
+        assert!(same_bytes(&path, &ours).expect("read"));
+        let mut last_differs = ours.clone();
+        *last_differs.last_mut().expect("bytes") ^= 1;
+        std::fs::write(&path, &last_differs).expect("write");
+        assert!(
+            !same_bytes(&path, &ours).expect("read"),
+            "the last byte differs"
+        );
+        std::fs::write(&path, &ours[..ours.len() - 1]).expect("write");
+        assert!(!same_bytes(&path, &ours).expect("read"), "one byte short");
+        std::fs::write(&path, [&ours[..], b"x"].concat()).expect("write");
+        assert!(!same_bytes(&path, &ours).expect("read"), "one byte more");
+        std::fs::write(&path, b"").expect("write");
+        assert!(same_bytes(&path, b"").expect("read"), "both empty");
+        std::fs::remove_file(&path).expect("remove");
+        assert!(same_bytes(&path, &ours).is_err(), "no file");
     }
 }
