@@ -461,3 +461,28 @@ fn a_submodule_is_judged_like_git() {
     repo.git_in(&sub, &[&me[..], &["commit", "-q", "-am", "moved"]].concat());
     assert_like_git(&repo, &git, "a submodule whose head moved");
 }
+
+#[test]
+fn a_racy_file_is_read_through_the_attributes_the_index_keeps() {
+    let repo = Repo::new();
+    // Checked in as LF, kept in the worktree as CRLF: only the filters make them equal.
+    for dir in ["", "sub/"] {
+        repo.write(&format!("{dir}.gitattributes"), "*.crlf text eol=crlf\n");
+        repo.write(&format!("{dir}lines.crlf"), "one\r\ntwo\r\n");
+    }
+    repo.write("plain.txt", "plain\n");
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-q", "-m", "files"]);
+    keep_racy(&repo);
+    // Gone from the worktree: git adds a file with the attributes its index holds.
+    for dir in ["", "sub/"] {
+        std::fs::remove_file(repo.path.join(format!("{dir}.gitattributes"))).expect("remove");
+    }
+    let git = repo.handle();
+    assert_eq!(
+        git.status(&repo.path, &[]).expect("status").paths,
+        [".gitattributes", "sub/.gitattributes"],
+        "the CRLF files read as their LF blobs"
+    );
+    assert_like_git(&repo, &git, "the attribute files removed");
+}
