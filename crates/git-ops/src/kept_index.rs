@@ -122,7 +122,7 @@ fn options() -> gix::index::write::Options {
 /// bounds-checked): at 10,000 entries some 1 ms a write, three writes a story, more than all
 /// the rest of a write. Entries with extended flags (rare: skip-worktree, intent-to-add) and a
 /// sparse index take gix's own path.
-pub(crate) fn encode(index: &gix::index::State) -> Result<Vec<u8>, Cause> {
+fn encode(index: &gix::index::State) -> Result<Vec<u8>, Cause> {
     use gix::index::entry::Flags;
 
     if index.is_sparse() {
