@@ -35,7 +35,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Stat, stat};
@@ -221,6 +221,7 @@ pub(crate) fn scan(
             }),
             ready: Condvar::new(),
             declined: AtomicBool::new(false),
+            attribute_files: OnceLock::new(),
         };
         let (mut scanned, kept) = walk.run(repo);
         if let Some(monitor) = monitor {
@@ -366,6 +367,8 @@ struct Walk<'a> {
     queue: Mutex<Queue>,
     ready: Condvar,
     declined: AtomicBool,
+    /// The index's `.gitattributes` entries, found for the first file a worker reads.
+    attribute_files: OnceLock<gix::index::State>,
 }
 
 impl Walk<'_> {
@@ -451,10 +454,15 @@ impl Walk<'_> {
     /// One worker: reads directories from the queue until every directory has been read.
     fn work(&self, repo: &gix::Repository) -> Found {
         let mut suspects = Found::default();
+        // Found once, for the first file read: most scans read none.
+        let attribute_files = || {
+            self.attribute_files
+                .get_or_init(|| self.tree.attribute_files(self.index))
+        };
         let mut reader = Reader {
             repo,
             pipeline: None,
-            attribute_files: Some(self.tree.attribute_files(self.index)),
+            attribute_files: Some(&attribute_files),
         };
         loop {
             let dir = {
@@ -753,9 +761,9 @@ pub(crate) struct Reader<'repo> {
     repo: &'repo gix::Repository,
     /// Made at the first file read: most scans read none.
     pipeline: Option<gix::filter::Pipeline<'repo>>,
-    /// The index's `.gitattributes` entries, where the caller found them without going through
+    /// The index's `.gitattributes` entries, where the caller finds them without going through
     /// every entry (see [`Tree::attribute_files`]); else the whole index is searched for them.
-    attribute_files: Option<gix::index::State>,
+    attribute_files: Option<&'repo dyn Fn() -> &'repo gix::index::State>,
 }
 
 impl<'repo> Reader<'repo> {
@@ -805,7 +813,7 @@ impl<'repo> Reader<'repo> {
             let attributes = self
                 .repo
                 .attributes_only(
-                    self.attribute_files.as_ref().unwrap_or(index),
+                    self.attribute_files.map_or(index, |find| find()),
                     gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
                 )
                 .ok()?
